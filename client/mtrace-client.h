@@ -1,0 +1,44 @@
+/*
+ * mtrace-client.h - the thin client library: connect to mtraced, frame, subscribe,
+ * receive.  Used by mtrace-cat, mtrace-top and the tests.
+ */
+#ifndef MTRACE_CLIENT_H
+#define MTRACE_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mtrace.pb-c.h"
+
+#define MTRACE_PROTOCOL_VERSION	1
+#define MTRACE_DEFAULT_SOCKET	"/run/mtrace/mtraced.sock"
+
+struct mtc;
+
+/* $MTRACE_SOCKET if set, else MTRACE_DEFAULT_SOCKET. */
+const char *mtc_default_socket(void);
+
+/*
+ * Connect to the daemon at path (NULL: default), exchange Hello.  On failure returns
+ * NULL, errno set, and a sentence for the user in err naming the socket path
+ * ("mtraced is not running (no socket at /run/mtrace/mtraced.sock)").
+ */
+struct mtc *mtc_connect(const char *path, const char *software, char *err, size_t errlen);
+void mtc_close(struct mtc *c);
+int mtc_fd(const struct mtc *c);
+const Mtrace__Hello *mtc_server_hello(const struct mtc *c);
+
+int mtc_subscribe(struct mtc *c, const Mtrace__Subscribe *sub);
+int mtc_send(struct mtc *c, const Mtrace__ClientMsg *msg);
+
+/*
+ * Next message from the daemon.  timeout_ms < 0 waits forever, 0 polls.
+ * Returns 1 with *out set (free with mtc_msg_free), 0 on timeout, -1 on EOF (errno 0)
+ * or error (errno set, reason in err).  If raw/raw_len are non-NULL they receive the
+ * frame's bytes as received (prefix included), valid until the next call.
+ */
+int mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8_t **raw,
+	     size_t *raw_len, char *err, size_t errlen);
+void mtc_msg_free(Mtrace__ServerMsg *m);
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * ring-reader.h - dom0's checked reader of one mtrace ring (the decoder).
+ *
+ * It never trusts guest memory: the header is copied at attach and the copy checked;
+ * on every drain head/tail are loaded once, checked, the window is copied out once,
+ * the tail re-checked after the copy, and only the private copy is parsed.
+ * Nothing a guest writes can make it read outside the mapping or loop forever.
+ */
+#ifndef MTRACE_RING_READER_H
+#define MTRACE_RING_READER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mtrace-ring.h"
+
+/* A decoded, validated event.  str points into the reader's private copy and is
+ * valid until the next drain call; it is NUL-terminated and str_len excludes the NUL. */
+struct mtrace_event {
+	uint64_t ts;
+	uint64_t thread;
+	uint64_t arg;
+	uint32_t seq;
+	uint8_t op;
+	uint8_t type;
+	uint16_t str_len;
+	const char *str;
+};
+
+struct ring_reader_stats {
+	uint64_t events;	/* delivered */
+	uint64_t lost;		/* overwritten before we read them (from seq gaps) */
+	uint64_t corrupt;	/* records or windows rejected */
+	uint64_t unknown;	/* well-formed records with an op we do not know (skipped) */
+	uint64_t resyncs;	/* times we jumped to the producer's tail */
+	uint64_t bytes;		/* bytes consumed */
+};
+
+struct ring_reader;
+
+/* The header copy, validated at attach. */
+struct ring_reader_info {
+	uint32_t data_pages;
+	uint32_t clock;
+	uint32_t ring_index;
+	char name[40];
+};
+
+/*
+ * Attach to a mapped ring.  hdr is the mapped header page (read-write: we write
+ * req_event), data the mapped data pages (read-only), data_pages the page count
+ * dom0 expects (from xenstore) which must match the header.  Returns NULL with errno
+ * EINVAL/EPROTO and a reason in err on a bad header.
+ */
+struct ring_reader *ring_reader_attach(void *hdr, const void *data, uint32_t data_pages,
+				       char *err, size_t errlen);
+void ring_reader_free(struct ring_reader *r);
+const struct ring_reader_info *ring_reader_info(const struct ring_reader *r);
+
+typedef void (*ring_event_cb)(const struct mtrace_event *ev, void *arg);
+
+/*
+ * Drain up to `budget` events, calling cb for each in ring order.  Returns the
+ * number delivered; *more is set when data remains (budget ran out).
+ * Losses and corruption are added to the stats.
+ */
+size_t ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *arg,
+			 bool *more);
+
+/* Ask the producer to notify when head passes our position + `bytes_ahead`
+ * (0 = at the next record).  Returns true if data is already waiting (drain again). */
+bool ring_reader_request_wakeup(struct ring_reader *r, uint64_t bytes_ahead);
+
+const struct ring_reader_stats *ring_reader_stats(const struct ring_reader *r);
+
+/* Decode the records in a private buffer [buf, buf+len) starting at sequence
+ * expectation; used by the drain and by the fuzzer.  Exposed for tests. */
+size_t ring_decode_buffer(const uint8_t *buf, size_t len, ring_event_cb cb, void *arg,
+			  struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known);
+
+const char *mtrace_op_name(unsigned op);		/* "creates", ..., NULL if unknown */
+const char *mtrace_thread_type_name(unsigned type);	/* "Task", ..., "Unknown" */
+bool mtrace_op_has_string(unsigned op);
+
+#endif

@@ -1,0 +1,135 @@
+/*
+ * mtrace-guest.h - the guest producer library.
+ *
+ * A guest opens a session (mtrace_guest_open), which shares rings with dom0 through
+ * grant tables, offers an event channel and announces everything in xenstore.  Each
+ * producer thread/vCPU then writes into its own ring (single producer per ring) with
+ * the inline mtrace_* calls below: no locks, no syscalls, never blocking.  When dom0
+ * falls behind the oldest records are overwritten and dom0 counts them as lost.
+ */
+#ifndef MTRACE_GUEST_H
+#define MTRACE_GUEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#include "mtrace-ring.h"
+
+struct mtrace_guest;	/* a session: xenif handles, event channel, announcement */
+
+/* One ring as the producer sees it.  Fields are the producer's private copies. */
+struct mtrace_ring {
+	struct mtrace_ring_hdr *hdr;	/* shared header page */
+	uint8_t *data;			/* shared data pages */
+	uint64_t mask;			/* data size - 1 */
+	uint64_t head;			/* private copy of hdr->head */
+	uint64_t tail;			/* private copy of hdr->tail */
+	uint32_t seq;
+	uint32_t clock;
+	struct mtrace_guest *guest;
+};
+
+struct mtrace_guest_config {
+	unsigned rings;			/* 1..MTRACE_MAX_RINGS */
+	unsigned data_pages;		/* per ring, power of two */
+	uint32_t clock;			/* enum mtrace_clock; 0 = monotonic */
+	const char *backend;		/* "xen", "sim", NULL = auto */
+	const char *sim_dir;		/* NULL = $MTRACE_SIM_DIR */
+	uint32_t backend_domid;		/* reader domain, normally 0 */
+};
+
+struct mtrace_guest *mtrace_guest_open(const struct mtrace_guest_config *cfg,
+				       char *err, size_t errlen);
+/* Ring i (0..rings-1).  A ring must be written by one thread at a time. */
+struct mtrace_ring *mtrace_guest_ring(struct mtrace_guest *g, unsigned i);
+/* Withdraw the announcement ("closed"), unshare and close. */
+void mtrace_guest_close(struct mtrace_guest *g);
+/* Announce again (after resume/migration the toolstack gives a fresh xenstore). */
+int mtrace_guest_reannounce(struct mtrace_guest *g);
+
+/* Out-of-line slow paths (ring.c). */
+void mtrace_ring_kick(struct mtrace_ring *r);			/* notify dom0 */
+void mtrace_ring_make_room(struct mtrace_ring *r, uint32_t len);	/* overwrite / pad */
+
+/* Set up a ring over caller memory, without Xen (tests, benchmarks). */
+void mtrace_ring_init_local(struct mtrace_ring *r, struct mtrace_ring_hdr *hdr, void *data,
+			    uint32_t data_pages, uint32_t clock, uint32_t index, const char *name);
+
+static inline uint64_t mtrace_now(const struct mtrace_ring *r)
+{
+	struct timespec ts;
+	clock_gettime(r->clock == MTRACE_CLOCK_REALTIME ? CLOCK_REALTIME : CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Append one record with an explicit timestamp.  The hot path: reserve, write,
+ * publish head with a release store, and notify only if the reader asked for it.
+ */
+void mtrace_emit_slow(struct mtrace_ring *r, uint8_t op, uint8_t type, uint64_t ts,
+		      uint64_t thread, uint64_t arg, const char *str, size_t slen);
+
+static inline void mtrace_emit_ts(struct mtrace_ring *r, uint8_t op, uint8_t type, uint64_t ts,
+				  uint64_t thread, uint64_t arg)
+{
+	uint64_t head = r->head;
+	uint64_t off = head & r->mask;
+	if (__builtin_expect(head + MTRACE_REC_FIXED - r->tail > r->mask + 1 ||
+			     off + MTRACE_REC_FIXED > r->mask + 1, 0)) {
+		mtrace_ring_make_room(r, MTRACE_REC_FIXED);
+		head = r->head;
+		off = head & r->mask;
+	}
+	struct mtrace_rec *rec = (struct mtrace_rec *)(r->data + off);
+	rec->len = MTRACE_REC_FIXED;
+	rec->op = op;
+	rec->type = type;
+	rec->seq = r->seq++;
+	rec->ts = ts;
+	rec->thread = thread;
+	rec->arg = arg;
+	r->head = head + MTRACE_REC_FIXED;
+	__atomic_store_n(&r->hdr->head, r->head, __ATOMIC_RELEASE);
+	/*
+	 * io/ring.h hold-off: notify iff req_event lies in the range just published.
+	 * No full barrier here (it would triple the cost); a wake-up lost to the race
+	 * is covered by the reader's periodic drain (docs/ring-protocol.md).
+	 */
+	uint64_t req = __atomic_load_n(&r->hdr->req_event, __ATOMIC_RELAXED);
+	if (__builtin_expect(r->head - req < MTRACE_REC_FIXED, 0))
+		mtrace_ring_kick(r);
+}
+
+/* The vocabulary.  thread is the current thread (MTRACE_THREAD_NONE when idle). */
+static inline void mtrace_creates(struct mtrace_ring *r, uint64_t thread, uint64_t child,
+				  uint8_t type)
+{ mtrace_emit_ts(r, MTRACE_OP_CREATES, type, mtrace_now(r), thread, child); }
+static inline void mtrace_read(struct mtrace_ring *r, uint64_t thread, uint64_t source)
+{ mtrace_emit_ts(r, MTRACE_OP_READ, 0, mtrace_now(r), thread, source); }
+static inline void mtrace_fulfills(struct mtrace_ring *r, uint64_t thread, uint64_t resolvee)
+{ mtrace_emit_ts(r, MTRACE_OP_FULFILLS, 0, mtrace_now(r), thread, resolvee); }
+static inline void mtrace_becomes(struct mtrace_ring *r, uint64_t thread, uint64_t other)
+{ mtrace_emit_ts(r, MTRACE_OP_BECOMES, 0, mtrace_now(r), thread, other); }
+static inline void mtrace_switch(struct mtrace_ring *r, uint64_t thread)
+{ mtrace_emit_ts(r, MTRACE_OP_SWITCH, 0, mtrace_now(r), thread, 0); }
+static inline void mtrace_gc(struct mtrace_ring *r, uint64_t duration_ns)
+{ mtrace_emit_ts(r, MTRACE_OP_GC, 0, mtrace_now(r), MTRACE_THREAD_NONE, duration_ns); }
+static inline void mtrace_signal(struct mtrace_ring *r, uint64_t thread, uint64_t source)
+{ mtrace_emit_ts(r, MTRACE_OP_SIGNAL, 0, mtrace_now(r), thread, source); }
+static inline void mtrace_try_read(struct mtrace_ring *r, uint64_t thread, uint64_t source)
+{ mtrace_emit_ts(r, MTRACE_OP_TRY_READ, 0, mtrace_now(r), thread, source); }
+static inline void mtrace_evtchn_send(struct mtrace_ring *r, uint64_t thread, uint32_t port)
+{ mtrace_emit_ts(r, MTRACE_OP_EVTCHN_SEND, 0, mtrace_now(r), thread, port); }
+static inline void mtrace_evtchn_recv(struct mtrace_ring *r, uint64_t thread, uint32_t port)
+{ mtrace_emit_ts(r, MTRACE_OP_EVTCHN_RECV, 0, mtrace_now(r), thread, port); }
+
+/* Ops with a string (out of line: they are not the hot path). */
+void mtrace_label(struct mtrace_ring *r, uint64_t thread, const char *label);
+void mtrace_fails(struct mtrace_ring *r, uint64_t thread, uint64_t resolvee, const char *exn);
+void mtrace_counter(struct mtrace_ring *r, uint64_t thread, const char *name, int64_t value);
+void mtrace_increase(struct mtrace_ring *r, uint64_t thread, const char *name, int64_t amount);
+
+#endif

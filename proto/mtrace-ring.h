@@ -1,0 +1,140 @@
+/*
+ * mtrace-ring.h - the trace ring ABI shared by a Xen guest (producer) and dom0 (reader).
+ *
+ * This header is the contract; docs/ring-protocol.md is its specification.  Everything
+ * here is fixed-size, little-endian (x86/arm64 guests and dom0 share endianness in
+ * practice; the magic detects a mismatch) and free of pointers.
+ *
+ * One ring = one header page + 2^k data pages, all granted by the guest to dom0.
+ * The header page is granted read-write (dom0 writes req_event into it); data pages
+ * are granted read-only.  Positions are free-running u64 byte counts, masked by
+ * (data_size - 1) to find an offset.  Records are 8-byte aligned, carry their own
+ * length and never straddle the end of the data area (a PAD record fills the gap).
+ */
+#ifndef MTRACE_RING_H
+#define MTRACE_RING_H
+
+#include <stdint.h>
+
+#define MTRACE_RING_MAGIC	0x4352544dU	/* "MTRC" little-endian */
+#define MTRACE_RING_VERSION	1
+#define MTRACE_PAGE_SIZE	4096U
+#define MTRACE_RING_MIN_PAGES	1U
+#define MTRACE_RING_MAX_PAGES	512U		/* 2 MiB of data per ring */
+#define MTRACE_MAX_RINGS	64U		/* rings per guest (one per vCPU/producer thread) */
+
+/* Operation codes 0..13: the MirageOS / Lwt / Eio vocabulary, same numbers as mirage-profile. */
+enum mtrace_op {
+	MTRACE_OP_CREATES	= 0,	/* thread created `arg` (child); type = thread type */
+	MTRACE_OP_READ		= 1,	/* thread read the result of `arg` */
+	MTRACE_OP_FULFILLS	= 2,	/* thread resolved `arg` successfully */
+	MTRACE_OP_FAILS		= 3,	/* thread resolved `arg` with failure; string = exception */
+	MTRACE_OP_BECOMES	= 4,	/* thread now behaves as `arg` (tail call / bind merge) */
+	MTRACE_OP_LABEL		= 5,	/* thread gets label string */
+	MTRACE_OP_INCREASE	= 6,	/* counter `string` += amount (arg as int64) */
+	MTRACE_OP_SWITCH	= 7,	/* thread is now running (thread = -1: guest idle) */
+	MTRACE_OP_GC		= 8,	/* GC took arg ns, ending at ts (thread unused) */
+	MTRACE_OP_SIGNAL	= 9,	/* `arg` signalled thread (implies switch) */
+	MTRACE_OP_TRY_READ	= 10,	/* thread checked `arg` and found it pending */
+	MTRACE_OP_COUNTER	= 11,	/* counter `string` = arg as int64 */
+	MTRACE_OP_READ_LATER	= 12,	/* Eio: read without switch */
+	MTRACE_OP_SIGNAL_NEW	= 13,	/* Eio: signal without switch */
+	/* mtrace's own ops */
+	MTRACE_OP_EVTCHN_SEND	= 64,	/* thread notified event channel port `arg` */
+	MTRACE_OP_EVTCHN_RECV	= 65,	/* thread woke on event channel port `arg` */
+	MTRACE_OP_RING_START	= 66,	/* first record of a ring: arg = ring index, string = producer name */
+	MTRACE_OP_PAD		= 255,	/* filler up to the end of the data area; not an event */
+};
+#define MTRACE_OP_COUNT_MIRAGE	14
+
+/* Thread types carried by CREATES (mirage-profile §1.2); 99 = unknown. */
+enum mtrace_thread_type {
+	MTRACE_TT_WAIT = 0, MTRACE_TT_TASK, MTRACE_TT_BIND, MTRACE_TT_TRY, MTRACE_TT_CHOOSE,
+	MTRACE_TT_PICK, MTRACE_TT_JOIN, MTRACE_TT_MAP, MTRACE_TT_CONDITION, MTRACE_TT_ON_SUCCESS,
+	MTRACE_TT_ON_FAILURE, MTRACE_TT_ON_TERMINATION, MTRACE_TT_ON_ANY, MTRACE_TT_IGNORE_RESULT,
+	MTRACE_TT_ASYNC, MTRACE_TT_PROMISE, MTRACE_TT_SEMAPHORE, MTRACE_TT_SWITCH, MTRACE_TT_STREAM,
+	MTRACE_TT_MUTEX,
+	MTRACE_TT_COUNT,
+	MTRACE_TT_UNKNOWN = 99,
+};
+
+#define MTRACE_THREAD_NONE	UINT64_MAX	/* "-1": no thread / guest idle */
+
+/* Clocks a header may name. */
+enum mtrace_clock {
+	MTRACE_CLOCK_MONOTONIC	= 1,	/* Linux CLOCK_MONOTONIC, ns */
+	MTRACE_CLOCK_XEN	= 2,	/* Xen system time, ns since boot */
+	MTRACE_CLOCK_REALTIME	= 3,	/* CLOCK_REALTIME, ns since the epoch (replays) */
+};
+
+/*
+ * A record.  Every non-PAD record has the 32-byte fixed part; ops with a string
+ * (FAILS, LABEL, INCREASE, COUNTER, RING_START) append `str_len` bytes plus a NUL,
+ * padded with zeros to the record length.  len is the whole record in bytes,
+ * a multiple of 8, >= 8 (PAD) or >= 32 (others).
+ */
+struct mtrace_rec {
+	uint16_t len;
+	uint8_t  op;
+	uint8_t  type;		/* thread type for CREATES, else 0 */
+	uint32_t seq;		/* event sequence number, low 32 bits; PAD: 0 */
+	uint64_t ts;		/* ns on the header's clock */
+	uint64_t thread;	/* current thread (MTRACE_THREAD_NONE = idle) */
+	uint64_t arg;		/* other thread, amount, value, duration or port */
+};
+#define MTRACE_REC_FIXED	32U
+#define MTRACE_REC_ALIGN	8U
+#define MTRACE_REC_MAX		4096U	/* longest record a producer writes and a reader accepts */
+#define MTRACE_STR_MAX		(MTRACE_REC_MAX - MTRACE_REC_FIXED - 1)
+
+/*
+ * The header page.  Producer-owned and reader-owned fields sit on separate cache
+ * lines.  Fields written by the guest are hints to dom0 and are copied and checked
+ * before use; fields written by dom0 are hints to the guest.
+ */
+struct mtrace_ring_hdr {
+	/* set once by the guest before announcing; dom0 copies them at attach */
+	uint32_t magic;
+	uint16_t version;
+	uint16_t hdr_size;		/* sizeof(struct mtrace_ring_hdr) */
+	uint32_t data_pages;		/* power of two, MIN..MAX_PAGES */
+	uint32_t clock;			/* enum mtrace_clock */
+	uint32_t ring_index;		/* this ring's index among the guest's rings */
+	uint32_t flags;
+	char	 name[40];		/* producer name, NUL-terminated ("vcpu0", "main") */
+	uint8_t	 _pad0[64];
+
+	/* producer cache line: free-running byte positions */
+	uint64_t head;			/* end of the last complete record (release store) */
+	uint64_t tail;			/* start of the oldest record still intact */
+	uint64_t notifies;		/* event-channel notifications sent (diagnostic) */
+	uint8_t	 _pad1[40];
+
+	/* reader cache line: written by dom0 */
+	uint64_t req_event;		/* notify when head moves past this position */
+	uint64_t reader_pos;		/* how far dom0 has read (diagnostic) */
+	uint8_t	 _pad2[48];
+
+	/* grant references of the data pages, in order */
+	uint32_t data_refs[];
+};
+
+#define MTRACE_HDR_REFS_MAX \
+	((MTRACE_PAGE_SIZE - sizeof(struct mtrace_ring_hdr)) / sizeof(uint32_t))
+
+_Static_assert(sizeof(struct mtrace_rec) == MTRACE_REC_FIXED, "record fixed part");
+_Static_assert(sizeof(struct mtrace_ring_hdr) == 256, "header layout");
+
+/*
+ * xenstore announcement, under /local/domain/<domid>/data/mtrace/ :
+ *   version         "1"
+ *   clock           "monotonic" | "xen" | "realtime"
+ *   event-channel   unbound port offered to dom0
+ *   rings           number of rings N (1..MTRACE_MAX_RINGS)
+ *   ring/<i>/ref    grant ref of ring i's header page
+ *   ring/<i>/pages  its data page count
+ *   state           "ready" (written last, in the same transaction) | "closed"
+ */
+#define MTRACE_XS_DIR		"data/mtrace"
+
+#endif
