@@ -1,0 +1,48 @@
+/*
+ * config.h - mtraced's settings: defaults, then /etc/mtrace/mtraced.conf (key = value
+ * lines, '#' comments), then command-line flags.  SIGHUP re-reads the file; settings
+ * marked (restart) keep their start-up value.
+ */
+#ifndef MTRACED_CONFIG_H
+#define MTRACED_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MTRACED_DEFAULT_CONFIG	"/etc/mtrace/mtraced.conf"
+
+struct mtraced_config {
+	char config_path[256];
+	char backend[16];		/* "auto", "xen", "sim" (restart) */
+	char sim_dir[256];		/* simulated Xen state directory (restart) */
+	char socket_path[256];		/* default /run/mtrace/mtraced.sock (restart) */
+	char socket_group[64];		/* default "mtrace"; socket chmod 0660 + chown */
+	unsigned log_level;		/* 0 err, 1 warn, 2 info, 3 debug */
+
+	/* guests */
+	unsigned max_pages_per_guest;	/* data+header pages mapped for one guest */
+	unsigned max_pages_total;
+	unsigned max_guests;
+	unsigned drain_budget;		/* events per guest per wake-up */
+	unsigned drain_interval_ms;	/* periodic drain of every ring */
+	unsigned ratelimit_wakeups;	/* wake-ups allowed per ratelimit_period_ms */
+	unsigned ratelimit_period_ms;
+	unsigned dead_keep_s;		/* keep a dead guest's last statistics */
+	unsigned mprof_poll_ms;		/* legacy mirage-profile buffers: poll interval */
+
+	/* state */
+	unsigned max_threads_per_guest;	/* finished threads evicted past this */
+	unsigned max_labels_per_guest;
+
+	/* clients */
+	unsigned max_clients;
+	size_t client_queue_bytes;	/* per-client output queue cap */
+	unsigned max_top_n;
+};
+
+void config_defaults(struct mtraced_config *c);
+/* Parse a config file into c; returns 0, or -1 with a "file:line: reason" in err. */
+int config_load_file(struct mtraced_config *c, const char *path, char *err, size_t errlen);
+
+#endif
