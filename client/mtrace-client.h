@@ -24,18 +24,25 @@ const char *mtc_default_socket(void);
  * ("mtraced is not running (no socket at /run/mtrace/mtraced.sock)").
  */
 struct mtc *mtc_connect(const char *path, const char *software, char *err, size_t errlen);
+/* Flags for mtc_connect_flags. */
+#define MTC_NO_HELLO	0x1	/* read the daemon's Hello but do not answer (protocol tests) */
+struct mtc *mtc_connect_flags(const char *path, const char *software, unsigned flags, char *err,
+			      size_t errlen);
 void mtc_close(struct mtc *c);
 int mtc_fd(const struct mtc *c);
 const Mtrace__Hello *mtc_server_hello(const struct mtc *c);
 
 int mtc_subscribe(struct mtc *c, const Mtrace__Subscribe *sub);
 int mtc_send(struct mtc *c, const Mtrace__ClientMsg *msg);
+/* Write bytes as they are (tests of the daemon's framing checks); -1 with errno. */
+int mtc_send_raw(struct mtc *c, const void *buf, size_t len);
 
 /*
  * Next message from the daemon.  timeout_ms < 0 waits forever, 0 polls.
  * Returns 1 with *out set (free with mtc_msg_free), 0 on timeout, -1 on EOF (errno 0)
  * or error (errno set, reason in err).  If raw/raw_len are non-NULL they receive the
  * frame's bytes as received (prefix included), valid until the next call.
+ * out may be NULL to skip decoding (raw frames only).
  */
 int mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8_t **raw,
 	     size_t *raw_len, char *err, size_t errlen);

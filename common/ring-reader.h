@@ -56,6 +56,17 @@ struct ring_reader_info {
 struct ring_reader *ring_reader_attach(void *hdr, const void *data, uint32_t data_pages,
 				       char *err, size_t errlen);
 void ring_reader_free(struct ring_reader *r);
+
+/*
+ * Validate a mapped header page (as attach does, on a private copy) and copy the
+ * grant refs of its data_pages data pages into refs[].  dom0 calls this before it
+ * maps the data pages.  Returns 0, or -1 with errno EINVAL/EPROTO and a reason in err.
+ */
+int ring_hdr_copy_refs(const void *hdr_page, uint32_t data_pages, uint32_t *refs, char *err,
+		       size_t errlen);
+
+/* Our position (byte count) in the ring: the next record boundary we will read. */
+uint64_t ring_reader_position(const struct ring_reader *r);
 const struct ring_reader_info *ring_reader_info(const struct ring_reader *r);
 
 typedef void (*ring_event_cb)(const struct mtrace_event *ev, void *arg);
@@ -69,7 +80,8 @@ size_t ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb,
 			 bool *more);
 
 /* Ask the producer to notify when head passes our position + `bytes_ahead`
- * (0 = at the next record).  Returns true if data is already waiting (drain again). */
+ * (0 = at the next record).  Returns true if head is already past that point (drain
+ * again rather than sleep).  attach already asks for the next record. */
 bool ring_reader_request_wakeup(struct ring_reader *r, uint64_t bytes_ahead);
 
 const struct ring_reader_stats *ring_reader_stats(const struct ring_reader *r);

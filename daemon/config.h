@@ -39,10 +39,18 @@ struct mtraced_config {
 	unsigned max_clients;
 	size_t client_queue_bytes;	/* per-client output queue cap */
 	unsigned max_top_n;
+
+	/* service */
+	bool drop_privileges;		/* after start-up: no new privileges, no capabilities */
+	unsigned status_interval_ms;	/* sd_notify STATUS refresh */
 };
 
 void config_defaults(struct mtraced_config *c);
 /* Parse a config file into c; returns 0, or -1 with a "file:line: reason" in err. */
 int config_load_file(struct mtraced_config *c, const char *path, char *err, size_t errlen);
+/* Set one key from a string (the file's "key = value", and tests).  0, or -1 with a
+ * reason in err. */
+int config_set(struct mtraced_config *c, const char *key, const char *val, char *err,
+	       size_t errlen);
 
 #endif

@@ -31,4 +31,44 @@ void state_foreach_domain(state_domain_cb cb, void *arg);
 /* Counts for sd_notify STATUS. */
 unsigned state_guest_count(void);
 
+/* ---- the core's side (guest.c, discover.c, main.c) ---- */
+
+struct mtraced_config;
+struct mtrace_event;
+struct state_domain;
+
+void state_init(const struct mtraced_config *cfg);
+void state_reconfigure(const struct mtraced_config *cfg);
+void state_fini(void);
+
+/* Find or create the domain (revives a dead one: its statistics start afresh). */
+struct state_domain *state_domain_get(uint32_t domid);
+struct state_domain *state_domain_find(uint32_t domid);
+void state_domain_set_name(struct state_domain *d, const char *name);
+/* Traced: alive, with rings/clock/legacy as announced; status becomes "running". */
+void state_domain_attached(struct state_domain *d, uint32_t rings, uint32_t clock, bool legacy);
+/* Not traced because of a bad announcement; status "bad: <reason>". */
+void state_domain_bad(struct state_domain *d, const char *reason);
+/* Withdrawn (gone = false) or dead (gone = true): kept for dead_keep_s with its last
+ * statistics, status = why.  A later attach of a gone domain starts afresh. */
+void state_domain_detached(struct state_domain *d, const char *why, bool gone);
+/* Forget a domain now (it never was traced). */
+void state_domain_forget(uint32_t domid);
+
+/* The hot path: one decoded event of domain d.  No allocation in the steady state. */
+void state_apply(struct state_domain *d, const struct mtrace_event *ev);
+/* Decoder deltas since the last call. */
+void state_domain_add_counts(struct state_domain *d, uint64_t lost, uint64_t corrupt,
+			     uint64_t unknown);
+void state_domain_add_wakeup(struct state_domain *d, bool ratelimited);
+
+/* Advance the rolling windows and expire dead domains; now is CLOCK_MONOTONIC ns.
+ * Called from timers, never per event. */
+void state_tick(uint64_t now_ns);
+uint64_t state_now_ns(void);	/* CLOCK_MONOTONIC */
+
+/* Read-outs for tests and benchmarks. */
+uint64_t state_domain_events(const struct state_domain *d);
+uint64_t state_domain_live_threads(const struct state_domain *d);
+
 #endif

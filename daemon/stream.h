@@ -31,6 +31,9 @@ void stream_events(uint32_t domid, uint32_t ring, uint32_t clock, const struct m
 void stream_ring_loss(uint32_t domid, uint32_t ring, uint64_t lost);
 
 unsigned stream_client_count(void);
+/* Bytes queued in the daemon for all clients (not yet taken by their sockets): lets a
+ * caller that can afford to wait give clients time to drain before stream_shutdown. */
+size_t stream_pending_bytes(void);
 /* Send Goodbye to every client, flush what can be flushed without blocking, close. */
 void stream_shutdown(const char *reason);
 

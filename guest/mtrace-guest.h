@@ -30,6 +30,8 @@ struct mtrace_ring {
 	uint32_t seq;
 	uint32_t clock;
 	struct mtrace_guest *guest;
+	/* Session hook behind mtrace_ring_kick (NULL for local rings): sends the event. */
+	void (*notify)(struct mtrace_guest *g);
 };
 
 struct mtrace_guest_config {
@@ -47,16 +49,28 @@ struct mtrace_guest *mtrace_guest_open(const struct mtrace_guest_config *cfg,
 struct mtrace_ring *mtrace_guest_ring(struct mtrace_guest *g, unsigned i);
 /* Withdraw the announcement ("closed"), unshare and close. */
 void mtrace_guest_close(struct mtrace_guest *g);
-/* Announce again (after resume/migration the toolstack gives a fresh xenstore). */
+/* Announce again (after resume/migration the toolstack gives a fresh xenstore).
+ * Returns 0, or -1 with errno set. */
 int mtrace_guest_reannounce(struct mtrace_guest *g);
+/* Our domid and the event-channel port offered to dom0. */
+uint32_t mtrace_guest_domid(const struct mtrace_guest *g);
+uint32_t mtrace_guest_port(const struct mtrace_guest *g);
+/* Notifications skipped because another producer thread was notifying (diagnostic). */
+uint64_t mtrace_guest_kicks_skipped(const struct mtrace_guest *g);
 
 /* Out-of-line slow paths (ring.c). */
 void mtrace_ring_kick(struct mtrace_ring *r);			/* notify dom0 */
 void mtrace_ring_make_room(struct mtrace_ring *r, uint32_t len);	/* overwrite / pad */
 
-/* Set up a ring over caller memory, without Xen (tests, benchmarks). */
+/*
+ * Set up a ring over caller memory, without Xen (tests, benchmarks): hdr is one page,
+ * data data_pages pages (a power of two, MIN..MAX_PAGES).  Writes no record; call
+ * mtrace_ring_start for the RING_START record a session writes first.
+ */
 void mtrace_ring_init_local(struct mtrace_ring *r, struct mtrace_ring_hdr *hdr, void *data,
 			    uint32_t data_pages, uint32_t clock, uint32_t index, const char *name);
+/* RING_START: arg = ring index, string = producer name (from the header). */
+void mtrace_ring_start(struct mtrace_ring *r);
 
 static inline uint64_t mtrace_now(const struct mtrace_ring *r)
 {
@@ -83,6 +97,11 @@ static inline void mtrace_emit_ts(struct mtrace_ring *r, uint8_t op, uint8_t typ
 		head = r->head;
 		off = head & r->mask;
 	}
+	/*
+	 * [head, head+32) lies below tail + size: bytes of records make_room already
+	 * dropped, and it published that tail (then fenced) before returning, so a
+	 * reader copying them concurrently discards them on its tail re-check.
+	 */
 	struct mtrace_rec *rec = (struct mtrace_rec *)(r->data + off);
 	rec->len = MTRACE_REC_FIXED;
 	rec->op = op;
@@ -92,9 +111,10 @@ static inline void mtrace_emit_ts(struct mtrace_ring *r, uint8_t op, uint8_t typ
 	rec->thread = thread;
 	rec->arg = arg;
 	r->head = head + MTRACE_REC_FIXED;
+	/* Release: the record's bytes are visible before the head that covers them. */
 	__atomic_store_n(&r->hdr->head, r->head, __ATOMIC_RELEASE);
 	/*
-	 * io/ring.h hold-off: notify iff req_event lies in the range just published.
+	 * io/ring.h hold-off: notify iff req_event lies in (old head, new head].
 	 * No full barrier here (it would triple the cost); a wake-up lost to the race
 	 * is covered by the reader's periodic drain (docs/ring-protocol.md).
 	 */

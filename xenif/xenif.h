@@ -64,7 +64,8 @@ struct xenif_ops {
 	int (*evtchn_unmask)(struct xenif *x, xenif_port_t port);
 	int (*evtchn_unbind)(struct xenif *x, xenif_port_t port);
 
-	/* libxenstore.  Strings returned are malloc'd; caller frees.  tx 0 = no transaction. */
+	/* libxenstore.  Strings returned are malloc'd; caller frees.  tx 0 = no transaction.
+	 * xs_directory returns one block (pointer array + names), freed with one free(). */
 	char *(*xs_read)(struct xenif *x, uint32_t tx, const char *path, size_t *len);
 	int (*xs_write)(struct xenif *x, uint32_t tx, const char *path, const void *val, size_t len);
 	int (*xs_rm)(struct xenif *x, uint32_t tx, const char *path);

@@ -1,0 +1,126 @@
+/*
+ * stream-bench-client - a client that decodes every batch, counts events and measures
+ * the delay from the guest's timestamp (CLOCK_MONOTONIC, same host) to receipt.
+ *
+ *   stream-bench-client -s SOCK [-N events] [-t seconds] [-q (no latency)]
+ *
+ * Ends at N events, after t seconds, or on Goodbye/EOF, then prints one JSON line:
+ * events, seconds from first to last event received, events/s, client drops, ring
+ * losses, latency p50/p99/max in microseconds.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mtrace-client.h"
+
+#define HIST_US	100000		/* 1 us buckets up to 100 ms, then one overflow bucket */
+
+static uint64_t hist[HIST_US + 1];
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static double
+pct(uint64_t total, double p)
+{
+	uint64_t want = (uint64_t)((double)total * p), acc = 0;
+
+	for (size_t i = 0; i <= HIST_US; i++) {
+		acc += hist[i];
+		if (acc > want)
+			return (double)i;
+	}
+	return (double)HIST_US;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *sock = NULL;
+	uint64_t want = 0, events = 0, dropped = 0, lost = 0, maxlat = 0, t0 = 0, t1 = 0;
+	double seconds = 0;
+	int ch, latency = 1;
+	char err[256];
+	struct mtc *c;
+	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
+
+	while ((ch = getopt(argc, argv, "s:N:t:q")) != -1) {
+		switch (ch) {
+		case 's': sock = optarg; break;
+		case 'N': want = strtoull(optarg, NULL, 10); break;
+		case 't': seconds = atof(optarg); break;
+		case 'q': latency = 0; break;
+		default: return 2;
+		}
+	}
+	c = mtc_connect(sock, "stream-bench-client", err, sizeof(err));
+	if (!c) {
+		fprintf(stderr, "stream-bench-client: %s\n", err);
+		return 1;
+	}
+	sub.events = 1;
+	if (mtc_subscribe(c, &sub) < 0)
+		return 1;
+	uint64_t deadline = seconds > 0 ? mono_ns() + (uint64_t)(seconds * 1e9) : 0;
+	for (;;) {
+		Mtrace__ServerMsg *m;
+		int timeout = deadline ? (int)((int64_t)(deadline - mono_ns()) / 1000000) : -1;
+		int r;
+
+		if (deadline && timeout <= 0)
+			break;
+		r = mtc_next(c, timeout, &m, NULL, NULL, err, sizeof(err));
+		if (r <= 0) {
+			if (r < 0 && errno)
+				fprintf(stderr, "stream-bench-client: %s\n", err);
+			break;
+		}
+		if (m->msg_case == MTRACE__SERVER_MSG__MSG_EVENTS) {
+			const Mtrace__EventBatch *b = m->events;
+			uint64_t now = mono_ns(), ts = b->base_ts;
+
+			if (!t0)
+				t0 = now;
+			t1 = now;
+			events += b->n_op;
+			for (size_t i = 0; latency && i < b->n_ts_delta; i++) {
+				uint64_t d;
+				ts += (uint64_t)b->ts_delta[i];
+				d = now > ts ? (now - ts) / 1000 : 0;
+				hist[d > HIST_US ? HIST_US : d]++;
+				if (d > maxlat)
+					maxlat = d;
+			}
+		} else if (m->msg_case == MTRACE__SERVER_MSG__MSG_LOSS) {
+			dropped += m->loss->dropped_for_client;
+			lost += m->loss->lost_in_ring;
+		} else if (m->msg_case == MTRACE__SERVER_MSG__MSG_GOODBYE) {
+			mtc_msg_free(m);
+			break;
+		}
+		mtc_msg_free(m);
+		if (want && events + dropped >= want)
+			break;
+	}
+	double el = t1 > t0 ? (double)(t1 - t0) / 1e9 : 0;
+	printf("{\"events\":%" PRIu64 ",\"seconds\":%.3f,\"events_per_s\":%.0f,"
+	       "\"dropped_for_client\":%" PRIu64 ",\"lost_in_ring\":%" PRIu64, events, el,
+	       el > 0 ? (double)events / el : 0, dropped, lost);
+	if (latency && events)
+		printf(",\"latency_p50_us\":%.0f,\"latency_p99_us\":%.0f,\"latency_max_us\":%" PRIu64,
+		       pct(events, 0.5), pct(events, 0.99), maxlat);
+	printf("}\n");
+	mtc_close(c);
+	return 0;
+}

@@ -1,0 +1,481 @@
+/*
+ * cat-format.c - text, JSON-lines and Chrome trace-event output for mtrace-cat.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cat-format.h"
+#include "ring-reader.h"
+
+#define NAMES_MAX 1024
+
+static struct {
+	uint32_t domid;
+	char *name;
+} names[NAMES_MAX];
+static size_t nnames;
+
+void
+cat_names_note(uint32_t domid, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < nnames; i++)
+		if (names[i].domid == domid)
+			break;
+	if (i == NAMES_MAX)
+		return;
+	if (i == nnames)
+		nnames++;
+	free(names[i].name);
+	names[i].domid = domid;
+	names[i].name = strdup(name ? name : "");
+}
+
+const char *
+cat_names_get(uint32_t domid)
+{
+	for (size_t i = 0; i < nnames; i++)
+		if (names[i].domid == domid)
+			return names[i].name;
+	return NULL;
+}
+
+/* Length of a valid UTF-8 sequence at s, or 0. */
+static size_t
+utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	size_t n, i;
+	uint32_t cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+void
+cat_json_str(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+
+	fputc('"', f);
+	while (*s) {
+		size_t n;
+
+		if (*s == '"' || *s == '\\') {
+			fputc('\\', f);
+			fputc(*s++, f);
+		} else if (*s == '\n') {
+			fputs("\\n", f);
+			s++;
+		} else if (*s == '\t') {
+			fputs("\\t", f);
+			s++;
+		} else if (*s < 0x20 || *s == 0x7f) {
+			fprintf(f, "\\u%04x", *s++);
+		} else if ((n = utf8_len(s)) > 0) {
+			fwrite(s, 1, n, f);
+			s += n;
+		} else {
+			fprintf(f, "\\u%04x", *s++);
+		}
+	}
+	fputc('"', f);
+}
+
+/* Text form: printable ASCII as is, everything else as \xNN, inside quotes. */
+static void
+text_str(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if (*s < 0x20 || *s >= 0x7f)
+			fprintf(f, "\\x%02x", *s);
+		else
+			fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+static const char *
+op_name(unsigned op, char *buf, size_t len)
+{
+	const char *n = mtrace_op_name(op);
+
+	if (n)
+		return n;
+	snprintf(buf, len, "op%u", op);
+	return buf;
+}
+
+static void
+text_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
+{
+	unsigned op = b->op[i];
+	int64_t arg = b->arg[i];
+	const char *dn = cat_names_get(b->domid);
+	char ob[16];
+
+	fprintf(f, "%" PRIu64 ".%09" PRIu64 " dom=%u", ts / 1000000000u, ts % 1000000000u,
+		b->domid);
+	if (dn && *dn) {
+		fputc('(', f);
+		text_str(f, dn);
+		fputc(')', f);
+	}
+	fprintf(f, " ring=%u %-11s ", b->ring, op_name(op, ob, sizeof(ob)));
+	if (b->thread[i] == -1)
+		fputs("thread=idle", f);
+	else
+		fprintf(f, "thread=%" PRId64, b->thread[i]);
+	switch (op) {
+	case MTRACE_OP_CREATES:
+		fprintf(f, " child=%" PRId64 " type=%s", arg,
+			mtrace_thread_type_name(i < b->n_type ? b->type[i] : MTRACE_TT_UNKNOWN));
+		break;
+	case MTRACE_OP_READ: case MTRACE_OP_FULFILLS: case MTRACE_OP_BECOMES:
+	case MTRACE_OP_SIGNAL: case MTRACE_OP_TRY_READ: case MTRACE_OP_READ_LATER:
+	case MTRACE_OP_SIGNAL_NEW:
+		fprintf(f, " other=%" PRId64, arg);
+		break;
+	case MTRACE_OP_FAILS:
+		fprintf(f, " other=%" PRId64 " exn=", arg);
+		text_str(f, str);
+		break;
+	case MTRACE_OP_LABEL:
+		fputs(" label=", f);
+		text_str(f, str);
+		if (arg)	/* unused by the vocabulary, but never hide what came */
+			fprintf(f, " arg=%" PRId64, arg);
+		break;
+	case MTRACE_OP_INCREASE:
+		fputs(" counter=", f);
+		text_str(f, str);
+		fprintf(f, " amount=%" PRId64, arg);
+		break;
+	case MTRACE_OP_COUNTER:
+		fputs(" counter=", f);
+		text_str(f, str);
+		fprintf(f, " value=%" PRId64, arg);
+		break;
+	case MTRACE_OP_SWITCH:
+		if (arg)
+			fprintf(f, " arg=%" PRId64, arg);
+		break;
+	case MTRACE_OP_GC:
+		fprintf(f, " duration_ns=%" PRId64, arg);
+		break;
+	case MTRACE_OP_EVTCHN_SEND: case MTRACE_OP_EVTCHN_RECV:
+		fprintf(f, " port=%" PRId64, arg);
+		break;
+	case MTRACE_OP_RING_START:
+		fprintf(f, " ring_index=%" PRId64 " name=", arg);
+		text_str(f, str);
+		break;
+	default:
+		fprintf(f, " arg=%" PRId64, arg);
+		if (str) {
+			fputs(" str=", f);
+			text_str(f, str);
+		}
+		break;
+	}
+	fputc('\n', f);
+}
+
+static void
+json_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
+{
+	char ob[16];
+
+	fprintf(f, "{\"type\":\"event\",\"domid\":%u,\"ring\":%u,\"ts\":%" PRIu64
+		",\"op\":\"%s\",\"op_code\":%u,\"thread\":%" PRId64 ",\"arg\":%" PRId64,
+		b->domid, b->ring, ts, op_name(b->op[i], ob, sizeof(ob)), b->op[i], b->thread[i],
+		b->arg[i]);
+	if (b->op[i] == MTRACE_OP_CREATES && i < b->n_type)
+		fprintf(f, ",\"thread_type\":\"%s\"", mtrace_thread_type_name(b->type[i]));
+	if (str) {
+		fputs(",\"str\":", f);
+		cat_json_str(f, str);
+	}
+	fputs("}\n", f);
+}
+
+/* Chrome trace events: one lane per ring (tid), a slice per running thread, and an
+ * instant for everything else.  ts in microseconds. */
+static struct lane {
+	uint32_t domid, ring;
+	int64_t running;
+	bool used;
+} lanes[256];
+static bool chrome_first = true;
+
+static struct lane *
+lane_get(uint32_t domid, uint32_t ring)
+{
+	size_t h = (domid * 131u + ring) % 256, k;
+
+	for (k = 0; k < 256; k++) {
+		struct lane *l = &lanes[(h + k) % 256];
+		if (!l->used) {
+			l->used = true;
+			l->domid = domid;
+			l->ring = ring;
+			l->running = -1;
+			return l;
+		}
+		if (l->domid == domid && l->ring == ring)
+			return l;
+	}
+	return NULL;
+}
+
+static void
+chrome_sep(FILE *f)
+{
+	if (!chrome_first)
+		fputs(",\n", f);
+	chrome_first = false;
+}
+
+void
+cat_chrome_begin(FILE *f)
+{
+	fputs("[\n", f);
+}
+
+void
+cat_chrome_end(FILE *f)
+{
+	fputs("\n]\n", f);
+}
+
+static void
+chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
+{
+	struct lane *l = lane_get(b->domid, b->ring);
+	double us = (double)ts / 1000.0;
+	char ob[16];
+
+	if (b->op[i] == MTRACE_OP_SWITCH && l) {
+		if (l->running != -1) {
+			chrome_sep(f);
+			fprintf(f, "{\"ph\":\"E\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f}", b->domid,
+				b->ring, us);
+		}
+		l->running = b->thread[i];
+		if (l->running != -1) {
+			chrome_sep(f);
+			fprintf(f, "{\"ph\":\"B\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,"
+				"\"name\":\"thread %" PRId64 "\"}", b->domid, b->ring, us,
+				b->thread[i]);
+		}
+		return;
+	}
+	chrome_sep(f);
+	fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"name\":\"%s\","
+		"\"args\":{\"thread\":%" PRId64 ",\"arg\":%" PRId64, b->domid, b->ring, us,
+		op_name(b->op[i], ob, sizeof(ob)), b->thread[i], b->arg[i]);
+	if (str) {
+		fputs(",\"str\":", f);
+		cat_json_str(f, str);
+	}
+	fputs("}}", f);
+}
+
+void
+cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t i, uint64_t ts,
+	  const char *str)
+{
+	switch (fmt) {
+	case CAT_TEXT:
+		text_event(f, b, i, ts, str);
+		break;
+	case CAT_JSON:
+		json_event(f, b, i, ts, str);
+		break;
+	case CAT_CHROME:
+		chrome_event(f, b, i, ts, str);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+json_stats(FILE *f, const Mtrace__Stats *s)
+{
+	size_t i, k;
+
+	fprintf(f, "{\"type\":\"stats\",\"time_ns\":%" PRIu64 ",\"dropped_for_client\":%" PRIu64
+		",\"clients\":%u,\"domains\":[", s->time_ns, s->dropped_for_client, s->clients);
+	for (i = 0; i < s->n_domains; i++) {
+		const Mtrace__DomainStats *d = s->domains[i];
+		fprintf(f, "%s{\"domid\":%u,\"name\":", i ? "," : "", d->domid);
+		cat_json_str(f, d->name);
+		fprintf(f, ",\"alive\":%s,\"legacy\":%s,\"rings\":%u,\"events\":%" PRIu64
+			",\"lost\":%" PRIu64 ",\"corrupt\":%" PRIu64 ",\"unknown\":%" PRIu64
+			",\"rate_1s\":%.1f,\"rate_10s\":%.1f,\"rate_60s\":%.1f"
+			",\"live_threads\":%" PRIu64 ",\"threads_total\":%" PRIu64
+			",\"wakeups\":%" PRIu64 ",\"state\":",
+			d->alive ? "true" : "false", d->legacy ? "true" : "false", d->rings,
+			d->events, d->lost, d->corrupt, d->unknown, d->rate_1s, d->rate_10s,
+			d->rate_60s, d->live_threads, d->threads_total, d->wakeups);
+		cat_json_str(f, d->state);
+		fputs(",\"counters\":{", f);
+		for (k = 0; k < d->n_counters; k++) {
+			fputs(k ? "," : "", f);
+			cat_json_str(f, d->counters[k]->name);
+			fprintf(f, ":%" PRId64, d->counters[k]->value);
+		}
+		fputs("}}", f);
+	}
+	fputs("],\"threads\":[", f);
+	for (i = 0; i < s->n_threads; i++) {
+		const Mtrace__ThreadStats *t = s->threads[i];
+		fprintf(f, "%s{\"domid\":%u,\"id\":%" PRId64 ",\"label\":", i ? "," : "", t->domid,
+			t->id);
+		cat_json_str(f, t->label);
+		fprintf(f, ",\"type\":\"%s\",\"state\":%d,\"parent\":%" PRId64 ",\"reads\":%" PRIu64
+			",\"resolves\":%" PRIu64 ",\"children\":%" PRIu64 ",\"running_ns\":%" PRIu64
+			",\"pending_ns\":%" PRIu64 ",\"events\":%" PRIu64 ",\"events_rate\":%.1f}",
+			mtrace_thread_type_name(t->type), (int)t->state, t->parent, t->reads,
+			t->resolves, t->children, t->running_ns, t->pending_ns, t->events,
+			t->events_rate);
+	}
+	fputs("],\"labels\":[", f);
+	for (i = 0; i < s->n_labels; i++) {
+		const Mtrace__LabelStats *l = s->labels[i];
+		fprintf(f, "%s{\"domid\":%u,\"label\":", i ? "," : "", l->domid);
+		cat_json_str(f, l->label);
+		fprintf(f, ",\"count\":%" PRIu64 ",\"live\":%" PRIu64 ",\"creation_rate\":%.2f"
+			",\"lifetime_p50_ns\":%" PRIu64 ",\"lifetime_p99_ns\":%" PRIu64 "}",
+			l->count, l->live, l->creation_rate, l->lifetime_p50_ns, l->lifetime_p99_ns);
+	}
+	fputs("]}\n", f);
+}
+
+static void
+text_stats(FILE *f, const Mtrace__Stats *s)
+{
+	size_t i;
+
+	fprintf(f, "# stats %" PRIu64 ".%09" PRIu64 " clients=%u dropped_for_client=%" PRIu64 "\n",
+		s->time_ns / 1000000000u, s->time_ns % 1000000000u, s->clients,
+		s->dropped_for_client);
+	for (i = 0; i < s->n_domains; i++) {
+		const Mtrace__DomainStats *d = s->domains[i];
+		fprintf(f, "#  dom=%u name=", d->domid);
+		text_str(f, d->name);
+		fprintf(f, " state=");
+		text_str(f, d->state);
+		fprintf(f, " events=%" PRIu64 " lost=%" PRIu64 " corrupt=%" PRIu64
+			" rate_1s=%.0f live_threads=%" PRIu64 "\n", d->events, d->lost, d->corrupt,
+			d->rate_1s, d->live_threads);
+	}
+	for (i = 0; i < s->n_threads; i++) {
+		const Mtrace__ThreadStats *t = s->threads[i];
+		fprintf(f, "#  thread dom=%u id=%" PRId64 " label=", t->domid, t->id);
+		text_str(f, t->label);
+		fprintf(f, " events=%" PRIu64 " running_ns=%" PRIu64 "\n", t->events,
+			t->running_ns);
+	}
+	for (i = 0; i < s->n_labels; i++) {
+		const Mtrace__LabelStats *l = s->labels[i];
+		fprintf(f, "#  label dom=%u ", l->domid);
+		text_str(f, l->label);
+		fprintf(f, " count=%" PRIu64 " live=%" PRIu64 "\n", l->count, l->live);
+	}
+}
+
+void
+cat_other(FILE *f, enum cat_format fmt, const Mtrace__ServerMsg *m)
+{
+	bool json = fmt == CAT_JSON;
+
+	if (fmt != CAT_TEXT && fmt != CAT_JSON)
+		return;
+	switch (m->msg_case) {
+	case MTRACE__SERVER_MSG__MSG_STATS:
+		(json ? json_stats : text_stats)(f, m->stats);
+		break;
+	case MTRACE__SERVER_MSG__MSG_DOMAIN_UP:
+		if (json) {
+			fprintf(f, "{\"type\":\"domain_up\",\"domid\":%u,\"name\":", m->domain_up->domid);
+			cat_json_str(f, m->domain_up->name);
+			fprintf(f, ",\"rings\":%u,\"clock\":%u,\"legacy\":%s}\n", m->domain_up->rings,
+				m->domain_up->clock, m->domain_up->legacy ? "true" : "false");
+		} else {
+			fprintf(f, "# domain up dom=%u name=", m->domain_up->domid);
+			text_str(f, m->domain_up->name);
+			fprintf(f, " rings=%u%s\n", m->domain_up->rings,
+				m->domain_up->legacy ? " legacy" : "");
+		}
+		break;
+	case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
+		if (json) {
+			fprintf(f, "{\"type\":\"domain_down\",\"domid\":%u,\"reason\":",
+				m->domain_down->domid);
+			cat_json_str(f, m->domain_down->reason);
+			fputs("}\n", f);
+		} else {
+			fprintf(f, "# domain down dom=%u reason=", m->domain_down->domid);
+			text_str(f, m->domain_down->reason);
+			fputc('\n', f);
+		}
+		break;
+	case MTRACE__SERVER_MSG__MSG_LOSS:
+		fprintf(f, json ? "{\"type\":\"loss\",\"domid\":%u,\"ring\":%u,\"lost_in_ring\":%"
+			PRIu64 ",\"dropped_for_client\":%" PRIu64 "}\n"
+			: "# loss dom=%u ring=%u lost_in_ring=%" PRIu64 " dropped_for_client=%"
+			PRIu64 "\n", m->loss->domid, m->loss->ring, m->loss->lost_in_ring,
+			m->loss->dropped_for_client);
+		break;
+	case MTRACE__SERVER_MSG__MSG_GOODBYE:
+		if (json) {
+			fputs("{\"type\":\"goodbye\",\"reason\":", f);
+			cat_json_str(f, m->goodbye->reason);
+			fputs("}\n", f);
+		} else {
+			fputs("# goodbye reason=", f);
+			text_str(f, m->goodbye->reason);
+			fputc('\n', f);
+		}
+		break;
+	case MTRACE__SERVER_MSG__MSG_ERROR:
+		if (json) {
+			fprintf(f, "{\"type\":\"error\",\"code\":%d,\"message\":", (int)m->error->code);
+			cat_json_str(f, m->error->message);
+			fputs("}\n", f);
+		} else {
+			fprintf(f, "# error code=%d message=", (int)m->error->code);
+			text_str(f, m->error->message);
+			fputc('\n', f);
+		}
+		break;
+	default:
+		break;
+	}
+}

@@ -1,0 +1,36 @@
+/*
+ * cat-format.h - mtrace-cat's printers: one ServerMsg as human text or JSON lines.
+ * Guest-chosen strings are escaped in both forms so that a trace can never drive
+ * the terminal or break a JSON reader.
+ */
+#ifndef MTRACE_CAT_FORMAT_H
+#define MTRACE_CAT_FORMAT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mtrace.pb-c.h"
+
+enum cat_format { CAT_TEXT, CAT_JSON, CAT_PROTO, CAT_COUNT, CAT_CHROME };
+
+/* Domain names learnt from DomainUp, for the text form. */
+void cat_names_note(uint32_t domid, const char *name);
+const char *cat_names_get(uint32_t domid);
+
+/*
+ * Print event i of batch b (ts already summed by the caller).  str is the batch's
+ * string for this event or NULL.
+ */
+void cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t i,
+	       uint64_t ts, const char *str);
+/* Print any non-event message. */
+void cat_other(FILE *f, enum cat_format fmt, const Mtrace__ServerMsg *m);
+/* Chrome trace-event JSON: opening and closing of the array. */
+void cat_chrome_begin(FILE *f);
+void cat_chrome_end(FILE *f);
+
+/* JSON string with escapes; bytes >= 0x80 that are not valid UTF-8 become \u00XX. */
+void cat_json_str(FILE *f, const char *s);
+
+#endif

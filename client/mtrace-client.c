@@ -1,0 +1,346 @@
+/*
+ * mtrace-client.c - connect to mtraced, delimited framing, Hello, Subscribe, receive.
+ * A blocking socket with poll() for timeouts: clients are simple programs, and a
+ * large read buffer keeps the per-frame cost low at millions of events a second.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "mtrace-client.h"
+
+#define BUF_INITIAL	(256u * 1024)
+#define BUF_MAX		(FRAME_MAX_TO_CLIENT + FRAME_VARINT_MAX)
+#define HELLO_TIMEOUT_MS 5000
+
+struct mtc {
+	int fd;
+	uint8_t *buf;
+	size_t cap, start, end;
+	Mtrace__ServerMsg *hello;
+	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+};
+
+const char *
+mtc_default_socket(void)
+{
+	const char *s = getenv("MTRACE_SOCKET");
+
+	return s && *s ? s : MTRACE_DEFAULT_SOCKET;
+}
+
+int
+mtc_fd(const struct mtc *c)
+{
+	return c->fd;
+}
+
+const Mtrace__Hello *
+mtc_server_hello(const struct mtc *c)
+{
+	return c->hello ? c->hello->hello : NULL;
+}
+
+void
+mtc_msg_free(Mtrace__ServerMsg *m)
+{
+	if (m)
+		mtrace__server_msg__free_unpacked(m, NULL);
+}
+
+void
+mtc_close(struct mtc *c)
+{
+	if (!c)
+		return;
+	if (c->fd >= 0)
+		close(c->fd);
+	mtc_msg_free(c->hello);
+	free(c->buf);
+	free(c);
+}
+
+int
+mtc_send_raw(struct mtc *c, const void *buf, size_t len)
+{
+	const uint8_t *p = buf;
+
+	while (len > 0) {
+		ssize_t n = send(c->fd, p, len, MSG_NOSIGNAL);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+int
+mtc_send(struct mtc *c, const Mtrace__ClientMsg *msg)
+{
+	size_t len = mtrace__client_msg__get_packed_size(msg), hl;
+	uint8_t *buf;
+	int r;
+
+	if (len > FRAME_MAX_TO_DAEMON) {
+		errno = EMSGSIZE;
+		return -1;
+	}
+	buf = malloc(len + FRAME_VARINT_MAX);
+	if (!buf)
+		return -1;
+	hl = frame_put_len(buf, len);
+	mtrace__client_msg__pack(msg, buf + hl);
+	r = mtc_send_raw(c, buf, hl + len);
+	free(buf);
+	return r;
+}
+
+int
+mtc_subscribe(struct mtc *c, const Mtrace__Subscribe *sub)
+{
+	Mtrace__ClientMsg m = MTRACE__CLIENT_MSG__INIT;
+
+	m.msg_case = MTRACE__CLIENT_MSG__MSG_SUBSCRIBE;
+	m.subscribe = (Mtrace__Subscribe *)sub;
+	return mtc_send(c, &m);
+}
+
+static int64_t
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Make room for `need` bytes of the frame at start. */
+static int
+make_room(struct mtc *c, size_t need)
+{
+	if (c->start > 0 && (c->start == c->end || c->cap - c->start < need ||
+			     c->end == c->cap)) {
+		memmove(c->buf, c->buf + c->start, c->end - c->start);
+		c->end -= c->start;
+		c->start = 0;
+	}
+	if (need > c->cap || c->end == c->cap) {
+		size_t cap = c->cap;
+		uint8_t *b;
+		while (cap < need || cap <= c->end)
+			cap *= 2;
+		if (cap > BUF_MAX)
+			cap = BUF_MAX;
+		if (cap <= c->end)
+			return -1;
+		b = realloc(c->buf, cap);
+		if (!b)
+			return -1;
+		c->buf = b;
+		c->cap = cap;
+	}
+	return 0;
+}
+
+int
+mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8_t **raw,
+	 size_t *raw_len, char *err, size_t errlen)
+{
+	int64_t deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
+
+	if (out)
+		*out = NULL;
+	for (;;) {
+		size_t hdr = 0, len = 0, avail = c->end - c->start;
+		enum frame_status st = frame_parse(c->buf + c->start, avail, FRAME_MAX_TO_CLIENT,
+						   &hdr, &len);
+		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		ssize_t n;
+		int wait;
+
+		if (st == FRAME_OK) {
+			const uint8_t *f = c->buf + c->start;
+			c->start += hdr + len;
+			if (raw)
+				*raw = f;
+			if (raw_len)
+				*raw_len = hdr + len;
+			if (!out)
+				return 1;
+			*out = mtrace__server_msg__unpack(NULL, len, f + hdr);
+			if (!*out) {
+				snprintf(err, errlen, "a %zu-byte message from mtraced does not decode",
+					 len);
+				errno = EPROTO;
+				return -1;
+			}
+			return 1;
+		}
+		if (st == FRAME_BAD || st == FRAME_TOO_LARGE) {
+			snprintf(err, errlen, "bad frame from mtraced (%s)",
+				 st == FRAME_BAD ? "malformed length" : "too large");
+			errno = EPROTO;
+			return -1;
+		}
+		if (make_room(c, hdr + len > avail ? hdr + len : avail + 1) < 0) {
+			snprintf(err, errlen, "out of memory");
+			errno = ENOMEM;
+			return -1;
+		}
+		if (timeout_ms < 0)
+			wait = -1;
+		else if (timeout_ms == 0)
+			wait = 0;
+		else if ((wait = (int)(deadline - now_ms())) < 0)
+			wait = 0;
+		n = poll(&pfd, 1, wait);
+		if (n < 0) {
+			snprintf(err, errlen, "poll: %s", strerror(errno));
+			return -1;	/* EINTR included: the caller decides (a signal) */
+		}
+		if (n == 0)
+			return 0;
+		n = read(c->fd, c->buf + c->end, c->cap - c->end);
+		if (n < 0) {
+			if (errno == EINTR)
+				return -1;
+			snprintf(err, errlen, "read: %s", strerror(errno));
+			return -1;
+		}
+		if (n == 0) {
+			if (c->end > c->start) {
+				snprintf(err, errlen, "mtraced closed the connection mid-message");
+				errno = EPROTO;
+			} else {
+				snprintf(err, errlen, "mtraced closed the connection");
+				errno = 0;
+			}
+			return -1;
+		}
+		c->end += (size_t)n;
+	}
+}
+
+static void
+connect_error(const char *path, int e, char *err, size_t errlen)
+{
+	switch (e) {
+	case ENOENT:
+	case ENOTDIR:
+		snprintf(err, errlen, "mtraced is not running? no socket at %s", path);
+		break;
+	case ECONNREFUSED:
+		snprintf(err, errlen, "mtraced is not running? nothing listens on %s", path);
+		break;
+	case EACCES:
+	case EPERM:
+		snprintf(err, errlen, "permission denied on %s: is this user in the 'mtrace' "
+			 "group?", path);
+		break;
+	default:
+		snprintf(err, errlen, "cannot connect to %s: %s", path, strerror(e));
+		break;
+	}
+}
+
+struct mtc *
+mtc_connect_flags(const char *path, const char *software, unsigned flags, char *err,
+		  size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	Mtrace__ClientMsg m = MTRACE__CLIENT_MSG__INIT;
+	Mtrace__Hello h = MTRACE__HELLO__INIT;
+	struct mtc *c;
+	int r, e;
+
+	if (!path)
+		path = mtc_default_socket();
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "socket path too long: %s", path);
+		errno = ENAMETOOLONG;
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->buf = malloc(BUF_INITIAL))) {
+		free(c);
+		snprintf(err, errlen, "out of memory");
+		errno = ENOMEM;
+		return NULL;
+	}
+	c->cap = BUF_INITIAL;
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		e = errno;
+		snprintf(err, errlen, "socket: %s", strerror(e));
+		goto fail;
+	}
+	do
+		r = connect(c->fd, (struct sockaddr *)&sa, sizeof(sa));
+	while (r < 0 && errno == EINTR);
+	if (r < 0) {
+		e = errno;
+		connect_error(path, e, err, errlen);
+		goto fail;
+	}
+	r = mtc_next(c, HELLO_TIMEOUT_MS, &c->hello, NULL, NULL, err, errlen);
+	if (r <= 0) {
+		e = r == 0 ? ETIMEDOUT : errno ? errno : ECONNRESET;
+		if (r == 0)
+			snprintf(err, errlen, "no Hello from mtraced at %s within %d ms", path,
+				 HELLO_TIMEOUT_MS);
+		goto fail;
+	}
+	if (c->hello->msg_case == MTRACE__SERVER_MSG__MSG_ERROR) {
+		e = c->hello->error->code == MTRACE__ERROR__CODE__TOO_MANY_CLIENTS ? EBUSY
+										 : EPROTO;
+		snprintf(err, errlen, "mtraced at %s refused the connection: %s", path,
+			 c->hello->error->message ? c->hello->error->message : "?");
+		goto fail;
+	}
+	if (c->hello->msg_case != MTRACE__SERVER_MSG__MSG_HELLO) {
+		e = EPROTO;
+		snprintf(err, errlen, "%s: the daemon did not start with Hello", path);
+		goto fail;
+	}
+	if (c->hello->hello->version != MTRACE_PROTOCOL_VERSION) {
+		e = EPROTO;
+		snprintf(err, errlen, "mtraced speaks protocol %u, this client %d",
+			 c->hello->hello->version, MTRACE_PROTOCOL_VERSION);
+		goto fail;
+	}
+	if (!(flags & MTC_NO_HELLO)) {
+		h.version = MTRACE_PROTOCOL_VERSION;
+		h.software = (char *)(software ? software : "libmtrace-client " MTRACE_VERSION);
+		m.msg_case = MTRACE__CLIENT_MSG__MSG_HELLO;
+		m.hello = &h;
+		if (mtc_send(c, &m) < 0) {
+			e = errno;
+			snprintf(err, errlen, "sending Hello to %s: %s", path, strerror(e));
+			goto fail;
+		}
+	}
+	return c;
+fail:
+	mtc_close(c);
+	errno = e;
+	return NULL;
+}
+
+struct mtc *
+mtc_connect(const char *path, const char *software, char *err, size_t errlen)
+{
+	return mtc_connect_flags(path, software, 0, err, errlen);
+}

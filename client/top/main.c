@@ -1,0 +1,143 @@
+/*
+ * mtrace-top - top for the cooperative threads inside Xen guests: a thin client of
+ * mtraced's statistics stream.  Interactive on a terminal, batch (-b) otherwise.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mtrace-client.h"
+#include "top.h"
+
+#define DEFAULT_TOP_N_SCREEN	500
+#define DEFAULT_TOP_N_BATCH	100
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: mtrace-top [options]\n"
+		"Show the threads of traced Xen guests, busiest first (keys: h on the screen).\n"
+		"\n"
+		"  -b, --batch           plain text, one block per update (default when stdout\n"
+		"                        is not a terminal)\n"
+		"  -n, --iterations N    stop after N updates\n"
+		"  -d, --delay SECONDS   update interval (default 1, minimum 0.1)\n"
+		"  -S, --socket PATH     mtraced socket (default $MTRACE_SOCKET or %s)\n"
+		"  -o, --sort COLUMN     sort by column title or letter (e.g. READS, R)\n"
+		"  -r, --reverse         reverse the sort order\n"
+		"  -t, --tree            tree view (children under parents, becomes folded)\n"
+		"  -g, --labels          group by label: count, live, new/s, lifetime p50/p99\n"
+		"  -f, --finished        include resolved and failed threads\n"
+		"  -F, --filter TEXT     only labels or domain names containing TEXT\n"
+		"  -D, --domain ID|NAME  only this domain\n"
+		"  -N, --threads N       threads asked of the daemon (default %d, batch %d)\n"
+		"  -h, --help            this text\n"
+		"  -V, --version         version\n",
+		MTRACE_DEFAULT_SOCKET, DEFAULT_TOP_N_SCREEN, DEFAULT_TOP_N_BATCH);
+}
+
+static long parse_long(const char *s, const char *what, long min, long max)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || !*s || v < min || v > max) {
+		fprintf(stderr, "mtrace-top: bad %s '%s' (%ld..%ld)\n", what, s, min, max);
+		exit(2);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "batch", no_argument, NULL, 'b' },
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "delay", required_argument, NULL, 'd' },
+		{ "socket", required_argument, NULL, 'S' },
+		{ "sort", required_argument, NULL, 'o' },
+		{ "reverse", no_argument, NULL, 'r' },
+		{ "tree", no_argument, NULL, 't' },
+		{ "labels", no_argument, NULL, 'g' },
+		{ "finished", no_argument, NULL, 'f' },
+		{ "filter", required_argument, NULL, 'F' },
+		{ "domain", required_argument, NULL, 'D' },
+		{ "threads", required_argument, NULL, 'N' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct top_opts o = { .view = VIEW_THREADS, .domid = -1, .delay_ms = 1000 };
+	bool batch = false;
+	long iterations = -1, top_n = -1;
+	const char *sock = NULL, *sort = NULL;
+	int c;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "bn:d:S:o:rtgfF:D:N:hV", lo, NULL)) != -1) {
+		switch (c) {
+		case 'b': batch = true; break;
+		case 'n': iterations = parse_long(optarg, "--iterations", 1, 1000000000); break;
+		case 'd': {
+			double d = strtod(optarg, &end);
+			if (*end || !(d >= 0.1) || d > 3600) {
+				fprintf(stderr, "mtrace-top: bad --delay '%s' (0.1..3600 s)\n", optarg);
+				return 2;
+			}
+			o.delay_ms = (unsigned)(d * 1000 + 0.5);
+			break;
+		}
+		case 'S': sock = optarg; break;
+		case 'o': sort = optarg; break;
+		case 'r': o.reverse = true; break;
+		case 't': o.view = VIEW_TREE; break;
+		case 'g': o.view = VIEW_LABELS; break;
+		case 'f': o.finished = true; break;
+		case 'F': snprintf(o.filter, sizeof(o.filter), "%s", optarg); break;
+		case 'D': {
+			long v = strtol(optarg, &end, 10);
+			if (!*end && *optarg && v >= 0)
+				o.domid = v;
+			else
+				snprintf(o.domname, sizeof(o.domname), "%s", optarg);
+			break;
+		}
+		case 'N': top_n = parse_long(optarg, "--threads", 0, 1000000); break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("mtrace-top %s\n", MTRACE_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	/* Like top and xentop: no terminal to draw on, so print text. */
+	if (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))
+		batch = true;
+	for (int v = 0; v < VIEW_COUNT; v++)
+		o.sort[v] = (int)fields_table((enum top_view)v)->default_sort;
+	if (sort) {
+		int f = fields_find(fields_table(o.view), sort);
+		if (f < 0) {
+			fprintf(stderr, "mtrace-top: no column '%s' in the %s view\n", sort,
+				fields_table(o.view)->name);
+			return 2;
+		}
+		o.sort[o.view] = f;
+	}
+	o.top_n = (unsigned)(top_n >= 0 ? top_n : batch ? DEFAULT_TOP_N_BATCH : DEFAULT_TOP_N_SCREEN);
+
+	char err[512];
+	struct mtc *conn = mtc_connect(sock, "mtrace-top " MTRACE_VERSION, err, sizeof(err));
+	if (!conn) {
+		fprintf(stderr, "mtrace-top: %s\n", err);
+		return 1;
+	}
+	int rc = batch ? batch_run(conn, &o, iterations) : screen_run(conn, &o, iterations);
+	mtc_close(conn);
+	return rc;
+}

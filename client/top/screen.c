@@ -1,0 +1,374 @@
+/*
+ * screen.c - mtrace-top on a terminal: ncurses for drawing, one libevent loop for the
+ * daemon socket, the keyboard and signals (SIGWINCH redraws at the new size).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <ncurses.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "mtrace-client.h"
+#include "top.h"
+
+#define CTRL_L	12
+
+struct screen {
+	struct mtc *c;
+	struct top_opts *o;
+	struct top_model m;
+	struct event_base *base;
+	bool help;
+	long iterations;	/* quit after this many updates; < 0 never */
+	int status;		/* exit code */
+	char msg[256];		/* bottom line: last error or hint */
+	char fatal[256];	/* why we stopped, printed after endwin */
+};
+
+struct curses_sink {
+	struct top_sink s;
+	int y;
+};
+
+static bool curses_line(struct top_sink *s, enum top_attr a, const char *text)
+{
+	struct curses_sink *cs = (struct curses_sink *)s;
+	/* The last screen line is the status line. */
+	if (cs->y >= LINES - 1)
+		return false;
+	int attr = a == ATTR_TITLE ? A_REVERSE : a == ATTR_BOLD ? A_BOLD : a == ATTR_DIM ? A_DIM : 0;
+	attron(attr);
+	mvaddnstr(cs->y, 0, text, COLS);
+	if (a == ATTR_TITLE) {
+		/* A title bar spans the screen, as top's does. */
+		int len = (int)strlen(text);
+		for (int x = len; x < COLS; x++)
+			mvaddch(cs->y, x, ' ');
+	}
+	attroff(attr);
+	cs->y++;
+	return true;
+}
+
+static void draw_help(struct screen *sc)
+{
+	const struct top_table *tab = fields_table(sc->o->view);
+	static const char *const keys[] = {
+		"q          quit",
+		"h ?        this help (any key returns)",
+		"< >        sort by the column left / right of the current one",
+		"r          reverse the sort order",
+		"t          tree view: children under parents, becomes chains folded",
+		"g          group by label: count, live, new/s, lifetime p50/p99",
+		"f          include resolved and failed threads",
+		"/          filter by label or domain name (empty: none)",
+		"d          show one domain (id or name; empty: all)",
+		"s          refresh interval in seconds",
+		"space p    pause / resume the display",
+		"^L         redraw",
+	};
+	erase();
+	attron(A_BOLD);
+	mvprintw(0, 0, "mtrace-top %s - keys", MTRACE_VERSION);
+	attroff(A_BOLD);
+	int y = 2;
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]) && y < LINES - 1; i++)
+		mvaddnstr(y++, 2, keys[i], COLS - 2);
+	y++;
+	if (y < LINES - 1)
+		mvprintw(y++, 2, "Sort letters (%s view; again to reverse):",
+			 sc->o->view == VIEW_TREE ? "tree" : tab->name);
+	for (unsigned i = 0; i < tab->n && y < LINES - 1; i++)
+		mvprintw(y++, 4, "%c  %s", tab->f[i].key, tab->f[i].title);
+	refresh();
+}
+
+static void draw(struct screen *sc)
+{
+	if (sc->help) {
+		draw_help(sc);
+		return;
+	}
+	struct curses_sink cs = { { curses_line, COLS }, 0 };
+	erase();
+	view_render(sc->o, &sc->m, &cs.s);
+	attron(A_REVERSE);
+	mvaddnstr(LINES - 1, 0, sc->msg[0] ? sc->msg :
+		  "q quit  h help  < > sort  r reverse  t tree  g labels  / filter  d domain  "
+		  "s delay  space pause", COLS);
+	attroff(A_REVERSE);
+	refresh();
+}
+
+static void stop(struct screen *sc, int status, const char *why)
+{
+	sc->status = status;
+	if (why)
+		snprintf(sc->fatal, sizeof(sc->fatal), "%s", why);
+	event_base_loopbreak(sc->base);
+}
+
+static void resubscribe(struct screen *sc)
+{
+	if (session_subscribe(sc->c, sc->o) < 0) {
+		snprintf(sc->fatal, sizeof(sc->fatal), "subscribe: %s", strerror(errno));
+		stop(sc, 1, NULL);
+	}
+}
+
+/* Read a line at the bottom of the screen.  Blocking is fine here: the daemon keeps
+ * coalescing our statistics while the user types. */
+static bool prompt(const char *question, char *buf, size_t n)
+{
+	move(LINES - 1, 0);
+	clrtoeol();
+	attron(A_BOLD);
+	addnstr(question, COLS);
+	attroff(A_BOLD);
+	echo();
+	curs_set(1);
+	nodelay(stdscr, FALSE);
+	int rc = getnstr(buf, (int)n - 1);
+	nodelay(stdscr, TRUE);
+	curs_set(0);
+	noecho();
+	return rc != ERR;
+}
+
+static void ask_filter(struct screen *sc)
+{
+	char buf[sizeof(sc->o->filter)] = "";
+	if (prompt("filter (label or domain, empty: none): ", buf, sizeof(buf)))
+		snprintf(sc->o->filter, sizeof(sc->o->filter), "%s", buf);
+}
+
+static void ask_domain(struct screen *sc)
+{
+	char buf[64] = "";
+	if (!prompt("domain (id or name, empty: all): ", buf, sizeof(buf)))
+		return;
+	char *end;
+	long v = strtol(buf, &end, 10);
+	sc->o->domid = -1;
+	sc->o->domname[0] = '\0';
+	if (buf[0] && !*end && v >= 0)
+		sc->o->domid = v;
+	else if (buf[0])
+		snprintf(sc->o->domname, sizeof(sc->o->domname), "%s", buf);
+	resubscribe(sc);
+}
+
+static void ask_delay(struct screen *sc)
+{
+	char buf[32] = "";
+	if (!prompt("refresh interval in seconds: ", buf, sizeof(buf)) || !buf[0])
+		return;
+	char *end;
+	double d = strtod(buf, &end);
+	if (*end || !(d >= 0.1) || d > 3600) {
+		snprintf(sc->msg, sizeof(sc->msg), "interval must be 0.1 to 3600 seconds");
+		return;
+	}
+	sc->o->delay_ms = (unsigned)(d * 1000 + 0.5);
+	resubscribe(sc);
+}
+
+static void set_view(struct screen *sc, enum top_view v)
+{
+	sc->o->view = sc->o->view == v ? VIEW_THREADS : v;
+	resubscribe(sc);
+}
+
+static void sort_by(struct screen *sc, int field)
+{
+	int *sf = &sc->o->sort[sc->o->view];
+	if (*sf == field)
+		sc->o->reverse = !sc->o->reverse;
+	else
+		sc->o->reverse = false;
+	*sf = field;
+	resubscribe(sc);
+}
+
+static void on_key(struct screen *sc, int ch)
+{
+	const struct top_table *tab = fields_table(sc->o->view);
+	int n = (int)tab->n;
+	sc->msg[0] = '\0';
+	if (sc->help) {
+		/* Any key leaves the help screen; resizes just redraw it. */
+		if (ch != KEY_RESIZE)
+			sc->help = false;
+		return;
+	}
+	switch (ch) {
+	case 'q': stop(sc, 0, NULL); return;
+	case 'h': case '?': sc->help = true; return;
+	case '<': sort_by(sc, (sc->o->sort[sc->o->view] + n - 1) % n); sc->o->reverse = false; return;
+	case '>': sort_by(sc, (sc->o->sort[sc->o->view] + 1) % n); sc->o->reverse = false; return;
+	case 'r': sc->o->reverse = !sc->o->reverse; resubscribe(sc); return;
+	case 't': set_view(sc, VIEW_TREE); return;
+	case 'g': set_view(sc, VIEW_LABELS); return;
+	case 'f': sc->o->finished = !sc->o->finished; resubscribe(sc); return;
+	case '/': ask_filter(sc); return;
+	case 'd': ask_domain(sc); return;
+	case 's': ask_delay(sc); return;
+	case ' ': case 'p': sc->o->paused = !sc->o->paused; return;
+	case CTRL_L: clearok(curscr, TRUE); return;
+	case KEY_RESIZE: return;
+	default:
+		break;
+	}
+	if (ch > 0 && ch < 128 && isupper(ch)) {
+		char k[2] = { (char)ch, 0 };
+		int f = fields_find(tab, k);
+		if (f >= 0)
+			sort_by(sc, f);
+		else
+			snprintf(sc->msg, sizeof(sc->msg), "no column sorts on '%c' here (h: help)", ch);
+		return;
+	}
+	snprintf(sc->msg, sizeof(sc->msg), "unknown key (h: help)");
+}
+
+static void on_stdin(evutil_socket_t fd, short what, void *arg)
+{
+	struct screen *sc = arg;
+	int ch;
+	bool any = false;
+	while ((ch = getch()) != ERR) {
+		any = true;
+		on_key(sc, ch);
+		if (sc->fatal[0] || sc->status || event_base_got_break(sc->base))
+			return;
+	}
+	if (any)
+		draw(sc);
+}
+
+static void on_daemon(evutil_socket_t fd, short what, void *arg)
+{
+	struct screen *sc = arg;
+	bool redraw = false;
+	for (;;) {
+		Mtrace__ServerMsg *msg;
+		char err[256] = "";
+		int rc = mtc_next(sc->c, 0, &msg, NULL, NULL, err, sizeof(err));
+		if (rc == 0)
+			break;
+		if (rc < 0) {
+			stop(sc, 1, err[0] ? err : "mtraced closed the connection");
+			return;
+		}
+		/* Paused: keep the frozen snapshot, but still hear about domains. */
+		if (sc->o->paused && msg->msg_case == MTRACE__SERVER_MSG__MSG_STATS) {
+			mtc_msg_free(msg);
+			continue;
+		}
+		rc = session_apply(&sc->m, msg, err, sizeof(err));
+		if (rc < 0) {
+			stop(sc, 1, err);
+			return;
+		}
+		if (rc == 1) {
+			redraw = true;
+			if (sc->iterations > 0 && (long)sc->m.updates >= sc->iterations) {
+				draw(sc);
+				stop(sc, 0, NULL);
+				return;
+			}
+		}
+	}
+	if (redraw)
+		draw(sc);
+}
+
+static void resize(struct screen *sc)
+{
+	struct winsize ws;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row > 0 && ws.ws_col > 0)
+		resizeterm(ws.ws_row, ws.ws_col);
+	clearok(curscr, TRUE);
+	draw(sc);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	struct screen *sc = arg;
+	if (sig == SIGWINCH)
+		resize(sc);
+	else
+		stop(sc, 0, NULL);
+}
+
+int screen_run(struct mtc *c, struct top_opts *o, long iterations)
+{
+	struct screen sc = { .c = c, .o = o, .iterations = iterations };
+	const Mtrace__Hello *h = mtc_server_hello(c);
+	if (h)
+		snprintf(sc.m.host, sizeof(sc.m.host), "%s", h->host ? h->host : "");
+	sc.base = event_base_new();
+	if (!sc.base) {
+		fprintf(stderr, "mtrace-top: cannot create the event loop\n");
+		return 1;
+	}
+	if (session_subscribe(c, o) < 0) {
+		fprintf(stderr, "mtrace-top: subscribe: %s\n", strerror(errno));
+		event_base_free(sc.base);
+		return 1;
+	}
+	/* libevent owns SIGWINCH from here: curses learns the size in resize(). */
+	struct event *ev_in = event_new(sc.base, STDIN_FILENO, EV_READ | EV_PERSIST, on_stdin, &sc);
+	struct event *ev_d = event_new(sc.base, mtc_fd(c), EV_READ | EV_PERSIST, on_daemon, &sc);
+	struct event *ev_w = evsignal_new(sc.base, SIGWINCH, on_signal, &sc);
+	struct event *ev_i = evsignal_new(sc.base, SIGINT, on_signal, &sc);
+	struct event *ev_t = evsignal_new(sc.base, SIGTERM, on_signal, &sc);
+	if (!ev_in || !ev_d || !ev_w || !ev_i || !ev_t) {
+		fprintf(stderr, "mtrace-top: cannot set up events\n");
+		sc.status = 1;
+		goto out;
+	}
+	if (!initscr()) {
+		fprintf(stderr, "mtrace-top: cannot initialise the terminal\n");
+		sc.status = 1;
+		goto out;
+	}
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	curs_set(0);
+	event_add(ev_in, NULL);
+	event_add(ev_d, NULL);
+	event_add(ev_w, NULL);
+	event_add(ev_i, NULL);
+	event_add(ev_t, NULL);
+	draw(&sc);
+	/* A message may already sit in the client's buffer from the handshake. */
+	on_daemon(mtc_fd(c), EV_READ, &sc);
+	if (!event_base_got_break(sc.base))
+		event_base_dispatch(sc.base);
+	endwin();
+	if (sc.fatal[0])
+		fprintf(stderr, "mtrace-top: %s\n", sc.fatal);
+out:
+	if (ev_in)
+		event_free(ev_in);
+	if (ev_d)
+		event_free(ev_d);
+	if (ev_w)
+		event_free(ev_w);
+	if (ev_i)
+		event_free(ev_i);
+	if (ev_t)
+		event_free(ev_t);
+	session_model_free(&sc.m);
+	event_base_free(sc.base);
+	return sc.status;
+}

@@ -1,0 +1,96 @@
+/*
+ * session.c - mtrace-top's side of the stream: one statistics subscription (no events:
+ * a thin client never needs them) and the model the views draw from.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "mtrace-client.h"
+#include "top.h"
+
+int session_subscribe(struct mtc *c, const struct top_opts *o)
+{
+	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
+	uint32_t domid;
+	char *name = (char *)o->domname;
+	const struct top_table *tab = fields_table(o->view);
+	int sf = o->sort[o->view];
+
+	sub.events = false;
+	/* The daemon refuses intervals under 100 ms. */
+	sub.stats_interval_ms = o->delay_ms < 100 ? 100 : o->delay_ms;
+	sub.top_n = o->top_n;
+	/*
+	 * The daemon picks the top N by its own key; when our column has one, ask for it so
+	 * the N we get are the N that column ranks first.  Other columns sort what we get.
+	 */
+	sub.sort = MTRACE__SORT_KEY__SORT_EVENTS;
+	if (o->view != VIEW_LABELS && sf >= 0 && (unsigned)sf < tab->n &&
+	    tab->f[sf].server_sort >= 0) {
+		sub.sort = (Mtrace__SortKey)tab->f[sf].server_sort;
+		sub.sort_reverse = o->reverse;
+	}
+	/* A tree needs the finished parents too, or every child becomes a root. */
+	sub.include_finished = o->finished || o->view == VIEW_TREE;
+	sub.label_stats = o->view == VIEW_LABELS;
+	if (o->domid >= 0) {
+		domid = (uint32_t)o->domid;
+		sub.n_domids = 1;
+		sub.domids = &domid;
+	} else if (o->domname[0]) {
+		sub.n_domain_names = 1;
+		sub.domain_names = &name;
+	}
+	return mtc_subscribe(c, &sub);
+}
+
+int session_apply(struct top_model *m, Mtrace__ServerMsg *msg, char *err, size_t errlen)
+{
+	switch (msg->msg_case) {
+	case MTRACE__SERVER_MSG__MSG_STATS:
+		if (m->msg)
+			mtc_msg_free(m->msg);
+		m->msg = msg;
+		m->stats = msg->stats;
+		m->updates++;
+		return 1;
+	case MTRACE__SERVER_MSG__MSG_HELLO:
+		snprintf(m->host, sizeof(m->host), "%s", msg->hello->host ? msg->hello->host : "");
+		snprintf(m->software, sizeof(m->software), "%s",
+			 msg->hello->software ? msg->hello->software : "");
+		break;
+	case MTRACE__SERVER_MSG__MSG_DOMAIN_UP:
+		snprintf(m->note, sizeof(m->note), "domain %" PRIu32 " (%s) up",
+			 msg->domain_up->domid, msg->domain_up->name ? msg->domain_up->name : "?");
+		break;
+	case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
+		snprintf(m->note, sizeof(m->note), "domain %" PRIu32 " down: %s",
+			 msg->domain_down->domid,
+			 msg->domain_down->reason ? msg->domain_down->reason : "?");
+		break;
+	case MTRACE__SERVER_MSG__MSG_ERROR:
+		snprintf(err, errlen, "mtraced refused the request: %s",
+			 msg->error->message ? msg->error->message : "(no reason)");
+		mtc_msg_free(msg);
+		return -1;
+	case MTRACE__SERVER_MSG__MSG_GOODBYE:
+		snprintf(err, errlen, "mtraced ended the session: %s",
+			 msg->goodbye->reason ? msg->goodbye->reason : "(no reason)");
+		mtc_msg_free(msg);
+		return -1;
+	default:
+		/* Events, losses and pongs are not for a statistics view. */
+		break;
+	}
+	mtc_msg_free(msg);
+	return 0;
+}
+
+void session_model_free(struct top_model *m)
+{
+	if (m->msg)
+		mtc_msg_free(m->msg);
+	m->msg = NULL;
+	m->stats = NULL;
+}

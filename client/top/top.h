@@ -1,0 +1,110 @@
+/*
+ * top.h - mtrace-top, the per-thread view of traced Xen guests (one header for the
+ * subsystem, sectioned by file, tmux.h style).
+ *
+ * The program is an engine plus views (OpenBSD systat): the daemon's latest Stats is
+ * the model; view.c turns it into rows through one field table per view and writes
+ * them to a sink; screen.c (curses) and batch.c (plain text) are two sinks over the
+ * same rows, so the batch tests cover what a person sees.
+ */
+#ifndef MTRACE_TOP_H
+#define MTRACE_TOP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mtrace.pb-c.h"
+
+struct mtc;
+
+enum top_view { VIEW_THREADS, VIEW_TREE, VIEW_LABELS, VIEW_COUNT };
+
+/* What the user asked for.  Changing anything the daemon selects on resubscribes. */
+struct top_opts {
+	enum top_view view;
+	int sort[VIEW_COUNT];		/* field index per view's table */
+	bool reverse;
+	char filter[64];		/* substring of a label or domain name; "" = none */
+	int64_t domid;			/* domain filter by id, -1 = none */
+	char domname[64];		/* domain filter by exact name, "" = none */
+	unsigned delay_ms;		/* statistics interval */
+	unsigned top_n;			/* threads asked of the daemon */
+	bool paused;
+	bool finished;			/* include resolved/failed threads */
+};
+
+/* What the daemon last told us. */
+struct top_model {
+	Mtrace__ServerMsg *msg;		/* owns stats */
+	const Mtrace__Stats *stats;
+	char host[64];
+	char software[64];
+	char note[160];			/* latest domain up/down, shown on the header */
+	uint64_t updates;
+};
+
+/* ---- fields.c: the field tables ---- */
+
+struct top_row {
+	const Mtrace__ThreadStats *t;		/* thread views */
+	const Mtrace__LabelStats *l;		/* label view */
+	const Mtrace__DomainStats *d;		/* the row's domain (NULL if unknown) */
+	uint64_t dom_now;			/* domain's latest guest time seen */
+	unsigned depth;				/* tree indent */
+	unsigned folded;			/* threads folded in by becomes */
+	int64_t folded_from;			/* one of them, for the tree's note */
+};
+
+struct top_field {
+	const char *title;
+	int width;				/* minimum; 0 = rest of the line */
+	bool left;				/* left-aligned */
+	char key;				/* sort key letter (upper case) */
+	int server_sort;			/* Mtrace__SortKey, -1: sorted here only */
+	int (*cmp)(const struct top_row *a, const struct top_row *b);
+	void (*print)(char *buf, size_t n, const struct top_row *r);
+};
+
+struct top_table {
+	const char *name;			/* "threads", "labels" */
+	const struct top_field *f;
+	unsigned n;
+	unsigned default_sort;
+};
+
+const struct top_table *fields_table(enum top_view v);
+/* Field index by title (case-insensitive) or sort letter; -1 if none. */
+int fields_find(const struct top_table *t, const char *name_or_key);
+void fmt_duration(char *buf, size_t n, uint64_t ns);
+
+/* ---- view.c: rows and text, shared by curses and batch ---- */
+
+enum top_attr { ATTR_NORMAL, ATTR_BOLD, ATTR_TITLE, ATTR_DIM };
+
+struct top_sink {
+	/* One line of text; returns false when there is no room for more. */
+	bool (*line)(struct top_sink *s, enum top_attr a, const char *text);
+	int width;				/* characters a line may use; <= 0: any */
+};
+
+/* The header (host, domain lines) then the current view's table. */
+void view_render(const struct top_opts *o, const struct top_model *m, struct top_sink *s);
+/* One line describing the current view, sort and filters. */
+void view_describe(const struct top_opts *o, char *buf, size_t n);
+
+/* ---- session.c: the connection to mtraced ---- */
+
+/* Build the subscription for o (statistics only, no events). */
+int session_subscribe(struct mtc *c, const struct top_opts *o);
+/* Account one message into the model (takes ownership).  Returns 1 when it was a Stats,
+ * 0 otherwise, -1 when the daemon ended the session (reason in err). */
+int session_apply(struct top_model *m, Mtrace__ServerMsg *msg, char *err, size_t errlen);
+void session_model_free(struct top_model *m);
+
+/* ---- batch.c / screen.c: the two front ends ---- */
+
+int batch_run(struct mtc *c, struct top_opts *o, long iterations);
+int screen_run(struct mtc *c, struct top_opts *o, long iterations);
+
+#endif

@@ -1,0 +1,472 @@
+/*
+ * ring-reader.c - dom0's checked decoder of one mtrace ring.
+ *
+ * The guest can write anything into the header and data pages at any moment, so:
+ * the header is copied once at attach; on each drain round head and tail are loaded
+ * once, checked, the window is copied once into a private buffer, and only that copy
+ * is parsed.  The producer stores its new tail before it overwrites bytes (a release
+ * store + fence, docs/ring-protocol.md "Producer"), so after copying we fence and
+ * re-load the tail: everything below it may have been overwritten under us and is
+ * discarded, everything at or above it was intact while we copied.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ring-reader.h"
+
+#if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "mtrace rings are little-endian; this reader copies fields without swapping"
+#endif
+
+/* Copy window: large enough to amortise the fences, small enough to stay in L2. */
+#define RING_CHUNK	(64u * 1024)
+/* Copy rounds per drain: a producer lapping us forever must not keep us here. */
+#define RING_MAX_ROUNDS	64
+
+_Static_assert(RING_CHUNK >= 2 * MTRACE_REC_MAX, "a chunk holds a whole record");
+
+struct ring_reader {
+	struct mtrace_ring_hdr *hdr;	/* mapped, guest-writable */
+	const uint8_t *data;		/* mapped, guest-writable */
+	uint64_t size;			/* from our validated copy, never re-read */
+	uint64_t mask;
+	uint64_t pos;			/* next record boundary we expect */
+	uint32_t next_seq;
+	bool seq_known;
+	struct ring_reader_info info;
+	struct ring_reader_stats st;
+	uint8_t buf[RING_CHUNK];	/* the private copy */
+};
+
+static void __attribute__((format(printf, 3, 4)))
+set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* Validate a private copy of the header; returns 0 or an errno value. */
+static int
+hdr_check(const struct mtrace_ring_hdr *h, uint32_t data_pages, char *err, size_t errlen)
+{
+	if (h->magic != MTRACE_RING_MAGIC) {
+		if (h->magic == __builtin_bswap32(MTRACE_RING_MAGIC))
+			set_err(err, errlen, "ring header is big-endian");
+		else
+			set_err(err, errlen, "bad ring magic 0x%08x", h->magic);
+		return EPROTO;
+	}
+	if (h->version != MTRACE_RING_VERSION) {
+		set_err(err, errlen, "unsupported ring version %u", h->version);
+		return EPROTO;
+	}
+	if (h->hdr_size != sizeof(struct mtrace_ring_hdr)) {
+		set_err(err, errlen, "bad header size %u", h->hdr_size);
+		return EPROTO;
+	}
+	if (h->data_pages < MTRACE_RING_MIN_PAGES || h->data_pages > MTRACE_RING_MAX_PAGES ||
+	    (h->data_pages & (h->data_pages - 1)) != 0 || h->data_pages > MTRACE_HDR_REFS_MAX) {
+		set_err(err, errlen, "bad data page count %u", h->data_pages);
+		return EPROTO;
+	}
+	if (h->data_pages != data_pages) {
+		set_err(err, errlen, "header has %u data pages, xenstore said %u", h->data_pages,
+			data_pages);
+		return EPROTO;
+	}
+	if (h->clock < MTRACE_CLOCK_MONOTONIC || h->clock > MTRACE_CLOCK_REALTIME) {
+		set_err(err, errlen, "unknown clock %u", h->clock);
+		return EPROTO;
+	}
+	if (memchr(h->name, 0, sizeof(h->name)) == NULL) {
+		set_err(err, errlen, "producer name not terminated");
+		return EPROTO;
+	}
+	return 0;
+}
+
+static bool
+pages_ok(uint32_t data_pages)
+{
+	return data_pages >= MTRACE_RING_MIN_PAGES && data_pages <= MTRACE_RING_MAX_PAGES &&
+	       (data_pages & (data_pages - 1)) == 0;
+}
+
+int
+ring_hdr_copy_refs(const void *hdr_page, uint32_t data_pages, uint32_t *refs, char *err,
+		   size_t errlen)
+{
+	struct mtrace_ring_hdr h;
+	int e;
+
+	if (hdr_page == NULL || refs == NULL || !pages_ok(data_pages)) {
+		set_err(err, errlen, "bad arguments");
+		errno = EINVAL;
+		return -1;
+	}
+	memcpy(&h, hdr_page, sizeof(h));
+	if ((e = hdr_check(&h, data_pages, err, errlen)) != 0) {
+		errno = e;
+		return -1;
+	}
+	/* Refs are copied once; the guest may change them afterwards, we do not look again. */
+	memcpy(refs, (const uint8_t *)hdr_page + sizeof(h), data_pages * sizeof(uint32_t));
+	return 0;
+}
+
+struct ring_reader *
+ring_reader_attach(void *hdr, const void *data, uint32_t data_pages, char *err, size_t errlen)
+{
+	struct mtrace_ring_hdr h;
+	struct ring_reader *r;
+	int e;
+
+	if (hdr == NULL || data == NULL || !pages_ok(data_pages)) {
+		set_err(err, errlen, "bad arguments");
+		errno = EINVAL;
+		return NULL;
+	}
+	memcpy(&h, hdr, sizeof(h));
+	if ((e = hdr_check(&h, data_pages, err, errlen)) != 0) {
+		errno = e;
+		return NULL;
+	}
+	r = calloc(1, sizeof(*r));
+	if (r == NULL) {
+		set_err(err, errlen, "out of memory");
+		return NULL;
+	}
+	r->hdr = hdr;
+	r->data = data;
+	r->size = (uint64_t)data_pages * MTRACE_PAGE_SIZE;
+	r->mask = r->size - 1;
+	r->info.data_pages = h.data_pages;
+	r->info.clock = h.clock;
+	r->info.ring_index = h.ring_index;
+	/* The name reaches logs and clients: keep it printable. */
+	for (size_t i = 0; i < sizeof(h.name) && h.name[i] != '\0'; i++) {
+		unsigned char c = (unsigned char)h.name[i];
+		r->info.name[i] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+	}
+	/*
+	 * Start at the oldest record the producer still has.  A garbage tail is caught by
+	 * the first drain (a misaligned or impossible position is never used to copy).
+	 */
+	r->pos = __atomic_load_n(&r->hdr->tail, __ATOMIC_ACQUIRE) & ~(uint64_t)7;
+	/* Ask to be woken at the next record: also tells the guest someone is reading. */
+	__atomic_store_n(&r->hdr->req_event, r->pos + 1, __ATOMIC_RELAXED);
+	return r;
+}
+
+void
+ring_reader_free(struct ring_reader *r)
+{
+	free(r);
+}
+
+const struct ring_reader_info *
+ring_reader_info(const struct ring_reader *r)
+{
+	return &r->info;
+}
+
+const struct ring_reader_stats *
+ring_reader_stats(const struct ring_reader *r)
+{
+	return &r->st;
+}
+
+bool
+mtrace_op_has_string(unsigned op)
+{
+	switch (op) {
+	case MTRACE_OP_FAILS:
+	case MTRACE_OP_LABEL:
+	case MTRACE_OP_INCREASE:
+	case MTRACE_OP_COUNTER:
+	case MTRACE_OP_RING_START:
+		return true;
+	default:
+		return false;
+	}
+}
+
+static const char *const op_names[MTRACE_OP_COUNT_MIRAGE] = {
+	"creates", "read", "fulfills", "fails", "becomes", "label", "increase", "switch",
+	"gc", "signal", "try_read", "counter", "read_later", "signal_new",
+};
+
+const char *
+mtrace_op_name(unsigned op)
+{
+	if (op < MTRACE_OP_COUNT_MIRAGE)
+		return op_names[op];
+	switch (op) {
+	case MTRACE_OP_EVTCHN_SEND:	return "evtchn_send";
+	case MTRACE_OP_EVTCHN_RECV:	return "evtchn_recv";
+	case MTRACE_OP_RING_START:	return "ring_start";
+	case MTRACE_OP_PAD:		return "pad";
+	default:			return NULL;
+	}
+}
+
+static const char *const tt_names[MTRACE_TT_COUNT] = {
+	"Wait", "Task", "Bind", "Try", "Choose", "Pick", "Join", "Map", "Condition",
+	"On_success", "On_failure", "On_termination", "On_any", "Ignore_result", "Async",
+	"Promise", "Semaphore", "Switch", "Stream", "Mutex",
+};
+
+const char *
+mtrace_thread_type_name(unsigned type)
+{
+	return type < MTRACE_TT_COUNT ? tt_names[type] : "Unknown";
+}
+
+static bool
+op_known(unsigned op)
+{
+	return op < MTRACE_OP_COUNT_MIRAGE || op == MTRACE_OP_EVTCHN_SEND ||
+	       op == MTRACE_OP_EVTCHN_RECV || op == MTRACE_OP_RING_START;
+}
+
+enum parse_end {
+	PARSE_DONE,		/* consumed everything, or the budget ran out */
+	PARSE_PARTIAL,		/* a record runs past the end of an incomplete window */
+	PARSE_CORRUPT,		/* a record failed a check; *consumed stops before it */
+};
+
+/* Sequence accounting: gaps are events the producer wrote that we never saw. */
+static void
+seq_account(uint32_t seq, struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known)
+{
+	if (!*seq_known) {
+		/* Numbering starts at 0 per ring: whatever came before our first record is lost. */
+		st->lost += seq;
+		*seq_known = true;
+	} else if (seq != *next_seq) {
+		uint32_t gap = seq - *next_seq;
+		if (gap < 0x80000000u)
+			st->lost += gap;
+		else
+			st->corrupt++;	/* went backwards: a broken producer; the event is still whole */
+	}
+	*next_seq = seq + 1;
+}
+
+/*
+ * Parse [buf, buf+len), a private copy starting at a record boundary.  complete: the
+ * window ends at the producer's head, so a record running past the end is corrupt
+ * rather than "continued in the next chunk".
+ */
+static size_t
+parse(const uint8_t *buf, size_t len, bool complete, size_t budget, ring_event_cb cb,
+      void *arg, struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known,
+      size_t *consumed, enum parse_end *end)
+{
+	size_t off = 0, n = 0;
+
+	*end = PARSE_DONE;
+	while (off < len && n < budget) {
+		size_t rem = len - off;
+		const uint8_t *p = buf + off;
+		uint16_t rlen;
+		struct mtrace_rec rec;
+		struct mtrace_event ev;
+
+		if (rem < MTRACE_REC_ALIGN) {
+			*end = complete ? PARSE_CORRUPT : PARSE_PARTIAL;
+			break;
+		}
+		memcpy(&rlen, p, sizeof(rlen));
+		if (rlen < MTRACE_REC_ALIGN || rlen % MTRACE_REC_ALIGN != 0 ||
+		    rlen > MTRACE_REC_MAX) {
+			*end = PARSE_CORRUPT;
+			break;
+		}
+		if (rlen > rem) {
+			*end = complete ? PARSE_CORRUPT : PARSE_PARTIAL;
+			break;
+		}
+		if (p[2] == MTRACE_OP_PAD) {
+			off += rlen;
+			continue;
+		}
+		if (rlen < MTRACE_REC_FIXED) {
+			*end = PARSE_CORRUPT;
+			break;
+		}
+		memcpy(&rec, p, sizeof(rec));
+		ev.ts = rec.ts;
+		ev.thread = rec.thread;
+		ev.arg = rec.arg;
+		ev.seq = rec.seq;
+		ev.op = rec.op;
+		ev.type = rec.type;
+		ev.str_len = 0;
+		ev.str = NULL;
+		if (mtrace_op_has_string(rec.op)) {
+			const char *s = (const char *)p + MTRACE_REC_FIXED;
+			const char *nul = memchr(s, 0, rlen - MTRACE_REC_FIXED);
+			if (nul == NULL) {
+				*end = PARSE_CORRUPT;
+				break;
+			}
+			ev.str = s;
+			ev.str_len = (uint16_t)(nul - s);
+		}
+		off += rlen;
+		/* Unknown ops still consume a sequence number: they are events of a newer producer. */
+		seq_account(rec.seq, st, next_seq, seq_known);
+		if (!op_known(rec.op)) {
+			st->unknown++;
+			continue;
+		}
+		cb(&ev, arg);
+		n++;
+	}
+	*consumed = off;
+	st->events += n;
+	st->bytes += off;
+	return n;
+}
+
+size_t
+ring_decode_buffer(const uint8_t *buf, size_t len, ring_event_cb cb, void *arg,
+		   struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known)
+{
+	size_t total = 0, off = 0, consumed;
+	enum parse_end end;
+
+	/* Standalone buffers have no producer to resync with: skip a corrupt record's
+	 * 8-byte slot and look for the next plausible boundary, so every byte is tried. */
+	while (off < len) {
+		total += parse(buf + off, len - off, true, SIZE_MAX, cb, arg, st, next_seq,
+			       seq_known, &consumed, &end);
+		off += consumed;
+		if (end != PARSE_CORRUPT)
+			break;
+		st->corrupt++;
+		off += MTRACE_REC_ALIGN;
+	}
+	return total;
+}
+
+/* Copy ring bytes [from, to) (to - from <= RING_CHUNK <= size) in at most two pieces. */
+static void
+copy_window(struct ring_reader *r, uint64_t from, uint64_t to)
+{
+	uint64_t off = from & r->mask, n = to - from;
+	uint64_t first = r->size - off < n ? r->size - off : n;
+
+	memcpy(r->buf, r->data + off, first);
+	if (first < n)
+		memcpy(r->buf + first, r->data, n - first);
+}
+
+size_t
+ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *arg,
+		  bool *more)
+{
+	size_t delivered = 0;
+	bool more_data = false;
+
+	for (int round = 0; delivered < budget; round++) {
+		uint64_t t1, h, t2, start, cstart, cend, begin;
+		size_t consumed;
+		enum parse_end end;
+
+		if (round == RING_MAX_ROUNDS) {
+			more_data = true;
+			break;
+		}
+		/* Tail before head: for an honest producer t1 <= h then always holds. */
+		t1 = __atomic_load_n(&r->hdr->tail, __ATOMIC_ACQUIRE);
+		h = __atomic_load_n(&r->hdr->head, __ATOMIC_ACQUIRE);
+		if ((t1 | h) % MTRACE_REC_ALIGN != 0 || t1 > h) {
+			r->st.corrupt++;
+			break;
+		}
+		if (h < r->pos) {
+			/* Head went backwards: nothing we hold is meaningful; restart at its tail. */
+			r->st.corrupt++;
+			r->st.resyncs++;
+			r->pos = t1;
+			break;
+		}
+		start = r->pos > t1 ? r->pos : t1;	/* below t1 is already gone */
+		if (start == h)
+			break;				/* caught up */
+		cstart = h - start > r->size ? h - r->size : start;
+		cend = h - cstart > RING_CHUNK ? cstart + RING_CHUNK : h;
+		copy_window(r, cstart, cend);
+		/* Order the copy before the re-load (pairs with the producer's tail-then-bytes). */
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		t2 = __atomic_load_n(&r->hdr->tail, __ATOMIC_RELAXED);
+		if (t2 % MTRACE_REC_ALIGN != 0 || t2 < t1) {
+			r->st.corrupt++;
+			break;
+		}
+		begin = start > t2 ? start : t2;
+		if (begin < cstart) {
+			/* An honest tail is >= head - size; this one points at bytes we never
+			 * copied.  Give up on the window and start again at the head. */
+			r->st.corrupt++;
+			r->st.resyncs++;
+			r->pos = h;
+			break;
+		}
+		if (begin >= cend) {
+			r->pos = begin;	/* the producer lapped the whole chunk; seq gaps count it */
+			continue;
+		}
+		delivered += parse(r->buf + (begin - cstart), cend - begin, cend == h,
+				   budget - delivered, cb, arg, &r->st, &r->next_seq, &r->seq_known,
+				   &consumed, &end);
+		r->pos = begin + consumed;
+		if (end == PARSE_CORRUPT) {
+			/* The head is a record boundary: resume there; skipped events show up
+			 * as a sequence gap (lost) at the next record. */
+			r->st.corrupt++;
+			r->st.resyncs++;
+			r->pos = h;
+			break;
+		}
+		if (delivered == budget) {
+			more_data = r->pos < h;
+			break;
+		}
+	}
+	__atomic_store_n(&r->hdr->reader_pos, r->pos, __ATOMIC_RELAXED);
+	if (more != NULL)
+		*more = more_data;
+	return delivered;
+}
+
+bool
+ring_reader_request_wakeup(struct ring_reader *r, uint64_t bytes_ahead)
+{
+	uint64_t want = r->pos + bytes_ahead, h;
+
+	/* The producer notifies when a publish moves head from below want+1 to at least it. */
+	__atomic_store_n(&r->hdr->req_event, want + 1, __ATOMIC_RELAXED);
+	/* Store req_event before re-reading head (io/ring.h FINAL_CHECK); the producer
+	 * side has no matching full barrier, so a wake-up can still be missed: the
+	 * daemon's periodic drain covers that window. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	h = __atomic_load_n(&r->hdr->head, __ATOMIC_ACQUIRE);
+	return h > want && h % MTRACE_REC_ALIGN == 0;
+}
+
+uint64_t
+ring_reader_position(const struct ring_reader *r)
+{
+	return r->pos;
+}

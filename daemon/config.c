@@ -1,0 +1,257 @@
+/*
+ * config.c - defaults and the "key = value" file.  Parsing is strict: an unknown key,
+ * a number with trailing junk or out of range is an error with file:line, so a typo
+ * never silently leaves a default in place.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config.h"
+
+void config_defaults(struct mtraced_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->config_path, sizeof(c->config_path), "%s", MTRACED_DEFAULT_CONFIG);
+	snprintf(c->backend, sizeof(c->backend), "auto");
+	snprintf(c->socket_path, sizeof(c->socket_path), "/run/mtrace/mtraced.sock");
+	snprintf(c->socket_group, sizeof(c->socket_group), "mtrace");
+	c->log_level = 2;
+	/* 64 rings of 512 data pages + header would be 32832 pages: the default admits a
+	 * generous guest (16 MiB) but not the protocol maximum, which an operator may raise. */
+	c->max_pages_per_guest = 4096;
+	c->max_pages_total = 65536;
+	c->max_guests = 1024;
+	c->drain_budget = 65536;
+	c->drain_interval_ms = 20;
+	c->ratelimit_wakeups = 30;	/* xenconsoled's allowance per period */
+	c->ratelimit_period_ms = 200;
+	c->dead_keep_s = 60;
+	c->mprof_poll_ms = 100;
+	c->max_threads_per_guest = 16384;	/* the table stays cache-sized: bench/daemon */
+	c->max_labels_per_guest = 1024;
+	c->max_clients = 64;
+	c->client_queue_bytes = 8u << 20;
+	c->max_top_n = 1000;
+	c->drop_privileges = true;
+	c->status_interval_ms = 1000;
+}
+
+static int parse_u64(const char *val, unsigned long long min, unsigned long long max,
+		     bool suffix, unsigned long long *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!isdigit((unsigned char)val[0]))
+		return -1;
+	errno = 0;
+	v = strtoull(val, &end, 10);
+	if (errno)
+		return -1;
+	if (suffix && *end) {
+		unsigned shift = 0;
+		switch (*end) {
+		case 'k': case 'K': shift = 10; break;
+		case 'm': case 'M': shift = 20; break;
+		case 'g': case 'G': shift = 30; break;
+		default: return -1;
+		}
+		if (v > (ULLONG_MAX >> shift))
+			return -1;
+		v <<= shift;
+		end++;
+	}
+	if (*end || v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int parse_bool(const char *val, bool *out)
+{
+	if (!strcasecmp(val, "yes") || !strcasecmp(val, "true") || !strcmp(val, "1") ||
+	    !strcasecmp(val, "on"))
+		*out = true;
+	else if (!strcasecmp(val, "no") || !strcasecmp(val, "false") || !strcmp(val, "0") ||
+		 !strcasecmp(val, "off"))
+		*out = false;
+	else
+		return -1;
+	return 0;
+}
+
+enum kind { K_UINT, K_SIZE, K_STR, K_BOOL, K_LEVEL, K_BACKEND };
+
+struct key {
+	const char *name;
+	enum kind kind;
+	size_t off;
+	size_t size;			/* string buffer size */
+	unsigned long long min, max;
+};
+
+#define U(n, lo, hi)	{ #n, K_UINT, offsetof(struct mtraced_config, n), 0, lo, hi }
+#define S(n)		{ #n, K_STR, offsetof(struct mtraced_config, n), \
+			  sizeof(((struct mtraced_config *)0)->n), 0, 0 }
+
+static const struct key keys[] = {
+	{ "backend", K_BACKEND, offsetof(struct mtraced_config, backend),
+	  sizeof(((struct mtraced_config *)0)->backend), 0, 0 },
+	S(sim_dir),
+	S(socket_path),
+	S(socket_group),
+	{ "log_level", K_LEVEL, offsetof(struct mtraced_config, log_level), 0, 0, 3 },
+	U(max_pages_per_guest, 2, 1u << 24),
+	U(max_pages_total, 2, 1u << 28),
+	U(max_guests, 1, 32768),
+	U(drain_budget, 1, 1u << 30),
+	U(drain_interval_ms, 1, 60000),
+	U(ratelimit_wakeups, 1, 1000000),
+	U(ratelimit_period_ms, 1, 60000),
+	U(dead_keep_s, 0, 86400 * 7),
+	U(mprof_poll_ms, 1, 60000),
+	U(max_threads_per_guest, 16, 1u << 24),
+	U(max_labels_per_guest, 1, 1u << 16),
+	U(max_clients, 1, 65536),
+	{ "client_queue_bytes", K_SIZE, offsetof(struct mtraced_config, client_queue_bytes), 0,
+	  4096, 1ull << 32 },
+	U(max_top_n, 0, 100000),
+	{ "drop_privileges", K_BOOL, offsetof(struct mtraced_config, drop_privileges), 0, 0, 0 },
+	U(status_interval_ms, 100, 3600000),
+};
+
+int config_set(struct mtraced_config *c, const char *key, const char *val, char *err,
+	       size_t errlen)
+{
+	static const char *const levels[] = { "err", "warn", "info", "debug" };
+	unsigned long long v;
+	char *base = (char *)c;
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const struct key *k = &keys[i];
+		if (strcmp(k->name, key))
+			continue;
+		switch (k->kind) {
+		case K_UINT:
+		case K_SIZE:
+			if (parse_u64(val, k->min, k->max, k->kind == K_SIZE, &v)) {
+				snprintf(err, errlen, "%s: expected a number in %llu..%llu, got \"%s\"",
+					 key, k->min, k->max, val);
+				return -1;
+			}
+			if (k->kind == K_UINT)
+				*(unsigned *)(base + k->off) = (unsigned)v;
+			else
+				*(size_t *)(base + k->off) = (size_t)v;
+			return 0;
+		case K_BOOL:
+			if (parse_bool(val, (bool *)(base + k->off))) {
+				snprintf(err, errlen, "%s: expected yes or no, got \"%s\"", key, val);
+				return -1;
+			}
+			return 0;
+		case K_LEVEL:
+			for (unsigned l = 0; l < 4; l++)
+				if (!strcasecmp(val, levels[l]) ||
+				    (val[0] == '0' + (int)l && !val[1])) {
+					c->log_level = l;
+					return 0;
+				}
+			if (!strcasecmp(val, "error") || !strcasecmp(val, "warning")) {
+				c->log_level = val[0] == 'e' || val[0] == 'E' ? 0 : 1;
+				return 0;
+			}
+			snprintf(err, errlen, "%s: expected err, warn, info or debug, got \"%s\"",
+				 key, val);
+			return -1;
+		case K_BACKEND:
+			if (strcmp(val, "auto") && strcmp(val, "xen") && strcmp(val, "sim")) {
+				snprintf(err, errlen, "%s: expected auto, xen or sim, got \"%s\"", key,
+					 val);
+				return -1;
+			}
+			__attribute__((fallthrough));
+		case K_STR:
+			if (strlen(val) >= k->size) {
+				snprintf(err, errlen, "%s: value longer than %zu bytes", key,
+					 k->size - 1);
+				return -1;
+			}
+			memcpy(base + k->off, val, strlen(val) + 1);
+			return 0;
+		}
+	}
+	snprintf(err, errlen, "unknown setting \"%s\"", key);
+	return -1;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = 0;
+	return s;
+}
+
+int config_load_file(struct mtraced_config *c, const char *path, char *err, size_t errlen)
+{
+	char line[1024], why[512];
+	unsigned lineno = 0;
+	FILE *f;
+	int rc = 0;
+
+	f = fopen(path, "re");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *s, *eq, *key, *val;
+
+		lineno++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			snprintf(err, errlen, "%s:%u: line too long", path, lineno);
+			rc = -1;
+			break;
+		}
+		s = strchr(line, '#');
+		if (s)
+			*s = 0;
+		s = trim(line);
+		if (!*s)
+			continue;
+		eq = strchr(s, '=');
+		if (!eq) {
+			snprintf(err, errlen, "%s:%u: expected \"key = value\"", path, lineno);
+			rc = -1;
+			break;
+		}
+		*eq = 0;
+		key = trim(s);
+		val = trim(eq + 1);
+		if (val[0] == '"' && strlen(val) >= 2 && val[strlen(val) - 1] == '"') {
+			val[strlen(val) - 1] = 0;
+			val++;
+		}
+		if (config_set(c, key, val, why, sizeof(why))) {
+			snprintf(err, errlen, "%s:%u: %s", path, lineno, why);
+			rc = -1;
+			break;
+		}
+	}
+	if (!rc && ferror(f)) {
+		snprintf(err, errlen, "%s: read error", path);
+		rc = -1;
+	}
+	fclose(f);
+	return rc;
+}

@@ -1,0 +1,224 @@
+/*
+ * discover.c - noticing guests come, change and go.
+ *
+ * xenstore watches: @introduceDomain and @releaseDomain (re-enumerate the domains and
+ * confirm deaths with the domain list, as xenconsoled does) and /local/domain (a guest
+ * wrote under its data/mtrace or data/mprof: re-read that one domain).  Watches may
+ * fire spuriously or not at all for a path (xenstore.txt), so events only mark work;
+ * the work is done from a zero-delay timer that coalesces bursts, and a slow timer
+ * re-enumerates anyway.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "guest.h"
+#include "log.h"
+#include "mprof.h"
+
+#define X		(guests_x->ops)
+#define MAX_DOMID	32768u		/* DOMID_FIRST_RESERVED: ids above are not guests */
+#define WATCH_MAX	1024		/* watch events per fd wake-up before yielding */
+#define RESCAN_S	5		/* safety net for lost watch events */
+
+static const char TOK_INTRO[] = "mtraced-intro";
+static const char TOK_RELEASE[] = "mtraced-release";
+static const char TOK_DOM[] = "mtraced-dom";
+
+static struct event *xs_ev, *work_ev, *rescan_ev;
+static bool full_scan;
+static uint8_t dirty[MAX_DOMID / 8];
+static bool any_dirty;
+
+static void schedule(void)
+{
+	static const struct timeval now = { 0, 0 };
+
+	if (!evtimer_pending(work_ev, NULL))
+		evtimer_add(work_ev, &now);
+}
+
+/* "/local/domain/<id>/<rest>": the id if <rest> concerns us, else -1. */
+static long dom_of_path(const char *path)
+{
+	static const char pre[] = "/local/domain/";
+	const char *p = path + sizeof(pre) - 1, *rest;
+	char *end;
+	unsigned long id;
+
+	if (strncmp(path, pre, sizeof(pre) - 1) || *p < '0' || *p > '9')
+		return -1;
+	id = strtoul(p, &end, 10);
+	if (id >= MAX_DOMID || (*end && *end != '/'))
+		return -1;
+	if (!*end)
+		return (long)id;		/* the domain's directory itself (removal) */
+	rest = end + 1;
+	if (!strncmp(rest, MTRACE_XS_DIR, strlen(MTRACE_XS_DIR)) ||
+	    !strncmp(rest, "data/mprof", 10) || !strcmp(rest, "name"))
+		return (long)id;
+	return -1;
+}
+
+static void xs_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct xenif_xs_watch_event ev;
+
+	(void)fd; (void)what; (void)arg;
+	for (int k = 0; k < WATCH_MAX; k++) {
+		long id;
+
+		if (X->xs_read_watch(guests_x, &ev) < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
+				return;
+			if (errno == ENAMETOOLONG || errno == EPROTO) {
+				/* an oversized or mangled event: we cannot tell what changed */
+				full_scan = true;
+				schedule();
+				continue;
+			}
+			log_err("xenstore watch: %s", strerror(errno));
+			return;
+		}
+		if (!strcmp(ev.token, TOK_INTRO) || !strcmp(ev.token, TOK_RELEASE)) {
+			full_scan = true;
+		} else if (!strcmp(ev.token, TOK_DOM)) {
+			id = dom_of_path(ev.path);
+			if (id < 0)
+				continue;
+			dirty[id / 8] |= (uint8_t)(1u << (id % 8));
+			any_dirty = true;
+		} else {
+			continue;
+		}
+		schedule();
+	}
+}
+
+static void mark_seen(struct guest *g, void *arg)
+{
+	(void)arg;
+	g->seen = false;
+}
+
+static void bury_unseen(struct guest *g, void *arg)
+{
+	(void)arg;
+	if (!g->seen)
+		guest_death(g, "destroyed");
+}
+
+void discover_scan_all(void)
+{
+	static struct xenif_dominfo info[1024];
+	uint32_t first = 0;
+	int n, total = 0;
+
+	full_scan = false;
+	guest_foreach(mark_seen, NULL);
+	do {
+		n = X->ctrl_domain_list(guests_x, first, info, sizeof(info) / sizeof(info[0]));
+		if (n < 0) {
+			log_err("domain list: %s", strerror(errno));
+			return;		/* without the list no death can be confirmed */
+		}
+		for (int i = 0; i < n; i++) {
+			struct xenif_dominfo *d = &info[i];
+			struct guest *g = guest_find(d->domid);
+
+			if (d->domid >= MAX_DOMID)
+				continue;
+			if (d->dying || d->shutdown) {
+				if (g)
+					guest_death(g, d->crashed ? "crashed" : "destroyed");
+				continue;
+			}
+			guest_refresh(d->domid);
+			g = guest_find(d->domid);
+			if (g)
+				g->seen = true;
+		}
+		total += n;
+		if (n > 0)
+			first = info[n - 1].domid + 1;
+	} while (n == (int)(sizeof(info) / sizeof(info[0])));
+	/* known guests missing from the list are gone */
+	guest_foreach(bury_unseen, NULL);
+	log_debug("scanned %d domains", total);
+}
+
+static void work_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd; (void)what; (void)arg;
+	if (full_scan) {
+		memset(dirty, 0, sizeof(dirty));
+		any_dirty = false;
+		discover_scan_all();
+		return;
+	}
+	if (!any_dirty)
+		return;
+	any_dirty = false;
+	for (uint32_t i = 0; i < MAX_DOMID / 8; i++) {
+		if (!dirty[i])
+			continue;
+		for (uint32_t b = 0; b < 8; b++)
+			if (dirty[i] & (1u << b))
+				guest_refresh(i * 8 + b);
+		dirty[i] = 0;
+	}
+}
+
+static void rescan_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd; (void)what; (void)arg;
+	full_scan = true;
+	schedule();
+}
+
+int discover_init(struct event_base *base, char *err, size_t errlen)
+{
+	struct timeval slow = { RESCAN_S, 0 };
+	int fd = X->xs_fileno(guests_x);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "xenstore fd: %s", strerror(errno));
+		return -1;
+	}
+	xs_ev = event_new(base, fd, EV_READ | EV_PERSIST, xs_cb, NULL);
+	work_ev = evtimer_new(base, work_cb, NULL);
+	rescan_ev = event_new(base, -1, EV_PERSIST, rescan_cb, NULL);
+	if (!xs_ev || !work_ev || !rescan_ev || event_add(xs_ev, NULL) < 0 ||
+	    event_add(rescan_ev, &slow) < 0) {
+		snprintf(err, errlen, "cannot set up the xenstore events");
+		return -1;
+	}
+	if (X->xs_watch(guests_x, "@introduceDomain", TOK_INTRO) < 0 ||
+	    X->xs_watch(guests_x, "@releaseDomain", TOK_RELEASE) < 0 ||
+	    X->xs_watch(guests_x, "/local/domain", TOK_DOM) < 0) {
+		snprintf(err, errlen, "xenstore watch: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void discover_fini(void)
+{
+	if (guests_x) {
+		X->xs_unwatch(guests_x, "@introduceDomain", TOK_INTRO);
+		X->xs_unwatch(guests_x, "@releaseDomain", TOK_RELEASE);
+		X->xs_unwatch(guests_x, "/local/domain", TOK_DOM);
+	}
+	if (xs_ev)
+		event_free(xs_ev);
+	if (work_ev)
+		event_free(work_ev);
+	if (rescan_ev)
+		event_free(rescan_ev);
+	xs_ev = work_ev = rescan_ev = NULL;
+}

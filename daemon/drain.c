@@ -1,0 +1,365 @@
+/*
+ * drain.c - when rings are read: on an event-channel wake-up, from a periodic timer
+ * (which bounds how long any event waits when a wake-up was lost or held off), and in
+ * round-robin rounds for guests that had more than one budget of data.
+ *
+ * Fairness: a guest is drained for at most drain_budget events at a time; if data is
+ * left it goes to the back of the busy queue, served from a zero-delay timer so that
+ * the loop polls its fds (other guests' wake-ups, clients) between rounds.
+ * Storms: xenconsoled's limiter - past ratelimit_wakeups wake-ups in a period the port
+ * stays masked until the period ends (the periodic drain still reads the rings).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "guest.h"
+#include "log.h"
+#include "state.h"
+#include "stream.h"
+
+#define BATCH_MAX	1024u	/* events per stream_events call and per decoder call */
+#define PENDING_MAX	4096	/* ports taken per fd wake-up before yielding to the loop */
+
+#define X	(guests_x->ops)
+
+static struct event_base *base;
+static struct event *evtchn_ev, *tick_ev, *busy_ev;
+static struct guest *busy_head, *busy_tail;
+
+static struct {
+	struct guest *g;
+	uint32_t ring, clock;
+	size_t n;
+	struct mtrace_event ev[BATCH_MAX];
+} batch;
+
+/* ---- batches: state first, then the stream ---- */
+
+static void batch_flush(void)
+{
+	if (batch.n)
+		stream_events(batch.g->domid, batch.ring, batch.clock, batch.ev, batch.n);
+	batch.n = 0;
+}
+
+void drain_batch_begin(struct guest *g, uint32_t ring, uint32_t clock)
+{
+	batch.g = g;
+	batch.ring = ring;
+	batch.clock = clock;
+	batch.n = 0;
+}
+
+void drain_batch_event(const struct mtrace_event *ev, void *arg)
+{
+	(void)arg;
+	state_apply(batch.g->sd, ev);
+	if (batch.n == BATCH_MAX)
+		batch_flush();
+	batch.ev[batch.n++] = *ev;
+}
+
+void drain_batch_end(void)
+{
+	batch_flush();
+	batch.g = NULL;
+}
+
+/* ---- draining ---- */
+
+static void pass_stats(struct guest *g, unsigned i)
+{
+	struct gring *r = &g->ring[i];
+	const struct ring_reader_stats *st = ring_reader_stats(r->rr);
+	uint64_t lost = st->lost - r->seen.lost;
+
+	if (lost || st->corrupt != r->seen.corrupt || st->unknown != r->seen.unknown) {
+		state_domain_add_counts(g->sd, lost, st->corrupt - r->seen.corrupt,
+					st->unknown - r->seen.unknown);
+		if (lost)
+			stream_ring_loss(g->domid, i, lost);
+		if (st->corrupt != r->seen.corrupt)
+			log_debug("domain %" PRIu32 " ring %u: %" PRIu64 " corrupt so far", g->domid,
+				  i, st->corrupt);
+	}
+	r->seen = *st;
+}
+
+size_t drain_guest(struct guest *g, size_t budget, bool *more)
+{
+	unsigned n = g->ann.rings;
+	size_t total = 0;
+
+	*more = false;
+	if (g->kind != GUEST_RING || !n)
+		return 0;
+	for (unsigned k = 0; k < n; k++) {
+		unsigned i = (g->next_ring + k) % n;
+		struct gring *r = &g->ring[i];
+		bool m = false;
+
+		if (total >= budget) {
+			*more = true;
+			break;
+		}
+		do {
+			size_t want = budget - total < BATCH_MAX ? budget - total : BATCH_MAX;
+			size_t got;
+
+			drain_batch_begin(g, i, g->ann.clock);
+			got = ring_reader_drain(r->rr, want, drain_batch_event, NULL, &m);
+			drain_batch_end();
+			total += got;
+			if (!got)
+				break;
+		} while (m && total < budget);
+		pass_stats(g, i);
+		if (m)
+			*more = true;
+	}
+	/* the next round starts at another ring, so rings of one guest share too */
+	g->next_ring = (g->next_ring + 1) % n;
+	return total;
+}
+
+static void busy_add(struct guest *g)
+{
+	static const struct timeval now = { 0, 0 };
+
+	if (g->busy)
+		return;
+	g->busy = true;
+	g->busy_next = NULL;
+	if (busy_tail)
+		busy_tail->busy_next = g;
+	else
+		busy_head = g;
+	busy_tail = g;
+	if (!evtimer_pending(busy_ev, NULL))
+		evtimer_add(busy_ev, &now);
+}
+
+void drain_service(struct guest *g)
+{
+	bool more;
+
+	if (g->kind != GUEST_RING)
+		return;
+	drain_guest(g, guests_cfg->drain_budget, &more);
+	if (!more) {
+		/* arm the wake-up, then look again: data that came meanwhile is not lost */
+		for (unsigned i = 0; i < g->ann.rings; i++)
+			if (ring_reader_request_wakeup(g->ring[i].rr, 0))
+				more = true;
+	}
+	if (more)
+		busy_add(g);
+}
+
+void drain_final(struct guest *g)
+{
+	size_t limit = 0;
+	bool more;
+
+	if (g->kind != GUEST_RING)
+		return;
+	/* a ring holds at most size/32 records; the guest may still write, so stop there */
+	for (unsigned i = 0; i < g->ann.rings; i++)
+		limit += (size_t)g->ring[i].pages * (MTRACE_PAGE_SIZE / MTRACE_REC_FIXED) + 1;
+	drain_guest(g, limit, &more);
+}
+
+void drain_forget(struct guest *g)
+{
+	struct guest **pp, *prev = NULL;
+
+	if (g->busy) {
+		for (pp = &busy_head; *pp; prev = *pp, pp = &(*pp)->busy_next)
+			if (*pp == g) {
+				*pp = g->busy_next;
+				if (busy_tail == g)
+					busy_tail = prev;
+				break;
+			}
+		g->busy = false;
+	}
+	if (g->unhold_ev) {
+		event_free(g->unhold_ev);
+		g->unhold_ev = NULL;
+	}
+	g->held = false;
+	g->period_wakeups = 0;
+}
+
+static void busy_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct guest *stop = busy_tail;
+
+	(void)fd; (void)what; (void)arg;
+	/* one round: every guest queued now gets one budget; re-queued ones wait a turn */
+	while (busy_head) {
+		struct guest *g = busy_head;
+
+		busy_head = g->busy_next;
+		if (!busy_head)
+			busy_tail = NULL;
+		g->busy = false;
+		drain_service(g);
+		if (g == stop)
+			break;
+	}
+}
+
+/* ---- wake-ups and the storm limiter ---- */
+
+static void unhold_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct guest *g = arg;
+
+	(void)fd; (void)what;
+	g->held = false;
+	g->period_start_ns = state_now_ns();
+	g->period_wakeups = 0;
+	if (g->lport >= 0)
+		X->evtchn_unmask(guests_x, (uint32_t)g->lport);
+	drain_service(g);
+}
+
+static void wakeup(struct guest *g)
+{
+	uint64_t now = state_now_ns();
+	uint64_t period = (uint64_t)guests_cfg->ratelimit_period_ms * 1000000u;
+
+	if (now - g->period_start_ns >= period) {
+		g->period_start_ns = now;
+		g->period_wakeups = 0;
+	}
+	if (++g->period_wakeups > guests_cfg->ratelimit_wakeups) {
+		uint64_t left = g->period_start_ns + period - now;
+		struct timeval tv = { (time_t)(left / 1000000000u),
+				      (suseconds_t)(left % 1000000000u / 1000u) };
+
+		state_domain_add_wakeup(g->sd, true);
+		if (g->held)
+			return;
+		if (!g->unhold_ev)
+			g->unhold_ev = evtimer_new(base, unhold_cb, g);
+		if (!g->unhold_ev) {
+			/* cannot hold it off: serve it rather than lose it */
+			X->evtchn_unmask(guests_x, (uint32_t)g->lport);
+			drain_service(g);
+			return;
+		}
+		g->held = true;
+		evtimer_add(g->unhold_ev, &tv);
+		log_debug("domain %" PRIu32 ": wake-up storm, port held for %" PRIu64 " us",
+			  g->domid, left / 1000);
+		return;
+	}
+	state_domain_add_wakeup(g->sd, false);
+	X->evtchn_unmask(guests_x, (uint32_t)g->lport);
+	drain_service(g);
+}
+
+static void evtchn_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd; (void)what; (void)arg;
+	for (int k = 0; k < PENDING_MAX; k++) {
+		int port = X->evtchn_pending(guests_x);
+		struct guest *g;
+
+		if (port < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				log_warn("evtchn pending: %s", strerror(errno));
+			return;
+		}
+		g = guest_by_port((uint32_t)port);
+		if (!g || g->kind != GUEST_RING || g->lport != port) {
+			/* a port we already unbound raced its last notification */
+			X->evtchn_unmask(guests_x, (uint32_t)port);
+			continue;
+		}
+		wakeup(g);
+	}
+}
+
+static void tick_each(struct guest *g, void *arg)
+{
+	(void)arg;
+	if (g->kind == GUEST_RING && !g->busy)
+		drain_service(g);
+}
+
+static void tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd; (void)what; (void)arg;
+	state_tick(state_now_ns());
+	guest_foreach(tick_each, NULL);
+}
+
+static void final_each(struct guest *g, void *arg)
+{
+	(void)arg;
+	if (g->kind == GUEST_RING)
+		drain_final(g);
+	else if (g->kind == GUEST_LEGACY)
+		legacy_poll(g);
+}
+
+void guests_drain_all(void)
+{
+	guest_foreach(final_each, NULL);
+}
+
+static void tick_arm(void)
+{
+	struct timeval tv = { guests_cfg->drain_interval_ms / 1000,
+			      (suseconds_t)(guests_cfg->drain_interval_ms % 1000) * 1000 };
+
+	evtimer_del(tick_ev);
+	event_add(tick_ev, &tv);
+}
+
+int drain_init(struct event_base *b, char *err, size_t errlen)
+{
+	int fd = X->evtchn_fd(guests_x);
+
+	base = b;
+	legacy_init(b);
+	if (fd < 0) {
+		snprintf(err, errlen, "event channel fd: %s", strerror(errno));
+		return -1;
+	}
+	evtchn_ev = event_new(base, fd, EV_READ | EV_PERSIST, evtchn_cb, NULL);
+	tick_ev = event_new(base, -1, EV_PERSIST, tick_cb, NULL);
+	busy_ev = evtimer_new(base, busy_cb, NULL);
+	if (!evtchn_ev || !tick_ev || !busy_ev || event_add(evtchn_ev, NULL) < 0) {
+		snprintf(err, errlen, "cannot set up the drain events");
+		return -1;
+	}
+	tick_arm();
+	return 0;
+}
+
+void drain_reconfigure(void)
+{
+	if (tick_ev)
+		tick_arm();
+	legacy_reconfigure();
+}
+
+void drain_fini(void)
+{
+	if (evtchn_ev)
+		event_free(evtchn_ev);
+	if (tick_ev)
+		event_free(tick_ev);
+	if (busy_ev)
+		event_free(busy_ev);
+	evtchn_ev = tick_ev = busy_ev = NULL;
+	busy_head = busy_tail = NULL;
+}

@@ -1,0 +1,193 @@
+/*
+ * legacy.c - guests that only have mirage-profile's trace buffer (data/mprof/ring-ref):
+ * read-only pages, no index, no event channel.  Every mprof_poll_ms the whole buffer
+ * is copied once into a private buffer and the copy handed to the mprof parser, whose
+ * events go through the same state/stream path as ring events.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "guest.h"
+#include "log.h"
+#include "mprof.h"
+#include "state.h"
+#include "stream.h"
+
+#define X	(guests_x->ops)
+
+struct legacy {
+	uint32_t refs[MPROF_MAX_PAGES];
+	unsigned npages;
+	void *map;
+	uint8_t *copy;
+	size_t len;
+	struct mprof_reader *mr;
+	struct mprof_stats seen;
+	struct event *poll_ev;
+	struct guest *g;
+};
+
+static struct event_base *legacy_base;
+
+bool legacy_same(const struct guest *g, const char *refs, size_t len)
+{
+	uint32_t r[MPROF_MAX_PAGES];
+	char err[128];
+	int n;
+
+	if (!g->lg)
+		return false;
+	n = mprof_parse_refs(refs, len, r, MPROF_MAX_PAGES, err, sizeof(err));
+	return n == (int)g->lg->npages && !memcmp(r, g->lg->refs, (size_t)n * sizeof(r[0]));
+}
+
+void legacy_poll(struct guest *g)
+{
+	struct legacy *lg = g->lg;
+	const struct mprof_stats *st;
+	uint64_t lost, bad;
+
+	if (!lg)
+		return;
+	/* one copy per poll; the parser only ever sees the private copy */
+	memcpy(lg->copy, lg->map, lg->len);
+	drain_batch_begin(g, 0, MTRACE_CLOCK_XEN);
+	mprof_reader_poll(lg->mr, lg->copy, lg->len, drain_batch_event, NULL);
+	drain_batch_end();
+	st = mprof_reader_stats(lg->mr);
+	lost = st->lost - lg->seen.lost;
+	bad = (st->corrupt + st->torn) - (lg->seen.corrupt + lg->seen.torn);
+	if (lost || bad || st->unknown != lg->seen.unknown) {
+		state_domain_add_counts(g->sd, lost, bad, st->unknown - lg->seen.unknown);
+		if (lost)
+			stream_ring_loss(g->domid, 0, lost);
+		if (st->corrupt != lg->seen.corrupt)
+			log_debug("domain %" PRIu32 ": legacy buffer: %s", g->domid,
+				  mprof_reader_error(lg->mr));
+	}
+	lg->seen = *st;
+}
+
+static void poll_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct legacy *lg = arg;
+
+	(void)fd; (void)what;
+	legacy_poll(lg->g);
+}
+
+static void poll_arm(struct legacy *lg)
+{
+	struct timeval tv = { guests_cfg->mprof_poll_ms / 1000,
+			      (suseconds_t)(guests_cfg->mprof_poll_ms % 1000) * 1000 };
+
+	evtimer_del(lg->poll_ev);
+	event_add(lg->poll_ev, &tv);
+}
+
+void legacy_detach(struct guest *g)
+{
+	struct legacy *lg = g->lg;
+
+	if (!lg)
+		return;
+	if (lg->poll_ev)
+		event_free(lg->poll_ev);
+	if (lg->mr)
+		mprof_reader_free(lg->mr);
+	if (lg->map)
+		X->gnttab_unmap(guests_x, lg->map, lg->npages);
+	free(lg->copy);
+	guests_pages_total -= g->pages_mapped;
+	g->pages_mapped = 0;
+	free(lg);
+	g->lg = NULL;
+}
+
+int legacy_attach(struct guest *g, const char *refs, size_t len, char *why, size_t wl)
+{
+	struct legacy *lg = calloc(1, sizeof(*lg));
+	char err[160];
+	int n;
+
+	if (!lg) {
+		snprintf(why, wl, "out of memory");
+		return -1;
+	}
+	n = mprof_parse_refs(refs, len, lg->refs, MPROF_MAX_PAGES, err, sizeof(err));
+	if (n <= 0) {
+		snprintf(why, wl, "%s: %s", MPROF_XS_REFS, n < 0 ? err : "no refs");
+		free(lg);
+		return -1;
+	}
+	if ((unsigned)n > guests_cfg->max_pages_per_guest) {
+		snprintf(why, wl, "%d legacy pages, more than max_pages_per_guest %u", n,
+			 guests_cfg->max_pages_per_guest);
+		free(lg);
+		return -1;
+	}
+	if (guests_pages_total + (unsigned)n > guests_cfg->max_pages_total) {
+		snprintf(why, wl, "%d legacy pages would pass max_pages_total %u", n,
+			 guests_cfg->max_pages_total);
+		free(lg);
+		return -1;
+	}
+	lg->npages = (unsigned)n;
+	lg->len = (size_t)n * MPROF_PAGE_SIZE;
+	lg->g = g;
+	g->lg = lg;
+	g->pages_mapped = lg->npages;
+	guests_pages_total += lg->npages;
+	lg->map = X->gnttab_map(guests_x, g->domid, lg->npages, lg->refs, PROT_READ);
+	if (!lg->map) {
+		snprintf(why, wl, "legacy buffer: cannot map %u pages: %s", lg->npages,
+			 strerror(errno));
+		goto fail;
+	}
+	lg->copy = malloc(lg->len);
+	lg->mr = mprof_reader_new(lg->len);
+	if (!lg->copy || !lg->mr) {
+		snprintf(why, wl, "legacy buffer of %zu bytes refused: %s", lg->len,
+			 strerror(errno ? errno : EINVAL));
+		goto fail;
+	}
+	lg->poll_ev = event_new(legacy_base, -1, EV_PERSIST, poll_cb, lg);
+	if (!lg->poll_ev) {
+		snprintf(why, wl, "cannot create the poll timer");
+		goto fail;
+	}
+	poll_arm(lg);
+	state_domain_attached(g->sd, 1, MTRACE_CLOCK_XEN, true);
+	stream_domain_up(g->domid, g->name, 1, MTRACE_CLOCK_XEN, true);
+	log_info("domain %" PRIu32 " (%s): traced (legacy mirage-profile buffer, %u pages)",
+		 g->domid, g->name, lg->npages);
+	legacy_poll(g);
+	return 0;
+fail:
+	legacy_detach(g);
+	return -1;
+}
+
+void legacy_init(struct event_base *base)
+{
+	legacy_base = base;
+}
+
+static void rearm_each(struct guest *g, void *arg)
+{
+	(void)arg;
+	if (g->kind == GUEST_LEGACY && g->lg && g->lg->poll_ev)
+		poll_arm(g->lg);
+}
+
+void legacy_reconfigure(void)
+{
+	guest_foreach(rearm_each, NULL);
+}

@@ -1,0 +1,268 @@
+/*
+ * main.c - mtraced: flags and configuration, the libevent loop, signals.
+ *
+ * Start-up order matters to clients and systemd: the client socket listens and every
+ * existing guest has been discovered before READY=1, so a client connecting after
+ * READY sees all guests.  SIGTERM/SIGINT drain every ring a last time before Goodbye;
+ * SIGHUP re-reads the config file and keeps guests and clients.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "guest.h"
+#include "log.h"
+#include "service.h"
+#include "state.h"
+#include "stream.h"
+#include "xenif.h"
+
+#define MAX_OVERRIDES	64
+
+static struct mtraced_config cfg;
+static struct event_base *base;
+static bool config_given;
+
+/* Command-line settings win over the file, at start-up and on every reload. */
+static struct { char key[64]; char val[256]; } overrides[MAX_OVERRIDES];
+static unsigned noverrides;
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+"Usage: mtraced [OPTION]...\n"
+"Trace Xen guests live: map their trace rings, decode them and serve clients.\n"
+"\n"
+"  -c, --config FILE     configuration file (default " MTRACED_DEFAULT_CONFIG ")\n"
+"  -s, --socket PATH     client socket (default /run/mtrace/mtraced.sock)\n"
+"      --backend B       xen, sim or auto (sim when --sim-dir or $MTRACE_SIM_DIR is set)\n"
+"      --sim-dir DIR     state directory of the simulated Xen (mtrace-simxen)\n"
+"  -o, --set KEY=VALUE   set any configuration key (see mtraced(8))\n"
+"  -v, --verbose         debug log\n"
+"  -q, --quiet           errors only\n"
+"  -f, --foreground      do not detach (implied under systemd)\n"
+"  -h, --help            this text\n"
+"  -V, --version         print the version\n"
+"\n"
+"Signals: SIGHUP reloads the configuration, SIGTERM/SIGINT drain and stop.\n");
+}
+
+static int add_override(const char *key, const char *val)
+{
+	char err[300];
+
+	if (noverrides == MAX_OVERRIDES || strlen(key) >= sizeof(overrides[0].key) ||
+	    strlen(val) >= sizeof(overrides[0].val)) {
+		fprintf(stderr, "mtraced: too many or too long settings on the command line\n");
+		return -1;
+	}
+	if (config_set(&cfg, key, val, err, sizeof(err)) < 0) {	/* check it now */
+		fprintf(stderr, "mtraced: %s\n", err);
+		return -1;
+	}
+	snprintf(overrides[noverrides].key, sizeof(overrides[0].key), "%s", key);
+	snprintf(overrides[noverrides].val, sizeof(overrides[0].val), "%s", val);
+	noverrides++;
+	return 0;
+}
+
+/* Defaults, then the file, then the command line.  0 or -1 with err. */
+static int build_config(struct mtraced_config *c, const char *path, char *err, size_t errlen)
+{
+	config_defaults(c);
+	snprintf(c->config_path, sizeof(c->config_path), "%s", path);
+	if (config_given || access(path, F_OK) == 0) {
+		if (config_load_file(c, path, err, errlen) < 0)
+			return -1;
+	}
+	for (unsigned i = 0; i < noverrides; i++)
+		if (config_set(c, overrides[i].key, overrides[i].val, err, errlen) < 0)
+			return -1;
+	return 0;
+}
+
+static void on_stop(evutil_socket_t sig, short what, void *arg)
+{
+	(void)what; (void)arg;
+	log_info("signal %d: draining and stopping", (int)sig);
+	service_stopping();
+	guests_drain_all();
+	stream_shutdown("daemon stopping");
+	event_base_loopexit(base, NULL);
+}
+
+static void on_reload(evutil_socket_t sig, short what, void *arg)
+{
+	struct mtraced_config n;
+	char err[512];
+
+	(void)sig; (void)what; (void)arg;
+	service_reloading();
+	if (build_config(&n, cfg.config_path, err, sizeof(err)) < 0) {
+		log_err("reload: %s (keeping the running configuration)", err);
+		service_ready();
+		return;
+	}
+	/* what start-up opened stays as it was */
+#define KEEP(f) do {								\
+		if (strcmp(n.f, cfg.f))						\
+			log_warn("reload: " #f " changes only on restart");	\
+		memcpy(n.f, cfg.f, sizeof(n.f));				\
+	} while (0)
+	KEEP(backend);
+	KEEP(sim_dir);
+	KEEP(socket_path);
+	KEEP(socket_group);
+#undef KEEP
+	if (n.drop_privileges != cfg.drop_privileges)
+		log_warn("reload: drop_privileges changes only on restart");
+	n.drop_privileges = cfg.drop_privileges;
+	cfg = n;
+	log_set_level(cfg.log_level);
+	state_reconfigure(&cfg);
+	stream_reconfigure(&cfg);
+	guests_reconfigure(&cfg);
+	service_reconfigure(&cfg);
+	log_info("configuration reloaded from %s", cfg.config_path);
+	service_ready();
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "backend", required_argument, NULL, 'b' },
+		{ "sim-dir", required_argument, NULL, 'd' },
+		{ "set", required_argument, NULL, 'o' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *config_path = MTRACED_DEFAULT_CONFIG;
+	struct event *sig_term, *sig_int, *sig_hup;
+	bool foreground = false;
+	int verbose = 0, quiet = 0, c;
+	char err[512];
+	struct xenif *x;
+
+	config_defaults(&cfg);
+	while ((c = getopt_long(argc, argv, "c:s:o:vqfhV", opts, NULL)) != -1) {
+		char *eq;
+
+		switch (c) {
+		case 'c':
+			config_path = optarg;
+			config_given = true;
+			break;
+		case 's':
+			if (add_override("socket_path", optarg) < 0)
+				return 2;
+			break;
+		case 'b':
+			if (add_override("backend", optarg) < 0)
+				return 2;
+			break;
+		case 'd':
+			if (add_override("sim_dir", optarg) < 0)
+				return 2;
+			break;
+		case 'o':
+			eq = strchr(optarg, '=');
+			if (!eq) {
+				fprintf(stderr, "mtraced: -o wants KEY=VALUE, got \"%s\"\n", optarg);
+				return 2;
+			}
+			*eq = 0;
+			if (add_override(optarg, eq + 1) < 0)
+				return 2;
+			break;
+		case 'v': verbose++; break;
+		case 'q': quiet = 1; break;
+		case 'f': foreground = true; break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("mtraced %s\n", MTRACE_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "mtraced: unexpected argument \"%s\"\n", argv[optind]);
+		usage(stderr);
+		return 2;
+	}
+	/* the default is info; -v adds debug, -q keeps errors only */
+	if ((verbose || quiet) && add_override("log_level", quiet ? "0" : "3") < 0)
+		return 2;
+	if (getenv("JOURNAL_STREAM"))
+		log_set_journal(1);
+	if (build_config(&cfg, config_path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mtraced: %s\n", err);
+		return 1;
+	}
+	log_set_level(cfg.log_level);
+
+	if (!foreground && !getenv("NOTIFY_SOCKET") && daemon(0, 1) < 0) {
+		log_err("daemon: %s", strerror(errno));
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+
+	x = xenif_open(cfg.backend, cfg.sim_dir[0] ? cfg.sim_dir : NULL,
+		       XENIF_GNTTAB | XENIF_EVTCHN | XENIF_XS | XENIF_CTRL, err, sizeof(err));
+	if (!x) {
+		log_err("cannot open the %s backend: %s", cfg.backend, err);
+		return 1;
+	}
+	base = event_base_new();
+	if (!base) {
+		log_err("cannot create the event loop");
+		return 1;
+	}
+	state_init(&cfg);
+	if (stream_init(base, &cfg, err, sizeof(err)) < 0) {
+		log_err("%s", err);
+		return 1;
+	}
+	if (guests_init(base, x, &cfg, err, sizeof(err)) < 0) {
+		log_err("%s", err);
+		return 1;
+	}
+	sig_term = evsignal_new(base, SIGTERM, on_stop, NULL);
+	sig_int = evsignal_new(base, SIGINT, on_stop, NULL);
+	sig_hup = evsignal_new(base, SIGHUP, on_reload, NULL);
+	if (!sig_term || !sig_int || !sig_hup || event_add(sig_term, NULL) < 0 ||
+	    event_add(sig_int, NULL) < 0 || event_add(sig_hup, NULL) < 0 ||
+	    service_init(base, &cfg) < 0) {
+		log_err("cannot set up signal handling");
+		return 1;
+	}
+	discover_scan_all();
+	if (cfg.drop_privileges)
+		service_drop_privileges();
+	log_info("ready: %s backend, socket %s, %u guests", x->ops->name, cfg.socket_path,
+		 state_guest_count());
+	service_ready();
+
+	event_base_dispatch(base);
+
+	guests_fini();
+	service_fini();
+	event_free(sig_term);
+	event_free(sig_int);
+	event_free(sig_hup);
+	state_fini();
+	xenif_close(x);
+	event_base_free(base);
+	log_info("stopped");
+	return 0;
+}

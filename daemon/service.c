@@ -1,0 +1,117 @@
+/*
+ * service.c - systemd integration through libsystemd's sd_notify, and dropping what
+ * the daemon no longer needs after start-up: the Xen devices, xenstore connection and
+ * client socket are open by then, and nothing later needs a capability.
+ */
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+#include <systemd/sd-daemon.h>
+
+#include "config.h"
+#include "log.h"
+#include "service.h"
+#include "state.h"
+#include "stream.h"
+
+static struct event *status_ev;
+static unsigned interval_ms = 1000;
+static char last_status[128];
+
+void service_status(void)
+{
+	char line[128];
+	unsigned g = state_guest_count(), c = stream_client_count();
+
+	snprintf(line, sizeof(line), "STATUS=%u guest%s, %u client%s", g, g == 1 ? "" : "s", c,
+		 c == 1 ? "" : "s");
+	if (strcmp(line, last_status)) {
+		sd_notify(0, line);
+		snprintf(last_status, sizeof(last_status), "%s", line);
+	}
+}
+
+static void status_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd; (void)what; (void)arg;
+	service_status();
+}
+
+static void status_arm(void)
+{
+	struct timeval tv = { interval_ms / 1000, (suseconds_t)(interval_ms % 1000) * 1000 };
+
+	evtimer_del(status_ev);
+	event_add(status_ev, &tv);
+}
+
+int service_init(struct event_base *base, const struct mtraced_config *cfg)
+{
+	interval_ms = cfg->status_interval_ms;
+	status_ev = event_new(base, -1, EV_PERSIST, status_cb, NULL);
+	if (!status_ev)
+		return -1;
+	status_arm();
+	return 0;
+}
+
+void service_reconfigure(const struct mtraced_config *cfg)
+{
+	interval_ms = cfg->status_interval_ms;
+	if (status_ev)
+		status_arm();
+}
+
+void service_ready(void)
+{
+	last_status[0] = 0;
+	service_status();
+	sd_notify(0, "READY=1");
+}
+
+void service_reloading(void)
+{
+	sd_notify(0, "RELOADING=1");
+}
+
+void service_stopping(void)
+{
+	sd_notify(0, "STOPPING=1\nSTATUS=stopping: draining rings");
+}
+
+int service_drop_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2];
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+		log_warn("no_new_privs: %s", strerror(errno));
+		return -1;
+	}
+	if (geteuid() != 0)
+		return 0;
+	/* clear the bounding set (needs CAP_SETPCAP, which we still hold), then our sets */
+	for (int cap = 0; cap <= 63; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno == EINVAL)
+			break;
+	memset(data, 0, sizeof(data));
+	if (syscall(SYS_capset, &hdr, data) < 0) {
+		log_warn("dropping capabilities: %s", strerror(errno));
+		return -1;
+	}
+	log_debug("privileges dropped");
+	return 0;
+}
+
+void service_fini(void)
+{
+	if (status_ev)
+		event_free(status_ev);
+	status_ev = NULL;
+}

@@ -1,0 +1,119 @@
+/*
+ * state-int.h - the state subsystem's private layout, shared by state.c (updates) and
+ * state-stats.c (read-outs).  Nothing outside state*.c includes it.
+ */
+#ifndef MTRACED_STATE_INT_H
+#define MTRACED_STATE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "state.h"
+
+#define WIN_SECS	60	/* longest rolling window */
+#define LABEL_WIN	10	/* label creation rate window */
+#define HIST_BUCKETS	252	/* 4 log-linear buckets per power of two of ns */
+#define NAME_MAX_LEN	64
+#define STR_MAX_STORE	256	/* labels, failures and counter names are cut here */
+#define NO_IDX		UINT32_MAX
+
+enum { TS_PENDING = 0, TS_RESOLVED = 1, TS_FAILED = 2 };
+
+/* Events per second over the last 60 s, one bucket a second. */
+struct win {
+	uint64_t sec;		/* second the `cur` count belongs to */
+	uint64_t cur;
+	uint32_t b[WIN_SECS];	/* b[s % WIN_SECS] for s in (sec - WIN_SECS, sec) */
+};
+
+struct thr {
+	uint64_t id;
+	uint64_t parent;
+	uint64_t becomes;
+	uint64_t created_ns;
+	uint64_t resolved_ns;
+	uint64_t reads, resolves, notifies, children, events;
+	uint64_t running_ns;
+	uint32_t ev_sec, ev_cur, ev_prev;	/* per-second event count, last two seconds */
+	uint32_t label;				/* label index or NO_IDX */
+	uint32_t failure;			/* failure string index or NO_IDX */
+	uint32_t prev, next;			/* pending or finished list; free list */
+	uint8_t type;
+	uint8_t state;
+};
+
+/* Interned strings with open addressing; capped, never shrinks until the domain goes. */
+struct strtab {
+	char **s;
+	uint32_t *hash;
+	uint32_t n, cap, max;
+	uint32_t *slots;	/* index + 1, 0 = empty */
+	uint32_t nslots;	/* power of two */
+};
+
+struct label {
+	uint64_t count, live;
+	uint64_t cr_sec;		/* second of cr[cr_sec % LABEL_WIN] */
+	uint32_t cr[LABEL_WIN];		/* creations per second */
+	uint64_t nlife;
+	uint32_t hist[HIST_BUCKETS];	/* lifetimes of resolved threads */
+};
+
+struct tslot {
+	uint64_t id;
+	uint32_t idx;		/* NO_IDX = empty */
+};
+
+struct list {
+	uint32_t head, tail;
+};
+
+struct state_domain {
+	uint32_t domid;
+	char name[NAME_MAX_LEN];
+	char status[160];
+	bool alive, legacy;
+	bool gone;		/* destroyed or crashed, as opposed to withdrawn */
+	uint32_t rings, clock;
+	uint64_t dead_at_ns;
+
+	uint64_t events, lost, corrupt, unknown, wakeups, ratelimited;
+	uint64_t gc_ns, gcs;
+	struct win win;
+	uint64_t last_ts;
+
+	/* running thread, for time running */
+	uint64_t running;
+	uint64_t run_start;
+	uint32_t running_idx;	/* its slot, NO_IDX if untracked */
+
+	/* threads: slab + id hash + two lists in age order */
+	struct thr *thr;
+	uint32_t nthr, thr_cap, free_head;
+	struct tslot *tab;
+	uint32_t tab_mask;
+	struct list pending, finished;
+	uint64_t live, threads_total, threads_evicted;
+	uint64_t cache_id;
+	uint32_t cache_idx;
+
+	struct strtab labels;
+	struct label *lstat;
+	uint64_t labels_dropped;
+	struct strtab failures;
+	struct strtab counters;
+	int64_t *cval;
+	uint64_t counters_dropped;
+};
+
+extern struct state_domain **state_doms;
+extern unsigned state_ndoms;
+extern const struct mtraced_config *state_cfg;
+extern uint64_t state_cur_sec;
+
+double state_win_rate(const struct win *w, uint64_t now_sec, unsigned secs);
+uint64_t state_hist_pct(const struct label *l, double p);
+uint32_t state_label_rate_sum(const struct label *l, uint64_t now_sec);
+uint64_t state_thr_rate(const struct thr *t);
+
+#endif

@@ -1,0 +1,297 @@
+/*
+ * state-stats.c - build a Stats message for one subscription from the state tables.
+ * Everything the message points to lives in one arena freed by state_stats_free, so
+ * the message never aliases state that the next event may change.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "config.h"
+#include "mtrace-ring.h"
+#include "state-int.h"
+
+struct arena_blk {
+	struct arena_blk *next;
+	size_t used, size;
+	max_align_t data[];
+};
+
+struct stats_box {
+	Mtrace__Stats s;		/* first: state_stats_free gets it back by cast */
+	struct arena_blk *blk;
+};
+
+static void *arena_alloc(struct stats_box *b, size_t n)
+{
+	struct arena_blk *k = b->blk;
+	void *p;
+
+	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
+	if (!k || k->size - k->used < n) {
+		size_t sz = n > 65536 ? n : 65536;
+		k = malloc(sizeof(*k) + sz);
+		if (!k)
+			abort();
+		k->next = b->blk;
+		k->used = 0;
+		k->size = sz;
+		b->blk = k;
+	}
+	p = (char *)k->data + k->used;
+	k->used += n;
+	memset(p, 0, n);
+	return p;
+}
+
+static char *arena_str(struct stats_box *b, const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *p = arena_alloc(b, n);
+
+	memcpy(p, s, n);
+	return p;
+}
+
+static bool label_passes(const Mtrace__Subscribe *sub, const char *label)
+{
+	if (!sub || !sub->n_labels)
+		return true;
+	if (!label)
+		return false;
+	for (size_t i = 0; i < sub->n_labels; i++)
+		if (sub->labels[i] && !strncmp(label, sub->labels[i], strlen(sub->labels[i])))
+			return true;
+	return false;
+}
+
+struct cand {
+	const struct state_domain *d;
+	const struct thr *t;
+	uint64_t key;
+};
+
+static uint64_t thr_pending_ns(const struct state_domain *d, const struct thr *t)
+{
+	uint64_t end = t->state == TS_PENDING ? d->last_ts : t->resolved_ns;
+
+	return end > t->created_ns ? end - t->created_ns : 0;
+}
+
+static uint64_t sort_key(const struct state_domain *d, const struct thr *t, int sort)
+{
+	switch (sort) {
+	case MTRACE__SORT_KEY__SORT_RUNNING:	return t->running_ns;
+	case MTRACE__SORT_KEY__SORT_PENDING:	return thr_pending_ns(d, t);
+	/* oldest first: invert so that "largest key first" holds for every key */
+	case MTRACE__SORT_KEY__SORT_AGE:	return UINT64_MAX - t->created_ns;
+	case MTRACE__SORT_KEY__SORT_CHILDREN:	return t->children;
+	case MTRACE__SORT_KEY__SORT_READS:	return t->reads;
+	case MTRACE__SORT_KEY__SORT_RESOLVES:	return t->resolves;
+	case MTRACE__SORT_KEY__SORT_ID:		return UINT64_MAX - t->id;	/* ascending ids */
+	default:				return state_thr_rate(t);
+	}
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	if (x->d->domid != y->d->domid)
+		return x->d->domid < y->d->domid ? -1 : 1;
+	return x->t->id < y->t->id ? -1 : x->t->id > y->t->id;
+}
+
+static int cand_cmp_rev(const void *a, const void *b)
+{
+	return -cand_cmp(a, b);
+}
+
+static void fill_domain(struct stats_box *b, Mtrace__DomainStats *ds, const struct state_domain *d)
+{
+	mtrace__domain_stats__init(ds);
+	ds->domid = d->domid;
+	ds->name = arena_str(b, d->name);
+	ds->alive = d->alive;
+	ds->legacy = d->legacy;
+	ds->rings = d->rings;
+	ds->events = d->events;
+	ds->lost = d->lost;
+	ds->corrupt = d->corrupt;
+	ds->unknown = d->unknown;
+	ds->rate_1s = state_win_rate(&d->win, state_cur_sec, 1);
+	ds->rate_10s = state_win_rate(&d->win, state_cur_sec, 10);
+	ds->rate_60s = state_win_rate(&d->win, state_cur_sec, 60);
+	ds->live_threads = d->live;
+	ds->threads_total = d->threads_total;
+	ds->threads_evicted = d->threads_evicted;
+	ds->clock = d->clock;
+	ds->wakeups = d->wakeups;
+	ds->ratelimited = d->ratelimited;
+	ds->state = arena_str(b, d->status);
+	if (d->counters.n) {
+		ds->n_counters = d->counters.n;
+		ds->counters = arena_alloc(b, d->counters.n * sizeof(*ds->counters));
+		for (uint32_t i = 0; i < d->counters.n; i++) {
+			Mtrace__Counter *c = arena_alloc(b, sizeof(*c));
+			mtrace__counter__init(c);
+			c->name = arena_str(b, d->counters.s[i]);
+			c->value = d->cval[i];
+			ds->counters[i] = c;
+		}
+	}
+}
+
+static void fill_thread(struct stats_box *b, Mtrace__ThreadStats *ts, const struct state_domain *d,
+			const struct thr *t)
+{
+	mtrace__thread_stats__init(ts);
+	ts->domid = d->domid;
+	ts->id = (int64_t)t->id;
+	ts->label = arena_str(b, t->label != NO_IDX ? d->labels.s[t->label] : "");
+	ts->type = t->type;
+	ts->state = t->state == TS_RESOLVED ? MTRACE__THREAD_STATE__RESOLVED :
+		    t->state == TS_FAILED ? MTRACE__THREAD_STATE__FAILED :
+		    MTRACE__THREAD_STATE__PENDING;
+	ts->parent = (int64_t)t->parent;
+	ts->created_ns = t->created_ns;
+	ts->resolved_ns = t->resolved_ns;
+	ts->reads = t->reads;
+	ts->resolves = t->resolves;
+	ts->notifies = t->notifies;
+	ts->children = t->children;
+	ts->running_ns = t->running_ns;
+	/* the thread running now has run since run_start */
+	if (d->running == t->id && d->last_ts > d->run_start)
+		ts->running_ns += d->last_ts - d->run_start;
+	ts->pending_ns = thr_pending_ns(d, t);
+	ts->events_rate = (double)state_thr_rate(t);
+	ts->events = t->events;
+	ts->becomes = (int64_t)t->becomes;
+	ts->failure = arena_str(b, t->failure != NO_IDX ? d->failures.s[t->failure] : "");
+}
+
+static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub)
+{
+	unsigned top = sub->top_n;
+	size_t ncand = 0, cap = 0;
+	struct cand *c = NULL;
+
+	if (top > state_cfg->max_top_n)
+		top = state_cfg->max_top_n;
+	if (!top)
+		return;
+	for (unsigned i = 0; i < state_ndoms; i++) {
+		const struct state_domain *d = state_doms[i];
+		if (!state_domain_matches(d->domid, sub))
+			continue;
+		for (int which = 0; which < 2; which++) {
+			uint32_t j = which ? d->finished.head : d->pending.head;
+			if (which && !sub->include_finished)
+				break;
+			for (; j != NO_IDX; j = d->thr[j].next) {
+				const struct thr *t = &d->thr[j];
+				if (!label_passes(sub, t->label != NO_IDX ? d->labels.s[t->label] : NULL))
+					continue;
+				if (ncand == cap) {
+					cap = cap ? cap * 2 : 256;
+					c = realloc(c, cap * sizeof(*c));
+					if (!c)
+						abort();
+				}
+				c[ncand].d = d;
+				c[ncand].t = t;
+				c[ncand].key = sort_key(d, t, sub->sort);
+				ncand++;
+			}
+		}
+	}
+	qsort(c, ncand, sizeof(*c), sub->sort_reverse ? cand_cmp_rev : cand_cmp);
+	if (ncand > top)
+		ncand = top;
+	b->s.n_threads = ncand;
+	b->s.threads = arena_alloc(b, ncand * sizeof(*b->s.threads));
+	for (size_t k = 0; k < ncand; k++) {
+		b->s.threads[k] = arena_alloc(b, sizeof(Mtrace__ThreadStats));
+		fill_thread(b, b->s.threads[k], c[k].d, c[k].t);
+	}
+	free(c);
+}
+
+static void add_labels(struct stats_box *b, const Mtrace__Subscribe *sub)
+{
+	size_t n = 0, k = 0;
+
+	for (unsigned i = 0; i < state_ndoms; i++)
+		if (state_domain_matches(state_doms[i]->domid, sub))
+			n += state_doms[i]->labels.n;
+	b->s.labels = arena_alloc(b, n * sizeof(*b->s.labels));
+	for (unsigned i = 0; i < state_ndoms; i++) {
+		const struct state_domain *d = state_doms[i];
+		if (!state_domain_matches(d->domid, sub))
+			continue;
+		for (uint32_t j = 0; j < d->labels.n; j++) {
+			const struct label *l = &d->lstat[j];
+			Mtrace__LabelStats *ls;
+
+			if (!label_passes(sub, d->labels.s[j]))
+				continue;
+			ls = arena_alloc(b, sizeof(*ls));
+			mtrace__label_stats__init(ls);
+			ls->domid = d->domid;
+			ls->label = arena_str(b, d->labels.s[j]);
+			ls->count = l->count;
+			ls->live = l->live;
+			ls->creation_rate = state_label_rate_sum(l, state_cur_sec) / (double)LABEL_WIN;
+			ls->lifetime_p50_ns = state_hist_pct(l, 0.50);
+			ls->lifetime_p99_ns = state_hist_pct(l, 0.99);
+			b->s.labels[k++] = ls;
+		}
+	}
+	b->s.n_labels = k;
+}
+
+Mtrace__Stats *state_stats(const Mtrace__Subscribe *sub, uint64_t dropped_for_client)
+{
+	static const Mtrace__Subscribe all = MTRACE__SUBSCRIBE__INIT;
+	struct stats_box *b = calloc(1, sizeof(*b));
+	struct timespec now;
+	size_t k = 0;
+
+	if (!b)
+		abort();
+	if (!sub)
+		sub = &all;
+	mtrace__stats__init(&b->s);
+	clock_gettime(CLOCK_REALTIME, &now);
+	b->s.time_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	b->s.dropped_for_client = dropped_for_client;
+	b->s.domains = arena_alloc(b, state_ndoms * sizeof(*b->s.domains));
+	for (unsigned i = 0; i < state_ndoms; i++) {
+		if (!state_domain_matches(state_doms[i]->domid, sub))
+			continue;
+		b->s.domains[k] = arena_alloc(b, sizeof(Mtrace__DomainStats));
+		fill_domain(b, b->s.domains[k++], state_doms[i]);
+	}
+	b->s.n_domains = k;
+	add_threads(b, sub);
+	if (sub->label_stats)
+		add_labels(b, sub);
+	return &b->s;
+}
+
+void state_stats_free(Mtrace__Stats *s)
+{
+	struct stats_box *b = (struct stats_box *)s;
+	struct arena_blk *k, *next;
+
+	if (!s)
+		return;
+	for (k = b->blk; k; k = next) {
+		next = k->next;
+		free(k);
+	}
+	free(b);
+}

@@ -1,0 +1,607 @@
+/*
+ * stream-batch.c - event filters and columnar EventBatch encoding.
+ *
+ * Clients whose subscriptions select the same events share a group.  Each run of
+ * events handed to stream_events is filtered once per group (the label filter is
+ * evaluated now, while the daemon's thread state matches the event) and appended to
+ * the group's columns for that ring.  At the end of the loop turn (or when the
+ * columns are full) each group's columns are encoded once into a framed ServerMsg
+ * whose bytes all of the group's clients share.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+
+#include "frame.h"
+#include "state.h"
+#include "stream-int.h"
+#include "stream.h"
+
+/* Flush a ring's columns early past these, which keeps a frame far below
+ * FRAME_MAX_TO_CLIENT: 8192 events * 40 bytes + 512 KiB of strings. */
+#define ACC_MAX_EVENTS	8192u
+#define ACC_MAX_STR	(512u * 1024)
+
+/* Columns of one (domain, ring) for one group, in ring order. */
+struct acc {
+	struct acc *next;
+	uint32_t domid, ring, clock;
+	uint64_t first_seq;
+	size_t n, cap;
+	int64_t *ts;		/* absolute until encoded, then deltas in place */
+	uint32_t *op;
+	int64_t *thread;
+	int64_t *arg;
+	uint32_t *type;
+	size_t nstr, strcap;
+	size_t *str_off;	/* offsets into arena: the arena moves as it grows */
+	char *arena;
+	size_t arena_len, arena_cap;
+};
+
+struct stream_group {
+	struct stream_group *next;
+	char *key;
+	Mtrace__Subscribe *sub;		/* own copy: members come and go */
+	bool all_ops;
+	uint8_t ops[32];		/* bit per op */
+	struct stream_client **members;
+	size_t nmembers, cap;
+	struct acc *accs;
+};
+
+static struct stream_group *groups;
+static unsigned ngroups;
+static struct event *flush_ev;
+static bool flush_scheduled;
+
+struct stream_blob *
+stream_blob_pack(const Mtrace__ServerMsg *msg)
+{
+	size_t len = mtrace__server_msg__get_packed_size(msg);
+	uint8_t pfx[FRAME_VARINT_MAX];
+	size_t hl;
+	struct stream_blob *b;
+
+	if (len > FRAME_MAX_TO_CLIENT)
+		return NULL;
+	hl = frame_put_len(pfx, len);
+	b = malloc(sizeof(*b) + hl + len);
+	if (!b)
+		return NULL;
+	b->refs = 1;
+	b->len = hl + len;
+	memcpy(b->data, pfx, hl);
+	mtrace__server_msg__pack(msg, b->data + hl);
+	return b;
+}
+
+void
+stream_blob_unref(struct stream_blob *b)
+{
+	if (b && --b->refs == 0)
+		free(b);
+}
+
+static void
+blob_cleanup(const void *data, size_t len, void *arg)
+{
+	stream_blob_unref(arg);
+}
+
+int
+stream_blob_queue(struct evbuffer *out, struct stream_blob *b)
+{
+	b->refs++;
+	if (evbuffer_add_reference(out, b->data, b->len, blob_cleanup, b) < 0) {
+		b->refs--;
+		return -1;
+	}
+	return 0;
+}
+
+/* Length of the valid UTF-8 sequence at s, or 0. */
+static size_t
+utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	uint32_t cp;
+	size_t n, i;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+void
+stream_utf8_fix(char *str)
+{
+	unsigned char *s = (unsigned char *)str;
+
+	while (s && *s) {
+		size_t n = utf8_len(s);
+		if (n == 0)
+			*s++ = '?';
+		else
+			s += n;
+	}
+}
+
+static void
+acc_free(struct acc *a)
+{
+	free(a->ts);
+	free(a->op);
+	free(a->thread);
+	free(a->arg);
+	free(a->type);
+	free(a->str_off);
+	free(a->arena);
+	free(a);
+}
+
+static int
+grow(void **p, size_t size, size_t n)
+{
+	void *q = realloc(*p, size * n);
+
+	if (!q)
+		return -1;
+	*p = q;
+	return 0;
+}
+
+static int
+acc_reserve(struct acc *a, size_t n)
+{
+	size_t cap = a->cap;
+
+	if (a->n + n <= cap)
+		return 0;
+	while (cap < a->n + n)
+		cap = cap ? cap * 2 : 256;
+	if (grow((void **)&a->ts, sizeof(*a->ts), cap) ||
+	    grow((void **)&a->op, sizeof(*a->op), cap) ||
+	    grow((void **)&a->thread, sizeof(*a->thread), cap) ||
+	    grow((void **)&a->arg, sizeof(*a->arg), cap) ||
+	    grow((void **)&a->type, sizeof(*a->type), cap))
+		return -1;
+	a->cap = cap;
+	return 0;
+}
+
+static int
+acc_add_str(struct acc *a, const char *s, size_t len)
+{
+	if (a->nstr == a->strcap) {
+		size_t cap = a->strcap ? a->strcap * 2 : 64;
+		if (grow((void **)&a->str_off, sizeof(*a->str_off), cap))
+			return -1;
+		a->strcap = cap;
+	}
+	if (a->arena_len + len + 1 > a->arena_cap) {
+		size_t cap = a->arena_cap ? a->arena_cap : 4096;
+		while (cap < a->arena_len + len + 1)
+			cap *= 2;
+		if (grow((void **)&a->arena, 1, cap))
+			return -1;
+		a->arena_cap = cap;
+	}
+	a->str_off[a->nstr++] = a->arena_len;
+	memcpy(a->arena + a->arena_len, s, len);
+	a->arena[a->arena_len + len] = '\0';
+	/* proto3 strings must be UTF-8 or Google's parsers reject the whole message; a
+	 * guest writes whatever it likes. */
+	stream_utf8_fix(a->arena + a->arena_len);
+	a->arena_len += len + 1;
+	return 0;
+}
+
+static void
+group_send(struct stream_group *g, struct acc *a)
+{
+	Mtrace__ServerMsg msg = MTRACE__SERVER_MSG__INIT;
+	Mtrace__EventBatch eb = MTRACE__EVENT_BATCH__INIT;
+	char *strs_stack[64], **strs = strs_stack;
+	struct stream_blob *b;
+	int64_t prev;
+	size_t i;
+
+	if (a->n == 0)
+		return;
+	if (a->nstr > 64 && !(strs = malloc(a->nstr * sizeof(*strs)))) {
+		for (i = 0; i < g->nmembers; i++)
+			stream_client_send_events(g->members[i], NULL, a->n);
+		goto out;
+	}
+	for (i = 0; i < a->nstr; i++)
+		strs[i] = a->arena + a->str_off[i];
+	eb.base_ts = (uint64_t)a->ts[0];
+	/* Deltas in place: a guest clock may step back, so they are signed. */
+	prev = a->ts[0];
+	for (i = 0; i < a->n; i++) {
+		int64_t t = a->ts[i];
+		a->ts[i] = (int64_t)((uint64_t)t - (uint64_t)prev);
+		prev = t;
+	}
+	eb.domid = a->domid;
+	eb.ring = a->ring;
+	eb.clock = a->clock;
+	eb.first_seq = a->first_seq;
+	eb.n_ts_delta = eb.n_op = eb.n_thread = eb.n_arg = eb.n_type = a->n;
+	eb.ts_delta = a->ts;
+	eb.op = a->op;
+	eb.thread = a->thread;
+	eb.arg = a->arg;
+	eb.type = a->type;
+	eb.n_str = a->nstr;
+	eb.str = strs;
+	msg.msg_case = MTRACE__SERVER_MSG__MSG_EVENTS;
+	msg.events = &eb;
+	b = stream_blob_pack(&msg);
+	if (b) {
+		for (i = 0; i < g->nmembers; i++)
+			stream_client_send_events(g->members[i], b, a->n);
+		stream_blob_unref(b);
+	} else {
+		/* Cannot happen within the ACC_MAX_* bounds short of ENOMEM: count it as a
+		 * drop for every member so nobody silently misses events. */
+		for (i = 0; i < g->nmembers; i++)
+			stream_client_send_events(g->members[i], NULL, a->n);
+	}
+	if (strs != strs_stack)
+		free(strs);
+out:
+	a->n = 0;
+	a->nstr = 0;
+	a->arena_len = 0;
+}
+
+void
+stream_batch_flush(void)
+{
+	struct stream_group *g;
+	struct acc *a;
+
+	flush_scheduled = false;
+	for (g = groups; g; g = g->next)
+		for (a = g->accs; a; a = a->next)
+			group_send(g, a);
+}
+
+static void
+flush_cb(evutil_socket_t fd, short what, void *arg)
+{
+	stream_batch_flush();
+}
+
+static void
+schedule_flush(void)
+{
+	/* Activated, not timed: it runs after the callbacks already active in this loop
+	 * turn, so the rings drained in one turn share frames and nothing waits for a
+	 * timer tick. */
+	if (!flush_scheduled && flush_ev) {
+		event_active(flush_ev, EV_TIMEOUT, 0);
+		flush_scheduled = true;
+	}
+}
+
+static struct acc *
+group_acc(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clock)
+{
+	struct acc **pp, *a;
+
+	for (pp = &g->accs; (a = *pp); pp = &a->next) {
+		if (a->domid == domid && a->ring == ring) {
+			if (a->clock != clock && a->n)
+				group_send(g, a);	/* one clock per batch */
+			a->clock = clock;
+			return a;
+		}
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return NULL;
+	a->domid = domid;
+	a->ring = ring;
+	a->clock = clock;
+	*pp = a;	/* at the tail: rings are flushed in the order they first spoke */
+	return a;
+}
+
+static bool
+label_matches(const Mtrace__Subscribe *sub, uint32_t domid, uint64_t thread)
+{
+	const char *label;
+	size_t i;
+
+	if (sub->n_labels == 0)
+		return true;
+	if (thread == MTRACE_THREAD_NONE)
+		return false;
+	label = state_thread_label(domid, thread);
+	if (!label)
+		return false;
+	for (i = 0; i < sub->n_labels; i++)
+		if (strncmp(label, sub->labels[i], strlen(sub->labels[i])) == 0)
+			return true;
+	return false;
+}
+
+static void
+group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clock,
+	     const struct mtrace_event *ev, size_t n)
+{
+	struct acc *a;
+	size_t i;
+
+	if (!state_domain_matches(domid, g->sub))
+		return;
+	a = group_acc(g, domid, ring, clock);
+	if (!a) {
+		for (i = 0; i < g->nmembers; i++)
+			stream_client_send_events(g->members[i], NULL, n);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		const struct mtrace_event *e = &ev[i];
+
+		if (!g->all_ops && !(g->ops[e->op >> 3] & (1u << (e->op & 7))))
+			continue;
+		if (!label_matches(g->sub, domid, e->thread))
+			continue;
+		if (a->n >= ACC_MAX_EVENTS || a->arena_len + e->str_len + 1 > ACC_MAX_STR)
+			group_send(g, a);
+		if (acc_reserve(a, 1) < 0 ||
+		    (mtrace_op_has_string(e->op) && acc_add_str(a, e->str ? e->str : "",
+								 e->str ? e->str_len : 0) < 0)) {
+			size_t k;
+			for (k = 0; k < g->nmembers; k++)
+				stream_client_send_events(g->members[k], NULL, 1);
+			continue;
+		}
+		if (a->n == 0)
+			a->first_seq = e->seq;
+		a->ts[a->n] = (int64_t)e->ts;
+		a->op[a->n] = e->op;
+		a->thread[a->n] = (int64_t)e->thread;
+		a->arg[a->n] = (int64_t)e->arg;
+		a->type[a->n] = e->type;
+		a->n++;
+	}
+	if (a->n)
+		schedule_flush();
+}
+
+void
+stream_events(uint32_t domid, uint32_t ring, uint32_t clock, const struct mtrace_event *ev,
+	      size_t n)
+{
+	struct stream_group *g;
+
+	if (n == 0)
+		return;
+	for (g = groups; g; g = g->next)
+		group_events(g, domid, ring, clock, ev, n);
+}
+
+/* A canonical text of the event filter: equal filters give equal keys whatever the
+ * order the client listed things in. */
+static int
+cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static char *
+filter_key(const Mtrace__Subscribe *sub, const uint8_t ops[32], bool all_ops)
+{
+	size_t len = 128 + sub->n_domids * 12, i, off = 0;
+	uint32_t *ids = NULL;
+	char **names = NULL, **labels = NULL, *key = NULL;
+
+	for (i = 0; i < sub->n_domain_names; i++)
+		len += strlen(sub->domain_names[i]) + 12;
+	for (i = 0; i < sub->n_labels; i++)
+		len += strlen(sub->labels[i]) + 12;
+	len += 70;
+	ids = malloc((sub->n_domids + 1) * sizeof(*ids));
+	names = malloc((sub->n_domain_names + 1) * sizeof(*names));
+	labels = malloc((sub->n_labels + 1) * sizeof(*labels));
+	key = malloc(len);
+	if (!ids || !names || !labels || !key) {
+		free(key);
+		key = NULL;
+		goto out;
+	}
+	memcpy(ids, sub->domids, sub->n_domids * sizeof(*ids));
+	qsort(ids, sub->n_domids, sizeof(*ids), cmp_u32);
+	memcpy(names, sub->domain_names, sub->n_domain_names * sizeof(*names));
+	qsort(names, sub->n_domain_names, sizeof(*names), cmp_str);
+	memcpy(labels, sub->labels, sub->n_labels * sizeof(*labels));
+	qsort(labels, sub->n_labels, sizeof(*labels), cmp_str);
+	off += (size_t)snprintf(key + off, len - off, "d");
+	for (i = 0; i < sub->n_domids; i++)
+		off += (size_t)snprintf(key + off, len - off, ",%u", ids[i]);
+	/* Strings are length-prefixed so no separator can be forged inside one. */
+	off += (size_t)snprintf(key + off, len - off, ";n");
+	for (i = 0; i < sub->n_domain_names; i++)
+		off += (size_t)snprintf(key + off, len - off, ",%zu:%s", strlen(names[i]),
+					names[i]);
+	off += (size_t)snprintf(key + off, len - off, ";l");
+	for (i = 0; i < sub->n_labels; i++)
+		off += (size_t)snprintf(key + off, len - off, ",%zu:%s", strlen(labels[i]),
+					labels[i]);
+	off += (size_t)snprintf(key + off, len - off, ";o");
+	if (all_ops)
+		off += (size_t)snprintf(key + off, len - off, "*");
+	else
+		for (i = 0; i < 32; i++)
+			off += (size_t)snprintf(key + off, len - off, "%02x", ops[i]);
+out:
+	free(ids);
+	free(names);
+	free(labels);
+	return key;
+}
+
+static Mtrace__Subscribe *
+sub_copy(const Mtrace__Subscribe *sub)
+{
+	size_t len = mtrace__subscribe__get_packed_size(sub);
+	uint8_t *buf = malloc(len ? len : 1);
+	Mtrace__Subscribe *c;
+
+	if (!buf)
+		return NULL;
+	mtrace__subscribe__pack(sub, buf);
+	c = mtrace__subscribe__unpack(NULL, len, buf);
+	free(buf);
+	return c;
+}
+
+struct stream_group *
+stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub)
+{
+	uint8_t ops[32] = { 0 };
+	bool all_ops = sub->n_ops == 0;
+	struct stream_group *g;
+	char *key;
+	size_t i;
+
+	for (i = 0; i < sub->n_ops; i++)
+		if (sub->ops[i] < 256)
+			ops[sub->ops[i] >> 3] |= (uint8_t)(1u << (sub->ops[i] & 7));
+	key = filter_key(sub, ops, all_ops);
+	if (!key)
+		return NULL;
+	for (g = groups; g; g = g->next)
+		if (strcmp(g->key, key) == 0)
+			break;
+	if (!g) {
+		g = calloc(1, sizeof(*g));
+		if (!g || !(g->sub = sub_copy(sub))) {
+			free(g);
+			free(key);
+			return NULL;
+		}
+		g->key = key;
+		key = NULL;
+		g->all_ops = all_ops;
+		memcpy(g->ops, ops, sizeof(ops));
+		g->next = groups;
+		groups = g;
+		ngroups++;
+	}
+	free(key);
+	if (g->nmembers == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 4;
+		if (grow((void **)&g->members, sizeof(*g->members), cap)) {
+			if (g->nmembers == 0)
+				stream_group_leave(g, NULL);
+			return NULL;
+		}
+		g->cap = cap;
+	}
+	g->members[g->nmembers++] = c;
+	return g;
+}
+
+void
+stream_group_leave(struct stream_group *g, struct stream_client *c)
+{
+	struct stream_group **pp;
+	struct acc *a;
+	size_t i;
+
+	for (i = 0; i < g->nmembers; i++) {
+		if (g->members[i] == c) {
+			g->members[i] = g->members[--g->nmembers];
+			break;
+		}
+	}
+	if (g->nmembers)
+		return;
+	for (pp = &groups; *pp; pp = &(*pp)->next) {
+		if (*pp == g) {
+			*pp = g->next;
+			break;
+		}
+	}
+	while ((a = g->accs)) {
+		g->accs = a->next;
+		acc_free(a);
+	}
+	mtrace__subscribe__free_unpacked(g->sub, NULL);
+	free(g->members);
+	free(g->key);
+	free(g);
+	ngroups--;
+}
+
+void
+stream_batch_domain_gone(uint32_t domid)
+{
+	struct stream_group *g;
+	struct acc **pp, *a;
+
+	for (g = groups; g; g = g->next) {
+		for (pp = &g->accs; (a = *pp);) {
+			if (a->domid == domid) {
+				group_send(g, a);
+				*pp = a->next;
+				acc_free(a);
+			} else {
+				pp = &a->next;
+			}
+		}
+	}
+}
+
+unsigned
+stream_group_count(void)
+{
+	return ngroups;
+}
+
+void
+stream_batch_init(struct event_base *base)
+{
+	flush_ev = event_new(base, -1, 0, flush_cb, NULL);
+}
+
+void
+stream_batch_fini(void)
+{
+	if (flush_ev)
+		event_free(flush_ev);
+	flush_ev = NULL;
+	flush_scheduled = false;
+}

@@ -1,0 +1,335 @@
+/*
+ * guest.c - a guest's tracing session: share the rings with dom0 through grant
+ * tables, offer an event channel and announce both in xenstore (xenif, so the same
+ * code runs on Xen and on the simulated Xen).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mtrace-guest.h"
+#include "xenif.h"
+
+#define XS_TX_TRIES	64	/* EAGAIN retries of the announcement transaction */
+
+struct guest_ring {
+	struct mtrace_ring ring;
+	void *hdr_page;
+	void *data;
+	xenif_gref_t hdr_ref;
+};
+
+struct mtrace_guest {
+	struct xenif *x;
+	xenif_domid_t domid;
+	xenif_domid_t backend;
+	int port;			/* -1 until bound */
+	unsigned nrings;
+	unsigned data_pages;
+	uint32_t clock;
+	pthread_mutex_t kick_lock;
+	uint64_t kicks_skipped;
+	struct guest_ring rings[];
+};
+
+static void __attribute__((format(printf, 3, 4)))
+set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err == NULL || errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static const char *
+clock_name(uint32_t clock)
+{
+	switch (clock) {
+	case MTRACE_CLOCK_XEN:		return "xen";
+	case MTRACE_CLOCK_REALTIME:	return "realtime";
+	default:			return "monotonic";
+	}
+}
+
+/*
+ * Several producer threads may kick at once.  If one is already notifying, another
+ * notification adds nothing dom0 would not see on that wake-up's drain, and a
+ * producer must never wait: skip it.
+ */
+static void
+guest_notify(struct mtrace_guest *g)
+{
+	if (g->port < 0)
+		return;
+	if (pthread_mutex_trylock(&g->kick_lock) != 0) {
+		__atomic_fetch_add(&g->kicks_skipped, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	g->x->ops->evtchn_notify(g->x, (xenif_port_t)g->port);
+	pthread_mutex_unlock(&g->kick_lock);
+}
+
+static int __attribute__((format(printf, 4, 5)))
+xs_printf(struct mtrace_guest *g, uint32_t tx, const char *path, const char *fmt, ...)
+{
+	char val[64];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(val, sizeof(val), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(val)) {
+		errno = EOVERFLOW;
+		return -1;
+	}
+	return g->x->ops->xs_write(g->x, tx, path, val, (size_t)n);
+}
+
+static int
+announce_tx(struct mtrace_guest *g, uint32_t tx, const char *base)
+{
+	char path[256];
+	unsigned i;
+
+	/* A previous announcement may have had more rings: start from nothing. */
+	if (g->x->ops->xs_rm(g->x, tx, base) < 0 && errno != ENOENT)
+		return -1;
+#define W(key, ...) do {							\
+		snprintf(path, sizeof(path), "%s/%s", base, key);		\
+		if (xs_printf(g, tx, path, __VA_ARGS__) < 0)			\
+			return -1;						\
+	} while (0)
+	W("version", "%u", MTRACE_RING_VERSION);
+	W("clock", "%s", clock_name(g->clock));
+	W("event-channel", "%d", g->port);
+	W("rings", "%u", g->nrings);
+	for (i = 0; i < g->nrings; i++) {
+		char key[32];
+		snprintf(key, sizeof(key), "ring/%u/ref", i);
+		W(key, "%" PRIu32, g->rings[i].hdr_ref);
+		snprintf(key, sizeof(key), "ring/%u/pages", i);
+		W(key, "%u", g->data_pages);
+	}
+	/* Last: dom0 reads nothing before it sees "ready". */
+	W("state", "ready");
+#undef W
+	return 0;
+}
+
+/* Run fn in a xenstore transaction, retrying on EAGAIN (another writer raced us). */
+static int
+xs_transact(struct mtrace_guest *g, int (*fn)(struct mtrace_guest *, uint32_t, const char *),
+	    const char *base)
+{
+	for (int tries = 0; tries < XS_TX_TRIES; tries++) {
+		uint32_t tx = g->x->ops->xs_transaction_start(g->x);
+		if (tx == 0)
+			return -1;
+		if (fn(g, tx, base) < 0) {
+			int e = errno;
+			g->x->ops->xs_transaction_end(g->x, tx, true);
+			errno = e;
+			return -1;
+		}
+		if (g->x->ops->xs_transaction_end(g->x, tx, false) == 0)
+			return 0;
+		if (errno != EAGAIN)
+			return -1;
+	}
+	errno = EAGAIN;
+	return -1;
+}
+
+static void
+base_path(const struct mtrace_guest *g, char *buf, size_t len)
+{
+	snprintf(buf, len, "/local/domain/%" PRIu32 "/%s", g->domid, MTRACE_XS_DIR);
+}
+
+int
+mtrace_guest_reannounce(struct mtrace_guest *g)
+{
+	char base[128];
+
+	/* After resume or migration the domid may have changed. */
+	if (g->x->ops->xs_get_domid(g->x, &g->domid) < 0)
+		return -1;
+	base_path(g, base, sizeof(base));
+	return xs_transact(g, announce_tx, base);
+}
+
+static int
+withdraw_tx(struct mtrace_guest *g, uint32_t tx, const char *base)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/state", base);
+	return g->x->ops->xs_write(g->x, tx, path, "closed", 6);
+}
+
+static void
+guest_free(struct mtrace_guest *g)
+{
+	for (unsigned i = 0; i < g->nrings; i++) {
+		struct guest_ring *gr = &g->rings[i];
+		if (gr->data != NULL)
+			g->x->ops->gntshr_unshare(g->x, gr->data, g->data_pages);
+		if (gr->hdr_page != NULL)
+			g->x->ops->gntshr_unshare(g->x, gr->hdr_page, 1);
+	}
+	if (g->port >= 0)
+		g->x->ops->evtchn_unbind(g->x, (xenif_port_t)g->port);
+	xenif_close(g->x);
+	pthread_mutex_destroy(&g->kick_lock);
+	free(g);
+}
+
+static int
+share_ring(struct mtrace_guest *g, unsigned i, char *err, size_t errlen)
+{
+	struct guest_ring *gr = &g->rings[i];
+	struct mtrace_ring_hdr *hdr;
+	char name[40];
+
+	/* The header page is writable by dom0 (req_event); the data is not. */
+	gr->hdr_page = g->x->ops->gntshr_share(g->x, g->backend, 1, &gr->hdr_ref, true);
+	if (gr->hdr_page == NULL) {
+		set_err(err, errlen, "sharing header page of ring %u: %s", i, strerror(errno));
+		return -1;
+	}
+	hdr = gr->hdr_page;
+	gr->data = g->x->ops->gntshr_share(g->x, g->backend, g->data_pages, hdr->data_refs,
+					   false);
+	if (gr->data == NULL) {
+		set_err(err, errlen, "sharing %u data pages of ring %u: %s", g->data_pages, i,
+			strerror(errno));
+		return -1;
+	}
+	/* init_local zeroes the header page: keep the refs across it. */
+	uint32_t refs[MTRACE_RING_MAX_PAGES];
+	memcpy(refs, hdr->data_refs, g->data_pages * sizeof(uint32_t));
+	snprintf(name, sizeof(name), "ring%u", i);
+	mtrace_ring_init_local(&gr->ring, hdr, gr->data, g->data_pages, g->clock, i, name);
+	memcpy(hdr->data_refs, refs, g->data_pages * sizeof(uint32_t));
+	gr->ring.guest = g;
+	gr->ring.notify = guest_notify;
+	return 0;
+}
+
+struct mtrace_guest *
+mtrace_guest_open(const struct mtrace_guest_config *cfg, char *err, size_t errlen)
+{
+	struct mtrace_guest *g;
+	struct xenif *x;
+	unsigned pages = cfg->data_pages;
+	uint32_t clock = cfg->clock ? cfg->clock : MTRACE_CLOCK_MONOTONIC;
+	int e;
+
+	if (cfg->rings < 1 || cfg->rings > MTRACE_MAX_RINGS) {
+		set_err(err, errlen, "rings must be 1..%u", MTRACE_MAX_RINGS);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (pages < MTRACE_RING_MIN_PAGES || pages > MTRACE_RING_MAX_PAGES ||
+	    (pages & (pages - 1)) != 0) {
+		set_err(err, errlen, "data pages must be a power of two in %u..%u",
+			MTRACE_RING_MIN_PAGES, MTRACE_RING_MAX_PAGES);
+		errno = EINVAL;
+		return NULL;
+	}
+	if (clock > MTRACE_CLOCK_REALTIME) {
+		set_err(err, errlen, "unknown clock %u", clock);
+		errno = EINVAL;
+		return NULL;
+	}
+	x = xenif_open(cfg->backend, cfg->sim_dir, XENIF_GNTSHR | XENIF_EVTCHN | XENIF_XS, err,
+		       errlen);
+	if (x == NULL)
+		return NULL;
+	g = calloc(1, sizeof(*g) + cfg->rings * sizeof(g->rings[0]));
+	if (g == NULL) {
+		set_err(err, errlen, "out of memory");
+		xenif_close(x);
+		errno = ENOMEM;
+		return NULL;
+	}
+	g->x = x;
+	g->backend = cfg->backend_domid;
+	g->port = -1;
+	g->nrings = cfg->rings;
+	g->data_pages = pages;
+	g->clock = clock;
+	pthread_mutex_init(&g->kick_lock, NULL);
+	if (x->ops->xs_get_domid(x, &g->domid) < 0) {
+		set_err(err, errlen, "reading own domid: %s", strerror(errno));
+		goto fail;
+	}
+	for (unsigned i = 0; i < g->nrings; i++)
+		if (share_ring(g, i, err, errlen) < 0)
+			goto fail;
+	g->port = x->ops->evtchn_bind_unbound(x, g->backend);
+	if (g->port < 0) {
+		set_err(err, errlen, "binding an event channel for dom%" PRIu32 ": %s",
+			g->backend, strerror(errno));
+		goto fail;
+	}
+	for (unsigned i = 0; i < g->nrings; i++)
+		mtrace_ring_start(&g->rings[i].ring);
+	if (mtrace_guest_reannounce(g) < 0) {
+		set_err(err, errlen, "announcing in xenstore: %s", strerror(errno));
+		goto fail;
+	}
+	return g;
+fail:
+	e = errno;
+	guest_free(g);
+	errno = e;
+	return NULL;
+}
+
+struct mtrace_ring *
+mtrace_guest_ring(struct mtrace_guest *g, unsigned i)
+{
+	return i < g->nrings ? &g->rings[i].ring : NULL;
+}
+
+uint32_t
+mtrace_guest_domid(const struct mtrace_guest *g)
+{
+	return g->domid;
+}
+
+uint32_t
+mtrace_guest_port(const struct mtrace_guest *g)
+{
+	return g->port < 0 ? 0 : (uint32_t)g->port;
+}
+
+uint64_t
+mtrace_guest_kicks_skipped(const struct mtrace_guest *g)
+{
+	return __atomic_load_n(&g->kicks_skipped, __ATOMIC_RELAXED);
+}
+
+void
+mtrace_guest_close(struct mtrace_guest *g)
+{
+	char base[128];
+
+	if (g == NULL)
+		return;
+	base_path(g, base, sizeof(base));
+	/* "closed" first so a watching dom0 stops before the keys vanish; best effort:
+	 * the toolstack removes the domain's tree anyway when it dies. */
+	if (xs_transact(g, withdraw_tx, base) == 0)
+		g->x->ops->xs_rm(g->x, 0, base);
+	guest_free(g);
+}

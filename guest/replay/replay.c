@@ -1,0 +1,314 @@
+/*
+ * mtrace-replay - play a 2014 MirageOS (mirage-profile) sexp trace as a guest.
+ *
+ * The trace is loaded whole (bad lines reported and counted), then emitted through the
+ * guest library at its recorded pace, optionally faster/slower and in a loop, so dom0
+ * sees what the 2014 unikernel did, live.
+ *
+ * Timestamps: by default they are REBASED onto CLOCK_REALTIME: each pass starts at the
+ * current time and keeps the recorded intervals (divided by --speed), so ages and
+ * rates in mtraced are those of the replay as it runs.  --recorded-times writes the
+ * original 2014 times instead (clock "realtime" either way).
+ *
+ * Thread ids: pass k (from 0) adds k * (largest id in the trace + 1) to every id except
+ * -1, so each pass's threads are new threads, as they would be in a running unikernel.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mtrace-guest.h"
+#include "mtrace-ring.h"
+#include "trace.h"
+
+#define MAX_BAD_REPORTED	20
+#define SLEEP_SLACK_NS		50000	/* closer than this to due: emit now, no syscall */
+
+static volatile sig_atomic_t stop;
+
+struct opts {
+	double speed;		/* 0: as fast as possible */
+	uint64_t passes;	/* 0: forever (--loop) */
+	bool recorded_times;
+	bool hold;
+	bool check;
+	bool quiet;
+	unsigned pages;
+	const char *backend;
+	const char *file;
+};
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static uint64_t now_ns(clockid_t clk)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t mono_ns)
+{
+	struct timespec ts = { (time_t)(mono_ns / 1000000000u), (long)(mono_ns % 1000000000u) };
+	/* EINTR is how a signal ends the wait; the caller checks `stop`. */
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
+static bool op_arg_is_thread(uint8_t op)
+{
+	return op == MTRACE_OP_CREATES || op == MTRACE_OP_READ || op == MTRACE_OP_FULFILLS ||
+	       op == MTRACE_OP_FAILS || op == MTRACE_OP_BECOMES;
+}
+
+static bool op_has_string(uint8_t op)
+{
+	return op == MTRACE_OP_FAILS || op == MTRACE_OP_LABEL || op == MTRACE_OP_INCREASE;
+}
+
+static uint64_t shift_tid(int64_t tid, uint64_t shift)
+{
+	return tid < 0 ? MTRACE_THREAD_NONE : (uint64_t)tid + shift;
+}
+
+static void emit(struct mtrace_ring *r, const struct trace *t, const struct trace_ev *e,
+		 uint64_t ts, uint64_t shift)
+{
+	uint64_t thread = shift_tid(e->thread, shift);
+	uint64_t arg = op_arg_is_thread(e->op) ? shift_tid(e->arg, shift) : (uint64_t)e->arg;
+	if (e->op == MTRACE_OP_GC)
+		thread = MTRACE_THREAD_NONE;
+	if (op_has_string(e->op))
+		mtrace_emit_slow(r, e->op, e->type, ts, thread, arg, trace_str(t, e), e->str_len);
+	else
+		mtrace_emit_ts(r, e->op, e->type, ts, thread, arg);
+}
+
+/* One pass over the trace.  Returns the events emitted. */
+static uint64_t play_pass(struct mtrace_ring *r, const struct trace *t, const struct opts *o,
+			  uint64_t pass)
+{
+	uint64_t stride = (uint64_t)t->max_thread + 1;
+	uint64_t shift = pass * stride;
+	uint64_t t0 = t->n ? t->ev[0].t_ns : 0;
+	uint64_t mono0 = now_ns(CLOCK_MONOTONIC), real0 = now_ns(CLOCK_REALTIME);
+	uint64_t last_off = 0, n = 0;
+	for (size_t i = 0; i < t->n && !stop; i++) {
+		const struct trace_ev *e = &t->ev[i];
+		/* A trace whose clock steps back is played in file order, never faster. */
+		uint64_t rec_off = e->t_ns > t0 ? e->t_ns - t0 : 0;
+		uint64_t off = o->speed > 0 ? (uint64_t)((double)rec_off / o->speed) : 0;
+		if (off < last_off)
+			off = last_off;
+		last_off = off;
+		uint64_t ts;
+		if (o->speed > 0) {
+			uint64_t due = mono0 + off;
+			if (due > now_ns(CLOCK_MONOTONIC) + SLEEP_SLACK_NS)
+				sleep_until(due);
+			if (stop)
+				break;
+			ts = real0 + off;
+		} else {
+			ts = now_ns(CLOCK_REALTIME);
+		}
+		if (o->recorded_times)
+			ts = e->t_ns;
+		emit(r, t, e, ts, shift);
+		n++;
+	}
+	return n;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: mtrace-replay [options] TRACE.sexp\n"
+		"Replay a MirageOS 2014 sexp trace (one ((time T)(op(...))) a line) as a traced guest.\n"
+		"\n"
+		"  -s, --speed X         play X times the recorded pace (default 1; 0 = flat out)\n"
+		"  -l, --loop            repeat forever (each pass gets fresh thread ids)\n"
+		"  -c, --passes N        play N passes (default 1)\n"
+		"      --hold            stay announced after the last pass until SIGTERM/SIGINT\n"
+		"      --recorded-times  write the recorded 2014 times, not rebased ones\n"
+		"  -p, --pages N         ring data pages, a power of two (default 256)\n"
+		"  -B, --backend NAME    xen, sim or auto (default; sim when MTRACE_SIM_DIR is set)\n"
+		"      --check           parse only: print counts per op and bad lines, no Xen\n"
+		"  -q, --quiet           no summary on stderr\n"
+		"  -h, --help, -V, --version\n");
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "speed", required_argument, NULL, 's' },
+		{ "loop", no_argument, NULL, 'l' },
+		{ "passes", required_argument, NULL, 'c' },
+		{ "hold", no_argument, NULL, 'H' },
+		{ "recorded-times", no_argument, NULL, 'R' },
+		{ "pages", required_argument, NULL, 'p' },
+		{ "backend", required_argument, NULL, 'B' },
+		{ "check", no_argument, NULL, 'C' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	*o = (struct opts){ .speed = 1.0, .passes = 1, .pages = 256 };
+	int c;
+	char *end;
+	while ((c = getopt_long(argc, argv, "s:lc:p:B:qhV", lo, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			errno = 0;
+			o->speed = strtod(optarg, &end);
+			if (errno || *end || !(o->speed >= 0) || o->speed > 1e6) {
+				fprintf(stderr, "mtrace-replay: bad --speed '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'l':
+			o->passes = 0;
+			break;
+		case 'c':
+			errno = 0;
+			o->passes = strtoull(optarg, &end, 10);
+			if (errno || *end || o->passes == 0 || optarg[0] == '-') {
+				fprintf(stderr, "mtrace-replay: bad --passes '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'H': o->hold = true; break;
+		case 'R': o->recorded_times = true; break;
+		case 'p': {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*end || v < MTRACE_RING_MIN_PAGES || v > MTRACE_RING_MAX_PAGES ||
+			    (v & (v - 1))) {
+				fprintf(stderr, "mtrace-replay: --pages must be a power of two, %u..%u\n",
+					MTRACE_RING_MIN_PAGES, MTRACE_RING_MAX_PAGES);
+				return -1;
+			}
+			o->pages = (unsigned)v;
+			break;
+		}
+		case 'B': o->backend = optarg; break;
+		case 'C': o->check = true; break;
+		case 'q': o->quiet = true; break;
+		case 'h': usage(stdout); exit(0);
+		case 'V': printf("mtrace-replay %s\n", MTRACE_VERSION); exit(0);
+		default: usage(stderr); return -1;
+		}
+	}
+	if (optind != argc - 1) {
+		usage(stderr);
+		return -1;
+	}
+	o->file = argv[optind];
+	return 0;
+}
+
+static const char *const op_names[] = {
+	[MTRACE_OP_CREATES] = "creates", [MTRACE_OP_READ] = "read",
+	[MTRACE_OP_FULFILLS] = "fulfills", [MTRACE_OP_FAILS] = "fails",
+	[MTRACE_OP_BECOMES] = "becomes", [MTRACE_OP_LABEL] = "label",
+	[MTRACE_OP_INCREASE] = "increase", [MTRACE_OP_SWITCH] = "switch",
+	[MTRACE_OP_GC] = "gc",
+};
+
+static void print_check(const struct trace *t)
+{
+	printf("lines %" PRIu64 "\nevents %zu\nbad %" PRIu64 "\nmax_thread %" PRId64 "\n",
+	       t->lines, t->n, t->bad, t->max_thread);
+	for (unsigned op = 0; op < sizeof(op_names) / sizeof(op_names[0]); op++)
+		if (op_names[op])
+			printf("%s %" PRIu64 "\n", op_names[op], t->per_op[op]);
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	if (parse_opts(argc, argv, &o) < 0)
+		return 2;
+
+	FILE *in = strcmp(o.file, "-") == 0 ? stdin : fopen(o.file, "r");
+	if (!in) {
+		fprintf(stderr, "mtrace-replay: %s: %s\n", o.file, strerror(errno));
+		return 1;
+	}
+	struct trace t;
+	int rc = trace_load(&t, in, o.file, stderr, MAX_BAD_REPORTED);
+	int saved = errno;
+	if (in != stdin)
+		fclose(in);
+	if (rc < 0) {
+		fprintf(stderr, "mtrace-replay: %s: %s\n", o.file, strerror(saved));
+		return 1;
+	}
+	if (o.check) {
+		print_check(&t);
+		trace_free(&t);
+		return 0;
+	}
+	if (t.n == 0) {
+		fprintf(stderr, "mtrace-replay: %s: no events to replay (%" PRIu64 " bad lines)\n",
+			o.file, t.bad);
+		trace_free(&t);
+		return 1;
+	}
+
+	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART: wake sleeps */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	struct mtrace_guest_config cfg = {
+		.rings = 1,
+		.data_pages = o.pages,
+		.clock = MTRACE_CLOCK_REALTIME,
+		.backend = o.backend,
+	};
+	char err[256];
+	struct mtrace_guest *g = mtrace_guest_open(&cfg, err, sizeof(err));
+	if (!g) {
+		fprintf(stderr, "mtrace-replay: %s\n", err);
+		trace_free(&t);
+		return 1;
+	}
+	struct mtrace_ring *r = mtrace_guest_ring(g, 0);
+	uint64_t pass = 0, emitted = 0;
+	while (!stop && (o.passes == 0 || pass < o.passes))
+		emitted += play_pass(r, &t, &o, pass++);
+	/* Whatever the reader has not asked for yet is picked up by its periodic drain;
+	 * one explicit kick makes the tail of a short replay arrive promptly. */
+	mtrace_ring_kick(r);
+	if (!o.quiet)
+		fprintf(stderr,
+			"mtrace-replay: %" PRIu64 " events in %" PRIu64 " pass(es) from %s, "
+			"%" PRIu64 " bad line(s) skipped\n", emitted, pass, o.file, t.bad);
+	if (o.hold) {
+		/* Block first so a signal between the test and the wait is not lost. */
+		sigset_t block, old;
+		sigemptyset(&block);
+		sigaddset(&block, SIGTERM);
+		sigaddset(&block, SIGINT);
+		sigaddset(&block, SIGHUP);
+		sigprocmask(SIG_BLOCK, &block, &old);
+		while (!stop)
+			sigsuspend(&old);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+	}
+	mtrace_guest_close(g);
+	trace_free(&t);
+	return 0;
+}

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Discovery of mirage-profile guests (data/mprof/ring-ref): found beside ring guests,
+# polled and marked legacy; a guest announcing both is read through data/mtrace; a
+# legacy guest's death unmaps its buffer.  (Exact legacy decoding: tests/legacy.)
+. "$(dirname "$0")/lib.sh"
+: "${MPROF_GUEST:?}"
+
+sim_start
+daemon_start -o mprof_poll_ms=50
+L=$(guest legacy -- "$MPROF_GUEST" --live --pages 16 --rate 2000)
+R=$(guest ring -- "$HOSTILE" --rings 1 --pages 64 count 2000)
+ER=$(json_events ring)
+wait_field "$L" legacy 1
+wait_field "$L" state running
+wait_match "$L" events '^[1-9]'
+wait_field "$R" events "$ER"
+[ "$(field "$R" legacy)" = 0 ] || fail "ring guest marked legacy"
+# the ring guest also offers a legacy buffer: data/mtrace wins, nothing is remapped
+"$SIMXEN" -d "$SIM" xs-write "/local/domain/$R/data/mprof/ring-ref" "1,2,3" || fail "xs-write"
+sleep 0.5
+snap
+[ "$(field "$R" legacy)" = 0 ] && [ "$(field "$R" state)" = running ] || fail "both: not read through data/mtrace"
+[ "$(grep -c "domain $R (ring): traced" "$DLOG")" = 1 ] || fail "ring guest remapped"
+# legacy events keep coming across polls, without corruption
+E1=$(field "$L" events)
+sleep 1
+snap
+[ "$(field "$L" events)" -gt "$E1" ] || fail "legacy guest not polled"
+[ "$(field "$L" corrupt)" = 0 ] || fail "legacy guest: corrupt $(field "$L" corrupt)"
+"$SIMXEN" -d "$SIM" destroy "$R" >/dev/null
+"$SIMXEN" -d "$SIM" destroy "$L" >/dev/null
+wait_field "$L" state destroyed
+wait_field "$R" state destroyed
+[ "$(grant_maps)" = 0 ] || fail "$(grant_maps) grant mappings left"
+daemon_stop
+echo "ok: legacy discovery"

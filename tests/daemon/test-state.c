@@ -1,0 +1,243 @@
+/*
+ * test-state.c - the state tables on their own: thread life cycle, running time, labels,
+ * counters, eviction bounds and Stats read-outs, with hand-built events whose expected
+ * results are worked out here.
+ */
+#include <assert.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "ring-reader.h"
+#include "state.h"
+
+static int failures;
+
+#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: FAIL %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
+
+static void ev(struct state_domain *d, uint8_t op, uint8_t type, uint64_t ts, uint64_t thread,
+	       uint64_t arg, const char *str)
+{
+	struct mtrace_event e = { .ts = ts, .thread = thread, .arg = arg, .op = op, .type = type };
+
+	if (str) {
+		e.str = str;
+		e.str_len = (uint16_t)strlen(str);
+	}
+	state_apply(d, &e);
+}
+
+static Mtrace__ThreadStats *find_thread(Mtrace__Stats *s, uint32_t domid, int64_t id)
+{
+	for (size_t i = 0; i < s->n_threads; i++)
+		if (s->threads[i]->domid == domid && s->threads[i]->id == id)
+			return s->threads[i];
+	return NULL;
+}
+
+static void test_lifecycle(void)
+{
+	struct state_domain *d = state_domain_get(1);
+	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
+	Mtrace__Stats *s;
+	Mtrace__ThreadStats *t;
+
+	state_domain_set_name(d, "alpha");
+	state_domain_attached(d, 2, MTRACE_CLOCK_MONOTONIC, false);
+	ev(d, MTRACE_OP_SWITCH, 0, 100, 1, 0, NULL);
+	ev(d, MTRACE_OP_CREATES, MTRACE_TT_TASK, 110, 1, 2, NULL);
+	ev(d, MTRACE_OP_CREATES, MTRACE_TT_BIND, 120, 1, 3, NULL);
+	ev(d, MTRACE_OP_LABEL, 0, 125, 2, 0, "net.read");
+	ev(d, MTRACE_OP_LABEL, 0, 126, 3, 0, "net.read");
+	ev(d, MTRACE_OP_SWITCH, 0, 200, 2, 0, NULL);		/* 1 ran 100 ns */
+	ev(d, MTRACE_OP_READ, 0, 210, 2, 3, NULL);
+	ev(d, MTRACE_OP_FULFILLS, 0, 300, 2, 3, NULL);		/* 3 lived 180 ns */
+	ev(d, MTRACE_OP_SIGNAL, 0, 350, 1, 2, NULL);		/* 2 ran 150, 2 notified */
+	ev(d, MTRACE_OP_FAILS, 0, 400, 1, 2, "Not_found");	/* 2 lived 290 ns */
+	ev(d, MTRACE_OP_BECOMES, 0, 410, 1, 7, NULL);
+	ev(d, MTRACE_OP_COUNTER, 0, 420, 1, 5, "queue");
+	ev(d, MTRACE_OP_INCREASE, 0, 430, 1, (uint64_t)-2, "queue");
+	ev(d, MTRACE_OP_INCREASE, 0, 440, 1, 10, "bytes");
+	ev(d, MTRACE_OP_SWITCH, 0, 500, MTRACE_THREAD_NONE, 0, NULL);	/* 1 ran 150 more */
+	state_domain_add_counts(d, 3, 1, 2);
+	state_domain_add_wakeup(d, false);
+	state_domain_add_wakeup(d, true);
+
+	CHECK(state_domain_events(d) == 15);
+	CHECK(state_domain_live_threads(d) == 1);	/* thread 1 (first seen) is pending */
+	CHECK(state_thread_label(1, 2) && !strcmp(state_thread_label(1, 2), "net.read"));
+	CHECK(state_thread_label(1, 1) == NULL);
+	CHECK(state_thread_label(9, 1) == NULL);
+
+	sub.top_n = 10;
+	sub.include_finished = 1;
+	sub.label_stats = 1;
+	sub.sort = MTRACE__SORT_KEY__SORT_ID;
+	s = state_stats(&sub, 7);
+	CHECK(s->dropped_for_client == 7);
+	CHECK(s->n_domains == 1);
+	if (s->n_domains == 1) {
+		Mtrace__DomainStats *ds = s->domains[0];
+		CHECK(ds->domid == 1 && !strcmp(ds->name, "alpha") && ds->alive && ds->rings == 2);
+		CHECK(ds->events == 15 && ds->lost == 3 && ds->corrupt == 1 && ds->unknown == 2);
+		CHECK(ds->wakeups == 1 && ds->ratelimited == 1);
+		CHECK(ds->threads_total == 3 && ds->live_threads == 1);
+		CHECK(!strcmp(ds->state, "running"));
+		CHECK(ds->n_counters == 2);
+		for (size_t i = 0; i < ds->n_counters; i++) {
+			if (!strcmp(ds->counters[i]->name, "queue"))
+				CHECK(ds->counters[i]->value == 3);
+			else
+				CHECK(!strcmp(ds->counters[i]->name, "bytes") && ds->counters[i]->value == 10);
+		}
+	}
+	CHECK(s->n_threads == 3);
+	CHECK(s->n_threads == 3 && s->threads[0]->id == 1 && s->threads[2]->id == 3);
+	t = find_thread(s, 1, 1);
+	CHECK(t && t->running_ns == 250 && t->children == 2 && t->resolves == 1 && t->becomes == 7);
+	CHECK(t && t->parent == -1 && t->type == MTRACE_TT_UNKNOWN && t->state == MTRACE__THREAD_STATE__PENDING);
+	t = find_thread(s, 1, 2);
+	CHECK(t && t->running_ns == 150 && t->reads == 1 && t->notifies == 1 && t->resolves == 1);
+	CHECK(t && t->state == MTRACE__THREAD_STATE__FAILED && !strcmp(t->failure, "Not_found"));
+	CHECK(t && t->parent == 1 && t->type == MTRACE_TT_TASK && t->created_ns == 110 &&
+	      t->resolved_ns == 400 && t->pending_ns == 290 && !strcmp(t->label, "net.read"));
+	t = find_thread(s, 1, 3);
+	CHECK(t && t->state == MTRACE__THREAD_STATE__RESOLVED && t->pending_ns == 180);
+	CHECK(s->n_labels == 1);
+	if (s->n_labels == 1) {
+		Mtrace__LabelStats *l = s->labels[0];
+		CHECK(!strcmp(l->label, "net.read") && l->count == 2 && l->live == 0);
+		/* 180 and 290 ns: log-linear buckets are within 25 % */
+		CHECK(l->lifetime_p50_ns >= 150 && l->lifetime_p50_ns <= 210);
+		CHECK(l->lifetime_p99_ns >= 240 && l->lifetime_p99_ns <= 340);
+	}
+	state_stats_free(s);
+
+	/* without include_finished only pending threads; sort by running time */
+	sub.include_finished = 0;
+	sub.sort = MTRACE__SORT_KEY__SORT_RUNNING;
+	s = state_stats(&sub, 0);
+	CHECK(s->n_threads == 1 && s->threads[0]->id == 1);
+	state_stats_free(s);
+}
+
+static void test_filters(void)
+{
+	struct state_domain *d = state_domain_get(2);
+	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
+	char *names[] = { "beta" };
+	uint32_t ids[] = { 1 };
+	char *labels[] = { "net." };
+	Mtrace__Stats *s;
+
+	state_domain_set_name(d, "beta");
+	state_domain_attached(d, 1, MTRACE_CLOCK_XEN, true);
+	ev(d, MTRACE_OP_CREATES, 0, 10, 1, 5, NULL);
+	ev(d, MTRACE_OP_LABEL, 0, 11, 5, 0, "disk.write");
+	CHECK(state_guest_count() == 2);
+	CHECK(state_domain_matches(2, &sub));
+	sub.n_domain_names = 1;
+	sub.domain_names = names;
+	CHECK(state_domain_matches(2, &sub) && !state_domain_matches(1, &sub));
+	sub.n_domain_names = 0;
+	sub.n_domids = 1;
+	sub.domids = ids;
+	CHECK(!state_domain_matches(2, &sub) && state_domain_matches(1, &sub));
+	sub.n_domids = 0;
+	sub.top_n = 100;
+	sub.include_finished = 1;
+	sub.n_labels = 1;
+	sub.labels = labels;
+	sub.label_stats = 1;
+	s = state_stats(&sub, 0);
+	CHECK(s->n_domains == 2);
+	for (size_t i = 0; i < s->n_threads; i++)
+		CHECK(!strncmp(s->threads[i]->label, "net.", 4));
+	CHECK(s->n_threads == 2);
+	CHECK(s->n_labels == 1);
+	state_stats_free(s);
+
+	state_domain_detached(d, "destroyed", true);
+	CHECK(state_guest_count() == 1);
+	s = state_stats(NULL, 0);
+	CHECK(s->n_domains == 2);
+	for (size_t i = 0; i < s->n_domains; i++)
+		if (s->domains[i]->domid == 2)
+			CHECK(!s->domains[i]->alive && !strcmp(s->domains[i]->state, "destroyed") &&
+			      s->domains[i]->legacy);
+	state_stats_free(s);
+	/* a new domain with the same id starts afresh */
+	state_domain_attached(d, 1, MTRACE_CLOCK_XEN, false);
+	CHECK(state_domain_events(d) == 0);
+	state_domain_bad(d, "rings: \"x\" is not a number");
+	s = state_stats(NULL, 0);
+	for (size_t i = 0; i < s->n_domains; i++)
+		if (s->domains[i]->domid == 2)
+			CHECK(!strncmp(s->domains[i]->state, "bad: rings", 10));
+	state_stats_free(s);
+	state_domain_forget(2);
+	CHECK(state_domain_find(2) == NULL);
+}
+
+/* Memory stays bounded: past the cap finished threads go first, counted. */
+static void test_eviction(unsigned cap)
+{
+	struct state_domain *d = state_domain_get(3);
+	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
+	uint64_t n = 10 * (uint64_t)cap, ts = 1;
+	Mtrace__Stats *s;
+
+	state_domain_attached(d, 1, MTRACE_CLOCK_MONOTONIC, false);
+	/* thread 1 stays pending all along; children come and go */
+	for (uint64_t i = 0; i < n; i++) {
+		ev(d, MTRACE_OP_CREATES, MTRACE_TT_TASK, ts++, 1, 1000 + i, NULL);
+		ev(d, MTRACE_OP_LABEL, 0, ts++, 1000 + i, 0, i % 2 ? "odd" : "even");
+		if (i % 4)
+			ev(d, MTRACE_OP_FULFILLS, 0, ts++, 1, 1000 + i, NULL);
+	}
+	sub.n_domids = 1;
+	sub.domids = (uint32_t[]){ 3 };
+	sub.top_n = 5;
+	sub.label_stats = 1;
+	sub.sort = MTRACE__SORT_KEY__SORT_CHILDREN;
+	s = state_stats(&sub, 0);
+	CHECK(s->n_domains == 1);
+	if (s->n_domains == 1) {
+		Mtrace__DomainStats *ds = s->domains[0];
+		CHECK(ds->threads_total == n + 1);
+		CHECK(ds->threads_evicted == n + 1 - cap);
+		/* every pending child (i % 4 == 0) beyond the cap pushed out a pending one */
+		CHECK(ds->live_threads <= cap);
+	}
+	CHECK(s->n_threads >= 1 && s->threads[0]->id == 1 && s->threads[0]->children == n);
+	CHECK(s->n_labels == 2);
+	for (size_t i = 0; i < s->n_labels; i++) {
+		CHECK(s->labels[i]->count == n / 2);
+		CHECK(s->labels[i]->live <= cap);
+	}
+	state_stats_free(s);
+	state_domain_forget(3);
+}
+
+int main(void)
+{
+	struct mtraced_config cfg;
+
+	config_defaults(&cfg);
+	cfg.max_threads_per_guest = 64;
+	cfg.dead_keep_s = 60;
+	state_init(&cfg);
+	state_tick(state_now_ns());
+	test_lifecycle();
+	test_filters();
+	test_eviction(64);
+	state_fini();
+	if (failures) {
+		fprintf(stderr, "%d checks failed\n", failures);
+		return 1;
+	}
+	printf("state: all checks passed\n");
+	return 0;
+}

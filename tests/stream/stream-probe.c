@@ -1,0 +1,138 @@
+/*
+ * stream-probe - a scriptable misbehaving (or slow) client for the stream tests.
+ *
+ *   stream-probe -s SOCK [-H] [-S] [-x HEX]... [-P COOKIE] [-c] [-p SECONDS] [-T SECONDS]
+ *
+ * -H: do not answer the daemon's Hello; -S: subscribe to all events; -x: send these
+ * bytes as they are; -P: send a Ping; -c: close right after sending (a client gone
+ * mid-frame); -p: sleep before reading (a stalled client); -T: give up reading after
+ * this long.  Prints one line per message received ("error 1 ...", "events 123",
+ * "loss 0 0 4567", "goodbye", "eof") and a final "summary events=N dropped=D".
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mtrace-client.h"
+
+static size_t
+unhex(const char *s, uint8_t *out, size_t max)
+{
+	size_t n = 0;
+
+	while (s[0] && s[1] && n < max) {
+		unsigned v;
+		if (sscanf(s, "%2x", &v) != 1)
+			break;
+		out[n++] = (uint8_t)v;
+		s += 2;
+	}
+	return n;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *sock = NULL;
+	unsigned flags = 0;
+	bool subscribe = false, close_now = false;
+	double pause = 0, limit = 10;
+	uint64_t events = 0, dropped = 0, ping = 0;
+	static uint8_t sendbuf[1 << 20];
+	size_t sendlen = 0;
+	struct mtc *c;
+	char err[256];
+	int ch;
+
+	while ((ch = getopt(argc, argv, "s:HSx:P:cp:T:")) != -1) {
+		switch (ch) {
+		case 's': sock = optarg; break;
+		case 'H': flags |= MTC_NO_HELLO; break;
+		case 'S': subscribe = true; break;
+		case 'x': sendlen += unhex(optarg, sendbuf + sendlen, sizeof(sendbuf) - sendlen);
+			break;
+		case 'P': ping = strtoull(optarg, NULL, 10); break;
+		case 'c': close_now = true; break;
+		case 'p': pause = atof(optarg); break;
+		case 'T': limit = atof(optarg); break;
+		default: return 2;
+		}
+	}
+	c = mtc_connect_flags(sock, "stream-probe", flags, err, sizeof(err));
+	if (!c) {
+		printf("connect-failed %s\n", err);
+		return 1;
+	}
+	printf("hello\n");
+	if (subscribe) {
+		Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
+		sub.events = true;
+		if (mtc_subscribe(c, &sub) < 0)
+			printf("send-failed %s\n", strerror(errno));
+	}
+	if (ping) {
+		Mtrace__ClientMsg m = MTRACE__CLIENT_MSG__INIT;
+		Mtrace__Ping p = MTRACE__PING__INIT;
+		p.cookie = ping;
+		m.msg_case = MTRACE__CLIENT_MSG__MSG_PING;
+		m.ping = &p;
+		mtc_send(c, &m);
+	}
+	if (sendlen && mtc_send_raw(c, sendbuf, sendlen) < 0)
+		printf("send-failed %s\n", strerror(errno));
+	if (close_now) {
+		mtc_close(c);
+		printf("closed\n");
+		return 0;
+	}
+	if (pause > 0)
+		usleep((useconds_t)(pause * 1e6));
+	for (;;) {
+		Mtrace__ServerMsg *m;
+		int r = mtc_next(c, (int)(limit * 1000), &m, NULL, NULL, err, sizeof(err));
+
+		if (r == 0) {
+			printf("timeout\n");
+			break;
+		}
+		if (r < 0) {
+			printf(errno ? "read-error %s\n" : "eof\n", err);
+			break;
+		}
+		switch (m->msg_case) {
+		case MTRACE__SERVER_MSG__MSG_ERROR:
+			printf("error %d %s\n", (int)m->error->code, m->error->message);
+			break;
+		case MTRACE__SERVER_MSG__MSG_EVENTS:
+			events += m->events->n_op;
+			break;
+		case MTRACE__SERVER_MSG__MSG_LOSS:
+			dropped += m->loss->dropped_for_client;
+			printf("loss %u %u %" PRIu64 " %" PRIu64 "\n", m->loss->domid, m->loss->ring,
+			       m->loss->lost_in_ring, m->loss->dropped_for_client);
+			break;
+		case MTRACE__SERVER_MSG__MSG_PONG:
+			printf("pong %" PRIu64 "\n", m->pong->cookie);
+			break;
+		case MTRACE__SERVER_MSG__MSG_GOODBYE:
+			printf("goodbye\n");
+			break;
+		case MTRACE__SERVER_MSG__MSG_DOMAIN_UP:
+			printf("domain_up %u\n", m->domain_up->domid);
+			break;
+		case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
+			printf("domain_down %u\n", m->domain_down->domid);
+			break;
+		default:
+			break;
+		}
+		mtc_msg_free(m);
+	}
+	printf("summary events=%" PRIu64 " dropped=%" PRIu64 "\n", events, dropped);
+	mtc_close(c);
+	return 0;
+}

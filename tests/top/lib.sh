@@ -1,0 +1,29 @@
+# lib.sh - shared by the top tests: a fresh directory, the rig of scripts/demo-rig.sh,
+# and everything started killed on exit.
+# Environment (tests/top/meson.build): MTRACE_SRC, MTRACE_BUILD_ROOT.
+set -u
+T=$(mktemp -d "${TMPDIR:-/tmp}/mtrace-top-test.XXXXXX") || exit 1
+RIG_DIR=$T
+RIG_BUILD=$MTRACE_BUILD_ROOT
+. "$MTRACE_SRC/scripts/demo-rig.sh"
+FIXTURE=$MTRACE_SRC/data/mirage/log-x86.sexp
+TESTS=$MTRACE_SRC/tests/top
+
+lib_cleanup() {
+	trap - EXIT
+	type test_cleanup >/dev/null 2>&1 && test_cleanup
+	rig_stop
+	rm -rf "$T"
+}
+trap lib_cleanup EXIT
+trap 'exit 143' TERM INT
+
+fail() {
+	echo "FAIL: $*" >&2
+	for f in "$T"/*.log; do
+		[ -f "$f" ] || continue
+		echo "--- $f" >&2
+		tail -n 15 "$f" >&2
+	done
+	exit 1
+}

@@ -1,0 +1,170 @@
+# mtrace on real Xen (sourced by dom0-tests.sh, whose helpers it uses).
+#
+# Three domUs run xen-guest on the guest library (real gntalloc, event channels,
+# xenstore); each waits for dom0 to write a data/mtrace-test/go key, so that every
+# check starts at a known moment:
+#   A  2 rings x 256 pages: 20000 events each (with labels) in one burst; later it
+#      turns hostile (garbage in its rings, event-channel storm) and is destroyed
+#   B  1 ring x 64 pages: 20000 events paced at 4000/s (more than the ring holds, so
+#      mtraced must drain it live), then 100 events/s for the rest of the test
+#   O  1 ring x 1 page (128 records): 5000 events written while mtraced is stopped,
+#      opened only then, so the loss is exactly what the ring could not hold
+SOCK=/run/mtrace/mtraced.sock
+MTRACED_PID=
+NA=20000 NB=20000 NO=5000
+DOMU_mtA="xen-guest load --rings 2 --pages 256 --events $NA --labels --wait-go --then-garbage 8 --linger 3000"
+DOMU_mtB="xen-guest load --rings 1 --pages 64 --events $NB --rate 4000 --wait-go --then-rate 100 --linger 3000"
+DOMU_mtO="xen-guest load --rings 1 --pages 1 --events $NO --go-first --linger 3000"
+
+start_mtraced() {
+	rm -f $SOCK
+	mtraced -f --backend xen -s $SOCK -v -o drop_privileges=false >>/run/mtraced.log 2>&1 &
+	MTRACED_PID=$!
+	i=0
+	while [ ! -S $SOCK ] && [ $i -lt 300 ] && kill -0 $MTRACED_PID 2>/dev/null; do
+		sleep 0.1; i=$((i+1))
+	done
+	[ -S $SOCK ] || { tail -20 /run/mtraced.log; return 1; }
+}
+stop_mtraced() {
+	kill -TERM $MTRACED_PID 2>/dev/null
+	i=0; while kill -0 $MTRACED_PID 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
+	kill -0 $MTRACED_PID 2>/dev/null && { fail mtraced_stops_on_sigterm; kill -KILL $MTRACED_PID; }
+	wait $MTRACED_PID 2>/dev/null
+	MTRACED_PID=
+}
+go() { xenstore-write /local/domain/$1/data/mtrace-test/${2:-go} 1; }
+wait_key() { # domid key [tenths]
+	i=0
+	while ! xenstore-read /local/domain/$1/data/mtrace-test/$2 >/dev/null 2>&1; do
+		i=$((i+1)); [ $i -gt ${3:-1200} ] && return 1
+		sleep 0.1
+	done
+}
+json() { sed -n "s/.*\"$1\":\\([^,}]*\\).*/\\1/p"; }	# key < json
+stat_of() { sed -n "s/^dom=$2 .*[ ]$3=\\([^ ]*\\).*/\\1/p" "$1"; }	# file domid key
+# grant pages mtraced has mapped (its gntdev VMAs) and event channels it has bound
+gnt_pages() {
+	n=0
+	while read -r r rest; do
+		case $rest in *gntdev*) n=$((n + (0x${r#*-} - 0x${r%-*}) / 4096));; esac
+	done < /proc/$MTRACED_PID/maps
+	echo $n
+}
+evt_ports() { grep -c 'evtchn:mtraced' /proc/interrupts; }
+verify() { # name args...: run xen-verify, show and judge its output
+	local vn=$1 vr; shift
+	xen-verify --name "$vn" --stats-file /run/$vn.stats "$@" > /run/$vn.out 2>&1
+	vr=$?
+	cat /run/$vn.out
+	[ $vr = 0 ] || RC=1
+}
+
+mtrace_checks() {
+A=$(dom_of mtA) || fail xl_create_A
+B=$(dom_of mtB) || fail xl_create_B
+O=$(dom_of mtO) || fail xl_create_O
+[ -n "$A" ] && [ -n "$B" ] && [ -n "$O" ] || return
+info "domUs: A=dom$A B=dom$B O=dom$O"
+wait_key $A announced 3000 || fail "announce_A"
+wait_key $B announced 3000 || fail "announce_B"
+wait_key $O state 3000 || fail "boot_O"
+
+# -------------------------------------------------------------------------------
+phase exact-two-domUs
+xen-verify --name exact --timeout 120 --grace 1500 --stats-file /run/exact.stats \
+	--expect $A:0:$((NA + 1)) --expect $A:1:$((NA + 1)) --expect $B:0:$((NB + 1)) \
+	--up $A --up $B > /run/exact.out 2>&1 &
+V=$!
+mtrace-cat -f count --summary -d $A -t 150 2> /run/cat.summary &
+CAT=$!
+i=0; while ! grep -q subscribed /run/exact.out && kill -0 $V 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+sleep 0.5
+go $A; go $B
+wait $V || RC=1
+cat /run/exact.out
+sleep 1; kill -INT $CAT; wait $CAT
+ev=$(json events < /run/cat.summary)
+[ "$ev" = $((2 * (NA + 1))) ] && pass "mtrace_cat_exact_count ($ev events of dom$A)" ||
+	fail "mtrace_cat_exact_count: got '$ev' want $((2 * (NA + 1))): $(cat /run/cat.summary)"
+for d in A B; do
+	eval id=\$$d
+	s=$(xenstore-read /local/domain/$id/data/mtrace-test/summary)
+	info "dom$id summary $s"
+	n=$(echo "$s" | json records_per_ring); r=$(echo "$s" | json rings)
+	ev=$(stat_of /run/exact.stats $id events); lo=$(stat_of /run/exact.stats $id lost)
+	co=$(stat_of /run/exact.stats $id corrupt)
+	# B keeps writing after its 20000: at least, and nothing lost or corrupt
+	[ -n "$n" ] && [ "${ev:-0}" -ge $((n * r)) ] && [ "$lo" = 0 ] && [ "$co" = 0 ] &&
+		pass "daemon_stats_exact_$d" ||
+		fail "daemon_stats_exact_$d: guest wrote $r x $n, daemon events=$ev lost=$lo corrupt=$co"
+done
+
+# -------------------------------------------------------------------------------
+# mtraced stops; O writes 5000 events into a 128-record ring meanwhile; mtraced
+# restarts and must find A and B again, B still flowing, and count O's loss exactly
+phase restart-and-overrun
+stop_mtraced
+go $O
+wait_key $O summary 600 || fail overrun_burst_written
+start_mtraced && pass mtraced_restarts || fail mtraced_restarts
+s=$(xenstore-read /local/domain/$O/data/mtrace-test/summary)
+info "dom$O summary $s"
+n=$(echo "$s" | json records_per_ring)
+verify restart --timeout 90 --grace 1500 --up $A --up $B --up $O --flowing $B \
+	--expect $O:0:${n:-1} --any-lost $O:0
+lo=$(stat_of /run/restart.stats $O lost); ev=$(stat_of /run/restart.stats $O events)
+info "overrun: dom$O wrote $n records into a 128-record ring; mtraced: events=$ev lost=$lo"
+[ -n "$lo" ] && [ "$lo" -gt 0 ] && [ $((ev + lo)) = "$n" ] && [ "$ev" -le 128 ] &&
+	pass overrun_exact_loss || fail "overrun_exact_loss: wrote $n, events=$ev lost=$lo"
+
+# -------------------------------------------------------------------------------
+# A turns hostile; then it is destroyed under mtraced's feet; B must not notice
+phase garbage-and-destroy
+bl=$(stat_of /run/restart.stats $B lost); bc=$(stat_of /run/restart.stats $B corrupt)
+xen-verify --name live --timeout 120 --grace 500 --stats-file /run/live.stats \
+	--ignore $A --flowing $B --down $A > /run/live.out 2>&1 &
+V=$!
+i=0; while ! grep -q subscribed /run/live.out && kill -0 $V 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+go $A go2
+sleep 2
+# responsive during the storm: a fresh client gets its statistics promptly
+t0=$(date +%s)
+if timeout 10 mtrace-cat -f json --no-events --stats 200 -n 1 > /run/storm.stats 2>&1; then
+	pass "daemon_responsive_during_storm ($(( $(date +%s) - t0 )) s)"
+else
+	fail daemon_responsive_during_storm; cat /run/storm.stats
+fi
+wait_key $A garbage-done 600 || fail garbage_ran
+sleep 1
+p0=$(gnt_pages); e0=$(evt_ports)
+info "before destroy: mtraced maps $p0 grant pages, binds $e0 event channels"
+xl destroy $A && pass xl_destroy_A || fail xl_destroy_A
+# a destroyed domain stays a zombie while dom0 maps any of its pages: its leaving
+# the hypervisor's list proves that mtraced unmapped everything of A
+i=0; while xl list $A >/dev/null 2>&1 && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
+xl list $A >/dev/null 2>&1 && fail "destroyed_domain_released: dom$A still listed" ||
+	pass destroyed_domain_released
+sleep 1
+p1=$(gnt_pages); e1=$(evt_ports)
+info "after destroy: $p1 grant pages, $e1 event channels"
+# left: B (1 + 64 pages) and O (1 + 1), one event channel each
+[ "$p1" = 67 ] && pass destroy_unmaps_all_pages || fail "destroy_unmaps_all_pages: $p0 -> $p1, want 67"
+[ "$e1" = 2 ] && pass destroy_unbinds_evtchn || fail "destroy_unbinds_evtchn: $e0 -> $e1, want 2"
+wait $V || RC=1
+cat /run/live.out
+grep "^dom=$A " /run/live.stats | sed 's/^/XENTEST INFO hostile /'
+ac=$(stat_of /run/live.stats $A corrupt); as=$(stat_of /run/live.stats $A state)
+{ [ "${ac:-0}" -gt 0 ] || case "$as" in bad*) true;; *) false;; esac; } &&
+	pass "hostile_guest_counted (corrupt=$ac state=$as)" || fail "hostile_guest_counted: corrupt=$ac state=$as"
+al=$(stat_of /run/live.stats $B lost); acr=$(stat_of /run/live.stats $B corrupt)
+[ "$al" = "$bl" ] && [ "$acr" = "$bc" ] && pass other_guest_untouched ||
+	fail "other_guest_untouched: dom$B lost $bl -> $al, corrupt $bc -> $acr"
+# and B is still served after A is gone
+verify after-destroy --timeout 60 --grace 200 --flowing $B
+kill -0 $MTRACED_PID 2>/dev/null && pass mtraced_survives || fail mtraced_survives
+
+phase teardown
+stop_mtraced
+grep -iE 'error|warn' /run/mtraced.log | head -40 | sed 's/^/[mtraced] /'
+}

@@ -1,0 +1,301 @@
+#!/bin/bash
+# run-xen.sh - boot a real Xen 4.17 + Debian 6.1 dom0 under qemu-system-x86_64 (TCG)
+# and run mtrace on it: xenif-selftest, mtraced --backend xen, mtrace-cat, and domUs
+# started with `xl create` running mtrace-load.  Checks print "XENTEST PASS|FAIL name"
+# on the serial console; this script collects them.
+#
+# usage: run-xen.sh BUILD_DIR SOURCE_DIR
+# env:   MTRACE_XEN_CACHE   .deb + extracted kernel/hypervisor cache
+#                           (default /var/cache/mtrace-xen, else ~/.cache/mtrace-xen)
+#        MTRACE_XEN_REQUIRE=1  a missing package is a failure, not a skip
+#        MTRACE_XEN_KEEP=1  keep the temporary work directory
+#        STALL_S, BOOT_TIMEOUT, SMP, MEM   see below
+# exit:  0 pass, 1 fail, 77 skipped (the Debian packages or QEMU cannot be had)
+set -uo pipefail
+
+BUILD=$(cd "${1:?build dir}" && pwd) && SRC=$(cd "${2:?source dir}" && pwd) ||
+	{ echo "usage: run-xen.sh BUILD_DIR SOURCE_DIR" >&2; exit 1; }
+HERE=$SRC/tests/xen
+XENV=4.17
+SMP=${SMP:-2}
+MEM=${MEM:-1536}		# MiB for QEMU: Xen + dom0 (512) + up to 3 domUs (160 each)
+DOM0_MEM=${DOM0_MEM:-512M}
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-420}	# hard cap on one QEMU run (s)
+STALL_S=${STALL_S:-60}		# no serial output this long => dump Xen state, kill
+ARTIFACT=$BUILD/meson-logs/xen-serial.log
+T0=$(date +%s.%N)
+
+say() { printf '[%6.1fs] %s\n' "$(echo "$(date +%s.%N) - $T0" | bc)" "$*"; }
+skip() {
+	if [ "${MTRACE_XEN_REQUIRE:-0}" = 1 ]; then say "FAIL (xen_tests=enabled): $*"; exit 1; fi
+	say "SKIP: $*"; exit 77
+}
+die() { say "FAIL: $*"; exit 1; }
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/mtrace-xen.XXXXXX")
+QPID=
+cleanup() {
+	[ -n "$QPID" ] && kill -TERM "$QPID" 2>/dev/null
+	[ -n "$QPID" ] && wait "$QPID" 2>/dev/null
+	jobs -p | xargs -r kill 2>/dev/null
+	if [ "${MTRACE_XEN_KEEP:-0}" = 1 ]; then say "work dir kept: $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# ------------------------------------------------------------ host tools
+missing=()
+command -v qemu-system-x86_64 >/dev/null || missing+=(qemu-system-x86)
+command -v cpio >/dev/null || missing+=(cpio)
+command -v bc >/dev/null || missing+=(bc)
+command -v python3 >/dev/null || missing+=(python3)
+if [ ${#missing[@]} -gt 0 ]; then
+	if [ "$(id -u)" = 0 ]; then
+		say "installing host packages: ${missing[*]}"
+		DEBIAN_FRONTEND=noninteractive timeout 300 apt-get -o DPkg::Lock::Timeout=120 \
+			install -y -qq --no-install-recommends "${missing[@]}" >/dev/null 2>&1 ||
+			skip "host packages ${missing[*]} missing and not installable"
+	else
+		skip "host packages ${missing[*]} missing (not root, cannot install)"
+	fi
+fi
+command -v apt-get >/dev/null || skip "no apt-get: cannot fetch Debian's Xen and kernel"
+
+# ------------------------------------------------------------ binaries under test
+# The freshly built ones from this build dir; a missing one is a failure, not a skip.
+declare -A BIN=(
+	[xenif-selftest]=$BUILD/tests/xen/xenif-selftest
+	[mtraced]=$BUILD/daemon/mtraced
+	[mtrace-cat]=$BUILD/client/mtrace-cat
+	[mtrace-load]=$BUILD/guest/mtrace-load
+	[xen-guest]=$BUILD/tests/xen/xen-guest
+	[xen-verify]=$BUILD/tests/xen/xen-verify
+)
+# MTRACE_XEN_PHASES (default all) selects the dom0 test phases, for working on one
+PHASES=${MTRACE_XEN_PHASES:-all}
+for b in "${!BIN[@]}"; do
+	if [ ! -x "${BIN[$b]}" ]; then
+		# mtrace-load rides along when built (the domUs run xen-guest, this suite's own)
+		[ "$PHASES" = all ] && [ "$b" != mtrace-load ] && die "not built: ${BIN[$b]}"
+		say "note: ${BIN[$b]} not built (phases $PHASES)"
+		unset "BIN[$b]"
+	fi
+done
+for b in mtraced mtrace-cat mtrace-load; do
+	[ -n "${BIN[$b]:-}" ] || continue
+	ldd "${BIN[$b]}" 2>/dev/null | grep -q 'asan\|ubsan' &&
+		skip "$b is a sanitizer build: real-Xen images need a plain build (-Dxen_tests=disabled)"
+done
+
+# ------------------------------------------------------------ Debian packages (cached)
+CACHE=${MTRACE_XEN_CACHE:-/var/cache/mtrace-xen}
+mkdir -p "$CACHE" 2>/dev/null && [ -w "$CACHE" ] || CACHE=$HOME/.cache/mtrace-xen
+mkdir -p "$CACHE/debs" || die "cannot create cache $CACHE"
+exec 9>"$CACHE/.lock"
+flock -w 600 9 || die "cache $CACHE locked by another run for 10 minutes"
+
+KVER=${KVER:-$(apt-cache depends linux-image-amd64 2>/dev/null |
+	awk '/Depends: linux-image-[0-9]/{sub("linux-image-","",$2); print $2; exit}')}
+if [ -z "$KVER" ] && [ "$(id -u)" = 0 ]; then
+	timeout 300 apt-get update -qq >/dev/null 2>&1
+	KVER=$(apt-cache depends linux-image-amd64 2>/dev/null |
+		awk '/Depends: linux-image-[0-9]/{sub("linux-image-","",$2); print $2; exit}')
+fi
+[ -n "$KVER" ] || skip "apt does not know linux-image-amd64 (no Debian archive configured)"
+DEBS=(xen-hypervisor-$XENV-amd64 linux-image-$KVER busybox-static xen-utils-$XENV
+	xen-utils-common xenstore-utils)
+need=()
+for p in "${DEBS[@]}"; do ls "$CACHE/debs/${p}"_*.deb >/dev/null 2>&1 || need+=("$p"); done
+if [ ${#need[@]} -gt 0 ]; then
+	say "apt-get download ${need[*]} -> $CACHE/debs"
+	if ! (cd "$CACHE/debs" && timeout 600 apt-get download -q "${need[@]}" >/dev/null 2>&1); then
+		[ "$(id -u)" = 0 ] && timeout 300 apt-get update -qq >/dev/null 2>&1
+		(cd "$CACHE/debs" && timeout 600 apt-get download -q "${need[@]}" >/dev/null 2>&1) ||
+			skip "cannot download ${need[*]} from the Debian archive"
+	fi
+fi
+deb() { ls "$CACHE/debs/${1}"_*.deb | tail -1; }
+
+# The host's libxen* are copied into the guests next to Debian's xl/xenstored: the two
+# must be the same Xen release or xl fails in odd ways.
+hostxen=$(dpkg-query -W -f='${Version}' libxenmisc$XENV 2>/dev/null || true)
+debxen=$(dpkg-deb -f "$(deb xen-utils-$XENV)" Version)
+[ -z "$hostxen" ] || [ "$hostxen" = "$debxen" ] ||
+	say "WARNING: host libxen $hostxen differs from xen-utils $debxen"
+
+# Extract only what the images need (the kernel .deb unpacks to 400 MB of modules).
+X=$CACHE/x-$KVER-$debxen
+if [ ! -f "$X/.done" ]; then
+	say "extracting packages into $X"
+	rm -rf "$X" && mkdir -p "$X"
+	for p in xen-hypervisor-$XENV-amd64 busybox-static xen-utils-$XENV xen-utils-common \
+		xenstore-utils; do
+		dpkg -x "$(deb "$p")" "$X" || die "dpkg -x $p"
+	done
+	dpkg-deb --fsys-tarfile "$(deb linux-image-$KVER)" |
+		tar -x -C "$X" --wildcards "./boot/vmlinuz-$KVER" "./boot/System.map-$KVER" \
+			'*/kernel/drivers/xen/*' || die "extract kernel"
+	# QEMU's multiboot loader wants the plain ELF32 hypervisor
+	zcat "$X/boot/xen-$XENV-amd64.gz" > "$X/xen" || die "unpack xen"
+	# Xen and libxenguest would unpack the bzImage's xz payload under TCG (~9.5 s
+	# each): hand dom0 the plain ELF, and the domU a gzip'ed one (libxenguest takes
+	# gzip'ed ELF, not zstd/xz outside a bzImage; gunzip in dom0 costs ~4 s)
+	python3 - "$X/boot/vmlinuz-$KVER" "$X/vmlinux" <<'PY' || die "unpack vmlinux"
+import lzma, sys
+d = open(sys.argv[1], 'rb').read()
+off = d.find(b'\xfd7zXZ\x00')
+assert off > 0, "no xz payload in bzImage"
+open(sys.argv[2], 'wb').write(lzma.LZMADecompressor().decompress(d[off:]))
+PY
+	gzip -6 -c "$X/vmlinux" > "$X/vmlinux.gz" || die "gzip vmlinux"
+	touch "$X/.done"
+fi
+flock -u 9
+MODS=$(find "$X" -type d -path "*/modules/$KVER/kernel/drivers/xen" | head -1)
+[ -n "$MODS" ] || die "xen modules not found in $X"
+
+# ------------------------------------------------------------ initramfs images
+# copy a binary and every library ldd resolves for it (host bookworm == guest bookworm)
+copy_bin() { # root src dst
+	install -D -m755 "$2" "$1$3" || die "copy $2"
+	ldd "$2" | awk '/=> \//{print $3} /^[ \t]*\/lib64\//{print $1}' | while read -r lib; do
+		[ -e "$1$lib" ] || install -D -m755 "$(readlink -f "$lib")" "$1$lib"
+	done
+}
+base_tree() { # root
+	local r=$1
+	mkdir -p "$r"/{bin,sbin,proc,sys,dev,run,tmp,etc,lib/modules,lib64,var/lib,var/log,root}
+	ln -s /run "$r/var/run"
+	cp "$X/bin/busybox" "$r/bin/busybox"
+	# one process for ~400 applet links (a fork each is slow on a loaded host)
+	"$X/bin/busybox" --list | python3 -c '
+import os, sys
+d = sys.argv[1]
+for a in sys.stdin.read().split():
+    if not os.path.lexists(os.path.join(d, a)):
+        os.symlink("busybox", os.path.join(d, a))' "$r/bin"
+	for m in xen-evtchn xen-gntdev xen-gntalloc xen-privcmd xenfs/xenfs; do
+		cp "$MODS/$m.ko" "$r/lib/modules/" || die "module $m"
+	done
+	# glibc dlopen()s libgcc_s for pthread_cancel (xs_close on a handle with a
+	# watch thread): without it the process aborts
+	install -D -m644 /lib/x86_64-linux-gnu/libgcc_s.so.1 "$r/lib/x86_64-linux-gnu/libgcc_s.so.1"
+	copy_bin "$r" "$X/usr/bin/xenstore" /bin/xenstore
+	for a in read write ls rm watch exists list chmod; do ln -s xenstore "$r/bin/xenstore-$a"; done
+}
+# uncompressed: copying a cpio beats gunzip inside a TCG guest
+mkcpio() { (cd "$1" && find . | cpio -o -H newc --quiet) > "$2"; }
+
+say "building initramfs images in $WORK"
+base_tree "$WORK/rootU"
+for b in xenif-selftest mtrace-load xen-guest; do
+	[ -n "${BIN[$b]:-}" ] && copy_bin "$WORK/rootU" "${BIN[$b]}" "/bin/$b"
+done
+install -m755 "$HERE/domU-init.sh" "$WORK/rootU/init"
+mkcpio "$WORK/rootU" "$WORK/domU.cpio"
+
+R0=$WORK/root0
+base_tree "$R0"
+XBIN=$X/usr/lib/xen-$XENV/bin
+for b in xenstored xen-init-dom0 xl xenconsoled; do
+	copy_bin "$R0" "$XBIN/$b" "/usr/lib/xen-$XENV/bin/$b"
+done
+for b in xenif-selftest mtraced mtrace-cat xen-verify; do
+	[ -n "${BIN[$b]:-}" ] && copy_bin "$R0" "${BIN[$b]}" "/bin/$b"
+done
+echo "$PHASES" > "$R0/root/phases"
+mkdir -p "$R0"/etc/xen "$R0"/var/lib/xen "$R0"/var/lib/xenstored "$R0"/var/log/xen "$R0"/var/lock
+: > "$R0/etc/xen/xl.conf"
+cp "$X/vmlinux.gz" "$WORK/domU.cpio" "$R0/root/"
+install -m755 "$HERE/dom0-init.sh" "$R0/init"
+install -m755 "$HERE/dom0-tests.sh" "$R0/root/tests.sh"
+install -m644 "$HERE/mtrace-tests.sh" "$R0/root/mtrace-tests.sh"
+mkcpio "$R0" "$WORK/dom0.cpio"
+say "images: dom0 $(du -m "$WORK/dom0.cpio" | cut -f1) MB, domU $(du -m "$WORK/domU.cpio" | cut -f1) MB"
+
+# ------------------------------------------------------------ boot
+# bootscrub=0: idle vCPUs would scrub all RAM under TCG; spec-ctrl=no: pure overhead
+XEN_CMD="console=com1 com1=115200,8n1 dom0_mem=$DOM0_MEM,max:$DOM0_MEM dom0_max_vcpus=$SMP loglvl=all guest_loglvl=all console_timestamps=boot bootscrub=0 spec-ctrl=no"
+DOM0_CMD="console=hvc0 earlyprintk=xen rdinit=/init quiet mitigations=off cryptomgr.notests"
+
+boot() { # log -> sets STALLED, RC
+	local log=$1 fifo=$WORK/serial.in
+	rm -f "$log" "$fifo"; mkfifo "$fifo"; exec 3<>"$fifo"
+	# -cpu qemu64: TCG's SMAP emulation (-cpu max) kills a 64-bit PV dom0.
+	# -append is verbatim; only the -initrd module list needs ',,' for a comma.
+	timeout --signal=KILL "$BOOT_TIMEOUT" qemu-system-x86_64 \
+		-accel tcg -M q35 -cpu qemu64 -smp "$SMP" -m "$MEM" \
+		-nographic -no-reboot -monitor none -serial stdio \
+		-kernel "$X/xen" -append "$XEN_CMD" \
+		-initrd "$X/vmlinux ${DOM0_CMD//,/,,},$WORK/dom0.cpio" \
+		<&3 > >(perl -MTime::HiRes=time -e '$|=1; $t0=time; while(<STDIN>){ s/\r//g; s/\e\[[0-9;?]*[a-zA-Z]|\ec//g; printf "%7.2f %s", time-$t0, $_ }' > "$log") 2>&1 &
+	QPID=$!	# `timeout`: SIGTERM to it is forwarded to qemu, SIGKILL would orphan qemu
+	STALLED=0
+	local lastsz=-1 lastchange=$SECONDS sz shown=0
+	while kill -0 "$QPID" 2>/dev/null; do
+		sz=$(stat -c %s "$log" 2>/dev/null || echo 0)
+		if [ "$sz" != "$lastsz" ]; then
+			lastsz=$sz; lastchange=$SECONDS
+			# progress for the person watching meson test -v
+			local lines
+			lines=$(grep -E 'XENTEST (PASS|FAIL|INFO phase)|USERSPACE UP' "$log" 2>/dev/null)
+			[ -n "$lines" ] && printf '%s\n' "$lines" | tail -n +$((shown + 1)) | sed 's/^/  /'
+			shown=$(printf '%s\n' "$lines" | grep -c .)
+		elif [ $((SECONDS - lastchange)) -ge "$STALL_S" ]; then
+			STALLED=1
+			say "no serial output for ${STALL_S}s: dumping Xen state (debug keys 0 q r e)"
+			printf '\001\001\001' >&3; sleep 1; printf '0' >&3; sleep 2; printf 'q' >&3
+			sleep 2; printf 'r' >&3; sleep 1; printf 'e' >&3; sleep 3
+			kill -TERM "$QPID" 2>/dev/null; break
+		fi
+		if grep -qE 'XENTEST ALL DONE|Hardware Dom0 crashed|Panic on CPU|Kernel panic' "$log"; then
+			sleep 0.5; kill -TERM "$QPID" 2>/dev/null; break
+		fi
+		sleep 0.3
+	done
+	wait "$QPID" 2>/dev/null
+	QPID=
+	exec 3>&-
+	sleep 0.3
+}
+
+verdict() { # log -> 0 pass
+	local log=$1
+	local pass fail
+	pass=$(grep -c 'XENTEST PASS' "$log")
+	fail=$(grep -c 'XENTEST FAIL' "$log")
+	say "checks: pass=$pass fail=$fail stalled=$STALLED"
+	[ "$STALLED" = 0 ] && [ "$fail" = 0 ] && [ "$pass" -gt 0 ] &&
+		grep -q 'XENTEST ALL DONE rc=0' "$log"
+}
+
+mkdir -p "$(dirname "$ARTIFACT")"
+result=1
+for attempt in 1 2; do
+	LOG=$WORK/serial-$attempt.log
+	say "booting Xen $debxen + Linux $KVER under QEMU (TCG, smp $SMP, $MEM MiB), attempt $attempt"
+	QS=$SECONDS
+	boot "$LOG"
+	say "qemu ran $((SECONDS - QS)) s"
+	cp "$LOG" "$ARTIFACT"
+	if verdict "$LOG"; then result=0; break; fi
+	# a silent stall before dom0 userspace is the known rare boot hang: retry once
+	if [ "$STALLED" = 1 ] && [ "$attempt" = 1 ] && ! grep -q 'XENTEST PASS' "$LOG"; then
+		say "RETRY: boot stalled silently (known rare TCG boot hang); log of attempt 1:"
+		tail -15 "$LOG" | sed 's/^/  | /'
+		cp "$LOG" "${ARTIFACT%.log}-stalled.log"
+		continue
+	fi
+	break
+done
+
+echo "------------------------------------------------ XENTEST lines"
+grep -E 'XENTEST (PASS|FAIL|INFO)' "$ARTIFACT" | sed 's/^ *[0-9.]* //'
+if [ $result = 0 ]; then
+	say "RESULT: PASS (serial log: $ARTIFACT)"
+else
+	echo "------------------------------------------------ tail of the serial log"
+	tail -60 "$ARTIFACT"
+	say "RESULT: FAIL (serial log kept: $ARTIFACT)"
+fi
+exit $result
