@@ -36,6 +36,7 @@ struct ring_reader {
 	uint64_t pos;			/* next record boundary we expect */
 	uint32_t next_seq;
 	bool seq_known;
+	bool stalled;			/* last drain stopped on impossible indexes */
 	struct ring_reader_info info;
 	struct ring_reader_stats st;
 	uint8_t buf[RING_CHUNK];	/* the private copy */
@@ -378,6 +379,7 @@ ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *
 	size_t delivered = 0;
 	bool more_data = false;
 
+	r->stalled = false;
 	for (int round = 0; delivered < budget; round++) {
 		uint64_t t1, h, t2, start, cstart, cend, begin;
 		size_t consumed;
@@ -392,6 +394,7 @@ ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *
 		h = __atomic_load_n(&r->hdr->head, __ATOMIC_ACQUIRE);
 		if ((t1 | h) % MTRACE_REC_ALIGN != 0 || t1 > h) {
 			r->st.corrupt++;
+			r->stalled = true;
 			break;
 		}
 		if (h < r->pos) {
@@ -412,6 +415,7 @@ ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *
 		t2 = __atomic_load_n(&r->hdr->tail, __ATOMIC_RELAXED);
 		if (t2 % MTRACE_REC_ALIGN != 0 || t2 < t1) {
 			r->st.corrupt++;
+			r->stalled = true;
 			break;
 		}
 		begin = start > t2 ? start : t2;
@@ -462,7 +466,9 @@ ring_reader_request_wakeup(struct ring_reader *r, uint64_t bytes_ahead)
 	 * daemon's periodic drain covers that window. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	h = __atomic_load_n(&r->hdr->head, __ATOMIC_ACQUIRE);
-	return h > want && h % MTRACE_REC_ALIGN == 0;
+	/* Indexes we could not use last time: "data waiting" would only make the caller
+	 * spin on a hostile ring; it waits for the next kick or periodic drain instead. */
+	return !r->stalled && h > want && h % MTRACE_REC_ALIGN == 0;
 }
 
 uint64_t

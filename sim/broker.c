@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -178,7 +179,8 @@ static bool reply_err(struct conn *c, int err)
 	return send_reply(c, &rep, NULL, 0, NULL, 0);
 }
 
-static char outbuf[SIMXEN_MAX_MSG];
+/* Aligned: replies are built in place as uint32_t refs and struct arrays. */
+static _Alignas(16) char outbuf[SIMXEN_MAX_MSG];
 
 /* Returns false if the connection must be dropped. */
 static bool dispatch(struct conn *c, const char *msg, size_t n)
@@ -481,6 +483,14 @@ int broker_run(const char *dir, int ready_fd)
 	if ((size_t)snprintf(b->sock_path, sizeof(b->sock_path), "%s/%s", dir, SIMXEN_SOCK) >=
 	    sizeof(b->sock_path)) {
 		blog("state directory path too long for a socket: %s", dir);
+		return 1;
+	}
+	/* One broker per directory, even if two are started at the same instant. */
+	char lockpath[4200];
+	snprintf(lockpath, sizeof(lockpath), "%s/lock", dir);
+	int lockfd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
+		blog("another broker runs in %s", dir);
 		return 1;
 	}
 	if (xs_init() || !(b->base = event_base_new()) || dom0_init(b)) {

@@ -39,6 +39,7 @@ struct opts {
 	bool recorded_times;
 	bool hold;
 	bool check;
+	bool dump;
 	bool quiet;
 	unsigned pages;
 	const char *backend;
@@ -144,6 +145,7 @@ static void usage(FILE *f)
 		"  -p, --pages N         ring data pages, a power of two (default 256)\n"
 		"  -B, --backend NAME    xen, sim or auto (default; sim when MTRACE_SIM_DIR is set)\n"
 		"      --check           parse only: print counts per op and bad lines, no Xen\n"
+		"      --dump            parse only: print each event as it would be written\n"
 		"  -q, --quiet           no summary on stderr\n"
 		"  -h, --help, -V, --version\n");
 }
@@ -159,6 +161,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		{ "pages", required_argument, NULL, 'p' },
 		{ "backend", required_argument, NULL, 'B' },
 		{ "check", no_argument, NULL, 'C' },
+		{ "dump", no_argument, NULL, 'D' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -203,6 +206,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		}
 		case 'B': o->backend = optarg; break;
 		case 'C': o->check = true; break;
+		case 'D': o->dump = true; break;
 		case 'q': o->quiet = true; break;
 		case 'h': usage(stdout); exit(0);
 		case 'V': printf("mtrace-replay %s\n", MTRACE_VERSION); exit(0);
@@ -224,6 +228,31 @@ static const char *const op_names[] = {
 	[MTRACE_OP_INCREASE] = "increase", [MTRACE_OP_SWITCH] = "switch",
 	[MTRACE_OP_GC] = "gc",
 };
+
+/* One event a line: time_ns op thread arg type "string", C escapes for the odd bytes. */
+static void print_dump(const struct trace *t)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		const struct trace_ev *e = &t->ev[i];
+		printf("%" PRIu64 " %s %" PRId64 " %" PRId64 " %u", e->t_ns,
+		       e->op < sizeof(op_names) / sizeof(op_names[0]) && op_names[e->op] ?
+		       op_names[e->op] : "?", e->thread, e->arg, e->type);
+		if (op_has_string(e->op)) {
+			const unsigned char *p = (const unsigned char *)trace_str(t, e);
+			fputs(" \"", stdout);
+			for (size_t k = 0; k < e->str_len; k++) {
+				if (p[k] == '"' || p[k] == '\\')
+					printf("\\%c", p[k]);
+				else if (p[k] < 0x20 || p[k] >= 0x7f)
+					printf("\\x%02x", p[k]);
+				else
+					putchar(p[k]);
+			}
+			putchar('"');
+		}
+		putchar('\n');
+	}
+}
 
 static void print_check(const struct trace *t)
 {
@@ -254,8 +283,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mtrace-replay: %s: %s\n", o.file, strerror(saved));
 		return 1;
 	}
-	if (o.check) {
-		print_check(&t);
+	if (o.check || o.dump) {
+		if (o.dump)
+			print_dump(&t);
+		else
+			print_check(&t);
 		trace_free(&t);
 		return 0;
 	}

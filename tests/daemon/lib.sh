@@ -31,7 +31,7 @@ fail() {
 }
 
 note() {
-	echo "# $*"
+	echo "# [${SECONDS}s] $*"
 }
 
 sim_start() {

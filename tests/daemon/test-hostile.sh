@@ -5,8 +5,20 @@
 # exact and the daemon keeps serving.
 . "$(dirname "$0")/lib.sh"
 
+# time_snap: milliseconds one statistics round trip takes (process start included)
+time_snap() {
+	local t0 t1
+	t0=$(date +%s%N)
+	snap
+	t1=$(date +%s%N)
+	echo $(( (t1 - t0) / 1000000 ))
+}
+
 sim_start
 daemon_start
+BASE=0
+for _ in 1 2 3; do b=$(time_snap); [ "$b" -gt "$BASE" ] && BASE=$b; done
+note "statistics answered in $BASE ms (slowest of 3) before the hostile guests"
 GOOD1=$(guest good1 -- "$HOSTILE" --rings 2 --pages 128 count 20000)
 
 # a domain whose xenstore we fill by hand (as dom0 may), running nothing of ours
@@ -47,7 +59,8 @@ grep -q "domain $XS (xs): not traced: ring/0/pages" "$DLOG" || fail "refusal not
 xsw /local/domain/$XS/data/mprof/ring-ref "1,2,,x"
 wait_match "$XS" state '^bad: data/mprof/ring-ref'
 
-# hostile ring contents, a storm and a flood, next to a second good guest
+note "xenstore garbage refused"
+# hostile ring contents, a storm and a flood, next to more good guests
 BAD=$(guest scribble -- "$HOSTILE" --rings 2 --pages 16 scribble)
 STORM=$(guest storm -- "$HOSTILE" --rings 1 --pages 64 storm 3000)
 FLOOD=$(guest flood -- "$HOSTILE" --rings 2 --pages 64 flood)
@@ -59,6 +72,7 @@ wait_field "$GOOD1" events "$E1"
 wait_field "$GOOD2" events "$E2" 30
 wait_field "$GOOD3" events "$E3" 30
 wait_field "$STORM" events "$ES"
+note "bystanders counted exactly"
 wait_match "$BAD" corrupt '^[1-9]'
 [ "$(field "$BAD" state)" = running ] || fail "scribbling guest: state $(field "$BAD" state)"
 # the storm is held off: past 30 wake-ups per 200 ms the port stays masked
@@ -81,12 +95,12 @@ for d in $GOOD1 $GOOD2 $GOOD3 $STORM; do
 done
 [ "$(field "$GOOD1" events)" = "$E1" ] && [ "$(field "$GOOD2" events)" = "$E2" ] &&
 	[ "$(field "$GOOD3" events)" = "$E3" ] || fail "bystander counts moved"
-# the daemon still answers quickly while the flood and the storm go on
-t0=$(date +%s%N)
-snap
-t1=$(date +%s%N)
-note "statistics answered in $(( (t1 - t0) / 1000000 )) ms under flood and storm"
-[ $(( (t1 - t0) / 1000000 )) -lt 3000 ] || fail "daemon slow to answer under load"
+# the daemon still answers promptly while the flood and the storm go on (relative to
+# the same machine's answer before them: the test machine may be shared)
+LAT=$(time_snap)
+note "statistics answered in $LAT ms under flood and storm"
+[ "$LAT" -lt $(( 5 * BASE + 2000 )) ] || fail "daemon slow to answer under load: $LAT ms"
+
 alive
 "$SIMXEN" -d "$SIM" destroy "$FLOOD" >/dev/null
 "$SIMXEN" -d "$SIM" destroy "$STORM" >/dev/null

@@ -542,6 +542,9 @@ t_corrupt(void)
 	uint64_t good = m.hdr->head;
 	m.hdr->head = good + 4;
 	CHECK(ring_reader_drain(rd, 100, collect, &c, NULL) == 0, "misaligned head");
+	m.hdr->head = good + 4096 + 4;
+	CHECK(ring_reader_drain(rd, 100, collect, &c, NULL) == 0, "misaligned head");
+	CHECK(!ring_reader_request_wakeup(rd, 0), "no busy loop on a hostile head");
 	m.hdr->head = good;
 	m.hdr->tail = good + 64;
 	CHECK(ring_reader_drain(rd, 100, collect, &c, NULL) == 0, "tail > head");
@@ -549,7 +552,7 @@ t_corrupt(void)
 	m.hdr->head = good - 64;
 	CHECK(ring_reader_drain(rd, 100, collect, &c, NULL) == 0, "head backwards");
 	st = ring_reader_stats(rd);
-	CHECK(st->corrupt == 3 && c.n == 10, "index garbage: corrupt %" PRIu64 " n %zu",
+	CHECK(st->corrupt == 4 && c.n == 10, "index garbage: corrupt %" PRIu64 " n %zu",
 	      st->corrupt, c.n);
 	/* head far ahead over stale bytes: copied at most one ring, no crash */
 	m.hdr->tail = 0;

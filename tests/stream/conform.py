@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""conform.py RAW TEXT JSON PROTO_DIR TESTS_DIR HARNESS_JSON
+"""conform.py RAW TEXT JSON PROTO_DIR TESTS_DIR HARNESS_JSON|EVENT_COUNT
 
 Split RAW (delimited mtrace.ServerMsg frames as mtrace-cat -f proto wrote them),
 decode every frame with `protoc --decode`, rebuild the events from the columns, and
@@ -200,7 +200,7 @@ def main():
     pev, pctl = decoded_stream(raw, proto_dir, tests_dir)
     jev, jctl = json_stream(js)
     tev = text_stream(txt)
-    want = json.load(open(harness))["events"]
+    want = int(harness) if harness.isdigit() else json.load(open(harness))["events"]
     ok = True
     if len(pev) != want:
         print("protoc stream has %d events, %d were generated" % (len(pev), want))

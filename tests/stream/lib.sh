@@ -3,8 +3,10 @@
 set -u
 T=$(mktemp -d /tmp/mtrace-stream-test.XXXXXX)
 PIDS=()
+SIM_STARTED=
 cleanup() {
 	local p
+	[ -n "$SIM_STARTED" ] && "$SIMXEN" -d "$T/sim" stop >/dev/null 2>&1
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	sleep 0.1
 	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
@@ -39,4 +41,46 @@ wait_for() {
 		sleep 0.05
 	done
 	fail "process $pid still running after ${limit}s"
+}
+
+# End to end: the simulated Xen, then mtraced on it (extra args: mtraced options).
+start_e2e() {
+	export MTRACE_SIM_DIR=$T/sim
+	"$SIMXEN" -d "$T/sim" start >"$T/simxen.log" 2>&1 || fail "mtrace-simxen start: $(cat "$T/simxen.log")"
+	SIM_STARTED=1
+	"$MTRACED" -f -c /dev/null --sim-dir "$T/sim" -s "$SOCK" -o drop_privileges=false "$@" \
+		>"$T/mtraced.log" 2>&1 &
+	DPID=$!
+	PIDS+=("$DPID")
+	for _ in $(seq 200); do
+		[ -S "$SOCK" ] && grep -q "ready" "$T/mtraced.log" && return 0
+		kill -0 "$DPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$T/mtraced.log" >&2
+	fail "mtraced did not start"
+}
+
+# A guest running mtrace-load: name domid summary-file mtrace-load-args...
+start_guest() {
+	local name=$1 domid=$2 sum=$3
+	shift 3
+	"$SIMXEN" -d "$T/sim" create --domid "$domid" --name "$name" --log "$T/$name.log" -- \
+		"$LOAD" --wait-reader 10 --linger 10 --summary "$sum" "$@" >/dev/null ||
+		fail "mtrace-simxen create $name"
+}
+
+# Wait until these summary files exist and only Domain-0 is left.
+wait_guests() {
+	local f i ok
+	for i in $(seq 600); do
+		ok=1
+		for f in "$@"; do [ -s "$f" ] || ok=; done
+		if [ -n "$ok" ] && [ "$("$SIMXEN" -d "$T/sim" list | wc -l)" -le 1 ]; then
+			return 0
+		fi
+		sleep 0.1
+	done
+	"$SIMXEN" -d "$T/sim" list >&2
+	fail "guests did not finish"
 }

@@ -48,6 +48,8 @@ main(int argc, char **argv)
 	char err[256];
 	int ch;
 
+	/* Line by line: tests watch this output while the probe runs. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	while ((ch = getopt(argc, argv, "s:HSx:P:cp:T:")) != -1) {
 		switch (ch) {
 		case 's': sock = optarg; break;

@@ -31,7 +31,7 @@ PY
 
 # Eleven bad lines among nine good ones; the good ones must still come through.
 {
-	echo '((time 1.000001)(op(Label 3 "a \"q\" \\\\ \n \065 \x41 end")))'
+	echo '((time 1.000001)(op(Label 3 "a \"q\" \\ \n \065 \x41 end")))'
 	echo '((time 1.5)(op(Label 3 "unterminated)))'
 	echo '((time 1.6)(op(Creates 3 4 Task)))'
 	echo '((time 1.7)(op(Frobnicates 3)))'
@@ -61,6 +61,23 @@ done
 for n in 2 4 6 8 10 12 14 15 16 17 19; do
 	grep -q "hostile.sexp:$n: bad event" "$T/hostile.err" || fail "line $n not reported: $(cat "$T/hostile.err")"
 done
+# What the good lines decode to: escapes, the exn of a failure, the two-argument
+# Creates (type Unknown = 99), Gc seconds in ns, thread -1, exact microsecond times.
+"$RIG_REPLAY" --dump "$T/hostile.sexp" >"$T/dump.txt" 2>/dev/null || fail "--dump"
+for want in \
+	'1000001000 label 3 0 0 "a \"q\" \\ \x0a A A end"' \
+	'1600000000 creates 3 4 1' \
+	'1800000000 fails 3 4 0 "Failure(\"x\")"' \
+	'1900000000 gc -1 250000000 0' \
+	'2000000000 increase 4 100 0 "bytes"' \
+	'2200000000 creates 4 5 99' \
+	'2300000000 switch -1 0 0' \
+	'2700000000 becomes 4 5 0' \
+	'2800000000 fulfills 5 5 0'; do
+	grep -qxF -- "$want" "$T/dump.txt" || { cat "$T/dump.txt" >&2; fail "--dump lacks: $want"; }
+done
+[ "$(wc -l <"$T/dump.txt")" -eq 9 ] || fail "--dump: want 9 events"
+
 # A trace with nothing good in it is an error for a replay (nothing to do), not for --check.
 printf 'garbage\n(\n' >"$T/none.sexp"
 "$RIG_REPLAY" --check "$T/none.sexp" >/dev/null 2>&1 || fail "--check on all-bad input"

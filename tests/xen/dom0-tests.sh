@@ -61,7 +61,7 @@ fi
 (
 	want peer && { domu peer xenif-selftest domu > /run/dom.peer.tmp; mv /run/dom.peer.tmp /run/dom.peer; }
 	if want mtrace; then
-		for n in mtA mtB mtO; do
+		for n in mtA mtB mtL mtO; do
 			eval "domu $n \$DOMU_$n" > /run/dom.$n.tmp; mv /run/dom.$n.tmp /run/dom.$n
 		done
 	fi
@@ -87,7 +87,7 @@ fi
 
 if want mtrace; then
 	mtrace_checks
-	for n in mtA mtB mtO; do
+	for n in mtA mtB mtL mtO; do
 		[ $RC = 0 ] || dump_domu $n 15
 		xl destroy $n 2>/dev/null
 	done

@@ -13,6 +13,13 @@ for w in $(cat /proc/cmdline); do
 done
 echo "DOMU USERSPACE UP uptime=$(cut -d' ' -f1 /proc/uptime) cmd=$cmd"
 xenstore-write data/mtrace-test/state running
+# "go:PROG..." waits for dom0 to write data/mtrace-test/go first (for programs that
+# cannot wait themselves, like mtrace-load)
+case $cmd in
+go\ *)
+	cmd=${cmd#go }
+	until xenstore-read data/mtrace-test/go >/dev/null 2>&1; do sleep 0.1; done;;
+esac
 $cmd > /tmp/out 2> /tmp/err
 rc=$?
 cat /tmp/out /tmp/err

@@ -7,13 +7,17 @@
 #      turns hostile (garbage in its rings, event-channel storm) and is destroyed
 #   B  1 ring x 64 pages: 20000 events paced at 4000/s (more than the ring holds, so
 #      mtraced must drain it live), then 100 events/s for the rest of the test
+#   L  mtrace-load (the ring area's workload guest): 2 rings x 64 pages, 20000 events
+#      each of its deterministic whole-vocabulary mix at 4000/s per ring; its JSON
+#      summary is compared with what arrived
 #   O  1 ring x 1 page (128 records): 5000 events written while mtraced is stopped,
 #      opened only then, so the loss is exactly what the ring could not hold
 SOCK=/run/mtrace/mtraced.sock
 MTRACED_PID=
-NA=20000 NB=20000 NO=5000
+NA=20000 NB=20000 NO=5000 NL=20000
 DOMU_mtA="xen-guest load --rings 2 --pages 256 --events $NA --labels --wait-go --then-garbage 8 --linger 3000"
 DOMU_mtB="xen-guest load --rings 1 --pages 64 --events $NB --rate 4000 --wait-go --then-rate 100 --linger 3000"
+DOMU_mtL="go mtrace-load --rings 2 --pages 64 --events $NL --rate 4000 --seed 7 --backend xen --linger 60"
 DOMU_mtO="xen-guest load --rings 1 --pages 1 --events $NO --go-first --linger 3000"
 
 start_mtraced() {
@@ -52,6 +56,21 @@ gnt_pages() {
 	echo $n
 }
 evt_ports() { grep -c 'evtchn:mtraced' /proc/interrupts; }
+# what mtraced should hold: "pages ports" over the guests announced as ready
+announced() {
+	local pg=0 pt=0 d i n
+	for d in $(xenstore-list /local/domain); do
+		[ "$(xenstore-read /local/domain/$d/data/mtrace/state 2>/dev/null)" = ready ] || continue
+		n=$(xenstore-read /local/domain/$d/data/mtrace/rings)
+		i=0
+		while [ $i -lt $n ]; do
+			pg=$((pg + 1 + $(xenstore-read /local/domain/$d/data/mtrace/ring/$i/pages)))
+			i=$((i + 1))
+		done
+		pt=$((pt + 1))
+	done
+	echo $pg $pt
+}
 verify() { # name args...: run xen-verify, show and judge its output
 	local vn=$1 vr; shift
 	xen-verify --name "$vn" --stats-file /run/$vn.stats "$@" > /run/$vn.out 2>&1
@@ -63,24 +82,26 @@ verify() { # name args...: run xen-verify, show and judge its output
 mtrace_checks() {
 A=$(dom_of mtA) || fail xl_create_A
 B=$(dom_of mtB) || fail xl_create_B
+L=$(dom_of mtL) || fail xl_create_L
 O=$(dom_of mtO) || fail xl_create_O
-[ -n "$A" ] && [ -n "$B" ] && [ -n "$O" ] || return
-info "domUs: A=dom$A B=dom$B O=dom$O"
+[ -n "$A" ] && [ -n "$B" ] && [ -n "$L" ] && [ -n "$O" ] || return
+info "domUs: A=dom$A B=dom$B L=dom$L O=dom$O"
 wait_key $A announced 3000 || fail "announce_A"
 wait_key $B announced 3000 || fail "announce_B"
+wait_key $L state 3000 || fail "boot_L"
 wait_key $O state 3000 || fail "boot_O"
 
 # -------------------------------------------------------------------------------
 phase exact-two-domUs
 xen-verify --name exact --timeout 120 --grace 1500 --stats-file /run/exact.stats \
 	--expect $A:0:$((NA + 1)) --expect $A:1:$((NA + 1)) --expect $B:0:$((NB + 1)) \
-	--up $A --up $B > /run/exact.out 2>&1 &
+	--expect $L:0:$NL --expect $L:1:$NL --up $A --up $B --up $L > /run/exact.out 2>&1 &
 V=$!
 mtrace-cat -f count --summary -d $A -t 150 2> /run/cat.summary &
 CAT=$!
 i=0; while ! grep -q subscribed /run/exact.out && kill -0 $V 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
 sleep 0.5
-go $A; go $B
+go $A; go $B; go $L
 wait $V || RC=1
 cat /run/exact.out
 sleep 1; kill -INT $CAT; wait $CAT
@@ -99,6 +120,21 @@ for d in A B; do
 		pass "daemon_stats_exact_$d" ||
 		fail "daemon_stats_exact_$d: guest wrote $r x $n, daemon events=$ev lost=$lo corrupt=$co"
 done
+
+# mtrace-load's own account of what it wrote (published by the domU's /init)
+if wait_key $L rc 900; then
+	s=$(xenstore-read /local/domain/$L/data/mtrace-test/stdout | tr -d '\n')
+	rc=$(xenstore-read /local/domain/$L/data/mtrace-test/rc)
+	info "mtrace-load rc=$rc summary: $(echo "$s" | cut -c1-300)..."
+	per=$(echo "$s" | sed 's/.*"per_ring": *\[//' | grep -o '"events": *[0-9]*' | grep -o '[0-9]*$' | tr '\n' ' ')
+	ev=$(stat_of /run/exact.stats $L events); lo=$(stat_of /run/exact.stats $L lost)
+	co=$(stat_of /run/exact.stats $L corrupt)
+	[ "$rc" = 0 ] && [ "$per" = "$NL $NL " ] && [ "$ev" = $((2 * NL)) ] && [ "$lo" = 0 ] &&
+		[ "$co" = 0 ] && pass mtrace_load_summary_matches_daemon ||
+		fail "mtrace_load_summary_matches_daemon: rc=$rc per_ring='$per' daemon events=$ev lost=$lo corrupt=$co"
+else
+	fail "mtrace_load_finished: $(xenstore-read /local/domain/$L/data/mtrace-test/stderr 2>&1)"
+fi
 
 # -------------------------------------------------------------------------------
 # mtraced stops; O writes 5000 events into a 128-record ring meanwhile; mtraced
@@ -148,9 +184,11 @@ xl list $A >/dev/null 2>&1 && fail "destroyed_domain_released: dom$A still liste
 sleep 1
 p1=$(gnt_pages); e1=$(evt_ports)
 info "after destroy: $p1 grant pages, $e1 event channels"
-# left: B (1 + 64 pages) and O (1 + 1), one event channel each
-[ "$p1" = 67 ] && pass destroy_unmaps_all_pages || fail "destroy_unmaps_all_pages: $p0 -> $p1, want 67"
-[ "$e1" = 2 ] && pass destroy_unbinds_evtchn || fail "destroy_unbinds_evtchn: $e0 -> $e1, want 2"
+set -- $(announced)
+[ "$p1" = "$1" ] && pass "destroy_unmaps_all_pages ($p0 -> $p1)" ||
+	fail "destroy_unmaps_all_pages: $p0 -> $p1, want $1 for the guests still announced"
+[ "$e1" = "$2" ] && pass "destroy_unbinds_evtchn ($e0 -> $e1)" ||
+	fail "destroy_unbinds_evtchn: $e0 -> $e1, want $2"
 wait $V || RC=1
 cat /run/live.out
 grep "^dom=$A " /run/live.stats | sed 's/^/XENTEST INFO hostile /'

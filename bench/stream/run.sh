@@ -1,0 +1,130 @@
+#!/bin/bash
+# bench/stream/run.sh BUILD_DIR [what...] - stream benchmarks; prints figures and the
+# commands that produced them.  what: e2e1 e2e16 latency server (default: all).
+#   e2e1     mtrace-load flat out on the simulated Xen -> mtraced -> 1 client: events/s
+#            received, and what was lost (in the ring: reader behind; for the client)
+#   e2e16    the same with 16 clients
+#   latency  100 k events/s from one guest ring; guest write -> client receipt p50/p99
+#   server   the stream server alone (stream-harness generator, no rings) -> 1 client
+# Knobs: EVENTS (per ring, default 5000000), RINGS (default 2), PAGES (default 512).
+set -u
+B=$(cd "${1:?usage: run.sh BUILD_DIR [e2e1 e2e16 latency server]}" && pwd)
+shift
+WHAT=${*:-e2e1 e2e16 latency server}
+EVENTS=${EVENTS:-5000000}
+RINGS=${RINGS:-2}
+PAGES=${PAGES:-512}
+SIMXEN=$B/sim/mtrace-simxen
+MTRACED=$B/daemon/mtraced
+LOAD=$B/guest/mtrace-load
+CLIENT=$B/bench/stream/stream-bench-client
+HARNESS=$B/tests/stream/stream-harness
+T=$(mktemp -d /tmp/mtrace-stream-bench.XXXXXX)
+PIDS=()
+cleanup() {
+	[ -d "$T/sim" ] && "$SIMXEN" -d "$T/sim" stop >/dev/null 2>&1
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+SOCK=$T/sock
+
+start_daemon() {
+	rm -rf "$T/sim" "$SOCK"
+	export MTRACE_SIM_DIR=$T/sim
+	"$SIMXEN" -d "$T/sim" start >/dev/null || exit 1
+	"$MTRACED" -f -c /dev/null --sim-dir "$T/sim" -s "$SOCK" -o drop_privileges=false -q "$@" &
+	DPID=$!
+	PIDS+=("$DPID")
+	for _ in $(seq 200); do [ -S "$SOCK" ] && break; sleep 0.05; done
+}
+
+stop_daemon() {
+	kill -TERM "$DPID"
+	wait "$DPID" 2>/dev/null
+	"$SIMXEN" -d "$T/sim" stop >/dev/null 2>&1
+}
+
+# clients n, load args...: run n bench clients against one mtrace-load guest
+e2e() {
+	local n=$1 i
+	shift
+	start_daemon
+	for ((i = 0; i < n; i++)); do
+		"$CLIENT" -s "$SOCK" -q >"$T/client$i.json" &
+		PIDS+=($!)
+		CP[$i]=$!
+	done
+	sleep 0.5
+	echo "+ mtrace-simxen create --name bench -- mtrace-load $*"
+	"$SIMXEN" -d "$T/sim" create --name bench -- "$LOAD" --wait-reader 10 --linger 10 \
+		--summary "$T/load.json" "$@" >/dev/null
+	for _ in $(seq 1200); do [ -s "$T/load.json" ] && break; sleep 0.1; done
+	sleep 1
+	stop_daemon
+	for ((i = 0; i < n; i++)); do wait "${CP[$i]}"; done
+	python3 - "$T/load.json" "$n" "$T" <<'EOF'
+import json, sys
+load = json.load(open(sys.argv[1]))
+n, d = int(sys.argv[2]), sys.argv[3]
+cs = [json.loads(open("%s/client%d.json" % (d, i)).read()) for i in range(n)]
+w = load["events"]
+print("guest wrote %d events in %.3f s (%.1f M events/s)" % (w, load["elapsed_s"],
+      w / load["elapsed_s"] / 1e6))
+rates = [c["events_per_s"] for c in cs]
+lost = cs[0]["lost_in_ring"]
+print("clients: %d; events/s per client min %.2f M avg %.2f M; aggregate %.2f M/s" % (
+      n, min(rates) / 1e6, sum(rates) / n / 1e6, sum(rates) / 1e6))
+print("received per client min %d of %d; lost in ring (reader behind) %d (%.2f %%); "
+      "dropped for slow clients total %d" % (min(c["events"] for c in cs), w, lost,
+      100.0 * lost / w, sum(c["dropped_for_client"] for c in cs)))
+EOF
+}
+
+for what in $WHAT; do
+	case $what in
+	e2e1)
+		echo "== stream e2e, 1 client: guest rings -> mtraced -> client"
+		e2e 1 -r "$RINGS" -p "$PAGES" -n "$EVENTS" -R 0
+		;;
+	e2e16)
+		echo "== stream e2e, 16 clients"
+		e2e 16 -r "$RINGS" -p "$PAGES" -n "$EVENTS" -R 0
+		;;
+	latency)
+		echo "== stream latency at 100 k events/s (1 ring), guest write -> client receipt"
+		start_daemon
+		"$CLIENT" -s "$SOCK" >"$T/lat.json" &
+		CPID=$!
+		PIDS+=("$CPID")
+		sleep 0.5
+		echo "+ mtrace-simxen create --name lat -- mtrace-load -r 1 -p 64 -R 100000 -d 5"
+		"$SIMXEN" -d "$T/sim" create --name lat -- "$LOAD" --wait-reader 10 --linger 10 \
+			--summary "$T/load.json" -r 1 -p 64 -R 100000 -d 5 >/dev/null
+		for _ in $(seq 300); do [ -s "$T/load.json" ] && break; sleep 0.1; done
+		sleep 1
+		stop_daemon
+		wait "$CPID"
+		cat "$T/lat.json"
+		;;
+	server)
+		echo "== stream server alone (stream-harness generator, no rings), 1 client"
+		for rate in 5000000 10000000; do
+			rm -f "$SOCK"
+			echo "+ stream-harness -N $((rate * 3)) -r $rate -D 1 -R 1 -w 1; stream-bench-client -q"
+			"$HARNESS" -s "$SOCK" -N $((rate * 3)) -r $rate -D 1 -R 1 -w 1 -L 100 \
+				>"$T/h.json" 2>/dev/null &
+			HP=$!
+			PIDS+=("$HP")
+			for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
+			"$CLIENT" -s "$SOCK" -q
+			wait "$HP"
+		done
+		;;
+	*)
+		echo "unknown: $what" >&2
+		exit 2
+		;;
+	esac
+done
+echo "(machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"
