@@ -358,10 +358,13 @@ json_stats(FILE *f, const Mtrace__Stats *s)
 		fprintf(f, "%s{\"domid\":%u,\"id\":%" PRId64 ",\"label\":", i ? "," : "", t->domid,
 			t->id);
 		cat_json_str(f, t->label);
-		fprintf(f, ",\"type\":\"%s\",\"state\":%d,\"parent\":%" PRId64 ",\"reads\":%" PRIu64
+		fprintf(f, ",\"type\":\"%s\",\"state\":\"%s\",\"parent\":%" PRId64 ",\"reads\":%" PRIu64
 			",\"resolves\":%" PRIu64 ",\"children\":%" PRIu64 ",\"running_ns\":%" PRIu64
 			",\"pending_ns\":%" PRIu64 ",\"events\":%" PRIu64 ",\"events_rate\":%.1f}",
-			mtrace_thread_type_name(t->type), (int)t->state, t->parent, t->reads,
+			mtrace_thread_type_name(t->type),
+			t->state == MTRACE__THREAD_STATE__RESOLVED ? "resolved"
+			: t->state == MTRACE__THREAD_STATE__FAILED ? "failed" : "pending",
+			t->parent, t->reads,
 			t->resolves, t->children, t->running_ns, t->pending_ns, t->events,
 			t->events_rate);
 	}

@@ -145,19 +145,27 @@ static void busy_add(struct guest *g)
 
 void drain_service(struct guest *g)
 {
-	bool more;
+	bool more, waiting;
 
 	if (g->kind != GUEST_RING)
 		return;
-	drain_guest(g, guests_cfg->drain_budget, &more);
-	if (!more) {
-		/* arm the wake-up, then look again: data that came meanwhile is not lost */
+	for (int pass = 0;; pass++) {
+		drain_guest(g, guests_cfg->drain_budget, &more);
+		if (more) {
+			/* a full budget: the others get their turn first */
+			busy_add(g);
+			return;
+		}
+		/* arm the wake-up, then look again: what came meanwhile raised no event */
+		waiting = false;
 		for (unsigned i = 0; i < g->ann.rings; i++)
 			if (ring_reader_request_wakeup(g->ring[i].rr, 0))
-				more = true;
+				waiting = true;
+		/* a guest trickling events as fast as we read them would keep us here: after a
+		 * few passes the periodic drain picks the rest up */
+		if (!waiting || pass == 3)
+			return;
 	}
-	if (more)
-		busy_add(g);
 }
 
 void drain_final(struct guest *g)

@@ -27,6 +27,7 @@ struct slot {
 	uint32_t start;		/* offset of the slot in the buffer */
 	uint32_t len;		/* slot length (bytes) */
 	uint32_t content;	/* content end relative to start, header included */
+	uint32_t kept_from;	/* previous copy only: bytes [kept_from, content) kept */
 };
 
 /* A valid packet of the current copy, with its counter extended to 64 bits. */
@@ -343,7 +344,7 @@ emit_packet(struct mprof_reader *r, const uint8_t *copy, const struct slot *s,
 	struct mtrace_event ev;
 
 	/* Same slot, same counter in the previous copy: the same packet, seen twice. */
-	if (!ps->ok || ps->count != s->count)
+	if (!ps->ok || ps->count != s->count || r->cur_off < ps->kept_from)
 		return PKT_WAIT;
 	limit = s->content < ps->content ? s->content : ps->content;
 	if (limit <= r->cur_off)
@@ -413,6 +414,33 @@ newer_has_events(const struct slot *s, const struct pkt *p, unsigned i, unsigned
 		if (s[p[j].slot].content > MPROF_HDR_SIZE)
 			return true;
 	return false;
+}
+
+/*
+ * Keep, for the next poll's comparison, only the bytes not emitted yet: from the read
+ * position of the packet being read, and whole newer packets.  On a live buffer that
+ * is most of it, but a still or slow one costs a fraction of a full copy.  Slots not
+ * kept are marked not ok, so they are never compared against stale bytes.
+ */
+static void
+keep_unread(struct mprof_reader *r, const uint8_t *copy, const struct slot *s,
+	    const struct pkt *p, unsigned n)
+{
+	for (unsigned i = 0; i < MPROF_N_PACKETS; i++)
+		r->prev_slot[i].ok = false;
+	for (unsigned k = 0; k < n && r->have_cur; k++) {
+		const struct slot *sl = &s[p[k].slot];
+		struct slot *keep = &r->prev_slot[p[k].slot];
+		uint32_t from = MPROF_HDR_SIZE;
+
+		if (p[k].ext < r->cur)
+			continue;	/* read already: never compared again */
+		if (p[k].ext == r->cur && r->cur_off > from)
+			from = r->cur_off < sl->content ? r->cur_off : sl->content;
+		*keep = *sl;
+		keep->kept_from = from;
+		memcpy(r->prev + sl->start + from, copy + sl->start + from, sl->content - from);
+	}
 }
 
 size_t
@@ -510,8 +538,7 @@ mprof_reader_poll(struct mprof_reader *r, const uint8_t *copy, size_t len, ring_
 		next_packet(r, r->cur + 1);
 	}
 
-	memcpy(r->prev, copy, len);
-	memcpy(r->prev_slot, s, sizeof(s));
+	keep_unread(r, copy, s, p, n);
 	r->have_prev = true;
 	return emitted;
 }

@@ -111,7 +111,7 @@ struct mtrace_ring_hdr {
 	uint8_t	 _pad1[40];
 
 	/* reader cache line: written by dom0 */
-	uint64_t req_event;		/* notify when head moves past this position */
+	uint64_t req_event;		/* notify when a publish takes head from below to >= this */
 	uint64_t reader_pos;		/* how far dom0 has read (diagnostic) */
 	uint8_t	 _pad2[48];
 

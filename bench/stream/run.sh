@@ -39,7 +39,13 @@ start_daemon() {
 	for _ in $(seq 200); do [ -S "$SOCK" ] && break; sleep 0.05; done
 }
 
+# CPU seconds mtraced has used (utime + stime), for ns/event independent of load.
+daemon_cpu() {
+	awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$DPID/stat"
+}
+
 stop_daemon() {
+	DCPU=$(daemon_cpu)
 	kill -TERM "$DPID"
 	wait "$DPID" 2>/dev/null
 	"$SIMXEN" -d "$T/sim" stop >/dev/null 2>&1
@@ -63,10 +69,10 @@ e2e() {
 	sleep 1
 	stop_daemon
 	for ((i = 0; i < n; i++)); do wait "${CP[$i]}"; done
-	python3 - "$T/load.json" "$n" "$T" <<'EOF'
+	python3 - "$T/load.json" "$n" "$T" "$DCPU" <<'EOF'
 import json, sys
 load = json.load(open(sys.argv[1]))
-n, d = int(sys.argv[2]), sys.argv[3]
+n, d, dcpu = int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
 cs = [json.loads(open("%s/client%d.json" % (d, i)).read()) for i in range(n)]
 w = load["events"]
 print("guest wrote %d events in %.3f s (%.1f M events/s)" % (w, load["elapsed_s"],
@@ -78,6 +84,11 @@ print("clients: %d; events/s per client min %.2f M avg %.2f M; aggregate %.2f M/
 print("received per client min %d of %d; lost in ring (reader behind) %d (%.2f %%); "
       "dropped for slow clients total %d" % (min(c["events"] for c in cs), w, lost,
       100.0 * lost / w, sum(c["dropped_for_client"] for c in cs)))
+got = w - lost
+ccpu = sum(c["cpu_ns_per_event"] for c in cs) / n
+print("CPU: mtraced %.1f ns per event read (%.1f M events/s per core); client %.1f ns per "
+      "event received (%.1f M events/s per core)" % (dcpu * 1e9 / max(got, 1),
+      max(got, 1) / max(dcpu, 1e-9) / 1e6, ccpu, 1e3 / max(ccpu, 1e-9)))
 EOF
 }
 

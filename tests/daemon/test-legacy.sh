@@ -1,12 +1,13 @@
 #!/bin/bash
 # Discovery of mirage-profile guests (data/mprof/ring-ref): found beside ring guests,
 # polled and marked legacy; a guest announcing both is read through data/mtrace; a
-# legacy guest's death unmaps its buffer.  (Exact legacy decoding: tests/legacy.)
+# legacy guest's death unmaps its buffer; dead guests' statistics are kept dead_keep_s,
+# then forgotten.  (Exact legacy decoding: tests/legacy.)
 . "$(dirname "$0")/lib.sh"
 : "${MPROF_GUEST:?}"
 
 sim_start
-daemon_start -o mprof_poll_ms=50
+daemon_start -o mprof_poll_ms=50 -o dead_keep_s=2
 L=$(guest legacy -- "$MPROF_GUEST" --live --pages 16 --rate 2000)
 R=$(guest ring -- "$HOSTILE" --rings 1 --pages 64 count 2000)
 ER=$(json_events ring)
@@ -32,5 +33,11 @@ snap
 wait_field "$L" state destroyed
 wait_field "$R" state destroyed
 [ "$(grant_maps)" = 0 ] || fail "$(grant_maps) grant mappings left"
+for _ in $(seq 50); do
+	snap
+	[ -z "$(field "$L" state)" ] && [ -z "$(field "$R" state)" ] && break
+	sleep 0.2
+done
+[ -z "$(field "$L" state)" ] && [ -z "$(field "$R" state)" ] || fail "dead guests not forgotten after dead_keep_s"
 daemon_stop
 echo "ok: legacy discovery"

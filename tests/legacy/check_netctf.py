@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 
+sys.dont_write_bytecode = True	# keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import ctf_reader  # noqa: E402
 

@@ -3,10 +3,12 @@
  * gntalloc, event channel and xenstore):
  *
  *   xen-guest load [--rings R] [--pages P] [--events N] [--rate EPS] [--labels]
- *                  [--wait-go|--go-first] [--linger S] [--then-rate R] [--then-garbage S]
+ *                  [--wait-go|--go-first] [--go-key KEY] [--linger S] [--then-rate R]
+ *                  [--then-garbage S]
  *       A known workload: on every ring, N events after the RING_START record, event k
  *       carrying arg = k (so seq = k + 1).  --rate paces it (events/s over all rings),
- *       --wait-go first waits for dom0 to write data/mtrace-test/go (--go-first: before
+ *       --wait-go first waits for dom0 to write data/mtrace-test/go (or --go-key KEY;
+ *       --go-first: before
  *       even opening the session, so that no mtraced has read the ring), --linger keeps the
  *       grants alive afterwards (dom0 may read them later), --then-rate keeps writing
  *       R events/s per ring meanwhile, --then-garbage S turns hostile for S seconds
@@ -174,11 +176,12 @@ static int run_load(int argc, char **argv)
 	double rate = 0, linger = 0;
 	bool labels = false, go = false, go_first = false;
 	double then_rate = 0, then_garbage = 0;
+	const char *go_key = "go";
 	static const struct option lo[] = {
 		{ "rings", 1, 0, 'r' }, { "pages", 1, 0, 'p' }, { "events", 1, 0, 'n' },
 		{ "rate", 1, 0, 'R' }, { "labels", 0, 0, 'l' }, { "wait-go", 0, 0, 'w' },
 		{ "linger", 1, 0, 'L' }, { "backend", 1, 0, 'b' }, { "go-first", 0, 0, 'f' },
-		{ "then-rate", 1, 0, 't' }, { "then-garbage", 1, 0, 'G' },
+		{ "then-rate", 1, 0, 't' }, { "then-garbage", 1, 0, 'G' }, { "go-key", 1, 0, 'k' },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
@@ -192,6 +195,7 @@ static int run_load(int argc, char **argv)
 		case 'w': go = true; break;
 		case 'f': go_first = true; break;
 		case 't': then_rate = atof(optarg); break;
+		case 'k': go_key = optarg; break;
 		case 'G': then_garbage = atof(optarg); break;
 		case 'L': linger = atof(optarg); break;
 		case 'b': cfg.backend = optarg; break;
@@ -207,7 +211,7 @@ static int run_load(int argc, char **argv)
 		fprintf(stderr, "xen-guest: xenstore: %s\n", err);
 		return 1;
 	}
-	if (go_first && wait_key(cfg.backend, "go") < 0)
+	if (go_first && wait_key(cfg.backend, go_key) < 0)
 		return 1;
 	struct mtrace_guest *g = mtrace_guest_open(&cfg, err, sizeof err);
 	if (!g) {
@@ -218,7 +222,7 @@ static int run_load(int argc, char **argv)
 	       mtrace_guest_port(g), cfg.rings, cfg.data_pages, events);
 	fflush(stdout);
 	xs->ops->xs_write(xs, 0, "data/mtrace-test/announced", "1", 1);
-	if (go && wait_key(cfg.backend, "go") < 0)
+	if (go && wait_key(cfg.backend, go_key) < 0)
 		return 1;
 	double t0 = now();
 	/* pace in slices of 10 ms: the rate is what dom0 sees, not a burst per second */

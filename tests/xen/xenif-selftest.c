@@ -6,9 +6,10 @@
  *
  *   xenif-selftest selftest [backend]   dom0: everything looped back to domid 0
  *   xenif-selftest domu [backend]       domU: share pages + offer a port, wait for dom0
- *   xenif-selftest peer DOMID [backend] dom0: map the domU's grants, round trip,
- *                                       then wait for `xl destroy` and watch the
- *                                       domain go dying -> gone once we unmap
+ *   xenif-selftest peer DOMID [backend [--no-destroy]]
+ *                                       dom0: map the domU's grants, round trip,
+ *                                       then `xl destroy` it and watch the domain
+ *                                       go dying -> gone once we unmap
  *
  * Output: "XENTEST PASS name" / "XENTEST FAIL name: why" per check.  Exit 1 on failure.
  * The backend argument (default "xen") lets the same checks run against the sim.
@@ -402,7 +403,7 @@ static int domain_state(struct xenif *c, xenif_domid_t dom)
 }
 
 /* ---- dom0 side: map, round trip, then watch the destroy ---- */
-static int run_peer(xenif_domid_t dom, const char *backend)
+static int run_peer(xenif_domid_t dom, const char *backend, bool destroy)
 {
 	struct xenif *x = open_or_die(backend, XENIF_GNTTAB | XENIF_EVTCHN | XENIF_XS | XENIF_CTRL);
 	const struct xenif_ops *o = x->ops;
@@ -475,6 +476,14 @@ static int run_peer(xenif_domid_t dom, const char *backend)
 		while (o->xs_read_watch(x, &ev) == 0)
 			;
 
+	if (!destroy) {
+		o->gnttab_unmap(x, map, NPAGES);
+		if (rd)
+			o->gnttab_unmap(x, rd, 1);
+		o->evtchn_unbind(x, (xenif_port_t)lp);
+		xenif_close(x);
+		return nfail ? 1 : 0;
+	}
 	/* destroy while we still map its pages: it must stay a dying zombie until we unmap */
 	printf("XENTEST INFO peer ready for destroy of dom%u\n", dom);
 	fflush(stdout);
@@ -537,8 +546,12 @@ int main(int argc, char **argv)
 		return run_selftest(argc > 2 ? argv[2] : "xen");
 	if (!strcmp(mode, "domu"))
 		return run_domu(argc > 2 ? argv[2] : "xen");
-	if (!strcmp(mode, "peer") && argc > 2)
-		return run_peer((xenif_domid_t)strtoul(argv[2], NULL, 10), argc > 3 ? argv[3] : "xen");
-	fprintf(stderr, "usage: xenif-selftest selftest|domu|peer DOMID [backend]\n");
+	if (!strcmp(mode, "peer") && argc > 2) {
+		/* "peer DOMID [backend] [--no-destroy]": the domU may have other work to do */
+		bool destroy = !(argc > 4 && !strcmp(argv[4], "--no-destroy"));
+		return run_peer((xenif_domid_t)strtoul(argv[2], NULL, 10), argc > 3 ? argv[3] : "xen",
+				destroy);
+	}
+	fprintf(stderr, "usage: xenif-selftest selftest|domu|peer DOMID [backend [--no-destroy]]\n");
 	return 2;
 }
