@@ -86,8 +86,10 @@ bool ring_reader_request_wakeup(struct ring_reader *r, uint64_t bytes_ahead);
 
 const struct ring_reader_stats *ring_reader_stats(const struct ring_reader *r);
 
-/* Decode the records in a private buffer [buf, buf+len) starting at sequence
- * expectation; used by the drain and by the fuzzer.  Exposed for tests. */
+/* Decode the records in a private buffer [buf, buf+len) with the same checks as a
+ * drain, continuing the sequence expectation in *next_seq / *seq_known.  A corrupt
+ * record is counted and the next 8-byte slot tried (there is no producer head to
+ * resync to).  Returns the events delivered.  For the fuzzer and tests. */
 size_t ring_decode_buffer(const uint8_t *buf, size_t len, ring_event_cb cb, void *arg,
 			  struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known);
 

@@ -101,6 +101,7 @@ static struct guest *guest_new(uint32_t domid)
 	table[nguests++] = g;
 	g->domid = domid;
 	g->lport = -1;
+	g->sd_fresh = !state_domain_find(domid);
 	g->sd = state_domain_get(domid);
 	return g;
 }
@@ -167,7 +168,8 @@ static char *xs_get(uint32_t tx, uint32_t domid, const char *sub, size_t *len)
 	return X->xs_read(guests_x, tx, path, len);
 }
 
-/* Read data/mtrace in one transaction.  0, 1 = not announced (closed/absent), -1 = bad. */
+/* Read data/mtrace in one transaction.  0, 1 = not announced (closed/absent), -1 = bad,
+ * -2 = xenstore kept failing the transaction (not the guest's fault: retry later). */
 static int read_announce(uint32_t domid, struct announce *a, char *why, size_t wl)
 {
 	char *v = NULL, key[64], sh[64];
@@ -253,7 +255,7 @@ out:
 			break;
 	}
 	snprintf(why, wl, "xenstore transaction kept failing: %s", strerror(errno));
-	return -1;
+	return -2;
 }
 
 static void read_name(struct guest *g)
@@ -465,6 +467,16 @@ void guest_refresh(uint32_t domid)
 	}
 	read_name(g);
 	rc = read_announce(domid, &a, why, sizeof(why));
+	if (rc == -2) {
+		/* other writers keep xenstore busy; keep what we have, the rescan retries */
+		log_debug("domain %" PRIu32 ": %s", domid, why);
+		if (g->kind == GUEST_NEW) {
+			if (g->sd_fresh)
+				state_domain_forget(domid);
+			guest_free(g);
+		}
+		return;
+	}
 	if (rc == 0) {
 		if (g->kind == GUEST_RING && !memcmp(&g->ann, &a, sizeof(a)))
 			return;			/* unchanged: a spurious or unrelated watch */

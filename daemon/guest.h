@@ -48,6 +48,7 @@ struct guest {
 	enum guest_kind kind;
 	char name[64];
 	struct state_domain *sd;
+	bool sd_fresh;			/* sd was created for this guest (not kept from before) */
 	char bad[128];			/* why the announcement was refused */
 
 	struct announce ann;

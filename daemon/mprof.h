@@ -16,11 +16,22 @@
  *    mirage-profile publishes content_size before writing the event, so a lone snapshot
  *    may hold a half-written event.  Latency is therefore one poll interval, and the
  *    first poll emits nothing.
- *  - A packet is left (and the next one read) once a newer packet exists and everything
- *    up to its stable content_size was emitted.
+ *  - A packet is left (and the next one read) once a newer packet holds an event and
+ *    everything up to its stable content_size was emitted.  (The 4 initial packets get
+ *    counters 0..3 before they are written, so an empty newer packet proves nothing.)
  *  - Loss has snapshot semantics: counters never seen are whole lost packets; a packet
- *    that vanished before its end was read is a truncated packet.  Lost *events* are an
- *    estimate (lost packets x average events per completely read packet).
+ *    that vanished before it was seen finished is a truncated packet (it may have been
+ *    read to its end: a buffer cannot tell).  Lost *events* are an estimate: lost
+ *    packets x the average events of packets read to their end, plus for a truncated
+ *    packet that average less what was read of it.  History overwritten before the
+ *    first poll is not loss.
+ *  - Residual risk no reader of this format can remove: a writer stopped in the middle
+ *    of an event for two whole polls (a paused domain) shows the same half-written
+ *    event twice, and it is emitted; it is still bounded and well-formed.
+ *  - Counters going backwards (a buffer restarted in place) restart reading (resyncs).
+ *  - Only the 30-byte header is read (the one of net.ctf, of mirage-trace-viewer's
+ *    reader and of the metadata); the sizeof_packet_header = 40 of mirage-profile's
+ *    latest dune sources (events at +40) is not.
  */
 #ifndef MTRACED_MPROF_H
 #define MTRACED_MPROF_H

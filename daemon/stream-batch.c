@@ -441,12 +441,19 @@ filter_key(const Mtrace__Subscribe *sub, const uint8_t ops[32], bool all_ops)
 		key = NULL;
 		goto out;
 	}
-	memcpy(ids, sub->domids, sub->n_domids * sizeof(*ids));
-	qsort(ids, sub->n_domids, sizeof(*ids), cmp_u32);
-	memcpy(names, sub->domain_names, sub->n_domain_names * sizeof(*names));
-	qsort(names, sub->n_domain_names, sizeof(*names), cmp_str);
-	memcpy(labels, sub->labels, sub->n_labels * sizeof(*labels));
-	qsort(labels, sub->n_labels, sizeof(*labels), cmp_str);
+	/* Empty repeated fields are NULL: memcpy/qsort must not see them. */
+	if (sub->n_domids) {
+		memcpy(ids, sub->domids, sub->n_domids * sizeof(*ids));
+		qsort(ids, sub->n_domids, sizeof(*ids), cmp_u32);
+	}
+	if (sub->n_domain_names) {
+		memcpy(names, sub->domain_names, sub->n_domain_names * sizeof(*names));
+		qsort(names, sub->n_domain_names, sizeof(*names), cmp_str);
+	}
+	if (sub->n_labels) {
+		memcpy(labels, sub->labels, sub->n_labels * sizeof(*labels));
+		qsort(labels, sub->n_labels, sizeof(*labels), cmp_str);
+	}
 	off += (size_t)snprintf(key + off, len - off, "d");
 	for (i = 0; i < sub->n_domids; i++)
 		off += (size_t)snprintf(key + off, len - off, ",%u", ids[i]);

@@ -158,12 +158,20 @@ int
 mtrace_guest_reannounce(struct mtrace_guest *g)
 {
 	char base[128];
+	int rc = -1, e;
 
+	/* The xenif handle is not shared between threads: producers notifying meanwhile
+	 * find the lock taken and skip (the reader's periodic drain covers them). */
+	pthread_mutex_lock(&g->kick_lock);
 	/* After resume or migration the domid may have changed. */
-	if (g->x->ops->xs_get_domid(g->x, &g->domid) < 0)
-		return -1;
-	base_path(g, base, sizeof(base));
-	return xs_transact(g, announce_tx, base);
+	if (g->x->ops->xs_get_domid(g->x, &g->domid) == 0) {
+		base_path(g, base, sizeof(base));
+		rc = xs_transact(g, announce_tx, base);
+	}
+	e = errno;
+	pthread_mutex_unlock(&g->kick_lock);
+	errno = e;
+	return rc;
 }
 
 static int

@@ -55,13 +55,31 @@ struct ring_job {
 	unsigned queued;
 };
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, reannounce;
+static unsigned finished;		/* producer threads done (atomic) */
+static unsigned reannounced;
+static struct mtrace_guest *guest;
 
 static void
 on_signal(int sig)
 {
-	(void)sig;
-	stop = 1;
+	if (sig == SIGUSR1)
+		reannounce = 1;
+	else
+		stop = 1;
+}
+
+/* SIGUSR1: announce again, as after resume or migration (main thread only). */
+static void
+service_signals(void)
+{
+	if (!reannounce)
+		return;
+	reannounce = 0;
+	if (mtrace_guest_reannounce(guest) < 0)
+		fprintf(stderr, "mtrace-load: re-announce failed: %s\n", strerror(errno));
+	else
+		reannounced++;
 }
 
 static uint64_t
@@ -305,6 +323,7 @@ ring_main(void *arg)
 			sleep_s(due - now);
 		}
 	}
+	__atomic_fetch_add(&finished, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -322,6 +341,7 @@ wait_rings(struct ring_job *jobs, unsigned n, double timeout, bool (*pred)(struc
 			return true;
 		if (now_s() >= end || stop)
 			return false;
+		service_signals();
 		sleep_s(0.005);
 	}
 }
@@ -402,10 +422,12 @@ summary(FILE *f, const struct opts *o, struct mtrace_guest *g, struct ring_job *
 		", \"event_channel\": %" PRIu32 ", \"seed\": %" PRIu64 ", \"rings\": %u, "
 		"\"pages\": %u, \"rate\": %" PRIu64 ", \"garbage\": \"%s\", "
 		"\"garbage_writes\": %" PRIu64 ", \"elapsed_s\": %.3f, \"kicks\": %" PRIu64
-		", \"kicks_skipped\": %" PRIu64 ", \"reader_caught_up\": %s,\n \"events\": %" PRIu64
+		", \"kicks_skipped\": %" PRIu64 ", \"reannounced\": %u, \"reader_caught_up\": %s,\n"
+		" \"events\": %" PRIu64
 		",\n \"per_op\": ", MTRACE_VERSION, mtrace_guest_domid(g), mtrace_guest_port(g),
 		o->seed, o->rings, o->pages, o->rate, garbage_names[o->garbage], garbage, elapsed,
-		kicks, mtrace_guest_kicks_skipped(g), reader_caught_up ? "true" : "false", total);
+		kicks, mtrace_guest_kicks_skipped(g), reannounced, reader_caught_up ? "true" : "false",
+		total);
 	print_op_map(f, per_op);
 	fprintf(f, ",\n \"labels\": ");
 	print_name_map(f, "label", labels, MAX_NAMES);
@@ -449,7 +471,8 @@ usage(FILE *f, const char *argv0)
 "      --sim-dir DIR      simulated Xen state directory (default $MTRACE_SIM_DIR)\n"
 "      --backend-domid N  reader domain (default 0)\n"
 "  -h, --help, -V, --version\n"
-"SIGTERM/SIGINT stop early; the summary still says exactly what was written.\n",
+"SIGTERM/SIGINT stop early; the summary still says exactly what was written.\n"
+"SIGUSR1 re-announces the rings in xenstore (as after resume or migration).\n",
 		argv0, MTRACE_MAX_RINGS, MAX_NAMES, MAX_NAMES);
 }
 
@@ -573,6 +596,7 @@ main(int argc, char **argv)
 	sa.sa_handler = on_signal;
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGUSR1, &sa, NULL);
 
 	cfg.rings = o.rings;
 	cfg.data_pages = o.pages;
@@ -580,7 +604,7 @@ main(int argc, char **argv)
 	cfg.backend = o.backend;
 	cfg.sim_dir = o.sim_dir;
 	cfg.backend_domid = o.backend_domid;
-	g = mtrace_guest_open(&cfg, err, sizeof(err));
+	g = guest = mtrace_guest_open(&cfg, err, sizeof(err));
 	if (g == NULL) {
 		fprintf(stderr, "mtrace-load: %s\n", err);
 		return 1;
@@ -624,6 +648,10 @@ main(int argc, char **argv)
 			rc = 1;
 			break;
 		}
+	while (__atomic_load_n(&finished, __ATOMIC_ACQUIRE) < o.rings) {
+		service_signals();
+		sleep_s(0.01);
+	}
 	for (unsigned i = 0; i < o.rings; i++)
 		pthread_join(th[i], NULL);
 	double elapsed = now_s() - t0;

@@ -217,6 +217,8 @@ static bool dispatch(struct conn *c, const char *msg, size_t n)
 		rep.err = ESRCH;
 		goto out;
 	}
+	d->nreq++;
+	d->nnotify += req.op == SIMXEN_EVT_NOTIFY;
 	switch (req.op) {
 	case SIMXEN_HELLO:
 		rep.a[0] = c->domid;

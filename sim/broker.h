@@ -61,6 +61,7 @@ struct domain {
 	bool released;			/* dying; goes when foreign_maps drops to 0 */
 	unsigned xs_nodes;		/* quota accounting */
 	unsigned nconns;
+	unsigned long nreq, nnotify;	/* requests served, for the release log line */
 };
 
 struct broker {

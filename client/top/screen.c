@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <event2/event.h>
+#include <locale.h>
 #include <ncurses.h>
 #include <signal.h>
 #include <stdio.h>
@@ -61,7 +62,7 @@ static void draw_help(struct screen *sc)
 	static const char *const keys[] = {
 		"q          quit",
 		"h ?        this help (any key returns)",
-		"< >        sort by the column left / right of the current one",
+		"< > F6     sort by the column left / right of the current one",
 		"r          reverse the sort order",
 		"t          tree view: children under parents, becomes chains folded",
 		"g          group by label: count, live, new/s, lifetime p50/p99",
@@ -209,8 +210,8 @@ static void on_key(struct screen *sc, int ch)
 	switch (ch) {
 	case 'q': stop(sc, 0, NULL); return;
 	case 'h': case '?': sc->help = true; return;
-	case '<': sort_by(sc, (sc->o->sort[sc->o->view] + n - 1) % n); sc->o->reverse = false; return;
-	case '>': sort_by(sc, (sc->o->sort[sc->o->view] + 1) % n); sc->o->reverse = false; return;
+	case '<': sort_by(sc, (sc->o->sort[sc->o->view] + n - 1) % n); return;
+	case '>': case KEY_F(6): sort_by(sc, (sc->o->sort[sc->o->view] + 1) % n); return;
 	case 'r': sc->o->reverse = !sc->o->reverse; resubscribe(sc); return;
 	case 't': set_view(sc, VIEW_TREE); return;
 	case 'g': set_view(sc, VIEW_LABELS); return;
@@ -333,6 +334,8 @@ int screen_run(struct mtc *c, struct top_opts *o, long iterations)
 		sc.status = 1;
 		goto out;
 	}
+	/* Labels may be UTF-8; ncursesw draws them only under the user's locale. */
+	setlocale(LC_ALL, "");
 	if (!initscr()) {
 		fprintf(stderr, "mtrace-top: cannot initialise the terminal\n");
 		sc.status = 1;

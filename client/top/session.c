@@ -20,7 +20,8 @@ int session_subscribe(struct mtc *c, const struct top_opts *o)
 	sub.events = false;
 	/* The daemon refuses intervals under 100 ms. */
 	sub.stats_interval_ms = o->delay_ms < 100 ? 100 : o->delay_ms;
-	sub.top_n = o->top_n;
+	/* The label view draws no thread rows: do not make the daemon rank them. */
+	sub.top_n = o->view == VIEW_LABELS ? 0 : o->top_n;
 	/*
 	 * The daemon picks the top N by its own key; when our column has one, ask for it so
 	 * the N we get are the N that column ranks first.  Other columns sort what we get.

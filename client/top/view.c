@@ -16,6 +16,21 @@
 #define TREE_INDENT_MAX	24	/* deeper levels share the last indent */
 #define BECOMES_HOPS	64	/* bound on following becomes chains (guests may loop them) */
 
+/*
+ * Every line leaves through here.  Labels, names and failure strings come from guests:
+ * a control byte in one must not reach the terminal (an escape sequence would redraw
+ * or retitle it), so they print as '?'.  UTF-8 passes.
+ */
+static bool out(struct top_sink *s, enum top_attr a, const char *text)
+{
+	char line[LINE_MAX_TOP];
+	size_t i;
+	for (i = 0; text[i] && i + 1 < sizeof(line); i++)
+		line[i] = (unsigned char)text[i] < 0x20 || text[i] == 0x7f ? '?' : text[i];
+	line[i] = '\0';
+	return s->line(s, a, line);
+}
+
 struct sort_ctx {
 	const struct top_field *f;
 	bool reverse;
@@ -264,7 +279,8 @@ out:
 	return m;
 }
 
-static void put_cell(char *line, size_t *len, const struct top_field *f, const char *cell, bool last)
+static void put_cell(char *line, size_t *len, const struct top_field *f, const char *cell,
+		     bool last)
 {
 	int w = f->width;
 	int tw = (int)strlen(f->title);
@@ -312,7 +328,7 @@ static bool emit_table(const struct top_opts *o, const struct top_table *tab,
 			 (int)c == sf ? (o->reverse ? "^" : "v") : "");
 		put_cell(line, &len, &tab->f[c], title, c + 1 == tab->n);
 	}
-	if (!s->line(s, ATTR_TITLE, line))
+	if (!out(s, ATTR_TITLE, line))
 		return false;
 	for (size_t i = 0; i < n; i++) {
 		len = 0;
@@ -325,7 +341,7 @@ static bool emit_table(const struct top_opts *o, const struct top_table *tab,
 				f->print(cell, sizeof(cell), &rows[i]);
 			put_cell(line, &len, f, cell, c + 1 == tab->n);
 		}
-		if (!s->line(s, ATTR_NORMAL, line))
+		if (!out(s, ATTR_NORMAL, line))
 			return false;
 	}
 	return true;
@@ -364,18 +380,18 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 		 " total  %.0f ev/s  clients %u%s", MTRACE_VERSION, tbuf,
 		 m->host[0] ? m->host : "?", st->n_domains, live, total, rate, st->clients,
 		 st->dropped_for_client ? "  (updates dropped)" : "");
-	if (!s->line(s, ATTR_BOLD, line))
+	if (!out(s, ATTR_BOLD, line))
 		return false;
 	view_describe(o, desc, sizeof(desc));
 	snprintf(line, sizeof(line), "%s%s%s", desc, m->note[0] ? "  | " : "", m->note);
-	if (!s->line(s, ATTR_DIM, line))
+	if (!out(s, ATTR_DIM, line))
 		return false;
 	snprintf(line, sizeof(line), "%-12s %5s %-8s %6s %9s %12s %8s %8s %6s %8s %s", "DOMAIN",
 		 "ID", "STATE", "KIND", "EV/S", "EVENTS", "LOST", "CORRUPT", "LIVE", "THREADS",
 		 "COUNTERS");
-	if (!s->line(s, ATTR_TITLE, line))
+	if (!out(s, ATTR_TITLE, line))
 		return false;
-	if (!st->n_domains && !s->line(s, ATTR_NORMAL, "(no traced domains)"))
+	if (!st->n_domains && !out(s, ATTR_NORMAL, "(no traced domains)"))
 		return false;
 	for (size_t i = 0; i < st->n_domains; i++) {
 		const Mtrace__DomainStats *d = st->domains[i];
@@ -390,10 +406,10 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 			 " %8" PRIu64 " %s", d->name && d->name[0] ? d->name : "?", d->domid, state,
 			 d->legacy ? "legacy" : "ring", d->rate_1s, d->events, d->lost, d->corrupt,
 			 d->live_threads, d->threads_total, counters);
-		if (!s->line(s, ATTR_NORMAL, line))
+		if (!out(s, ATTR_NORMAL, line))
 			return false;
 	}
-	return s->line(s, ATTR_NORMAL, "");
+	return out(s, ATTR_NORMAL, "");
 }
 
 void view_describe(const struct top_opts *o, char *buf, size_t n)
@@ -416,7 +432,8 @@ void view_describe(const struct top_opts *o, char *buf, size_t n)
 void view_render(const struct top_opts *o, const struct top_model *m, struct top_sink *s)
 {
 	if (!m->stats) {
-		s->line(s, ATTR_BOLD, "mtrace-top " MTRACE_VERSION " - waiting for statistics from mtraced");
+		out(s, ATTR_BOLD,
+		    "mtrace-top " MTRACE_VERSION " - waiting for statistics from mtraced");
 		return;
 	}
 	if (!emit_header(o, m, s))
@@ -426,7 +443,7 @@ void view_render(const struct top_opts *o, const struct top_model *m, struct top
 	size_t cap = (o->view == VIEW_LABELS ? st->n_labels : st->n_threads) + 1;
 	struct top_row *rows = calloc(cap, sizeof(*rows));
 	if (!rows) {
-		s->line(s, ATTR_BOLD, "(out of memory)");
+		out(s, ATTR_BOLD, "(out of memory)");
 		return;
 	}
 	size_t n = o->view == VIEW_LABELS ? label_rows(o, st, rows) : thread_rows(o, st, rows);

@@ -3,7 +3,8 @@
  * tests grep.  Unlike mtrace-cat it prints every DomainStats field the tests check
  * (ratelimited, evicted, state) and counts streamed events per domain.
  *
- *   probe SOCKET stats            one Stats: a "dom" line per domain, then "end"
+ *   probe SOCKET stats            one Stats: a "dom" line per domain, "counter" and
+ *                                 "label" lines, then "end"
  *   probe SOCKET events SECONDS   stream events: "up"/"down" lines as they come, then a
  *                                 "count DOMID N" line per domain at the end
  */
@@ -47,6 +48,15 @@ static void print_stats(const Mtrace__Stats *s)
 		       d->corrupt, d->unknown, d->wakeups, d->ratelimited, d->live_threads,
 		       d->threads_total, d->threads_evicted, d->n_counters, d->state);
 	}
+	for (size_t i = 0; i < s->n_domains; i++)
+		for (size_t k = 0; k < s->domains[i]->n_counters; k++)
+			printf("counter %u %s %" PRId64 "\n", s->domains[i]->domid,
+			       s->domains[i]->counters[k]->name, s->domains[i]->counters[k]->value);
+	for (size_t i = 0; i < s->n_labels; i++)
+		printf("label %u %s count=%" PRIu64 " live=%" PRIu64 " p50=%" PRIu64 " p99=%" PRIu64 "\n",
+		       s->labels[i]->domid, s->labels[i]->label, s->labels[i]->count,
+		       s->labels[i]->live, s->labels[i]->lifetime_p50_ns,
+		       s->labels[i]->lifetime_p99_ns);
 	printf("end clients=%u\n", s->clients);
 }
 
@@ -74,6 +84,7 @@ int main(int argc, char **argv)
 	}
 	sub.events = events;
 	sub.stats_interval_ms = events ? 0 : 100;
+	sub.label_stats = !events;
 	if (mtc_subscribe(c, &sub) < 0) {
 		fprintf(stderr, "probe: subscribe failed\n");
 		return 1;

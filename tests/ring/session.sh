@@ -34,7 +34,26 @@ run() {
 	local base=/local/domain/$domid/data/mtrace
 	[ "$("$SIMXEN" -d "$D" xs-read $base/state)" = ready ] || fail "$name: state never ready"
 	[ "$("$SIMXEN" -d "$D" xs-read $base/version)" = 1 ] || fail "$name: version key"
-	"$SIMXEN" -d "$D" xs-read $base/ring/0/ref | grep -qE '^[0-9]+$' || fail "$name: ring ref"
+	local ref0
+	ref0=$("$SIMXEN" -d "$D" xs-read $base/ring/0/ref)
+	[[ $ref0 =~ ^[0-9]+$ ]] || fail "$name: ring ref"
+	if [ -n "${REANNOUNCE:-}" ]; then
+		# resume/migration: the toolstack's xenstore lost our keys; SIGUSR1 re-announces
+		"$SIMXEN" -d "$D" xs-rm $base || fail "xs-rm"
+		"$SIMXEN" -d "$D" xs-read $base/state >/dev/null 2>&1 && fail "$name: keys not removed"
+		local pid
+		pid=$("$SIMXEN" -d "$D" list | awk -v d="$domid" '$1 == d { print $4 }')
+		[ -n "$pid" ] || fail "$name: no pid in list"
+		kill -USR1 "$pid"
+		for i in $(seq 200); do
+			[ "$("$SIMXEN" -d "$D" xs-read $base/state 2>/dev/null)" = ready ] && break
+			sleep 0.05
+		done
+		[ "$("$SIMXEN" -d "$D" xs-read $base/state 2>/dev/null)" = ready ] ||
+			fail "$name: not re-announced"
+		[ "$("$SIMXEN" -d "$D" xs-read $base/ring/0/ref)" = "$ref0" ] ||
+			fail "$name: re-announced a different ref"
+	fi
 	timeout $((rt + 10)) "$READ" --timeout "$rt" "$domid" >"$D/$name.read" 2>"$D/$name.err" &
 	RPID=$!
 	wait $RPID || { cat "$D/$name.err"; fail "$name: ring-read failed"; }
@@ -62,7 +81,7 @@ for w, g in zip(s["per_ring"], r["rings"]):
     if g["events"] + g["lost"] != w["events"]:
         bad.append("ring %d: read %d + lost %d != written %d" % (i, g["events"], g["lost"], w["events"]))
     if g["corrupt"] or g["unknown"]: bad.append("ring %d: corrupt %d unknown %d" % (i, g["corrupt"], g["unknown"]))
-    if mode == "exact":
+    if mode in ("exact", "reannounce"):
         if g["lost"]: bad.append("ring %d: lost %d" % (i, g["lost"]))
         if g["per_op"] != w["per_op"]: bad.append("ring %d per_op %s != %s" % (i, g["per_op"], w["per_op"]))
 if mode == "overwrite" and sum(g["lost"] for g in r["rings"]) == 0:
@@ -70,6 +89,7 @@ if mode == "overwrite" and sum(g["lost"] for g in r["rings"]) == 0:
 if mode == "garbage":
     if s["garbage_writes"] == 0: bad.append("no garbage written")
     if sum(g["corrupt"] for g in r["rings"]) == 0: bad.append("garbage not counted as corrupt")
+if mode == "reannounce" and s["reannounced"] != 1: bad.append("reannounced %d" % s["reannounced"])
 if mode == "exact" and r["wakeups"] == 0: bad.append("no event-channel wake-up")
 print("%s: written %d, read %s, lost %s, corrupt %s, wakeups %d" % (sys.argv[4], s["events"],
       [g["events"] for g in r["rings"]], [g["lost"] for g in r["rings"]],
@@ -86,4 +106,6 @@ run flat 40 -r 1 -p 1 -n 300000 --rate 0 --seed 8
 check flat overwrite || fail flat
 run hostile 40 -r 2 -p 4 -n 3000 --rate 20000 --garbage mixed --seed 9
 check hostile garbage || fail hostile
+REANNOUNCE=1 run moved 40 -r 1 -p 64 -n 2000 --rate 20000 --seed 10
+check moved reannounce || fail moved
 echo "session: ok"

@@ -84,12 +84,14 @@ class Env:
             return ""
 
     def cleanup(self):
+        stopped = True
         if self.simxen and self.sim_dir:
             try:
-                subprocess.run([self.simxen, "-d", self.sim_dir, "stop"], timeout=5,
-                               stdin=subprocess.DEVNULL, capture_output=True)
+                stopped = subprocess.run([self.simxen, "-d", self.sim_dir, "stop"],
+                                         timeout=10, stdin=subprocess.DEVNULL,
+                                         capture_output=True).returncode == 0
             except Exception:
-                pass
+                stopped = False
         for p in self.procs:
             if p.poll() is None:
                 try:
@@ -109,7 +111,7 @@ class Env:
                 except (ProcessLookupError, PermissionError):
                     pass
                 p.wait()
-        if self.sim_dir:
+        if self.sim_dir and not stopped:
             self._kill_pidfile(os.path.join(self.sim_dir, "pid"))
         if os.environ.get("MTRACE_KEEP_TMP"):
             print("kept " + self.dir, file=sys.stderr)
@@ -118,14 +120,15 @@ class Env:
 
     @staticmethod
     def _kill_pidfile(path):
-        """The broker daemonizes: if "stop" did not end it, end it by its pid file."""
+        """The broker daemonizes: if "stop" did not end it, end it by its pid file,
+        after checking that the pid is still a broker (not a reused pid)."""
         try:
             pid = int(open(path).read().strip())
-        except (OSError, ValueError):
-            return
-        try:
+            with open("/proc/%d/cmdline" % pid, "rb") as f:
+                if b"mtrace-simxen" not in f.read():
+                    return
             os.kill(pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
+        except (OSError, ValueError):
             pass
 
     def dump(self):

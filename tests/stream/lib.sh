@@ -3,14 +3,25 @@
 set -u
 T=$(mktemp -d /tmp/mtrace-stream-test.XXXXXX)
 PIDS=()
+# Sanitizer builds: undefined behaviour stops the process, and any report in the
+# output of anything this test ran fails the test.
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 SIM_STARTED=
 cleanup() {
-	local p
+	local rc=$? p
 	[ -n "$SIM_STARTED" ] && "$SIMXEN" -d "$T/sim" stop >/dev/null 2>&1
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	sleep 0.1
 	for p in "${PIDS[@]}"; do kill -9 "$p" 2>/dev/null; done
+	if grep -l -E "runtime error:|ERROR: (Address|Leak|UndefinedBehavior)Sanitizer" \
+		"$T"/*.err "$T"/*.log "$T"/*.sum "$T"/*.out 2>/dev/null; then
+		echo "FAIL: sanitizer report in the files above" >&2
+		grep -h -A20 -E "runtime error:|ERROR: (Address|Leak|UndefinedBehavior)Sanitizer" \
+			"$T"/*.err "$T"/*.log "$T"/*.sum "$T"/*.out 2>/dev/null | head -60 >&2
+		rc=1
+	fi
 	[ -n "${KEEP:-}" ] || rm -rf "$T"
+	exit $rc
 }
 trap cleanup EXIT
 SOCK=$T/mtraced.sock

@@ -4,7 +4,7 @@
 # refuses extra clients; through all of it the server keeps serving a well-behaved client.
 . "$TESTS_DIR/lib.sh"
 
-start_harness -N 100000000 -r 2000 -D 2 -R 1 -m 6
+start_harness -N 100000000 -r 2000 -D 2 -R 1 -m 6 -w 1
 
 # A well-behaved client for the whole run: it must get everything at the end.
 "$CAT" -s "$SOCK" -f count --summary >/dev/null 2>"$T/good.sum" &

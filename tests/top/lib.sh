@@ -18,6 +18,14 @@ lib_cleanup() {
 trap lib_cleanup EXIT
 trap 'exit 143' TERM INT
 
+# Programs another area builds behind a guard may be missing: that is a skip, said why.
+need() {
+	local p
+	for p in "$@"; do
+		[ -x "$p" ] || { echo "SKIP: $p is not built" >&2; exit 77; }
+	done
+}
+
 fail() {
 	echo "FAIL: $*" >&2
 	for f in "$T"/*.log; do

@@ -3,6 +3,7 @@
 # in bounded time, and leaves no process or directory behind; stopped with SIGTERM
 # half-way, it cleans up just the same.
 . "$(dirname "$0")/lib.sh"
+need "$RIG_TOP" "$RIG_REPLAY" "$RIG_SIMXEN" "$RIG_MTRACED"
 
 demo() {	# iterations
 	env TMPDIR="$T" MTRACE_BUILD="$MTRACE_BUILD_ROOT" MTRACE_DEMO_NO_BUILD=1 \

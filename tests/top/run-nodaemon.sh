@@ -3,6 +3,7 @@
 # socket, a stale one nobody listens on, and a daemon that stops mid-session.  Also the
 # command line: --help, --version, bad options.
 . "$(dirname "$0")/lib.sh"
+need "$RIG_TOP" "$RIG_REPLAY" "$RIG_SIMXEN" "$RIG_MTRACED"
 
 check_refused() {	# socket-path
 	local out rc

@@ -4,6 +4,7 @@
 # nesting, bad escapes, NUL, overlong lines, binary — is counted and reported line by
 # line, never fatal.  No Xen needed: --check parses only.
 . "$(dirname "$0")/lib.sh"
+need "$RIG_REPLAY"
 
 out=$("$RIG_REPLAY" --check "$FIXTURE") || fail "--check on the fixture"
 python3 - "$FIXTURE" "$out" "$TESTS" <<'PY' || fail "fixture counts differ"

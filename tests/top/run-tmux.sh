@@ -1,8 +1,9 @@
 #!/bin/bash
 # mtrace-top on a real terminal (tmux 160x50): sort, reverse, filter, tree, group by
-# label, domain filter, help, pause, resize, quit — each checked on the captured screen
-# by tmuxdrive.py.
+# label, domain filter, help, pause, resize, domains appearing and going, quit — each
+# checked on the captured screen by tmuxdrive.py.
 . "$(dirname "$0")/lib.sh"
+need "$RIG_TOP" "$RIG_REPLAY" "$RIG_SIMXEN" "$RIG_MTRACED"
 
 L=mtrace-top-test-$$
 TMUX_CMD=(tmux -L "$L" -f "$T/tmux.conf")
@@ -18,4 +19,5 @@ rig_guest mirage-once "$RIG_REPLAY" --hold --quiet "$FIXTURE" >/dev/null || fail
 # The exit status goes to a file: tmux's own #{pane_dead_status} is not always there.
 "${TMUX_CMD[@]}" new-session -d -s top -x 160 -y 50 \
 	"TERM=xterm $RIG_TOP -S $RIG_SOCK -d 0.3; echo \$? >$T/top.status" || fail "tmux"
-python3 "$TESTS/tmuxdrive.py" "$L" "$T/tmux.conf" top "$T/top.status" || fail "interactive checks"
+python3 "$TESTS/tmuxdrive.py" "$L" "$T/tmux.conf" top "$T/top.status" \
+	"$RIG_SIMXEN" "$RIG_SIM" "$RIG_REPLAY" "$FIXTURE" || fail "interactive checks"

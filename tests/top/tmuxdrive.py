@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Drive mtrace-top in a tmux pane and check each screen (run-tmux.sh starts it).
 
-  tmuxdrive.py TMUX-SOCKET-NAME TMUX-CONF SESSION STATUS-FILE
+  tmuxdrive.py TMUX-SOCKET-NAME TMUX-CONF SESSION STATUS-FILE SIMXEN SIMDIR REPLAY FIXTURE
 
 Each step sends keys, then waits (bounded) for the captured screen to satisfy a
 predicate over the screen text and its table rows (split like the batch output)."""
@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-L, CONF, S, STATUS = sys.argv[1:5]
+L, CONF, S, STATUS, SIMXEN, SIMDIR, REPLAY, FIXTURE = sys.argv[1:9]
 TMUX = ['tmux', '-L', L, '-f', CONF]
 STEP_TIMEOUT = 15
 
@@ -124,6 +124,21 @@ expect('redraw at 100x30', lambda s: len(s.lines) == 30 and s.lines[29].startswi
 tmux('resize-window', '-t', S, '-x', '160', '-y', '50')
 expect('redraw at 160x50', lambda s: len(s.lines) == 50 and s.lines[49].startswith('q quit') and
        s.title is not None and len(s.rows) > 0)
+
+# Domains come and go while we watch.
+keys('d')
+prompt('')
+expect('all domains again', lambda s: 'domain all' in s.s and 'mirage-blk' in s.s)
+late = subprocess.run([SIMXEN, '-d', SIMDIR, 'create', '--name', 'late-guest', '--', REPLAY,
+                       '--hold', '--quiet', FIXTURE], stdout=subprocess.PIPE, text=True,
+                      timeout=30)
+expect('a domain appears', lambda s: 'late-guest' in s.s and
+       'late-guest' in [l.split()[0] for l in s.lines if l.strip()])
+once = [l.split()[1] for l in Screen(tmux('capture-pane', '-p', '-t', S).stdout).lines
+        if l.startswith('mirage-once ')][0]
+subprocess.run([SIMXEN, '-d', SIMDIR, 'destroy', once], timeout=30, check=True)
+expect('a domain goes', lambda s: ('domain %s down' % once) in s.s and
+       not any(l.split()[:3] == ['mirage-once', once, 'running'] for l in s.lines))
 
 keys('q')
 t0 = time.time()

@@ -21,8 +21,9 @@ i=0; while [ ! -S /run/xenstored/socket ] && [ $i -lt 100 ]; do sleep 0.1; i=$((
 xen-init-dom0 >/dev/null || echo "XENTEST FAIL xen_init_dom0"
 # dom0 first: on a loaded host the domUs' vCPUs would starve dom0, and xl create gives
 # up when xenconsoled does not answer within 10 s ("console tty: timed out")
-xl sched-credit -d 0 -w 2048 >/dev/null 2>&1 || echo "XENTEST INFO sched-credit failed"
-nice -n -10 xenconsoled --log=guest --log-dir=/var/log/xen
+xl sched-credit2 -d 0 -w 2048 >/dev/null 2>&1 || echo "XENTEST INFO sched-credit2 failed"
+xenconsoled --log=guest --log-dir=/var/log/xen
+renice -n -10 -p $(pidof xenconsoled) >/dev/null || echo "XENTEST INFO renice failed"
 echo "XENTEST INFO phase control-plane-up uptime=$(cut -d' ' -f1 /proc/uptime)"
 # a heartbeat, so that the host's stall watchdog (meant for the rare silent boot
 # hang) does not fire while a slow, loaded host creates domUs quietly

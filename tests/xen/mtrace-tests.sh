@@ -5,10 +5,10 @@
 # check starts at a known moment:
 #   A  2 rings x 256 pages: 20000 events each (with labels) in one burst; later it
 #      turns hostile (garbage in its rings, event-channel storm) and is destroyed
-#   B  1 ring x 64 pages: 20000 events paced at 4000/s (more than the ring holds, so
+#   B  1 ring x 64 pages: 20000 events paced at 2000/s (more than the ring holds, so
 #      mtraced must drain it live), then 100 events/s for the rest of the test
-#   L  mtrace-load (the ring area's workload guest): 2 rings x 64 pages, 20000 events
-#      each of its deterministic whole-vocabulary mix at 4000/s per ring; its JSON
+#   L  mtrace-load (the ring area's workload guest): 2 rings x 64 pages, 10000 events
+#      each of its deterministic whole-vocabulary mix at 1000/s per ring; its JSON
 #      summary is compared with what arrived.  It closes its session when done; then
 #   O  (the same domU) opens a new one, 1 ring x 1 page (128 records), only while
 #      mtraced is stopped, and writes 5000 events: the loss is exactly what the ring
@@ -16,10 +16,10 @@
 # (B also runs the domU side of xenif-selftest's dom0<->domU check in the background)
 SOCK=/run/mtrace/mtraced.sock
 MTRACED_PID=
-NA=20000 NB=20000 NO=5000 NL=20000
+NA=20000 NB=20000 NO=5000 NL=10000
 DOMU_mtA="xen-guest load --rings 2 --pages 256 --events $NA --labels --wait-go --then-garbage 8 --linger 3000"
-DOMU_mtB="bg xenif-selftest domu + xen-guest load --rings 1 --pages 64 --events $NB --rate 4000 --wait-go --then-rate 100 --linger 3000"
-DOMU_mtLO="go mtrace-load --rings 2 --pages 64 --events $NL --rate 4000 --seed 7 --backend xen --linger 60 + xen-guest load --rings 1 --pages 1 --events $NO --go-first --go-key go2 --linger 3000"
+DOMU_mtB="bg xenif-selftest domu + xen-guest load --rings 1 --pages 64 --events $NB --rate 2000 --wait-go --then-rate 100 --linger 3000"
+DOMU_mtLO="go mtrace-load --rings 2 --pages 64 --events $NL --rate 1000 --seed 7 --backend xen --linger 60 + xen-guest load --rings 1 --pages 1 --events $NO --go-first --go-key go2 --linger 3000"
 
 start_mtraced() {
 	rm -f $SOCK
