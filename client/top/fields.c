@@ -44,12 +44,13 @@ void fmt_duration(char *buf, size_t n, uint64_t ns)
 			 ns / UINT64_C(60000000000) % 60);
 }
 
+/* Ids are u64 on the ring (sint64 on the wire only so that -1, "none", is short). */
 static void print_tid(char *buf, size_t n, int64_t id)
 {
-	if (id < 0)
+	if (id == -1)
 		snprintf(buf, n, "-");
 	else
-		snprintf(buf, n, "%" PRId64, id);
+		snprintf(buf, n, "%" PRIu64, (uint64_t)id);
 }
 
 /* Age on the guest's own clock: from creation to the latest guest time we know. */

@@ -8,7 +8,9 @@
  *   --file CTF   serves a recorded buffer (e.g. net.ctf) as it is, or
  *   --live       keeps writing the synthetic workload (mprof-writer.h) with mirage-
  *                profile's writer algorithm, at --rate events/s (0: as fast as it can),
- *                with optional bursts that overwrite whole packets between polls.
+ *                with optional bursts that overwrite whole packets between polls;
+ *                timestamps are synthetic (event number, mprof-writer.h) unless
+ *                --real-clock asks for CLOCK_MONOTONIC.
  * With --mmap PATH the buffer is a MAP_SHARED file instead of granted pages: mirage-
  * profile's Unix mode, for tests without a (simulated) Xen.
  *
@@ -40,7 +42,7 @@
 
 struct opts {
 	const char *file, *mmap_path, *summary, *backend, *sim_dir;
-	bool live;
+	bool live, real_clock;
 	unsigned pages;
 	uint64_t rate, count;
 	uint64_t burst_every, burst;	/* every N events, write `burst` more at full speed */
@@ -64,13 +66,14 @@ on_signal(int sig)
 }
 
 static void
-usage(void)
+usage(int status)
 {
-	fprintf(stderr,
+	fprintf(status ? stderr : stdout,
 		"usage: mtrace-mprof-guest (--file CTF | --live) [--pages N] [--rate EV/S]\n"
 		"         [--count N] [--burst-every N --burst M] [--start-delay MS]\n"
-		"         [--mmap PATH] [--summary PATH] [--backend xen|sim] [--sim-dir DIR]\n");
-	exit(2);
+		"         [--real-clock] [--mmap PATH] [--summary PATH] [--backend xen|sim]\n"
+		"         [--sim-dir DIR]\n");
+	exit(status);
 }
 
 static uint64_t
@@ -245,6 +248,8 @@ run_live(const struct opts *o, uint8_t *buf, size_t len)
 				sleep_ns(due - now);
 		}
 		mpw_gen(i, &ev, str, sizeof(str));
+		if (o->real_clock)
+			ev.ts = now_ns();	/* a demo's timeline; tests keep the synthetic one */
 		if (mpw_emit(&w, &ev, &ok))
 			note_packet(&t, i);
 		if (!ok) {
@@ -294,6 +299,8 @@ main(int argc, char **argv)
 		{ "summary", required_argument, NULL, 's' },
 		{ "backend", required_argument, NULL, 'b' },
 		{ "sim-dir", required_argument, NULL, 'D' },
+		{ "real-clock", no_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .pages = 245 };
@@ -317,11 +324,13 @@ main(int argc, char **argv)
 		case 's': o.summary = optarg; break;
 		case 'b': o.backend = optarg; break;
 		case 'D': o.sim_dir = optarg; break;
-		default: usage();
+		case 'R': o.real_clock = true; break;
+		case 'h': usage(0); break;
+		default: usage(2);
 		}
 	}
 	if (optind != argc || (!o.file) == (!o.live))
-		usage();
+		usage(2);
 	if (o.file) {
 		struct stat sb;
 

@@ -75,12 +75,12 @@ guest() {
 		fail "create $name"
 }
 
-# json_events NAME: the "events" figure a guest printed (waits for it)
+# json_events NAME: the total "events" of the JSON summary a guest printed (waits for it)
 json_events() {
 	local v
-	for _ in $(seq 100); do
-		v=$(sed -n 's/.*"events": *\([0-9]*\).*/\1/p' "$T/$1.out" 2>/dev/null | tail -1)
-		[ -n "$v" ] && { echo "$v"; return 0; }
+	for _ in $(seq 300); do
+		v=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"])' \
+			"$T/$1.out" 2>/dev/null) && [ -n "$v" ] && { echo "$v"; return 0; }
 		sleep 0.1
 	done
 	fail "guest $1 printed no summary"

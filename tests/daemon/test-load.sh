@@ -16,9 +16,6 @@ sleep 0.3
 A=$(guest a --preserve-poweroff -- "$LOAD" -r 2 -p 128 -n 8000 -l 3 -c 2 -s 7 --wait-reader 10 --linger 10)
 B=$(guest b --preserve-poweroff -- "$LOAD" -r 1 -p 16 --garbage mixed -d 3 -R 20000)
 C=$(guest c --preserve-poweroff -- "$LOAD" -r 4 -p 64 -n 3000 -l 5 -s 9 --wait-reader 10 --linger 10)
-for g in a c; do note "waiting for $g"
-	for _ in $(seq 300); do grep -q '"per_ring"' "$T/$g.out" 2>/dev/null && break; sleep 0.1; done
-done
 EA=$(json_events a); EC=$(json_events c)
 note "mtrace-load a wrote $EA events, c $EC"
 wait_field "$A" events "$EA" 20

@@ -1,6 +1,7 @@
 #!/bin/bash
-# The man pages format without a single groff/mdoc warning, and every cross
-# reference to an mtrace page points at a page that exists.
+# The man pages format without a single groff/mdoc warning, every cross reference
+# to an mtrace page points at a page that exists, and the guest library's page
+# covers its header.
 . "$(dirname "$0")/lib.sh"
 have=" "
 for m in "$@"; do have+="$(basename "$m") "; done
@@ -12,5 +13,13 @@ for m in "$@"; do
 		case "$have" in *" $ref "*) ;; *) fail "$(basename "$m") refers to $ref, which is not installed";; esac
 	done
 	echo "$(basename "$m"): ok"
+done
+# mtrace-guest(3) documents every function of <mtrace-guest.h> but the hot path's
+# internals (emit, clock, the kick and make-room slow paths).
+guest_h=$MTRACE_SOURCE_ROOT/guest/mtrace-guest.h
+page=$MTRACE_SOURCE_ROOT/docs/man/mtrace-guest.3
+for f in $(grep -o 'mtrace_[a-z_]*(' "$guest_h" | tr -d '(' | sort -u); do
+	case $f in mtrace_emit_*|mtrace_now|mtrace_ring_kick|mtrace_ring_make_room) continue;; esac
+	grep -q "^\.Fn $f\b" "$page" || fail "mtrace-guest.3 does not document $f"
 done
 echo "ok"

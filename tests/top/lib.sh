@@ -10,10 +10,21 @@ FIXTURE=$MTRACE_SRC/data/mirage/log-x86.sexp
 TESTS=$MTRACE_SRC/tests/top
 
 lib_cleanup() {
+	local rc=$? f
 	trap - EXIT
 	type test_cleanup >/dev/null 2>&1 && test_cleanup
 	rig_stop
+	# Guests run under the broker, so their exit status is nobody's: in a sanitizer
+	# build, read what they said instead.
+	for f in "$T"/guest-*.log; do
+		if [ -f "$f" ] && grep -qE "Sanitizer|runtime error" "$f"; then
+			echo "FAIL: sanitizer report in $f:" >&2
+			head -n 40 "$f" >&2
+			rc=1
+		fi
+	done
 	rm -rf "$T"
+	exit $rc
 }
 trap lib_cleanup EXIT
 trap 'exit 143' TERM INT
