@@ -213,10 +213,8 @@ mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8_t *
 			return 0;
 		n = read(c->fd, c->buf + c->end, c->cap - c->end);
 		if (n < 0) {
-			if (errno == EINTR)
-				return -1;
 			snprintf(err, errlen, "read: %s", strerror(errno));
-			return -1;
+			return -1;	/* EINTR too: the caller decides */
 		}
 		if (n == 0) {
 			if (c->end > c->start) {

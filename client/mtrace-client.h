@@ -40,7 +40,8 @@ int mtc_send_raw(struct mtc *c, const void *buf, size_t len);
 /*
  * Next message from the daemon.  timeout_ms < 0 waits forever, 0 polls.
  * Returns 1 with *out set (free with mtc_msg_free), 0 on timeout, -1 on EOF (errno 0)
- * or error (errno set, reason in err).  If raw/raw_len are non-NULL they receive the
+ * or error (errno set, reason in err; EINTR when a signal interrupted the wait, and
+ * the call may simply be repeated).  If raw/raw_len are non-NULL they receive the
  * frame's bytes as received (prefix included), valid until the next call.
  * out may be NULL to skip decoding (raw frames only).
  */

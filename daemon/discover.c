@@ -31,7 +31,7 @@ static const char TOK_RELEASE[] = "mtraced-release";
 static const char TOK_DOM[] = "mtraced-dom";
 
 static struct event *xs_ev, *work_ev, *rescan_ev;
-static bool full_scan;
+static bool full_scan, deep_scan;
 static uint8_t dirty[MAX_DOMID / 8];
 static bool any_dirty;
 
@@ -79,6 +79,7 @@ static void xs_cb(evutil_socket_t fd, short what, void *arg)
 			if (errno == ENAMETOOLONG || errno == EPROTO) {
 				/* an oversized or mangled event: we cannot tell what changed */
 				full_scan = true;
+				deep_scan = true;
 				schedule();
 				continue;
 			}
@@ -113,13 +114,14 @@ static void bury_unseen(struct guest *g, void *arg)
 		guest_death(g, "destroyed");
 }
 
-void discover_scan_all(void)
+void discover_scan_all(bool deep)
 {
 	static struct xenif_dominfo info[1024];
 	uint32_t first = 0;
 	int n, total = 0;
 
 	full_scan = false;
+	deep_scan = false;
 	guest_foreach(mark_seen, NULL);
 	do {
 		n = X->ctrl_domain_list(guests_x, first, info, sizeof(info) / sizeof(info[0]));
@@ -138,7 +140,10 @@ void discover_scan_all(void)
 					guest_death(g, d->crashed ? "crashed" : "destroyed");
 				continue;
 			}
-			guest_refresh(d->domid);
+			/* known guests announce changes through the /local/domain watch; a deep
+			 * scan re-reads them anyway, in case a watch event was lost */
+			if (!g || deep)
+				guest_refresh(d->domid);
 			g = guest_find(d->domid);
 			if (g)
 				g->seen = true;
@@ -156,10 +161,13 @@ static void work_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd; (void)what; (void)arg;
 	if (full_scan) {
-		memset(dirty, 0, sizeof(dirty));
-		any_dirty = false;
-		discover_scan_all();
-		return;
+		bool deep = deep_scan;
+		discover_scan_all(deep);
+		if (deep) {
+			memset(dirty, 0, sizeof(dirty));
+			any_dirty = false;
+			return;
+		}
 	}
 	if (!any_dirty)
 		return;
@@ -178,6 +186,7 @@ static void rescan_cb(evutil_socket_t fd, short what, void *arg)
 {
 	(void)fd; (void)what; (void)arg;
 	full_scan = true;
+	deep_scan = true;
 	schedule();
 }
 

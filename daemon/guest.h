@@ -115,7 +115,8 @@ void legacy_reconfigure(void);
 
 /* discover.c: xenstore watches and the domain list */
 int discover_init(struct event_base *base, char *err, size_t errlen);
-void discover_scan_all(void);
+/* Re-enumerate domains; deep also re-reads the announcements of known guests. */
+void discover_scan_all(bool deep);
 void discover_fini(void);
 
 /* The entry points main.c uses. */

@@ -246,7 +246,7 @@ int main(int argc, char **argv)
 		log_err("cannot set up signal handling");
 		return 1;
 	}
-	discover_scan_all();
+	discover_scan_all(true);
 	if (cfg.drop_privileges)
 		service_drop_privileges();
 	log_info("ready: %s backend, socket %s, %u guests", x->ops->name, cfg.socket_path,

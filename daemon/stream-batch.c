@@ -283,9 +283,21 @@ stream_batch_flush(void)
 	struct acc *a;
 
 	flush_scheduled = false;
-	for (g = groups; g; g = g->next)
-		for (a = g->accs; a; a = a->next)
+	for (g = groups; g; g = g->next) {
+		struct acc **pp = &g->accs;
+
+		while ((a = *pp)) {
+			if (a->n == 0) {
+				/* Idle for a whole turn: give the columns back, or every filter
+				 * times every ring ever seen would keep its buffers forever. */
+				*pp = a->next;
+				acc_free(a);
+				continue;
+			}
 			group_send(g, a);
+			pp = &a->next;
+		}
+	}
 }
 
 static void
@@ -363,12 +375,14 @@ group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clo
 			stream_client_send_events(g->members[i], NULL, n);
 		return;
 	}
+	bool everything = g->all_ops && g->sub->n_labels == 0;
+
 	for (i = 0; i < n; i++) {
 		const struct mtrace_event *e = &ev[i];
 
-		if (!g->all_ops && !(g->ops[e->op >> 3] & (1u << (e->op & 7))))
-			continue;
-		if (!label_matches(g->sub, domid, e->thread))
+		if (!everything &&
+		    ((!g->all_ops && !(g->ops[e->op >> 3] & (1u << (e->op & 7)))) ||
+		     !label_matches(g->sub, domid, e->thread)))
 			continue;
 		if (a->n >= ACC_MAX_EVENTS || a->arena_len + e->str_len + 1 > ACC_MAX_STR)
 			group_send(g, a);

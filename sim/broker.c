@@ -173,9 +173,9 @@ static bool send_reply(struct conn *c, const struct simxen_rep *rep, const void 
 	return true;
 }
 
-static bool reply_err(struct conn *c, int err)
+static bool reply_err(struct conn *c, int err, uint32_t seq)
 {
-	struct simxen_rep rep = { .err = err };
+	struct simxen_rep rep = { .err = err, .seq = seq };
 	return send_reply(c, &rep, NULL, 0, NULL, 0);
 }
 
@@ -196,16 +196,17 @@ static bool dispatch(struct conn *c, const char *msg, size_t n)
 
 	if (n < sizeof(req)) {
 		blog("domain %u: short request (%zu bytes); connection dropped", c->domid, n);
-		reply_err(c, EPROTO);
+		reply_err(c, EPROTO, 0);
 		return false;
 	}
 	memcpy(&req, msg, sizeof(req));
+	rep.seq = req.seq;
 	const char *pl = msg + sizeof(req);
 	size_t plen = n - sizeof(req);
 
 	if (c->ident && req.op != SIMXEN_NEWCONN) {
 		blog("domain %u: op %u on identity socket; dropped", c->domid, req.op);
-		reply_err(c, EPROTO);
+		reply_err(c, EPROTO, req.seq);
 		return false;
 	}
 	if (req.op >= SIMXEN_TS_CREATE && req.op < SIMXEN_OP_MAX && c->domid != 0) {
@@ -356,7 +357,7 @@ static bool dispatch(struct conn *c, const char *msg, size_t n)
 		break;
 	default:
 		blog("domain %u: unknown request %u; connection dropped", c->domid, req.op);
-		reply_err(c, EPROTO);
+		reply_err(c, EPROTO, req.seq);
 		return false;
 	}
 out:
@@ -387,7 +388,7 @@ static void conn_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		if ((size_t)n > SIMXEN_MAX_MSG || (mh.msg_flags & MSG_TRUNC)) {
 			blog("domain %u: oversized request; connection dropped", c->domid);
-			reply_err(c, EMSGSIZE);
+			reply_err(c, EMSGSIZE, 0);
 			conn_close(c);
 			return;
 		}

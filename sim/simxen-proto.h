@@ -77,12 +77,14 @@ struct simxen_req {
 	uint32_t op;
 	uint32_t tx;
 	uint32_t a[4];
+	uint32_t seq;			/* echoed in the reply */
 	/* payload follows */
 };
 
 struct simxen_rep {
 	int32_t err;			/* 0 or a positive errno */
 	uint32_t a[4];
+	uint32_t seq;			/* the request's; 0 for a request too short to have one */
 	/* payload follows */
 };
 

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "simxen-proto.h"
@@ -57,32 +58,48 @@ static void close_fds(int *fds, unsigned n)
 /*
  * One request, one reply.  Returns 0 and fills rep/out/fds, or -1 with errno (either the
  * broker's answer or a transport error).  fds received beyond maxfds are closed.
+ * With match_seq, a reply to an earlier request that timed out is skipped rather than
+ * taken for this one's; the identity socket, which forked children may share, takes
+ * any reply since all its replies are equivalent.
  */
-static int rpc_fd(int fd, const struct simxen_req *req, const void *pl, size_t pllen,
+static int rpc_fd(int fd, const struct simxen_req *req0, const void *pl, size_t pllen,
 		  struct simxen_rep *rep, void *out, size_t outmax, size_t *outlen,
-		  int *fds, unsigned maxfds, unsigned *nfds)
+		  int *fds, unsigned maxfds, unsigned *nfds, bool match_seq)
 {
 	static __thread char buf[SIMXEN_MAX_MSG];
-	struct iovec iov[2] = { { (void *)req, sizeof(*req) }, { (void *)pl, pllen } };
+	static uint32_t seq_counter;
+	struct simxen_req req = *req0;
+	struct iovec iov[2] = { { &req, sizeof(req) }, { (void *)pl, pllen } };
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = pllen ? 2 : 1 };
 	union { struct cmsghdr c; char b[CMSG_SPACE(sizeof(int) * SIMXEN_MAX_FDS)]; } cm;
 	ssize_t n;
 
 	if (nfds)
 		*nfds = 0;
-	if (sizeof(*req) + pllen > SIMXEN_MAX_MSG) {
+	if (sizeof(req) + pllen > SIMXEN_MAX_MSG) {
 		errno = E2BIG;
 		return -1;
 	}
+	do
+		req.seq = __atomic_add_fetch(&seq_counter, 1, __ATOMIC_RELAXED);
+	while (req.seq == 0);
 	do
 		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -1;
 
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int got[SIMXEN_MAX_FDS];
+	unsigned ngot;
 	for (;;) {
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		long left = RPC_TIMEOUT_MS - ((t.tv_sec - t0.tv_sec) * 1000L +
+					      (t.tv_nsec - t0.tv_nsec) / 1000000L);
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int r = poll(&p, 1, RPC_TIMEOUT_MS);
+		int r = left > 0 ? poll(&p, 1, (int)left) : 0;
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
@@ -91,36 +108,36 @@ static int rpc_fd(int fd, const struct simxen_req *req, const void *pl, size_t p
 			errno = ETIMEDOUT;
 			return -1;
 		}
-		break;
+		iov[0] = (struct iovec){ buf, sizeof(buf) };
+		mh = (struct msghdr){ .msg_iov = iov, .msg_iovlen = 1,
+				      .msg_control = cm.b, .msg_controllen = sizeof(cm.b) };
+		do
+			n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return -1;
+		if (n == 0) {
+			errno = ECONNRESET;
+			return -1;
+		}
+		ngot = 0;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+				continue;
+			unsigned k = (unsigned)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+			for (unsigned i = 0; i < k && ngot < SIMXEN_MAX_FDS; i++)
+				memcpy(&got[ngot++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+		}
+		if ((size_t)n < sizeof(*rep) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
+			close_fds(got, ngot);
+			errno = EPROTO;
+			return -1;
+		}
+		memcpy(rep, buf, sizeof(*rep));
+		if (!match_seq || rep->seq == req.seq || rep->seq == 0)
+			break;
+		close_fds(got, ngot);	/* a late answer to a request that gave up */
 	}
-	iov[0] = (struct iovec){ buf, sizeof(buf) };
-	mh = (struct msghdr){ .msg_iov = iov, .msg_iovlen = 1,
-			      .msg_control = cm.b, .msg_controllen = sizeof(cm.b) };
-	do
-		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -1;
-	if (n == 0) {
-		errno = ECONNRESET;
-		return -1;
-	}
-
-	int got[SIMXEN_MAX_FDS];
-	unsigned ngot = 0;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		unsigned k = (unsigned)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-		for (unsigned i = 0; i < k && ngot < SIMXEN_MAX_FDS; i++)
-			memcpy(&got[ngot++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-	}
-	if ((size_t)n < sizeof(*rep) || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))) {
-		close_fds(got, ngot);
-		errno = EPROTO;
-		return -1;
-	}
-	memcpy(rep, buf, sizeof(*rep));
 	if (rep->err) {
 		close_fds(got, ngot);
 		errno = rep->err > 0 && rep->err < 4096 ? rep->err : EPROTO;
@@ -152,7 +169,8 @@ static int rpc(struct sim *s, const struct simxen_req *req, const void *pl, size
 	       int *fds, unsigned maxfds, unsigned *nfds)
 {
 	pthread_mutex_lock(&s->lock);
-	int r = rpc_fd(s->ctl, req, pl, pllen, rep, out, outmax, outlen, fds, maxfds, nfds);
+	int r = rpc_fd(s->ctl, req, pl, pllen, rep, out, outmax, outlen, fds, maxfds, nfds,
+		       true);
 	int e = errno;
 	pthread_mutex_unlock(&s->lock);
 	errno = e;
@@ -726,7 +744,7 @@ static int connect_ctl(const char *dir, char *err, size_t errlen)
 		unsigned n;
 		static pthread_mutex_t idlock = PTHREAD_MUTEX_INITIALIZER;
 		pthread_mutex_lock(&idlock);
-		int r = rpc_fd((int)id, &req, NULL, 0, &rep, NULL, 0, NULL, &fd, 1, &n);
+		int r = rpc_fd((int)id, &req, NULL, 0, &rep, NULL, 0, NULL, &fd, 1, &n, false);
 		int e = errno;
 		pthread_mutex_unlock(&idlock);
 		if (r < 0 || n != 1) {

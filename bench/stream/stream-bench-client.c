@@ -2,9 +2,10 @@
  * stream-bench-client - a client that decodes every batch, counts events and measures
  * the delay from the guest's timestamp (CLOCK_MONOTONIC, same host) to receipt.
  *
- *   stream-bench-client -s SOCK [-N events] [-t seconds] [-q (no latency)]
+ *   stream-bench-client -s SOCK [-N events] [-t seconds] [-i idle-ms] [-q (no latency)]
  *
- * Ends at N events, after t seconds, or on Goodbye/EOF, then prints one JSON line:
+ * Ends at N events, after t seconds, idle-ms after the last message once events came,
+ * or on Goodbye/EOF, then prints one JSON line:
  * events, seconds from first to last event received, events/s, client drops, ring
  * losses, latency p50/p99/max in microseconds.
  */
@@ -51,13 +52,14 @@ main(int argc, char **argv)
 	const char *sock = NULL;
 	uint64_t want = 0, events = 0, dropped = 0, lost = 0, maxlat = 0, t0 = 0, t1 = 0;
 	double seconds = 0;
-	int ch, latency = 1;
+	int ch, latency = 1, idle_ms = 0;
 	char err[256];
 	struct mtc *c;
 	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
 
-	while ((ch = getopt(argc, argv, "s:N:t:q")) != -1) {
+	while ((ch = getopt(argc, argv, "s:N:t:i:q")) != -1) {
 		switch (ch) {
+		case 'i': idle_ms = atoi(optarg); break;
 		case 's': sock = optarg; break;
 		case 'N': want = strtoull(optarg, NULL, 10); break;
 		case 't': seconds = atof(optarg); break;
@@ -81,6 +83,8 @@ main(int argc, char **argv)
 
 		if (deadline && timeout <= 0)
 			break;
+		if (idle_ms > 0 && events > 0 && (timeout < 0 || timeout > idle_ms))
+			timeout = idle_ms;
 		r = mtc_next(c, timeout, &m, NULL, NULL, err, sizeof(err));
 		if (r <= 0) {
 			if (r < 0 && errno)

@@ -79,6 +79,11 @@ guest() {
 json_events() {
 	local v
 	for _ in $(seq 300); do
+		# python only once the summary looks complete (it ends with a brace)
+		if ! [ -s "$T/$1.out" ] || ! tail -c 3 "$T/$1.out" | grep -q '}'; then
+			sleep 0.1
+			continue
+		fi
 		v=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"])' \
 			"$T/$1.out" 2>/dev/null) && [ -n "$v" ] && { echo "$v"; return 0; }
 		sleep 0.1

@@ -10,7 +10,9 @@ declare -a D E
 for i in $(seq 1 $N); do
 	D[$i]=$(guest "g$i" -- "$HOSTILE" --rings $(( i % 3 + 1 )) --pages 32 count $(( 1000 + 137 * i )))
 done
+note "$N guests created"
 for i in $(seq 1 $N); do E[$i]=$(json_events "g$i"); done
+note "$N summaries read"
 # one snapshot for all guests, retried until every count is complete (20 s)
 check_all() {
 	local bad

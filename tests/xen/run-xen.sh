@@ -20,7 +20,7 @@ XENV=4.17
 SMP=${SMP:-2}
 MEM=${MEM:-1536}		# MiB for QEMU: Xen + dom0 (512) + up to 3 domUs (160 each)
 DOM0_MEM=${DOM0_MEM:-512M}
-BOOT_TIMEOUT=${BOOT_TIMEOUT:-840}	# hard cap on one QEMU run (s); ~150 s on an idle host
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-1200}	# hard cap on one QEMU run (s); ~150-250 s on an idle host
 STALL_S=${STALL_S:-60}		# no serial output this long => dump Xen state, kill
 ARTIFACT=$BUILD/meson-logs/xen-serial.log
 T0=$(date +%s.%N)
