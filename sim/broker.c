@@ -463,6 +463,23 @@ static void signal_cb(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(b->base, NULL);
 }
 
+/*
+ * A broker whose state directory was removed (a test that cleaned up, or was killed
+ * after removing it) can no longer be reached by anyone: stop it and its guests rather
+ * than leave them running.  The socket's inode tells us the path is still ours.
+ */
+static void orphan_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct broker *b = arg;
+	struct stat st;
+
+	if (stat(b->sock_path, &st) == 0 && st.st_ino == b->sock_ino)
+		return;
+	blog("%s is gone: stopping", b->sock_path);
+	b->stopping = true;
+	event_base_loopexit(b->base, NULL);
+}
+
 /* The broker holds a descriptor per shared page set: let it have as many as allowed. */
 static void raise_nofile(void)
 {
@@ -509,6 +526,9 @@ int broker_run(const char *dir, int ready_fd)
 		blog("cannot listen on %s: %s", b->sock_path, strerror(errno));
 		return 1;
 	}
+	struct stat sst;
+	if (stat(b->sock_path, &sst) == 0)
+		b->sock_ino = sst.st_ino;
 	char pidpath[4200];
 	snprintf(pidpath, sizeof(pidpath), "%s/%s", dir, SIMXEN_PIDFILE);
 	FILE *pf = fopen(pidpath, "w");
@@ -524,6 +544,9 @@ int broker_run(const char *dir, int ready_fd)
 	event_add(b->sigchld_ev, NULL);
 	event_add(b->sigterm_ev, NULL);
 	event_add(b->sigint_ev, NULL);
+	struct timeval orphan_tv = { .tv_sec = 1 };
+	b->orphan_ev = event_new(b->base, -1, EV_PERSIST, orphan_cb, b);
+	event_add(b->orphan_ev, &orphan_tv);
 	if (ready_fd >= 0) {
 		if (write(ready_fd, "R", 1) != 1)
 			blog("cannot tell the starter we are ready");

@@ -69,7 +69,8 @@ struct broker {
 	char *dir;
 	char sock_path[108];
 	int listen_fd;
-	struct event *listen_ev, *sigchld_ev, *sigterm_ev, *sigint_ev;
+	struct event *listen_ev, *sigchld_ev, *sigterm_ev, *sigint_ev, *orphan_ev;
+	ino_t sock_ino;			/* our socket; another inode there means we are orphaned */
 	struct domain *doms[MAX_DOMAINS];	/* compact, for iteration; doms[0] is dom0 */
 	unsigned ndoms;
 	struct domain *by_id[MAX_DOMID + 1];
