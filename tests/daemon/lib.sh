@@ -75,17 +75,19 @@ guest() {
 		fail "create $name"
 }
 
-# json_events NAME: the total "events" of the JSON summary a guest printed (waits for it)
+# The system's python (a version manager's shim on PATH can take seconds to start).
+PYTHON=python3
+[ -x /usr/bin/python3 ] && PYTHON=/usr/bin/python3
+
+# json_events NAME: the total "events" of the JSON summary a guest printed, once the
+# summary is complete (ends with a brace); the total is the first "events" key.
 json_events() {
 	local v
 	for _ in $(seq 300); do
-		# python only once the summary looks complete (it ends with a brace)
-		if ! [ -s "$T/$1.out" ] || ! tail -c 3 "$T/$1.out" | grep -q '}'; then
-			sleep 0.1
-			continue
+		if [ -s "$T/$1.out" ] && tail -c 3 "$T/$1.out" | grep -q '}'; then
+			v=$(grep -o '"events": *[0-9]*' "$T/$1.out" | head -1 | grep -o '[0-9]*$')
+			[ -n "$v" ] && { echo "$v"; return 0; }
 		fi
-		v=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"])' \
-			"$T/$1.out" 2>/dev/null) && [ -n "$v" ] && { echo "$v"; return 0; }
 		sleep 0.1
 	done
 	fail "guest $1 printed no summary"

@@ -27,7 +27,7 @@ for d in $A $C; do
 		fail "domain $d: lost/corrupt/unknown"
 done
 # label counts as the guest wrote them
-python3 - "$T/a.out" "$T/stats" "$A" <<'PY' || fail "label counts differ"
+"$PYTHON" - "$T/a.out" "$T/stats" "$A" <<'PY' || fail "label counts differ"
 import json, sys
 want = json.load(open(sys.argv[1]))["labels"]
 got = {}
@@ -44,7 +44,7 @@ kill -TERM "$CAT_PID"
 wait "$CAT_PID"
 BG_PIDS=
 # the stream carried every event of a and c once, op by op (b's are its own)
-python3 - "$T/a.out" "$T/c.out" "$T/cat.json" "$(field "$B" events)" <<'PY' || fail "stream differs"
+"$PYTHON" - "$T/a.out" "$T/c.out" "$T/cat.json" "$(field "$B" events)" <<'PY' || fail "stream differs"
 import json, sys
 ops = {"creates": 0, "read": 1, "fulfills": 2, "fails": 3, "becomes": 4, "label": 5,
        "increase": 6, "switch": 7, "gc": 8, "signal": 9, "try_read": 10, "counter": 11,

@@ -14,7 +14,7 @@ echo "$out" | grep -q "bad.conf:2: max_guests: expected a number" || fail "no fi
 "$MTRACED" -f -c "$T/missing.conf" --backend sim 2>&1 | grep -q "missing.conf" || fail "missing config"
 
 sim_start
-python3 "$(dirname "$0")/notify-listen.py" "$T/notify" "$T/notify.log" &
+"$PYTHON" "$(dirname "$0")/notify-listen.py" "$T/notify" "$T/notify.log" &
 BG_PIDS="$!"
 for _ in $(seq 50); do [ -S "$T/notify" ] && break; sleep 0.1; done
 G1=$(guest one -- "$HOSTILE" --rings 1 --pages 64 count 3000)
