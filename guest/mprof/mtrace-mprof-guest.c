@@ -72,7 +72,10 @@ usage(int status)
 		"usage: mtrace-mprof-guest (--file CTF | --live) [--pages N] [--rate EV/S]\n"
 		"         [--count N] [--burst-every N --burst M] [--start-delay MS]\n"
 		"         [--real-clock] [--mmap PATH] [--summary PATH] [--backend xen|sim]\n"
-		"         [--sim-dir DIR]\n");
+		"         [--sim-dir DIR]\n"
+		"       mtrace-mprof-guest --help | --version\n"
+		"A simulated mirage-profile guest: shares a CTF trace buffer read-only with dom0\n"
+		"and lists its grant refs in data/mprof/ring-ref, as MirageOS unikernels do.\n");
 	exit(status);
 }
 
@@ -301,6 +304,7 @@ main(int argc, char **argv)
 		{ "sim-dir", required_argument, NULL, 'D' },
 		{ "real-clock", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct opts o = { .pages = 245 };
@@ -310,7 +314,7 @@ main(int argc, char **argv)
 	uint8_t *buf;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'f': o.file = optarg; break;
 		case 'l': o.live = true; break;
@@ -326,6 +330,7 @@ main(int argc, char **argv)
 		case 'D': o.sim_dir = optarg; break;
 		case 'R': o.real_clock = true; break;
 		case 'h': usage(0); break;
+		case 'V': printf("mtrace-mprof-guest %s\n", MTRACE_VERSION); return 0;
 		default: usage(2);
 		}
 	}

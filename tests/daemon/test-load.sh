@@ -40,6 +40,8 @@ if got != want:
     sys.exit(1)
 PY
 "$SIMXEN" -d "$SIM" destroy "$B" >/dev/null
+wait_field "$B" state destroyed
+sleep 0.5
 kill -TERM "$CAT_PID"
 wait "$CAT_PID"
 BG_PIDS=
