@@ -20,6 +20,7 @@
 #include "guest.h"
 #include "log.h"
 #include "mprof.h"
+#include "state.h"
 
 #define X		(guests_x->ops)
 #define MAX_DOMID	32768u		/* DOMID_FIRST_RESERVED: ids above are not guests */
@@ -114,12 +115,30 @@ static void bury_unseen(struct guest *g, void *arg)
 		guest_death(g, "destroyed");
 }
 
+/* The domains of the last scan, running ones only: for state_mark_gone. */
+static uint8_t running_map[MAX_DOMID / 8];
+static uint8_t crashed_map[MAX_DOMID / 8];
+
+static bool in_map(const uint8_t *m, uint32_t domid)
+{
+	return domid < MAX_DOMID && (m[domid / 8] & (1u << (domid % 8)));
+}
+
+static bool still_running(uint32_t domid, bool *crashed, void *arg)
+{
+	(void)arg;
+	*crashed = in_map(crashed_map, domid);
+	return in_map(running_map, domid);
+}
+
 void discover_scan_all(bool deep)
 {
 	static struct xenif_dominfo info[1024];
 	uint32_t first = 0;
 	int n, total = 0;
 
+	memset(running_map, 0, sizeof(running_map));
+	memset(crashed_map, 0, sizeof(crashed_map));
 	full_scan = false;
 	deep_scan = false;
 	guest_foreach(mark_seen, NULL);
@@ -135,6 +154,10 @@ void discover_scan_all(bool deep)
 
 			if (d->domid >= MAX_DOMID)
 				continue;
+			if (d->crashed)
+				crashed_map[d->domid / 8] |= (uint8_t)(1u << (d->domid % 8));
+			else if (!d->dying && !d->shutdown)
+				running_map[d->domid / 8] |= (uint8_t)(1u << (d->domid % 8));
 			if (d->dying || d->shutdown) {
 				if (g)
 					guest_death(g, d->crashed ? "crashed" : "destroyed");
@@ -152,8 +175,9 @@ void discover_scan_all(bool deep)
 		if (n > 0)
 			first = info[n - 1].domid + 1;
 	} while (n == (int)(sizeof(info) / sizeof(info[0])));
-	/* known guests missing from the list are gone */
+	/* known guests missing from the list are gone, and so are withdrawn ones */
 	guest_foreach(bury_unseen, NULL);
+	state_mark_gone(still_running, NULL);
 	log_debug("scanned %d domains", total);
 }
 

@@ -741,6 +741,19 @@ void state_domain_forget(uint32_t domid)
 	}
 }
 
+void state_mark_gone(bool (*exists)(uint32_t domid, bool *crashed, void *arg), void *arg)
+{
+	for (unsigned i = 0; i < state_ndoms; i++) {
+		struct state_domain *d = state_doms[i];
+		bool crashed = false;
+
+		if (d->alive || d->gone || !d->dead_at_ns || exists(d->domid, &crashed, arg))
+			continue;
+		d->gone = true;
+		snprintf(d->status, sizeof(d->status), "%s", crashed ? "crashed" : "destroyed");
+	}
+}
+
 void state_domain_add_counts(struct state_domain *d, uint64_t lost, uint64_t corrupt,
 			     uint64_t unknown)
 {

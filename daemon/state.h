@@ -52,6 +52,9 @@ void state_domain_bad(struct state_domain *d, const char *reason);
 /* Withdrawn (gone = false) or dead (gone = true): kept for dead_keep_s with its last
  * statistics, status = why.  A later attach of a gone domain starts afresh. */
 void state_domain_detached(struct state_domain *d, const char *why, bool gone);
+/* A withdrawn domain (kept with its statistics) that has since died: its status
+ * becomes why ("destroyed", "crashed") for each one exists() denies. */
+void state_mark_gone(bool (*exists)(uint32_t domid, bool *crashed, void *arg), void *arg);
 /* Forget a domain now (it never was traced). */
 void state_domain_forget(uint32_t domid);
 

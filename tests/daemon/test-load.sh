@@ -20,6 +20,7 @@ EA=$(json_events a); EC=$(json_events c)
 note "mtrace-load a wrote $EA events, c $EC"
 wait_field "$A" events "$EA" 20
 wait_field "$C" events "$EC" 20
+note "a and c counted exactly"
 wait_match "$B" corrupt '^[1-9]' 20
 snap
 for d in $A $C; do
@@ -39,9 +40,11 @@ if got != want:
     print("labels: guest wrote %s, daemon counted %s" % (want, got))
     sys.exit(1)
 PY
+note "labels checked"
 "$SIMXEN" -d "$SIM" destroy "$B" >/dev/null
 wait_field "$B" state destroyed
 sleep 0.5
+note "stopping the client"
 kill -TERM "$CAT_PID"
 wait "$CAT_PID"
 BG_PIDS=

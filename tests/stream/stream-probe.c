@@ -1,9 +1,11 @@
 /*
  * stream-probe - a scriptable misbehaving (or slow) client for the stream tests.
  *
- *   stream-probe -s SOCK [-H] [-S] [-x HEX]... [-P COOKIE] [-c] [-p SECONDS] [-T SECONDS]
+ *   stream-probe -s SOCK [-H] [-S] [-I STATS_MS] [-x HEX]... [-P COOKIE] [-c] [-p SECONDS]
+ *                [-T SECONDS]
  *
- * -H: do not answer the daemon's Hello; -S: subscribe to all events; -x: send these
+ * -H: do not answer the daemon's Hello; -S: subscribe to all events (-I: and to
+ * statistics every STATS_MS, printed as "stats DROPPED_FOR_CLIENT"); -x: send these
  * bytes as they are; -P: send a Ping; -c: close right after sending (a client gone
  * mid-frame); -p: sleep before reading (a stalled client); -T: give up reading after
  * this long.  Prints one line per message received ("error 1 ...", "events 123",
@@ -42,6 +44,7 @@ main(int argc, char **argv)
 	bool subscribe = false, close_now = false;
 	double pause = 0, limit = 10;
 	uint64_t events = 0, dropped = 0, ping = 0;
+	unsigned stats_ms = 0;
 	static uint8_t sendbuf[1 << 20];
 	size_t sendlen = 0;
 	struct mtc *c;
@@ -50,8 +53,9 @@ main(int argc, char **argv)
 
 	/* Line by line: tests watch this output while the probe runs. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((ch = getopt(argc, argv, "s:HSx:P:cp:T:")) != -1) {
+	while ((ch = getopt(argc, argv, "s:HSI:x:P:cp:T:")) != -1) {
 		switch (ch) {
+		case 'I': stats_ms = (unsigned)atoi(optarg); break;
 		case 's': sock = optarg; break;
 		case 'H': flags |= MTC_NO_HELLO; break;
 		case 'S': subscribe = true; break;
@@ -73,6 +77,7 @@ main(int argc, char **argv)
 	if (subscribe) {
 		Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
 		sub.events = true;
+		sub.stats_interval_ms = stats_ms;
 		if (mtc_subscribe(c, &sub) < 0)
 			printf("send-failed %s\n", strerror(errno));
 	}
@@ -116,6 +121,9 @@ main(int argc, char **argv)
 			dropped += m->loss->dropped_for_client;
 			printf("loss %u %u %" PRIu64 " %" PRIu64 "\n", m->loss->domid, m->loss->ring,
 			       m->loss->lost_in_ring, m->loss->dropped_for_client);
+			break;
+		case MTRACE__SERVER_MSG__MSG_STATS:
+			printf("stats %" PRIu64 "\n", m->stats->dropped_for_client);
 			break;
 		case MTRACE__SERVER_MSG__MSG_PONG:
 			printf("pong %" PRIu64 "\n", m->pong->cookie);
