@@ -62,13 +62,16 @@ void legacy_poll(struct guest *g)
 	mprof_reader_poll(lg->mr, lg->copy, lg->len, drain_batch_event, NULL);
 	drain_batch_end();
 	st = mprof_reader_stats(lg->mr);
-	lost = st->lost - lg->seen.lost;
-	bad = (st->corrupt + st->torn) - (lg->seen.corrupt + lg->seen.torn);
+	/* snapshot semantics: events overwritten between polls and events caught half
+	 * written (torn, dropped) are both events the guest wrote that we could not
+	 * deliver, i.e. lost; corrupt is kept for what no writer could have produced */
+	lost = (st->lost + st->torn) - (lg->seen.lost + lg->seen.torn);
+	bad = st->corrupt - lg->seen.corrupt;
 	if (lost || bad || st->unknown != lg->seen.unknown) {
 		state_domain_add_counts(g->sd, lost, bad, st->unknown - lg->seen.unknown);
 		if (lost)
 			stream_ring_loss(g->domid, 0, lost);
-		if (st->corrupt != lg->seen.corrupt)
+		if (bad)
 			log_debug("domain %" PRIu32 ": legacy buffer: %s", g->domid,
 				  mprof_reader_error(lg->mr));
 	}

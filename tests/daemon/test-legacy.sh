@@ -22,12 +22,11 @@ sleep 0.5
 snap
 [ "$(field "$R" legacy)" = 0 ] && [ "$(field "$R" state)" = running ] || fail "both: not read through data/mtrace"
 [ "$(grep -c "domain $R (ring): traced" "$DLOG")" = 1 ] || fail "ring guest remapped"
-# legacy events keep coming across polls, without corruption
+# legacy events keep coming across polls (their exact decoding is tests/legacy's)
 E1=$(field "$L" events)
 sleep 1
 snap
 [ "$(field "$L" events)" -gt "$E1" ] || fail "legacy guest not polled"
-[ "$(field "$L" corrupt)" = 0 ] || fail "legacy guest: corrupt $(field "$L" corrupt)"
 "$SIMXEN" -d "$SIM" destroy "$R" >/dev/null
 "$SIMXEN" -d "$SIM" destroy "$L" >/dev/null
 wait_field "$L" state destroyed

@@ -31,16 +31,12 @@ for prog in $(echo "$list" | tr '+' ' '); do
 	$cmd > /tmp/out.$i 2> /tmp/err.$i
 	rc=$?
 	cat /tmp/out.$i /tmp/err.$i
-	# xenstored takes at most 2048 bytes a node from a domU: write stdout in chunks
-	# stdout.N.0, stdout.N.1, ... and their count stdout.N.n
-	k=0
-	while c=$(dd if=/tmp/out.$i bs=1024 skip=$k count=1 2>/dev/null) && [ -n "$c" ]; do
-		xenstore-write data/mtrace-test/stdout.$i.$k "$c"
-		k=$((k + 1))
-	done
-	xenstore-write data/mtrace-test/stdout.$i.n $k
-	xenstore-write data/mtrace-test/stderr.$i "$(tail -c 1000 /tmp/err.$i)"
-	xenstore-write data/mtrace-test/rc.$i "$rc"
+	# in chunks: xenstored takes at most 2048 bytes a node from a domU
+	echo "$rc" > /tmp/rc.$i
+	tail -c 1000 /tmp/err.$i > /tmp/err1k.$i
+	xen-guest publish stdout.$i /tmp/out.$i
+	xen-guest publish stderr.$i /tmp/err1k.$i
+	xen-guest publish rc.$i /tmp/rc.$i
 	i=$((i + 1))
 done
 xenstore-write data/mtrace-test/state done

@@ -39,11 +39,11 @@ stop_mtraced() {
 	MTRACED_PID=
 }
 go() { xenstore-write /local/domain/$1/data/mtrace-test/${2:-go} 1; }
-stdout_of() { # domid program-index: what domU-init published, reassembled
+stdout_of() { # domid key: what domU-init published (xen-guest publish), reassembled
 	local n k=0
-	n=$(xenstore-read /local/domain/$1/data/mtrace-test/stdout.$2.n) || return 1
+	n=$(xenstore-read /local/domain/$1/data/mtrace-test/$2.n) || return 1
 	while [ $k -lt $n ]; do
-		xenstore-read /local/domain/$1/data/mtrace-test/stdout.$2.$k
+		xenstore-read /local/domain/$1/data/mtrace-test/$2.$k
 		k=$((k + 1))
 	done
 }
@@ -140,9 +140,9 @@ for d in A B; do
 done
 
 # mtrace-load's own account of what it wrote (published by the domU's /init)
-if wait_key $L rc.0 900; then
-	s=$(stdout_of $L 0 | tr -d '\n')
-	rc=$(xenstore-read /local/domain/$L/data/mtrace-test/rc.0)
+if wait_key $L rc.0.n 900; then
+	s=$(stdout_of $L stdout.0 | tr -d '\n')
+	rc=$(stdout_of $L rc.0)
 	info "mtrace-load rc=$rc summary: $(echo "$s" | cut -c1-300)..."
 	per=$(echo "$s" | sed 's/.*"per_ring": *\[//' | grep -o '"events": *[0-9]*' | grep -o '[0-9]*$' | tr '\n' ' ')
 	ev=$(stat_of /run/exact.stats $L events); lo=$(stat_of /run/exact.stats $L lost)
@@ -151,7 +151,7 @@ if wait_key $L rc.0 900; then
 		[ "$co" = 0 ] && pass mtrace_load_summary_matches_daemon ||
 		fail "mtrace_load_summary_matches_daemon: rc=$rc per_ring='$per' daemon events=$ev lost=$lo corrupt=$co"
 else
-	fail "mtrace_load_finished: $(xenstore-read /local/domain/$L/data/mtrace-test/stderr.0 2>&1)"
+	fail "mtrace_load_finished: $(stdout_of $L stderr.0 2>&1)"
 fi
 
 # -------------------------------------------------------------------------------
@@ -167,8 +167,10 @@ start_mtraced && pass mtraced_restarts || fail mtraced_restarts
 s=$(xenstore-read /local/domain/$O/data/mtrace-test/summary)
 info "dom$O summary $s"
 n=$(echo "$s" | json records_per_ring)
-verify restart --timeout 90 --grace 1500 --up $A --up $B --up $O --flowing $B \
-	--expect $O:0:${n:-1} --any-lost $O:0
+# mtraced drains O's ring as it attaches at start-up, before any client can subscribe:
+# O's loss is judged on the daemon's statistics; the client checks A, B and O come
+# back and B's stream goes on in order
+verify restart --timeout 90 --grace 1500 --up $A --up $B --up $O --flowing $B
 lo=$(stat_of /run/restart.stats $O lost); ev=$(stat_of /run/restart.stats $O events)
 info "overrun: dom$O wrote $n records into a 128-record ring; mtraced: events=$ev lost=$lo"
 [ -n "$lo" ] && [ "$lo" -gt 0 ] && [ $((ev + lo)) = "$n" ] && [ "$ev" -le 128 ] &&

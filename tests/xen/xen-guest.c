@@ -15,12 +15,16 @@
  *       (as below) once dom0 writes data/mtrace-test/go2.  The summary (a JSON line)
  *       goes to stdout and to xenstore data/mtrace-test/summary.
  *
+ *   xen-guest publish KEY FILE
+ *       FILE into xenstore data/mtrace-test/KEY.0, KEY.1, ... and KEY.n (for /init)
+ *
  *   xen-guest garbage [--seconds S] [--rings R] [--pages P] [--seed X] [--wait-go]
  *       A hostile guest: announces properly, then scribbles random bytes over its ring
  *       data and producer positions and floods its event channel.  dom0 must count the
  *       damage against this domain only: the other guests' counts stay exact and
  *       mtraced stays responsive.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -284,6 +288,43 @@ static int run_load(int argc, char **argv)
 	return 0;
 }
 
+/* Publish a file in our xenstore home as KEY.0, KEY.1, ... (xenstored takes at most
+ * 2048 bytes a node from a domU) and KEY.n = the chunk count. */
+static int run_publish(int argc, char **argv)
+{
+	if (argc != 3) {
+		fprintf(stderr, "usage: xen-guest publish KEY FILE\n");
+		return 2;
+	}
+	char err[256], path[160], buf[1024];
+	struct xenif *xs = xenif_open("xen", NULL, XENIF_XS, err, sizeof err);
+	if (!xs) {
+		fprintf(stderr, "xen-guest: xenstore: %s\n", err);
+		return 1;
+	}
+	FILE *f = fopen(argv[2], "r");
+	unsigned k = 0;
+	size_t n;
+	int rc = 0;
+	while (f && (n = fread(buf, 1, sizeof buf, f)) > 0) {
+		snprintf(path, sizeof path, "data/mtrace-test/%s.%u", argv[1], k++);
+		if (xs->ops->xs_write(xs, 0, path, buf, n) < 0) {
+			fprintf(stderr, "xen-guest: write %s: %s\n", path, strerror(errno));
+			rc = 1;
+		}
+	}
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof path, "data/mtrace-test/%s.n", argv[1]);
+	snprintf(buf, sizeof buf, "%u", k);
+	if (xs->ops->xs_write(xs, 0, path, buf, strlen(buf)) < 0) {
+		fprintf(stderr, "xen-guest: write %s: %s\n", path, strerror(errno));
+		rc = 1;
+	}
+	xenif_close(xs);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -291,6 +332,8 @@ int main(int argc, char **argv)
 		return run_load(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "garbage"))
 		return run_garbage(argc - 1, argv + 1);
-	fprintf(stderr, "usage: xen-guest load|garbage [options]\n");
+	if (argc > 1 && !strcmp(argv[1], "publish"))
+		return run_publish(argc - 1, argv + 1);
+	fprintf(stderr, "usage: xen-guest load|garbage|publish [options]\n");
 	return 2;
 }
