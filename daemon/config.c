@@ -30,6 +30,7 @@ void config_defaults(struct mtraced_config *c)
 	c->drain_interval_ms = 20;
 	c->ratelimit_wakeups = 30;	/* xenconsoled's allowance per period */
 	c->ratelimit_period_ms = 200;
+	c->poll_interval_us = 500;
 	c->dead_keep_s = 60;
 	c->mprof_poll_ms = 100;
 	c->max_threads_per_guest = 16384;	/* the table stays cache-sized: bench/daemon */
@@ -113,6 +114,7 @@ static const struct key keys[] = {
 	U(drain_interval_ms, 1, 60000),
 	U(ratelimit_wakeups, 1, 1000000),
 	U(ratelimit_period_ms, 1, 60000),
+	U(poll_interval_us, 50, 1000000),
 	U(dead_keep_s, 0, 86400 * 7),
 	U(mprof_poll_ms, 1, 60000),
 	U(max_threads_per_guest, 16, 1u << 24),

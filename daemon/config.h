@@ -28,6 +28,7 @@ struct mtraced_config {
 	unsigned drain_interval_ms;	/* periodic drain of every ring */
 	unsigned ratelimit_wakeups;	/* wake-ups allowed per ratelimit_period_ms */
 	unsigned ratelimit_period_ms;
+	unsigned poll_interval_us;	/* busy guests: drained on this timer, not woken */
 	unsigned dead_keep_s;		/* keep a dead guest's last statistics */
 	unsigned mprof_poll_ms;		/* legacy mirage-profile buffers: poll interval */
 

@@ -8,6 +8,11 @@
  * the loop polls its fds (other guests' wake-ups, clients) between rounds.
  * Storms: xenconsoled's limiter - past ratelimit_wakeups wake-ups in a period the port
  * stays masked until the period ends (the periodic drain still reads the rings).
+ * Busy guests never get there: one woken more than half that often is switched to
+ * polling (NAPI's interrupt coalescing) - its wake-up is not re-armed and its rings
+ * are drained every poll_interval_us until a drain finds nothing.  That bounds the
+ * wake-up rate of a well-behaved guest and the wait of its events (the storm hold
+ * would make them wait for the periodic drain).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,6 +28,9 @@
 
 #define BATCH_MAX	1024u	/* events per stream_events call and per decoder call */
 #define PENDING_MAX	4096	/* ports taken per fd wake-up before yielding to the loop */
+/* Empty polls in a row before a polled guest is woken again: a guest that writes in
+ * bursts (every millisecond, say) must not flip back and forth. */
+#define POLL_IDLE_MAX	16
 
 #define X	(guests_x->ops)
 
@@ -143,19 +151,57 @@ static void busy_add(struct guest *g)
 		evtimer_add(busy_ev, &now);
 }
 
+static void poll_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct guest *g = arg;
+
+	(void)fd; (void)what;
+	if (!g->busy)
+		drain_service(g);
+}
+
+/* Whether g stays (or goes) in polling mode instead of asking for a wake-up. */
+static bool poll_instead(struct guest *g, size_t got)
+{
+	bool busy;
+
+	if (g->polling)
+		g->poll_idle = got ? 0 : g->poll_idle + 1;
+	busy = g->polling ? g->poll_idle < POLL_IDLE_MAX
+			  : g->period_wakeups * 2 >= guests_cfg->ratelimit_wakeups;
+	struct timeval tv = { (time_t)(guests_cfg->poll_interval_us / 1000000u),
+			      (suseconds_t)(guests_cfg->poll_interval_us % 1000000u) };
+
+	if (busy && !g->poll_ev)
+		g->poll_ev = evtimer_new(base, poll_cb, g);
+	if (!busy || !g->poll_ev) {
+		g->polling = false;
+		return false;
+	}
+	if (!g->polling)
+		g->poll_idle = 0;
+	g->polling = true;
+	if (!evtimer_pending(g->poll_ev, NULL))
+		evtimer_add(g->poll_ev, &tv);
+	return true;
+}
+
 void drain_service(struct guest *g)
 {
 	bool more, waiting;
+	size_t got = 0;
 
 	if (g->kind != GUEST_RING)
 		return;
 	for (int pass = 0;; pass++) {
-		drain_guest(g, guests_cfg->drain_budget, &more);
+		got += drain_guest(g, guests_cfg->drain_budget, &more);
 		if (more) {
 			/* a full budget: the others get their turn first */
 			busy_add(g);
 			return;
 		}
+		if (pass == 0 && poll_instead(g, got))
+			return;
 		/* arm the wake-up, then look again: what came meanwhile raised no event */
 		waiting = false;
 		for (unsigned i = 0; i < g->ann.rings; i++)
@@ -199,6 +245,11 @@ void drain_forget(struct guest *g)
 		event_free(g->unhold_ev);
 		g->unhold_ev = NULL;
 	}
+	if (g->poll_ev) {
+		event_free(g->poll_ev);
+		g->poll_ev = NULL;
+	}
+	g->polling = false;
 	g->held = false;
 	g->period_wakeups = 0;
 }

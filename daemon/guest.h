@@ -61,6 +61,9 @@ struct guest {
 	unsigned period_wakeups;
 	bool held;			/* port left masked until the period ends */
 	struct event *unhold_ev;
+	bool polling;			/* busy: drained by poll_ev, wake-ups not asked for */
+	unsigned poll_idle;		/* empty polls in a row */
+	struct event *poll_ev;
 
 	/* round-robin service of guests with more data than one budget */
 	bool busy;

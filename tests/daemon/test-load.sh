@@ -42,7 +42,7 @@ if got != want:
 PY
 note "labels checked"
 "$SIMXEN" -d "$SIM" destroy "$B" >/dev/null
-wait_field "$B" state destroyed
+wait_field "$B" state destroyed 20
 sleep 0.5
 note "stopping the client"
 kill -TERM "$CAT_PID"

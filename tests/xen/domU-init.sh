@@ -34,9 +34,9 @@ for prog in $(echo "$list" | tr '+' ' '); do
 	# in chunks: xenstored takes at most 2048 bytes a node from a domU
 	echo "$rc" > /tmp/rc.$i
 	tail -c 1000 /tmp/err.$i > /tmp/err1k.$i
-	xen-guest publish stdout.$i /tmp/out.$i
-	xen-guest publish stderr.$i /tmp/err1k.$i
-	xen-guest publish rc.$i /tmp/rc.$i
+	xen-guest publish stdout-$i /tmp/out.$i
+	xen-guest publish stderr-$i /tmp/err1k.$i
+	xen-guest publish rc-$i /tmp/rc.$i
 	i=$((i + 1))
 done
 xenstore-write data/mtrace-test/state done

@@ -41,9 +41,9 @@ stop_mtraced() {
 go() { xenstore-write /local/domain/$1/data/mtrace-test/${2:-go} 1; }
 stdout_of() { # domid key: what domU-init published (xen-guest publish), reassembled
 	local n k=0
-	n=$(xenstore-read /local/domain/$1/data/mtrace-test/$2.n) || return 1
+	n=$(xenstore-read /local/domain/$1/data/mtrace-test/$2-n) || return 1
 	while [ $k -lt $n ]; do
-		xenstore-read /local/domain/$1/data/mtrace-test/$2.$k
+		xenstore-read /local/domain/$1/data/mtrace-test/$2-$k
 		k=$((k + 1))
 	done
 }
@@ -104,12 +104,12 @@ wait_key $L state 3000 || fail "boot_LO"
 phase exact-two-domUs
 # A's and B's RING_START (seq 0) was read when they announced, before this client
 # subscribed: their rings are judged from seq 1 (--resume), L's from seq 0
-xen-verify --name exact --timeout 120 --grace 1500 --stats-file /run/exact.stats \
+xen-verify --name exact --timeout 400 --grace 1500 --stats-file /run/exact.stats \
 	--expect $A:0:$((NA + 1)) --expect $A:1:$((NA + 1)) --expect $B:0:$((NB + 1)) \
 	--resume $A --resume $B --expect $L:0:$NL --expect $L:1:$NL --up $A --up $B --up $L \
 	> /run/exact.out 2>&1 &
 V=$!
-mtrace-cat -f count --summary -d $A -t 150 2> /run/cat.summary &
+mtrace-cat -f count --summary -d $A -t 450 2> /run/cat.summary &
 CAT=$!
 i=0; while ! grep -q subscribed /run/exact.out && kill -0 $V 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
 sleep 0.5
@@ -140,9 +140,9 @@ for d in A B; do
 done
 
 # mtrace-load's own account of what it wrote (published by the domU's /init)
-if wait_key $L rc.0.n 900; then
-	s=$(stdout_of $L stdout.0 | tr -d '\n')
-	rc=$(stdout_of $L rc.0)
+if wait_key $L rc-0-n 900; then
+	s=$(stdout_of $L stdout-0 | tr -d '\n')
+	rc=$(stdout_of $L rc-0 | tr -d ' \n')
 	info "mtrace-load rc=$rc summary: $(echo "$s" | cut -c1-300)..."
 	per=$(echo "$s" | sed 's/.*"per_ring": *\[//' | grep -o '"events": *[0-9]*' | grep -o '[0-9]*$' | tr '\n' ' ')
 	ev=$(stat_of /run/exact.stats $L events); lo=$(stat_of /run/exact.stats $L lost)
@@ -151,7 +151,7 @@ if wait_key $L rc.0.n 900; then
 		[ "$co" = 0 ] && pass mtrace_load_summary_matches_daemon ||
 		fail "mtrace_load_summary_matches_daemon: rc=$rc per_ring='$per' daemon events=$ev lost=$lo corrupt=$co"
 else
-	fail "mtrace_load_finished: $(stdout_of $L stderr.0 2>&1)"
+	fail "mtrace_load_finished: $(stdout_of $L stderr-0 2>&1)"
 fi
 
 # -------------------------------------------------------------------------------
@@ -170,7 +170,7 @@ n=$(echo "$s" | json records_per_ring)
 # mtraced drains O's ring as it attaches at start-up, before any client can subscribe:
 # O's loss is judged on the daemon's statistics; the client checks A, B and O come
 # back and B's stream goes on in order
-verify restart --timeout 90 --grace 1500 --up $A --up $B --up $O --flowing $B
+verify restart --timeout 300 --grace 1500 --up $A --up $B --up $O --flowing $B
 lo=$(stat_of /run/restart.stats $O lost); ev=$(stat_of /run/restart.stats $O events)
 info "overrun: dom$O wrote $n records into a 128-record ring; mtraced: events=$ev lost=$lo"
 [ -n "$lo" ] && [ "$lo" -gt 0 ] && [ $((ev + lo)) = "$n" ] && [ "$ev" -le 128 ] &&
@@ -180,7 +180,7 @@ info "overrun: dom$O wrote $n records into a 128-record ring; mtraced: events=$e
 # A turns hostile; then it is destroyed under mtraced's feet; B must not notice
 phase garbage-and-destroy
 bl=$(stat_of /run/restart.stats $B lost); bc=$(stat_of /run/restart.stats $B corrupt)
-xen-verify --name live --timeout 120 --grace 500 --stats-file /run/live.stats \
+xen-verify --name live --timeout 300 --grace 500 --stats-file /run/live.stats \
 	--ignore $A --flowing $B --down $A > /run/live.out 2>&1 &
 V=$!
 i=0; while ! grep -q subscribed /run/live.out && kill -0 $V 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
@@ -221,7 +221,7 @@ al=$(stat_of /run/live.stats $B lost); acr=$(stat_of /run/live.stats $B corrupt)
 [ "$al" = "$bl" ] && [ "$acr" = "$bc" ] && pass other_guest_untouched ||
 	fail "other_guest_untouched: dom$B lost $bl -> $al, corrupt $bc -> $acr"
 # and B is still served after A is gone
-verify after-destroy --timeout 60 --grace 200 --flowing $B
+verify after-destroy --timeout 200 --grace 200 --flowing $B
 kill -0 $MTRACED_PID 2>/dev/null && pass mtraced_survives || fail mtraced_survives
 
 phase teardown

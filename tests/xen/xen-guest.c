@@ -16,7 +16,7 @@
  *       goes to stdout and to xenstore data/mtrace-test/summary.
  *
  *   xen-guest publish KEY FILE
- *       FILE into xenstore data/mtrace-test/KEY.0, KEY.1, ... and KEY.n (for /init)
+ *       FILE into xenstore data/mtrace-test/KEY-0, KEY-1, ... and KEY-n (for /init)
  *
  *   xen-guest garbage [--seconds S] [--rings R] [--pages P] [--seed X] [--wait-go]
  *       A hostile guest: announces properly, then scribbles random bytes over its ring
@@ -288,8 +288,9 @@ static int run_load(int argc, char **argv)
 	return 0;
 }
 
-/* Publish a file in our xenstore home as KEY.0, KEY.1, ... (xenstored takes at most
- * 2048 bytes a node from a domU) and KEY.n = the chunk count. */
+/* Publish a file in our xenstore home as KEY-0, KEY-1, ... (xenstored takes at most
+ * 2048 bytes a node from a domU; '.' is not a valid xenstore path character) and
+ * KEY-n = the chunk count. */
 static int run_publish(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -307,7 +308,7 @@ static int run_publish(int argc, char **argv)
 	size_t n;
 	int rc = 0;
 	while (f && (n = fread(buf, 1, sizeof buf, f)) > 0) {
-		snprintf(path, sizeof path, "data/mtrace-test/%s.%u", argv[1], k++);
+		snprintf(path, sizeof path, "data/mtrace-test/%s-%u", argv[1], k++);
 		if (xs->ops->xs_write(xs, 0, path, buf, n) < 0) {
 			fprintf(stderr, "xen-guest: write %s: %s\n", path, strerror(errno));
 			rc = 1;
@@ -315,7 +316,7 @@ static int run_publish(int argc, char **argv)
 	}
 	if (f)
 		fclose(f);
-	snprintf(path, sizeof path, "data/mtrace-test/%s.n", argv[1]);
+	snprintf(path, sizeof path, "data/mtrace-test/%s-n", argv[1]);
 	snprintf(buf, sizeof buf, "%u", k);
 	if (xs->ops->xs_write(xs, 0, path, buf, strlen(buf)) < 0) {
 		fprintf(stderr, "xen-guest: write %s: %s\n", path, strerror(errno));
