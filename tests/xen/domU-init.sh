@@ -32,7 +32,7 @@ for prog in $(echo "$list" | tr '+' ' '); do
 	rc=$?
 	cat /tmp/out.$i /tmp/err.$i
 	# in chunks: xenstored takes at most 2048 bytes a node from a domU
-	echo "$rc" > /tmp/rc.$i
+	printf %s "$rc" > /tmp/rc.$i
 	tail -c 1000 /tmp/err.$i > /tmp/err1k.$i
 	xen-guest publish stdout-$i /tmp/out.$i
 	xen-guest publish stderr-$i /tmp/err1k.$i
