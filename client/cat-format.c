@@ -7,6 +7,7 @@
 
 #include "cat-format.h"
 #include "ring-reader.h"
+#include "utf8.h"
 
 #define NAMES_MAX 1024
 
@@ -40,35 +41,6 @@ cat_names_get(uint32_t domid)
 		if (names[i].domid == domid)
 			return names[i].name;
 	return NULL;
-}
-
-/* Length of a valid UTF-8 sequence at s, or 0. */
-static size_t
-utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-	size_t n, i;
-	uint32_t cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, cp = c & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
 }
 
 void

@@ -19,6 +19,7 @@
 #include "state.h"
 #include "stream-int.h"
 #include "stream.h"
+#include "utf8.h"
 
 /* Flush a ring's columns early past these, which keeps a frame far below
  * FRAME_MAX_TO_CLIENT: 8192 events * 40 bytes + 512 KiB of strings. */
@@ -101,35 +102,6 @@ stream_blob_queue(struct evbuffer *out, struct stream_blob *b)
 		return -1;
 	}
 	return 0;
-}
-
-/* Length of the valid UTF-8 sequence at s, or 0. */
-static size_t
-utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-	uint32_t cp;
-	size_t n, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, cp = c & 0x07;
-	else
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
 }
 
 void
