@@ -286,9 +286,21 @@ subscribe_invalid(const Mtrace__Subscribe *s)
 	return NULL;
 }
 
-struct up_ctx {
-	struct stream_client *c;
-};
+/* A DomainUp in m/u; the name (guest-written in xenstore) is made valid UTF-8 in nm. */
+static void
+domain_up_msg(Mtrace__ServerMsg *m, Mtrace__DomainUp *u, char nm[static 256], uint32_t domid,
+	      const char *name, uint32_t rings, uint32_t clock, bool legacy)
+{
+	snprintf(nm, 256, "%s", name ? name : "");
+	stream_utf8_fix(nm);
+	u->domid = domid;
+	u->name = nm;
+	u->rings = rings;
+	u->clock = clock;
+	u->legacy = legacy;
+	m->msg_case = MTRACE__SERVER_MSG__MSG_DOMAIN_UP;
+	m->domain_up = u;
+}
 
 static void
 domain_up_one(uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy,
@@ -297,20 +309,11 @@ domain_up_one(uint32_t domid, const char *name, uint32_t rings, uint32_t clock, 
 	struct stream_client *c = arg;
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__DomainUp u = MTRACE__DOMAIN_UP__INIT;
-
 	char nm[256];
 
 	if (!state_domain_matches(domid, c->sub))
 		return;
-	snprintf(nm, sizeof(nm), "%s", name ? name : "");
-	stream_utf8_fix(nm);
-	u.domid = domid;
-	u.name = nm;
-	u.rings = rings;
-	u.clock = clock;
-	u.legacy = legacy;
-	m.msg_case = MTRACE__SERVER_MSG__MSG_DOMAIN_UP;
-	m.domain_up = &u;
+	domain_up_msg(&m, &u, nm, domid, name, rings, clock, legacy);
 	send_msg(c, &m);
 }
 
@@ -691,15 +694,7 @@ stream_domain_up(uint32_t domid, const char *name, uint32_t rings, uint32_t cloc
 	char nm[256];
 
 	stream_batch_flush();
-	snprintf(nm, sizeof(nm), "%s", name ? name : "");
-	stream_utf8_fix(nm);
-	u.domid = domid;
-	u.name = nm;
-	u.rings = rings;
-	u.clock = clock;
-	u.legacy = legacy;
-	m.msg_case = MTRACE__SERVER_MSG__MSG_DOMAIN_UP;
-	m.domain_up = &u;
+	domain_up_msg(&m, &u, nm, domid, name, rings, clock, legacy);
 	broadcast(domid, false, &m);
 }
 
