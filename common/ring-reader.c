@@ -102,42 +102,68 @@ pages_ok(uint32_t data_pages)
 }
 
 int
-ring_hdr_copy_refs(const void *hdr_page, uint32_t data_pages, uint32_t *refs, char *err,
-		   size_t errlen)
+ring_hdr_copy(const void *hdr_page, uint32_t data_pages, struct mtrace_ring_hdr *h,
+	      uint32_t *refs, char *err, size_t errlen)
 {
-	struct mtrace_ring_hdr h;
 	int e;
 
-	if (hdr_page == NULL || refs == NULL || !pages_ok(data_pages)) {
+	if (hdr_page == NULL || h == NULL || !pages_ok(data_pages)) {
 		set_err(err, errlen, "bad arguments");
 		errno = EINVAL;
 		return -1;
 	}
-	memcpy(&h, hdr_page, sizeof(h));
-	if ((e = hdr_check(&h, data_pages, err, errlen)) != 0) {
+	memcpy(h, hdr_page, sizeof(*h));
+	if ((e = hdr_check(h, data_pages, err, errlen)) != 0) {
 		errno = e;
 		return -1;
 	}
 	/* Refs are copied once; the guest may change them afterwards, we do not look again. */
-	memcpy(refs, (const uint8_t *)hdr_page + sizeof(h), data_pages * sizeof(uint32_t));
+	if (refs != NULL)
+		memcpy(refs, (const uint8_t *)hdr_page + sizeof(*h),
+		       data_pages * sizeof(uint32_t));
 	return 0;
+}
+
+int
+ring_hdr_copy_refs(const void *hdr_page, uint32_t data_pages, uint32_t *refs, char *err,
+		   size_t errlen)
+{
+	struct mtrace_ring_hdr h;
+
+	if (refs == NULL) {
+		set_err(err, errlen, "bad arguments");
+		errno = EINVAL;
+		return -1;
+	}
+	return ring_hdr_copy(hdr_page, data_pages, &h, refs, err, errlen);
 }
 
 struct ring_reader *
 ring_reader_attach(void *hdr, const void *data, uint32_t data_pages, char *err, size_t errlen)
 {
 	struct mtrace_ring_hdr h;
-	struct ring_reader *r;
-	int e;
 
-	if (hdr == NULL || data == NULL || !pages_ok(data_pages)) {
-		set_err(err, errlen, "bad arguments");
-		errno = EINVAL;
+	if (data == NULL || ring_hdr_copy(hdr, data_pages, &h, NULL, err, errlen) < 0) {
+		if (data == NULL) {
+			set_err(err, errlen, "bad arguments");
+			errno = EINVAL;
+		}
 		return NULL;
 	}
-	memcpy(&h, hdr, sizeof(h));
-	if ((e = hdr_check(&h, data_pages, err, errlen)) != 0) {
-		errno = e;
+	return ring_reader_attach_copy(hdr, &h, data, data_pages, err, errlen);
+}
+
+struct ring_reader *
+ring_reader_attach_copy(void *hdr, const struct mtrace_ring_hdr *copy, const void *data,
+			uint32_t data_pages, char *err, size_t errlen)
+{
+	struct ring_reader *r;
+	const struct mtrace_ring_hdr h = *copy;
+
+	if (hdr == NULL || data == NULL || !pages_ok(data_pages) ||
+	    h.data_pages != data_pages) {
+		set_err(err, errlen, "bad arguments");
+		errno = EINVAL;
 		return NULL;
 	}
 	r = calloc(1, sizeof(*r));

@@ -65,6 +65,17 @@ void ring_reader_free(struct ring_reader *r);
 int ring_hdr_copy_refs(const void *hdr_page, uint32_t data_pages, uint32_t *refs, char *err,
 		       size_t errlen);
 
+/*
+ * The same, also handing back the checked private copy of the header (refs may be
+ * NULL), so that ring_reader_attach_copy can use it without reading the page again.
+ */
+int ring_hdr_copy(const void *hdr_page, uint32_t data_pages, struct mtrace_ring_hdr *h,
+		  uint32_t *refs, char *err, size_t errlen);
+/* ring_reader_attach over a header already copied and checked by ring_hdr_copy. */
+struct ring_reader *ring_reader_attach_copy(void *hdr, const struct mtrace_ring_hdr *copy,
+					    const void *data, uint32_t data_pages, char *err,
+					    size_t errlen);
+
 /* Our position (byte count) in the ring: the next record boundary we will read. */
 uint64_t ring_reader_position(const struct ring_reader *r);
 const struct ring_reader_info *ring_reader_info(const struct ring_reader *r);

@@ -304,6 +304,7 @@ static void unmap_rings(struct guest *g)
 static int map_rings(struct guest *g, const struct announce *a, char *why, size_t wl)
 {
 	static uint32_t refs[MTRACE_RING_MAX_PAGES];
+	struct mtrace_ring_hdr hcopy;
 	unsigned total = 0;
 	char err[160];
 	int port;
@@ -331,8 +332,8 @@ static int map_rings(struct guest *g, const struct announce *a, char *why, size_
 				 a->ref[i], strerror(errno));
 			goto fail;
 		}
-		/* the refs come from a checked private copy of the header, never re-read */
-		if (ring_hdr_copy_refs(r->hdr, a->pages[i], refs, err, sizeof(err)) < 0) {
+		/* header and refs: one checked private copy, the page is never re-read */
+		if (ring_hdr_copy(r->hdr, a->pages[i], &hcopy, refs, err, sizeof(err)) < 0) {
 			snprintf(why, wl, "ring %u: bad header: %s", i, err);
 			goto fail;
 		}
@@ -343,7 +344,8 @@ static int map_rings(struct guest *g, const struct announce *a, char *why, size_
 			goto fail;
 		}
 		r->pages = a->pages[i];
-		r->rr = ring_reader_attach(r->hdr, r->data, a->pages[i], err, sizeof(err));
+		r->rr = ring_reader_attach_copy(r->hdr, &hcopy, r->data, a->pages[i], err,
+						sizeof(err));
 		if (!r->rr) {
 			snprintf(why, wl, "ring %u: %s", i, err);
 			goto fail;
