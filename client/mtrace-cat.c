@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cat-format.h"
+#include "malloc-tune.h"
 #include "mtrace-client.h"
 #include "ring-reader.h"
 
@@ -410,6 +411,7 @@ main(int argc, char **argv)
 	char err[512];
 	int r;
 
+	malloc_tune();
 	if (parse_args(argc, argv, &o) < 0)
 		return 2;
 	/* Writes to a closed pipe fail with EPIPE and end the run cleanly. */

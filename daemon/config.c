@@ -26,7 +26,7 @@ void config_defaults(struct mtraced_config *c)
 	c->max_pages_per_guest = 4096;
 	c->max_pages_total = 65536;
 	c->max_guests = 1024;
-	c->drain_budget = 65536;
+	c->drain_budget = 16384;
 	c->drain_interval_ms = 20;
 	c->ratelimit_wakeups = 30;	/* xenconsoled's allowance per period */
 	c->ratelimit_period_ms = 200;

@@ -186,22 +186,22 @@ static bool poll_instead(struct guest *g, size_t got)
 	return true;
 }
 
-void drain_service(struct guest *g)
+size_t drain_service(struct guest *g)
 {
 	bool more, waiting;
 	size_t got = 0;
 
 	if (g->kind != GUEST_RING)
-		return;
+		return 0;
 	for (int pass = 0;; pass++) {
 		got += drain_guest(g, guests_cfg->drain_budget, &more);
 		if (more) {
 			/* a full budget: the others get their turn first */
 			busy_add(g);
-			return;
+			return got;
 		}
 		if (pass == 0 && poll_instead(g, got))
-			return;
+			return got;
 		/* arm the wake-up, then look again: what came meanwhile raised no event */
 		waiting = false;
 		for (unsigned i = 0; i < g->ann.rings; i++)
@@ -210,7 +210,7 @@ void drain_service(struct guest *g)
 		/* a guest trickling events as fast as we read them would keep us here: after a
 		 * few passes the periodic drain picks the rest up */
 		if (!waiting || pass == 3)
-			return;
+			return got;
 	}
 }
 
@@ -256,18 +256,28 @@ void drain_forget(struct guest *g)
 
 static void busy_cb(evutil_socket_t fd, short what, void *arg)
 {
+	static const struct timeval now = { 0, 0 };
 	struct guest *stop = busy_tail;
+	size_t got = 0;
 
 	(void)fd; (void)what; (void)arg;
-	/* one round: every guest queued now gets one budget; re-queued ones wait a turn */
+	/* One round: every guest queued now gets one budget; re-queued ones wait a turn.
+	 * Clients are written to only between loop turns, and a socket takes a few
+	 * hundred KiB at a time: past one budget in this turn, the rest of the round
+	 * waits for the next one, or the stream falls behind the rings. */
 	while (busy_head) {
 		struct guest *g = busy_head;
 
+		if (got >= guests_cfg->drain_budget) {
+			if (!evtimer_pending(busy_ev, NULL))
+				evtimer_add(busy_ev, &now);
+			break;
+		}
 		busy_head = g->busy_next;
 		if (!busy_head)
 			busy_tail = NULL;
 		g->busy = false;
-		drain_service(g);
+		got += drain_service(g);
 		if (g == stop)
 			break;
 	}

@@ -97,8 +97,9 @@ void drain_reconfigure(void);
 void drain_fini(void);
 /* Drain up to budget events of g's rings; returns the count, *more if data is left. */
 size_t drain_guest(struct guest *g, size_t budget, bool *more);
-/* Drain g now within its budget, re-arm its wake-ups, queue it if data remains. */
-void drain_service(struct guest *g);
+/* Drain g now within its budget, re-arm its wake-ups, queue it if data remains;
+ * returns how many events it read. */
+size_t drain_service(struct guest *g);
 /* Drain everything (death, shutdown), bounded by the rings' size. */
 void drain_final(struct guest *g);
 void drain_forget(struct guest *g);	/* before g is freed */

@@ -19,6 +19,7 @@
 #include "config.h"
 #include "guest.h"
 #include "log.h"
+#include "malloc-tune.h"
 #include "service.h"
 #include "state.h"
 #include "stream.h"
@@ -156,6 +157,7 @@ int main(int argc, char **argv)
 	char err[512];
 	struct xenif *x;
 
+	malloc_tune();
 	config_defaults(&cfg);
 	while ((c = getopt_long(argc, argv, "c:s:o:vqfhV", opts, NULL)) != -1) {
 		char *eq;

@@ -32,7 +32,8 @@ struct acc {
 	uint32_t domid, ring, clock;
 	uint64_t first_seq;
 	size_t n, cap;
-	int64_t *ts;		/* absolute until encoded, then deltas in place */
+	uint64_t *ts;		/* absolute */
+	int32_t *dts;		/* deltas, filled when encoded */
 	uint32_t *op;
 	int64_t *thread;
 	int64_t *arg;
@@ -122,6 +123,7 @@ static void
 acc_free(struct acc *a)
 {
 	free(a->ts);
+	free(a->dts);
 	free(a->op);
 	free(a->thread);
 	free(a->arg);
@@ -152,6 +154,7 @@ acc_reserve(struct acc *a, size_t n)
 	while (cap < a->n + n)
 		cap = cap ? cap * 2 : 256;
 	if (grow((void **)&a->ts, sizeof(*a->ts), cap) ||
+	    grow((void **)&a->dts, sizeof(*a->dts), cap) ||
 	    grow((void **)&a->op, sizeof(*a->op), cap) ||
 	    grow((void **)&a->thread, sizeof(*a->thread), cap) ||
 	    grow((void **)&a->arg, sizeof(*a->arg), cap) ||
@@ -195,7 +198,6 @@ group_send(struct stream_group *g, struct acc *a)
 	Mtrace__EventBatch eb = MTRACE__EVENT_BATCH__INIT;
 	char *strs_stack[64], **strs = strs_stack;
 	struct stream_blob *b;
-	int64_t prev;
 	size_t i;
 
 	if (a->n == 0)
@@ -207,20 +209,16 @@ group_send(struct stream_group *g, struct acc *a)
 	}
 	for (i = 0; i < a->nstr; i++)
 		strs[i] = a->arena + a->str_off[i];
-	eb.base_ts = (uint64_t)a->ts[0];
-	/* Deltas in place: a guest clock may step back, so they are signed. */
-	prev = a->ts[0];
-	for (i = 0; i < a->n; i++) {
-		int64_t t = a->ts[i];
-		a->ts[i] = (int64_t)((uint64_t)t - (uint64_t)prev);
-		prev = t;
-	}
+	eb.base_ts = a->ts[0];
+	a->dts[0] = 0;
+	for (i = 1; i < a->n; i++)	/* group_events kept each one within 32 bits */
+		a->dts[i] = (int32_t)(int64_t)(a->ts[i] - a->ts[i - 1]);
 	eb.domid = a->domid;
 	eb.ring = a->ring;
 	eb.clock = a->clock;
 	eb.first_seq = a->first_seq;
 	eb.n_ts_delta = eb.n_op = eb.n_thread = eb.n_arg = eb.n_type = a->n;
-	eb.ts_delta = a->ts;
+	eb.ts_delta = a->dts;
 	eb.op = a->op;
 	eb.thread = a->thread;
 	eb.arg = a->arg;
@@ -332,6 +330,13 @@ label_matches(const Mtrace__Subscribe *sub, uint32_t domid, uint64_t thread)
 	return false;
 }
 
+/* A guest clock may step back, or jump by more than the 2 s a 32-bit delta holds. */
+static bool
+delta_fits(uint64_t d)
+{
+	return (int64_t)d >= INT32_MIN && (int64_t)d <= INT32_MAX;
+}
+
 static void
 group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clock,
 	     const struct mtrace_event *ev, size_t n)
@@ -356,7 +361,8 @@ group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clo
 		    ((!g->all_ops && !(g->ops[e->op >> 3] & (1u << (e->op & 7)))) ||
 		     !label_matches(g->sub, domid, e->thread)))
 			continue;
-		if (a->n >= ACC_MAX_EVENTS || a->arena_len + e->str_len + 1 > ACC_MAX_STR)
+		if (a->n >= ACC_MAX_EVENTS || a->arena_len + e->str_len + 1 > ACC_MAX_STR ||
+		    (a->n && !delta_fits(e->ts - a->ts[a->n - 1])))
 			group_send(g, a);
 		if (acc_reserve(a, 1) < 0 ||
 		    (mtrace_op_has_string(e->op) && acc_add_str(a, e->str ? e->str : "",
@@ -368,7 +374,7 @@ group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clo
 		}
 		if (a->n == 0)
 			a->first_seq = e->seq;
-		a->ts[a->n] = (int64_t)e->ts;
+		a->ts[a->n] = e->ts;
 		a->op[a->n] = e->op;
 		a->thread[a->n] = (int64_t)e->thread;
 		a->arg[a->n] = (int64_t)e->arg;

@@ -40,7 +40,8 @@
 #define ACCEPT_PAUSE_MS		1000
 #define MAX_FILTER_ITEMS	256
 #define MAX_LABEL_LEN		256
-#define MAX_SINGLE_WRITE	(1u << 20)
+#define MAX_SINGLE_WRITE	(64u << 20)	/* no cap of ours: the socket's is enough */
+#define SOCKET_SNDBUF		(2 << 20)
 
 struct stream_client {
 	TAILQ_ENTRY(stream_client) entry;
@@ -549,6 +550,11 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 		refuse(fd, "too many clients");
 		return;
 	}
+	/* The socket buffer is what a client can take while the loop is busy draining
+	 * rings: the default (208 KiB) is ~10k events.  The kernel caps this at
+	 * net.core.wmem_max, which is fine: the client queue above it is ours. */
+	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int){ SOCKET_SNDBUF }, sizeof(int)) < 0)
+		log_debug("SO_SNDBUF: %s", strerror(errno));
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		close(fd);
@@ -587,7 +593,8 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 	bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_MAX_TO_DAEMON + FRAME_VARINT_MAX);
 	bufferevent_setwatermark(c->bev, EV_WRITE, queue_cap / 4, 0);
 	/* libevent writes 16 KiB per wake-up by default: far too little for millions of
-	 * events a second.  A large writev per wake-up costs the same syscall. */
+	 * events a second.  Clients are written to once per loop turn, so each write
+	 * must take all the socket will. */
 	bufferevent_set_max_single_write(c->bev, MAX_SINGLE_WRITE);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 

@@ -1,16 +1,25 @@
 #!/bin/bash
 # bench/stream/run.sh BUILD_DIR [what...] - stream benchmarks; prints figures and the
-# commands that produced them.  what: e2e1 e2e16 latency server (default: all).
-#   e2e1     mtrace-load flat out on the simulated Xen -> mtraced -> 1 client: events/s
-#            received, and what was lost (in the ring: reader behind; for the client)
+# commands that produced them.  what (default: zl1 zl16 e2e1 e2e16 latency server):
+#   zl1      mtrace-load paced at ZL1_RATE events/s in all (default 6 M) on the simulated
+#            Xen -> mtraced -> 1 client: is every event delivered (ZERO LOSS) or not
+#   zl16     the same with 16 clients at ZL16_RATE in all (default 3 M, 0.5 x zl1)
+#   sweep1   zl1 at 6, 7, 8, 9 and 10 M events/s: where loss starts
+#   e2e1     mtrace-load flat out -> mtraced -> 1 client: events/s received, and what
+#            was lost (in the ring: reader behind; for the client: dropped)
 #   e2e16    the same with 16 clients
 #   latency  100 k events/s from one guest ring; guest write -> client receipt p50/p99
 #   server   the stream server alone (stream-harness generator, no rings) -> 1 client
-# Knobs: EVENTS (per ring, default 5000000), RINGS (default 2), PAGES (default 512).
+# Knobs: EVENTS (per ring for e2e*, default 5000000; zl*/sweep run 4 s), RINGS (default 2),
+#   PAGES (default 512), LATENCY_DEFAULTS_ONLY=1 (latency: skip the run without busy-guest
+#   polling), TIMELINE=FILE (latency: keep the client's per-batch timeline there, FILE.1
+#   for the 2nd run), MTRACED_OPTS (more mtraced options, e.g. "-o poll_interval_us=200").
 set -u
-B=$(cd "${1:?usage: run.sh BUILD_DIR [e2e1 e2e16 latency server]}" && pwd)
+B=$(cd "${1:?usage: run.sh BUILD_DIR [zl1 zl16 sweep1 e2e1 e2e16 latency server]}" && pwd)
 shift
-WHAT=${*:-e2e1 e2e16 latency server}
+WHAT=${*:-zl1 zl16 e2e1 e2e16 latency server}
+ZL1_RATE=${ZL1_RATE:-6000000}
+ZL16_RATE=${ZL16_RATE:-3000000}
 EVENTS=${EVENTS:-5000000}
 RINGS=${RINGS:-2}
 PAGES=${PAGES:-512}
@@ -33,7 +42,9 @@ start_daemon() {
 	rm -rf "$T/sim" "$SOCK"
 	export MTRACE_SIM_DIR=$T/sim
 	"$SIMXEN" -d "$T/sim" start >/dev/null || exit 1
-	"$MTRACED" -f -c /dev/null --sim-dir "$T/sim" -s "$SOCK" -o drop_privileges=false -q "$@" &
+	# shellcheck disable=SC2086
+	"$MTRACED" -f -c /dev/null --sim-dir "$T/sim" -s "$SOCK" -o drop_privileges=false -q \
+		${MTRACED_OPTS:-} "$@" &
 	DPID=$!
 	PIDS+=("$DPID")
 	for _ in $(seq 200); do [ -S "$SOCK" ] && break; sleep 0.05; done
@@ -67,8 +78,10 @@ e2e() {
 	echo "+ mtrace-simxen create --name bench -- mtrace-load $*"
 	"$SIMXEN" -d "$T/sim" create --name bench -- "$LOAD" --wait-reader 10 --linger 10 \
 		--summary "$T/load.json" "$@" >/dev/null
-	for _ in $(seq 1200); do [ -s "$T/load.json" ] && break; sleep 0.1; done
+	# No polling while the clients measure: on a 2-CPU machine every fork + exec of
+	# sleep(1) costs milliseconds of CPU that would show up in the figures.
 	for ((i = 0; i < n; i++)); do wait "${CP[$i]}"; done
+	for _ in $(seq 1200); do [ -s "$T/load.json" ] && break; sleep 0.1; done
 	stop_daemon
 	python3 - "$T/load.json" "$n" "$T" "$DCPU" <<'EOF'
 import json, sys
@@ -85,6 +98,9 @@ print("clients: %d; events/s per client min %.2f M avg %.2f M; aggregate %.2f M/
 print("received per client min %d of %d; lost in ring (reader behind) %d (%.2f %%); "
       "dropped for slow clients total %d" % (min(c["events"] for c in cs), w, lost,
       100.0 * lost / w, sum(c["dropped_for_client"] for c in cs)))
+print("%s: %d of %d clients got all %d events" % (
+      "ZERO LOSS" if all(c["events"] == w for c in cs) else "LOSS",
+      sum(c["events"] == w for c in cs), n, w))
 got = w - lost
 ccpu = sum(c["cpu_ns_per_event"] for c in cs) / n
 print("CPU: mtraced %.1f ns per event read (%.1f M events/s per core); client %.1f ns per "
@@ -93,8 +109,22 @@ print("CPU: mtraced %.1f ns per event read (%.1f M events/s per core); client %.
 EOF
 }
 
+# zero-loss run: clients, events/s in all; 4 s of events split over the rings
+zero_loss() {
+	local n=$1 rate=$2 per=$(($2 / RINGS))
+	echo "== stream zero loss, $n client(s), guest paced at $((rate / 1000)) k events/s in all"
+	e2e "$n" -r "$RINGS" -p "$PAGES" -n $((per * 4)) -R "$per"
+}
+
 for what in $WHAT; do
 	case $what in
+	zl1) zero_loss 1 "$ZL1_RATE" ;;
+	zl16) zero_loss 16 "$ZL16_RATE" ;;
+	sweep1)
+		for r in 6000000 7000000 8000000 9000000 10000000; do
+			zero_loss 1 "$r"
+		done
+		;;
 	e2e1)
 		echo "== stream e2e, 1 client: guest rings -> mtraced -> client"
 		e2e 1 -r "$RINGS" -p "$PAGES" -n "$EVENTS" -R 0
@@ -104,23 +134,28 @@ for what in $WHAT; do
 		e2e 16 -r "$RINGS" -p "$PAGES" -n "$EVENTS" -R 0
 		;;
 	latency)
-		for opts in "" "-o ratelimit_wakeups=1000000"; do
+		lat_opts=("" "-o ratelimit_wakeups=1000000")
+		[ -n "${LATENCY_DEFAULTS_ONLY:-}" ] && lat_opts=("")
+		for opts in "${lat_opts[@]}"; do
 			echo "== stream latency at 100 k events/s (1 ring), guest write -> client receipt;" \
 				"mtraced ${opts:-defaults}"
 			# shellcheck disable=SC2086
 			start_daemon $opts
 			rm -f "$T/load.json"
-			"$CLIENT" -s "$SOCK" -i 3000 >"$T/lat.json" &
+			tl=()
+			[ -n "${TIMELINE:-}" ] && tl=(-T "$TIMELINE${opts:+.1}")
+			"$CLIENT" -s "$SOCK" -i 3000 "${tl[@]}" >"$T/lat.json" &
 			CPID=$!
 			PIDS+=("$CPID")
 			sleep 0.5
 			echo "+ mtrace-simxen create --name lat -- mtrace-load -r 1 -p 64 -R 100000 -d 5"
 			"$SIMXEN" -d "$T/sim" create --name lat -- "$LOAD" --wait-reader 10 --linger 10 \
 				--summary "$T/load.json" -r 1 -p 64 -R 100000 -d 5 >/dev/null
-			for _ in $(seq 300); do [ -s "$T/load.json" ] && break; sleep 0.1; done
 			wait "$CPID"
+			for _ in $(seq 300); do [ -s "$T/load.json" ] && break; sleep 0.1; done
 			stop_daemon
 			cat "$T/lat.json"
+			echo "mtraced CPU over the run: $DCPU s"
 		done
 		;;
 	server)

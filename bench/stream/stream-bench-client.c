@@ -3,6 +3,7 @@
  * the delay from the guest's timestamp (CLOCK_MONOTONIC, same host) to receipt.
  *
  *   stream-bench-client -s SOCK [-N events] [-t seconds] [-i idle-ms] [-q (no latency)]
+ *                       [-T FILE (one line per batch: receipt ns, events, oldest/newest delay us)]
  *
  * Ends at N events, after t seconds, idle-ms after the last message once events came,
  * or on Goodbye/EOF, then prints one JSON line:
@@ -18,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "malloc-tune.h"
 #include "mtrace-client.h"
 
 #define HIST_US	100000		/* 1 us buckets up to 100 ms, then one overflow bucket */
@@ -50,6 +52,7 @@ int
 main(int argc, char **argv)
 {
 	const char *sock = NULL;
+	FILE *timeline = NULL;
 	uint64_t want = 0, events = 0, dropped = 0, lost = 0, maxlat = 0, t0 = 0, t1 = 0;
 	double seconds = 0;
 	int ch, latency = 1, idle_ms = 0;
@@ -57,13 +60,21 @@ main(int argc, char **argv)
 	struct mtc *c;
 	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
 
-	while ((ch = getopt(argc, argv, "s:N:t:i:q")) != -1) {
+	malloc_tune();
+	while ((ch = getopt(argc, argv, "s:N:t:i:qT:")) != -1) {
 		switch (ch) {
 		case 'i': idle_ms = atoi(optarg); break;
 		case 's': sock = optarg; break;
 		case 'N': want = strtoull(optarg, NULL, 10); break;
 		case 't': seconds = atof(optarg); break;
 		case 'q': latency = 0; break;
+		case 'T':
+			timeline = fopen(optarg, "w");
+			if (!timeline) {
+				perror(optarg);
+				return 2;
+			}
+			break;
 		default: return 2;
 		}
 	}
@@ -99,6 +110,7 @@ main(int argc, char **argv)
 				t0 = now;
 			t1 = now;
 			events += b->n_op;
+			uint64_t oldest = 0, newest = UINT64_MAX;
 			for (size_t i = 0; latency && i < b->n_ts_delta; i++) {
 				uint64_t d;
 				ts += (uint64_t)b->ts_delta[i];
@@ -106,7 +118,14 @@ main(int argc, char **argv)
 				hist[d > HIST_US ? HIST_US : d]++;
 				if (d > maxlat)
 					maxlat = d;
+				if (d > oldest)
+					oldest = d;
+				if (d < newest)
+					newest = d;
 			}
+			if (timeline && b->n_ts_delta)
+				fprintf(timeline, "%" PRIu64 " %zu %" PRIu64 " %" PRIu64 "\n", now,
+					b->n_op, oldest, newest);
 		} else if (m->msg_case == MTRACE__SERVER_MSG__MSG_LOSS) {
 			dropped += m->loss->dropped_for_client;
 			lost += m->loss->lost_in_ring;
@@ -134,5 +153,7 @@ main(int argc, char **argv)
 		       pct(events, 0.5), pct(events, 0.99), maxlat);
 	printf("}\n");
 	mtc_close(c);
+	if (timeline)
+		fclose(timeline);
 	return 0;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "malloc-tune.h"
 #include "mtrace-client.h"
 #include "top.h"
 
@@ -77,6 +78,7 @@ int main(int argc, char **argv)
 	int c;
 	char *end;
 
+	malloc_tune();
 	while ((c = getopt_long(argc, argv, "bn:d:S:o:rtgfF:D:N:hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'b': batch = true; break;

@@ -6,7 +6,10 @@
  *
  *   stream-harness -s SOCK [-N events] [-r rate/s] [-D domains] [-R rings]
  *                  [-w clients to wait for] [-q queue bytes] [-m max clients]
- *                  [-L linger ms] [--ring-loss]
+ *                  [-L linger ms] [--ring-loss] [--clock-jumps]
+ *
+ * --clock-jumps: event k's timestamp is clock_jump_ts(k) (arg is k), a clock that
+ * jumps ahead 3 s every 997 events and steps back 2.5 s for one event in 101.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -37,7 +40,7 @@ static const uint8_t op_cycle[] = {
 static struct {
 	uint64_t total, rate, sent;
 	unsigned domains, rings, wait_clients, linger_ms;
-	bool ring_loss;
+	bool ring_loss, clock_jumps;
 	struct event_base *base;
 	struct event *gen_ev, *wait_ev, *end_ev;
 	uint64_t start_ns;
@@ -67,6 +70,14 @@ str_for(uint8_t op)
 	}
 }
 
+/* Both jumps are beyond the 2^31 ns a batch's 32-bit deltas hold. */
+static uint64_t
+clock_jump_ts(uint64_t k)
+{
+	return 1000000000000u + k * 1000u + (k / 997u) * 3000000000u -
+	       (k % 101u == 50u ? 2500000000u : 0u);
+}
+
 /* Emit one run of up to CHUNK events for one (domain, ring). */
 static void
 emit_run(unsigned dom, unsigned ring, size_t n)
@@ -84,7 +95,7 @@ emit_run(unsigned dom, unsigned ring, size_t n)
 		unsigned li = thread == MTRACE_THREAD_NONE ? 3 : (unsigned)(thread % 4);
 
 		ev[i] = (struct mtrace_event){
-			.ts = now + i, .thread = thread, .arg = k, .op = op,
+			.ts = h.clock_jumps ? clock_jump_ts(k) : now + i, .thread = thread, .arg = k, .op = op,
 			.type = op == MTRACE_OP_CREATES ? MTRACE_TT_TASK : 0,
 			.seq = (uint32_t)h.seq[dom][ring]++,
 			.str = s, .str_len = s ? (uint16_t)strlen(s) : 0,
@@ -237,6 +248,7 @@ main(int argc, char **argv)
 	int ch;
 	static const struct option lo[] = {
 		{ "ring-loss", no_argument, NULL, 'l' },
+		{ "clock-jumps", no_argument, NULL, 'J' },
 		{ NULL, 0, NULL, 0 },
 	};
 
@@ -265,6 +277,7 @@ main(int argc, char **argv)
 		case 'L': h.linger_ms = (unsigned)atoi(optarg); break;
 		case 'v': cfg.log_level = 3; break;
 		case 'l': h.ring_loss = true; break;
+		case 'J': h.clock_jumps = true; break;
 		default: return 2;
 		}
 	}
