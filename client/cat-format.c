@@ -311,10 +311,11 @@ json_stats(FILE *f, const Mtrace__Stats *s)
 			",\"lost\":%" PRIu64 ",\"corrupt\":%" PRIu64 ",\"unknown\":%" PRIu64
 			",\"rate_1s\":%.1f,\"rate_10s\":%.1f,\"rate_60s\":%.1f"
 			",\"live_threads\":%" PRIu64 ",\"threads_total\":%" PRIu64
-			",\"wakeups\":%" PRIu64 ",\"state\":",
+			",\"wakeups\":%" PRIu64 ",\"ratelimited\":%" PRIu64 ",\"state\":",
 			d->alive ? "true" : "false", d->legacy ? "true" : "false", d->rings,
 			d->events, d->lost, d->corrupt, d->unknown, d->rate_1s, d->rate_10s,
-			d->rate_60s, d->live_threads, d->threads_total, d->wakeups);
+			d->rate_60s, d->live_threads, d->threads_total, d->wakeups,
+			d->ratelimited);
 		cat_json_str(f, d->state);
 		fputs(",\"counters\":{", f);
 		for (k = 0; k < d->n_counters; k++) {

@@ -3,19 +3,25 @@
  * (which bounds how long any event waits when a wake-up was lost or held off), and in
  * round-robin rounds for guests that had more than one budget of data.
  *
- * Fairness: a guest is drained for at most drain_budget events at a time; if data is
- * left it goes to the back of the busy queue, served from a zero-delay timer so that
- * the loop polls its fds (other guests' wake-ups, clients) between rounds.
- * Storms: xenconsoled's limiter - past ratelimit_wakeups wake-ups in a period the port
- * stays masked until the period ends (the periodic drain still reads the rings).
- * Busy guests never get there: one woken more than half that often is switched to
- * polling (NAPI's interrupt coalescing) - its wake-up is not re-armed and its rings
- * are drained every poll_interval_us until a drain finds nothing.  That bounds the
- * wake-up rate of a well-behaved guest and the wait of its events (the storm hold
- * would make them wait for the periodic drain).
+ * Fairness: a guest is drained for at most drain_budget events at a time, and a loop
+ * turn drains at most about that many in all; data left waits in the busy queue,
+ * served from a zero-delay timer so that the loop writes to clients and polls its fds
+ * (other guests' wake-ups) between rounds.
+ *
+ * Wake-ups cost a context switch each (tens of microseconds on a virtualised dom0).
+ * A guest is woken while that is cheap: with the ring's hold-off it notifies at most
+ * once per drain.  Once guests wake the daemon more often than a poll timer would
+ * (ratelimit_period_ms / poll_interval_us times a period, one guest or all together),
+ * the busy ones are not re-armed but drained on one shared tick every
+ * poll_interval_us until a drain finds nothing - NAPI's interrupt coalescing - so
+ * any number of busy guests costs one wake-up per tick.
+ * Storms: xenconsoled's limiter, on wake-ups that find nothing new (a guest that
+ * notifies without writing) - past ratelimit_wakeups of those in a period the port
+ * stays masked until the period ends, and the guest is polled meanwhile.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <string.h>
 
 #include <event2/event.h>
@@ -35,8 +41,11 @@
 #define X	(guests_x->ops)
 
 static struct event_base *base;
-static struct event *evtchn_ev, *tick_ev, *busy_ev;
+static struct event *evtchn_ev, *tick_ev, *busy_ev, *poll_ev;
 static struct guest *busy_head, *busy_tail;
+static unsigned npolling;		/* guests drained by poll_ev */
+static uint64_t period_start_ns;	/* all guests' wake-ups in the current period */
+static unsigned period_wakeups;
 
 static struct {
 	struct guest *g;
@@ -151,38 +160,63 @@ static void busy_add(struct guest *g)
 		evtimer_add(busy_ev, &now);
 }
 
-static void poll_cb(evutil_socket_t fd, short what, void *arg)
+static void poll_each(struct guest *g, void *arg)
 {
-	struct guest *g = arg;
+	size_t *got = arg;
 
-	(void)fd; (void)what;
-	if (!g->busy)
-		drain_service(g);
+	if (g->kind != GUEST_RING || !g->polling || g->busy)
+		return;
+	if (*got >= guests_cfg->drain_budget)
+		busy_add(g);	/* this turn has had its budget: next turn, first */
+	else
+		*got += drain_service(g);
+}
+
+static void poll_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	size_t got = 0;
+
+	(void)fd; (void)what; (void)arg;
+	guest_foreach(poll_each, &got);
+}
+
+static void polling_set(struct guest *g, bool on)
+{
+	if (g->polling == on)
+		return;
+	g->polling = on;
+	g->poll_idle = 0;
+	if (on && npolling++ == 0) {
+		struct timeval tv = { (time_t)(guests_cfg->poll_interval_us / 1000000u),
+				      (suseconds_t)(guests_cfg->poll_interval_us % 1000000u) };
+		event_add(poll_ev, &tv);
+	} else if (!on && --npolling == 0) {
+		event_del(poll_ev);
+	}
+}
+
+/* Wake-ups in a period past which a poll timer wakes the daemon less often. */
+static unsigned poll_threshold(void)
+{
+	uint64_t t = (uint64_t)guests_cfg->ratelimit_period_ms * 1000u /
+		     guests_cfg->poll_interval_us;
+
+	return t ? (unsigned)(t < UINT_MAX ? t : UINT_MAX) : 1;
 }
 
 /* Whether g stays (or goes) in polling mode instead of asking for a wake-up. */
 static bool poll_instead(struct guest *g, size_t got)
 {
-	bool busy;
-
-	if (g->polling)
+	if (g->polling) {
 		g->poll_idle = got ? 0 : g->poll_idle + 1;
-	busy = g->polling ? g->poll_idle < POLL_IDLE_MAX
-			  : g->period_wakeups * 2 >= guests_cfg->ratelimit_wakeups;
-	struct timeval tv = { (time_t)(guests_cfg->poll_interval_us / 1000000u),
-			      (suseconds_t)(guests_cfg->poll_interval_us % 1000000u) };
-
-	if (busy && !g->poll_ev)
-		g->poll_ev = evtimer_new(base, poll_cb, g);
-	if (!busy || !g->poll_ev) {
-		g->polling = false;
+		if (g->poll_idle < POLL_IDLE_MAX)
+			return true;
+		polling_set(g, false);
 		return false;
 	}
-	if (!g->polling)
-		g->poll_idle = 0;
-	g->polling = true;
-	if (!evtimer_pending(g->poll_ev, NULL))
-		evtimer_add(g->poll_ev, &tv);
+	if (g->period_wakeups < poll_threshold() && period_wakeups < poll_threshold())
+		return false;
+	polling_set(g, true);
 	return true;
 }
 
@@ -245,13 +279,10 @@ void drain_forget(struct guest *g)
 		event_free(g->unhold_ev);
 		g->unhold_ev = NULL;
 	}
-	if (g->poll_ev) {
-		event_free(g->poll_ev);
-		g->poll_ev = NULL;
-	}
-	g->polling = false;
+	polling_set(g, false);
 	g->held = false;
 	g->period_wakeups = 0;
+	g->period_spurious = 0;
 }
 
 static void busy_cb(evutil_socket_t fd, short what, void *arg)
@@ -293,6 +324,7 @@ static void unhold_cb(evutil_socket_t fd, short what, void *arg)
 	g->held = false;
 	g->period_start_ns = state_now_ns();
 	g->period_wakeups = 0;
+	g->period_spurious = 0;
 	if (g->lport >= 0)
 		X->evtchn_unmask(guests_x, (uint32_t)g->lport);
 	drain_service(g);
@@ -303,11 +335,16 @@ static void wakeup(struct guest *g)
 	uint64_t now = state_now_ns();
 	uint64_t period = (uint64_t)guests_cfg->ratelimit_period_ms * 1000000u;
 
+	if (now - period_start_ns >= period) {
+		period_start_ns = now;
+		period_wakeups = 0;
+	}
 	if (now - g->period_start_ns >= period) {
 		g->period_start_ns = now;
 		g->period_wakeups = 0;
+		g->period_spurious = 0;
 	}
-	if (++g->period_wakeups > guests_cfg->ratelimit_wakeups) {
+	if (g->period_spurious >= guests_cfg->ratelimit_wakeups) {
 		uint64_t left = g->period_start_ns + period - now;
 		struct timeval tv = { (time_t)(left / 1000000000u),
 				      (suseconds_t)(left % 1000000000u / 1000u) };
@@ -325,13 +362,19 @@ static void wakeup(struct guest *g)
 		}
 		g->held = true;
 		evtimer_add(g->unhold_ev, &tv);
+		/* Held, not ignored: a guest with two rings may well find one drained by the
+		 * other's wake-up, and its data must not wait for the periodic drain. */
+		polling_set(g, true);
 		log_debug("domain %" PRIu32 ": wake-up storm, port held for %" PRIu64 " us",
 			  g->domid, left / 1000);
 		return;
 	}
+	g->period_wakeups++;
+	period_wakeups++;
 	state_domain_add_wakeup(g->sd, false);
 	X->evtchn_unmask(guests_x, (uint32_t)g->lport);
-	drain_service(g);
+	if (drain_service(g) == 0)
+		g->period_spurious++;
 }
 
 static void evtchn_cb(evutil_socket_t fd, short what, void *arg)
@@ -406,7 +449,8 @@ int drain_init(struct event_base *b, char *err, size_t errlen)
 	evtchn_ev = event_new(base, fd, EV_READ | EV_PERSIST, evtchn_cb, NULL);
 	tick_ev = event_new(base, -1, EV_PERSIST, tick_cb, NULL);
 	busy_ev = evtimer_new(base, busy_cb, NULL);
-	if (!evtchn_ev || !tick_ev || !busy_ev || event_add(evtchn_ev, NULL) < 0) {
+	poll_ev = event_new(base, -1, EV_PERSIST, poll_tick_cb, NULL);
+	if (!evtchn_ev || !tick_ev || !busy_ev || !poll_ev || event_add(evtchn_ev, NULL) < 0) {
 		snprintf(err, errlen, "cannot set up the drain events");
 		return -1;
 	}
@@ -418,6 +462,12 @@ void drain_reconfigure(void)
 {
 	if (tick_ev)
 		tick_arm();
+	if (poll_ev && npolling) {	/* poll_interval_us may have changed */
+		struct timeval tv = { (time_t)(guests_cfg->poll_interval_us / 1000000u),
+				      (suseconds_t)(guests_cfg->poll_interval_us % 1000000u) };
+		event_del(poll_ev);
+		event_add(poll_ev, &tv);
+	}
 	legacy_reconfigure();
 }
 
@@ -429,6 +479,9 @@ void drain_fini(void)
 		event_free(tick_ev);
 	if (busy_ev)
 		event_free(busy_ev);
-	evtchn_ev = tick_ev = busy_ev = NULL;
+	if (poll_ev)
+		event_free(poll_ev);
+	evtchn_ev = tick_ev = busy_ev = poll_ev = NULL;
+	npolling = 0;
 	busy_head = busy_tail = NULL;
 }

@@ -56,14 +56,14 @@ struct guest {
 	unsigned pages_mapped;
 	int lport;			/* bound local port, -1 none */
 
-	/* storm limiter (xenconsoled's): wake-ups in the current period */
+	/* wake-ups in the current period: all, and those that found nothing new (the
+	 * storm limiter's count, as xenconsoled's) */
 	uint64_t period_start_ns;
-	unsigned period_wakeups;
+	unsigned period_wakeups, period_spurious;
 	bool held;			/* port left masked until the period ends */
 	struct event *unhold_ev;
-	bool polling;			/* busy: drained by poll_ev, wake-ups not asked for */
+	bool polling;			/* busy: drained on the poll tick, no wake-ups */
 	unsigned poll_idle;		/* empty polls in a row */
-	struct event *poll_ev;
 
 	/* round-robin service of guests with more data than one budget */
 	bool busy;

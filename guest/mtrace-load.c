@@ -28,7 +28,7 @@ static const char *const garbage_names[] = {
 struct opts {
 	unsigned rings, pages, threads, labels, counters;
 	unsigned evtchn_pct, fail_pct;
-	uint64_t rate, events, seed;
+	uint64_t rate, events, seed, batch_us;
 	double duration, wait_reader, linger;
 	uint32_t clock;
 	enum garbage garbage;
@@ -303,7 +303,10 @@ ring_main(void *arg)
 	const struct opts *o = j->o;
 	double t0 = now_s(), end = o->duration > 0 ? t0 + o->duration : 0;
 	uint64_t target = o->duration > 0 ? UINT64_MAX : o->events;
-	uint64_t batch = o->rate ? (o->rate >= 1000 ? o->rate / 1000 : 1) : 256;
+	uint64_t batch = o->rate ? (uint64_t)((double)o->rate * (double)o->batch_us / 1e6) : 256;
+
+	if (batch == 0)
+		batch = 1;
 
 	while (j->events < target && !stop) {
 		for (uint64_t i = 0; i < batch && j->events < target; i++) {
@@ -458,7 +461,8 @@ usage(FILE *f, const char *argv0)
 "  -c, --counters N       distinct counters counter-0.. (0..%u; default 2)\n"
 "      --evtchn PCT       percent of events that are evtchn_send (default 5)\n"
 "      --fail PCT         percent of resolutions that fail (default 10)\n"
-"  -R, --rate N           events/s per ring, paced in 1 ms batches; 0 = flat out\n"
+"  -R, --rate N           events/s per ring, paced in batches; 0 = flat out\n"
+"      --batch-us U       pace in batches of U microseconds of events (default 1000)\n"
 "  -n, --events N         events per ring, including ring_start (default 100000)\n"
 "  -d, --duration S       run S seconds instead of a fixed count\n"
 "  -s, --seed N           workload seed (default 1); same seed, same events\n"
@@ -501,7 +505,7 @@ static int
 parse_args(int argc, char **argv, struct opts *o)
 {
 	enum { O_EVTCHN = 256, O_FAIL, O_CLOCK, O_GARBAGE, O_WAIT, O_LINGER, O_SUMMARY,
-	       O_BACKEND, O_SIMDIR, O_BDOM };
+	       O_BACKEND, O_SIMDIR, O_BDOM, O_BATCH };
 	static const struct option lo[] = {
 		{"rings", 1, NULL, 'r'}, {"pages", 1, NULL, 'p'}, {"threads", 1, NULL, 't'},
 		{"labels", 1, NULL, 'l'}, {"counters", 1, NULL, 'c'},
@@ -511,7 +515,7 @@ parse_args(int argc, char **argv, struct opts *o)
 		{"garbage", 1, NULL, O_GARBAGE}, {"wait-reader", 1, NULL, O_WAIT},
 		{"linger", 1, NULL, O_LINGER}, {"summary", 1, NULL, O_SUMMARY},
 		{"backend", 1, NULL, O_BACKEND}, {"sim-dir", 1, NULL, O_SIMDIR},
-		{"backend-domid", 1, NULL, O_BDOM},
+		{"backend-domid", 1, NULL, O_BDOM}, {"batch-us", 1, NULL, O_BATCH},
 		{"help", 0, NULL, 'h'}, {"version", 0, NULL, 'V'}, {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -519,7 +523,7 @@ parse_args(int argc, char **argv, struct opts *o)
 
 	*o = (struct opts){ .rings = 1, .pages = 16, .threads = 8, .labels = 4, .counters = 2,
 			    .evtchn_pct = 5, .fail_pct = 10, .events = 100000, .seed = 1,
-			    .clock = MTRACE_CLOCK_MONOTONIC };
+			    .clock = MTRACE_CLOCK_MONOTONIC, .batch_us = 1000 };
 	while ((c = getopt_long(argc, argv, "r:p:t:l:c:R:n:d:s:hV", lo, NULL)) != -1) {
 		bool ok = true;
 		switch (c) {
@@ -535,6 +539,8 @@ parse_args(int argc, char **argv, struct opts *o)
 		case O_EVTCHN: ok = parse_u64(optarg, &v) && v <= 100; o->evtchn_pct = (unsigned)v; break;
 		case O_FAIL: ok = parse_u64(optarg, &v) && v <= 100; o->fail_pct = (unsigned)v; break;
 		case 'R': ok = parse_u64(optarg, &o->rate); break;
+		case O_BATCH: ok = parse_u64(optarg, &o->batch_us) && o->batch_us >= 1 &&
+				   o->batch_us <= 1000000; break;
 		case 'n': ok = parse_u64(optarg, &o->events) && o->events >= 1; break;
 		case 'd': ok = parse_double(optarg, &o->duration); break;
 		case 's': ok = parse_u64(optarg, &o->seed); break;

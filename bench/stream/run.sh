@@ -11,9 +11,9 @@
 #   latency  100 k events/s from one guest ring; guest write -> client receipt p50/p99
 #   server   the stream server alone (stream-harness generator, no rings) -> 1 client
 # Knobs: EVENTS (per ring for e2e*, default 5000000; zl*/sweep run 4 s), RINGS (default 2),
-#   PAGES (default 512), LATENCY_DEFAULTS_ONLY=1 (latency: skip the run without busy-guest
-#   polling), TIMELINE=FILE (latency: keep the client's per-batch timeline there, FILE.1
-#   for the 2nd run), MTRACED_OPTS (more mtraced options, e.g. "-o poll_interval_us=200").
+#   PAGES (default 512), LATENCY_BURSTS_ONLY=1 (latency: only the guest writing 1 ms
+#   bursts), TIMELINE=FILE (latency: keep the client's per-batch timeline in FILE.1000 and
+#   FILE.20), MTRACED_OPTS (more mtraced options, e.g. "-o poll_interval_us=200").
 set -u
 B=$(cd "${1:?usage: run.sh BUILD_DIR [zl1 zl16 sweep1 e2e1 e2e16 latency server]}" && pwd)
 shift
@@ -60,6 +60,17 @@ stop_daemon() {
 	kill -TERM "$DPID"
 	wait "$DPID" 2>/dev/null
 	"$SIMXEN" -d "$T/sim" stop >/dev/null 2>&1
+}
+
+# The bench guest's wake-ups as mtraced counted them (before it stops).
+snap_wakeups() {
+	"$B/client/mtrace-cat" -s "$SOCK" -f json --no-events --stats 100 -n 1 2>/dev/null |
+		python3 -c '
+import json, sys
+for line in sys.stdin:
+    for d in json.loads(line).get("domains", []):
+        print("mtraced: %d events, %d event-channel wake-ups served, %d held off" % (
+              d["events"], d["wakeups"], d["ratelimited"]))'
 }
 
 # clients n, load args...: run n bench clients against one mtrace-load guest
@@ -134,25 +145,30 @@ for what in $WHAT; do
 		e2e 16 -r "$RINGS" -p "$PAGES" -n "$EVENTS" -R 0
 		;;
 	latency)
-		lat_opts=("" "-o ratelimit_wakeups=1000000")
-		[ -n "${LATENCY_DEFAULTS_ONLY:-}" ] && lat_opts=("")
-		for opts in "${lat_opts[@]}"; do
-			echo "== stream latency at 100 k events/s (1 ring), guest write -> client receipt;" \
-				"mtraced ${opts:-defaults}"
-			# shellcheck disable=SC2086
-			start_daemon $opts
+		# Two guest shapes: bursts every millisecond (mtraced is woken by the event
+		# channel), and a steady trickle in 20 us batches, which notifies as often as
+		# mtraced re-arms and so is drained on the poll tick instead.
+		lat_shapes=(1000 20)
+		[ -n "${LATENCY_BURSTS_ONLY:-}" ] && lat_shapes=(1000)
+		for bus in "${lat_shapes[@]}"; do
+			echo "== stream latency at 100 k events/s (1 ring, written in batches every" \
+				"$bus us), guest write -> client receipt"
+			start_daemon
 			rm -f "$T/load.json"
 			tl=()
-			[ -n "${TIMELINE:-}" ] && tl=(-T "$TIMELINE${opts:+.1}")
+			[ -n "${TIMELINE:-}" ] && tl=(-T "$TIMELINE.$bus")
 			"$CLIENT" -s "$SOCK" -i 3000 "${tl[@]}" >"$T/lat.json" &
 			CPID=$!
 			PIDS+=("$CPID")
 			sleep 0.5
-			echo "+ mtrace-simxen create --name lat -- mtrace-load -r 1 -p 64 -R 100000 -d 5"
+			echo "+ mtrace-simxen create --name lat -- mtrace-load -r 1 -p 64 -R 100000" \
+				"--batch-us $bus -d 5"
 			"$SIMXEN" -d "$T/sim" create --name lat -- "$LOAD" --wait-reader 10 --linger 10 \
-				--summary "$T/load.json" -r 1 -p 64 -R 100000 -d 5 >/dev/null
+				--summary "$T/load.json" -r 1 -p 64 -R 100000 --batch-us "$bus" -d 5 \
+				>/dev/null
 			wait "$CPID"
 			for _ in $(seq 300); do [ -s "$T/load.json" ] && break; sleep 0.1; done
+			snap_wakeups
 			stop_daemon
 			cat "$T/lat.json"
 			echo "mtraced CPU over the run: $DCPU s"
