@@ -273,8 +273,10 @@ print_batch(const struct cat_opts *o, const Mtrace__EventBatch *b)
 		const char *str = NULL;
 
 		ts += (uint64_t)b->ts_delta[i];
-		if (mtrace_op_has_string(b->op[i]) && si < b->n_str)
-			str = b->str[si++];
+		/* a reference past the dictionary is the peer's bug: print no string */
+		if (mtrace_op_has_string(b->op[i]) && si < b->n_str_ref &&
+		    b->str_ref[si++] < b->n_str)
+			str = b->str[b->str_ref[si - 1]];
 		sum.events++;
 		sum.by_op[b->op[i] & 0xff]++;
 		cat_event(stdout, o->fmt, b, i, ts, str);

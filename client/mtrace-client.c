@@ -15,6 +15,7 @@
 
 #include "frame.h"
 #include "mtrace-client.h"
+#include "unpack-arena.h"
 
 #define BUF_INITIAL	(256u * 1024)
 #define BUF_MAX		(FRAME_MAX_TO_CLIENT + FRAME_VARINT_MAX)
@@ -51,8 +52,7 @@ mtc_server_hello(const struct mtc *c)
 void
 mtc_msg_free(Mtrace__ServerMsg *m)
 {
-	if (m)
-		mtrace__server_msg__free_unpacked(m, NULL);
+	arena_msg_free(m);
 }
 
 void
@@ -178,7 +178,7 @@ mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8_t *
 				*raw_len = hdr + len;
 			if (!out)
 				return 1;
-			*out = mtrace__server_msg__unpack(NULL, len, f + hdr);
+			*out = arena_msg_unpack(f + hdr, len);
 			if (!*out) {
 				snprintf(err, errlen, "a %zu-byte message from mtraced does not decode",
 					 len);

@@ -15,8 +15,9 @@
 
 #include "mtrace-ring.h"
 
-/* A decoded, validated event.  str points into the reader's private copy and is
- * valid until the next drain call; it is NUL-terminated and str_len excludes the NUL. */
+/* A decoded, validated event.  str points into the reader's private copy window and is
+ * valid only until the callback returns (the next window of the same drain call
+ * overwrites it); it is NUL-terminated and str_len excludes the NUL. */
 struct mtrace_event {
 	uint64_t ts;
 	uint64_t thread;

@@ -47,11 +47,17 @@ static unsigned npolling;		/* guests drained by poll_ev */
 static uint64_t period_start_ns;	/* all guests' wake-ups in the current period */
 static unsigned period_wakeups;
 
+/* An event's string points into the reader's copy window, which the next window of
+ * the same drain call overwrites: a batch keeps its own copies. */
+#define BATCH_STR	(64u * 1024)
+_Static_assert(BATCH_STR >= MTRACE_STR_MAX + 1, "a batch holds any string");
+
 static struct {
 	struct guest *g;
 	uint32_t ring, clock;
-	size_t n;
+	size_t n, str_len;
 	struct mtrace_event ev[BATCH_MAX];
+	char str[BATCH_STR];
 } batch;
 
 /* ---- batches: state first, then the stream ---- */
@@ -61,6 +67,7 @@ static void batch_flush(void)
 	if (batch.n)
 		stream_events(batch.g->domid, batch.ring, batch.clock, batch.ev, batch.n);
 	batch.n = 0;
+	batch.str_len = 0;
 }
 
 void drain_batch_begin(struct guest *g, uint32_t ring, uint32_t clock)
@@ -69,15 +76,26 @@ void drain_batch_begin(struct guest *g, uint32_t ring, uint32_t clock)
 	batch.ring = ring;
 	batch.clock = clock;
 	batch.n = 0;
+	batch.str_len = 0;
 }
 
 void drain_batch_event(const struct mtrace_event *ev, void *arg)
 {
 	(void)arg;
 	state_apply(batch.g->sd, ev);
-	if (batch.n == BATCH_MAX)
+	if (batch.n == BATCH_MAX ||
+	    (ev->str && batch.str_len + ev->str_len + 1u > sizeof(batch.str)))
 		batch_flush();
-	batch.ev[batch.n++] = *ev;
+	batch.ev[batch.n] = *ev;
+	if (ev->str) {
+		char *s = batch.str + batch.str_len;
+
+		memcpy(s, ev->str, ev->str_len);
+		s[ev->str_len] = '\0';
+		batch.ev[batch.n].str = s;
+		batch.str_len += ev->str_len + 1u;
+	}
+	batch.n++;
 }
 
 void drain_batch_end(void)

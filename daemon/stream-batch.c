@@ -38,10 +38,9 @@ struct acc {
 	int64_t *thread;
 	int64_t *arg;
 	uint32_t *type;
-	size_t nstr, strcap;
-	size_t *str_off;	/* offsets into arena: the arena moves as it grows */
-	char *arena;
-	size_t arena_len, arena_cap;
+	struct stream_dict dict;	/* the batch's distinct strings */
+	uint32_t *str_ref;		/* per event with a string: index into dict */
+	size_t nref, refcap;
 };
 
 struct stream_group {
@@ -128,8 +127,8 @@ acc_free(struct acc *a)
 	free(a->thread);
 	free(a->arg);
 	free(a->type);
-	free(a->str_off);
-	free(a->arena);
+	free(a->str_ref);
+	stream_dict_free(&a->dict);
 	free(a);
 }
 
@@ -167,27 +166,17 @@ acc_reserve(struct acc *a, size_t n)
 static int
 acc_add_str(struct acc *a, const char *s, size_t len)
 {
-	if (a->nstr == a->strcap) {
-		size_t cap = a->strcap ? a->strcap * 2 : 64;
-		if (grow((void **)&a->str_off, sizeof(*a->str_off), cap))
+	uint32_t idx;
+
+	if (a->nref == a->refcap) {
+		size_t cap = a->refcap ? a->refcap * 2 : 256;
+		if (grow((void **)&a->str_ref, sizeof(*a->str_ref), cap))
 			return -1;
-		a->strcap = cap;
+		a->refcap = cap;
 	}
-	if (a->arena_len + len + 1 > a->arena_cap) {
-		size_t cap = a->arena_cap ? a->arena_cap : 4096;
-		while (cap < a->arena_len + len + 1)
-			cap *= 2;
-		if (grow((void **)&a->arena, 1, cap))
-			return -1;
-		a->arena_cap = cap;
-	}
-	a->str_off[a->nstr++] = a->arena_len;
-	memcpy(a->arena + a->arena_len, s, len);
-	a->arena[a->arena_len + len] = '\0';
-	/* proto3 strings must be UTF-8 or Google's parsers reject the whole message; a
-	 * guest writes whatever it likes. */
-	stream_utf8_fix(a->arena + a->arena_len);
-	a->arena_len += len + 1;
+	if (stream_dict_add(&a->dict, s, len, &idx) < 0)
+		return -1;
+	a->str_ref[a->nref++] = idx;
 	return 0;
 }
 
@@ -202,13 +191,13 @@ group_send(struct stream_group *g, struct acc *a)
 
 	if (a->n == 0)
 		return;
-	if (a->nstr > 64 && !(strs = malloc(a->nstr * sizeof(*strs)))) {
+	if (a->dict.n > 64 && !(strs = malloc(a->dict.n * sizeof(*strs)))) {
 		for (i = 0; i < g->nmembers; i++)
 			stream_client_send_events(g->members[i], NULL, a->n);
 		goto out;
 	}
-	for (i = 0; i < a->nstr; i++)
-		strs[i] = a->arena + a->str_off[i];
+	for (i = 0; i < a->dict.n; i++)
+		strs[i] = a->dict.arena + a->dict.off[i];
 	eb.base_ts = a->ts[0];
 	a->dts[0] = 0;
 	for (i = 1; i < a->n; i++)	/* group_events kept each one within 32 bits */
@@ -223,8 +212,10 @@ group_send(struct stream_group *g, struct acc *a)
 	eb.thread = a->thread;
 	eb.arg = a->arg;
 	eb.type = a->type;
-	eb.n_str = a->nstr;
+	eb.n_str = a->dict.n;
 	eb.str = strs;
+	eb.n_str_ref = a->nref;
+	eb.str_ref = a->str_ref;
 	msg.msg_case = MTRACE__SERVER_MSG__MSG_EVENTS;
 	msg.events = &eb;
 	b = stream_blob_pack(&msg);
@@ -242,8 +233,8 @@ group_send(struct stream_group *g, struct acc *a)
 		free(strs);
 out:
 	a->n = 0;
-	a->nstr = 0;
-	a->arena_len = 0;
+	a->nref = 0;
+	stream_dict_reset(&a->dict);
 }
 
 void
@@ -361,7 +352,7 @@ group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clo
 		    ((!g->all_ops && !(g->ops[e->op >> 3] & (1u << (e->op & 7)))) ||
 		     !label_matches(g->sub, domid, e->thread)))
 			continue;
-		if (a->n >= ACC_MAX_EVENTS || a->arena_len + e->str_len + 1 > ACC_MAX_STR ||
+		if (a->n >= ACC_MAX_EVENTS || a->dict.arena_len + e->str_len + 1 > ACC_MAX_STR ||
 		    (a->n && !delta_fits(e->ts - a->ts[a->n - 1])))
 			group_send(g, a);
 		if (acc_reserve(a, 1) < 0 ||

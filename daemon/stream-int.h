@@ -59,6 +59,22 @@ unsigned stream_group_count(void);
 void stream_batch_flush(void);
 /* Replace every byte that is not part of valid UTF-8 with '?', in place. */
 void stream_utf8_fix(char *s);
+/* stream-dict.c: the distinct strings of one batch (EventBatch.str), in order of
+ * first use; the arena moves as it grows, so strings are found by offset. */
+struct stream_dict {
+	size_t n, cap;
+	size_t *off, *len;
+	char *arena;
+	size_t arena_len, arena_cap;
+	uint32_t *slots;	/* open addressing: index + 1, 0 free */
+	size_t nslots;
+};
+
+/* Copy s (UTF-8 fixed) unless an equal string is there; *idx is its index. */
+int stream_dict_add(struct stream_dict *d, const char *s, size_t len, uint32_t *idx);
+void stream_dict_reset(struct stream_dict *d);
+void stream_dict_free(struct stream_dict *d);
+
 /* Send and free a gone domain's columns. */
 void stream_batch_domain_gone(uint32_t domid);
 

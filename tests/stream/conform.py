@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""conform.py RAW TEXT JSON PROTO_DIR TESTS_DIR HARNESS_JSON|EVENT_COUNT
+"""conform.py RAW TEXT JSON PROTO_DIR TESTS_DIR HARNESS_JSON[,SUMMARY...]|EVENT_COUNT
 
 Split RAW (delimited mtrace.ServerMsg frames as mtrace-cat -f proto wrote them),
 decode every frame with `protoc --decode`, rebuild the events from the columns, and
-compare them with mtrace-cat's text and JSON output of the same stream."""
+compare them with mtrace-cat's text and JSON output of the same stream.  mtrace-load
+summaries (comma-separated) also give, per domain, how often each label and counter
+name was written: the stream must carry exactly those strings."""
 import json
 import re
 import subprocess
@@ -112,14 +114,23 @@ def decoded_stream(raw_path, proto_dir, tests_dir):
                                      (col, len(b.get(col, [])), n))
             ts = one(b, "base_ts")
             strs = list(b.get("str", []))
+            refs = list(b.get("str_ref", []))
+            used = set()
             for i in range(n):
                 ts += b["ts_delta"][i]
                 op = b["op"][i]
-                s = strs.pop(0) if op in STR_OPS else None
+                s = None
+                if op in STR_OPS:
+                    r = refs.pop(0)
+                    s = strs[r]
+                    used.add(r)
                 events.append((one(b, "domid"), one(b, "ring"), ts, op, b["thread"][i],
                                b["arg"][i], s))
-            if strs:
-                raise SystemExit("batch has %d strings left over" % len(strs))
+            if refs:
+                raise SystemExit("batch has %d string references left over" % len(refs))
+            if len(used) != len(strs) or len(set(strs)) != len(strs):
+                raise SystemExit("batch dictionary: %d strings, %d distinct, %d used: %r" %
+                                 (len(strs), len(set(strs)), len(used), strs))
         else:
             (kind, body), = m.items()
             body = body[0]
@@ -200,11 +211,26 @@ def main():
     pev, pctl = decoded_stream(raw, proto_dir, tests_dir)
     jev, jctl = json_stream(js)
     tev = text_stream(txt)
-    want = int(harness) if harness.isdigit() else json.load(open(harness))["events"]
+    sums = [] if harness.isdigit() else [json.load(open(p)) for p in harness.split(",")]
+    want = int(harness) if harness.isdigit() else sum(s["events"] for s in sums)
     ok = True
     if len(pev) != want:
         print("protoc stream has %d events, %d were generated" % (len(pev), want))
         ok = False
+    for s in sums:
+        if "labels" not in s:
+            continue
+        got_l, got_c = {}, {}
+        for d, _, _, op, _, _, st in pev:
+            if d == s["domid"] and op == 5:
+                got_l[st] = got_l.get(st, 0) + 1
+            elif d == s["domid"] and op in (6, 11):
+                got_c[st] = got_c.get(st, 0) + 1
+        if got_l != s["labels"] or got_c != s["counters"]:
+            print("domain %d strings differ from what its guest wrote:\n labels %r\n want   %r"
+                  "\n counters %r\n want     %r" % (s["domid"], got_l, s["labels"], got_c,
+                                                   s["counters"]))
+            ok = False
     if pev != jev:
         diff = next((i for i, (a, b) in enumerate(zip(pev, jev)) if a != b), min(len(pev), len(jev)))
         print("JSON differs from protoc at event %d: %r vs %r" % (
