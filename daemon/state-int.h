@@ -1,11 +1,14 @@
 /*
- * state-int.h - the state subsystem's private layout, shared by state.c (updates) and
- * state-stats.c (read-outs).  Nothing outside state*.c includes it.
+ * state-int.h - the state subsystem's private layout and internal calls, shared by
+ * state.c (the hot path), state-domains.c, state-threads.c, state-strtab.c,
+ * state-labels.c (updates) and state-stats.c (read-outs).  Nothing outside state*.c
+ * includes it.
  */
 #ifndef MTRACED_STATE_INT_H
 #define MTRACED_STATE_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "state.h"
@@ -106,14 +109,104 @@ struct state_domain {
 	uint64_t counters_dropped;
 };
 
+/* ---- state-domains.c: the domain table, the configuration, memory ---- */
+
 extern struct state_domain **state_doms;
 extern unsigned state_ndoms;
 extern const struct mtraced_config *state_cfg;
 extern uint64_t state_cur_sec;
 
+/* Out of memory aborts: the hot path has no way to report it and no way to go on. */
+void *state_xcalloc(size_t n, size_t sz);
+void *state_xrealloc(void *p, size_t n, size_t sz);
+
 double state_win_rate(const struct win *w, uint64_t now_sec, unsigned secs);
+
+/* ---- state.c: the hot path ---- */
+
+uint64_t state_thr_rate(const struct thr *t);
+
+/* ---- state-threads.c: the thread table (slab, id hash, age lists, eviction) ---- */
+
+void state_tab_resize(struct state_domain *d, uint32_t nslots);
+/* A new pending thread, evicting one (never `avoid`) when full; NO_IDX if none could go. */
+uint32_t state_thr_new(struct state_domain *d, uint64_t id, uint64_t ts, uint64_t parent,
+		       uint8_t type, uint32_t avoid);
+void state_thr_remove(struct state_domain *d, uint32_t i);
+
+/* ---- state-strtab.c: interned strings (labels, failures, counter names) ---- */
+
+void state_strtab_init(struct strtab *t, uint32_t max);
+void state_strtab_free(struct strtab *t);
+/* Index of s (n bytes) or NO_IDX; *added tells whether it is new.  Full: NO_IDX. */
+uint32_t state_strtab_intern(struct strtab *t, const char *s, size_t n, bool *added);
+
+/* ---- state-labels.c: per-label counts, creation rate and lifetime histogram ---- */
+
+void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, size_t n);
 uint64_t state_hist_pct(const struct label *l, double p);
 uint32_t state_label_rate_sum(const struct label *l, uint64_t now_sec);
-uint64_t state_thr_rate(const struct thr *t);
+
+/*
+ * ---- inline: used per event by state_apply and by the files above ----
+ * Here rather than in one file so that every caller can inline them (no LTO).
+ */
+
+static inline uint32_t thash(uint64_t id, uint32_t mask)
+{
+	return (uint32_t)((id * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+}
+
+static inline uint32_t tab_find(const struct state_domain *d, uint64_t id)
+{
+	for (uint32_t j = thash(id, d->tab_mask);; j = (j + 1) & d->tab_mask) {
+		if (d->tab[j].idx == NO_IDX)
+			return NO_IDX;
+		if (d->tab[j].id == id)
+			return d->tab[j].idx;
+	}
+}
+
+static inline void list_push(struct state_domain *d, struct list *l, uint32_t i)
+{
+	d->thr[i].prev = l->tail;
+	d->thr[i].next = NO_IDX;
+	if (l->tail != NO_IDX)
+		d->thr[l->tail].next = i;
+	else
+		l->head = i;
+	l->tail = i;
+}
+
+static inline void list_del(struct state_domain *d, struct list *l, uint32_t i)
+{
+	struct thr *t = &d->thr[i];
+
+	if (t->prev != NO_IDX)
+		d->thr[t->prev].next = t->next;
+	else
+		l->head = t->next;
+	if (t->next != NO_IDX)
+		d->thr[t->next].prev = t->prev;
+	else
+		l->tail = t->prev;
+}
+
+static inline void label_unlive(struct state_domain *d, struct thr *t)
+{
+	if (t->label != NO_IDX && d->lstat[t->label].live)
+		d->lstat[t->label].live--;
+}
+
+/* Lifetime histogram bucket of v ns (state-labels.c's hist_value is the inverse). */
+static inline unsigned hist_bucket(uint64_t v)
+{
+	unsigned msb;
+
+	if (v < 4)
+		return (unsigned)v;
+	msb = 63u - (unsigned)__builtin_clzll(v);
+	return (msb - 1) * 4 + (unsigned)((v >> (msb - 2)) & 3);
+}
 
 #endif

@@ -1,0 +1,89 @@
+/*
+ * state-labels.c - per-label statistics: how many threads carry a label, how many
+ * are still pending, how fast new ones appear (LABEL_WIN one-second buckets) and how
+ * long they live (a log-linear histogram, 4 buckets per power of two, so percentiles
+ * cost a fixed 1 KB per label whatever the number of threads).
+ */
+#include <stdbool.h>
+#include <string.h>
+
+#include "state-int.h"
+
+static uint64_t hist_value(unsigned b)
+{
+	unsigned msb, sub;
+	uint64_t lo, width;
+
+	if (b < 4)
+		return b;
+	msb = b / 4 + 1;
+	sub = b % 4;
+	lo = (uint64_t)(4 + sub) << (msb - 2);
+	width = (uint64_t)1 << (msb - 2);
+	return lo + width / 2;
+}
+
+uint64_t state_hist_pct(const struct label *l, double p)
+{
+	uint64_t want, seen = 0;
+
+	if (!l->nlife)
+		return 0;
+	want = (uint64_t)(p * (double)l->nlife + 0.999999);
+	if (want < 1)
+		want = 1;
+	for (unsigned b = 0; b < HIST_BUCKETS; b++) {
+		seen += l->hist[b];
+		if (seen >= want)
+			return hist_value(b);
+	}
+	return hist_value(HIST_BUCKETS - 1);
+}
+
+static void label_roll(struct label *l, uint64_t now_sec)
+{
+	if (now_sec <= l->cr_sec)
+		return;
+	for (uint64_t s = l->cr_sec + 1; s <= now_sec && s < l->cr_sec + 1 + LABEL_WIN; s++)
+		l->cr[s % LABEL_WIN] = 0;
+	l->cr_sec = now_sec;
+}
+
+uint32_t state_label_rate_sum(const struct label *l, uint64_t now_sec)
+{
+	uint32_t sum = 0;
+
+	/* the last LABEL_WIN complete seconds */
+	for (uint64_t s = now_sec >= LABEL_WIN ? now_sec - LABEL_WIN : 0; s < now_sec; s++)
+		if (s <= l->cr_sec && s + LABEL_WIN > l->cr_sec)
+			sum += l->cr[s % LABEL_WIN];
+	return sum;
+}
+
+void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, size_t n)
+{
+	bool added;
+	uint32_t li = state_strtab_intern(&d->labels, s, n, &added);
+	struct label *l;
+
+	if (li == NO_IDX) {
+		d->labels_dropped++;
+		return;
+	}
+	if (added) {
+		d->lstat = state_xrealloc(d->lstat, d->labels.cap, sizeof(struct label));
+		memset(&d->lstat[li], 0, sizeof(struct label));
+		d->lstat[li].cr_sec = state_cur_sec;
+	}
+	if (t->label == li)
+		return;
+	if (t->state == TS_PENDING)
+		label_unlive(d, t);
+	t->label = li;
+	l = &d->lstat[li];
+	l->count++;
+	if (t->state == TS_PENDING)
+		l->live++;
+	label_roll(l, state_cur_sec);
+	l->cr[state_cur_sec % LABEL_WIN]++;
+}

@@ -1,0 +1,151 @@
+/*
+ * state-threads.c - the thread table of a domain: a slab of struct thr, an id hash
+ * (open addressing, linear probing) and two lists in age order, pending and finished.
+ *
+ * Memory is bounded by max_threads_per_guest: when the slab is full the oldest
+ * finished thread is evicted first, then the oldest pending one.  Lookups (tab_find)
+ * and the list moves are static inline in state-int.h because state_apply runs them
+ * per event; this file is what runs when a thread is created or removed.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "mtrace-ring.h"
+#include "state-int.h"
+
+static void tab_insert(struct state_domain *d, uint64_t id, uint32_t idx)
+{
+	uint32_t j = thash(id, d->tab_mask);
+
+	while (d->tab[j].idx != NO_IDX)
+		j = (j + 1) & d->tab_mask;
+	d->tab[j].id = id;
+	d->tab[j].idx = idx;
+}
+
+void state_tab_resize(struct state_domain *d, uint32_t nslots)
+{
+	struct tslot *old = d->tab;
+	uint32_t oldn = d->tab ? d->tab_mask + 1 : 0;
+
+	d->tab = state_xcalloc(nslots, sizeof(struct tslot));
+	d->tab_mask = nslots - 1;
+	for (uint32_t j = 0; j < nslots; j++)
+		d->tab[j].idx = NO_IDX;
+	for (uint32_t j = 0; j < oldn; j++)
+		if (old[j].idx != NO_IDX)
+			tab_insert(d, old[j].id, old[j].idx);
+	free(old);
+}
+
+/* Linear-probing delete by backward shift: no tombstones, so lookups stay short. */
+static void tab_delete(struct state_domain *d, uint64_t id)
+{
+	uint32_t mask = d->tab_mask, i = thash(id, mask), j, k;
+
+	while (d->tab[i].idx != NO_IDX && d->tab[i].id != id)
+		i = (i + 1) & mask;
+	if (d->tab[i].idx == NO_IDX)
+		return;
+	for (j = i;;) {
+		d->tab[i].idx = NO_IDX;
+		for (;;) {
+			j = (j + 1) & mask;
+			if (d->tab[j].idx == NO_IDX)
+				return;
+			k = thash(d->tab[j].id, mask);
+			/* move j back to i unless its home k lies cyclically in (i, j] */
+			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+				continue;
+			break;
+		}
+		d->tab[i] = d->tab[j];
+		i = j;
+	}
+}
+
+void state_thr_remove(struct state_domain *d, uint32_t i)
+{
+	struct thr *t = &d->thr[i];
+
+	if (t->state == TS_PENDING) {
+		list_del(d, &d->pending, i);
+		d->live--;
+		label_unlive(d, t);
+	} else {
+		list_del(d, &d->finished, i);
+	}
+	tab_delete(d, t->id);
+	if (d->cache_idx == i)
+		d->cache_idx = NO_IDX;
+	if (d->running_idx == i)
+		d->running_idx = NO_IDX;
+	t->next = d->free_head;
+	d->free_head = i;
+	d->nthr--;
+}
+
+static uint32_t thr_alloc(struct state_domain *d, uint32_t avoid)
+{
+	uint32_t max = state_cfg->max_threads_per_guest, i;
+
+	if (d->free_head == NO_IDX && d->thr_cap < max) {
+		uint32_t ncap = d->thr_cap ? d->thr_cap * 2 : 64;
+		if (ncap > max)
+			ncap = max;
+		d->thr = state_xrealloc(d->thr, ncap, sizeof(struct thr));
+		for (i = ncap; i-- > d->thr_cap;) {
+			d->thr[i].next = d->free_head;
+			d->free_head = i;
+		}
+		d->thr_cap = ncap;
+		if ((d->tab_mask + 1) < 2 * ncap)
+			state_tab_resize(d, 2 * ncap);
+	}
+	if (d->free_head == NO_IDX || d->nthr >= max) {
+		/* full: the oldest finished thread goes first, then the oldest pending one */
+		uint32_t v = d->finished.head;
+		if (v == avoid)
+			v = d->thr[v].next;
+		if (v == NO_IDX) {
+			v = d->pending.head;
+			if (v == avoid)
+				v = d->thr[v].next;
+		}
+		if (v == NO_IDX)
+			return NO_IDX;
+		state_thr_remove(d, v);
+		d->threads_evicted++;
+	}
+	i = d->free_head;
+	d->free_head = d->thr[i].next;
+	d->nthr++;
+	return i;
+}
+
+uint32_t state_thr_new(struct state_domain *d, uint64_t id, uint64_t ts, uint64_t parent,
+		       uint8_t type, uint32_t avoid)
+{
+	uint32_t i = thr_alloc(d, avoid);
+	struct thr *t;
+
+	if (i == NO_IDX)
+		return NO_IDX;
+	t = &d->thr[i];
+	memset(t, 0, sizeof(*t));
+	t->id = id;
+	t->parent = parent;
+	t->becomes = MTRACE_THREAD_NONE;
+	t->created_ns = ts;
+	t->label = NO_IDX;
+	t->failure = NO_IDX;
+	t->type = type;
+	t->state = TS_PENDING;
+	t->ev_sec = (uint32_t)state_cur_sec;
+	list_push(d, &d->pending, i);
+	tab_insert(d, id, i);
+	d->live++;
+	d->threads_total++;
+	return i;
+}
