@@ -37,8 +37,10 @@ void config_defaults(struct mtraced_config *c)
 	c->max_labels_per_guest = 1024;
 	c->max_clients = 64;
 	c->client_queue_bytes = 8u << 20;
+	c->client_coalesce_us = 2000;
 	c->max_top_n = 1000;
 	c->drop_privileges = true;
+	c->priority_boost = 4;
 	c->status_interval_ms = 1000;
 }
 
@@ -122,8 +124,10 @@ static const struct key keys[] = {
 	U(max_clients, 1, 65536),
 	{ "client_queue_bytes", K_SIZE, offsetof(struct mtraced_config, client_queue_bytes), 0,
 	  4096, 1ull << 32 },
+	U(client_coalesce_us, 0, 1000000),
 	U(max_top_n, 0, 100000),
 	{ "drop_privileges", K_BOOL, offsetof(struct mtraced_config, drop_privileges), 0, 0, 0 },
+	U(priority_boost, 0, 20),
 	U(status_interval_ms, 100, 3600000),
 };
 

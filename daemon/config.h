@@ -39,10 +39,12 @@ struct mtraced_config {
 	/* clients */
 	unsigned max_clients;
 	size_t client_queue_bytes;	/* per-client output queue cap */
+	unsigned client_coalesce_us;	/* fast clients written at most this often */
 	unsigned max_top_n;
 
 	/* service */
 	bool drop_privileges;		/* after start-up: no new privileges, no capabilities */
+	unsigned priority_boost;	/* nice -N at start-up, as auditd's priority_boost */
 	unsigned status_interval_ms;	/* sd_notify STATUS refresh */
 };
 

@@ -260,6 +260,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	discover_scan_all(true);
+	service_boost_priority(cfg.priority_boost);
 	if (cfg.drop_privileges)
 		service_drop_privileges();
 	log_info("ready: %s backend, socket %s, %u guests", x->ops->name, cfg.socket_path,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -106,6 +107,22 @@ int service_drop_privileges(void)
 		return -1;
 	}
 	log_debug("privileges dropped");
+	return 0;
+}
+
+int service_boost_priority(unsigned boost)
+{
+	int want = -(int)boost, cur;
+
+	errno = 0;
+	cur = getpriority(PRIO_PROCESS, 0);
+	if (boost == 0 || (errno == 0 && cur <= want))
+		return 0;	/* nothing asked, or a unit's Nice= did it already */
+	if (setpriority(PRIO_PROCESS, 0, want) < 0) {
+		log_info("cannot run at nice %d (priority_boost): %s", want, strerror(errno));
+		return -1;
+	}
+	log_debug("running at nice %d", want);
 	return 0;
 }
 

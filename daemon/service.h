@@ -15,6 +15,8 @@ void service_ready(void);
 void service_reloading(void);
 void service_stopping(void);
 void service_status(void);
+/* Nice -boost, unless already there; before the privileges go. */
+int service_boost_priority(unsigned boost);
 /* No new privileges; as root, drop every capability (all devices and sockets are open). */
 int service_drop_privileges(void);
 void service_fini(void);

@@ -133,17 +133,6 @@ acc_free(struct acc *a)
 }
 
 static int
-grow(void **p, size_t size, size_t n)
-{
-	void *q = realloc(*p, size * n);
-
-	if (!q)
-		return -1;
-	*p = q;
-	return 0;
-}
-
-static int
 acc_reserve(struct acc *a, size_t n)
 {
 	size_t cap = a->cap;
@@ -152,12 +141,12 @@ acc_reserve(struct acc *a, size_t n)
 		return 0;
 	while (cap < a->n + n)
 		cap = cap ? cap * 2 : 256;
-	if (grow((void **)&a->ts, sizeof(*a->ts), cap) ||
-	    grow((void **)&a->dts, sizeof(*a->dts), cap) ||
-	    grow((void **)&a->op, sizeof(*a->op), cap) ||
-	    grow((void **)&a->thread, sizeof(*a->thread), cap) ||
-	    grow((void **)&a->arg, sizeof(*a->arg), cap) ||
-	    grow((void **)&a->type, sizeof(*a->type), cap))
+	if (stream_grow((void **)&a->ts, sizeof(*a->ts), cap) ||
+	    stream_grow((void **)&a->dts, sizeof(*a->dts), cap) ||
+	    stream_grow((void **)&a->op, sizeof(*a->op), cap) ||
+	    stream_grow((void **)&a->thread, sizeof(*a->thread), cap) ||
+	    stream_grow((void **)&a->arg, sizeof(*a->arg), cap) ||
+	    stream_grow((void **)&a->type, sizeof(*a->type), cap))
 		return -1;
 	a->cap = cap;
 	return 0;
@@ -170,7 +159,7 @@ acc_add_str(struct acc *a, const char *s, size_t len)
 
 	if (a->nref == a->refcap) {
 		size_t cap = a->refcap ? a->refcap * 2 : 256;
-		if (grow((void **)&a->str_ref, sizeof(*a->str_ref), cap))
+		if (stream_grow((void **)&a->str_ref, sizeof(*a->str_ref), cap))
 			return -1;
 		a->refcap = cap;
 	}
@@ -513,7 +502,7 @@ stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub)
 	free(key);
 	if (g->nmembers == g->cap) {
 		size_t cap = g->cap ? g->cap * 2 : 4;
-		if (grow((void **)&g->members, sizeof(*g->members), cap)) {
+		if (stream_grow((void **)&g->members, sizeof(*g->members), cap)) {
 			if (g->nmembers == 0)
 				stream_group_leave(g, NULL);
 			return NULL;

@@ -14,8 +14,8 @@
 
 #define SLOTS_MIN	64u
 
-static int
-grow(void **p, size_t size, size_t n)
+int
+stream_grow(void **p, size_t size, size_t n)
 {
 	void *q = realloc(*p, size * n);
 
@@ -73,8 +73,8 @@ stream_dict_add(struct stream_dict *d, const char *s, size_t len, uint32_t *idx)
 
 	if (d->n == d->cap) {
 		size_t cap = d->cap ? d->cap * 2 : 64;
-		if (grow((void **)&d->off, sizeof(*d->off), cap) ||
-		    grow((void **)&d->len, sizeof(*d->len), cap))
+		if (stream_grow((void **)&d->off, sizeof(*d->off), cap) ||
+		    stream_grow((void **)&d->len, sizeof(*d->len), cap))
 			return -1;
 		d->cap = cap;
 	}
@@ -85,7 +85,7 @@ stream_dict_add(struct stream_dict *d, const char *s, size_t len, uint32_t *idx)
 		size_t cap = d->arena_cap ? d->arena_cap : 4096;
 		while (cap < d->arena_len + len + 1)
 			cap *= 2;
-		if (grow((void **)&d->arena, 1, cap))
+		if (stream_grow((void **)&d->arena, 1, cap))
 			return -1;
 		d->arena_cap = cap;
 	}

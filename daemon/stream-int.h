@@ -74,6 +74,8 @@ struct stream_dict {
 int stream_dict_add(struct stream_dict *d, const char *s, size_t len, uint32_t *idx);
 void stream_dict_reset(struct stream_dict *d);
 void stream_dict_free(struct stream_dict *d);
+/* realloc *p to n elements of size; -1 (and *p untouched) when out of memory. */
+int stream_grow(void **p, size_t size, size_t n);
 
 /* Send and free a gone domain's columns. */
 void stream_batch_domain_gone(uint32_t domid);

@@ -17,6 +17,7 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -42,6 +43,11 @@
 #define MAX_LABEL_LEN		256
 #define MAX_SINGLE_WRITE	(64u << 20)	/* no cap of ours: the socket's is enough */
 #define SOCKET_SNDBUF		(2 << 20)
+/* Clients past this many events a second get coalesced writes (client_coalesce_us),
+ * measured over windows of COALESCE_WINDOW_NS: far above the rates where the latency
+ * of single events matters, far below where wake-ups dominate. */
+#define COALESCE_RATE		1000000u
+#define COALESCE_WINDOW_NS	10000000u
 
 struct stream_client {
 	TAILQ_ENTRY(stream_client) entry;
@@ -60,6 +66,11 @@ struct stream_client {
 	struct event *close_ev;
 	uint64_t dropped_total;
 	uint64_t dropped_unreported;
+	/* write coalescing for fast clients: events in the current rate window */
+	uint64_t win_start_ns, win_events, last_write_ns;
+	bool fast;		/* past COALESCE_RATE in the last window */
+	bool deferred;		/* writes off until the coalescing tick */
+	bool write_due;		/* writes on, data queued: the next turn writes it */
 };
 
 static TAILQ_HEAD(, stream_client) clients = TAILQ_HEAD_INITIALIZER(clients);
@@ -75,9 +86,12 @@ static char host[256];
 
 static unsigned max_clients = 64;
 static size_t queue_cap = 8u << 20;
+static uint64_t coalesce_ns = 2000000u;
+static struct event *coalesce_ev;	/* one tick resumes every deferred client */
 static unsigned max_top_n = 1000;
 
 static void client_free(struct stream_client *c);
+static void write_resume(struct stream_client *c);
 
 static size_t
 out_len(const struct stream_client *c)
@@ -141,6 +155,7 @@ send_error(struct stream_client *c, Mtrace__Error__Code code, const char *fmt, .
 	if (c->closing)
 		return;
 	c->closing = true;
+	write_resume(c);
 	bufferevent_disable(c->bev, EV_READ);
 	bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
 	event_add(c->close_ev, &tv);
@@ -209,6 +224,74 @@ congested(const struct stream_client *c)
 	return c->dropped_unreported > 0 || out_len(c) > queue_cap / 2;
 }
 
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void
+write_resume(struct stream_client *c)
+{
+	if (!c->deferred)
+		return;
+	c->deferred = false;
+	c->write_due = true;
+	if (!c->closing)
+		bufferevent_enable(c->bev, EV_WRITE);
+}
+
+/* One tick for all: per-client timers would each cost a loop turn of their own. */
+static void
+coalesce_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct stream_client *c;
+
+	TAILQ_FOREACH(c, &clients, entry)
+		write_resume(c);
+}
+
+/*
+ * Interrupt moderation for sockets: every write wakes the client, a context switch on
+ * each side, which with many fast clients costs more than the events themselves.  A
+ * client taking over COALESCE_RATE events a second gets one write per coalesce_ns at
+ * most; the batches meanwhile wait in its queue (a few hundred KiB at these rates).
+ */
+static void
+coalesce(struct stream_client *c, size_t n)
+{
+	uint64_t now = mono_ns();
+
+	if (now - c->win_start_ns >= COALESCE_WINDOW_NS) {
+		c->fast = c->win_events * 1000000000u >=
+			  (uint64_t)COALESCE_RATE * (now - c->win_start_ns);
+		c->win_start_ns = now;
+		c->win_events = 0;
+	}
+	c->win_events += n;
+	/* write_due: a write is on its way (write_cb clears it); turning writes off now
+	 * would put it off again and again */
+	if (!c->fast || !coalesce_ns || c->deferred || c->write_due || c->closing)
+		return;
+	if (now - c->last_write_ns >= coalesce_ns) {
+		c->write_due = true;
+		return;
+	}
+	if (!evtimer_pending(coalesce_ev, NULL)) {
+		uint64_t left = c->last_write_ns + coalesce_ns - now;
+		struct timeval tv = { (time_t)(left / 1000000000u),
+				      (suseconds_t)(left % 1000000000u / 1000u) };
+
+		if (evtimer_add(coalesce_ev, &tv) < 0)
+			return;
+	}
+	c->deferred = true;
+	bufferevent_disable(c->bev, EV_WRITE);
+}
+
 void
 stream_client_send_events(struct stream_client *c, struct stream_blob *b, size_t n)
 {
@@ -217,8 +300,10 @@ stream_client_send_events(struct stream_client *c, struct stream_blob *b, size_t
 	/* Once dropping, keep dropping until the queue has drained to the low-water mark
 	 * and the client was told: a client must never see a gap it was not told of. */
 	if (b && c->dropped_unreported == 0 && out_len(c) + b->len <= queue_cap &&
-	    stream_blob_queue(bufferevent_get_output(c->bev), b) == 0)
+	    stream_blob_queue(bufferevent_get_output(c->bev), b) == 0) {
+		coalesce(c, n);
 		return;
+	}
 	c->dropped_total += n;
 	c->dropped_unreported += n;
 	/* Already drained (a batch larger than the whole cap, or out of memory): no write
@@ -452,6 +537,8 @@ write_cb(struct bufferevent *bev, void *arg)
 {
 	struct stream_client *c = arg;
 
+	c->write_due = false;
+	c->last_write_ns = mono_ns();
 	if (c->closing) {
 		if (out_len(c) == 0)
 			client_free(c);
@@ -638,6 +725,7 @@ stream_reconfigure(const struct mtraced_config *cfg)
 
 	max_clients = cfg->max_clients ? cfg->max_clients : 1;
 	queue_cap = cfg->client_queue_bytes ? cfg->client_queue_bytes : 1;
+	coalesce_ns = (uint64_t)cfg->client_coalesce_us * 1000u;
 	max_top_n = cfg->max_top_n;
 	TAILQ_FOREACH(c, &clients, entry)
 		if (!c->closing)
@@ -662,7 +750,8 @@ stream_init(struct event_base *base, const struct mtraced_config *cfg, char *err
 	listener = evconnlistener_new(base, accept_cb, NULL,
 				      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
 	accept_pause_ev = evtimer_new(base, accept_resume_cb, NULL);
-	if (!listener || !accept_pause_ev) {
+	coalesce_ev = evtimer_new(base, coalesce_cb, NULL);
+	if (!listener || !accept_pause_ev || !coalesce_ev) {
 		snprintf(err, errlen, "out of memory setting up the socket");
 		if (!listener)
 			close(fd);
@@ -793,6 +882,9 @@ stream_shutdown(const char *reason)
 	if (accept_pause_ev)
 		event_free(accept_pause_ev);
 	accept_pause_ev = NULL;
+	if (coalesce_ev)
+		event_free(coalesce_ev);
+	coalesce_ev = NULL;
 	stream_batch_fini();
 	if (own_socket && unlink(sock_path) < 0 && errno != ENOENT)
 		log_warn("unlink %s: %s", sock_path, strerror(errno));
