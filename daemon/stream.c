@@ -9,6 +9,7 @@
  * that breaks the protocol gets an Error and is closed.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -88,6 +89,7 @@ static unsigned max_clients = 64;
 static size_t queue_cap = 8u << 20;
 static uint64_t coalesce_ns = 2000000u;
 static struct event *coalesce_ev;	/* one tick resumes every deferred client */
+static uint64_t writes_put_off;		/* for the log at shutdown */
 static unsigned max_top_n = 1000;
 
 static void client_free(struct stream_client *c);
@@ -289,6 +291,7 @@ coalesce(struct stream_client *c, size_t n)
 			return;
 	}
 	c->deferred = true;
+	writes_put_off++;
 	bufferevent_disable(c->bev, EV_WRITE);
 }
 
@@ -857,6 +860,7 @@ stream_shutdown(const char *reason)
 	if (!ev_base)
 		return;
 	stream_batch_flush();
+	log_debug("%" PRIu64 " client writes put off (client_coalesce_us)", writes_put_off);
 	g.reason = (char *)(reason ? reason : "");
 	m.msg_case = MTRACE__SERVER_MSG__MSG_GOODBYE;
 	m.goodbye = &g;

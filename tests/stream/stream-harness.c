@@ -6,7 +6,7 @@
  *
  *   stream-harness -s SOCK [-N events] [-r rate/s] [-D domains] [-R rings]
  *                  [-w clients to wait for] [-q queue bytes] [-m max clients]
- *                  [-L linger ms] [--ring-loss] [--clock-jumps]
+ *                  [-L linger ms] [-C client_coalesce_us] [--ring-loss] [--clock-jumps]
  *
  * --clock-jumps: event k's timestamp is clock_jump_ts(k) (arg is k), a clock that
  * jumps ahead 3 s every 997 events and steps back 2.5 s for one event in 101.
@@ -264,7 +264,7 @@ main(int argc, char **argv)
 	h.domains = 2;
 	h.rings = 2;
 	h.linger_ms = 300;
-	while ((ch = getopt_long(argc, argv, "s:N:r:D:R:w:q:m:L:v", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:N:r:D:R:w:q:m:L:C:v", lo, NULL)) != -1) {
 		switch (ch) {
 		case 's': snprintf(cfg.socket_path, sizeof(cfg.socket_path), "%s", optarg); break;
 		case 'N': h.total = strtoull(optarg, NULL, 10); break;
@@ -275,6 +275,7 @@ main(int argc, char **argv)
 		case 'q': cfg.client_queue_bytes = strtoull(optarg, NULL, 10); break;
 		case 'm': cfg.max_clients = (unsigned)atoi(optarg); break;
 		case 'L': h.linger_ms = (unsigned)atoi(optarg); break;
+		case 'C': cfg.client_coalesce_us = (unsigned)atoi(optarg); break;
 		case 'v': cfg.log_level = 3; break;
 		case 'l': h.ring_loss = true; break;
 		case 'J': h.clock_jumps = true; break;

@@ -1,12 +1,12 @@
 /*
  * stream-probe - a scriptable misbehaving (or slow) client for the stream tests.
  *
- *   stream-probe -s SOCK [-H] [-S] [-I STATS_MS] [-x HEX]... [-P COOKIE] [-c] [-p SECONDS]
- *                [-T SECONDS]
+ *   stream-probe -s SOCK [-H] [-S] [-I STATS_MS] [-x HEX]... [-a EVENTS] [-P COOKIE] [-c]
+ *                [-p SECONDS] [-T SECONDS]
  *
  * -H: do not answer the daemon's Hello; -S: subscribe to all events (-I: and to
  * statistics every STATS_MS, printed as "stats DROPPED_FOR_CLIENT"); -x: send these
- * bytes as they are; -P: send a Ping; -c: close right after sending (a client gone
+ * bytes as they are (-a: only once this many events came); -P: send a Ping; -c: close right after sending (a client gone
  * mid-frame); -p: sleep before reading (a stalled client); -T: give up reading after
  * this long.  Prints one line per message received ("error 1 ...", "events 123",
  * "loss 0 0 4567", "goodbye", "eof") and a final "summary events=N dropped=D".
@@ -43,7 +43,7 @@ main(int argc, char **argv)
 	unsigned flags = 0;
 	bool subscribe = false, close_now = false;
 	double pause = 0, limit = 10;
-	uint64_t events = 0, dropped = 0, ping = 0;
+	uint64_t events = 0, dropped = 0, ping = 0, send_after = 0;
 	unsigned stats_ms = 0;
 	static uint8_t sendbuf[1 << 20];
 	size_t sendlen = 0;
@@ -53,7 +53,7 @@ main(int argc, char **argv)
 
 	/* Line by line: tests watch this output while the probe runs. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((ch = getopt(argc, argv, "s:HSI:x:P:cp:T:")) != -1) {
+	while ((ch = getopt(argc, argv, "s:HSI:x:a:P:cp:T:")) != -1) {
 		switch (ch) {
 		case 'I': stats_ms = (unsigned)atoi(optarg); break;
 		case 's': sock = optarg; break;
@@ -62,6 +62,7 @@ main(int argc, char **argv)
 		case 'x': sendlen += unhex(optarg, sendbuf + sendlen, sizeof(sendbuf) - sendlen);
 			break;
 		case 'P': ping = strtoull(optarg, NULL, 10); break;
+		case 'a': send_after = strtoull(optarg, NULL, 10); break;
 		case 'c': close_now = true; break;
 		case 'p': pause = atof(optarg); break;
 		case 'T': limit = atof(optarg); break;
@@ -89,7 +90,7 @@ main(int argc, char **argv)
 		m.ping = &p;
 		mtc_send(c, &m);
 	}
-	if (sendlen && mtc_send_raw(c, sendbuf, sendlen) < 0)
+	if (sendlen && !send_after && mtc_send_raw(c, sendbuf, sendlen) < 0)
 		printf("send-failed %s\n", strerror(errno));
 	if (close_now) {
 		mtc_close(c);
@@ -116,6 +117,12 @@ main(int argc, char **argv)
 			break;
 		case MTRACE__SERVER_MSG__MSG_EVENTS:
 			events += m->events->n_op;
+			if (sendlen && send_after && events >= send_after) {
+				if (mtc_send_raw(c, sendbuf, sendlen) < 0)
+					printf("send-failed %s\n", strerror(errno));
+				send_after = 0;
+				sendlen = 0;
+			}
 			break;
 		case MTRACE__SERVER_MSG__MSG_LOSS:
 			dropped += m->loss->dropped_for_client;
