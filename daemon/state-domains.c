@@ -83,10 +83,8 @@ double state_win_rate(const struct win *w, uint64_t now_sec, unsigned secs)
 
 /* ---- domains ---- */
 
-static void domain_free(struct state_domain *d)
+static void domain_free_tables(struct state_domain *d)
 {
-	if (last_dom == d)
-		last_dom = NULL;
 	free(d->thr);
 	free(d->tab);
 	state_strtab_free(&d->labels);
@@ -94,6 +92,13 @@ static void domain_free(struct state_domain *d)
 	state_strtab_free(&d->failures);
 	state_strtab_free(&d->counters);
 	free(d->cval);
+}
+
+static void domain_free(struct state_domain *d)
+{
+	if (last_dom == d)
+		last_dom = NULL;
+	domain_free_tables(d);
 	free(d);
 }
 
@@ -103,13 +108,7 @@ static void domain_reset(struct state_domain *d)
 	char name[NAME_MAX_LEN];
 
 	memcpy(name, d->name, sizeof(name));
-	free(d->thr);
-	free(d->tab);
-	state_strtab_free(&d->labels);
-	free(d->lstat);
-	state_strtab_free(&d->failures);
-	state_strtab_free(&d->counters);
-	free(d->cval);
+	domain_free_tables(d);
 	memset(d, 0, sizeof(*d));
 	d->domid = domid;
 	memcpy(d->name, name, sizeof(name));

@@ -18,7 +18,6 @@
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <event2/buffer.h>
@@ -226,15 +225,6 @@ congested(const struct stream_client *c)
 	return c->dropped_unreported > 0 || out_len(c) > queue_cap / 2;
 }
 
-static uint64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void
 write_resume(struct stream_client *c)
 {
@@ -265,7 +255,7 @@ coalesce_cb(evutil_socket_t fd, short what, void *arg)
 static void
 coalesce(struct stream_client *c, size_t n)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = state_now_ns();
 
 	if (now - c->win_start_ns >= COALESCE_WINDOW_NS) {
 		c->fast = c->win_events * 1000000000u >=
@@ -541,7 +531,7 @@ write_cb(struct bufferevent *bev, void *arg)
 	struct stream_client *c = arg;
 
 	c->write_due = false;
-	c->last_write_ns = mono_ns();
+	c->last_write_ns = state_now_ns();
 	if (c->closing) {
 		if (out_len(c) == 0)
 			client_free(c);

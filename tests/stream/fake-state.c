@@ -145,3 +145,12 @@ state_guest_count(void)
 {
 	return ndoms;
 }
+
+uint64_t
+state_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
