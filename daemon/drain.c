@@ -185,7 +185,7 @@ static void poll_each(struct guest *g, void *arg)
 	if (g->kind != GUEST_RING || !g->polling || g->busy)
 		return;
 	if (*got >= guests_cfg->drain_budget)
-		busy_add(g);	/* this turn has had its budget: next turn, first */
+		busy_add(g);	/* this turn has had its budget: the busy round takes it */
 	else
 		*got += drain_service(g);
 }
