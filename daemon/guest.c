@@ -383,6 +383,13 @@ static void detach(struct guest *g, const char *reason)
 	g->bad[0] = 0;
 }
 
+static size_t reason_len(const char *why)
+{
+	const char *p = strstr(why, " (");
+
+	return p ? (size_t)(p - why) : strlen(why);
+}
+
 static void set_bad(struct guest *g, const char *why)
 {
 	if (g->kind == GUEST_RING || g->kind == GUEST_LEGACY) {
@@ -393,10 +400,12 @@ static void set_bad(struct guest *g, const char *why)
 		detach(g, reason);
 	}
 	g->kind = GUEST_BAD;
-	if (strcmp(g->bad, why)) {
+	/* Logged once per reason: a trailing "(...)" is detail that changes from one
+	 * rescan to the next (pages mapped by the others), not a new reason. */
+	size_t k = reason_len(why);
+	if (reason_len(g->bad) != k || strncmp(g->bad, why, k))
 		log_warn("domain %" PRIu32 " (%s): not traced: %s", g->domid, g->name, why);
-		snprintf(g->bad, sizeof(g->bad), "%s", why);
-	}
+	snprintf(g->bad, sizeof(g->bad), "%s", why);
 	state_domain_bad(g->sd, why);
 }
 

@@ -91,6 +91,9 @@ snap
 refused "$C"
 field "$C" state | grep -q '^bad: 129 pages would pass' || fail "c: $(field "$C" state)"
 [ "$(grant_pages)" = $CAP ] || fail "$(grant_pages) pages mapped at the cap"
+# its state followed the pages mapped by the others; the warning was logged once
+n=$(grep -c "domain $C (c): not traced" "$DLOG")
+[ "$n" = 1 ] || fail "c's refusal logged $n times"
 note "a's pages released: e traced; f refused at the cap"
 
 # b and e destroyed: 17 pages left, c (129) and f (2) fit and are taken on by the
