@@ -40,7 +40,7 @@ struct acc {
 	uint32_t *type;
 	struct stream_dict dict;	/* the batch's distinct strings */
 	uint32_t *str_ref;		/* per event with a string: index into dict */
-	size_t nref, refcap;
+	size_t nref;			/* <= n: str_ref has the columns' capacity */
 };
 
 struct stream_group {
@@ -146,7 +146,8 @@ acc_reserve(struct acc *a, size_t n)
 	    stream_grow((void **)&a->op, sizeof(*a->op), cap) ||
 	    stream_grow((void **)&a->thread, sizeof(*a->thread), cap) ||
 	    stream_grow((void **)&a->arg, sizeof(*a->arg), cap) ||
-	    stream_grow((void **)&a->type, sizeof(*a->type), cap))
+	    stream_grow((void **)&a->type, sizeof(*a->type), cap) ||
+	    stream_grow((void **)&a->str_ref, sizeof(*a->str_ref), cap))
 		return -1;
 	a->cap = cap;
 	return 0;
@@ -157,12 +158,6 @@ acc_add_str(struct acc *a, const char *s, size_t len)
 {
 	uint32_t idx;
 
-	if (a->nref == a->refcap) {
-		size_t cap = a->refcap ? a->refcap * 2 : 256;
-		if (stream_grow((void **)&a->str_ref, sizeof(*a->str_ref), cap))
-			return -1;
-		a->refcap = cap;
-	}
 	if (stream_dict_add(&a->dict, s, len, &idx) < 0)
 		return -1;
 	a->str_ref[a->nref++] = idx;
