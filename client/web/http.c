@@ -27,7 +27,6 @@
 #define MAX_HEADERS	(8 * 1024)
 #define MAX_BODY	1024
 #define IO_TIMEOUT_S	10
-#define HEADER_DEADLINE_S 10	/* a request's headers, or the next one on a kept connection */
 #define ASSET_MAX	(4u << 20)
 
 static const struct asset_def {
@@ -46,6 +45,7 @@ static const struct asset_def {
  * reused number and to time its headers. */
 struct conn_slot {
 	bool used, streaming;
+	bool admitted;		/* within --max-connections when first seen */
 	struct sockaddr_storage peer;
 	time_t since;		/* accepted (first seen), or last request */
 };
@@ -64,7 +64,7 @@ static struct {
 	} asset[N_ASSETS];
 	struct conn_slot *conns;
 	int nconn_slots;
-	unsigned live, refused, cut;
+	unsigned live, admitted, refused, cut;
 	uint64_t requests;
 	bool emfile_warned;
 } h;
@@ -191,6 +191,17 @@ our_conn(int fd, struct sockaddr_storage *peer)
 	return port == h.port && getpeername(fd, (struct sockaddr *)peer, &pl) == 0;
 }
 
+/* Connections are admitted in the order they come, up to --max-connections; the
+ * others get 503 at their first request. */
+static void
+slot_new(struct conn_slot *c, const struct sockaddr_storage *peer, time_t now)
+{
+	*c = (struct conn_slot){ .used = true, .peer = *peer, .since = now };
+	c->admitted = h.admitted < h.o->max_conns;
+	h.admitted += c->admitted;
+	h.live++;
+}
+
 static struct conn_slot *
 slot_of(struct evhttp_request *req)
 {
@@ -200,10 +211,8 @@ slot_of(struct evhttp_request *req)
 
 	if (fd < 0 || fd >= h.nconn_slots || !our_conn(fd, &peer))
 		return NULL;
-	if (!h.conns[fd].used || !same_peer(&h.conns[fd].peer, &peer)) {
-		h.conns[fd] = (struct conn_slot){ .used = true, .peer = peer };
-		h.live++;
-	}
+	if (!h.conns[fd].used || !same_peer(&h.conns[fd].peer, &peer))
+		slot_new(&h.conns[fd], &peer, time(NULL));
 	return &h.conns[fd];
 }
 
@@ -211,26 +220,34 @@ static void
 on_sweep(evutil_socket_t fd_, short what, void *arg)
 {
 	time_t now = time(NULL);
-	unsigned live = 0;
+	unsigned live = 0, admitted = 0;
 
 	for (int fd = 0; fd < h.nconn_slots; fd++) {
 		struct conn_slot *c = &h.conns[fd];
 		struct sockaddr_storage peer;
 
 		if (!our_conn(fd, &peer)) {
+			if (c->used)
+				h.admitted -= c->admitted;
 			c->used = false;
 			continue;
 		}
-		if (!c->used || !same_peer(&c->peer, &peer))
-			*c = (struct conn_slot){ .used = true, .peer = peer, .since = now };
+		if (c->used && !same_peer(&c->peer, &peer)) {
+			h.admitted -= c->admitted;
+			c->used = false;
+		}
+		if (!c->used)
+			slot_new(c, &peer, now);
 		live++;
-		if (!c->streaming && now - c->since > HEADER_DEADLINE_S) {
+		admitted += c->admitted;
+		if (!c->streaming && now - c->since > (time_t)h.o->header_timeout_s) {
 			/* evhttp reads EOF and frees the connection itself. */
 			shutdown(fd, SHUT_RDWR);
 			h.cut++;
 		}
 	}
 	h.live = live;
+	h.admitted = admitted;
 }
 
 static void
@@ -264,7 +281,7 @@ on_request(struct evhttp_request *req, void *arg)
 	h.requests++;
 	if (c)
 		c->since = time(NULL);
-	if (h.live > h.o->max_conns) {
+	if (c && !c->admitted) {
 		h.refused++;
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
 		evhttp_add_header(evhttp_request_get_output_headers(req), "Retry-After", "5");
@@ -302,7 +319,14 @@ on_request(struct evhttp_request *req, void *arg)
 			continue;
 		struct evbuffer *b = evbuffer_new();
 		http_common_headers(req, asset_defs[i].type);
-		evbuffer_add_reference(b, h.asset[i].data, h.asset[i].len, NULL, NULL);
+		if (m == EVHTTP_REQ_HEAD) {
+			/* evhttp would send a body given one, even to HEAD. */
+			char len[24];
+			snprintf(len, sizeof(len), "%zu", h.asset[i].len);
+			evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Length", len);
+		} else {
+			evbuffer_add_reference(b, h.asset[i].data, h.asset[i].len, NULL, NULL);
+		}
 		evhttp_send_reply(req, 200, "OK", b);
 		evbuffer_free(b);
 		return;

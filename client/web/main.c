@@ -36,6 +36,8 @@ usage(FILE *f)
 		"      --queue MIB         how far one browser may fall behind before its\n"
 		"                          events are dropped (default 4)\n"
 		"      --max-connections N HTTP connections at once (default 512)\n"
+		"      --header-timeout S  a request's headers must arrive within S seconds,\n"
+		"                          the next one on a kept-alive connection too (10)\n"
 		"      --stats MS          statistics interval asked of mtraced (default 1000)\n"
 		"  -h, --help              this text\n"
 		"  -V, --version           version\n",
@@ -85,7 +87,7 @@ on_signal(evutil_socket_t sig, short what, void *arg)
 int
 main(int argc, char **argv)
 {
-	enum { O_ASSETS = 256, O_HISTORY, O_QUEUE, O_MAXC, O_STATS };
+	enum { O_ASSETS = 256, O_HISTORY, O_QUEUE, O_MAXC, O_STATS, O_HDRT };
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "listen", required_argument, NULL, 'l' },
@@ -95,6 +97,7 @@ main(int argc, char **argv)
 		{ "queue", required_argument, NULL, O_QUEUE },
 		{ "max-connections", required_argument, NULL, O_MAXC },
 		{ "stats", required_argument, NULL, O_STATS },
+		{ "header-timeout", required_argument, NULL, O_HDRT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -104,6 +107,7 @@ main(int argc, char **argv)
 		.history_bytes = 32u << 20,
 		.queue_bytes = 4u << 20,
 		.max_conns = 512,
+		.header_timeout_s = 10,
 		.stats_ms = 1000,
 		.top_n = 200,
 	};
@@ -126,6 +130,9 @@ main(int argc, char **argv)
 			break;
 		case O_QUEUE: o.queue_bytes = parse_num(optarg, "--queue", 1, 1024) << 20; break;
 		case O_MAXC: o.max_conns = (unsigned)parse_num(optarg, "--max-connections", 1, 100000); break;
+		case O_HDRT:
+			o.header_timeout_s = (unsigned)parse_num(optarg, "--header-timeout", 1, 3600);
+			break;
 		case O_STATS: o.stats_ms = (unsigned)parse_num(optarg, "--stats", 100, 3600000); break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("mtrace-web %s\n", MTRACE_VERSION); return 0;

@@ -32,6 +32,7 @@ struct web_opts {
 	size_t history_bytes;		/* shared history of SSE messages */
 	size_t queue_bytes;		/* how far one browser may lag before it skips */
 	unsigned max_conns;
+	unsigned header_timeout_s;	/* a request's headers must come within this */
 	unsigned stats_ms;
 	unsigned top_n;
 };

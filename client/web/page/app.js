@@ -368,6 +368,25 @@
       const f = [...view.frames].sort((a, b) => a - b);
       return { n: f.length, median: f[f.length >> 1] || 0, p95: f[Math.floor(f.length * 0.95)] || 0 };
     },
+    select: (domid, id) => {
+      const d = model.domains.get(domid);
+      const th = d && d.threads.get(id);
+      select(th || null);
+      return !!th;
+    },
+    // Where a thread's line is drawn now (canvas coordinates), or null.
+    locate: (domid, id) => {
+      const L = view.layout.find(l => l.d.domid === domid);
+      const th = L && L.d.threads.get(id);
+      if (!th) return null;
+      const end = th.end === null ? now() : th.end;
+      const t = Math.max(th.created, view.t0) / 2 + Math.min(end, view.t1) / 2;
+      const W = canvas.clientWidth;
+      const seg = th.segs.filter(s => s.t0 <= t).pop() || th.segs[0];
+      return { x: (t - view.t0) / view.spanMs * W, y: L.rowsTop + seg.row * view.rowH + view.rowH / 2 };
+    },
+    // A renderer that stops reading: its main thread busy for ms (tests).
+    stall: ms => setTimeout(() => { const end = Date.now() + ms; while (Date.now() < end); }, 0),
     drawOnce: () => draw(ctx, model, view, now(), canvas.clientWidth, canvas.clientHeight),
     now,
   };
