@@ -13,7 +13,10 @@
 
 #include "web.h"
 
-#define READ_BUDGET	256	/* messages per loop turn, so HTTP is served between */
+/* Per loop turn, so that HTTP is served and the browsers' sockets are written between:
+ * a turn must not produce more than a browser can be sent in one (sse.c). */
+#define READ_BUDGET	256		/* messages */
+#define READ_BUDGET_BYTES (192u * 1024)	/* of SSE messages */
 
 static struct {
 	struct event_base *base;
@@ -137,10 +140,12 @@ static void
 on_readable(evutil_socket_t fd, short what, void *arg)
 {
 	struct evbuffer *b = evbuffer_new();
+	uint64_t bytes0 = hist_bytes_total();
 	char err[256];
 	int n = 0, r = 1;
+	bool spent = false;
 
-	while (n < READ_BUDGET) {
+	while (!(spent = n >= READ_BUDGET || hist_bytes_total() - bytes0 >= READ_BUDGET_BYTES)) {
 		Mtrace__ServerMsg *m;
 
 		r = mtc_next(f.c, 0, &m, NULL, NULL, err, sizeof(err));
@@ -165,7 +170,7 @@ on_readable(evutil_socket_t fd, short what, void *arg)
 	}
 	/* Budget spent: frames may wait in the client's buffer with nothing on the
 	 * socket to wake us, so come back at the next turn. */
-	if (n == READ_BUDGET)
+	if (spent)
 		event_active(f.rd, EV_READ, 0);
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
 
@@ -19,10 +20,11 @@
 
 #include "web.h"
 
-#define LOW_WATER	(64u * 1024)	/* write more once the socket buffer is below this */
-#define CHUNK_MAX	(256u * 1024)	/* one write at most */
+#define LOW_WATER	(256u * 1024)	/* write more once the socket buffer is below this */
+#define CHUNK_MAX	(512u * 1024)	/* one write at most */
 #define KEEPALIVE_S	15
 #define STREAM_TIMEOUT_S 60		/* no progress at all for this long: give up */
+#define SNDBUF		(256 * 1024)	/* the kernel's share of one browser's queue */
 
 struct browser {
 	struct browser *prev, *next;
@@ -195,6 +197,13 @@ sse_open(struct evhttp_request *req)
 	http_common_headers(req, "text/event-stream");
 	evhttp_add_header(out, "X-Accel-Buffering", "no");
 	evhttp_connection_set_timeout(b->evcon, STREAM_TIMEOUT_S);
+	{
+		/* What a stalled browser holds in the kernel stays bounded too (Linux
+		 * doubles it for its own bookkeeping). */
+		int fd = bufferevent_getfd(evhttp_connection_get_bufferevent(b->evcon)), sz = SNDBUF;
+		if (fd >= 0)
+			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+	}
 	evhttp_connection_set_closecb(b->evcon, on_close, b);
 	evhttp_send_reply_start(req, 200, "OK");
 

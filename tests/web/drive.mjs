@@ -139,7 +139,8 @@ async function modeModel() {
   await until('both guests to end', () => !/ (mirage-blk|synthetic) running /.test(running()), 60000);
   await until('the page to mark both destroyed', () => page.evaluate((a, b) =>
     [a, b].every(id => { const d = mtrace.model.domains.get(id); return d && !d.alive; }), replay, load), 20000);
-  const reason = await page.evaluate(id => document.querySelector(`#domains li[data-domid="${id}"] .dead`)?.textContent, load);
+  const reason = await until('the domain list to say so', () => page.evaluate(id =>
+    document.querySelector(`#domains li[data-domid="${id}"] .dead`)?.textContent, load), 5000).catch(() => null);
   check(!!reason, `destroyed guest ${load} shown live as "${reason}"`);
 
   // The model against mtrace-cat.
@@ -332,17 +333,41 @@ async function modeHostile() {
   await browser.close();
 }
 
+// A process and its descendants.
+function family(pid) {
+  const kids = new Map();
+  for (const e of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const st = fs.readFileSync(`/proc/${e}/stat`, 'utf8');
+      const ppid = Number(st.slice(st.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!kids.has(ppid)) kids.set(ppid, []);
+      kids.get(ppid).push(Number(e));
+    } catch {}
+  }
+  const out = [];
+  const walk = p => { out.push(p); for (const k of kids.get(p) || []) walk(k); };
+  walk(pid);
+  return out;
+}
+
 async function modeSlow() {
   const errA = [], errB = [];
   // Two browsers: a stalled renderer must not share a process with the other page.
   const [bA, bB] = await Promise.all([launch(), launch()]);
   const A = await open(bA, errA), B = await open(bB, errB);
-  const STALL = Number(env.STALL_MS || 15000);
-  await A.evaluate(ms => mtrace.stall(ms), STALL);
+  const STALL = Number(env.STALL_MS || 40000);	// at most: A is continued once B is checked
+  // A stops reading: every process of that Chromium stopped (SIGSTOP), so its
+  // sockets fill up; it is continued after STALL ms.
+  const pidsA = family(bA.process().pid);
+  for (const p of pidsA) process.kill(p, 'SIGSTOP');
   const stallStart = Date.now();
-  note(`browser A stalls for ${STALL} ms; a fast guest runs`);
+  let stopped = true;
+  const cont = () => { if (stopped) for (const p of pidsA) try { process.kill(p, 'SIGCONT'); } catch {} stopped = false; };
+  const resume = setTimeout(cont, STALL);
+  note(`browser A (${pidsA.length} processes) stopped for ${STALL} ms; a fast guest runs`);
   const dom = guest('fast', env.LOAD, '--rings', '2', '--threads', '64', '--labels', '8',
-    '--rate', env.SLOW_RATE || '40000', '--events', env.SLOW_EVENTS || '120000');
+    '--rate', env.SLOW_RATE || '6000', '--events', env.SLOW_EVENTS || '36000');
   await until('the fast guest to end', () => !/ fast running /.test(running()), 60000);
   const total = await until('mtraced\'s count', async () => {
     const s = await B.evaluate(() => fetch('api/state').then(r => r.json()));
@@ -354,9 +379,12 @@ async function modeSlow() {
   const bGot = await B.evaluate(id => mtrace.model.domains.get(id)?.events ?? 0, dom);
   const stillStalled = Date.now() - stallStart < STALL;
   check(bGot === total, `browser B received all ${total} events (${bGot})`);
-  check(stillStalled, `... while browser A was still stalled (${Date.now() - stallStart} ms into ${STALL})`);
+  check(stillStalled && stopped, `... while browser A was still stopped (${Date.now() - stallStart} ms into ${STALL})`);
   const bDropped = await B.evaluate(() => mtrace.model.dropped);
   check(bDropped === 0, 'browser B dropped nothing');
+  clearTimeout(resume);
+  cont();
+  note('browser A continued');
   // A wakes up: told what it lost, and what it got plus that is exactly the total.
   await until('browser A to be told', () => A.evaluate(() => mtrace.model.dropped > 0), STALL + 20000);
   const a = await until('browser A to settle', async () => {
@@ -369,6 +397,7 @@ async function modeSlow() {
   fs.writeFileSync(path.join(env.RIG_DIR, 'dropped.png'), shot);
   fs.writeFileSync(path.join(env.RIG_DIR, 'total'), String(total));
   check(errA.length + errB.length === 0, `no errors in the pages (${[...errA, ...errB].slice(0, 3).join(' | ')})`);
+  clearTimeout(resume);
   await Promise.all([bA.close(), bB.close()]);
 }
 

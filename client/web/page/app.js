@@ -332,11 +332,15 @@
   window.addEventListener('resize', resize);
 
   // --- The frame loop ------------------------------------------------------------
+  // Frames are paced by what they cost: a slow machine draws less often rather than
+  // leave no time to take in the feed (which would make this browser fall behind).
+  let nextDraw = 0;
   function frame() {
-    const t = now();
-    if (view.follow) view.t1 = t + view.spanMs * 0.02;
-    if (state.dirty || view.follow || model.version !== state.lastDrawn) {
-      draw(ctx, model, view, t, canvas.clientWidth, canvas.clientHeight);
+    const t = now(), wall = performance.now();
+    if ((state.dirty || view.follow || model.version !== state.lastDrawn) && wall >= nextDraw) {
+      if (view.follow) view.t1 = t + view.spanMs * 0.02;
+      const took = draw(ctx, model, view, t, canvas.clientWidth, canvas.clientHeight);
+      nextDraw = wall + Math.max(0, 2 * took - 16);
       state.lastDrawn = model.version;
       state.dirty = false;
     }
