@@ -179,7 +179,24 @@ async function modeModel() {
   await sleep(300);
   const shot = await page.screenshot({ type: 'png' });
   fs.writeFileSync(path.join(env.RIG_DIR, 'page.png'), shot);
-  if (env.SHOT_OUT) fs.copyFileSync(path.join(env.RIG_DIR, 'page.png'), env.SHOT_OUT);
+  if (env.SHOT_OUT) {
+    // The picture for docs/: the trace's first burst (block device and xenstore
+    // set-up), big enough to read, and the synthetic guest below it.
+    await page.evaluate((id, spanMs) => {
+      const d = mtrace.model.domains.get(id);
+      let lo = Infinity;
+      for (const th of d.order) lo = Math.min(lo, th.created);
+      mtrace.view.hidden.clear();
+      mtrace.view.spanMs = spanMs;
+      mtrace.view.t1 = lo + spanMs * 0.97;
+      mtrace.view.rowH = 11;
+      mtrace.state.dirty = true;
+    }, replay, Number(env.SHOT_SPAN_MS || 34));
+    await page.evaluate(id => mtrace.select(id, 0), replay);
+    await sleep(300);
+    await page.screenshot({ path: env.SHOT_OUT, type: 'png' });
+    await page.evaluate(id => mtrace.select(id, -99), replay);
+  }
   const C = await page.evaluate(() => MtraceRender.COLORS);
   const st = await pixelStats(page, shot, { thread: C.thread, pending: C.pending, running: C.running,
     create: C.create, read: C.read, fulfill: C.fulfill });
