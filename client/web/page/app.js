@@ -50,6 +50,8 @@
   }
 
   function apply(b) {
+    state.lastAt = performance.now();
+    if (state.firstAt === undefined) state.firstAt = state.lastAt;
     const skew = b.w - Date.now();
     if (state.skewMs === null || skew > state.skewMs) state.skewMs = skew;
     model.batch(b);

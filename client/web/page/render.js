@@ -124,12 +124,20 @@ function draw(ctx, model, view, now, W, H) {
     const visRow = r => { const yy = rowY(r); return yy >= AXIS_H - 2 && yy <= H + 2; };
     const vis = id => { const th = d.threads.get(id); return th && threadVisible(view, th) ? th : null; };
 
-    // GC intervals: shaded across the band.
+    // GC intervals: shaded across the band, merged where they touch on screen and
+    // clipped to what is visible (thousands of tall translucent rectangles cost).
     ctx.fillStyle = COLORS.gc;
-    for (let i = lowerBound(d.gcs, t0, g => g.t1); i < d.gcs.length && d.gcs[i].t0 <= t1; i++) {
-      const g = d.gcs[i];
-      const x0 = xOf(g.t0), x1 = Math.max(xOf(g.t1), x0 + 1);
-      ctx.fillRect(x0, L.rowsTop, x1 - x0, rows * view.rowH);
+    {
+      const yTop = Math.max(L.rowsTop, AXIS_H), yBot = Math.min(L.rowsTop + rows * view.rowH, H);
+      let a = null, b = null;
+      const flush = () => { if (a !== null && yBot > yTop) ctx.fillRect(a, yTop, Math.max(b - a, 1), yBot - yTop); };
+      for (let i = lowerBound(d.gcs, t0, g => g.t1); i < d.gcs.length && d.gcs[i].t0 <= t1; i++) {
+        const x0 = xOf(d.gcs[i].t0), x1 = Math.max(xOf(d.gcs[i].t1), x0 + 1);
+        if (a !== null && x0 <= b + 1) { b = Math.max(b, x1); continue; }
+        flush();
+        a = x0; b = x1;
+      }
+      flush();
     }
 
     // Thread lines, by style.  Many threads can share a pixel: per row, a line that
