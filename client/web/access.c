@@ -22,14 +22,13 @@
 
 #include "web.h"
 
-#define TOKEN_MAX	256
-#define COOKIE_NAME	"mtrace_token"
+#define TOKEN_MAX   256
+#define COOKIE_NAME "mtrace_token"
 
 static char token[TOKEN_MAX + 1];
 static size_t token_len;
 
-int
-access_parse_listen(const char *spec, struct listen_addr *a, char *err, size_t errlen)
+int access_parse_listen(const char *spec, struct listen_addr *a, char *err, size_t errlen)
 {
 	char host[128];
 	const char *colon, *h = spec;
@@ -64,8 +63,8 @@ access_parse_listen(const char *spec, struct listen_addr *a, char *err, size_t e
 	if (!strcmp(host, "localhost"))
 		snprintf(host, sizeof(host), "127.0.0.1");
 	if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res) {
-		snprintf(err, errlen, "--listen %s: '%s' is not a numeric IPv4 or IPv6 address", spec,
-			 host);
+		snprintf(err, errlen, "--listen %s: '%s' is not a numeric IPv4 or IPv6 address",
+		    spec, host);
 		return -1;
 	}
 	memcpy(&a->ss, res->ai_addr, res->ai_addrlen);
@@ -84,13 +83,12 @@ access_parse_listen(const char *spec, struct listen_addr *a, char *err, size_t e
 	a->port = (unsigned)port;
 	return 0;
 bad:
-	snprintf(err, errlen, "bad --listen '%s' (ADDR:PORT, e.g. 127.0.0.1:8470 or [::1]:8470)",
-		 spec);
+	snprintf(
+	    err, errlen, "bad --listen '%s' (ADDR:PORT, e.g. 127.0.0.1:8470 or [::1]:8470)", spec);
 	return -1;
 }
 
-int
-access_load_token(const char *path, char *err, size_t errlen)
+int access_load_token(const char *path, char *err, size_t errlen)
 {
 	struct stat st;
 	char buf[TOKEN_MAX + 2];
@@ -121,15 +119,18 @@ access_load_token(const char *path, char *err, size_t errlen)
 		n--;
 	buf[n] = 0;
 	if ((size_t)n > TOKEN_MAX || (size_t)n < WEB_TOKEN_MIN || strlen(buf) != (size_t)n) {
-		snprintf(err, errlen, "token file %s: the token must be %d to %d characters on one line",
-			 path, WEB_TOKEN_MIN, TOKEN_MAX);
+		snprintf(err, errlen,
+		    "token file %s: the token must be %d to %d characters on one line", path,
+		    WEB_TOKEN_MIN, TOKEN_MAX);
 		return -1;
 	}
 	for (ssize_t i = 0; i < n; i++)
 		if (buf[i] <= ' ' || buf[i] > '~' || buf[i] == ';' || buf[i] == ',' ||
 		    buf[i] == '"' || buf[i] == '\\') {
-			snprintf(err, errlen, "token file %s: the token must be printable ASCII "
-				 "without spaces, quotes, ';' or ','", path);
+			snprintf(err, errlen,
+			    "token file %s: the token must be printable ASCII "
+			    "without spaces, quotes, ';' or ','",
+			    path);
 			return -1;
 		}
 	memcpy(token, buf, (size_t)n + 1);
@@ -137,15 +138,13 @@ access_load_token(const char *path, char *err, size_t errlen)
 	return 0;
 }
 
-bool
-access_has_token(void)
+bool access_has_token(void)
 {
 	return token_len > 0;
 }
 
 /* Constant time in the length of what is offered: no early exit on a mismatch. */
-static bool
-token_ok(const char *s, size_t n)
+static bool token_ok(const char *s, size_t n)
 {
 	unsigned char diff = (unsigned char)(n != token_len);
 
@@ -155,8 +154,7 @@ token_ok(const char *s, size_t n)
 }
 
 /* The value of name=value in a cookie header or a query string. */
-static bool
-find_param(const char *s, const char *name, char sep, const char **v, size_t *vl)
+static bool find_param(const char *s, const char *name, char sep, const char **v, size_t *vl)
 {
 	size_t nl = strlen(name);
 
@@ -174,14 +172,13 @@ find_param(const char *s, const char *name, char sep, const char **v, size_t *vl
 	return false;
 }
 
-static bool
-host_is_loopback(const char *host)
+static bool host_is_loopback(const char *host)
 {
 	char h[128];
 	size_t n;
 
 	if (!host)
-		return true;	/* HTTP/1.0 without Host: nothing to rebind */
+		return true; /* HTTP/1.0 without Host: nothing to rebind */
 	if (host[0] == '[') {
 		const char *rb = strchr(host, ']');
 		if (!rb)
@@ -201,23 +198,21 @@ host_is_loopback(const char *host)
 	return inet_pton(AF_INET, h, &in) == 1 && (ntohl(in.s_addr) >> 24) == 127;
 }
 
-static void
-refuse(struct evhttp_request *req, int code, const char *reason, const char *text)
+static void refuse(struct evhttp_request *req, int code, const char *reason, const char *text)
 {
 	struct evbuffer *b = evbuffer_new();
 
 	http_common_headers(req, "text/plain; charset=utf-8");
 	if (code == 401)
 		evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
-				  "Bearer realm=\"mtrace-web\"");
+		    "Bearer realm=\"mtrace-web\"");
 	evhttp_add_header(evhttp_request_get_output_headers(req), "Connection", "close");
 	evbuffer_add_printf(b, "%d %s: %s\n", code, reason, text);
 	evhttp_send_reply(req, code, reason, b);
 	evbuffer_free(b);
 }
 
-int
-access_check(struct evhttp_request *req, bool loopback)
+int access_check(struct evhttp_request *req, bool loopback)
 {
 	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
 	const char *v = NULL, *h;
@@ -227,7 +222,7 @@ access_check(struct evhttp_request *req, bool loopback)
 	if (loopback && !access_has_token()) {
 		if (!host_is_loopback(evhttp_find_header(in, "Host"))) {
 			refuse(req, 421, "Misdirected Request",
-			       "this server answers to localhost names only");
+			    "this server answers to localhost names only");
 			return 421;
 		}
 		return 0;
@@ -237,7 +232,7 @@ access_check(struct evhttp_request *req, bool loopback)
 		vl = strlen(v);
 		offered = true;
 	} else if ((h = evhttp_find_header(in, "Cookie")) &&
-		   find_param(h, COOKIE_NAME, ';', &v, &vl)) {
+	    find_param(h, COOKIE_NAME, ';', &v, &vl)) {
 		offered = true;
 	} else {
 		const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
@@ -247,7 +242,7 @@ access_check(struct evhttp_request *req, bool loopback)
 	}
 	if (!offered) {
 		refuse(req, 401, "Unauthorized",
-		       "a token is needed (open the URL mtrace-web printed, with ?token=...)");
+		    "a token is needed (open the URL mtrace-web printed, with ?token=...)");
 		return 401;
 	}
 	if (!token_ok(v, vl)) {

@@ -15,15 +15,15 @@
 
 /* Per loop turn, so that HTTP is served and the browsers' sockets are written between:
  * a turn must not produce more than a browser can be sent in one (sse.c). */
-#define READ_BUDGET	256		/* messages */
-#define READ_BUDGET_BYTES (192u * 1024)	/* of SSE messages */
+#define READ_BUDGET       256           /* messages */
+#define READ_BUDGET_BYTES (192u * 1024) /* of SSE messages */
 
 static struct {
 	struct event_base *base;
 	const struct web_opts *o;
 	struct mtc *c;
 	struct event *rd, *retry;
-	Mtrace__ServerMsg *stats;	/* the last Stats, for /api/state */
+	Mtrace__ServerMsg *stats; /* the last Stats, for /api/state */
 	char daemon[256];
 	bool warned;
 	uint64_t events, malformed;
@@ -37,8 +37,7 @@ static struct {
 	size_t ndoms;
 } f;
 
-static uint64_t
-wall_ms(void)
+static uint64_t wall_ms(void)
 {
 	struct timespec ts;
 
@@ -46,8 +45,7 @@ wall_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void
-push(const char *event, struct evbuffer *b, uint32_t events)
+static void push(const char *event, struct evbuffer *b, uint32_t events)
 {
 	size_t len = evbuffer_get_length(b);
 
@@ -55,8 +53,7 @@ push(const char *event, struct evbuffer *b, uint32_t events)
 	evbuffer_drain(b, len);
 }
 
-static void
-push_daemon_state(struct evbuffer *b, bool up)
+static void push_daemon_state(struct evbuffer *b, bool up)
 {
 	evbuffer_add_printf(b, "{\"connected\":%s,\"daemon\":", up ? "true" : "false");
 	json_str(b, f.daemon);
@@ -64,8 +61,7 @@ push_daemon_state(struct evbuffer *b, bool up)
 	push("daemon", b, 0);
 }
 
-static struct dom *
-dom_get(uint32_t domid)
+static struct dom *dom_get(uint32_t domid)
 {
 	for (size_t i = 0; i < f.ndoms; i++)
 		if (f.doms[i].domid == domid)
@@ -86,8 +82,7 @@ dom_get(uint32_t domid)
 	return &f.doms[f.ndoms++];
 }
 
-static void
-handle(Mtrace__ServerMsg *m, struct evbuffer *b)
+static void handle(Mtrace__ServerMsg *m, struct evbuffer *b)
 {
 	struct dom *d;
 
@@ -104,7 +99,8 @@ handle(Mtrace__ServerMsg *m, struct evbuffer *b)
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_UP:
 		d = dom_get(m->domain_up->domid);
 		d->alive = true;
-		snprintf(d->name, sizeof(d->name), "%s", m->domain_up->name ? m->domain_up->name : "");
+		snprintf(
+		    d->name, sizeof(d->name), "%s", m->domain_up->name ? m->domain_up->name : "");
 		d->reason[0] = 0;
 		json_domain_up(b, m->domain_up);
 		push("up", b, 0);
@@ -113,7 +109,7 @@ handle(Mtrace__ServerMsg *m, struct evbuffer *b)
 		d = dom_get(m->domain_down->domid);
 		d->alive = false;
 		snprintf(d->reason, sizeof(d->reason), "%s",
-			 m->domain_down->reason ? m->domain_down->reason : "");
+		    m->domain_down->reason ? m->domain_down->reason : "");
 		json_domain_down(b, m->domain_down);
 		push("down", b, 0);
 		break;
@@ -127,7 +123,7 @@ handle(Mtrace__ServerMsg *m, struct evbuffer *b)
 		if (f.stats)
 			mtc_msg_free(f.stats);
 		f.stats = m;
-		return;		/* kept */
+		return; /* kept */
 	default:
 		break;
 	}
@@ -136,8 +132,7 @@ handle(Mtrace__ServerMsg *m, struct evbuffer *b)
 
 static void feed_lost(const char *why);
 
-static void
-on_readable(evutil_socket_t fd, short what, void *arg)
+static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
 	struct evbuffer *b = evbuffer_new();
 	uint64_t bytes0 = hist_bytes_total();
@@ -154,7 +149,7 @@ on_readable(evutil_socket_t fd, short what, void *arg)
 		n++;
 		if (m->msg_case == MTRACE__SERVER_MSG__MSG_GOODBYE) {
 			snprintf(err, sizeof(err), "mtraced said goodbye: %s",
-				 m->goodbye->reason ? m->goodbye->reason : "");
+			    m->goodbye->reason ? m->goodbye->reason : "");
 			mtc_msg_free(m);
 			r = -1;
 			break;
@@ -174,8 +169,7 @@ on_readable(evutil_socket_t fd, short what, void *arg)
 		event_active(f.rd, EV_READ, 0);
 }
 
-static int
-connect_daemon(char *err, size_t errlen)
+static int connect_daemon(char *err, size_t errlen)
 {
 	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
 	const Mtrace__Hello *h;
@@ -196,7 +190,7 @@ connect_daemon(char *err, size_t errlen)
 	}
 	h = mtc_server_hello(f.c);
 	snprintf(f.daemon, sizeof(f.daemon), "%s on %s", h && h->software ? h->software : "mtraced",
-		 h && h->host ? h->host : "?");
+	    h && h->host ? h->host : "?");
 	f.rd = event_new(f.base, mtc_fd(f.c), EV_READ | EV_PERSIST, on_readable, NULL);
 	event_add(f.rd, NULL);
 	b = evbuffer_new();
@@ -207,8 +201,7 @@ connect_daemon(char *err, size_t errlen)
 	return 0;
 }
 
-static void
-on_retry(evutil_socket_t fd, short what, void *arg)
+static void on_retry(evutil_socket_t fd, short what, void *arg)
 {
 	char err[512];
 	struct timeval tv = { 1, 0 };
@@ -223,8 +216,7 @@ on_retry(evutil_socket_t fd, short what, void *arg)
 	evtimer_add(f.retry, &tv);
 }
 
-static void
-feed_lost(const char *why)
+static void feed_lost(const char *why)
 {
 	struct evbuffer *b = evbuffer_new();
 	struct timeval tv = { 1, 0 };
@@ -243,8 +235,7 @@ feed_lost(const char *why)
 	evtimer_add(f.retry, &tv);
 }
 
-void
-feed_retry_soon(void)
+void feed_retry_soon(void)
 {
 	struct timeval tv = { 1, 0 };
 
@@ -252,8 +243,7 @@ feed_retry_soon(void)
 	evtimer_add(f.retry, &tv);
 }
 
-int
-feed_start(struct event_base *base, const struct web_opts *o, char *err, size_t errlen)
+int feed_start(struct event_base *base, const struct web_opts *o, char *err, size_t errlen)
 {
 	f.base = base;
 	f.o = o;
@@ -261,8 +251,7 @@ feed_start(struct event_base *base, const struct web_opts *o, char *err, size_t 
 	return connect_daemon(err, errlen);
 }
 
-void
-feed_stop(void)
+void feed_stop(void)
 {
 	if (f.rd)
 		event_free(f.rd);
@@ -274,19 +263,34 @@ feed_stop(void)
 	memset(&f, 0, sizeof(f));
 }
 
-bool feed_connected(void) { return f.c != NULL; }
-const char *feed_daemon(void) { return f.daemon; }
-const Mtrace__Stats *feed_last_stats(void) { return f.stats ? f.stats->stats : NULL; }
-uint64_t feed_events(void) { return f.events; }
-uint64_t feed_malformed(void) { return f.malformed; }
+bool feed_connected(void)
+{
+	return f.c != NULL;
+}
+const char *feed_daemon(void)
+{
+	return f.daemon;
+}
+const Mtrace__Stats *feed_last_stats(void)
+{
+	return f.stats ? f.stats->stats : NULL;
+}
+uint64_t feed_events(void)
+{
+	return f.events;
+}
+uint64_t feed_malformed(void)
+{
+	return f.malformed;
+}
 
-void
-feed_state_json(struct evbuffer *b)
+void feed_state_json(struct evbuffer *b)
 {
 	evbuffer_add(b, "[", 1);
 	for (size_t i = 0; i < f.ndoms; i++) {
-		evbuffer_add_printf(b, "%s{\"domid\":%" PRIu32 ",\"alive\":%s,\"name\":",
-				    i ? "," : "", f.doms[i].domid, f.doms[i].alive ? "true" : "false");
+		evbuffer_add_printf(b,
+		    "%s{\"domid\":%" PRIu32 ",\"alive\":%s,\"name\":", i ? "," : "",
+		    f.doms[i].domid, f.doms[i].alive ? "true" : "false");
 		json_str(b, f.doms[i].name);
 		evbuffer_add(b, ",\"reason\":", 10);
 		json_str(b, f.doms[i].reason);

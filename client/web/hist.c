@@ -11,26 +11,24 @@
 
 #include "web.h"
 
-#define HIST_SLOTS	(1u << 17)	/* messages held at most (a power of two) */
+#define HIST_SLOTS (1u << 17) /* messages held at most (a power of two) */
 
 static struct {
 	struct hmsg *slot[HIST_SLOTS];
-	uint64_t tail, head;		/* ids held: [tail, head) */
-	uint64_t events, bytes;		/* totals over every message pushed */
+	uint64_t tail, head;    /* ids held: [tail, head) */
+	uint64_t events, bytes; /* totals over every message pushed */
 	size_t held, max;
 	uint64_t instance;
 } h;
 
-void
-hist_init(size_t max_bytes, uint64_t instance)
+void hist_init(size_t max_bytes, uint64_t instance)
 {
 	h.tail = h.head = 1;
 	h.max = max_bytes;
 	h.instance = instance;
 }
 
-static void
-evict_one(void)
+static void evict_one(void)
 {
 	struct hmsg **s = &h.slot[h.tail & (HIST_SLOTS - 1)];
 
@@ -40,15 +38,13 @@ evict_one(void)
 	h.tail++;
 }
 
-void
-hist_free(void)
+void hist_free(void)
 {
 	while (h.tail < h.head)
 		evict_one();
 }
 
-uint64_t
-hist_push(const char *event, const char *data, size_t len, uint32_t events)
+uint64_t hist_push(const char *event, const char *data, size_t len, uint32_t events)
 {
 	char head[128];
 	int hl;
@@ -56,8 +52,9 @@ hist_push(const char *event, const char *data, size_t len, uint32_t events)
 
 	/* The id says which instance and how many events came so far: a browser that
 	 * reconnects after this history lost its place is told exactly how many. */
-	hl = snprintf(head, sizeof(head), "id: %" PRIx64 ".%" PRIu64 ".%" PRIu64 "\nevent: %s\ndata: ",
-		      h.instance, h.head, h.events + events, event);
+	hl = snprintf(head, sizeof(head),
+	    "id: %" PRIx64 ".%" PRIu64 ".%" PRIu64 "\nevent: %s\ndata: ", h.instance, h.head,
+	    h.events + events, event);
 	m = malloc(sizeof(*m) + (size_t)hl + len + 2);
 	if (!m)
 		return 0;
@@ -78,31 +75,46 @@ hist_push(const char *event, const char *data, size_t len, uint32_t events)
 	return h.head++;
 }
 
-const struct hmsg *
-hist_get(uint64_t id)
+const struct hmsg *hist_get(uint64_t id)
 {
 	if (id < h.tail || id >= h.head)
 		return NULL;
 	return h.slot[id & (HIST_SLOTS - 1)];
 }
 
-uint64_t hist_tail(void) { return h.tail; }
-uint64_t hist_head(void) { return h.head; }
-uint64_t hist_events_total(void) { return h.events; }
-uint64_t hist_bytes_total(void) { return h.bytes; }
-size_t hist_bytes_held(void) { return h.held; }
-uint64_t hist_instance(void) { return h.instance; }
+uint64_t hist_tail(void)
+{
+	return h.tail;
+}
+uint64_t hist_head(void)
+{
+	return h.head;
+}
+uint64_t hist_events_total(void)
+{
+	return h.events;
+}
+uint64_t hist_bytes_total(void)
+{
+	return h.bytes;
+}
+size_t hist_bytes_held(void)
+{
+	return h.held;
+}
+uint64_t hist_instance(void)
+{
+	return h.instance;
+}
 
-uint64_t
-hist_events_before(uint64_t id)
+uint64_t hist_events_before(uint64_t id)
 {
 	const struct hmsg *m = hist_get(id);
 
 	return m ? m->ev_before : h.events;
 }
 
-uint64_t
-hist_bytes_before(uint64_t id)
+uint64_t hist_bytes_before(uint64_t id)
 {
 	const struct hmsg *m = hist_get(id);
 

@@ -24,10 +24,10 @@
 
 #include "web.h"
 
-#define MAX_HEADERS	(8 * 1024)
-#define MAX_BODY	1024
-#define IO_TIMEOUT_S	10
-#define ASSET_MAX	(4u << 20)
+#define MAX_HEADERS  (8 * 1024)
+#define MAX_BODY     1024
+#define IO_TIMEOUT_S 10
+#define ASSET_MAX    (4u << 20)
 
 static const struct asset_def {
 	const char *path, *file, *type;
@@ -45,9 +45,9 @@ static const struct asset_def {
  * reused number and to time its headers. */
 struct conn_slot {
 	bool used, streaming;
-	bool admitted;		/* within --max-connections when first seen */
+	bool admitted; /* within --max-connections when first seen */
 	struct sockaddr_storage peer;
-	time_t since;		/* accepted (first seen), or last request */
+	time_t since; /* accepted (first seen), or last request */
 };
 
 static struct {
@@ -69,25 +69,23 @@ static struct {
 	bool emfile_warned;
 } h;
 
-void
-http_common_headers(struct evhttp_request *req, const char *type)
+void http_common_headers(struct evhttp_request *req, const char *type)
 {
 	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
 
 	evhttp_add_header(out, "Content-Type", type);
 	/* Defence in depth for guest strings: no inline script, nothing from elsewhere. */
 	evhttp_add_header(out, "Content-Security-Policy",
-			  "default-src 'none'; script-src 'self'; style-src 'self'; "
-			  "img-src 'self' data:; connect-src 'self'; base-uri 'none'; "
-			  "form-action 'none'; frame-ancestors 'none'");
+	    "default-src 'none'; script-src 'self'; style-src 'self'; "
+	    "img-src 'self' data:; connect-src 'self'; base-uri 'none'; "
+	    "form-action 'none'; frame-ancestors 'none'");
 	evhttp_add_header(out, "X-Content-Type-Options", "nosniff");
 	evhttp_add_header(out, "X-Frame-Options", "DENY");
 	evhttp_add_header(out, "Referrer-Policy", "no-referrer");
 	evhttp_add_header(out, "Cache-Control", "no-store");
 }
 
-static void
-send_text(struct evhttp_request *req, int code, const char *reason, const char *text)
+static void send_text(struct evhttp_request *req, int code, const char *reason, const char *text)
 {
 	struct evbuffer *b = evbuffer_new();
 
@@ -97,8 +95,7 @@ send_text(struct evhttp_request *req, int code, const char *reason, const char *
 	evbuffer_free(b);
 }
 
-static int
-load_assets(const char *dir, char *err, size_t errlen)
+static int load_assets(const char *dir, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < N_ASSETS; i++) {
 		char path[4096];
@@ -110,8 +107,8 @@ load_assets(const char *dir, char *err, size_t errlen)
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
 		    (size_t)st.st_size > ASSET_MAX) {
-			snprintf(err, errlen, "the page's file %s is missing or unreadable (--assets DIR)",
-				 path);
+			snprintf(err, errlen,
+			    "the page's file %s is missing or unreadable (--assets DIR)", path);
 			if (fd >= 0)
 				close(fd);
 			return -1;
@@ -128,15 +125,15 @@ load_assets(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
-static void
-serve_state(struct evhttp_request *req)
+static void serve_state(struct evhttp_request *req)
 {
 	struct evbuffer *b = evbuffer_new();
 	const Mtrace__Stats *st = feed_last_stats();
 
-	evbuffer_add_printf(b, "{\"server\":\"mtrace-web " MTRACE_VERSION "\",\"instance\":\"%" PRIx64
-			    "\",\"connected\":%s,\"daemon\":",
-			    hist_instance(), feed_connected() ? "true" : "false");
+	evbuffer_add_printf(b,
+	    "{\"server\":\"mtrace-web " MTRACE_VERSION "\",\"instance\":\"%" PRIx64
+	    "\",\"connected\":%s,\"daemon\":",
+	    hist_instance(), feed_connected() ? "true" : "false");
 	json_str(b, feed_daemon());
 	evbuffer_add(b, ",\"domains\":", 11);
 	feed_state_json(b);
@@ -146,14 +143,13 @@ serve_state(struct evhttp_request *req)
 	else
 		evbuffer_add(b, "null", 4);
 	evbuffer_add_printf(b,
-			    ",\"web\":{\"events_in\":%" PRIu64 ",\"malformed_batches\":%" PRIu64
-			    ",\"history\":{\"first_event\":%" PRIu64 ",\"events\":%" PRIu64
-			    ",\"bytes\":%zu,\"max_bytes\":%zu},\"connections\":%u"
-			    ",\"refused_connections\":%u,\"cut_connections\":%u"
-			    ",\"requests\":%" PRIu64 ",\"browsers\":",
-			    feed_events(), feed_malformed(), hist_events_before(hist_tail()),
-			    hist_events_total(), hist_bytes_held(), h.o->history_bytes, h.live,
-			    h.refused, h.cut, h.requests);
+	    ",\"web\":{\"events_in\":%" PRIu64 ",\"malformed_batches\":%" PRIu64
+	    ",\"history\":{\"first_event\":%" PRIu64 ",\"events\":%" PRIu64
+	    ",\"bytes\":%zu,\"max_bytes\":%zu},\"connections\":%u"
+	    ",\"refused_connections\":%u,\"cut_connections\":%u"
+	    ",\"requests\":%" PRIu64 ",\"browsers\":",
+	    feed_events(), feed_malformed(), hist_events_before(hist_tail()), hist_events_total(),
+	    hist_bytes_held(), h.o->history_bytes, h.live, h.refused, h.cut, h.requests);
 	sse_state_json(b);
 	evbuffer_add(b, "}}\n", 3);
 	http_common_headers(req, "application/json");
@@ -161,8 +157,7 @@ serve_state(struct evhttp_request *req)
 	evbuffer_free(b);
 }
 
-static bool
-same_peer(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+static bool same_peer(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 {
 	if (a->ss_family != b->ss_family)
 		return false;
@@ -172,8 +167,7 @@ same_peer(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
 }
 
 /* Is fd one of our HTTP connections?  Fills peer if so. */
-static bool
-our_conn(int fd, struct sockaddr_storage *peer)
+static bool our_conn(int fd, struct sockaddr_storage *peer)
 {
 	struct sockaddr_storage me;
 	socklen_t ml = sizeof(me), pl = sizeof(*peer);
@@ -193,8 +187,7 @@ our_conn(int fd, struct sockaddr_storage *peer)
 
 /* Connections are admitted in the order they come, up to --max-connections; the
  * others get 503 at their first request. */
-static void
-slot_new(struct conn_slot *c, const struct sockaddr_storage *peer, time_t now)
+static void slot_new(struct conn_slot *c, const struct sockaddr_storage *peer, time_t now)
 {
 	*c = (struct conn_slot){ .used = true, .peer = *peer, .since = now };
 	c->admitted = h.admitted < h.o->max_conns;
@@ -202,8 +195,7 @@ slot_new(struct conn_slot *c, const struct sockaddr_storage *peer, time_t now)
 	h.live++;
 }
 
-static struct conn_slot *
-slot_of(struct evhttp_request *req)
+static struct conn_slot *slot_of(struct evhttp_request *req)
 {
 	struct evhttp_connection *evcon = evhttp_request_get_connection(req);
 	int fd = evcon ? bufferevent_getfd(evhttp_connection_get_bufferevent(evcon)) : -1;
@@ -216,8 +208,7 @@ slot_of(struct evhttp_request *req)
 	return &h.conns[fd];
 }
 
-static void
-on_sweep(evutil_socket_t fd_, short what, void *arg)
+static void on_sweep(evutil_socket_t fd_, short what, void *arg)
 {
 	time_t now = time(NULL);
 	unsigned live = 0, admitted = 0;
@@ -250,28 +241,25 @@ on_sweep(evutil_socket_t fd_, short what, void *arg)
 	h.admitted = admitted;
 }
 
-static void
-on_resume(evutil_socket_t fd, short what, void *arg)
+static void on_resume(evutil_socket_t fd, short what, void *arg)
 {
 	evconnlistener_enable(evhttp_bound_socket_get_listener(h.bound));
 }
 
-static void
-on_accept_error(struct evconnlistener *l, void *arg)
+static void on_accept_error(struct evconnlistener *l, void *arg)
 {
 	struct timeval tv = { 0, 200000 };
 
 	/* Out of descriptors: stop accepting for a moment rather than spin on accept. */
 	if (!h.emfile_warned)
-		fprintf(stderr, "mtrace-web: accept: %s; pausing new connections\n",
-			strerror(errno));
+		fprintf(
+		    stderr, "mtrace-web: accept: %s; pausing new connections\n", strerror(errno));
 	h.emfile_warned = true;
 	evconnlistener_disable(l);
 	evtimer_add(h.resume, &tv);
 }
 
-static void
-on_request(struct evhttp_request *req, void *arg)
+static void on_request(struct evhttp_request *req, void *arg)
 {
 	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
 	const char *path = u ? evhttp_uri_get_path(u) : NULL;
@@ -323,7 +311,8 @@ on_request(struct evhttp_request *req, void *arg)
 			/* evhttp would send a body given one, even to HEAD. */
 			char len[24];
 			snprintf(len, sizeof(len), "%zu", h.asset[i].len);
-			evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Length", len);
+			evhttp_add_header(
+			    evhttp_request_get_output_headers(req), "Content-Length", len);
 		} else {
 			evbuffer_add_reference(b, h.asset[i].data, h.asset[i].len, NULL, NULL);
 		}
@@ -334,8 +323,7 @@ on_request(struct evhttp_request *req, void *arg)
 	send_text(req, 404, "Not Found", "no such page");
 }
 
-static void
-raise_fd_limit(unsigned want)
+static void raise_fd_limit(unsigned want)
 {
 	struct rlimit rl;
 
@@ -349,9 +337,8 @@ raise_fd_limit(unsigned want)
 	h.nconn_slots = rl.rlim_cur > 1 << 20 ? 1 << 20 : (int)rl.rlim_cur;
 }
 
-int
-http_start(struct event_base *base, const struct web_opts *o, const struct listen_addr *a,
-	   char *err, size_t errlen)
+int http_start(struct event_base *base, const struct web_opts *o, const struct listen_addr *a,
+    char *err, size_t errlen)
 {
 	struct timeval one = { 1, 0 };
 	struct evconnlistener *l;
@@ -374,10 +361,10 @@ http_start(struct event_base *base, const struct web_opts *o, const struct liste
 	evhttp_set_timeout(h.http, IO_TIMEOUT_S);
 	/* Every method reaches on_request, which answers 405 with Allow: rather than
 	 * evhttp's bare 501. */
-	evhttp_set_allowed_methods(h.http, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD |
-						   EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-						   EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE |
-						   EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+	evhttp_set_allowed_methods(h.http,
+	    EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
+	        EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT |
+	        EVHTTP_REQ_PATCH);
 	evhttp_set_gencb(h.http, on_request, NULL);
 
 	fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -387,9 +374,10 @@ http_start(struct event_base *base, const struct web_opts *o, const struct liste
 		if (a->ss.ss_family == AF_INET6)
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one_i, sizeof(one_i));
 	}
-	if (fd < 0 || bind(fd, (const struct sockaddr *)&a->ss, a->len) < 0 || listen(fd, 128) < 0) {
-		snprintf(err, errlen, "cannot listen on %s:%u: %s", a->host, a->port,
-			 strerror(errno));
+	if (fd < 0 || bind(fd, (const struct sockaddr *)&a->ss, a->len) < 0 ||
+	    listen(fd, 128) < 0) {
+		snprintf(
+		    err, errlen, "cannot listen on %s:%u: %s", a->host, a->port, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -405,7 +393,7 @@ http_start(struct event_base *base, const struct web_opts *o, const struct liste
 		socklen_t ml = sizeof(me);
 		getsockname(fd, (struct sockaddr *)&me, &ml);
 		h.port = ntohs(me.ss_family == AF_INET ? ((struct sockaddr_in *)&me)->sin_port
-						       : ((struct sockaddr_in6 *)&me)->sin6_port);
+		                                       : ((struct sockaddr_in6 *)&me)->sin6_port);
 	}
 	l = evhttp_bound_socket_get_listener(h.bound);
 	evconnlistener_set_error_cb(l, on_accept_error);
@@ -415,14 +403,12 @@ http_start(struct event_base *base, const struct web_opts *o, const struct liste
 	return 0;
 }
 
-unsigned
-http_bound_port(void)
+unsigned http_bound_port(void)
 {
 	return h.port;
 }
 
-void
-http_stop(void)
+void http_stop(void)
 {
 	if (h.sweep)
 		event_free(h.sweep);

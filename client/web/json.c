@@ -13,8 +13,7 @@
 /* A literal, without counting its bytes by hand. */
 #define ADD(b, lit) evbuffer_add((b), (lit), sizeof(lit) - 1)
 
-void
-json_str(struct evbuffer *b, const char *str)
+void json_str(struct evbuffer *b, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)(str ? str : "");
 	const unsigned char *run = s;
@@ -46,8 +45,7 @@ json_str(struct evbuffer *b, const char *str)
 	ADD(b, "\"");
 }
 
-static void
-int_col(struct evbuffer *b, const char *name, const int64_t *v, size_t n)
+static void int_col(struct evbuffer *b, const char *name, const int64_t *v, size_t n)
 {
 	char tmp[24 * 64];
 	size_t used = 0;
@@ -58,15 +56,14 @@ int_col(struct evbuffer *b, const char *name, const int64_t *v, size_t n)
 			evbuffer_add(b, tmp, used);
 			used = 0;
 		}
-		used += (size_t)snprintf(tmp + used, sizeof(tmp) - used, "%s%" PRId64,
-					 i ? "," : "", v[i]);
+		used += (size_t)snprintf(
+		    tmp + used, sizeof(tmp) - used, "%s%" PRId64, i ? "," : "", v[i]);
 	}
 	evbuffer_add(b, tmp, used);
 	ADD(b, "]");
 }
 
-static void
-u32_col(struct evbuffer *b, const char *name, const uint32_t *v, size_t n)
+static void u32_col(struct evbuffer *b, const char *name, const uint32_t *v, size_t n)
 {
 	char tmp[12 * 128];
 	size_t used = 0;
@@ -77,15 +74,14 @@ u32_col(struct evbuffer *b, const char *name, const uint32_t *v, size_t n)
 			evbuffer_add(b, tmp, used);
 			used = 0;
 		}
-		used += (size_t)snprintf(tmp + used, sizeof(tmp) - used, "%s%" PRIu32,
-					 i ? "," : "", v[i]);
+		used += (size_t)snprintf(
+		    tmp + used, sizeof(tmp) - used, "%s%" PRIu32, i ? "," : "", v[i]);
 	}
 	evbuffer_add(b, tmp, used);
 	ADD(b, "]");
 }
 
-static void
-s32_col(struct evbuffer *b, const char *name, const int32_t *v, size_t n)
+static void s32_col(struct evbuffer *b, const char *name, const int32_t *v, size_t n)
 {
 	char tmp[12 * 128];
 	size_t used = 0;
@@ -96,15 +92,14 @@ s32_col(struct evbuffer *b, const char *name, const int32_t *v, size_t n)
 			evbuffer_add(b, tmp, used);
 			used = 0;
 		}
-		used += (size_t)snprintf(tmp + used, sizeof(tmp) - used, "%s%" PRId32,
-					 i ? "," : "", v[i]);
+		used += (size_t)snprintf(
+		    tmp + used, sizeof(tmp) - used, "%s%" PRId32, i ? "," : "", v[i]);
 	}
 	evbuffer_add(b, tmp, used);
 	ADD(b, "]");
 }
 
-int
-json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_ms)
+int json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_ms)
 {
 	size_t n = eb->n_op;
 
@@ -114,9 +109,10 @@ json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_ms)
 		return -1;
 	/* base_ts as a string: guest clocks may pass 2^53 ns, a JavaScript number's
 	 * exact range; the page keeps times relative to a BigInt origin. */
-	evbuffer_add_printf(b, "{\"d\":%" PRIu32 ",\"r\":%" PRIu32 ",\"t\":\"%" PRIu64
-			    "\",\"c\":%" PRIu32 ",\"q\":%" PRIu64 ",\"w\":%" PRIu64,
-			    eb->domid, eb->ring, eb->base_ts, eb->clock, eb->first_seq, recv_ms);
+	evbuffer_add_printf(b,
+	    "{\"d\":%" PRIu32 ",\"r\":%" PRIu32 ",\"t\":\"%" PRIu64 "\",\"c\":%" PRIu32
+	    ",\"q\":%" PRIu64 ",\"w\":%" PRIu64,
+	    eb->domid, eb->ring, eb->base_ts, eb->clock, eb->first_seq, recv_ms);
 	s32_col(b, "dt", eb->ts_delta, n);
 	u32_col(b, "op", eb->op, n);
 	int_col(b, "th", eb->thread, n);
@@ -147,47 +143,42 @@ json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_ms)
 	return 0;
 }
 
-void
-json_domain_up(struct evbuffer *b, const Mtrace__DomainUp *u)
+void json_domain_up(struct evbuffer *b, const Mtrace__DomainUp *u)
 {
 	evbuffer_add_printf(b, "{\"domid\":%" PRIu32 ",\"name\":", u->domid);
 	json_str(b, u->name);
 	evbuffer_add_printf(b, ",\"rings\":%" PRIu32 ",\"clock\":%" PRIu32 ",\"legacy\":%s}",
-			    u->rings, u->clock, u->legacy ? "true" : "false");
+	    u->rings, u->clock, u->legacy ? "true" : "false");
 }
 
-void
-json_domain_down(struct evbuffer *b, const Mtrace__DomainDown *d)
+void json_domain_down(struct evbuffer *b, const Mtrace__DomainDown *d)
 {
 	evbuffer_add_printf(b, "{\"domid\":%" PRIu32 ",\"reason\":", d->domid);
 	json_str(b, d->reason);
 	ADD(b, "}");
 }
 
-void
-json_loss(struct evbuffer *b, const Mtrace__Loss *l)
+void json_loss(struct evbuffer *b, const Mtrace__Loss *l)
 {
 	evbuffer_add_printf(b,
-			    "{\"domid\":%" PRIu32 ",\"ring\":%" PRIu32 ",\"lost_in_ring\":%" PRIu64
-			    ",\"dropped_for_client\":%" PRIu64 "}",
-			    l->domid, l->ring, l->lost_in_ring, l->dropped_for_client);
+	    "{\"domid\":%" PRIu32 ",\"ring\":%" PRIu32 ",\"lost_in_ring\":%" PRIu64
+	    ",\"dropped_for_client\":%" PRIu64 "}",
+	    l->domid, l->ring, l->lost_in_ring, l->dropped_for_client);
 }
 
-static void
-json_domain_stats(struct evbuffer *b, const Mtrace__DomainStats *d)
+static void json_domain_stats(struct evbuffer *b, const Mtrace__DomainStats *d)
 {
 	evbuffer_add_printf(b, "{\"domid\":%" PRIu32 ",\"name\":", d->domid);
 	json_str(b, d->name);
 	evbuffer_add_printf(b,
-			    ",\"alive\":%s,\"legacy\":%s,\"rings\":%" PRIu32 ",\"events\":%" PRIu64
-			    ",\"lost\":%" PRIu64 ",\"corrupt\":%" PRIu64 ",\"rate_1s\":%.1f"
-			    ",\"rate_10s\":%.1f,\"rate_60s\":%.1f,\"live_threads\":%" PRIu64
-			    ",\"threads_total\":%" PRIu64 ",\"threads_evicted\":%" PRIu64
-			    ",\"clock\":%" PRIu32 ",\"unknown\":%" PRIu64 ",\"state\":",
-			    d->alive ? "true" : "false", d->legacy ? "true" : "false", d->rings,
-			    d->events, d->lost, d->corrupt, d->rate_1s, d->rate_10s, d->rate_60s,
-			    d->live_threads, d->threads_total, d->threads_evicted, d->clock,
-			    d->unknown);
+	    ",\"alive\":%s,\"legacy\":%s,\"rings\":%" PRIu32 ",\"events\":%" PRIu64
+	    ",\"lost\":%" PRIu64 ",\"corrupt\":%" PRIu64 ",\"rate_1s\":%.1f"
+	    ",\"rate_10s\":%.1f,\"rate_60s\":%.1f,\"live_threads\":%" PRIu64
+	    ",\"threads_total\":%" PRIu64 ",\"threads_evicted\":%" PRIu64 ",\"clock\":%" PRIu32
+	    ",\"unknown\":%" PRIu64 ",\"state\":",
+	    d->alive ? "true" : "false", d->legacy ? "true" : "false", d->rings, d->events, d->lost,
+	    d->corrupt, d->rate_1s, d->rate_10s, d->rate_60s, d->live_threads, d->threads_total,
+	    d->threads_evicted, d->clock, d->unknown);
 	json_str(b, d->state);
 	ADD(b, ",\"counters\":[");
 	for (size_t i = 0; i < d->n_counters; i++) {
@@ -202,44 +193,40 @@ json_domain_stats(struct evbuffer *b, const Mtrace__DomainStats *d)
 
 static const char *const state_names[] = { "pending", "resolved", "failed" };
 
-static void
-json_thread(struct evbuffer *b, const Mtrace__ThreadStats *t)
+static void json_thread(struct evbuffer *b, const Mtrace__ThreadStats *t)
 {
-	evbuffer_add_printf(b, "{\"domid\":%" PRIu32 ",\"id\":%" PRId64 ",\"label\":", t->domid,
-			    t->id);
+	evbuffer_add_printf(
+	    b, "{\"domid\":%" PRIu32 ",\"id\":%" PRId64 ",\"label\":", t->domid, t->id);
 	json_str(b, t->label);
 	evbuffer_add_printf(b,
-			    ",\"type\":\"%s\",\"state\":\"%s\",\"parent\":%" PRId64
-			    ",\"created_ns\":%" PRIu64 ",\"resolved_ns\":%" PRIu64
-			    ",\"reads\":%" PRIu64 ",\"resolves\":%" PRIu64 ",\"children\":%" PRIu64
-			    ",\"running_ns\":%" PRIu64 ",\"pending_ns\":%" PRIu64
-			    ",\"events\":%" PRIu64 ",\"becomes\":%" PRId64 ",\"failure\":",
-			    mtrace_thread_type_name(t->type),
-			    (unsigned)t->state < 3 ? state_names[t->state] : "unknown", t->parent,
-			    t->created_ns, t->resolved_ns, t->reads, t->resolves, t->children,
-			    t->running_ns, t->pending_ns, t->events, t->becomes);
+	    ",\"type\":\"%s\",\"state\":\"%s\",\"parent\":%" PRId64 ",\"created_ns\":%" PRIu64
+	    ",\"resolved_ns\":%" PRIu64 ",\"reads\":%" PRIu64 ",\"resolves\":%" PRIu64
+	    ",\"children\":%" PRIu64 ",\"running_ns\":%" PRIu64 ",\"pending_ns\":%" PRIu64
+	    ",\"events\":%" PRIu64 ",\"becomes\":%" PRId64 ",\"failure\":",
+	    mtrace_thread_type_name(t->type),
+	    (unsigned)t->state < 3 ? state_names[t->state] : "unknown", t->parent, t->created_ns,
+	    t->resolved_ns, t->reads, t->resolves, t->children, t->running_ns, t->pending_ns,
+	    t->events, t->becomes);
 	json_str(b, t->failure);
 	ADD(b, "}");
 }
 
-static void
-json_label(struct evbuffer *b, const Mtrace__LabelStats *l)
+static void json_label(struct evbuffer *b, const Mtrace__LabelStats *l)
 {
 	evbuffer_add_printf(b, "{\"domid\":%" PRIu32 ",\"label\":", l->domid);
 	json_str(b, l->label);
 	evbuffer_add_printf(b,
-			    ",\"count\":%" PRIu64 ",\"live\":%" PRIu64 ",\"creation_rate\":%.2f"
-			    ",\"lifetime_p50_ns\":%" PRIu64 ",\"lifetime_p99_ns\":%" PRIu64 "}",
-			    l->count, l->live, l->creation_rate, l->lifetime_p50_ns,
-			    l->lifetime_p99_ns);
+	    ",\"count\":%" PRIu64 ",\"live\":%" PRIu64 ",\"creation_rate\":%.2f"
+	    ",\"lifetime_p50_ns\":%" PRIu64 ",\"lifetime_p99_ns\":%" PRIu64 "}",
+	    l->count, l->live, l->creation_rate, l->lifetime_p50_ns, l->lifetime_p99_ns);
 }
 
-void
-json_stats(struct evbuffer *b, const Mtrace__Stats *s, bool threads)
+void json_stats(struct evbuffer *b, const Mtrace__Stats *s, bool threads)
 {
-	evbuffer_add_printf(b, "{\"time_ns\":%" PRIu64 ",\"clients\":%" PRIu32
-			    ",\"dropped_for_client\":%" PRIu64 ",\"domains\":[",
-			    s->time_ns, s->clients, s->dropped_for_client);
+	evbuffer_add_printf(b,
+	    "{\"time_ns\":%" PRIu64 ",\"clients\":%" PRIu32 ",\"dropped_for_client\":%" PRIu64
+	    ",\"domains\":[",
+	    s->time_ns, s->clients, s->dropped_for_client);
 	for (size_t i = 0; i < s->n_domains; i++) {
 		if (i)
 			ADD(b, ",");

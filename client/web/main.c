@@ -19,33 +19,32 @@
 #include "malloc-tune.h"
 #include "web.h"
 
-static void
-usage(FILE *f)
+static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: mtrace-web [options]\n"
-		"Serve the live timeline of the traced Xen guests to browsers.\n"
-		"\n"
-		"  -s, --socket PATH       mtraced socket (default $MTRACE_SOCKET or %s)\n"
-		"  -l, --listen ADDR:PORT  where to listen (default %s); an address other\n"
-		"                          than loopback needs --token-file\n"
-		"  -t, --token-file FILE   every request must carry the token in FILE\n"
-		"      --assets DIR        the page's files (default: installed, or the\n"
-		"                          source tree when run from the build tree)\n"
-		"      --history MIB       feed history kept for browsers (default 32)\n"
-		"      --queue MIB         how far one browser may fall behind before its\n"
-		"                          events are dropped (default 4)\n"
-		"      --max-connections N HTTP connections at once (default 512)\n"
-		"      --header-timeout S  a request's headers must arrive within S seconds,\n"
-		"                          the next one on a kept-alive connection too (10)\n"
-		"      --stats MS          statistics interval asked of mtraced (default 1000)\n"
-		"  -h, --help              this text\n"
-		"  -V, --version           version\n",
-		MTRACE_DEFAULT_SOCKET, WEB_DEFAULT_LISTEN);
+	    "usage: mtrace-web [options]\n"
+	    "Serve the live timeline of the traced Xen guests to browsers.\n"
+	    "\n"
+	    "  -s, --socket PATH       mtraced socket (default $MTRACE_SOCKET or %s)\n"
+	    "  -l, --listen ADDR:PORT  where to listen (default %s); an address other\n"
+	    "                          than loopback needs --token-file\n"
+	    "  -t, --token-file FILE   every request must carry the token in FILE\n"
+	    "      --assets DIR        the page's files (default: installed, or the\n"
+	    "                          source tree when run from the build tree)\n"
+	    "      --history MIB       feed history kept for browsers (default 32)\n"
+	    "      --queue MIB         how far one browser may fall behind before its\n"
+	    "                          events are dropped (default 4)\n"
+	    "      --max-connections N HTTP connections at once (default 512)\n"
+	    "      --header-timeout S  a request's headers must arrive within S seconds,\n"
+	    "                          the next one on a kept-alive connection too (10)\n"
+	    "      --stats MS          statistics interval asked of mtraced (default 1000)\n"
+	    "  -h, --help              this text\n"
+	    "  -V, --version           version\n",
+	    MTRACE_DEFAULT_SOCKET, WEB_DEFAULT_LISTEN);
 }
 
-static unsigned long
-parse_num(const char *s, const char *what, unsigned long min, unsigned long max)
+static unsigned long parse_num(
+    const char *s, const char *what, unsigned long min, unsigned long max)
 {
 	char *end;
 	unsigned long v;
@@ -60,8 +59,7 @@ parse_num(const char *s, const char *what, unsigned long min, unsigned long max)
 }
 
 /* Uninstalled (run from the build tree): the page comes from the source tree. */
-static const char *
-default_assets(void)
+static const char *default_assets(void)
 {
 	static char exe[PATH_MAX];
 	const char *env = getenv("MTRACE_WEB_ASSETS");
@@ -78,16 +76,21 @@ default_assets(void)
 	return MTRACE_WEB_INSTALLED_ASSETS;
 }
 
-static void
-on_signal(evutil_socket_t sig, short what, void *arg)
+static void on_signal(evutil_socket_t sig, short what, void *arg)
 {
 	event_base_loopexit(arg, NULL);
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
-	enum { O_ASSETS = 256, O_HISTORY, O_QUEUE, O_MAXC, O_STATS, O_HDRT };
+	enum {
+		O_ASSETS = 256,
+		O_HISTORY,
+		O_QUEUE,
+		O_MAXC,
+		O_STATS,
+		O_HDRT
+	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "listen", required_argument, NULL, 'l' },
@@ -121,22 +124,43 @@ main(int argc, char **argv)
 	malloc_tune();
 	while ((c = getopt_long(argc, argv, "s:l:t:hV", lo, NULL)) != -1) {
 		switch (c) {
-		case 's': o.socket = optarg; break;
-		case 'l': o.listen = optarg; break;
-		case 't': o.token_file = optarg; break;
-		case O_ASSETS: o.assets = optarg; break;
+		case 's':
+			o.socket = optarg;
+			break;
+		case 'l':
+			o.listen = optarg;
+			break;
+		case 't':
+			o.token_file = optarg;
+			break;
+		case O_ASSETS:
+			o.assets = optarg;
+			break;
 		case O_HISTORY:
 			o.history_bytes = parse_num(optarg, "--history", 1, 4096) << 20;
 			break;
-		case O_QUEUE: o.queue_bytes = parse_num(optarg, "--queue", 1, 1024) << 20; break;
-		case O_MAXC: o.max_conns = (unsigned)parse_num(optarg, "--max-connections", 1, 100000); break;
-		case O_HDRT:
-			o.header_timeout_s = (unsigned)parse_num(optarg, "--header-timeout", 1, 3600);
+		case O_QUEUE:
+			o.queue_bytes = parse_num(optarg, "--queue", 1, 1024) << 20;
 			break;
-		case O_STATS: o.stats_ms = (unsigned)parse_num(optarg, "--stats", 100, 3600000); break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("mtrace-web %s\n", MTRACE_VERSION); return 0;
-		default: usage(stderr); return 2;
+		case O_MAXC:
+			o.max_conns = (unsigned)parse_num(optarg, "--max-connections", 1, 100000);
+			break;
+		case O_HDRT:
+			o.header_timeout_s =
+			    (unsigned)parse_num(optarg, "--header-timeout", 1, 3600);
+			break;
+		case O_STATS:
+			o.stats_ms = (unsigned)parse_num(optarg, "--stats", 100, 3600000);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("mtrace-web %s\n", MTRACE_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind != argc) {
@@ -149,10 +173,10 @@ main(int argc, char **argv)
 	}
 	if (!la.loopback && !o.token_file) {
 		fprintf(stderr,
-			"mtrace-web: refusing to listen on %s without a token: traces carry guest "
-			"data.  Give --token-file FILE, or keep the default 127.0.0.1 and use an "
-			"SSH tunnel (mtrace-web(1))\n",
-			o.listen);
+		    "mtrace-web: refusing to listen on %s without a token: traces carry guest "
+		    "data.  Give --token-file FILE, or keep the default 127.0.0.1 and use an "
+		    "SSH tunnel (mtrace-web(1))\n",
+		    o.listen);
 		return 2;
 	}
 	if (o.token_file && access_load_token(o.token_file, err, sizeof(err)) < 0) {
@@ -188,10 +212,10 @@ main(int argc, char **argv)
 
 	if (la.ss.ss_family == AF_INET6)
 		printf("mtrace-web: serving http://[%s]:%u/%s\n", la.host, http_bound_port(),
-		       o.token_file ? "?token=<the token in the file>" : "");
+		    o.token_file ? "?token=<the token in the file>" : "");
 	else
 		printf("mtrace-web: serving http://%s:%u/%s\n", la.host, http_bound_port(),
-		       o.token_file ? "?token=<the token in the file>" : "");
+		    o.token_file ? "?token=<the token in the file>" : "");
 	fflush(stdout);
 	sd_notify(0, "READY=1");
 

@@ -20,18 +20,18 @@
 
 #include "web.h"
 
-#define LOW_WATER	(256u * 1024)	/* write more once the socket buffer is below this */
-#define CHUNK_MAX	(512u * 1024)	/* one write at most */
-#define KEEPALIVE_S	15
-#define STREAM_TIMEOUT_S 60		/* no progress at all for this long: give up */
-#define SNDBUF		(256 * 1024)	/* the kernel's share of one browser's queue */
+#define LOW_WATER        (256u * 1024) /* write more once the socket buffer is below this */
+#define CHUNK_MAX        (512u * 1024) /* one write at most */
+#define KEEPALIVE_S      15
+#define STREAM_TIMEOUT_S 60           /* no progress at all for this long: give up */
+#define SNDBUF           (256 * 1024) /* the kernel's share of one browser's queue */
 
 struct browser {
 	struct browser *prev, *next;
 	struct evhttp_request *req;
 	struct evhttp_connection *evcon;
-	uint64_t next_id;		/* next history message to send */
-	uint64_t cum_events, cum_bytes;	/* events/bytes in the history before next_id */
+	uint64_t next_id;               /* next history message to send */
+	uint64_t cum_events, cum_bytes; /* events/bytes in the history before next_id */
 	uint64_t sent_events, dropped, dropped_untold;
 	unsigned serial;
 	char peer[64];
@@ -48,20 +48,18 @@ static struct {
 
 static void pump(struct browser *b);
 
-static size_t
-out_len(const struct browser *b)
+static size_t out_len(const struct browser *b)
 {
-	return evbuffer_get_length(bufferevent_get_output(evhttp_connection_get_bufferevent(b->evcon)));
+	return evbuffer_get_length(
+	    bufferevent_get_output(evhttp_connection_get_bufferevent(b->evcon)));
 }
 
-static void
-on_written(struct evhttp_connection *evcon, void *arg)
+static void on_written(struct evhttp_connection *evcon, void *arg)
 {
 	pump(arg);
 }
 
-static void
-skip_to(struct browser *b, uint64_t id)
+static void skip_to(struct browser *b, uint64_t id)
 {
 	uint64_t ev = hist_events_before(id);
 
@@ -75,8 +73,7 @@ skip_to(struct browser *b, uint64_t id)
 	b->cum_bytes = hist_bytes_before(id);
 }
 
-static void
-pump(struct browser *b)
+static void pump(struct browser *b)
 {
 	struct evbuffer *chunk;
 	uint64_t head = hist_head();
@@ -97,9 +94,8 @@ pump(struct browser *b)
 	chunk = evbuffer_new();
 	if (b->dropped_untold) {
 		evbuffer_add_printf(chunk,
-				    "event: dropped\ndata: {\"dropped\":%" PRIu64 ",\"total\":%" PRIu64
-				    "}\n\n",
-				    b->dropped_untold, b->dropped);
+		    "event: dropped\ndata: {\"dropped\":%" PRIu64 ",\"total\":%" PRIu64 "}\n\n",
+		    b->dropped_untold, b->dropped);
 		b->dropped_untold = 0;
 	}
 	while (b->next_id < head && evbuffer_get_length(chunk) < CHUNK_MAX) {
@@ -115,15 +111,13 @@ pump(struct browser *b)
 	evbuffer_free(chunk);
 }
 
-void
-sse_pump_all(void)
+void sse_pump_all(void)
 {
 	for (struct browser *b = s.list; b; b = b->next)
 		pump(b);
 }
 
-static void
-unlink_browser(struct browser *b)
+static void unlink_browser(struct browser *b)
 {
 	if (b->prev)
 		b->prev->next = b->next;
@@ -134,8 +128,7 @@ unlink_browser(struct browser *b)
 	s.n--;
 }
 
-static void
-on_close(struct evhttp_connection *evcon, void *arg)
+static void on_close(struct evhttp_connection *evcon, void *arg)
 {
 	struct browser *b = arg;
 
@@ -147,8 +140,7 @@ on_close(struct evhttp_connection *evcon, void *arg)
 }
 
 /* Last-Event-ID: "INSTANCE.ID.EVENTS" (hex, decimal, decimal). */
-static void
-resume(struct browser *b, const char *last)
+static void resume(struct browser *b, const char *last)
 {
 	uint64_t inst, id, events;
 	int used = 0;
@@ -156,11 +148,13 @@ resume(struct browser *b, const char *last)
 	b->next_id = hist_tail();
 	b->cum_events = hist_events_before(b->next_id);
 	b->cum_bytes = hist_bytes_before(b->next_id);
-	if (!last || sscanf(last, "%" SCNx64 ".%" SCNu64 ".%" SCNu64 "%n", &inst, &id, &events,
-			    &used) != 3 || last[used] || inst != hist_instance())
+	if (!last ||
+	    sscanf(last, "%" SCNx64 ".%" SCNu64 ".%" SCNu64 "%n", &inst, &id, &events, &used) !=
+	        3 ||
+	    last[used] || inst != hist_instance())
 		return;
 	if (id + 1 > hist_head() || events > hist_events_total())
-		return;		/* not one of ours: start afresh */
+		return; /* not one of ours: start afresh */
 	if (id + 1 >= hist_tail()) {
 		b->next_id = id + 1;
 		b->cum_events = hist_events_before(b->next_id);
@@ -172,8 +166,7 @@ resume(struct browser *b, const char *last)
 	skip_to(b, hist_tail());
 }
 
-void
-sse_open(struct evhttp_request *req)
+void sse_open(struct evhttp_request *req)
 {
 	struct browser *b = calloc(1, sizeof(*b));
 	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
@@ -200,7 +193,8 @@ sse_open(struct evhttp_request *req)
 	{
 		/* What a stalled browser holds in the kernel stays bounded too (Linux
 		 * doubles it for its own bookkeeping). */
-		int fd = bufferevent_getfd(evhttp_connection_get_bufferevent(b->evcon)), sz = SNDBUF;
+		int fd = bufferevent_getfd(evhttp_connection_get_bufferevent(b->evcon)),
+		    sz = SNDBUF;
 		if (fd >= 0)
 			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	}
@@ -209,13 +203,13 @@ sse_open(struct evhttp_request *req)
 
 	hello = evbuffer_new();
 	evbuffer_add_printf(hello,
-			    "retry: 2000\nevent: hello\ndata: {\"instance\":\"%" PRIx64
-			    "\",\"server\":\"mtrace-web " MTRACE_VERSION "\",\"connected\":%s"
-			    ",\"resumed\":%s,\"history_first_event\":%" PRIu64 ",\"browser\":%u"
-			    ",\"daemon\":",
-			    hist_instance(), feed_connected() ? "true" : "false",
-			    last && b->next_id > hist_tail() ? "true" : "false",
-			    hist_events_before(hist_tail()), b->serial);
+	    "retry: 2000\nevent: hello\ndata: {\"instance\":\"%" PRIx64
+	    "\",\"server\":\"mtrace-web " MTRACE_VERSION "\",\"connected\":%s"
+	    ",\"resumed\":%s,\"history_first_event\":%" PRIu64 ",\"browser\":%u"
+	    ",\"daemon\":",
+	    hist_instance(), feed_connected() ? "true" : "false",
+	    last && b->next_id > hist_tail() ? "true" : "false", hist_events_before(hist_tail()),
+	    b->serial);
 	json_str(hello, feed_daemon());
 	evbuffer_add(hello, "}\n\n", 3);
 	evhttp_send_reply_chunk(req, hello);
@@ -229,8 +223,7 @@ sse_open(struct evhttp_request *req)
 	pump(b);
 }
 
-static void
-on_keepalive(evutil_socket_t fd, short what, void *arg)
+static void on_keepalive(evutil_socket_t fd, short what, void *arg)
 {
 	/* A comment line: keeps proxies from timing out an idle stream and finds the
 	 * browsers that went away without a word. */
@@ -244,8 +237,7 @@ on_keepalive(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-void
-sse_init(struct event_base *base, size_t queue_bytes)
+void sse_init(struct event_base *base, size_t queue_bytes)
 {
 	struct timeval tv = { KEEPALIVE_S, 0 };
 
@@ -255,8 +247,7 @@ sse_init(struct event_base *base, size_t queue_bytes)
 	event_add(s.keepalive, &tv);
 }
 
-void
-sse_close_all(void)
+void sse_close_all(void)
 {
 	while (s.list) {
 		struct browser *b = s.list;
@@ -271,23 +262,20 @@ sse_close_all(void)
 	s.keepalive = NULL;
 }
 
-unsigned
-sse_count(void)
+unsigned sse_count(void)
 {
 	return s.n;
 }
 
-void
-sse_state_json(struct evbuffer *buf)
+void sse_state_json(struct evbuffer *buf)
 {
-	evbuffer_add_printf(buf, "{\"count\":%u,\"dropped_total\":%" PRIu64 ",\"list\":[", s.n,
-			    s.dropped_total);
+	evbuffer_add_printf(
+	    buf, "{\"count\":%u,\"dropped_total\":%" PRIu64 ",\"list\":[", s.n, s.dropped_total);
 	for (struct browser *b = s.list; b; b = b->next)
 		evbuffer_add_printf(buf,
-				    "%s{\"browser\":%u,\"peer\":\"%s\",\"sent_events\":%" PRIu64
-				    ",\"dropped\":%" PRIu64 ",\"lag_bytes\":%" PRIu64
-				    ",\"queued_bytes\":%zu}",
-				    b == s.list ? "" : ",", b->serial, b->peer, b->sent_events,
-				    b->dropped, hist_bytes_total() - b->cum_bytes, out_len(b));
+		    "%s{\"browser\":%u,\"peer\":\"%s\",\"sent_events\":%" PRIu64
+		    ",\"dropped\":%" PRIu64 ",\"lag_bytes\":%" PRIu64 ",\"queued_bytes\":%zu}",
+		    b == s.list ? "" : ",", b->serial, b->peer, b->sent_events, b->dropped,
+		    hist_bytes_total() - b->cum_bytes, out_len(b));
 	evbuffer_add(buf, "]}", 2);
 }

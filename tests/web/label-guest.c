@@ -16,8 +16,7 @@
 
 static char big[MTRACE_STR_MAX + 1];
 
-static const char *
-hostile(int i)
+static const char *hostile(int i)
 {
 	static const char *const s[] = {
 		"<img src=x onerror=\"window.__pwned=1\">",
@@ -37,8 +36,7 @@ hostile(int i)
 	return big;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	struct mtrace_guest_config cfg = { .rings = 1, .data_pages = 16 };
 	struct mtrace_guest *g;
