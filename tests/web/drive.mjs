@@ -131,12 +131,13 @@ async function modeModel() {
   note('page connected; starting the replay and a load guest');
   const replay = guest('mirage-blk', env.REPLAY, '--quiet', env.FIXTURE);
   const load = guest('synthetic', env.LOAD, '--rings', '2', '--threads', '40', '--labels', '6',
-    '--counters', '2', '--evtchn', '10', '--rate', '3000', '--events', '12000');
+    '--counters', '2', '--evtchn', '10', '--rate', '2000', '--events', '8000');
   // Appearing live: the domain list says it runs while it runs.
   await until('the load guest to show up as running', () => page.evaluate(id =>
     !!document.querySelector(`#domains li[data-domid="${id}"] .alive`), load));
   check(true, `guest ${load} appeared live in the domain list`);
   await until('both guests to end', () => !/ (mirage-blk|synthetic) running /.test(running()), 60000);
+  check(true, 'both guests ended');
   await until('the page to mark both destroyed', () => page.evaluate((a, b) =>
     [a, b].every(id => { const d = mtrace.model.domains.get(id); return d && !d.alive; }), replay, load), 20000);
   const reason = await until('the domain list to say so', () => page.evaluate(id =>

@@ -83,8 +83,8 @@
       }
       apply(b);
     });
-    es.addEventListener('up', e => { model.domainUp(JSON.parse(e.data)); });
-    es.addEventListener('down', e => { model.domainDown(JSON.parse(e.data)); });
+    es.addEventListener('up', e => { model.domainUp(JSON.parse(e.data)); domainList(); });
+    es.addEventListener('down', e => { model.domainDown(JSON.parse(e.data)); domainList(); });
     es.addEventListener('daemon', e => {
       const d = JSON.parse(e.data);
       state.daemonUp = d.connected;
