@@ -107,6 +107,7 @@ uint64_t hist_instance(void)
 	return h.instance;
 }
 
+/* What came before message id, as its header says (id == head: everything). */
 uint64_t hist_events_before(uint64_t id)
 {
 	const struct hmsg *m = hist_get(id);
@@ -116,7 +117,5 @@ uint64_t hist_events_before(uint64_t id)
 
 uint64_t hist_bytes_before(uint64_t id)
 {
-	const struct hmsg *m = hist_get(id);
-
-	return m ? m->bytes_before : h.bytes;
+	return id >= h.tail && id < h.head ? h.slot[id & (HIST_SLOTS - 1)]->bytes_before : h.bytes;
 }

@@ -4,6 +4,7 @@
  * the page as text only; invalid UTF-8 bytes become \u00XX so JSON.parse never fails.
  */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ring-reader.h"
@@ -45,55 +46,48 @@ void json_str(struct evbuffer *b, const char *str)
 	ADD(b, "\"");
 }
 
-static void int_col(struct evbuffer *b, const char *name, const int64_t *v, size_t n)
-{
-	char tmp[24 * 64];
-	size_t used = 0;
+/* The column types of an EventBatch. */
+enum col {
+	COL_S64,
+	COL_U32,
+	COL_S32
+};
 
-	evbuffer_add_printf(b, ",\"%s\":[", name);
-	for (size_t i = 0; i < n; i++) {
-		if (used > sizeof(tmp) - 24) {
-			evbuffer_add(b, tmp, used);
-			used = 0;
-		}
-		used += (size_t)snprintf(
-		    tmp + used, sizeof(tmp) - used, "%s%" PRId64, i ? "," : "", v[i]);
-	}
-	evbuffer_add(b, tmp, used);
-	ADD(b, "]");
+/* Decimal, backwards from end; returns the first digit (or the sign). */
+static char *put_i64(char *end, int64_t v)
+{
+	uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+	do
+		*--end = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--end = '-';
+	return end;
 }
 
-static void u32_col(struct evbuffer *b, const char *name, const uint32_t *v, size_t n)
+/* ,"name":[v0,v1,...] of n values; numbers by hand: this is the per-event cost. */
+static void num_col(struct evbuffer *b, const char *name, enum col k, const void *v, size_t n)
 {
-	char tmp[12 * 128];
+	char tmp[4096], num[24];
 	size_t used = 0;
 
 	evbuffer_add_printf(b, ",\"%s\":[", name);
 	for (size_t i = 0; i < n; i++) {
-		if (used > sizeof(tmp) - 12) {
+		int64_t x = k == COL_S64 ? ((const int64_t *)v)[i]
+		    : k == COL_U32       ? (int64_t)((const uint32_t *)v)[i]
+		                         : (int64_t)((const int32_t *)v)[i];
+		char *p = put_i64(num + sizeof(num), x);
+		size_t len = (size_t)(num + sizeof(num) - p);
+
+		if (used + len + 1 > sizeof(tmp)) {
 			evbuffer_add(b, tmp, used);
 			used = 0;
 		}
-		used += (size_t)snprintf(
-		    tmp + used, sizeof(tmp) - used, "%s%" PRIu32, i ? "," : "", v[i]);
-	}
-	evbuffer_add(b, tmp, used);
-	ADD(b, "]");
-}
-
-static void s32_col(struct evbuffer *b, const char *name, const int32_t *v, size_t n)
-{
-	char tmp[12 * 128];
-	size_t used = 0;
-
-	evbuffer_add_printf(b, ",\"%s\":[", name);
-	for (size_t i = 0; i < n; i++) {
-		if (used > sizeof(tmp) - 13) {
-			evbuffer_add(b, tmp, used);
-			used = 0;
-		}
-		used += (size_t)snprintf(
-		    tmp + used, sizeof(tmp) - used, "%s%" PRId32, i ? "," : "", v[i]);
+		if (i)
+			tmp[used++] = ',';
+		memcpy(tmp + used, p, len);
+		used += len;
 	}
 	evbuffer_add(b, tmp, used);
 	ADD(b, "]");
@@ -113,12 +107,12 @@ int json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_m
 	    "{\"d\":%" PRIu32 ",\"r\":%" PRIu32 ",\"t\":\"%" PRIu64 "\",\"c\":%" PRIu32
 	    ",\"q\":%" PRIu64 ",\"w\":%" PRIu64,
 	    eb->domid, eb->ring, eb->base_ts, eb->clock, eb->first_seq, recv_ms);
-	s32_col(b, "dt", eb->ts_delta, n);
-	u32_col(b, "op", eb->op, n);
-	int_col(b, "th", eb->thread, n);
-	int_col(b, "a", eb->arg, n);
+	num_col(b, "dt", COL_S32, eb->ts_delta, n);
+	num_col(b, "op", COL_U32, eb->op, n);
+	num_col(b, "th", COL_S64, eb->thread, n);
+	num_col(b, "a", COL_S64, eb->arg, n);
 	if (eb->n_type == n)
-		u32_col(b, "ty", eb->type, n);
+		num_col(b, "ty", COL_U32, eb->type, n);
 	ADD(b, ",\"s\":[");
 	for (size_t i = 0; i < eb->n_str; i++) {
 		if (i)
@@ -128,18 +122,20 @@ int json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_m
 	ADD(b, "]");
 	/* Per event, its string's index or -1: the page need not know which ops carry
 	 * one.  A reference past the dictionary is the peer's bug: no string. */
-	ADD(b, ",\"si\":[");
+	int32_t *si = malloc(n ? n * sizeof(*si) : 1);
+	if (!si)
+		return -1;
 	for (size_t i = 0, k = 0; i < n; i++) {
-		long si = -1;
-
+		si[i] = -1;
 		if (mtrace_op_has_string(eb->op[i]) && k < eb->n_str_ref) {
 			if (eb->str_ref[k] < eb->n_str)
-				si = (long)eb->str_ref[k];
+				si[i] = (int32_t)eb->str_ref[k];
 			k++;
 		}
-		evbuffer_add_printf(b, i ? ",%ld" : "%ld", si);
 	}
-	ADD(b, "]}");
+	num_col(b, "si", COL_S32, si, n);
+	free(si);
+	ADD(b, "}");
 	return 0;
 }
 
