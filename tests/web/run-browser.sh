@@ -33,4 +33,10 @@ if [ "$MODE" = slow ] && [ $rc -eq 0 ]; then
 	echo "ok: mtrace-cat received all $total events beside the stalled browser"
 fi
 kill -0 "$WEB_PID" 2>/dev/null || fail "mtrace-web died"
+# A clean stop (and, in the sanitizer build, no leak or bad access on the way out).
+kill -TERM "$WEB_PID"
+wait "$WEB_PID"
+st=$?
+WEB_PID=
+[ $st -eq 0 ] || { cat "$RIG_DIR/web.err"; fail "mtrace-web exited with status $st on SIGTERM"; }
 exit $rc
