@@ -46,7 +46,7 @@ for (const rate of rates) {
     while (alive(g.name)) await sleep(100);
     let last = -1, v;
     for (;;) {
-      v = await page.evaluate(id => ({ n: mtrace.model.domains.get(id)?.events ?? 0, dropped: mtrace.model.dropped, a: mtrace.state.firstAt, b: mtrace.state.lastAt }), g.id);
+      v = await page.evaluate(id => ({ n: mtrace.model.domains.get(id)?.events ?? 0, dropped: mtrace.model.dropped, a: mtrace.state.arrival[id]?.[0], b: mtrace.state.arrival[id]?.[1] }), g.id);
       if (v.n === last) break;
       last = v.n;
       await sleep(700);

@@ -73,6 +73,13 @@ static void skip_to(struct browser *b, uint64_t id)
 	b->cum_bytes = hist_bytes_before(id);
 }
 
+static void set_cursor(struct browser *b, uint64_t id)
+{
+	b->next_id = id;
+	b->cum_events = hist_events_before(id);
+	b->cum_bytes = hist_bytes_before(id);
+}
+
 static void pump(struct browser *b)
 {
 	struct evbuffer *chunk;
@@ -145,25 +152,27 @@ static void resume(struct browser *b, const char *last)
 	uint64_t inst, id, events;
 	int used = 0;
 
-	b->next_id = hist_tail();
-	b->cum_events = hist_events_before(b->next_id);
-	b->cum_bytes = hist_bytes_before(b->next_id);
-	if (!last ||
-	    sscanf(last, "%" SCNx64 ".%" SCNu64 ".%" SCNu64 "%n", &inst, &id, &events, &used) !=
-	        3 ||
-	    last[used] || inst != hist_instance())
-		return;
-	if (id + 1 > hist_head() || events > hist_events_total())
-		return; /* not one of ours: start afresh */
-	if (id + 1 >= hist_tail()) {
+	if (last &&
+	    sscanf(last, "%" SCNx64 ".%" SCNu64 ".%" SCNu64 "%n", &inst, &id, &events, &used) ==
+	        3 &&
+	    !last[used] && inst == hist_instance() && id + 1 <= hist_head() &&
+	    events <= hist_events_total()) {
+		if (id + 1 >= hist_tail()) {
+			set_cursor(b, id + 1);
+			return;
+		}
+		/* Its place is gone from the history: what lies between is lost to it. */
 		b->next_id = id + 1;
-		b->cum_events = hist_events_before(b->next_id);
-		b->cum_bytes = hist_bytes_before(b->next_id);
+		b->cum_events = events;
+		skip_to(b, hist_tail());
 		return;
 	}
-	/* Its place is gone from the history: what lies between is lost to it. */
-	b->cum_events = events;
-	skip_to(b, hist_tail());
+	/* A new browser (or one of another instance): the newest half queue of history,
+	 * so that it starts with a picture and is not at once behind. */
+	id = hist_tail();
+	while (id < hist_head() && hist_bytes_total() - hist_bytes_before(id) > s.queue_bytes / 2)
+		id++;
+	set_cursor(b, id);
 }
 
 void sse_open(struct evhttp_request *req)
@@ -207,9 +216,8 @@ void sse_open(struct evhttp_request *req)
 	    "\",\"server\":\"mtrace-web " MTRACE_VERSION "\",\"connected\":%s"
 	    ",\"resumed\":%s,\"history_first_event\":%" PRIu64 ",\"browser\":%u"
 	    ",\"daemon\":",
-	    hist_instance(), feed_connected() ? "true" : "false",
-	    last && b->next_id > hist_tail() ? "true" : "false", hist_events_before(hist_tail()),
-	    b->serial);
+	    hist_instance(), feed_connected() ? "true" : "false", last ? "true" : "false",
+	    b->cum_events, b->serial);
 	json_str(hello, feed_daemon());
 	evbuffer_add(hello, "}\n\n", 3);
 	evhttp_send_reply_chunk(req, hello);

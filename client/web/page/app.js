@@ -14,7 +14,7 @@
   const state = {
     es: null, instance: null, connected: false, daemon: '', daemonUp: false,
     paused: false, pauseQueue: [], pauseDropped: 0, skewMs: null, lastDrawn: -1,
-    dirty: true, domKey: '', hellos: 0, errors: 0,
+    dirty: true, domKey: '', hellos: 0, errors: 0, arrival: {},
   };
   const PAUSE_QUEUE_MAX = 200000;	// events held while paused
 
@@ -50,8 +50,9 @@
   }
 
   function apply(b) {
-    state.lastAt = performance.now();
-    if (state.firstAt === undefined) state.firstAt = state.lastAt;
+    // When batches arrive, per domain (benchmarks).
+    const at = performance.now(), w = state.arrival[b.d] || (state.arrival[b.d] = [at, at]);
+    w[1] = at;
     const skew = b.w - Date.now();
     if (state.skewMs === null || skew > state.skewMs) state.skewMs = skew;
     model.batch(b);
@@ -73,6 +74,8 @@
       state.daemonUp = h.connected;
       state.hellos++;
       status();
+      // Domains whose DomainUp lies before where this stream starts: from the state.
+      resync();
     });
     es.addEventListener('b', e => {
       const b = JSON.parse(e.data);
