@@ -43,7 +43,7 @@ async function until(what, fn, ms = 20000) {
 
 function guest(name, ...argv) {
   const out = execFileSync(env.SIMXEN, ['-d', env.RIG_SIM, 'create', '--name', name, '--log',
-    path.join(env.RIG_DIR, `guest-${name}.log`), '--', ...argv], { encoding: 'utf8' });
+    path.join(env.RIG_DIR, `guest-${name.replace(/[^\w-]/g, '_')}.log`), '--', ...argv], { encoding: 'utf8' });
   return Number(out.trim());
 }
 function running() {
@@ -328,7 +328,10 @@ async function modeHostile() {
   const errors = [];
   const browser = await launch();
   const page = await open(browser, errors);
-  const dom = guest('hostile', env.LABEL_GUEST, '2');
+  // The domain's name is the guest's choice too: markup in it (the simulated Xen
+  // takes printable ASCII without spaces or '/').
+  const DNAME = '<b>dom"\'&amp;<i>x';
+  const dom = guest(DNAME, env.LABEL_GUEST, '2');
   await until('the hostile labels', () => page.evaluate(id => {
     const d = mtrace.model.domains.get(id);
     return d && d.labels.length >= 9;
@@ -364,6 +367,8 @@ async function modeHostile() {
   check(dom2.pwned === undefined, 'no guest script ran (window.__pwned unset)');
   check(dom2.markup === 0, `no guest markup became elements (${dom2.markup})`);
   check(JSON.stringify(dom2.scripts) === '["model.js","render.js","app.js"]', `only our scripts: ${dom2.scripts}`);
+  const dname = await page.evaluate(id => document.querySelector(`#domains li[data-domid="${id}"] .name`)?.textContent, dom);
+  check(dname === `${dom} ${DNAME}`, `the domain name shown as text: ${dname}`);
   const state = await page.evaluate(() => fetch('api/state').then(r => r.json()).then(s => s.stats !== undefined));
   check(state, '/api/state parses as JSON with hostile strings in it');
   const shot = await page.screenshot({ type: 'png' });
