@@ -34,6 +34,7 @@ class Domain {
     this.threads = new Map();
     this.order = [];	// threads in creation order
     this.rowFree = [];	// per row: the time it is free again (Infinity: taken)
+    this.rowSegs = [];	// per row: the line stretches drawn on it, in time order
     this.creates = []; this.reads = []; this.resolves = []; this.signals = [];
     this.becomes = []; this.labels = []; this.sends = []; this.recvs = []; this.joins = [];
     this.fulfills = []; this.fails = [];
@@ -101,11 +102,20 @@ class Model {
         failed: false, exn: '', reads: 0, resolves: 0, children: 0, running: 0,
         segs: [], becomes: -1, explicit: false,
       };
-      th.segs.push({ row: this.takeRow(d, t), t0: t });
+      this.addSeg(d, th, this.takeRow(d, t), t);
       d.threads.set(id, th);
       d.order.push(th);
     }
     return th;
+  }
+
+  // A stretch of a thread's line on one row; each row keeps its stretches in time
+  // order, so that drawing visits the visible rows only.
+  addSeg(d, th, row, t) {
+    const seg = { row, t0: t, th };
+    th.segs.push(seg);
+    while (d.rowSegs.length <= row) d.rowSegs.push([]);
+    d.rowSegs[row].push(seg);
   }
 
   takeRow(d, t) {
@@ -199,7 +209,7 @@ class Model {
         const bRow = b.segs[b.segs.length - 1].row;
         if (bRow !== aRow) {
           d.rowFree[bRow] = t;
-          b.segs.push({ row: aRow, t0: t });
+          this.addSeg(d, b, aRow, t);
           d.rowFree[aRow] = Infinity;
         }
       } else {
@@ -307,15 +317,25 @@ class Model {
     for (const th of d.order) if (th.end !== null && th.end < cutoff) gone++;
     if (gone) {
       d.order = d.order.filter(th => {
-        if (th.end !== null && th.end < cutoff) { d.threads.delete(th.id); return false; }
+        if (th.end !== null && th.end < cutoff) { this.forget(d, th); return false; }
         return true;
       });
     }
     if (d.order.length > this.maxEvents / 2) {
       // Pending threads past the cap: the oldest go.
       const drop = d.order.splice(0, d.order.length - Math.floor(this.maxEvents / 2));
-      for (const th of drop) d.threads.delete(th.id);
+      for (const th of drop) this.forget(d, th);
     }
+    if (gone || d.forgotten) {
+      for (let r = 0; r < d.rowSegs.length; r++) d.rowSegs[r] = d.rowSegs[r].filter(sg => !sg.th.gone);
+      d.forgotten = false;
+    }
+  }
+
+  forget(d, th) {
+    if (d.threads.get(th.id) === th) d.threads.delete(th.id);
+    th.gone = true;
+    d.forgotten = true;
   }
 
   // What the tests compare with mtrace-cat -f json: per domain, the events as received.

@@ -140,35 +140,54 @@ function draw(ctx, model, view, now, W, H) {
       flush();
     }
 
-    // Thread lines, by style.  Many threads can share a pixel: per row, a line that
-    // adds no pixel to the last one drawn there is skipped.
-    const lastX = new Float64Array(rows).fill(-1e9);
     const filtering = view.labelPrefix !== '';
+    const lastX = new Float64Array(rows);
+    // Only the rows on screen are visited.
+    const r0 = Math.max(0, Math.floor((AXIS_H - L.rowsTop) / view.rowH) - 1);
+    const r1 = Math.min(rows - 1, Math.ceil((H - L.rowsTop) / view.rowH) + 1);
+    const segEnd = sg => {
+      const th = sg.th, i = th.segs.indexOf(sg);
+      return i + 1 < th.segs.length ? th.segs[i + 1].t0 : th.end === null ? now : th.end;
+    };
+    // The stretches of row r that may cross [t0, t1]: from the last one starting
+    // before t0 (rows are exclusive: only it can reach into the window).
+    const rowRange = (r, fn) => {
+      const a = d.rowSegs[r];
+      if (!a) return;
+      let i = Math.max(lowerBound(a, t0, sg => sg.t0) - 1, 0);
+      for (; i < a.length && a[i].t0 <= t1; i++) {
+        const sg = a[i];
+        if (sg.th.gone) continue;
+        const e = sg.th.segs.length === 1 ? (sg.th.end === null ? now : sg.th.end) : segEnd(sg);
+        if (e < t0) continue;
+        fn(sg, e);
+      }
+    };
     if (view.skip && view.skip.has('lines')) { /* bench */ } else {
+    // Thread lines, by style.  Many threads can share a pixel: a line that adds no
+    // pixel to the last one drawn on its row is skipped.
     const paths = { thread: new Path2D(), pending: new Path2D(), failed: new Path2D() };
-    for (const th of d.order) {
-      const end = th.end === null ? now : th.end;
-      if (end < t0 || th.created > t1 || (filtering && !threadVisible(view, th))) continue;
-      const p = th.end === null ? paths.pending : th.failed ? paths.failed : paths.thread;
-      for (let i = 0; i < th.segs.length; i++) {
-        const s = th.segs[i];
-        const sEnd = i + 1 < th.segs.length ? th.segs[i + 1].t0 : end;
-        if (sEnd < t0 || s.t0 > t1 || !visRow(s.row)) continue;
-        const xa = Math.max(xOf(s.t0), -1), xb = Math.min(Math.max(xOf(sEnd), xa + 1), W + 1);
-        if (xb <= lastX[s.row] + 0.5 && p !== paths.failed) continue;
-        lastX[s.row] = xb;
-        const yy = Math.round(rowY(s.row)) + 0.5;
+    for (let r = r0; r <= r1; r++) {
+      let last = -1e9;
+      const yy = Math.round(rowY(r)) + 0.5;
+      rowRange(r, (sg, e) => {
+        const th = sg.th;
+        if (filtering && !threadVisible(view, th)) return;
+        const p = th.end === null ? paths.pending : th.failed ? paths.failed : paths.thread;
+        const xa = Math.max(xOf(sg.t0), -1), xb = Math.min(Math.max(xOf(e), xa + 1), W + 1);
+        if (xb <= last + 0.5 && p !== paths.failed) return;
+        last = xb;
         p.moveTo(xa, yy);
         p.lineTo(xb, yy);
-      }
+      });
     }
     ctx.lineWidth = 1;
     for (const k of ['thread', 'pending', 'failed']) {
       ctx.strokeStyle = COLORS[k];
       ctx.stroke(paths[k]);
     }
-
     }
+
     // Running intervals, thick; again one per pixel and row at most.
     ctx.fillStyle = COLORS.running;
     const rh = Math.max(2, Math.min(view.rowH - 1, 5));
@@ -272,12 +291,15 @@ function draw(ctx, model, view, now, W, H) {
     ctx.strokeStyle = COLORS.failed;
     ctx.lineWidth = 1.5;
     const crosses = new Path2D();
-    for (const th of d.order) {
-      if (!th.failed || th.end === null || th.end < t0 || th.end > t1 || !threadVisible(view, th)) continue;
-      const yy = rowY(rowAt(th, th.end)), x = xOf(th.end);
-      if (yy < AXIS_H || yy > H) continue;
-      crosses.moveTo(x - 3, yy - 3); crosses.lineTo(x + 3, yy + 3);
-      crosses.moveTo(x + 3, yy - 3); crosses.lineTo(x - 3, yy + 3);
+    for (let r = r0; r <= r1; r++) {
+      rowRange(r, (sg, e) => {
+        const th = sg.th;
+        if (!th.failed || th.end === null || e !== th.end || th.end > t1) return;
+        if (filtering && !threadVisible(view, th)) return;
+        const yy = rowY(r), x = xOf(th.end);
+        crosses.moveTo(x - 3, yy - 3); crosses.lineTo(x + 3, yy + 3);
+        crosses.moveTo(x + 3, yy - 3); crosses.lineTo(x - 3, yy + 3);
+      });
     }
     ctx.stroke(crosses);
 
@@ -285,22 +307,20 @@ function draw(ctx, model, view, now, W, H) {
     if (view.rowH >= 7 && !(view.skip && view.skip.has('labels'))) {
       ctx.font = `${Math.min(view.rowH + 3, 11)}px sans-serif`;
       ctx.fillStyle = COLORS.text;
-      lastX.fill(-1e9);
-      for (const th of d.order) {
-        if (labelsDrawn > 400) break;
-        const end = th.end === null ? now : th.end;
-        if (end < t0 || th.created > t1 || !threadVisible(view, th)) continue;
-        const text = th.failed && th.exn ? `${th.label} \u2717 ${th.exn}` : th.label;
-        if (!text) continue;
-        const x = Math.max(xOf(th.created), 0) + 2;
-        const room = Math.min(xOf(end), W) - x;
-        const chars = Math.floor(room / 6);
-        if (chars < 4) continue;
-        const r = th.segs[0].row;
-        if (!visRow(r) || x < lastX[r]) continue;
-        lastX[r] = x + Math.min(chars, 80) * 6;
-        ctx.fillText(MtraceModel.printable(text, Math.min(chars, 80)), x, rowY(r) - 2);
-        labelsDrawn++;
+      for (let r = r0; r <= r1 && labelsDrawn <= 400; r++) {
+        let room0 = -1e9;
+        rowRange(r, (sg, e) => {
+          const th = sg.th;
+          if (sg !== th.segs[0] || (filtering && !threadVisible(view, th))) return;
+          const text = th.failed && th.exn ? `${th.label} \u2717 ${th.exn}` : th.label;
+          if (!text) return;
+          const x = Math.max(xOf(th.created), 0) + 2;
+          const chars = Math.floor((Math.min(xOf(e), W) - x) / 6);
+          if (chars < 4 || x < room0) return;
+          room0 = x + Math.min(chars, 80) * 6;
+          ctx.fillText(MtraceModel.printable(text, Math.min(chars, 80)), x, rowY(r) - 2);
+          labelsDrawn++;
+        });
       }
     }
 
