@@ -191,6 +191,10 @@ async function modeModel() {
       mtrace.view.spanMs = spanMs;
       mtrace.view.t1 = lo + spanMs * 0.97;
       mtrace.view.rowH = 11;
+      // The other guest only where it has something in this window.
+      for (const o of mtrace.model.domains.values())
+        if (o.domid !== id && !o.order.some(th => th.created <= mtrace.view.t1 && (th.end ?? Infinity) >= mtrace.view.t0 && th.end !== null))
+          mtrace.view.hidden.add(o.domid);
       mtrace.state.dirty = true;
     }, replay, Number(env.SHOT_SPAN_MS || 34));
     await page.evaluate(id => mtrace.select(id, 0), replay);

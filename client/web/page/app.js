@@ -342,6 +342,7 @@
   let nextDraw = 0;
   function frame() {
     const t = now(), wall = performance.now();
+    if (view.follow !== $('follow').classList.contains('on')) setFollow(view.follow);
     if ((state.dirty || view.follow || model.version !== state.lastDrawn) && wall >= nextDraw) {
       if (view.follow) view.t1 = t + view.spanMs * 0.02;
       const took = draw(ctx, model, view, t, canvas.clientWidth, canvas.clientHeight);
