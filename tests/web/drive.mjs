@@ -306,8 +306,10 @@ async function modeModel() {
   // Reconnect: the stream is cut under the page (ss -K on mtrace-web's side, as a
   // network failure would), a guest runs meanwhile, and EventSource comes back with
   // its Last-Event-ID: nothing lost, nothing twice.
+  if (process.getuid() !== 0) {
+    console.log('# not root: ss -K cannot cut the stream; the reconnect check is left out');
+  } else {
   const hellos = await page.evaluate(() => mtrace.state.hellos);
-  await page.evaluate(() => { mtrace.state.es.onopen = null; });
   const gap = guest('gap', env.LOAD, '--rings', '1', '--threads', '8', '--rate', '1000', '--events', '3000');
   await sleep(300);
   const port = new URL(url).port;
@@ -323,6 +325,7 @@ async function modeModel() {
   const mg = (await page.evaluate(() => mtrace.summary()))[gap];
   check(re.hellos >= 1 && re.dropped === 0 && re.n === 3000 && JSON.stringify(mg.creates) === JSON.stringify(cg.creates),
     `reconnected with Last-Event-ID: the ${re.n} events of a guest that ran across the cut arrived once (${JSON.stringify(re)}, creates ${mg && mg.creates.length}/${cg && cg.creates.length})`);
+  }
 
   check(errors.filter(e => !/ERR_INTERNET_DISCONNECTED|net::/.test(e)).length === 0, `no errors in the page (${errors.slice(0, 3).join(' | ')})`);
   await browser.close();

@@ -11,6 +11,21 @@ rss0=$(web_rss_kb)
 "$PYTHON" "$MTRACE_SRC/tests/web/http_abuse.py" abuse "$WEB_URL" "$WEB_PID" || fail "abuse"
 kill -0 "$WEB_PID" 2>/dev/null || fail "mtrace-web died under abuse"
 rss1=$(web_rss_kb)
+
+# mtraced goes away and comes back: the state says so, and mtrace-web connects again.
+state() { "$PYTHON" -c 'import json,sys,urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1] + "api/state"))["connected"])' "$WEB_URL"; }
+kill -TERM -- "-$RIG_DAEMON" 2>/dev/null || kill -TERM "$RIG_DAEMON"
+wait "$RIG_DAEMON" 2>/dev/null
+for _ in $(seq 50); do [ "$(state)" = False ] && break; sleep 0.1; done
+[ "$(state)" = False ] || fail "mtrace-web did not notice mtraced leaving"
+setsid "$RIG_MTRACED" --backend sim --sim-dir "$RIG_SIM" -s "$RIG_SOCK" -f -c /dev/null \
+	>>"$RIG_DIR/mtraced.log" 2>&1 </dev/null &
+RIG_DAEMON=$!
+for _ in $(seq 100); do [ "$(state)" = True ] && break; sleep 0.1; done
+[ "$(state)" = True ] || fail "mtrace-web did not connect to the new mtraced"
+echo "ok: mtraced stopped and started again: mtrace-web said so and connected again"
+grep -q 'lost mtraced' "$RIG_DIR/web.err" || fail "no word of it on stderr"
+
 note "mtrace-web resident memory: ${rss0} kB before, ${rss1} kB after"
 [ "$rss1" -lt $((rss0 + 65536)) ] || fail "memory grew by $((rss1 - rss0)) kB"
 kill -TERM "$WEB_PID"
