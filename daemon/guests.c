@@ -1,10 +1,10 @@
 /*
- * guest.c - attaching a guest: read its xenstore announcement, check every value,
- * map its rings (header read-write, data read-only, refs taken from a checked copy of
+ * guests.c - a guest's life cycle: read its xenstore announcement (announce.c checks
+ * every value), admit it under the caps, map its rings (header read-write, data read-only, refs taken from a checked copy of
  * the header), bind its event channel; and the reverse on withdrawal or death.
  *
  * Everything under /local/domain/<id> is written by the guest, so nothing read there
- * is trusted: numbers are strict decimals with ranges, caps bound what we map, and a
+ * is trusted: caps bound what we map (guest_admit, for ring and legacy guests alike), and a
  * refusal is logged once per reason and shown as the domain's "bad: reason" status.
  */
 #include <errno.h>
@@ -14,150 +14,42 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "announce.h"
 #include "config.h"
+#include "deliver.h"
+#include "discover.h"
+#include "drain.h"
 #include "guest.h"
+#include "guests.h"
+#include "legacy.h"
 #include "log.h"
 #include "mprof.h"
 #include "state.h"
-#include "stream.h"
+#include "xalloc.h"
+#include "xenif.h"
 
-struct xenif *guests_x;
-const struct mtraced_config *guests_cfg;
-unsigned guests_pages_total;
-
-static struct guest **table;
-static unsigned nguests;
-static struct guest **portmap;
-static uint32_t portmap_len;
-static uint32_t self_domid;
-
-#define X	(guests_x->ops)
-#define MAX_PORT	(1u << 20)	/* FIFO event channels go to 2^17; leave room */
-
-struct guest *guest_find(uint32_t domid)
-{
-	for (unsigned i = 0; i < nguests; i++)
-		if (table[i]->domid == domid)
-			return table[i];
-	return NULL;
-}
-
-unsigned guest_count_kind(enum guest_kind k)
-{
-	unsigned n = 0;
-
-	for (unsigned i = 0; i < nguests; i++)
-		n += table[i]->kind == k;
-	return n;
-}
-
-void guest_foreach(void (*fn)(struct guest *g, void *arg), void *arg)
-{
-	/* backwards: fn may free the guest it is given (guest_free moves the last entry,
-	 * already visited, into its slot), and no other */
-	for (unsigned i = nguests; i-- > 0;)
-		if (i < nguests)
-			fn(table[i], arg);
-}
-
-struct guest *guest_by_port(uint32_t port)
-{
-	return port < portmap_len ? portmap[port] : NULL;
-}
-
-static int portmap_set(uint32_t port, struct guest *g)
-{
-	if (port >= MAX_PORT)
-		return -1;
-	if (port >= portmap_len) {
-		uint32_t n = portmap_len ? portmap_len : 64;
-		struct guest **p;
-		while (n <= port)
-			n *= 2;
-		p = realloc(portmap, n * sizeof(*p));
-		if (!p)
-			return -1;
-		memset(p + portmap_len, 0, (n - portmap_len) * sizeof(*p));
-		portmap = p;
-		portmap_len = n;
-	}
-	portmap[port] = g;
-	return 0;
-}
+static struct guests_ctx ctx;
 
 static struct guest *guest_new(uint32_t domid)
 {
-	struct guest *g = calloc(1, sizeof(*g));
-	struct guest **t;
+	struct guest *g = xcalloc(1, sizeof(*g));
 
-	if (!g)
-		return NULL;
-	t = realloc(table, (nguests + 1) * sizeof(*t));
-	if (!t) {
-		free(g);
-		return NULL;
-	}
-	table = t;
-	table[nguests++] = g;
 	g->domid = domid;
 	g->lport = -1;
 	g->sd_fresh = !state_domain_find(domid);
 	g->sd = state_domain_get(domid);
+	guest_table_add(g);
 	return g;
 }
 
 static void guest_free(struct guest *g)
 {
 	drain_forget(g);
-	for (unsigned i = 0; i < nguests; i++)
-		if (table[i] == g) {
-			table[i] = table[--nguests];
-			break;
-		}
+	guest_table_remove(g);
 	free(g);
 }
 
-/* ---- strict parsing of guest-written values ---- */
-
-/* Decimal without sign, spaces or leading zeros, at most max. */
-static int parse_dec(const char *v, size_t len, uint64_t max, uint64_t *out)
-{
-	uint64_t n = 0;
-
-	if (!v || len == 0 || len > 10 || (len > 1 && v[0] == '0'))
-		return -1;
-	for (size_t i = 0; i < len; i++) {
-		if (v[i] < '0' || v[i] > '9')
-			return -1;
-		n = n * 10 + (uint64_t)(v[i] - '0');
-	}
-	if (n > max)
-		return -1;
-	*out = n;
-	return 0;
-}
-
-static bool val_is(const char *v, size_t len, const char *want)
-{
-	return v && len == strlen(want) && !memcmp(v, want, len);
-}
-
-/* A short printable rendering of a guest value for the log. */
-static const char *show(const char *v, size_t len, char *buf, size_t blen)
-{
-	size_t o = 0;
-
-	if (!v)
-		return "(missing)";
-	buf[o++] = '"';
-	for (size_t i = 0; i < len && o + 6 < blen; i++)
-		o += (size_t)snprintf(buf + o, blen - o, (v[i] >= 0x20 && v[i] < 0x7f &&
-			v[i] != '"' && v[i] != '\\') ? "%c" : "\\x%02x", (unsigned char)v[i]);
-	if (len && o + 6 >= blen)
-		o += (size_t)snprintf(buf + o, blen - o, "...");
-	snprintf(buf + o, blen - o, "\"");
-	return buf;
-}
+/* ---- xenstore ---- */
 
 static char *xs_get(uint32_t tx, uint32_t domid, const char *sub, size_t *len)
 {
@@ -165,91 +57,36 @@ static char *xs_get(uint32_t tx, uint32_t domid, const char *sub, size_t *len)
 
 	snprintf(path, sizeof(path), "/local/domain/%" PRIu32 "/%s", domid, sub);
 	*len = 0;
-	return X->xs_read(guests_x, tx, path, len);
+	return ctx.x->ops->xs_read(ctx.x, tx, path, len);
 }
 
-/* Read data/mtrace in one transaction.  0, 1 = not announced (closed/absent), -1 = bad,
- * -2 = xenstore kept failing the transaction (not the guest's fault: retry later). */
+struct xs_reader {
+	uint32_t tx, domid;
+};
+
+static char *xs_read_key(const char *key, size_t *len, void *arg)
+{
+	const struct xs_reader *r = arg;
+	char sub[96];
+
+	snprintf(sub, sizeof(sub), MTRACE_XS_DIR "/%s", key);
+	return xs_get(r->tx, r->domid, sub, len);
+}
+
+/* Read data/mtrace in one transaction.  ANNOUNCE_*, or -2 when xenstore kept failing
+ * the transaction (not the guest's fault: retry later). */
 static int read_announce(uint32_t domid, struct announce *a, char *why, size_t wl)
 {
-	char *v = NULL, key[64], sh[64];
-	uint64_t n;
-	size_t len;
-	uint32_t tx;
-	int rc = -1, tries;
+	struct xenif *x = ctx.x;
+	struct xs_reader r = { 0, domid };
+	int rc;
 
-	for (tries = 0; tries < 8; tries++) {
-		tx = X->xs_transaction_start(guests_x);	/* 0: read without one */
-		memset(a, 0, sizeof(*a));
-		rc = -1;
-#define GET(k) do { free(v); v = xs_get(tx, domid, MTRACE_XS_DIR "/" k, &len); } while (0)
-		GET("state");
-		if (!v || val_is(v, len, "closed")) {
-			rc = 1;
-			goto out;
-		}
-		if (!val_is(v, len, "ready")) {
-			snprintf(why, wl, "state: %s", show(v, len, sh, sizeof(sh)));
-			goto out;
-		}
-		GET("version");
-		if (!val_is(v, len, "1")) {
-			snprintf(why, wl, "version: %s is not 1", show(v, len, sh, sizeof(sh)));
-			goto out;
-		}
-		GET("clock");
-		if (val_is(v, len, "monotonic"))
-			a->clock = MTRACE_CLOCK_MONOTONIC;
-		else if (val_is(v, len, "xen"))
-			a->clock = MTRACE_CLOCK_XEN;
-		else if (val_is(v, len, "realtime"))
-			a->clock = MTRACE_CLOCK_REALTIME;
-		else {
-			snprintf(why, wl, "clock: %s", show(v, len, sh, sizeof(sh)));
-			goto out;
-		}
-		GET("event-channel");
-		if (parse_dec(v, len, MAX_PORT - 1, &n) || n == 0) {
-			snprintf(why, wl, "event-channel: %s", show(v, len, sh, sizeof(sh)));
-			goto out;
-		}
-		a->port = (uint32_t)n;
-		GET("rings");
-		if (parse_dec(v, len, MTRACE_MAX_RINGS, &n) || n == 0) {
-			snprintf(why, wl, "rings: %s not in 1..%u", show(v, len, sh, sizeof(sh)),
-				 MTRACE_MAX_RINGS);
-			goto out;
-		}
-		a->rings = (uint32_t)n;
-		for (uint32_t i = 0; i < a->rings; i++) {
-			snprintf(key, sizeof(key), MTRACE_XS_DIR "/ring/%" PRIu32 "/ref", i);
-			free(v);
-			v = xs_get(tx, domid, key, &len);
-			if (parse_dec(v, len, UINT32_MAX, &n)) {
-				snprintf(why, wl, "ring/%u/ref: %s", i, show(v, len, sh, sizeof(sh)));
-				goto out;
-			}
-			a->ref[i] = (uint32_t)n;
-			snprintf(key, sizeof(key), MTRACE_XS_DIR "/ring/%" PRIu32 "/pages", i);
-			free(v);
-			v = xs_get(tx, domid, key, &len);
-			if (parse_dec(v, len, MTRACE_RING_MAX_PAGES, &n) || n < MTRACE_RING_MIN_PAGES ||
-			    (n & (n - 1))) {
-				snprintf(why, wl, "ring/%u/pages: %s not a power of two in %u..%u", i,
-					 show(v, len, sh, sizeof(sh)), MTRACE_RING_MIN_PAGES,
-					 MTRACE_RING_MAX_PAGES);
-				goto out;
-			}
-			a->pages[i] = (uint32_t)n;
-		}
-#undef GET
-		rc = 0;
-out:
-		free(v);
-		v = NULL;
-		if (!tx)
+	for (int tries = 0; tries < 8; tries++) {
+		r.tx = x->ops->xs_transaction_start(x); /* 0: read without one */
+		rc = announce_parse(a, xs_read_key, &r, why, wl);
+		if (!r.tx)
 			return rc;
-		if (X->xs_transaction_end(guests_x, tx, rc != 0) == 0 || rc != 0)
+		if (x->ops->xs_transaction_end(x, r.tx, rc != ANNOUNCE_OK) == 0 || rc != ANNOUNCE_OK)
 			return rc;
 		if (errno != EAGAIN)
 			break;
@@ -275,58 +112,82 @@ static void read_name(struct guest *g)
 	state_domain_set_name(g->sd, g->name);
 }
 
+/* ---- admission: the one place every cap is checked ---- */
+
+/*
+ * Whether g may map pages more (ring headers and data, or a legacy buffer): at most
+ * max_guests traced, max_pages_per_guest each, max_pages_total in all.  On success
+ * the pages are counted as g's until guest_unadmit; -1 with why otherwise.
+ */
+static int guest_admit(struct guest *g, unsigned pages, bool legacy, char *why, size_t wl)
+{
+	const struct mtraced_config *cfg = ctx.cfg;
+	const char *noun = legacy ? "legacy pages" : "pages";
+
+	if (guest_count_kind(GUEST_RING) + guest_count_kind(GUEST_LEGACY) >= cfg->max_guests) {
+		snprintf(why, wl, "max_guests %u reached", cfg->max_guests);
+		return -1;
+	}
+	if (pages > cfg->max_pages_per_guest) {
+		snprintf(why, wl, "%u %s, more than max_pages_per_guest %u", pages,
+			 legacy ? "legacy pages" : "pages announced", cfg->max_pages_per_guest);
+		return -1;
+	}
+	if (ctx.pages_total + pages > cfg->max_pages_total) {
+		snprintf(why, wl, "%u %s would pass max_pages_total %u (%u mapped)", pages, noun,
+			 cfg->max_pages_total, ctx.pages_total);
+		return -1;
+	}
+	g->pages_mapped = pages;
+	ctx.pages_total += pages;
+	return 0;
+}
+
+static void guest_unadmit(struct guest *g)
+{
+	ctx.pages_total -= g->pages_mapped;
+	g->pages_mapped = 0;
+}
+
 /* ---- attach / detach ---- */
 
 static void unmap_rings(struct guest *g)
 {
+	struct xenif *x = ctx.x;
+
+	drain_forget(g);
 	for (unsigned i = 0; i < MTRACE_MAX_RINGS; i++) {
 		struct gring *r = &g->ring[i];
+
 		if (r->rr)
 			ring_reader_free(r->rr);
 		if (r->data)
-			X->gnttab_unmap(guests_x, r->data, r->pages);
+			x->ops->gnttab_unmap(x, r->data, r->pages);
 		if (r->hdr)
-			X->gnttab_unmap(guests_x, r->hdr, 1);
+			x->ops->gnttab_unmap(x, r->hdr, 1);
 		memset(r, 0, sizeof(*r));
 	}
 	if (g->lport >= 0) {
-		portmap_set((uint32_t)g->lport, NULL);
-		if (X->evtchn_unbind(guests_x, (uint32_t)g->lport) < 0)
-			log_warn("domain %" PRIu32 ": unbind port %d: %s", g->domid, g->lport,
-				 strerror(errno));
+		guest_port_set((uint32_t)g->lport, NULL);
+		if (x->ops->evtchn_unbind(x, (uint32_t)g->lport) < 0)
+			log_warn("domain %" PRIu32 ": unbind port %d", g->domid, g->lport);
 		g->lport = -1;
 	}
-	guests_pages_total -= g->pages_mapped;
-	g->pages_mapped = 0;
-	drain_forget(g);
 }
 
+/* Map the admitted rings of a and bind its event channel: 0, or -1 with why. */
 static int map_rings(struct guest *g, const struct announce *a, char *why, size_t wl)
 {
 	static uint32_t refs[MTRACE_RING_MAX_PAGES];
+	struct xenif *x = ctx.x;
 	struct mtrace_ring_hdr hcopy;
-	unsigned total = 0;
 	char err[160];
 	int port;
 
-	for (uint32_t i = 0; i < a->rings; i++)
-		total += 1 + a->pages[i];
-	if (total > guests_cfg->max_pages_per_guest) {
-		snprintf(why, wl, "%u pages announced, more than max_pages_per_guest %u", total,
-			 guests_cfg->max_pages_per_guest);
-		return -1;
-	}
-	if (guests_pages_total + total > guests_cfg->max_pages_total) {
-		snprintf(why, wl, "%u pages would pass max_pages_total %u (%u mapped)", total,
-			 guests_cfg->max_pages_total, guests_pages_total);
-		return -1;
-	}
-	g->pages_mapped = total;
-	guests_pages_total += total;
 	for (uint32_t i = 0; i < a->rings; i++) {
 		struct gring *r = &g->ring[i];
 
-		r->hdr = X->gnttab_map(guests_x, g->domid, 1, &a->ref[i], PROT_READ | PROT_WRITE);
+		r->hdr = x->ops->gnttab_map(x, g->domid, 1, &a->ref[i], PROT_READ | PROT_WRITE);
 		if (!r->hdr) {
 			snprintf(why, wl, "ring %u: cannot map header ref %" PRIu32 ": %s", i,
 				 a->ref[i], strerror(errno));
@@ -337,7 +198,7 @@ static int map_rings(struct guest *g, const struct announce *a, char *why, size_
 			snprintf(why, wl, "ring %u: bad header: %s", i, err);
 			goto fail;
 		}
-		r->data = X->gnttab_map(guests_x, g->domid, a->pages[i], refs, PROT_READ);
+		r->data = x->ops->gnttab_map(x, g->domid, a->pages[i], refs, PROT_READ);
 		if (!r->data) {
 			snprintf(why, wl, "ring %u: cannot map %u data pages: %s", i, a->pages[i],
 				 strerror(errno));
@@ -351,14 +212,14 @@ static int map_rings(struct guest *g, const struct announce *a, char *why, size_
 			goto fail;
 		}
 	}
-	port = X->evtchn_bind_interdomain(guests_x, g->domid, a->port);
+	port = x->ops->evtchn_bind_interdomain(x, g->domid, a->port);
 	if (port < 0) {
 		snprintf(why, wl, "event-channel %" PRIu32 ": cannot bind: %s", a->port,
 			 strerror(errno));
 		goto fail;
 	}
 	g->lport = port;
-	if (portmap_set((uint32_t)port, g) < 0) {
+	if (guest_port_set((uint32_t)port, g) < 0) {
 		snprintf(why, wl, "local port %d out of range", port);
 		goto fail;
 	}
@@ -368,6 +229,15 @@ fail:
 	return -1;
 }
 
+/* The one owner of "domain up": g is traced now, clients are told. */
+static void guest_up(struct guest *g, enum guest_kind kind, uint32_t rings, uint32_t clock)
+{
+	g->kind = kind;
+	g->bad[0] = 0;
+	deliver_domain_up(g->sd, g->domid, g->name, rings, clock, kind == GUEST_LEGACY);
+	g->up = true;
+}
+
 /* Stop tracing g (it stays in the table); DomainDown with reason if it was up. */
 static void detach(struct guest *g, const char *reason)
 {
@@ -375,12 +245,22 @@ static void detach(struct guest *g, const char *reason)
 		unmap_rings(g);
 	else if (g->kind == GUEST_LEGACY)
 		legacy_detach(g);
+	guest_unadmit(g);
 	if (g->up) {
-		stream_domain_down(g->domid, reason);
+		deliver_domain_down(g->domid, reason);
 		g->up = false;
 	}
 	g->kind = GUEST_NEW;
 	g->bad[0] = 0;
+}
+
+/* What is left in g's rings or buffer, before they go. */
+static void final_drain(struct guest *g)
+{
+	if (g->kind == GUEST_RING)
+		drain_final(g);
+	else if (g->kind == GUEST_LEGACY)
+		legacy_poll(g);
 }
 
 static size_t reason_len(const char *why)
@@ -394,6 +274,7 @@ static void set_bad(struct guest *g, const char *why)
 {
 	if (g->kind == GUEST_RING || g->kind == GUEST_LEGACY) {
 		char reason[200];
+
 		snprintf(reason, sizeof(reason), "bad announcement: %s", why);
 		if (g->kind == GUEST_RING)
 			drain_final(g);
@@ -404,7 +285,7 @@ static void set_bad(struct guest *g, const char *why)
 	 * rescan to the next (pages mapped by the others), not a new reason. */
 	size_t k = reason_len(why);
 	if (reason_len(g->bad) != k || strncmp(g->bad, why, k))
-		log_warn("domain %" PRIu32 " (%s): not traced: %s", g->domid, g->name, why);
+		log_warnx("domain %" PRIu32 " (%s): not traced: %s", g->domid, g->name, why);
 	snprintf(g->bad, sizeof(g->bad), "%s", why);
 	state_domain_bad(g->sd, why);
 }
@@ -413,24 +294,34 @@ static void attach_rings(struct guest *g, const struct announce *a)
 {
 	char why[256];
 
-	if (guest_count_kind(GUEST_RING) + guest_count_kind(GUEST_LEGACY) >= guests_cfg->max_guests) {
-		snprintf(why, sizeof(why), "max_guests %u reached", guests_cfg->max_guests);
+	if (guest_admit(g, announce_pages(a), false, why, sizeof(why)) < 0 ||
+	    map_rings(g, a, why, sizeof(why)) < 0) {
+		guest_unadmit(g);
 		set_bad(g, why);
 		return;
 	}
-	if (map_rings(g, a, why, sizeof(why)) < 0) {
-		set_bad(g, why);
-		return;
-	}
-	g->kind = GUEST_RING;
 	g->ann = *a;
-	g->bad[0] = 0;
-	state_domain_attached(g->sd, a->rings, a->clock, false);
-	stream_domain_up(g->domid, g->name, a->rings, a->clock, false);
-	g->up = true;
-	log_info("domain %" PRIu32 " (%s): traced: %" PRIu32 " rings, port %" PRIu32 " -> %d, %u pages",
+	guest_up(g, GUEST_RING, a->rings, a->clock);
+	log_info("domain %" PRIu32 " (%s): traced: %" PRIu32 " rings, port %" PRIu32
+		 " -> %d, %u pages",
 		 g->domid, g->name, a->rings, a->port, g->lport, g->pages_mapped);
 	drain_service(g);
+}
+
+static void attach_legacy(struct guest *g, const char *refs, size_t rlen)
+{
+	uint32_t r[MPROF_MAX_PAGES];
+	char why[256];
+	int n = legacy_parse_refs(refs, rlen, r, why, sizeof(why));
+
+	if (n < 0 || guest_admit(g, (unsigned)n, true, why, sizeof(why)) < 0 ||
+	    legacy_attach(g, r, (unsigned)n, why, sizeof(why)) < 0) {
+		guest_unadmit(g);
+		set_bad(g, why);
+		return;
+	}
+	guest_up(g, GUEST_LEGACY, 1, MTRACE_CLOCK_XEN);
+	legacy_poll(g);
 }
 
 /* Whether the domain exists and is not shutting down (the domain list, not xenstore,
@@ -438,18 +329,29 @@ static void attach_rings(struct guest *g, const struct announce *a)
 static bool domain_running(uint32_t domid, bool *crashed)
 {
 	struct xenif_dominfo info;
-	int n = X->ctrl_domain_list(guests_x, domid, &info, 1);
+	int n = ctx.x->ops->ctrl_domain_list(ctx.x, domid, &info, 1);
 
 	*crashed = false;
 	if (n < 0)
-		return true;		/* cannot tell: do not declare a death */
+		return true; /* cannot tell: do not declare a death */
 	if (n == 0 || info.domid != domid)
 		return false;
 	*crashed = info.crashed;
 	return !info.dying && !info.shutdown;
 }
 
-void guest_refresh(uint32_t domid)
+/* The domain is gone (reason "destroyed"/"crashed"): final drain, unmap, unbind, forget. */
+static void guest_death(struct guest *g, const char *reason)
+{
+	final_drain(g);
+	log_info("domain %" PRIu32 " (%s): %s", g->domid, g->name, reason);
+	detach(g, reason);
+	state_domain_detached(g->sd, reason, true);
+	guest_free(g);
+}
+
+/* Re-read the domain's announcement and attach, remap, detach or mark it bad. */
+static void guest_refresh(uint32_t domid)
 {
 	struct guest *g = guest_find(domid);
 	struct announce a;
@@ -459,22 +361,19 @@ void guest_refresh(uint32_t domid)
 	bool crashed;
 	int rc;
 
-	if (domid == self_domid)
+	if (domid == ctx.self_domid)
 		return;
 	if (!g) {
 		/* cheap check first: most domains announce nothing */
 		char *st = xs_get(0, domid, MTRACE_XS_DIR "/state", &rlen);
 		char *mp = st ? NULL : xs_get(0, domid, MPROF_XS_REFS, &rlen);
 		bool any = st || mp;
+
 		free(st);
 		free(mp);
 		if (!any)
 			return;
 		g = guest_new(domid);
-		if (!g) {
-			log_err("domain %" PRIu32 ": out of memory", domid);
-			return;
-		}
 	}
 	read_name(g);
 	rc = read_announce(domid, &a, why, sizeof(why));
@@ -488,9 +387,9 @@ void guest_refresh(uint32_t domid)
 		}
 		return;
 	}
-	if (rc == 0) {
+	if (rc == ANNOUNCE_OK) {
 		if (g->kind == GUEST_RING && !memcmp(&g->ann, &a, sizeof(a)))
-			return;			/* unchanged: a spurious or unrelated watch */
+			return; /* unchanged: a spurious or unrelated watch */
 		if (g->kind == GUEST_RING) {
 			log_info("domain %" PRIu32 " (%s): re-announced, remapping", domid, g->name);
 			drain_final(g);
@@ -501,7 +400,7 @@ void guest_refresh(uint32_t domid)
 		attach_rings(g, &a);
 		return;
 	}
-	if (rc < 0) {
+	if (rc == ANNOUNCE_BAD) {
 		set_bad(g, why);
 		return;
 	}
@@ -515,18 +414,7 @@ void guest_refresh(uint32_t domid)
 		if (g->kind != GUEST_LEGACY || !legacy_same(g, refs, rlen)) {
 			if (g->kind == GUEST_LEGACY)
 				detach(g, "reannounced");
-			bool full = guest_count_kind(GUEST_RING) + guest_count_kind(GUEST_LEGACY) >=
-				    guests_cfg->max_guests;
-			if (full)
-				snprintf(why, sizeof(why), "max_guests %u reached",
-					 guests_cfg->max_guests);
-			if (full || legacy_attach(g, refs, rlen, why, sizeof(why)) < 0) {
-				set_bad(g, why);
-			} else {
-				g->kind = GUEST_LEGACY;
-				g->bad[0] = 0;
-				g->up = true;
-			}
+			attach_legacy(g, refs, rlen);
 		}
 		free(refs);
 		return;
@@ -545,57 +433,64 @@ void guest_refresh(uint32_t domid)
 	guest_free(g);
 }
 
-void guest_death(struct guest *g, const char *reason)
-{
-	if (g->kind == GUEST_RING)
-		drain_final(g);
-	else if (g->kind == GUEST_LEGACY)
-		legacy_poll(g);
-	log_info("domain %" PRIu32 " (%s): %s", g->domid, g->name, reason);
-	detach(g, reason);
-	state_domain_detached(g->sd, reason, true);
-	guest_free(g);
-}
+/* ---- the entry points main.c uses ---- */
 
-void guest_release_all(void)
-{
-	while (nguests) {
-		struct guest *g = table[nguests - 1];
-		if (g->kind == GUEST_RING)
-			unmap_rings(g);
-		else if (g->kind == GUEST_LEGACY)
-			legacy_detach(g);
-		g->kind = GUEST_NEW;
-		guest_free(g);
-	}
-	free(table);
-	table = NULL;
-	free(portmap);
-	portmap = NULL;
-	portmap_len = 0;
-}
+static const struct discover_ops discover_ops = {
+	.refresh = guest_refresh,
+	.death = guest_death,
+};
 
 int guests_init(struct event_base *base, struct xenif *x, const struct mtraced_config *cfg,
 		char *err, size_t errlen)
 {
-	guests_x = x;
-	guests_cfg = cfg;
-	if (X->xs_get_domid(x, &self_domid) < 0)
-		self_domid = 0;
-	if (drain_init(base, err, errlen) < 0)
+	ctx.base = base;
+	ctx.x = x;
+	ctx.cfg = cfg;
+	if (x->ops->xs_get_domid(x, &ctx.self_domid) < 0)
+		ctx.self_domid = 0;
+	legacy_init(&ctx);
+	if (drain_init(&ctx, err, errlen) < 0)
 		return -1;
-	return discover_init(base, err, errlen);
+	return discover_init(&ctx, &discover_ops, err, errlen);
+}
+
+void guests_scan(void)
+{
+	discover_scan_all(true);
 }
 
 void guests_reconfigure(const struct mtraced_config *cfg)
 {
-	guests_cfg = cfg;
+	ctx.cfg = cfg;
 	drain_reconfigure();
+	legacy_reconfigure();
+}
+
+static void final_each(struct guest *g, void *arg)
+{
+	(void)arg;
+	final_drain(g);
+}
+
+void guests_drain_all(void)
+{
+	guest_foreach(final_each, NULL);
 }
 
 void guests_fini(void)
 {
+	struct guest *g;
+
 	discover_fini();
-	guest_release_all();
+	while ((g = guest_last()) != NULL) {
+		if (g->kind == GUEST_RING)
+			unmap_rings(g);
+		else if (g->kind == GUEST_LEGACY)
+			legacy_detach(g);
+		guest_unadmit(g);
+		g->kind = GUEST_NEW;
+		guest_free(g);
+	}
+	guest_table_free();
 	drain_fini();
 }

@@ -92,7 +92,7 @@ int service_drop_privileges(void)
 	struct __user_cap_data_struct data[2];
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		log_warn("no_new_privs: %s", strerror(errno));
+		log_warn("no_new_privs");
 		return -1;
 	}
 	if (geteuid() != 0)
@@ -103,7 +103,7 @@ int service_drop_privileges(void)
 			break;
 	memset(data, 0, sizeof(data));
 	if (syscall(SYS_capset, &hdr, data) < 0) {
-		log_warn("dropping capabilities: %s", strerror(errno));
+		log_warn("dropping capabilities");
 		return -1;
 	}
 	log_debug("privileges dropped");
