@@ -137,7 +137,7 @@ static void fill_domain(struct stats_box *b, Mtrace__DomainStats *ds, const stru
 		for (uint32_t i = 0; i < d->counters.n; i++) {
 			Mtrace__Counter *c = arena_alloc(b, sizeof(*c));
 			mtrace__counter__init(c);
-			c->name = arena_str(b, d->counters.s[i]);
+			c->name = arena_str(b, strtab_str(&d->counters, i));
 			c->value = d->cval[i];
 			ds->counters[i] = c;
 		}
@@ -150,7 +150,7 @@ static void fill_thread(struct stats_box *b, Mtrace__ThreadStats *ts, const stru
 	mtrace__thread_stats__init(ts);
 	ts->domid = d->domid;
 	ts->id = (int64_t)t->id;
-	ts->label = arena_str(b, t->label != NO_IDX ? d->labels.s[t->label] : "");
+	ts->label = arena_str(b, t->label != NO_IDX ? strtab_str(&d->labels, t->label) : "");
 	ts->type = t->type;
 	ts->state = t->state == TS_RESOLVED ? MTRACE__THREAD_STATE__RESOLVED :
 		    t->state == TS_FAILED ? MTRACE__THREAD_STATE__FAILED :
@@ -170,7 +170,7 @@ static void fill_thread(struct stats_box *b, Mtrace__ThreadStats *ts, const stru
 	ts->events_rate = (double)state_thr_rate(t);
 	ts->events = t->events;
 	ts->becomes = (int64_t)t->becomes;
-	ts->failure = arena_str(b, t->failure != NO_IDX ? d->failures.s[t->failure] : "");
+	ts->failure = arena_str(b, t->failure != NO_IDX ? strtab_str(&d->failures, t->failure) : "");
 }
 
 static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub)
@@ -193,7 +193,7 @@ static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub)
 				break;
 			for (; j != NO_IDX; j = d->thr[j].next) {
 				const struct thr *t = &d->thr[j];
-				if (!label_passes(sub, t->label != NO_IDX ? d->labels.s[t->label] : NULL))
+				if (!label_passes(sub, t->label != NO_IDX ? strtab_str(&d->labels, t->label) : NULL))
 					continue;
 				if (ncand == cap) {
 					cap = cap ? cap * 2 : 256;
@@ -236,12 +236,12 @@ static void add_labels(struct stats_box *b, const Mtrace__Subscribe *sub)
 			const struct label *l = &d->lstat[j];
 			Mtrace__LabelStats *ls;
 
-			if (!label_passes(sub, d->labels.s[j]))
+			if (!label_passes(sub, strtab_str(&d->labels, j)))
 				continue;
 			ls = arena_alloc(b, sizeof(*ls));
 			mtrace__label_stats__init(ls);
 			ls->domid = d->domid;
-			ls->label = arena_str(b, d->labels.s[j]);
+			ls->label = arena_str(b, strtab_str(&d->labels, j));
 			ls->count = l->count;
 			ls->live = l->live;
 			ls->creation_rate = state_label_rate_sum(l, state_cur_sec) / (double)LABEL_WIN;

@@ -17,9 +17,12 @@
 
 #include "frame.h"
 #include "state.h"
-#include "stream-int.h"
+#include "stream-batch.h"
+#include "stream-blob.h"
+#include "stream-client.h"
+#include "stream-dict.h"
 #include "stream.h"
-#include "utf8.h"
+#include "xalloc.h"
 
 /* Flush a ring's columns early past these, which keeps a frame far below
  * FRAME_MAX_TO_CLIENT: 8192 events * 40 bytes + 512 KiB of strings. */
@@ -54,69 +57,18 @@ struct stream_group {
 	struct acc *accs;
 };
 
+/* Columns grow to at most ACC_MAX_EVENTS: out of memory aborts (xalloc.h). */
+static int
+grow(void **p, size_t size, size_t n)
+{
+	*p = xreallocarray(*p, n, size);
+	return 0;
+}
+
 static struct stream_group *groups;
 static unsigned ngroups;
 static struct event *flush_ev;
 static bool flush_scheduled;
-
-struct stream_blob *
-stream_blob_pack(const Mtrace__ServerMsg *msg)
-{
-	size_t len = mtrace__server_msg__get_packed_size(msg);
-	uint8_t pfx[FRAME_VARINT_MAX];
-	size_t hl;
-	struct stream_blob *b;
-
-	if (len > FRAME_MAX_TO_CLIENT)
-		return NULL;
-	hl = frame_put_len(pfx, len);
-	b = malloc(sizeof(*b) + hl + len);
-	if (!b)
-		return NULL;
-	b->refs = 1;
-	b->len = hl + len;
-	memcpy(b->data, pfx, hl);
-	mtrace__server_msg__pack(msg, b->data + hl);
-	return b;
-}
-
-void
-stream_blob_unref(struct stream_blob *b)
-{
-	if (b && --b->refs == 0)
-		free(b);
-}
-
-static void
-blob_cleanup(const void *data, size_t len, void *arg)
-{
-	stream_blob_unref(arg);
-}
-
-int
-stream_blob_queue(struct evbuffer *out, struct stream_blob *b)
-{
-	b->refs++;
-	if (evbuffer_add_reference(out, b->data, b->len, blob_cleanup, b) < 0) {
-		b->refs--;
-		return -1;
-	}
-	return 0;
-}
-
-void
-stream_utf8_fix(char *str)
-{
-	unsigned char *s = (unsigned char *)str;
-
-	while (s && *s) {
-		size_t n = utf8_len(s);
-		if (n == 0)
-			*s++ = '?';
-		else
-			s += n;
-	}
-}
 
 static void
 acc_free(struct acc *a)
@@ -141,13 +93,13 @@ acc_reserve(struct acc *a, size_t n)
 		return 0;
 	while (cap < a->n + n)
 		cap = cap ? cap * 2 : 256;
-	if (stream_grow((void **)&a->ts, sizeof(*a->ts), cap) ||
-	    stream_grow((void **)&a->dts, sizeof(*a->dts), cap) ||
-	    stream_grow((void **)&a->op, sizeof(*a->op), cap) ||
-	    stream_grow((void **)&a->thread, sizeof(*a->thread), cap) ||
-	    stream_grow((void **)&a->arg, sizeof(*a->arg), cap) ||
-	    stream_grow((void **)&a->type, sizeof(*a->type), cap) ||
-	    stream_grow((void **)&a->str_ref, sizeof(*a->str_ref), cap))
+	if (grow((void **)&a->ts, sizeof(*a->ts), cap) ||
+	    grow((void **)&a->dts, sizeof(*a->dts), cap) ||
+	    grow((void **)&a->op, sizeof(*a->op), cap) ||
+	    grow((void **)&a->thread, sizeof(*a->thread), cap) ||
+	    grow((void **)&a->arg, sizeof(*a->arg), cap) ||
+	    grow((void **)&a->type, sizeof(*a->type), cap) ||
+	    grow((void **)&a->str_ref, sizeof(*a->str_ref), cap))
 		return -1;
 	a->cap = cap;
 	return 0;
@@ -175,13 +127,14 @@ group_send(struct stream_group *g, struct acc *a)
 
 	if (a->n == 0)
 		return;
-	if (a->dict.n > 64 && !(strs = malloc(a->dict.n * sizeof(*strs)))) {
+	if (stream_dict_count(&a->dict) > 64 &&
+	    !(strs = malloc(stream_dict_count(&a->dict) * sizeof(*strs)))) {
 		for (i = 0; i < g->nmembers; i++)
 			stream_client_send_events(g->members[i], NULL, a->n);
 		goto out;
 	}
-	for (i = 0; i < a->dict.n; i++)
-		strs[i] = a->dict.arena + a->dict.off[i];
+	for (i = 0; i < stream_dict_count(&a->dict); i++)
+		strs[i] = stream_dict_str(&a->dict, i);
 	eb.base_ts = a->ts[0];
 	a->dts[0] = 0;
 	for (i = 1; i < a->n; i++)	/* group_events kept each one within 32 bits */
@@ -196,7 +149,7 @@ group_send(struct stream_group *g, struct acc *a)
 	eb.thread = a->thread;
 	eb.arg = a->arg;
 	eb.type = a->type;
-	eb.n_str = a->dict.n;
+	eb.n_str = stream_dict_count(&a->dict);
 	eb.str = strs;
 	eb.n_str_ref = a->nref;
 	eb.str_ref = a->str_ref;
@@ -336,7 +289,7 @@ group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clo
 		    ((!g->all_ops && !(g->ops[e->op >> 3] & (1u << (e->op & 7)))) ||
 		     !label_matches(g->sub, domid, e->thread)))
 			continue;
-		if (a->n >= ACC_MAX_EVENTS || a->dict.arena_len + e->str_len + 1 > ACC_MAX_STR ||
+		if (a->n >= ACC_MAX_EVENTS || strtab_bytes(&a->dict.t) + e->str_len + 1 > ACC_MAX_STR ||
 		    (a->n && !delta_fits(e->ts - a->ts[a->n - 1])))
 			group_send(g, a);
 		if (acc_reserve(a, 1) < 0 ||
@@ -497,7 +450,7 @@ stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub)
 	free(key);
 	if (g->nmembers == g->cap) {
 		size_t cap = g->cap ? g->cap * 2 : 4;
-		if (stream_grow((void **)&g->members, sizeof(*g->members), cap)) {
+		if (grow((void **)&g->members, sizeof(*g->members), cap)) {
 			if (g->nmembers == 0)
 				stream_group_leave(g, NULL);
 			return NULL;
