@@ -42,10 +42,8 @@ const char *announce_show(const char *v, size_t len, char *buf, size_t blen)
 	buf[o++] = '"';
 	for (size_t i = 0; i < len && o + 6 < blen; i++)
 		o += (size_t)snprintf(buf + o, blen - o,
-				      (v[i] >= 0x20 && v[i] < 0x7f && v[i] != '"' && v[i] != '\\')
-					      ? "%c"
-					      : "\\x%02x",
-				      (unsigned char)v[i]);
+		    (v[i] >= 0x20 && v[i] < 0x7f && v[i] != '"' && v[i] != '\\') ? "%c" : "\\x%02x",
+		    (unsigned char)v[i]);
 	if (len && o + 6 >= blen)
 		o += (size_t)snprintf(buf + o, blen - o, "...");
 	snprintf(buf + o, blen - o, "\"");
@@ -91,7 +89,8 @@ static enum announce_status parse(struct announce *a, struct reader *r, char *wh
 	}
 	get(r, "version");
 	if (!val_is(r->v, r->len, "1")) {
-		snprintf(why, wl, "version: %s is not 1", announce_show(r->v, r->len, sh, sizeof(sh)));
+		snprintf(
+		    why, wl, "version: %s is not 1", announce_show(r->v, r->len, sh, sizeof(sh)));
 		return ANNOUNCE_BAD;
 	}
 	get(r, "clock");
@@ -113,8 +112,8 @@ static enum announce_status parse(struct announce *a, struct reader *r, char *wh
 	a->port = (uint32_t)n;
 	get(r, "rings");
 	if (announce_parse_dec(r->v, r->len, MTRACE_MAX_RINGS, &n) || n == 0) {
-		snprintf(why, wl, "rings: %s not in 1..%u", announce_show(r->v, r->len, sh, sizeof(sh)),
-			 MTRACE_MAX_RINGS);
+		snprintf(why, wl, "rings: %s not in 1..%u",
+		    announce_show(r->v, r->len, sh, sizeof(sh)), MTRACE_MAX_RINGS);
 		return ANNOUNCE_BAD;
 	}
 	a->rings = (uint32_t)n;
@@ -123,7 +122,7 @@ static enum announce_status parse(struct announce *a, struct reader *r, char *wh
 		get(r, key);
 		if (announce_parse_dec(r->v, r->len, UINT32_MAX, &n)) {
 			snprintf(why, wl, "ring/%u/ref: %s", i,
-				 announce_show(r->v, r->len, sh, sizeof(sh)));
+			    announce_show(r->v, r->len, sh, sizeof(sh)));
 			return ANNOUNCE_BAD;
 		}
 		a->ref[i] = (uint32_t)n;
@@ -132,8 +131,8 @@ static enum announce_status parse(struct announce *a, struct reader *r, char *wh
 		if (announce_parse_dec(r->v, r->len, MTRACE_RING_MAX_PAGES, &n) ||
 		    n < MTRACE_RING_MIN_PAGES || (n & (n - 1))) {
 			snprintf(why, wl, "ring/%u/pages: %s not a power of two in %u..%u", i,
-				 announce_show(r->v, r->len, sh, sizeof(sh)), MTRACE_RING_MIN_PAGES,
-				 MTRACE_RING_MAX_PAGES);
+			    announce_show(r->v, r->len, sh, sizeof(sh)), MTRACE_RING_MIN_PAGES,
+			    MTRACE_RING_MAX_PAGES);
 			return ANNOUNCE_BAD;
 		}
 		a->pages[i] = (uint32_t)n;
@@ -141,8 +140,8 @@ static enum announce_status parse(struct announce *a, struct reader *r, char *wh
 	return ANNOUNCE_OK;
 }
 
-enum announce_status announce_parse(struct announce *a, announce_read_fn read, void *arg,
-				    char *why, size_t whylen)
+enum announce_status announce_parse(
+    struct announce *a, announce_read_fn read, void *arg, char *why, size_t whylen)
 {
 	struct reader r = { read, arg, NULL, 0 };
 	struct announce tmp;

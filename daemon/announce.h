@@ -37,8 +37,8 @@ enum announce_status {
 };
 
 /* Read and check every key through read; a fills in only on ANNOUNCE_OK. */
-enum announce_status announce_parse(struct announce *a, announce_read_fn read, void *arg,
-				    char *why, size_t whylen);
+enum announce_status announce_parse(
+    struct announce *a, announce_read_fn read, void *arg, char *why, size_t whylen);
 
 /* Pages the announcement asks us to map: each ring's header page and data pages. */
 unsigned announce_pages(const struct announce *a);
