@@ -27,6 +27,7 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "config.h"
 #include "deliver.h"
 #include "drain.h"
@@ -139,8 +140,8 @@ static void polling_set(struct guest *g, bool on)
 	g->polling = on;
 	g->poll_idle = 0;
 	if (on && npolling++ == 0) {
-		struct timeval tv = { (time_t)(ctx->cfg->poll_interval_us / 1000000u),
-				      (suseconds_t)(ctx->cfg->poll_interval_us % 1000000u) };
+		struct timeval tv = tv_from_us(ctx->cfg->poll_interval_us);
+
 		event_add(poll_ev, &tv);
 	} else if (!on && --npolling == 0) {
 		event_del(poll_ev);
@@ -288,8 +289,7 @@ static void wakeup(struct guest *g)
 	}
 	if (g->period_spurious >= ctx->cfg->ratelimit_wakeups) {
 		uint64_t left = g->period_start_ns + period - now;
-		struct timeval tv = { (time_t)(left / 1000000000u),
-				      (suseconds_t)(left % 1000000000u / 1000u) };
+		struct timeval tv = tv_from_ns(left);
 
 		state_domain_add_wakeup(g->sd, true);
 		if (g->held)
@@ -357,8 +357,7 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 
 static void tick_arm(void)
 {
-	struct timeval tv = { ctx->cfg->drain_interval_ms / 1000,
-			      (suseconds_t)(ctx->cfg->drain_interval_ms % 1000) * 1000 };
+	struct timeval tv = tv_from_ms(ctx->cfg->drain_interval_ms);
 
 	evtimer_del(tick_ev);
 	event_add(tick_ev, &tv);
@@ -392,8 +391,8 @@ void drain_reconfigure(void)
 	if (tick_ev)
 		tick_arm();
 	if (poll_ev && npolling) {	/* poll_interval_us may have changed */
-		struct timeval tv = { (time_t)(ctx->cfg->poll_interval_us / 1000000u),
-				      (suseconds_t)(ctx->cfg->poll_interval_us % 1000000u) };
+		struct timeval tv = tv_from_us(ctx->cfg->poll_interval_us);
+
 		event_del(poll_ev);
 		event_add(poll_ev, &tv);
 	}

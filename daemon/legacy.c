@@ -13,6 +13,7 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "config.h"
 #include "deliver.h"
 #include "guest.h"
@@ -84,8 +85,7 @@ static void poll_cb(evutil_socket_t fd, short what, void *arg)
 
 static void poll_arm(struct legacy *lg)
 {
-	struct timeval tv = { ctx->cfg->mprof_poll_ms / 1000,
-			      (suseconds_t)(ctx->cfg->mprof_poll_ms % 1000) * 1000 };
+	struct timeval tv = tv_from_ms(ctx->cfg->mprof_poll_ms);
 
 	evtimer_del(lg->poll_ev);
 	event_add(lg->poll_ev, &tv);

@@ -15,6 +15,7 @@
 #include <event2/event.h>
 #include <systemd/sd-daemon.h>
 
+#include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "service.h"
@@ -46,7 +47,7 @@ static void status_cb(evutil_socket_t fd, short what, void *arg)
 
 static void status_arm(void)
 {
-	struct timeval tv = { interval_ms / 1000, (suseconds_t)(interval_ms % 1000) * 1000 };
+	struct timeval tv = tv_from_ms(interval_ms);
 
 	evtimer_del(status_ev);
 	event_add(status_ev, &tv);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "config.h"
 #include "mtrace-ring.h"
 #include "state-int.h"
@@ -24,10 +25,7 @@ static struct state_domain *last_dom;	/* state_thread_label is called per event 
 
 uint64_t state_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return clock_mono_ns();
 }
 
 /* ---- rolling windows ---- */

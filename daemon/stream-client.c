@@ -23,6 +23,7 @@
 #include <event2/bufferevent.h>
 #include <event2/event.h>
 
+#include "clock.h"
 #include "frame.h"
 #include "log.h"
 #include "mtrace-proto.h"
@@ -265,8 +266,7 @@ coalesce(struct stream_client *c, size_t n)
 	}
 	if (!evtimer_pending(coalesce_ev, NULL)) {
 		uint64_t left = c->last_write_ns + coalesce_ns - now;
-		struct timeval tv = { (time_t)(left / 1000000000u),
-				      (suseconds_t)(left % 1000000000u / 1000u) };
+		struct timeval tv = tv_from_ns(left);
 
 		if (evtimer_add(coalesce_ev, &tv) < 0)
 			return;
@@ -413,8 +413,7 @@ handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 		log_warnx("client %u: out of memory: no events", c->id);
 	event_del(c->stats_ev);
 	if (s->stats_interval_ms) {
-		struct timeval tv = { s->stats_interval_ms / 1000,
-				      (s->stats_interval_ms % 1000) * 1000 };
+		struct timeval tv = tv_from_ms(s->stats_interval_ms);
 		event_add(c->stats_ev, &tv);
 	}
 	log_debug("client %u: subscribed events=%d stats=%u ms top=%u", c->id, s->events,
