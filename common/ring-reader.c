@@ -211,59 +211,6 @@ ring_reader_stats(const struct ring_reader *r)
 	return &r->st;
 }
 
-bool
-mtrace_op_has_string(unsigned op)
-{
-	switch (op) {
-	case MTRACE_OP_FAILS:
-	case MTRACE_OP_LABEL:
-	case MTRACE_OP_INCREASE:
-	case MTRACE_OP_COUNTER:
-	case MTRACE_OP_RING_START:
-		return true;
-	default:
-		return false;
-	}
-}
-
-static const char *const op_names[MTRACE_OP_COUNT_MIRAGE] = {
-	"creates", "read", "fulfills", "fails", "becomes", "label", "increase", "switch",
-	"gc", "signal", "try_read", "counter", "read_later", "signal_new",
-};
-
-const char *
-mtrace_op_name(unsigned op)
-{
-	if (op < MTRACE_OP_COUNT_MIRAGE)
-		return op_names[op];
-	switch (op) {
-	case MTRACE_OP_EVTCHN_SEND:	return "evtchn_send";
-	case MTRACE_OP_EVTCHN_RECV:	return "evtchn_recv";
-	case MTRACE_OP_RING_START:	return "ring_start";
-	case MTRACE_OP_PAD:		return "pad";
-	default:			return NULL;
-	}
-}
-
-static const char *const tt_names[MTRACE_TT_COUNT] = {
-	"Wait", "Task", "Bind", "Try", "Choose", "Pick", "Join", "Map", "Condition",
-	"On_success", "On_failure", "On_termination", "On_any", "Ignore_result", "Async",
-	"Promise", "Semaphore", "Switch", "Stream", "Mutex",
-};
-
-const char *
-mtrace_thread_type_name(unsigned type)
-{
-	return type < MTRACE_TT_COUNT ? tt_names[type] : "Unknown";
-}
-
-static bool
-op_known(unsigned op)
-{
-	return op < MTRACE_OP_COUNT_MIRAGE || op == MTRACE_OP_EVTCHN_SEND ||
-	       op == MTRACE_OP_EVTCHN_RECV || op == MTRACE_OP_RING_START;
-}
-
 enum parse_end {
 	PARSE_DONE,		/* consumed everything, or the budget ran out */
 	PARSE_PARTIAL,		/* a record runs past the end of an incomplete window */
@@ -352,7 +299,7 @@ parse(const uint8_t *buf, size_t len, bool complete, size_t budget, ring_event_c
 		off += rlen;
 		/* Unknown ops still consume a sequence number: they are events of a newer producer. */
 		seq_account(rec.seq, st, next_seq, seq_known);
-		if (!op_known(rec.op)) {
+		if (!mtrace_op_known(rec.op)) {
 			st->unknown++;
 			continue;
 		}

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "mtrace-ring.h"
+#include "ops.h"
 
 /* A decoded, validated event.  str points into the reader's private copy window and is
  * valid only until the callback returns (the next window of the same drain call
@@ -105,8 +106,5 @@ const struct ring_reader_stats *ring_reader_stats(const struct ring_reader *r);
 size_t ring_decode_buffer(const uint8_t *buf, size_t len, ring_event_cb cb, void *arg,
 			  struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known);
 
-const char *mtrace_op_name(unsigned op);		/* "creates", ..., NULL if unknown */
-const char *mtrace_thread_type_name(unsigned type);	/* "Task", ..., "Unknown" */
-bool mtrace_op_has_string(unsigned op);
 
 #endif
