@@ -124,35 +124,6 @@ ring_hdr_copy(const void *hdr_page, uint32_t data_pages, struct mtrace_ring_hdr 
 	return 0;
 }
 
-int
-ring_hdr_copy_refs(const void *hdr_page, uint32_t data_pages, uint32_t *refs, char *err,
-		   size_t errlen)
-{
-	struct mtrace_ring_hdr h;
-
-	if (refs == NULL) {
-		set_err(err, errlen, "bad arguments");
-		errno = EINVAL;
-		return -1;
-	}
-	return ring_hdr_copy(hdr_page, data_pages, &h, refs, err, errlen);
-}
-
-struct ring_reader *
-ring_reader_attach(void *hdr, const void *data, uint32_t data_pages, char *err, size_t errlen)
-{
-	struct mtrace_ring_hdr h;
-
-	if (data == NULL || ring_hdr_copy(hdr, data_pages, &h, NULL, err, errlen) < 0) {
-		if (data == NULL) {
-			set_err(err, errlen, "bad arguments");
-			errno = EINVAL;
-		}
-		return NULL;
-	}
-	return ring_reader_attach_copy(hdr, &h, data, data_pages, err, errlen);
-}
-
 struct ring_reader *
 ring_reader_attach_copy(void *hdr, const struct mtrace_ring_hdr *copy, const void *data,
 			uint32_t data_pages, char *err, size_t errlen)

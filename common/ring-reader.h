@@ -50,33 +50,23 @@ struct ring_reader_info {
 };
 
 /*
- * Attach to a mapped ring.  hdr is the mapped header page (read-write: we write
- * req_event), data the mapped data pages (read-only), data_pages the page count
- * dom0 expects (from xenstore) which must match the header.  Returns NULL with errno
- * EINVAL/EPROTO and a reason in err on a bad header.
- */
-struct ring_reader *ring_reader_attach(void *hdr, const void *data, uint32_t data_pages,
-				       char *err, size_t errlen);
-void ring_reader_free(struct ring_reader *r);
-
-/*
- * Validate a mapped header page (as attach does, on a private copy) and copy the
- * grant refs of its data_pages data pages into refs[].  dom0 calls this before it
- * maps the data pages.  Returns 0, or -1 with errno EINVAL/EPROTO and a reason in err.
- */
-int ring_hdr_copy_refs(const void *hdr_page, uint32_t data_pages, uint32_t *refs, char *err,
-		       size_t errlen);
-
-/*
- * The same, also handing back the checked private copy of the header (refs may be
- * NULL), so that ring_reader_attach_copy can use it without reading the page again.
+ * Attaching is two steps around mapping the data pages, and the guest's header page
+ * is read once: ring_hdr_copy copies the mapped header page into *h, checks the copy
+ * (data_pages is the count dom0 expects from xenstore and must match) and copies the
+ * grant refs of the data pages into refs[] (refs may be NULL).  Returns 0, or -1 with
+ * errno EINVAL/EPROTO and a reason in err.
  */
 int ring_hdr_copy(const void *hdr_page, uint32_t data_pages, struct mtrace_ring_hdr *h,
 		  uint32_t *refs, char *err, size_t errlen);
-/* ring_reader_attach over a header already copied and checked by ring_hdr_copy. */
+/*
+ * Then attach over that checked copy: hdr is the mapped header page (read-write: we
+ * write req_event), data the mapped data pages (read-only).  NULL with errno EINVAL
+ * and a reason in err on bad arguments.
+ */
 struct ring_reader *ring_reader_attach_copy(void *hdr, const struct mtrace_ring_hdr *copy,
 					    const void *data, uint32_t data_pages, char *err,
 					    size_t errlen);
+void ring_reader_free(struct ring_reader *r);
 
 /* Our position (byte count) in the ring: the next record boundary we will read. */
 uint64_t ring_reader_position(const struct ring_reader *r);
