@@ -31,6 +31,7 @@
 #include "stream-batch.h"
 #include "stream-blob.h"
 #include "stream-client.h"
+#include "stream-msg.h"
 #include "utf8.h"
 
 /* Control messages (domain up/down, loss, errors) are small and few; a client that
@@ -38,38 +39,12 @@
 #define CONTROL_SLACK		(1u << 20)
 #define PARTIAL_TIMEOUT_S	5	/* a request frame left half-sent this long is bad */
 #define CLOSE_TIMEOUT_S		2	/* time to flush an Error before closing anyway */
-#define MAX_FILTER_ITEMS	256
-#define MAX_LABEL_LEN		256
 #define MAX_SINGLE_WRITE	(64u << 20)	/* no cap of ours: the socket's is enough */
 /* Clients past this many events a second get coalesced writes (client_coalesce_us),
  * measured over windows of COALESCE_WINDOW_NS: far above the rates where the latency
  * of single events matters, far below where wake-ups dominate. */
 #define COALESCE_RATE		1000000u
 #define COALESCE_WINDOW_NS	10000000u
-
-struct stream_client {
-	TAILQ_ENTRY(stream_client) entry;
-	struct bufferevent *bev;
-	unsigned id;
-	pid_t pid;
-	uid_t uid;
-	bool hello;		/* the client's Hello was accepted */
-	bool closing;		/* flushing a last message, then close */
-	bool stats_pending;	/* a Stats came due while congested */
-	Mtrace__ClientMsg *submsg;	/* owns *sub */
-	const Mtrace__Subscribe *sub;
-	struct stream_group *group;
-	struct event *stats_ev;
-	struct event *partial_ev;
-	struct event *close_ev;
-	uint64_t dropped_total;
-	uint64_t dropped_unreported;
-	/* write coalescing for fast clients: events in the current rate window */
-	uint64_t win_start_ns, win_events, last_write_ns;
-	bool fast;		/* past COALESCE_RATE in the last window */
-	bool deferred;		/* writes off until the coalescing tick */
-	bool write_due;		/* writes on, data queued: the next turn writes it */
-};
 
 static TAILQ_HEAD(, stream_client) clients = TAILQ_HEAD_INITIALIZER(clients);
 static unsigned nclients;
@@ -110,8 +85,8 @@ queue_blob(struct stream_client *c, struct stream_blob *b)
 		log_warnx("client %u: out of memory queueing a message", c->id);
 }
 
-static void
-send_msg(struct stream_client *c, const Mtrace__ServerMsg *m)
+void
+stream_client_send_msg(struct stream_client *c, const Mtrace__ServerMsg *m)
 {
 	struct stream_blob *b = stream_blob_pack(m);
 
@@ -123,12 +98,8 @@ send_msg(struct stream_client *c, const Mtrace__ServerMsg *m)
 	stream_blob_unref(b);
 }
 
-/* Tell the client why, flush what can be flushed, then close. */
-static void
-send_error(struct stream_client *c, Mtrace__Error__Code code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void
-send_error(struct stream_client *c, Mtrace__Error__Code code, const char *fmt, ...)
+void
+stream_client_error(struct stream_client *c, Mtrace__Error__Code code, const char *fmt, ...)
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__Error e = MTRACE__ERROR__INIT;
@@ -144,7 +115,7 @@ send_error(struct stream_client *c, Mtrace__Error__Code code, const char *fmt, .
 	e.message = text;
 	m.msg_case = MTRACE__SERVER_MSG__MSG_ERROR;
 	m.error = &e;
-	send_msg(c, &m);
+	stream_client_send_msg(c, &m);
 	if (c->closing)
 		return;
 	c->closing = true;
@@ -152,26 +123,6 @@ send_error(struct stream_client *c, Mtrace__Error__Code code, const char *fmt, .
 	bufferevent_disable(c->bev, EV_READ);
 	bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
 	event_add(c->close_ev, &tv);
-}
-
-/* Names and labels come from guests (xenstore, rings): keep the message valid proto3. */
-static void
-stats_fix_strings(Mtrace__Stats *s)
-{
-	size_t i, k;
-
-	for (i = 0; i < s->n_domains; i++) {
-		utf8_fix(s->domains[i]->name);
-		utf8_fix(s->domains[i]->state);
-		for (k = 0; k < s->domains[i]->n_counters; k++)
-			utf8_fix(s->domains[i]->counters[k]->name);
-	}
-	for (i = 0; i < s->n_threads; i++) {
-		utf8_fix(s->threads[i]->label);
-		utf8_fix(s->threads[i]->failure);
-	}
-	for (i = 0; i < s->n_labels; i++)
-		utf8_fix(s->labels[i]->label);
 }
 
 static void
@@ -191,10 +142,10 @@ send_stats(struct stream_client *c)
 	}
 	s->dropped_for_client = c->dropped_total;
 	s->clients = nclients;
-	stats_fix_strings(s);
+	stream_stats_fix_strings(s);
 	m.msg_case = MTRACE__SERVER_MSG__MSG_STATS;
 	m.stats = s;
-	send_msg(c, &m);
+	stream_client_send_msg(c, &m);
 	state_stats_free(s);
 }
 
@@ -208,7 +159,7 @@ send_loss_notice(struct stream_client *c)
 	m.msg_case = MTRACE__SERVER_MSG__MSG_LOSS;
 	m.loss = &l;
 	c->dropped_unreported = 0;
-	send_msg(c, &m);
+	stream_client_send_msg(c, &m);
 }
 
 static bool
@@ -319,199 +270,8 @@ close_cb(evutil_socket_t fd, short what, void *arg)
 static void
 partial_cb(evutil_socket_t fd, short what, void *arg)
 {
-	send_error(arg, MTRACE__ERROR__CODE__BAD_FRAME,
+	stream_client_error(arg, MTRACE__ERROR__CODE__BAD_FRAME,
 		   "truncated frame: request incomplete after %d s", PARTIAL_TIMEOUT_S);
-}
-
-static bool
-valid_str(const char *s, size_t max)
-{
-	return s && strnlen(s, max + 1) <= max;
-}
-
-/* Check a Subscribe completely before anything of it is used. */
-static const char *
-subscribe_invalid(const Mtrace__Subscribe *s)
-{
-	size_t i;
-
-	if (s->stats_interval_ms != 0 && s->stats_interval_ms < 100)
-		return "stats_interval_ms must be 0 or >= 100";
-	if (s->stats_interval_ms > 3600u * 1000)
-		return "stats_interval_ms above one hour";
-	if (s->n_domids > MAX_FILTER_ITEMS || s->n_domain_names > MAX_FILTER_ITEMS ||
-	    s->n_ops > MAX_FILTER_ITEMS || s->n_labels > MAX_FILTER_ITEMS)
-		return "too many filter entries";
-	for (i = 0; i < s->n_ops; i++)
-		if (s->ops[i] > 255)
-			return "op out of range";
-	for (i = 0; i < s->n_domain_names; i++)
-		if (!valid_str(s->domain_names[i], MAX_LABEL_LEN))
-			return "domain name too long";
-	for (i = 0; i < s->n_labels; i++)
-		if (!valid_str(s->labels[i], MAX_LABEL_LEN))
-			return "label prefix too long";
-	if ((unsigned)s->sort > MTRACE__SORT_KEY__SORT_ID)
-		return "unknown sort key";
-	return NULL;
-}
-
-void
-stream_msg_domain_up(Mtrace__ServerMsg *m, Mtrace__DomainUp *u, char nm[static 256], uint32_t domid,
-	      const char *name, uint32_t rings, uint32_t clock, bool legacy)
-{
-	snprintf(nm, 256, "%s", name ? name : "");
-	utf8_fix(nm);
-	u->domid = domid;
-	u->name = nm;
-	u->rings = rings;
-	u->clock = clock;
-	u->legacy = legacy;
-	m->msg_case = MTRACE__SERVER_MSG__MSG_DOMAIN_UP;
-	m->domain_up = u;
-}
-
-static void
-domain_up_one(uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy,
-	      void *arg)
-{
-	struct stream_client *c = arg;
-	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
-	Mtrace__DomainUp u = MTRACE__DOMAIN_UP__INIT;
-	char nm[256];
-
-	if (!state_domain_matches(domid, c->sub))
-		return;
-	stream_msg_domain_up(&m, &u, nm, domid, name, rings, clock, legacy);
-	send_msg(c, &m);
-}
-
-static void
-handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
-{
-	const Mtrace__Subscribe *s = msg->subscribe;
-	const char *why;
-
-	if (!c->hello) {
-		send_error(c, MTRACE__ERROR__CODE__BAD_REQUEST, "Subscribe before Hello");
-		goto drop;
-	}
-	if ((why = subscribe_invalid(s))) {
-		send_error(c, MTRACE__ERROR__CODE__BAD_REQUEST, "bad Subscribe: %s", why);
-		goto drop;
-	}
-	/* Whatever was accumulated under the old filter goes out first. */
-	stream_batch_flush();
-	if (c->group)
-		stream_group_leave(c->group, c);
-	c->group = NULL;
-	if (c->submsg)
-		mtrace__client_msg__free_unpacked(c->submsg, NULL);
-	c->submsg = msg;
-	c->sub = s;
-	if (s->events && !(c->group = stream_group_join(c, s)))
-		log_warnx("client %u: out of memory: no events", c->id);
-	event_del(c->stats_ev);
-	if (s->stats_interval_ms) {
-		struct timeval tv = tv_from_ms(s->stats_interval_ms);
-		event_add(c->stats_ev, &tv);
-	}
-	log_debug("client %u: subscribed events=%d stats=%u ms top=%u", c->id, s->events,
-		  s->stats_interval_ms, s->top_n);
-	state_foreach_domain(domain_up_one, c);
-	return;
-drop:
-	mtrace__client_msg__free_unpacked(msg, NULL);
-}
-
-static void
-handle_msg(struct stream_client *c, Mtrace__ClientMsg *msg)
-{
-	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
-	Mtrace__Pong p = MTRACE__PONG__INIT;
-
-	switch (msg->msg_case) {
-	case MTRACE__CLIENT_MSG__MSG_HELLO:
-		if (c->hello) {
-			send_error(c, MTRACE__ERROR__CODE__BAD_REQUEST, "second Hello");
-		} else if (msg->hello->version != MTRACE_PROTOCOL_VERSION) {
-			send_error(c, MTRACE__ERROR__CODE__VERSION,
-				   "protocol version %u not supported (mtraced speaks %d)",
-				   msg->hello->version, MTRACE_PROTOCOL_VERSION);
-		} else {
-			c->hello = true;
-			log_info("client %u: %.64s", c->id,
-				 msg->hello->software ? msg->hello->software : "?");
-		}
-		break;
-	case MTRACE__CLIENT_MSG__MSG_SUBSCRIBE:
-		handle_subscribe(c, msg);
-		return;		/* it keeps or frees msg */
-	case MTRACE__CLIENT_MSG__MSG_PING:
-		p.cookie = msg->ping->cookie;
-		m.msg_case = MTRACE__SERVER_MSG__MSG_PONG;
-		m.pong = &p;
-		send_msg(c, &m);
-		break;
-	default:
-		send_error(c, MTRACE__ERROR__CODE__BAD_REQUEST, "empty or unknown request");
-		break;
-	}
-	mtrace__client_msg__free_unpacked(msg, NULL);
-}
-
-static void
-read_cb(struct bufferevent *bev, void *arg)
-{
-	struct stream_client *c = arg;
-	struct evbuffer *in = bufferevent_get_input(bev);
-
-	while (!c->closing) {
-		size_t len = evbuffer_get_length(in), hdr, mlen;
-		size_t pl = len < FRAME_VARINT_MAX ? len : FRAME_VARINT_MAX;
-		const uint8_t *p;
-		Mtrace__ClientMsg *msg;
-		enum frame_status st;
-
-		if (len == 0)
-			break;
-		/* Only the prefix is made contiguous: frame_parse reads no further than the
-		 * varint, and compares the rest against the whole length. */
-		p = evbuffer_pullup(in, (ev_ssize_t)pl);
-		if (!p)
-			break;
-		st = frame_parse(p, len, FRAME_MAX_TO_DAEMON, &hdr, &mlen);
-		if (st == FRAME_NEED_MORE)
-			break;
-		if (st == FRAME_BAD) {
-			send_error(c, MTRACE__ERROR__CODE__BAD_FRAME, "malformed length prefix");
-			break;
-		}
-		if (st == FRAME_TOO_LARGE) {
-			send_error(c, MTRACE__ERROR__CODE__TOO_LARGE,
-				   "request of %zu bytes exceeds the %u byte limit", mlen,
-				   FRAME_MAX_TO_DAEMON);
-			break;
-		}
-		p = evbuffer_pullup(in, (ev_ssize_t)(hdr + mlen));
-		msg = p ? mtrace__client_msg__unpack(NULL, mlen, p + hdr) : NULL;
-		evbuffer_drain(in, hdr + mlen);
-		if (!msg) {
-			send_error(c, MTRACE__ERROR__CODE__BAD_FRAME,
-				   "request does not decode as a ClientMsg");
-			break;
-		}
-		handle_msg(c, msg);
-	}
-	if (c->closing) {
-		event_del(c->partial_ev);
-	} else if (evbuffer_get_length(in) > 0) {
-		struct timeval tv = { PARTIAL_TIMEOUT_S, 0 };
-		if (!event_pending(c->partial_ev, EV_TIMEOUT, NULL))
-			event_add(c->partial_ev, &tv);
-	} else {
-		event_del(c->partial_ev);
-	}
 }
 
 static void
@@ -606,7 +366,7 @@ stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host)
 	nclients++;
 	log_info("client %u connected: pid %ld uid %ld gid %ld", c->id, (long)pid, (long)uid,
 		 (long)gid);
-	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
+	bufferevent_setcb(c->bev, stream_client_read_cb, write_cb, event_cb, c);
 	/* Never buffer more than one largest request. */
 	bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_MAX_TO_DAEMON + FRAME_VARINT_MAX);
 	bufferevent_setwatermark(c->bev, EV_WRITE, queue_cap / 4, 0);
@@ -621,7 +381,7 @@ stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host)
 	h.host = (char *)host;
 	m.msg_case = MTRACE__SERVER_MSG__MSG_HELLO;
 	m.hello = &h;
-	send_msg(c, &m);
+	stream_client_send_msg(c, &m);
 	return 0;
 }
 
@@ -700,7 +460,7 @@ stream_clients_close_all(const char *reason)
 		c->closing = false;	/* the goodbye goes even to a client being closed */
 		if (c->dropped_unreported > 0)
 			send_loss_notice(c);	/* a gap is always told, even at the end */
-		send_msg(c, &m);
+		stream_client_send_msg(c, &m);
 		/* One pass of non-blocking writes: what the socket takes now, it gets.  The
 		 * bufferevent keeps the start of its output frozen to everyone but itself;
 		 * it is being torn down, so thaw it. */

@@ -10,13 +10,43 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/queue.h>
 #include <sys/types.h>
 
 #include "mtrace.pb-c.h"
 
+struct bufferevent;
+struct event;
 struct event_base;
 struct stream_blob;
-struct stream_client;
+struct stream_group;
+
+/* A client, as the connection (stream-client.c) and its requests (stream-request.c)
+ * see it; the rest of the stream server only passes pointers around. */
+struct stream_client {
+	TAILQ_ENTRY(stream_client) entry;
+	struct bufferevent *bev;
+	unsigned id;
+	pid_t pid;
+	uid_t uid;
+	bool hello;		/* the client's Hello was accepted */
+	bool closing;		/* flushing a last message, then close */
+	bool stats_pending;	/* a Stats came due while congested */
+	Mtrace__ClientMsg *submsg;	/* owns *sub */
+	const Mtrace__Subscribe *sub;
+	struct stream_group *group;
+	struct event *stats_ev;
+	struct event *partial_ev;
+	struct event *close_ev;
+	uint64_t dropped_total;
+	uint64_t dropped_unreported;
+	/* write coalescing for fast clients: events in the current rate window */
+	uint64_t win_start_ns, win_events, last_write_ns;
+	bool fast;		/* past COALESCE_RATE in the last window */
+	bool deferred;		/* writes off until the coalescing tick */
+	bool write_due;		/* writes on, data queued: the next turn writes it */
+};
+
 
 /* What SIGHUP may change. */
 struct stream_client_settings {
@@ -31,14 +61,17 @@ void stream_clients_reconfigure(const struct stream_client_settings *s);
 /* A connected socket fd (taken over; closed on failure), peer credentials; sends
  * the server's Hello.  -1 when out of memory. */
 int stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host);
+/* Queue one message to c (control messages: past the cap by CONTROL_SLACK at most). */
+void stream_client_send_msg(struct stream_client *c, const Mtrace__ServerMsg *m);
+/* Tell the client why, flush what can be flushed, then close. */
+void stream_client_error(struct stream_client *c, Mtrace__Error__Code code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* stream-request.c: the bufferevent read callback of every client. */
+void stream_client_read_cb(struct bufferevent *bev, void *arg);
 /* Hand one batch of n events to a client, subject to its queue cap. */
 void stream_client_send_events(struct stream_client *c, struct stream_blob *b, size_t n);
 /* One notice to every subscribed client whose domain filter matches domid. */
 void stream_clients_broadcast(uint32_t domid, bool events_only, const Mtrace__ServerMsg *m);
-/* A DomainUp in m/u; the name (guest-written in xenstore) is made valid UTF-8 in nm. */
-void stream_msg_domain_up(Mtrace__ServerMsg *m, Mtrace__DomainUp *u, char nm[static 256],
-			  uint32_t domid, const char *name, uint32_t rings, uint32_t clock,
-			  bool legacy);
 unsigned stream_clients_count(void);
 size_t stream_clients_pending_bytes(void);
 /* Goodbye with reason to every client, one pass of non-blocking writes, free them. */

@@ -23,6 +23,7 @@
 #include "mtrace-proto.h"
 #include "stream-batch.h"
 #include "stream-client.h"
+#include "stream-msg.h"
 #include "stream-socket.h"
 #include "stream.h"
 #include "utf8.h"
