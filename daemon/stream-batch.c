@@ -16,12 +16,11 @@
 #include <event2/event.h>
 
 #include "frame.h"
+#include "ring-reader.h"
 #include "state.h"
 #include "stream-batch.h"
 #include "stream-blob.h"
-#include "stream-client.h"
 #include "stream-dict.h"
-#include "stream.h"
 #include "xalloc.h"
 
 /* Flush a ring's columns early past these, which keeps a frame far below
@@ -65,6 +64,7 @@ grow(void **p, size_t size, size_t n)
 	return 0;
 }
 
+static stream_batch_send_fn send_events;
 static struct stream_group *groups;
 static unsigned ngroups;
 static struct event *flush_ev;
@@ -130,7 +130,7 @@ group_send(struct stream_group *g, struct acc *a)
 	if (stream_dict_count(&a->dict) > 64 &&
 	    !(strs = malloc(stream_dict_count(&a->dict) * sizeof(*strs)))) {
 		for (i = 0; i < g->nmembers; i++)
-			stream_client_send_events(g->members[i], NULL, a->n);
+			send_events(g->members[i], NULL, a->n);
 		goto out;
 	}
 	for (i = 0; i < stream_dict_count(&a->dict); i++)
@@ -158,13 +158,13 @@ group_send(struct stream_group *g, struct acc *a)
 	b = stream_blob_pack(&msg);
 	if (b) {
 		for (i = 0; i < g->nmembers; i++)
-			stream_client_send_events(g->members[i], b, a->n);
+			send_events(g->members[i], b, a->n);
 		stream_blob_unref(b);
 	} else {
 		/* Cannot happen within the ACC_MAX_* bounds short of ENOMEM: count it as a
 		 * drop for every member so nobody silently misses events. */
 		for (i = 0; i < g->nmembers; i++)
-			stream_client_send_events(g->members[i], NULL, a->n);
+			send_events(g->members[i], NULL, a->n);
 	}
 	if (strs != strs_stack)
 		free(strs);
@@ -277,7 +277,7 @@ group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clo
 	a = group_acc(g, domid, ring, clock);
 	if (!a) {
 		for (i = 0; i < g->nmembers; i++)
-			stream_client_send_events(g->members[i], NULL, n);
+			send_events(g->members[i], NULL, n);
 		return;
 	}
 	bool everything = g->all_ops && g->sub->n_labels == 0;
@@ -297,7 +297,7 @@ group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clo
 								 e->str ? e->str_len : 0) < 0)) {
 			size_t k;
 			for (k = 0; k < g->nmembers; k++)
-				stream_client_send_events(g->members[k], NULL, 1);
+				send_events(g->members[k], NULL, 1);
 			continue;
 		}
 		if (a->n == 0)
@@ -314,8 +314,8 @@ group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clo
 }
 
 void
-stream_events(uint32_t domid, uint32_t ring, uint32_t clock, const struct mtrace_event *ev,
-	      size_t n)
+stream_batch_events(uint32_t domid, uint32_t ring, uint32_t clock, const struct mtrace_event *ev,
+		    size_t n)
 {
 	struct stream_group *g;
 
@@ -519,8 +519,9 @@ stream_group_count(void)
 }
 
 void
-stream_batch_init(struct event_base *base)
+stream_batch_init(struct event_base *base, stream_batch_send_fn send)
 {
+	send_events = send;
 	flush_ev = event_new(base, -1, 0, flush_cb, NULL);
 }
 

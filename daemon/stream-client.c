@@ -327,7 +327,8 @@ client_free(struct stream_client *c)
 }
 
 int
-stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host)
+stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
+		  void (*read_cb)(struct bufferevent *bev, void *arg))
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__Hello h = MTRACE__HELLO__INIT;
@@ -366,7 +367,7 @@ stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host)
 	nclients++;
 	log_info("client %u connected: pid %ld uid %ld gid %ld", c->id, (long)pid, (long)uid,
 		 (long)gid);
-	bufferevent_setcb(c->bev, stream_client_read_cb, write_cb, event_cb, c);
+	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
 	/* Never buffer more than one largest request. */
 	bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_MAX_TO_DAEMON + FRAME_VARINT_MAX);
 	bufferevent_setwatermark(c->bev, EV_WRITE, queue_cap / 4, 0);

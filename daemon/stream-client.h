@@ -58,9 +58,11 @@ struct stream_client_settings {
 /* on_free runs after every client is freed (a descriptor is free again). */
 int stream_clients_init(struct event_base *base, void (*on_free)(void));
 void stream_clients_reconfigure(const struct stream_client_settings *s);
-/* A connected socket fd (taken over; closed on failure), peer credentials; sends
- * the server's Hello.  -1 when out of memory. */
-int stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host);
+/* A connected socket fd (taken over; closed on failure), peer credentials, and what
+ * reads its requests (stream-request.c); sends the server's Hello.  -1 when out of
+ * memory. */
+int stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
+		      void (*read_cb)(struct bufferevent *bev, void *arg));
 /* Queue one message to c (control messages: past the cap by CONTROL_SLACK at most). */
 void stream_client_send_msg(struct stream_client *c, const Mtrace__ServerMsg *m);
 /* Tell the client why, flush what can be flushed, then close. */

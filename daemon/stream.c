@@ -92,7 +92,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 	 * net.core.wmem_max, which is fine: the client queue above it is ours. */
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int){ SOCKET_SNDBUF }, sizeof(int)) < 0)
 		log_debug("SO_SNDBUF: %s", strerror(errno));
-	stream_client_new(fd, cred.pid, cred.uid, cred.gid, host);
+	stream_client_new(fd, cred.pid, cred.uid, cred.gid, host, stream_client_read_cb);
 }
 
 /* A client was freed: its descriptor may be what accept lacked. */
@@ -168,9 +168,16 @@ stream_init(struct event_base *base, const struct mtraced_config *cfg, char *err
 		return -1;
 	}
 	evconnlistener_set_error_cb(listener, accept_error_cb);
-	stream_batch_init(base);
+	stream_batch_init(base, stream_client_send_events);
 	started = true;
 	return 0;
+}
+
+void
+stream_events(uint32_t domid, uint32_t ring, uint32_t clock, const struct mtrace_event *ev,
+	      size_t n)
+{
+	stream_batch_events(domid, ring, clock, ev, n);
 }
 
 void
