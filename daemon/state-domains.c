@@ -244,26 +244,6 @@ const char *state_thread_label(uint32_t domid, uint64_t thread)
 	return strtab_str(&d->labels, d->thr[i].label);
 }
 
-bool state_domain_matches(uint32_t domid, const Mtrace__Subscribe *sub)
-{
-	struct state_domain *d;
-
-	if (!sub || (!sub->n_domids && !sub->n_domain_names))
-		return true;
-	for (size_t i = 0; i < sub->n_domids; i++)
-		if (sub->domids[i] == domid)
-			return true;
-	if (!sub->n_domain_names)
-		return false;
-	d = state_domain_find(domid);
-	if (!d)
-		return false;
-	for (size_t i = 0; i < sub->n_domain_names; i++)
-		if (sub->domain_names[i] && !strcmp(sub->domain_names[i], d->name))
-			return true;
-	return false;
-}
-
 void state_foreach_domain(state_domain_cb cb, void *arg)
 {
 	for (unsigned i = 0; i < state_ndoms; i++) {

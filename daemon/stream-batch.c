@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "frame.h"
+#include "label-prefix.h"
 #include "ring-reader.h"
 #include "state.h"
 #include "stream-batch.h"
@@ -242,20 +243,11 @@ group_acc(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clock)
 static bool
 label_matches(const Mtrace__Subscribe *sub, uint32_t domid, uint64_t thread)
 {
-	const char *label;
-	size_t i;
-
 	if (sub->n_labels == 0)
 		return true;
 	if (thread == MTRACE_THREAD_NONE)
 		return false;
-	label = state_thread_label(domid, thread);
-	if (!label)
-		return false;
-	for (i = 0; i < sub->n_labels; i++)
-		if (strncmp(label, sub->labels[i], strlen(sub->labels[i])) == 0)
-			return true;
-	return false;
+	return label_prefix_match(state_thread_label(domid, thread), sub->labels, sub->n_labels);
 }
 
 /* A guest clock may step back, or jump by more than the 2 s a 32-bit delta holds. */
