@@ -13,9 +13,9 @@
 #include "arena.h"
 #include "unpack-arena.h"
 
-#define BLOCK_MIN	(64u * 1024)
-#define ARENA_MAGIC	0x6d747261636541UL	/* "mtraceA" */
-#define ALIGN(n)	(((n) + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1))
+#define BLOCK_MIN   (64u * 1024)
+#define ARENA_MAGIC 0x6d747261636541UL /* "mtraceA" */
+#define ALIGN(n)    (((n) + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1))
 
 /* The first allocation of the arena: the message follows it in the same block. */
 struct unpack {
@@ -23,21 +23,18 @@ struct unpack {
 	unsigned long magic;
 };
 
-static void *
-unpack_alloc(void *data, size_t size)
+static void *unpack_alloc(void *data, size_t size)
 {
 	return arena_alloc(data, size);
 }
 
-static void
-unpack_ignore_free(void *data, void *p)
+static void unpack_ignore_free(void *data, void *p)
 {
 	(void)data;
 	(void)p;
 }
 
-Mtrace__ServerMsg *
-arena_msg_unpack(const uint8_t *data, size_t len)
+Mtrace__ServerMsg *arena_msg_unpack(const uint8_t *data, size_t len)
 {
 	struct arena first;
 	struct unpack *u;
@@ -60,8 +57,7 @@ arena_msg_unpack(const uint8_t *data, size_t len)
 	return m;
 }
 
-void
-arena_msg_free(Mtrace__ServerMsg *m)
+void arena_msg_free(Mtrace__ServerMsg *m)
 {
 	struct unpack *u;
 
@@ -69,7 +65,7 @@ arena_msg_free(Mtrace__ServerMsg *m)
 		return;
 	u = (struct unpack *)((unsigned char *)m - ALIGN(sizeof(*u)));
 	if (u->magic != ARENA_MAGIC)
-		abort();	/* not from arena_msg_unpack: a caller's bug, caught early */
+		abort(); /* not from arena_msg_unpack: a caller's bug, caught early */
 	u->magic = 0;
 	arena_free(&u->a);
 }

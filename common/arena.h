@@ -13,7 +13,7 @@ struct arena_block;
 
 struct arena {
 	struct arena_block *blocks; /* newest first */
-	size_t block_min;	    /* size of a new block, unless one allocation needs more */
+	size_t block_min;           /* size of a new block, unless one allocation needs more */
 };
 
 static inline void arena_init(struct arena *a, size_t block_min)

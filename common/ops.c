@@ -28,28 +28,42 @@ const struct mtrace_op_info mtrace_ops[256] = {
 };
 /* clang-format on */
 
-const struct mtrace_op_info *
-mtrace_op_info(unsigned op)
+const struct mtrace_op_info *mtrace_op_info(unsigned op)
 {
 	static const struct mtrace_op_info unknown;
 
 	return op < 256 ? &mtrace_ops[op] : &unknown;
 }
 
-const char *
-mtrace_op_name(unsigned op)
+const char *mtrace_op_name(unsigned op)
 {
 	return mtrace_op_info(op)->name;
 }
 
 static const char *const tt_names[MTRACE_TT_COUNT] = {
-	"Wait", "Task", "Bind", "Try", "Choose", "Pick", "Join", "Map", "Condition",
-	"On_success", "On_failure", "On_termination", "On_any", "Ignore_result", "Async",
-	"Promise", "Semaphore", "Switch", "Stream", "Mutex",
+	"Wait",
+	"Task",
+	"Bind",
+	"Try",
+	"Choose",
+	"Pick",
+	"Join",
+	"Map",
+	"Condition",
+	"On_success",
+	"On_failure",
+	"On_termination",
+	"On_any",
+	"Ignore_result",
+	"Async",
+	"Promise",
+	"Semaphore",
+	"Switch",
+	"Stream",
+	"Mutex",
 };
 
-const char *
-mtrace_thread_type_name(unsigned type)
+const char *mtrace_thread_type_name(unsigned type)
 {
 	return type < MTRACE_TT_COUNT ? tt_names[type] : "Unknown";
 }

@@ -14,21 +14,21 @@
 
 /* What the 64-bit argument is. */
 enum mtrace_arg_kind {
-	MTRACE_ARG_UNUSED,	/* 0 by the vocabulary (shown when it is not) */
-	MTRACE_ARG_THREAD,	/* another thread's id */
-	MTRACE_ARG_INT,		/* a signed counter amount or value */
-	MTRACE_ARG_NS,		/* a duration in ns */
-	MTRACE_ARG_PORT,	/* an event-channel port */
-	MTRACE_ARG_RING,	/* a ring index */
+	MTRACE_ARG_UNUSED, /* 0 by the vocabulary (shown when it is not) */
+	MTRACE_ARG_THREAD, /* another thread's id */
+	MTRACE_ARG_INT,    /* a signed counter amount or value */
+	MTRACE_ARG_NS,     /* a duration in ns */
+	MTRACE_ARG_PORT,   /* an event-channel port */
+	MTRACE_ARG_RING,   /* a ring index */
 };
 
 struct mtrace_op_info {
-	const char *name;	/* "creates"; NULL: not an op of the vocabulary */
-	const char *arg;	/* the argument's name in text output ("child"), NULL if unused */
-	const char *str;	/* the string's name ("label"), NULL: the op carries none */
+	const char *name; /* "creates"; NULL: not an op of the vocabulary */
+	const char *arg;  /* the argument's name in text output ("child"), NULL if unused */
+	const char *str;  /* the string's name ("label"), NULL: the op carries none */
 	enum mtrace_arg_kind arg_kind;
-	bool str_first;		/* text output names the string before the argument */
-	bool event;		/* a decoded event (pad is a filler, not an event) */
+	bool str_first; /* text output names the string before the argument */
+	bool event;     /* a decoded event (pad is a filler, not an event) */
 };
 
 /* Indexed by op (ops are a byte): read per record by the decoder, hence inline. */
@@ -48,7 +48,7 @@ static inline bool mtrace_op_known(unsigned op)
 	return op < 256 && mtrace_ops[op].event;
 }
 
-const char *mtrace_op_name(unsigned op);		/* "creates", ..., NULL if unknown */
-const char *mtrace_thread_type_name(unsigned type);	/* "Task", ..., "Unknown" */
+const char *mtrace_op_name(unsigned op);            /* "creates", ..., NULL if unknown */
+const char *mtrace_thread_type_name(unsigned type); /* "Task", ..., "Unknown" */
 
 #endif

@@ -46,7 +46,8 @@ void deliver_event(const struct mtrace_event *ev, void *arg)
 {
 	(void)arg;
 	state_apply(batch.sd, ev);
-	if (batch.n == DELIVER_BATCH_MAX || (ev->str && batch.str_len + ev->str_len + 1u > sizeof(batch.str)))
+	if (batch.n == DELIVER_BATCH_MAX ||
+	    (ev->str && batch.str_len + ev->str_len + 1u > sizeof(batch.str)))
 		batch_flush();
 	batch.ev[batch.n] = *ev;
 	if (ev->str) {
@@ -67,7 +68,7 @@ void deliver_end(void)
 }
 
 void deliver_counts(struct state_domain *sd, uint32_t domid, uint32_t ring, uint64_t lost,
-		    uint64_t corrupt, uint64_t unknown)
+    uint64_t corrupt, uint64_t unknown)
 {
 	if (!lost && !corrupt && !unknown)
 		return;
@@ -76,8 +77,8 @@ void deliver_counts(struct state_domain *sd, uint32_t domid, uint32_t ring, uint
 		stream_ring_loss(domid, ring, lost);
 }
 
-void deliver_domain_up(struct state_domain *sd, uint32_t domid, const char *name,
-		       uint32_t rings, uint32_t clock, bool legacy)
+void deliver_domain_up(struct state_domain *sd, uint32_t domid, const char *name, uint32_t rings,
+    uint32_t clock, bool legacy)
 {
 	state_domain_attached(sd, rings, clock, legacy);
 	stream_domain_up(domid, name, rings, clock, legacy);

@@ -26,11 +26,11 @@ void deliver_end(void);
 
 /* Decoder deltas of one ring: lost events are also told to clients. */
 void deliver_counts(struct state_domain *sd, uint32_t domid, uint32_t ring, uint64_t lost,
-		    uint64_t corrupt, uint64_t unknown);
+    uint64_t corrupt, uint64_t unknown);
 
 /* The domain is traced (DomainUp), or no longer (DomainDown with reason). */
-void deliver_domain_up(struct state_domain *sd, uint32_t domid, const char *name,
-		       uint32_t rings, uint32_t clock, bool legacy);
+void deliver_domain_up(struct state_domain *sd, uint32_t domid, const char *name, uint32_t rings,
+    uint32_t clock, bool legacy);
 void deliver_domain_down(uint32_t domid, const char *reason);
 
 #endif

@@ -24,9 +24,9 @@
 #include "state.h"
 #include "xenif.h"
 
-#define MAX_DOMID	32768u		/* DOMID_FIRST_RESERVED: ids above are not guests */
-#define WATCH_MAX	1024		/* watch events per fd wake-up before yielding */
-#define RESCAN_S	5		/* safety net for lost watch events */
+#define MAX_DOMID 32768u /* DOMID_FIRST_RESERVED: ids above are not guests */
+#define WATCH_MAX 1024   /* watch events per fd wake-up before yielding */
+#define RESCAN_S  5      /* safety net for lost watch events */
 
 static const char TOK_INTRO[] = "mtraced-intro";
 static const char TOK_RELEASE[] = "mtraced-release";
@@ -61,7 +61,7 @@ static long dom_of_path(const char *path)
 	if (id >= MAX_DOMID || (*end && *end != '/'))
 		return -1;
 	if (!*end)
-		return (long)id;		/* the domain's directory itself (removal) */
+		return (long)id; /* the domain's directory itself (removal) */
 	rest = end + 1;
 	if (!strncmp(rest, MTRACE_XS_DIR, strlen(MTRACE_XS_DIR)) ||
 	    !strncmp(rest, "data/mprof", 10) || !strcmp(rest, "name"))
@@ -73,7 +73,9 @@ static void xs_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct xenif_xs_watch_event ev;
 
-	(void)fd; (void)what; (void)arg;
+	(void)fd;
+	(void)what;
+	(void)arg;
 	for (int k = 0; k < WATCH_MAX; k++) {
 		long id;
 
@@ -146,10 +148,11 @@ void discover_scan_all(bool deep)
 	deep_scan = false;
 	guest_foreach(mark_seen, NULL);
 	do {
-		n = ctx->x->ops->ctrl_domain_list(ctx->x, first, info, sizeof(info) / sizeof(info[0]));
+		n = ctx->x->ops->ctrl_domain_list(
+		    ctx->x, first, info, sizeof(info) / sizeof(info[0]));
 		if (n < 0) {
 			log_err("domain list: %s", strerror(errno));
-			return;		/* without the list no death can be confirmed */
+			return; /* without the list no death can be confirmed */
 		}
 		for (int i = 0; i < n; i++) {
 			struct xenif_dominfo *d = &info[i];
@@ -186,7 +189,9 @@ void discover_scan_all(bool deep)
 
 static void work_cb(evutil_socket_t fd, short what, void *arg)
 {
-	(void)fd; (void)what; (void)arg;
+	(void)fd;
+	(void)what;
+	(void)arg;
 	if (full_scan) {
 		bool deep = deep_scan;
 		discover_scan_all(deep);
@@ -211,14 +216,16 @@ static void work_cb(evutil_socket_t fd, short what, void *arg)
 
 static void rescan_cb(evutil_socket_t fd, short what, void *arg)
 {
-	(void)fd; (void)what; (void)arg;
+	(void)fd;
+	(void)what;
+	(void)arg;
 	full_scan = true;
 	deep_scan = true;
 	schedule();
 }
 
-int discover_init(const struct guests_ctx *c, const struct discover_ops *o, char *err,
-		  size_t errlen)
+int discover_init(
+    const struct guests_ctx *c, const struct discover_ops *o, char *err, size_t errlen)
 {
 	struct timeval slow = { RESCAN_S, 0 };
 	struct event_base *base = c->base;

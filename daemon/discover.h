@@ -19,8 +19,8 @@ struct discover_ops {
 	void (*death)(struct guest *g, const char *reason);
 };
 
-int discover_init(const struct guests_ctx *ctx, const struct discover_ops *ops, char *err,
-		  size_t errlen);
+int discover_init(
+    const struct guests_ctx *ctx, const struct discover_ops *ops, char *err, size_t errlen);
 /* Re-enumerate domains; deep also re-reads the announcements of known guests. */
 void discover_scan_all(bool deep);
 void discover_fini(void);

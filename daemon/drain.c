@@ -44,8 +44,8 @@
 static const struct guests_ctx *ctx;
 static struct event *evtchn_ev, *tick_ev, *busy_ev, *poll_ev;
 static TAILQ_HEAD(guest_list, guest) busy = TAILQ_HEAD_INITIALIZER(busy);
-static unsigned npolling;		/* guests drained by poll_ev */
-static uint64_t period_start_ns;	/* all guests' wake-ups in the current period */
+static unsigned npolling;        /* guests drained by poll_ev */
+static uint64_t period_start_ns; /* all guests' wake-ups in the current period */
 static unsigned period_wakeups;
 
 /* ---- draining ---- */
@@ -56,11 +56,11 @@ static void pass_stats(struct guest *g, unsigned i)
 	const struct ring_reader_stats *st = ring_reader_stats(r->rr);
 	uint64_t lost = st->lost - r->seen.lost;
 
-	deliver_counts(g->sd, g->domid, i, lost, st->corrupt - r->seen.corrupt,
-		       st->unknown - r->seen.unknown);
+	deliver_counts(
+	    g->sd, g->domid, i, lost, st->corrupt - r->seen.corrupt, st->unknown - r->seen.unknown);
 	if (st->corrupt != r->seen.corrupt)
-		log_debug("domain %" PRIu32 " ring %u: %" PRIu64 " corrupt so far", g->domid,
-			  i, st->corrupt);
+		log_debug("domain %" PRIu32 " ring %u: %" PRIu64 " corrupt so far", g->domid, i,
+		    st->corrupt);
 	r->seen = *st;
 }
 
@@ -82,7 +82,8 @@ size_t drain_guest(struct guest *g, size_t budget, bool *more)
 			break;
 		}
 		do {
-			size_t want = budget - total < DELIVER_BATCH_MAX ? budget - total : DELIVER_BATCH_MAX;
+			size_t want =
+			    budget - total < DELIVER_BATCH_MAX ? budget - total : DELIVER_BATCH_MAX;
 			size_t got;
 
 			deliver_begin(g->sd, g->domid, i, g->ann.clock);
@@ -120,7 +121,7 @@ static void poll_each(struct guest *g, void *arg)
 	if (g->kind != GUEST_RING || !g->polling || g->busy)
 		return;
 	if (*got >= ctx->cfg->drain_budget)
-		busy_add(g);	/* this turn has had its budget: the busy round takes it */
+		busy_add(g); /* this turn has had its budget: the busy round takes it */
 	else
 		*got += drain_service(g);
 }
@@ -129,7 +130,9 @@ static void poll_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	size_t got = 0;
 
-	(void)fd; (void)what; (void)arg;
+	(void)fd;
+	(void)what;
+	(void)arg;
 	guest_foreach(poll_each, &got);
 }
 
@@ -151,8 +154,7 @@ static void polling_set(struct guest *g, bool on)
 /* Wake-ups in a period past which a poll timer wakes the daemon less often. */
 static unsigned poll_threshold(void)
 {
-	uint64_t t = (uint64_t)ctx->cfg->ratelimit_period_ms * 1000u /
-		     ctx->cfg->poll_interval_us;
+	uint64_t t = (uint64_t)ctx->cfg->ratelimit_period_ms * 1000u / ctx->cfg->poll_interval_us;
 
 	return t ? (unsigned)(t < UINT_MAX ? t : UINT_MAX) : 1;
 }
@@ -236,7 +238,9 @@ static void busy_cb(evutil_socket_t fd, short what, void *arg)
 	struct guest *stop = TAILQ_LAST(&busy, guest_list);
 	size_t got = 0;
 
-	(void)fd; (void)what; (void)arg;
+	(void)fd;
+	(void)what;
+	(void)arg;
 	/* One round: every guest queued now gets one budget; re-queued ones wait a turn.
 	 * Clients are written to only between loop turns, and a socket takes a few
 	 * hundred KiB at a time: past one budget in this turn, the rest of the round
@@ -263,7 +267,8 @@ static void unhold_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct guest *g = arg;
 
-	(void)fd; (void)what;
+	(void)fd;
+	(void)what;
 	g->held = false;
 	g->period_start_ns = state_now_ns();
 	g->period_wakeups = 0;
@@ -308,7 +313,7 @@ static void wakeup(struct guest *g)
 		 * other's wake-up, and its data must not wait for the periodic drain. */
 		polling_set(g, true);
 		log_debug("domain %" PRIu32 ": wake-up storm, port held for %" PRIu64 " us",
-			  g->domid, left / 1000);
+		    g->domid, left / 1000);
 		return;
 	}
 	g->period_wakeups++;
@@ -321,7 +326,9 @@ static void wakeup(struct guest *g)
 
 static void evtchn_cb(evutil_socket_t fd, short what, void *arg)
 {
-	(void)fd; (void)what; (void)arg;
+	(void)fd;
+	(void)what;
+	(void)arg;
 	for (int k = 0; k < PENDING_MAX; k++) {
 		int port = ctx->x->ops->evtchn_pending(ctx->x);
 		struct guest *g;
@@ -350,7 +357,9 @@ static void tick_each(struct guest *g, void *arg)
 
 static void tick_cb(evutil_socket_t fd, short what, void *arg)
 {
-	(void)fd; (void)what; (void)arg;
+	(void)fd;
+	(void)what;
+	(void)arg;
 	state_tick(state_now_ns());
 	guest_foreach(tick_each, NULL);
 }
@@ -390,7 +399,7 @@ void drain_reconfigure(void)
 {
 	if (tick_ev)
 		tick_arm();
-	if (poll_ev && npolling) {	/* poll_interval_us may have changed */
+	if (poll_ev && npolling) { /* poll_interval_us may have changed */
 		struct timeval tv = tv_from_us(ctx->cfg->poll_interval_us);
 
 		event_del(poll_ev);

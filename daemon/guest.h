@@ -40,7 +40,12 @@ struct gring {
 };
 
 /* NEW: just found, nothing mapped yet; BAD: announcement refused (see bad[]) */
-enum guest_kind { GUEST_NEW, GUEST_RING, GUEST_LEGACY, GUEST_BAD };
+enum guest_kind {
+	GUEST_NEW,
+	GUEST_RING,
+	GUEST_LEGACY,
+	GUEST_BAD
+};
 
 /* A domain we trace, or could not trace (bad).  Exists only while the domain does. */
 struct guest {
@@ -54,7 +59,7 @@ struct guest {
 	struct announce ann;
 	struct gring ring[MTRACE_MAX_RINGS];
 	unsigned pages_mapped; /* admitted by guests.c, counted in pages_total */
-	int lport;	       /* bound local port, -1 none */
+	int lport;             /* bound local port, -1 none */
 
 	/* wake-ups in the current period: all, and those that found nothing new (the
 	 * storm limiter's count, as xenconsoled's) */
@@ -62,7 +67,7 @@ struct guest {
 	unsigned period_wakeups, period_spurious;
 	bool held; /* port left masked until the period ends */
 	struct event *unhold_ev;
-	bool polling;	   /* busy: drained on the poll tick, no wake-ups */
+	bool polling;       /* busy: drained on the poll tick, no wake-ups */
 	unsigned poll_idle; /* empty polls in a row */
 
 	/* round-robin service of guests with more data than one budget */

@@ -86,7 +86,8 @@ static int read_announce(uint32_t domid, struct announce *a, char *why, size_t w
 		rc = announce_parse(a, xs_read_key, &r, why, wl);
 		if (!r.tx)
 			return rc;
-		if (x->ops->xs_transaction_end(x, r.tx, rc != ANNOUNCE_OK) == 0 || rc != ANNOUNCE_OK)
+		if (x->ops->xs_transaction_end(x, r.tx, rc != ANNOUNCE_OK) == 0 ||
+		    rc != ANNOUNCE_OK)
 			return rc;
 		if (errno != EAGAIN)
 			break;
@@ -130,12 +131,12 @@ static int guest_admit(struct guest *g, unsigned pages, bool legacy, char *why, 
 	}
 	if (pages > cfg->max_pages_per_guest) {
 		snprintf(why, wl, "%u %s, more than max_pages_per_guest %u", pages,
-			 legacy ? "legacy pages" : "pages announced", cfg->max_pages_per_guest);
+		    legacy ? "legacy pages" : "pages announced", cfg->max_pages_per_guest);
 		return -1;
 	}
 	if (ctx.pages_total + pages > cfg->max_pages_total) {
 		snprintf(why, wl, "%u %s would pass max_pages_total %u (%u mapped)", pages, noun,
-			 cfg->max_pages_total, ctx.pages_total);
+		    cfg->max_pages_total, ctx.pages_total);
 		return -1;
 	}
 	g->pages_mapped = pages;
@@ -190,7 +191,7 @@ static int map_rings(struct guest *g, const struct announce *a, char *why, size_
 		r->hdr = x->ops->gnttab_map(x, g->domid, 1, &a->ref[i], PROT_READ | PROT_WRITE);
 		if (!r->hdr) {
 			snprintf(why, wl, "ring %u: cannot map header ref %" PRIu32 ": %s", i,
-				 a->ref[i], strerror(errno));
+			    a->ref[i], strerror(errno));
 			goto fail;
 		}
 		/* header and refs: one checked private copy, the page is never re-read */
@@ -201,12 +202,12 @@ static int map_rings(struct guest *g, const struct announce *a, char *why, size_
 		r->data = x->ops->gnttab_map(x, g->domid, a->pages[i], refs, PROT_READ);
 		if (!r->data) {
 			snprintf(why, wl, "ring %u: cannot map %u data pages: %s", i, a->pages[i],
-				 strerror(errno));
+			    strerror(errno));
 			goto fail;
 		}
 		r->pages = a->pages[i];
-		r->rr = ring_reader_attach_copy(r->hdr, &hcopy, r->data, a->pages[i], err,
-						sizeof(err));
+		r->rr =
+		    ring_reader_attach_copy(r->hdr, &hcopy, r->data, a->pages[i], err, sizeof(err));
 		if (!r->rr) {
 			snprintf(why, wl, "ring %u: %s", i, err);
 			goto fail;
@@ -215,7 +216,7 @@ static int map_rings(struct guest *g, const struct announce *a, char *why, size_
 	port = x->ops->evtchn_bind_interdomain(x, g->domid, a->port);
 	if (port < 0) {
 		snprintf(why, wl, "event-channel %" PRIu32 ": cannot bind: %s", a->port,
-			 strerror(errno));
+		    strerror(errno));
 		goto fail;
 	}
 	g->lport = port;
@@ -303,8 +304,8 @@ static void attach_rings(struct guest *g, const struct announce *a)
 	g->ann = *a;
 	guest_up(g, GUEST_RING, a->rings, a->clock);
 	log_info("domain %" PRIu32 " (%s): traced: %" PRIu32 " rings, port %" PRIu32
-		 " -> %d, %u pages",
-		 g->domid, g->name, a->rings, a->port, g->lport, g->pages_mapped);
+	         " -> %d, %u pages",
+	    g->domid, g->name, a->rings, a->port, g->lport, g->pages_mapped);
 	drain_service(g);
 }
 
@@ -391,7 +392,8 @@ static void guest_refresh(uint32_t domid)
 		if (g->kind == GUEST_RING && !memcmp(&g->ann, &a, sizeof(a)))
 			return; /* unchanged: a spurious or unrelated watch */
 		if (g->kind == GUEST_RING) {
-			log_info("domain %" PRIu32 " (%s): re-announced, remapping", domid, g->name);
+			log_info(
+			    "domain %" PRIu32 " (%s): re-announced, remapping", domid, g->name);
 			drain_final(g);
 			detach(g, "reannounced");
 		} else if (g->kind == GUEST_LEGACY) {
@@ -441,7 +443,7 @@ static const struct discover_ops discover_ops = {
 };
 
 int guests_init(struct event_base *base, struct xenif *x, const struct mtraced_config *cfg,
-		char *err, size_t errlen)
+    char *err, size_t errlen)
 {
 	ctx.base = base;
 	ctx.x = x;

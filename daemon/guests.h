@@ -13,7 +13,7 @@ struct mtraced_config;
 struct xenif;
 
 int guests_init(struct event_base *base, struct xenif *x, const struct mtraced_config *cfg,
-		char *err, size_t errlen);
+    char *err, size_t errlen);
 /* Find every guest there is now (start-up, before READY=1). */
 void guests_scan(void);
 void guests_reconfigure(const struct mtraced_config *cfg);

@@ -70,8 +70,8 @@ void legacy_poll(struct guest *g)
 	bad = st->corrupt - lg->seen.corrupt;
 	deliver_counts(g->sd, g->domid, 0, lost, bad, st->unknown - lg->seen.unknown);
 	if (bad)
-		log_debug("domain %" PRIu32 ": legacy buffer: %s", g->domid,
-			  mprof_reader_error(lg->mr));
+		log_debug(
+		    "domain %" PRIu32 ": legacy buffer: %s", g->domid, mprof_reader_error(lg->mr));
 	lg->seen = *st;
 }
 
@@ -79,7 +79,8 @@ static void poll_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct legacy *lg = arg;
 
-	(void)fd; (void)what;
+	(void)fd;
+	(void)what;
 	legacy_poll(lg->g);
 }
 
@@ -108,8 +109,8 @@ void legacy_detach(struct guest *g)
 	g->lg = NULL;
 }
 
-int legacy_parse_refs(const char *refs, size_t len, uint32_t r[MPROF_MAX_PAGES], char *why,
-		      size_t wl)
+int legacy_parse_refs(
+    const char *refs, size_t len, uint32_t r[MPROF_MAX_PAGES], char *why, size_t wl)
 {
 	char err[160];
 	int n = mprof_parse_refs(refs, len, r, MPROF_MAX_PAGES, err, sizeof(err));
@@ -132,15 +133,15 @@ int legacy_attach(struct guest *g, const uint32_t *r, unsigned n, char *why, siz
 	g->lg = lg;
 	lg->map = ctx->x->ops->gnttab_map(ctx->x, g->domid, lg->npages, lg->refs, PROT_READ);
 	if (!lg->map) {
-		snprintf(why, wl, "legacy buffer: cannot map %u pages: %s", lg->npages,
-			 strerror(errno));
+		snprintf(
+		    why, wl, "legacy buffer: cannot map %u pages: %s", lg->npages, strerror(errno));
 		goto fail;
 	}
 	lg->copy = malloc(lg->len);
 	lg->mr = mprof_reader_new(lg->len);
 	if (!lg->copy || !lg->mr) {
 		snprintf(why, wl, "legacy buffer of %zu bytes refused: %s", lg->len,
-			 strerror(errno ? errno : EINVAL));
+		    strerror(errno ? errno : EINVAL));
 		goto fail;
 	}
 	lg->poll_ev = event_new(ctx->base, -1, EV_PERSIST, poll_cb, lg);
@@ -150,7 +151,7 @@ int legacy_attach(struct guest *g, const uint32_t *r, unsigned n, char *why, siz
 	}
 	poll_arm(lg);
 	log_info("domain %" PRIu32 " (%s): traced (legacy mirage-profile buffer, %u pages)",
-		 g->domid, g->name, lg->npages);
+	    g->domid, g->name, lg->npages);
 	return 0;
 fail:
 	legacy_detach(g);

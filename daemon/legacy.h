@@ -18,8 +18,8 @@ void legacy_init(const struct guests_ctx *ctx);
 /* mprof_poll_ms may have changed: re-arm every legacy guest's poll timer. */
 void legacy_reconfigure(void);
 /* The grant refs of data/mprof/ring-ref: their count, or -1 with why. */
-int legacy_parse_refs(const char *refs, size_t len, uint32_t r[MPROF_MAX_PAGES], char *why,
-		      size_t whylen);
+int legacy_parse_refs(
+    const char *refs, size_t len, uint32_t r[MPROF_MAX_PAGES], char *why, size_t whylen);
 /* Map the n admitted pages r and start polling: 0, or -1 with why (g untouched). */
 int legacy_attach(struct guest *g, const uint32_t *r, unsigned n, char *why, size_t whylen);
 void legacy_detach(struct guest *g);

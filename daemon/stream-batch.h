@@ -32,8 +32,8 @@ unsigned stream_group_count(void);
 void stream_batch_flush(void);
 /* Append a run of one ring's events to every group that selects them (stream.h's
  * stream_events). */
-void stream_batch_events(uint32_t domid, uint32_t ring, uint32_t clock,
-			 const struct mtrace_event *ev, size_t n);
+void stream_batch_events(
+    uint32_t domid, uint32_t ring, uint32_t clock, const struct mtrace_event *ev, size_t n);
 /* Send and free a gone domain's columns. */
 void stream_batch_domain_gone(uint32_t domid);
 

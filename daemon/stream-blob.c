@@ -7,8 +7,7 @@
 #include "frame.h"
 #include "stream-blob.h"
 
-struct stream_blob *
-stream_blob_pack(const Mtrace__ServerMsg *msg)
+struct stream_blob *stream_blob_pack(const Mtrace__ServerMsg *msg)
 {
 	size_t len = mtrace__server_msg__get_packed_size(msg);
 	uint8_t pfx[FRAME_VARINT_MAX];
@@ -28,21 +27,18 @@ stream_blob_pack(const Mtrace__ServerMsg *msg)
 	return b;
 }
 
-void
-stream_blob_unref(struct stream_blob *b)
+void stream_blob_unref(struct stream_blob *b)
 {
 	if (b && --b->refs == 0)
 		free(b);
 }
 
-static void
-blob_cleanup(const void *data, size_t len, void *arg)
+static void blob_cleanup(const void *data, size_t len, void *arg)
 {
 	stream_blob_unref(arg);
 }
 
-int
-stream_blob_queue(struct evbuffer *out, struct stream_blob *b)
+int stream_blob_queue(struct evbuffer *out, struct stream_blob *b)
 {
 	b->refs++;
 	if (evbuffer_add_reference(out, b->data, b->len, blob_cleanup, b) < 0) {
@@ -51,4 +47,3 @@ stream_blob_queue(struct evbuffer *out, struct stream_blob *b)
 	}
 	return 0;
 }
-

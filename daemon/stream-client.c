@@ -36,15 +36,15 @@
 
 /* Control messages (domain up/down, loss, errors) are small and few; a client that
  * lets even those pile up this far past its cap is not reading at all and is closed. */
-#define CONTROL_SLACK		(1u << 20)
-#define PARTIAL_TIMEOUT_S	5	/* a request frame left half-sent this long is bad */
-#define CLOSE_TIMEOUT_S		2	/* time to flush an Error before closing anyway */
-#define MAX_SINGLE_WRITE	(64u << 20)	/* no cap of ours: the socket's is enough */
+#define CONTROL_SLACK     (1u << 20)
+#define PARTIAL_TIMEOUT_S 5           /* a request frame left half-sent this long is bad */
+#define CLOSE_TIMEOUT_S   2           /* time to flush an Error before closing anyway */
+#define MAX_SINGLE_WRITE  (64u << 20) /* no cap of ours: the socket's is enough */
 /* Clients past this many events a second get coalesced writes (client_coalesce_us),
  * measured over windows of COALESCE_WINDOW_NS: far above the rates where the latency
  * of single events matters, far below where wake-ups dominate. */
-#define COALESCE_RATE		1000000u
-#define COALESCE_WINDOW_NS	10000000u
+#define COALESCE_RATE      1000000u
+#define COALESCE_WINDOW_NS 10000000u
 
 static TAILQ_HEAD(, stream_client) clients = TAILQ_HEAD_INITIALIZER(clients);
 static unsigned nclients;
@@ -54,27 +54,25 @@ static void (*client_freed)(void);
 
 static size_t queue_cap = 8u << 20;
 static uint64_t coalesce_ns = 2000000u;
-static struct event *coalesce_ev;	/* one tick resumes every deferred client */
-static uint64_t writes_put_off;		/* for the log at shutdown */
+static struct event *coalesce_ev; /* one tick resumes every deferred client */
+static uint64_t writes_put_off;   /* for the log at shutdown */
 static unsigned max_top_n = 1000;
 
 static void client_free(struct stream_client *c);
 static void write_resume(struct stream_client *c);
 
-static size_t
-out_len(const struct stream_client *c)
+static size_t out_len(const struct stream_client *c)
 {
 	return evbuffer_get_length(bufferevent_get_output(c->bev));
 }
 
-static void
-queue_blob(struct stream_client *c, struct stream_blob *b)
+static void queue_blob(struct stream_client *c, struct stream_blob *b)
 {
 	if (c->closing || !b)
 		return;
 	if (out_len(c) + b->len > queue_cap + CONTROL_SLACK) {
-		log_warnx("client %u: not reading, control queue past %zu bytes: closing",
-			 c->id, queue_cap + CONTROL_SLACK);
+		log_warnx("client %u: not reading, control queue past %zu bytes: closing", c->id,
+		    queue_cap + CONTROL_SLACK);
 		c->closing = true;
 		bufferevent_disable(c->bev, EV_READ | EV_WRITE);
 		/* Freed from its own close timer, never under a caller's feet. */
@@ -85,8 +83,7 @@ queue_blob(struct stream_client *c, struct stream_blob *b)
 		log_warnx("client %u: out of memory queueing a message", c->id);
 }
 
-void
-stream_client_send_msg(struct stream_client *c, const Mtrace__ServerMsg *m)
+void stream_client_send_msg(struct stream_client *c, const Mtrace__ServerMsg *m)
 {
 	struct stream_blob *b = stream_blob_pack(m);
 
@@ -98,8 +95,7 @@ stream_client_send_msg(struct stream_client *c, const Mtrace__ServerMsg *m)
 	stream_blob_unref(b);
 }
 
-void
-stream_client_error(struct stream_client *c, Mtrace__Error__Code code, const char *fmt, ...)
+void stream_client_error(struct stream_client *c, Mtrace__Error__Code code, const char *fmt, ...)
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__Error e = MTRACE__ERROR__INIT;
@@ -125,8 +121,7 @@ stream_client_error(struct stream_client *c, Mtrace__Error__Code code, const cha
 	event_add(c->close_ev, &tv);
 }
 
-static void
-send_stats(struct stream_client *c)
+static void send_stats(struct stream_client *c)
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__Subscribe sub = *c->sub;
@@ -149,8 +144,7 @@ send_stats(struct stream_client *c)
 	state_stats_free(s);
 }
 
-static void
-send_loss_notice(struct stream_client *c)
+static void send_loss_notice(struct stream_client *c)
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__Loss l = MTRACE__LOSS__INIT;
@@ -162,14 +156,12 @@ send_loss_notice(struct stream_client *c)
 	stream_client_send_msg(c, &m);
 }
 
-static bool
-congested(const struct stream_client *c)
+static bool congested(const struct stream_client *c)
 {
 	return c->dropped_unreported > 0 || out_len(c) > queue_cap / 2;
 }
 
-static void
-write_resume(struct stream_client *c)
+static void write_resume(struct stream_client *c)
 {
 	if (!c->deferred)
 		return;
@@ -180,13 +172,12 @@ write_resume(struct stream_client *c)
 }
 
 /* One tick for all: per-client timers would each cost a loop turn of their own. */
-static void
-coalesce_cb(evutil_socket_t fd, short what, void *arg)
+static void coalesce_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct stream_client *c;
 
 	TAILQ_FOREACH(c, &clients, entry)
-		write_resume(c);
+	write_resume(c);
 }
 
 /*
@@ -195,14 +186,13 @@ coalesce_cb(evutil_socket_t fd, short what, void *arg)
  * client taking over COALESCE_RATE events a second gets one write per coalesce_ns at
  * most; the batches meanwhile wait in its queue (a few hundred KiB at these rates).
  */
-static void
-coalesce(struct stream_client *c, size_t n)
+static void coalesce(struct stream_client *c, size_t n)
 {
 	uint64_t now = state_now_ns();
 
 	if (now - c->win_start_ns >= COALESCE_WINDOW_NS) {
 		c->fast = c->win_events * 1000000000u >=
-			  (uint64_t)COALESCE_RATE * (now - c->win_start_ns);
+		    (uint64_t)COALESCE_RATE * (now - c->win_start_ns);
 		c->win_start_ns = now;
 		c->win_events = 0;
 	}
@@ -227,8 +217,7 @@ coalesce(struct stream_client *c, size_t n)
 	bufferevent_disable(c->bev, EV_WRITE);
 }
 
-void
-stream_client_send_events(struct stream_client *c, struct stream_blob *b, size_t n)
+void stream_client_send_events(struct stream_client *c, struct stream_blob *b, size_t n)
 {
 	if (c->closing)
 		return;
@@ -247,8 +236,7 @@ stream_client_send_events(struct stream_client *c, struct stream_blob *b, size_t
 		send_loss_notice(c);
 }
 
-static void
-stats_cb(evutil_socket_t fd, short what, void *arg)
+static void stats_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct stream_client *c = arg;
 
@@ -261,21 +249,18 @@ stats_cb(evutil_socket_t fd, short what, void *arg)
 		send_stats(c);
 }
 
-static void
-close_cb(evutil_socket_t fd, short what, void *arg)
+static void close_cb(evutil_socket_t fd, short what, void *arg)
 {
 	client_free(arg);
 }
 
-static void
-partial_cb(evutil_socket_t fd, short what, void *arg)
+static void partial_cb(evutil_socket_t fd, short what, void *arg)
 {
 	stream_client_error(arg, MTRACE__ERROR__CODE__BAD_FRAME,
-		   "truncated frame: request incomplete after %d s", PARTIAL_TIMEOUT_S);
+	    "truncated frame: request incomplete after %d s", PARTIAL_TIMEOUT_S);
 }
 
-static void
-write_cb(struct bufferevent *bev, void *arg)
+static void write_cb(struct bufferevent *bev, void *arg)
 {
 	struct stream_client *c = arg;
 
@@ -294,8 +279,7 @@ write_cb(struct bufferevent *bev, void *arg)
 		send_stats(c);
 }
 
-static void
-event_cb(struct bufferevent *bev, short what, void *arg)
+static void event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct stream_client *c = arg;
 
@@ -307,8 +291,7 @@ event_cb(struct bufferevent *bev, short what, void *arg)
 		client_free(c);
 }
 
-static void
-client_free(struct stream_client *c)
+static void client_free(struct stream_client *c)
 {
 	if (c->group)
 		stream_group_leave(c->group, c);
@@ -326,9 +309,8 @@ client_free(struct stream_client *c)
 		client_freed();
 }
 
-int
-stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
-		  void (*read_cb)(struct bufferevent *bev, void *arg))
+int stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
+    void (*read_cb)(struct bufferevent *bev, void *arg))
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__Hello h = MTRACE__HELLO__INIT;
@@ -365,8 +347,8 @@ stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
 	event_assign(c->stats_ev, ev_base, -1, EV_PERSIST, stats_cb, c);
 	TAILQ_INSERT_TAIL(&clients, c, entry);
 	nclients++;
-	log_info("client %u connected: pid %ld uid %ld gid %ld", c->id, (long)pid, (long)uid,
-		 (long)gid);
+	log_info(
+	    "client %u connected: pid %ld uid %ld gid %ld", c->id, (long)pid, (long)uid, (long)gid);
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
 	/* Never buffer more than one largest request. */
 	bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_MAX_TO_DAEMON + FRAME_VARINT_MAX);
@@ -386,8 +368,7 @@ stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
 	return 0;
 }
 
-void
-stream_clients_reconfigure(const struct stream_client_settings *s)
+void stream_clients_reconfigure(const struct stream_client_settings *s)
 {
 	struct stream_client *c;
 
@@ -395,12 +376,11 @@ stream_clients_reconfigure(const struct stream_client_settings *s)
 	coalesce_ns = s->coalesce_ns;
 	max_top_n = s->max_top_n;
 	TAILQ_FOREACH(c, &clients, entry)
-		if (!c->closing)
-			bufferevent_setwatermark(c->bev, EV_WRITE, queue_cap / 4, 0);
+	if (!c->closing)
+		bufferevent_setwatermark(c->bev, EV_WRITE, queue_cap / 4, 0);
 }
 
-int
-stream_clients_init(struct event_base *base, void (*on_free)(void))
+int stream_clients_init(struct event_base *base, void (*on_free)(void))
 {
 	ev_base = base;
 	client_freed = on_free;
@@ -408,14 +388,14 @@ stream_clients_init(struct event_base *base, void (*on_free)(void))
 	return coalesce_ev ? 0 : -1;
 }
 
-void
-stream_clients_broadcast(uint32_t domid, bool events_only, const Mtrace__ServerMsg *m)
+void stream_clients_broadcast(uint32_t domid, bool events_only, const Mtrace__ServerMsg *m)
 {
 	struct stream_client *c;
 	struct stream_blob *b = NULL;
 
 	/* queue_blob never frees a client (it defers that to a timer), so a plain walk. */
-	TAILQ_FOREACH(c, &clients, entry) {
+	TAILQ_FOREACH(c, &clients, entry)
+	{
 		if (c->closing || !c->sub || (events_only && !c->sub->events) ||
 		    !state_domain_matches(domid, c->sub))
 			continue;
@@ -426,25 +406,22 @@ stream_clients_broadcast(uint32_t domid, bool events_only, const Mtrace__ServerM
 	stream_blob_unref(b);
 }
 
-unsigned
-stream_clients_count(void)
+unsigned stream_clients_count(void)
 {
 	return nclients;
 }
 
-size_t
-stream_clients_pending_bytes(void)
+size_t stream_clients_pending_bytes(void)
 {
 	struct stream_client *c;
 	size_t n = 0;
 
 	TAILQ_FOREACH(c, &clients, entry)
-		n += out_len(c);
+	n += out_len(c);
 	return n;
 }
 
-void
-stream_clients_close_all(const char *reason)
+void stream_clients_close_all(const char *reason)
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__Goodbye g = MTRACE__GOODBYE__INIT;
@@ -458,9 +435,9 @@ stream_clients_close_all(const char *reason)
 		struct evbuffer *out = bufferevent_get_output(c->bev);
 		evutil_socket_t fd = bufferevent_getfd(c->bev);
 
-		c->closing = false;	/* the goodbye goes even to a client being closed */
+		c->closing = false; /* the goodbye goes even to a client being closed */
 		if (c->dropped_unreported > 0)
-			send_loss_notice(c);	/* a gap is always told, even at the end */
+			send_loss_notice(c); /* a gap is always told, even at the end */
 		stream_client_send_msg(c, &m);
 		/* One pass of non-blocking writes: what the socket takes now, it gets.  The
 		 * bufferevent keeps the start of its output frozen to everyone but itself;
@@ -472,8 +449,7 @@ stream_clients_close_all(const char *reason)
 	}
 }
 
-void
-stream_clients_fini(void)
+void stream_clients_fini(void)
 {
 	if (coalesce_ev)
 		event_free(coalesce_ev);

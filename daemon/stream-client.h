@@ -29,10 +29,10 @@ struct stream_client {
 	unsigned id;
 	pid_t pid;
 	uid_t uid;
-	bool hello;		/* the client's Hello was accepted */
-	bool closing;		/* flushing a last message, then close */
-	bool stats_pending;	/* a Stats came due while congested */
-	Mtrace__ClientMsg *submsg;	/* owns *sub */
+	bool hello;                /* the client's Hello was accepted */
+	bool closing;              /* flushing a last message, then close */
+	bool stats_pending;        /* a Stats came due while congested */
+	Mtrace__ClientMsg *submsg; /* owns *sub */
 	const Mtrace__Subscribe *sub;
 	struct stream_group *group;
 	struct event *stats_ev;
@@ -42,11 +42,10 @@ struct stream_client {
 	uint64_t dropped_unreported;
 	/* write coalescing for fast clients: events in the current rate window */
 	uint64_t win_start_ns, win_events, last_write_ns;
-	bool fast;		/* past COALESCE_RATE in the last window */
-	bool deferred;		/* writes off until the coalescing tick */
-	bool write_due;		/* writes on, data queued: the next turn writes it */
+	bool fast;      /* past COALESCE_RATE in the last window */
+	bool deferred;  /* writes off until the coalescing tick */
+	bool write_due; /* writes on, data queued: the next turn writes it */
 };
-
 
 /* What SIGHUP may change. */
 struct stream_client_settings {
@@ -62,12 +61,12 @@ void stream_clients_reconfigure(const struct stream_client_settings *s);
  * reads its requests (stream-request.c); sends the server's Hello.  -1 when out of
  * memory. */
 int stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
-		      void (*read_cb)(struct bufferevent *bev, void *arg));
+    void (*read_cb)(struct bufferevent *bev, void *arg));
 /* Queue one message to c (control messages: past the cap by CONTROL_SLACK at most). */
 void stream_client_send_msg(struct stream_client *c, const Mtrace__ServerMsg *m);
 /* Tell the client why, flush what can be flushed, then close. */
 void stream_client_error(struct stream_client *c, Mtrace__Error__Code code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* stream-request.c: the bufferevent read callback of every client. */
 void stream_client_read_cb(struct bufferevent *bev, void *arg);
 /* Hand one batch of n events to a client, subject to its queue cap. */

@@ -10,17 +10,15 @@
 #include "utf8.h"
 
 #define MAX_FILTER_ITEMS 256
-#define MAX_LABEL_LEN	 256
+#define MAX_LABEL_LEN    256
 
-static bool
-valid_str(const char *s, size_t max)
+static bool valid_str(const char *s, size_t max)
 {
 	return s && strnlen(s, max + 1) <= max;
 }
 
 /* Check a Subscribe completely before anything of it is used. */
-const char *
-stream_subscribe_invalid(const Mtrace__Subscribe *s)
+const char *stream_subscribe_invalid(const Mtrace__Subscribe *s)
 {
 	size_t i;
 
@@ -45,9 +43,8 @@ stream_subscribe_invalid(const Mtrace__Subscribe *s)
 	return NULL;
 }
 
-void
-stream_msg_domain_up(Mtrace__ServerMsg *m, Mtrace__DomainUp *u, char nm[static 256], uint32_t domid,
-	      const char *name, uint32_t rings, uint32_t clock, bool legacy)
+void stream_msg_domain_up(Mtrace__ServerMsg *m, Mtrace__DomainUp *u, char nm[static 256],
+    uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy)
 {
 	snprintf(nm, 256, "%s", name ? name : "");
 	utf8_fix(nm);
@@ -61,8 +58,7 @@ stream_msg_domain_up(Mtrace__ServerMsg *m, Mtrace__DomainUp *u, char nm[static 2
 }
 
 /* Names and labels come from guests (xenstore, rings): keep the message valid proto3. */
-void
-stream_stats_fix_strings(Mtrace__Stats *s)
+void stream_stats_fix_strings(Mtrace__Stats *s)
 {
 	size_t i, k;
 
@@ -79,4 +75,3 @@ stream_stats_fix_strings(Mtrace__Stats *s)
 	for (i = 0; i < s->n_labels; i++)
 		utf8_fix(s->labels[i]->label);
 }
-

@@ -14,8 +14,7 @@
 const char *stream_subscribe_invalid(const Mtrace__Subscribe *s);
 /* A DomainUp in m/u; the name (guest-written in xenstore) is made valid UTF-8 in nm. */
 void stream_msg_domain_up(Mtrace__ServerMsg *m, Mtrace__DomainUp *u, char nm[static 256],
-			  uint32_t domid, const char *name, uint32_t rings, uint32_t clock,
-			  bool legacy);
+    uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy);
 /* Make every guest-written string of a Stats valid UTF-8, in place. */
 void stream_stats_fix_strings(Mtrace__Stats *s);
 

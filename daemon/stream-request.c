@@ -20,9 +20,8 @@
 
 #define PARTIAL_TIMEOUT_S 5 /* a request frame left half-sent this long is bad */
 
-static void
-domain_up_one(uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy,
-	      void *arg)
+static void domain_up_one(
+    uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy, void *arg)
 {
 	struct stream_client *c = arg;
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
@@ -35,8 +34,7 @@ domain_up_one(uint32_t domid, const char *name, uint32_t rings, uint32_t clock, 
 	stream_client_send_msg(c, &m);
 }
 
-static void
-handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
+static void handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 {
 	const Mtrace__Subscribe *s = msg->subscribe;
 	const char *why;
@@ -66,15 +64,14 @@ handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 		event_add(c->stats_ev, &tv);
 	}
 	log_debug("client %u: subscribed events=%d stats=%u ms top=%u", c->id, s->events,
-		  s->stats_interval_ms, s->top_n);
+	    s->stats_interval_ms, s->top_n);
 	state_foreach_domain(domain_up_one, c);
 	return;
 drop:
 	mtrace__client_msg__free_unpacked(msg, NULL);
 }
 
-static void
-handle_msg(struct stream_client *c, Mtrace__ClientMsg *msg)
+static void handle_msg(struct stream_client *c, Mtrace__ClientMsg *msg)
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__Pong p = MTRACE__PONG__INIT;
@@ -85,17 +82,17 @@ handle_msg(struct stream_client *c, Mtrace__ClientMsg *msg)
 			stream_client_error(c, MTRACE__ERROR__CODE__BAD_REQUEST, "second Hello");
 		} else if (msg->hello->version != MTRACE_PROTOCOL_VERSION) {
 			stream_client_error(c, MTRACE__ERROR__CODE__VERSION,
-				   "protocol version %u not supported (mtraced speaks %d)",
-				   msg->hello->version, MTRACE_PROTOCOL_VERSION);
+			    "protocol version %u not supported (mtraced speaks %d)",
+			    msg->hello->version, MTRACE_PROTOCOL_VERSION);
 		} else {
 			c->hello = true;
 			log_info("client %u: %.64s", c->id,
-				 msg->hello->software ? msg->hello->software : "?");
+			    msg->hello->software ? msg->hello->software : "?");
 		}
 		break;
 	case MTRACE__CLIENT_MSG__MSG_SUBSCRIBE:
 		handle_subscribe(c, msg);
-		return;		/* it keeps or frees msg */
+		return; /* it keeps or frees msg */
 	case MTRACE__CLIENT_MSG__MSG_PING:
 		p.cookie = msg->ping->cookie;
 		m.msg_case = MTRACE__SERVER_MSG__MSG_PONG;
@@ -103,14 +100,14 @@ handle_msg(struct stream_client *c, Mtrace__ClientMsg *msg)
 		stream_client_send_msg(c, &m);
 		break;
 	default:
-		stream_client_error(c, MTRACE__ERROR__CODE__BAD_REQUEST, "empty or unknown request");
+		stream_client_error(
+		    c, MTRACE__ERROR__CODE__BAD_REQUEST, "empty or unknown request");
 		break;
 	}
 	mtrace__client_msg__free_unpacked(msg, NULL);
 }
 
-void
-stream_client_read_cb(struct bufferevent *bev, void *arg)
+void stream_client_read_cb(struct bufferevent *bev, void *arg)
 {
 	struct stream_client *c = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
@@ -133,13 +130,14 @@ stream_client_read_cb(struct bufferevent *bev, void *arg)
 		if (st == FRAME_NEED_MORE)
 			break;
 		if (st == FRAME_BAD) {
-			stream_client_error(c, MTRACE__ERROR__CODE__BAD_FRAME, "malformed length prefix");
+			stream_client_error(
+			    c, MTRACE__ERROR__CODE__BAD_FRAME, "malformed length prefix");
 			break;
 		}
 		if (st == FRAME_TOO_LARGE) {
 			stream_client_error(c, MTRACE__ERROR__CODE__TOO_LARGE,
-				   "request of %zu bytes exceeds the %u byte limit", mlen,
-				   FRAME_MAX_TO_DAEMON);
+			    "request of %zu bytes exceeds the %u byte limit", mlen,
+			    FRAME_MAX_TO_DAEMON);
 			break;
 		}
 		p = evbuffer_pullup(in, (ev_ssize_t)(hdr + mlen));
@@ -147,7 +145,7 @@ stream_client_read_cb(struct bufferevent *bev, void *arg)
 		evbuffer_drain(in, hdr + mlen);
 		if (!msg) {
 			stream_client_error(c, MTRACE__ERROR__CODE__BAD_FRAME,
-				   "request does not decode as a ClientMsg");
+			    "request does not decode as a ClientMsg");
 			break;
 		}
 		handle_msg(c, msg);
@@ -162,4 +160,3 @@ stream_client_read_cb(struct bufferevent *bev, void *arg)
 		event_del(c->partial_ev);
 	}
 }
-

@@ -10,6 +10,6 @@ struct mtraced_config;
 /* The listening fd (systemd's or our own, then *own is set and path names it); -1
  * with a reason in err. */
 int stream_socket_open(const struct mtraced_config *cfg, char *path, size_t pathlen, bool *own,
-		       char *err, size_t errlen);
+    char *err, size_t errlen);
 
 #endif

@@ -28,20 +28,19 @@
 #include "stream.h"
 #include "utf8.h"
 
-#define ACCEPT_PAUSE_MS		1000
-#define SOCKET_SNDBUF		(2 << 20)
+#define ACCEPT_PAUSE_MS 1000
+#define SOCKET_SNDBUF   (2 << 20)
 
 static struct evconnlistener *listener;
 static struct event *accept_pause_ev;
 static bool accept_paused;
 static bool started;
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-static bool own_socket;		/* we created it (not systemd): remove at shutdown */
+static bool own_socket; /* we created it (not systemd): remove at shutdown */
 static char host[256];
 static unsigned max_clients = 64;
 
-static int
-pack_frame(const Mtrace__ServerMsg *m, uint8_t *buf, size_t size)
+static int pack_frame(const Mtrace__ServerMsg *m, uint8_t *buf, size_t size)
 {
 	size_t len = mtrace__server_msg__get_packed_size(m);
 	size_t hl;
@@ -53,8 +52,7 @@ pack_frame(const Mtrace__ServerMsg *m, uint8_t *buf, size_t size)
 	return (int)(hl + len);
 }
 
-static void
-refuse(int fd, const char *why)
+static void refuse(int fd, const char *why)
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__Error e = MTRACE__ERROR__INIT;
@@ -72,9 +70,8 @@ refuse(int fd, const char *why)
 	close(fd);
 }
 
-static void
-accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
-	  void *arg)
+static void accept_cb(
+    struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen, void *arg)
 {
 	struct ucred cred = { 0, (uid_t)-1, (gid_t)-1 };
 	socklen_t clen = sizeof(cred);
@@ -83,7 +80,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 		log_warn("SO_PEERCRED");
 	if (stream_clients_count() >= max_clients) {
 		log_warnx("client pid %ld uid %ld refused: %u clients already", (long)cred.pid,
-			 (long)cred.uid, stream_clients_count());
+		    (long)cred.uid, stream_clients_count());
 		refuse(fd, "too many clients");
 		return;
 	}
@@ -96,8 +93,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 }
 
 /* A client was freed: its descriptor may be what accept lacked. */
-static void
-client_freed(void)
+static void client_freed(void)
 {
 	if (accept_paused && listener) {
 		event_del(accept_pause_ev);
@@ -106,16 +102,14 @@ client_freed(void)
 	}
 }
 
-static void
-accept_resume_cb(evutil_socket_t fd, short what, void *arg)
+static void accept_resume_cb(evutil_socket_t fd, short what, void *arg)
 {
 	accept_paused = false;
 	if (listener)
 		evconnlistener_enable(listener);
 }
 
-static void
-accept_error_cb(struct evconnlistener *l, void *arg)
+static void accept_error_cb(struct evconnlistener *l, void *arg)
 {
 	int err = EVUTIL_SOCKET_ERROR();
 	struct timeval tv = { ACCEPT_PAUSE_MS / 1000, (ACCEPT_PAUSE_MS % 1000) * 1000 };
@@ -131,8 +125,7 @@ accept_error_cb(struct evconnlistener *l, void *arg)
 	}
 }
 
-void
-stream_reconfigure(const struct mtraced_config *cfg)
+void stream_reconfigure(const struct mtraced_config *cfg)
 {
 	struct stream_client_settings s = {
 		.queue_cap = cfg->client_queue_bytes,
@@ -144,9 +137,7 @@ stream_reconfigure(const struct mtraced_config *cfg)
 	stream_clients_reconfigure(&s);
 }
 
-int
-stream_init(struct event_base *base, const struct mtraced_config *cfg, char *err,
-	    size_t errlen)
+int stream_init(struct event_base *base, const struct mtraced_config *cfg, char *err, size_t errlen)
 {
 	int fd;
 
@@ -158,8 +149,8 @@ stream_init(struct event_base *base, const struct mtraced_config *cfg, char *err
 	fd = stream_socket_open(cfg, sock_path, sizeof(sock_path), &own_socket, err, errlen);
 	if (fd < 0)
 		return -1;
-	listener = evconnlistener_new(base, accept_cb, NULL,
-				      LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
+	listener = evconnlistener_new(
+	    base, accept_cb, NULL, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
 	accept_pause_ev = evtimer_new(base, accept_resume_cb, NULL);
 	if (!listener || !accept_pause_ev || stream_clients_init(base, client_freed) < 0) {
 		snprintf(err, errlen, "out of memory setting up the socket");
@@ -173,15 +164,13 @@ stream_init(struct event_base *base, const struct mtraced_config *cfg, char *err
 	return 0;
 }
 
-void
-stream_events(uint32_t domid, uint32_t ring, uint32_t clock, const struct mtrace_event *ev,
-	      size_t n)
+void stream_events(
+    uint32_t domid, uint32_t ring, uint32_t clock, const struct mtrace_event *ev, size_t n)
 {
 	stream_batch_events(domid, ring, clock, ev, n);
 }
 
-void
-stream_domain_up(uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy)
+void stream_domain_up(uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy)
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__DomainUp u = MTRACE__DOMAIN_UP__INIT;
@@ -192,8 +181,7 @@ stream_domain_up(uint32_t domid, const char *name, uint32_t rings, uint32_t cloc
 	stream_clients_broadcast(domid, false, &m);
 }
 
-void
-stream_domain_down(uint32_t domid, const char *reason)
+void stream_domain_down(uint32_t domid, const char *reason)
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__DomainDown d = MTRACE__DOMAIN_DOWN__INIT;
@@ -211,8 +199,7 @@ stream_domain_down(uint32_t domid, const char *reason)
 	stream_clients_broadcast(domid, false, &m);
 }
 
-void
-stream_ring_loss(uint32_t domid, uint32_t ring, uint64_t lost)
+void stream_ring_loss(uint32_t domid, uint32_t ring, uint64_t lost)
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__Loss l = MTRACE__LOSS__INIT;
@@ -228,20 +215,17 @@ stream_ring_loss(uint32_t domid, uint32_t ring, uint64_t lost)
 	stream_clients_broadcast(domid, true, &m);
 }
 
-unsigned
-stream_client_count(void)
+unsigned stream_client_count(void)
 {
 	return stream_clients_count();
 }
 
-size_t
-stream_pending_bytes(void)
+size_t stream_pending_bytes(void)
 {
 	return stream_clients_pending_bytes();
 }
 
-void
-stream_shutdown(const char *reason)
+void stream_shutdown(const char *reason)
 {
 	if (!started)
 		return;
