@@ -405,7 +405,7 @@ ring_reader_request_wakeup(struct ring_reader *r, uint64_t bytes_ahead)
 
 	/* The producer notifies when a publish moves head from below want+1 to at least it. */
 	__atomic_store_n(&r->hdr->req_event, want + 1, __ATOMIC_RELAXED);
-	/* Store req_event before re-reading head (io/ring.h FINAL_CHECK); the producer
+	/* Store req_event before re-reading head (Xen's public/io/ring.h, RING_FINAL_CHECK_FOR_REQUESTS); the producer
 	 * side has no matching full barrier, so a wake-up can still be missed: the
 	 * daemon's periodic drain covers that window. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);

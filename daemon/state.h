@@ -36,7 +36,7 @@ void state_foreach_domain(state_domain_cb cb, void *arg);
 /* Counts for sd_notify STATUS. */
 unsigned state_guest_count(void);
 
-/* ---- the core's side (guest.c, discover.c, main.c) ---- */
+/* ---- the core's side (guests.c, deliver.c, drain.c, main.c) ---- */
 
 struct mtraced_config;
 struct mtrace_event;
