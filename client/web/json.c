@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ring-reader.h"
+#include "ops.h"
 #include "utf8.h"
 #include "web.h"
 

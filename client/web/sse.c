@@ -18,6 +18,7 @@
 #include <event2/bufferevent.h>
 #include <event2/keyvalq_struct.h>
 
+#include "ops.h"
 #include "web.h"
 
 #define LOW_WATER        (256u * 1024) /* write more once the socket buffer is below this */
@@ -219,7 +220,11 @@ void sse_open(struct evhttp_request *req)
 	    hist_instance(), feed_connected() ? "true" : "false", last ? "true" : "false",
 	    b->cum_events, b->serial);
 	json_str(hello, feed_daemon());
-	evbuffer_add(hello, "}\n\n", 3);
+	/* The thread types' names, from the one table (common/ops.c). */
+	evbuffer_add(hello, ",\"types\":[", 10);
+	for (unsigned t = 0; t < MTRACE_TT_COUNT; t++)
+		evbuffer_add_printf(hello, "%s\"%s\"", t ? "," : "", mtrace_thread_type_name(t));
+	evbuffer_add(hello, "]}\n\n", 4);
 	evhttp_send_reply_chunk(req, hello);
 	evbuffer_free(hello);
 

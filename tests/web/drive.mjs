@@ -163,6 +163,12 @@ async function modeModel() {
     }
   }
 
+  // Thread types by name, from mtrace-web's table: as mtrace-cat names them.
+  const firstCreate = fs.readFileSync(env.CAT_JSON, 'utf8').split('\n').filter(Boolean).map(JSON.parse)
+    .find(e => e.type === 'event' && e.domid === replay && e.op_code === 0 && e.thread_type);
+  const shownType = await page.evaluate((d, id) => mtrace.model.domains.get(d).threads.get(id)?.type, replay, firstCreate.arg);
+  check(shownType === firstCreate.thread_type, `thread ${firstCreate.arg}'s type: ${shownType}, mtrace-cat: ${firstCreate.thread_type}`);
+
   // The replayed 2014 trace on screen: its whole span, then a screenshot.
   const span = await page.evaluate(id => {
     const d = mtrace.model.domains.get(id);

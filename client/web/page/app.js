@@ -70,6 +70,7 @@
         state.skewMs = null;
       }
       state.connected = true;
+      if (h.types) model.typeNames = h.types;
       state.daemon = h.daemon;
       state.daemonUp = h.connected;
       state.hellos++;

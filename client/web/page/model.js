@@ -13,10 +13,6 @@ const OP = {
   SWITCH: 7, GC: 8, SIGNAL: 9, TRY_READ: 10, COUNTER: 11, READ_LATER: 12,
   SIGNAL_NEW: 13, EVTCHN_SEND: 64, EVTCHN_RECV: 65, RING_START: 66,
 };
-// As mtrace_thread_type_name (common/ring-reader.c).
-const THREAD_TYPES = ['Wait', 'Task', 'Bind', 'Try', 'Choose', 'Pick', 'Join', 'Map',
-  'Condition', 'On_success', 'On_failure', 'On_termination', 'On_any', 'Ignore_result',
-  'Async', 'Promise', 'Semaphore', 'Switch', 'Stream', 'Mutex'];
 const DRIFT_MS = 2000;	// re-anchor a domain's clock beyond this
 
 // A thread's current row.
@@ -62,10 +58,11 @@ class Model {
     this.dropped = 0;	// events mtrace-web dropped for this browser (it told us)
     this.upstreamDropped = 0;	// events mtraced dropped for mtrace-web
     this.lostInRing = 0;
+    this.typeNames = [];	// thread types by number: mtrace-web's hello says
   }
 
   reset() {
-    const keep = { spanMs: this.spanMs, maxEvents: this.maxEvents };
+    const keep = { spanMs: this.spanMs, maxEvents: this.maxEvents, typeNames: this.typeNames };
     Object.assign(this, new Model(), keep);
     this.version++;
   }
@@ -172,7 +169,7 @@ class Model {
       }
       child = this.thread(d, arg, t);
       child.parent = tid; child.explicit = true;
-      child.type = THREAD_TYPES[type] || 'Unknown';
+      child.type = this.typeNames[type] || 'Unknown';
       parent.children++;
       d.creates.push({ t, from: tid, to: arg, ra: cur(parent), rb: cur(child) });
       break;
