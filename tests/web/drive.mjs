@@ -217,6 +217,45 @@ async function modeModel() {
   check(st.running > 200, 'running intervals drawn');
   check(st.create > 100 && st.read + st.fulfill > 100, 'create, read and fulfill arrows drawn');
 
+  // Level of detail: where many arrows land on one pixel column they are drawn as
+  // merged spans and stubs; every column that has arrow pixels when each arrow is
+  // drawn exactly (view.lod = false) has them with the level of detail too.
+  const arrowCols = async lod => {
+    await page.evaluate(lod => { mtrace.view.lod = lod; mtrace.drawOnce(); }, lod);
+    const stats = await page.evaluate(() => ({ ...mtrace.view.stats }));
+    const png = await page.screenshot({ type: 'png' });
+    const cols = await page.evaluate(async (b64, colors) => {
+      const img = new Image();
+      img.src = 'data:image/png;base64,' + b64;
+      await img.decode();
+      const c = document.createElement('canvas');
+      c.width = img.width; c.height = img.height;
+      const g = c.getContext('2d');
+      g.drawImage(img, 0, 0);
+      const r = document.getElementById('timeline').getBoundingClientRect();
+      // The timeline's rows: below its time axis (22 px), inside the canvas.
+      const x0 = Math.ceil(r.left), y0 = Math.ceil(r.top) + 24, w = Math.floor(r.width), h = Math.floor(r.height) - 24;
+      const px = g.getImageData(x0, y0, w, h).data;
+      const want = colors.map(v => [1, 3, 5].map(i => parseInt(v.slice(i, i + 2), 16)));
+      const out = [];
+      for (let x = 0; x < w; x++) {
+        for (let y = 0; y < h; y++) {
+          const i = (y * w + x) * 4;
+          if (want.some(([a, b, cc]) => Math.abs(px[i] - a) < 12 && Math.abs(px[i + 1] - b) < 12 && Math.abs(px[i + 2] - cc) < 12)) { out.push(x); break; }
+        }
+      }
+      return out;
+    }, png.toString('base64'), [C.create, C.read, C.fulfill]);
+    return { stats, cols };
+  };
+  const exact = await arrowCols(false), lod = await arrowCols(true);
+  await page.evaluate(() => { delete mtrace.view.lod; mtrace.state.dirty = true; });
+  const near = new Set(lod.cols.flatMap(x => [x - 1, x, x + 1]));
+  const missing = exact.cols.filter(x => !near.has(x));
+  note(`arrows, exact: ${exact.cols.length} columns ${JSON.stringify(exact.stats)}; level of detail: ${lod.cols.length} columns ${JSON.stringify(lod.stats)}`);
+  check(exact.cols.length > 50 && missing.length <= exact.cols.length * 0.02,
+    `the level of detail draws arrows on the columns exact drawing does (${missing.length} of ${exact.cols.length} missing)`);
+
   // Zoom: keys and wheel.
   const sp0 = await page.evaluate(() => mtrace.view.spanMs);
   await page.focus('#timeline');
