@@ -1,10 +1,13 @@
 /*
- * cat-format.c - text, JSON-lines and Chrome trace-event output for mtrace-cat.
+ * cat-format.c - text and JSON-lines output for mtrace-cat, and the dispatch to the
+ * converters (cat-chrome.c, cat-ctf.c).
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cat-chrome.h"
+#include "cat-ctf.h"
 #include "cat-format.h"
 #include "ring-reader.h"
 #include "utf8.h"
@@ -195,88 +198,6 @@ json_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const ch
 	fputs("}\n", f);
 }
 
-/* Chrome trace events: one lane per ring (tid), a slice per running thread, and an
- * instant for everything else.  ts in microseconds. */
-static struct lane {
-	uint32_t domid, ring;
-	int64_t running;
-	bool used;
-} lanes[256];
-static bool chrome_first = true;
-
-static struct lane *
-lane_get(uint32_t domid, uint32_t ring)
-{
-	size_t h = (domid * 131u + ring) % 256, k;
-
-	for (k = 0; k < 256; k++) {
-		struct lane *l = &lanes[(h + k) % 256];
-		if (!l->used) {
-			l->used = true;
-			l->domid = domid;
-			l->ring = ring;
-			l->running = -1;
-			return l;
-		}
-		if (l->domid == domid && l->ring == ring)
-			return l;
-	}
-	return NULL;
-}
-
-static void
-chrome_sep(FILE *f)
-{
-	if (!chrome_first)
-		fputs(",\n", f);
-	chrome_first = false;
-}
-
-void
-cat_chrome_begin(FILE *f)
-{
-	fputs("[\n", f);
-}
-
-void
-cat_chrome_end(FILE *f)
-{
-	fputs("\n]\n", f);
-}
-
-static void
-chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
-{
-	struct lane *l = lane_get(b->domid, b->ring);
-	double us = (double)ts / 1000.0;
-	char ob[16];
-
-	if (b->op[i] == MTRACE_OP_SWITCH && l) {
-		if (l->running != -1) {
-			chrome_sep(f);
-			fprintf(f, "{\"ph\":\"E\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f}", b->domid,
-				b->ring, us);
-		}
-		l->running = b->thread[i];
-		if (l->running != -1) {
-			chrome_sep(f);
-			fprintf(f, "{\"ph\":\"B\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,"
-				"\"name\":\"thread %" PRId64 "\"}", b->domid, b->ring, us,
-				b->thread[i]);
-		}
-		return;
-	}
-	chrome_sep(f);
-	fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"name\":\"%s\","
-		"\"args\":{\"thread\":%" PRId64 ",\"arg\":%" PRId64, b->domid, b->ring, us,
-		op_name(b->op[i], ob, sizeof(ob)), b->thread[i], b->arg[i]);
-	if (str) {
-		fputs(",\"str\":", f);
-		cat_json_str(f, str);
-	}
-	fputs("}}", f);
-}
-
 void
 cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t i, uint64_t ts,
 	  const char *str)
@@ -289,7 +210,10 @@ cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t i, u
 		json_event(f, b, i, ts, str);
 		break;
 	case CAT_CHROME:
-		chrome_event(f, b, i, ts, str);
+		cat_chrome_event(f, b, i, ts, str);
+		break;
+	case CAT_CTF:
+		cat_ctf_event(b, i, ts, str);
 		break;
 	default:
 		break;

@@ -1,0 +1,572 @@
+/*
+ * cat-chrome.c - mtrace events as Chrome trace-event JSON with causality.
+ *
+ * Layout: pid = domid.  Each ring r of a domain has a scheduler track (idle intervals,
+ * what the idle "thread" does), a GC track and one track per thread, tid =
+ * r << 40 | thread.  On a thread's track a "thread" slice spans creation (or first
+ * sight) to resolve or fail; "running" slices nest inside it.  Timestamps are written
+ * from integers (µs with three decimals: exact ns).  A ring's times are made
+ * monotonic (a guest clock that steps back is held at its highest value) so every
+ * track is ordered, which Perfetto needs for B/E nesting.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cat-chrome.h"
+#include "cat-format.h"
+#include "ring-reader.h"
+#include "thread-table.h"
+
+#define TID_BITS       40
+#define TID_MASK       ((1ull << TID_BITS) - 1)
+#define TID_SCHED      TID_MASK       /* per ring: idle intervals */
+#define TID_GC         (TID_MASK - 1) /* per ring: GC slices */
+#define TID_MAX_THREAD (TID_MASK - 2)
+#define COUNTERS_MAX   65536 /* distinct counter names with a running sum */
+
+enum {
+	OPEN_LIFE = 1,
+	OPEN_RUN = 2
+};
+
+struct ring_state {
+	uint64_t max_ts;
+	uint64_t cur_tid; /* running track, if cur_valid */
+	uint64_t gc_end;
+	bool cur_valid, idle_open, named, gc_named, seen;
+};
+
+struct track {
+	uint32_t ring;
+	uint8_t open;
+};
+
+struct counter {
+	char *name;
+	int64_t sum;
+	uint64_t last_ts;
+};
+
+static struct {
+	struct ttab rings;    /* (domid, ring) */
+	struct ttab tracks;   /* (domid, tid): live threads only */
+	struct ttab procs;    /* (domid, 0): process named */
+	struct ttab counters; /* (domid, hash of name) */
+	uint64_t flow_id;
+	bool first, init;
+} C;
+
+static void init(void)
+{
+	if (C.init)
+		return;
+	ttab_init(&C.rings, sizeof(struct ring_state));
+	ttab_init(&C.tracks, sizeof(struct track));
+	ttab_init(&C.procs, 1);
+	ttab_init(&C.counters, sizeof(struct counter));
+	C.first = true;
+	C.init = true;
+}
+
+static void sep(FILE *f)
+{
+	if (!C.first)
+		fputs(",\n", f);
+	C.first = false;
+}
+
+static void put_ts(FILE *f, uint64_t ns)
+{
+	fprintf(f, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+}
+
+/* Open an event object up to (not including) its args and closing brace. */
+static void head(FILE *f, const char *ph, uint32_t pid, uint64_t tid, uint64_t ts, const char *name,
+    const char *cat)
+{
+	sep(f);
+	fprintf(f, "{\"ph\":\"%s\",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":", ph, pid, tid);
+	put_ts(f, ts);
+	fputs(",\"name\":", f);
+	cat_json_str(f, name);
+	if (cat)
+		fprintf(f, ",\"cat\":\"%s\"", cat);
+}
+
+static uint64_t tid_of(uint32_t ring, int64_t thread)
+{
+	uint64_t t = (uint64_t)thread & TID_MASK;
+
+	if (t > TID_MAX_THREAD)
+		t = TID_MAX_THREAD; /* hostile ids share a track; nesting stays valid */
+	return (uint64_t)(ring & 0xfff) << TID_BITS | t;
+}
+
+static uint64_t sched_tid(uint32_t ring)
+{
+	return (uint64_t)(ring & 0xfff) << TID_BITS | TID_SCHED;
+}
+
+static void thread_name(FILE *f, uint32_t pid, uint64_t tid, const char *name)
+{
+	sep(f);
+	fprintf(f,
+	    "{\"ph\":\"M\",\"pid\":%u,\"tid\":%" PRIu64 ",\"name\":\"thread_name\","
+	    "\"args\":{\"name\":",
+	    pid, tid);
+	cat_json_str(f, name);
+	fputs("}}", f);
+}
+
+static void proc_ensure(FILE *f, uint32_t domid, const char *name)
+{
+	int fresh;
+	char buf[64];
+
+	if (!ttab_put(&C.procs, domid, 0, &fresh) || (!fresh && !name))
+		return;
+	if (!name) {
+		snprintf(buf, sizeof(buf), "dom%u", domid);
+		name = buf;
+	}
+	sep(f);
+	fprintf(f, "{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_name\",\"args\":{\"name\":", domid);
+	cat_json_str(f, name);
+	fputs("}}", f);
+}
+
+static struct ring_state *ring_get(FILE *f, uint32_t domid, uint32_t ring)
+{
+	int fresh;
+	struct ring_state *r = ttab_put(&C.rings, domid, ring, &fresh);
+
+	if (r && !r->named) {
+		char buf[32];
+		snprintf(buf, sizeof(buf), "ring %u", ring);
+		thread_name(f, domid, sched_tid(ring), buf);
+		r->named = true;
+	}
+	return r;
+}
+
+/* The thread's live track, opening its "thread" slice when first seen. */
+static struct track *live(FILE *f, uint32_t domid, uint32_t ring, int64_t thread, uint64_t ts)
+{
+	uint64_t tid = tid_of(ring, thread);
+	int fresh;
+	struct track *t = ttab_put(&C.tracks, domid, tid, &fresh);
+	char buf[64];
+
+	if (!t)
+		return NULL;
+	if (fresh) {
+		t->ring = ring;
+		if (ring)
+			snprintf(buf, sizeof(buf), "thread %" PRId64 " (ring %u)", thread, ring);
+		else
+			snprintf(buf, sizeof(buf), "thread %" PRId64, thread);
+		thread_name(f, domid, tid, buf);
+	}
+	if (!(t->open & OPEN_LIFE)) {
+		snprintf(buf, sizeof(buf), "thread %" PRId64, thread);
+		head(f, "B", domid, tid, ts, buf, "thread");
+		fprintf(f, ",\"args\":{\"id\":%" PRId64 ",\"ring\":%u,\"from\":\"first sight\"}}",
+		    thread, ring);
+		t->open |= OPEN_LIFE;
+	}
+	return t;
+}
+
+static void stop_running(FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, uint64_t ts)
+{
+	if (r->idle_open) {
+		head(f, "E", domid, sched_tid(ring), ts, "idle", "run");
+		fputc('}', f);
+		r->idle_open = false;
+	} else if (r->cur_valid) {
+		struct track *t = ttab_get(&C.tracks, domid, r->cur_tid);
+		if (t && (t->open & OPEN_RUN)) {
+			head(f, "E", domid, r->cur_tid, ts, "running", "run");
+			fputc('}', f);
+			t->open &= (uint8_t)~OPEN_RUN;
+		}
+	}
+	r->cur_valid = false;
+}
+
+static void run(
+    FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, int64_t thread, uint64_t ts)
+{
+	uint64_t tid = tid_of(ring, thread);
+	struct track *t;
+
+	if (thread == -1) {
+		if (r->idle_open)
+			return;
+		stop_running(f, domid, ring, r, ts);
+		head(f, "B", domid, sched_tid(ring), ts, "idle", "run");
+		fputc('}', f);
+		r->idle_open = true;
+		return;
+	}
+	t = live(f, domid, ring, thread, ts);
+	if (!t || (r->cur_valid && r->cur_tid == tid && (t->open & OPEN_RUN)))
+		return;
+	stop_running(f, domid, ring, r, ts);
+	head(f, "B", domid, tid, ts, "running", "run");
+	fputc('}', f);
+	t->open |= OPEN_RUN;
+	r->cur_tid = tid;
+	r->cur_valid = true;
+}
+
+/* End the thread's slice; the caller writes the E's args and closing brace. */
+static bool end_life(FILE *f, uint32_t domid, struct ring_state *r, uint64_t tid, uint64_t ts)
+{
+	struct track *t = ttab_get(&C.tracks, domid, tid);
+
+	if (!t || !(t->open & OPEN_LIFE))
+		return false;
+	if (t->open & OPEN_RUN) {
+		head(f, "E", domid, tid, ts, "running", "run");
+		fputc('}', f);
+	}
+	if (r && r->cur_valid && r->cur_tid == tid)
+		r->cur_valid = false;
+	head(f, "E", domid, tid, ts, "thread", "thread");
+	ttab_del(&C.tracks, domid, tid, NULL);
+	return true;
+}
+
+/*
+ * A flow end needs a slice to bind to: the thread's own slice when it is live, the
+ * idle slice on the scheduler track, else a zero-length marker (a resolved thread
+ * being read, a thread never seen alive in this capture).
+ */
+static uint64_t endpoint(
+    FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, int64_t thread, uint64_t ts)
+{
+	uint64_t tid = thread == -1 ? sched_tid(ring) : tid_of(ring, thread);
+	struct track *t = ttab_get(&C.tracks, domid, tid);
+	char buf[64];
+
+	if (thread == -1 ? r->idle_open : (t && (t->open & OPEN_LIFE)))
+		return tid;
+	if (thread == -1)
+		snprintf(buf, sizeof(buf), "scheduler");
+	else
+		snprintf(buf, sizeof(buf), "thread %" PRId64, thread);
+	head(f, "X", domid, tid, ts, buf, "marker");
+	fprintf(f, ",\"dur\":0,\"args\":{\"id\":%" PRId64 "}}", thread);
+	return tid;
+}
+
+static void flow(FILE *f, uint32_t domid, uint64_t from, uint64_t to, uint64_t ts, const char *cat)
+{
+	uint64_t id = ++C.flow_id;
+
+	head(f, "s", domid, from, ts, cat, cat);
+	fprintf(f, ",\"id\":%" PRIu64 "}", id);
+	head(f, "f", domid, to, ts, cat, cat);
+	fprintf(f, ",\"id\":%" PRIu64 ",\"bp\":\"e\"}", id);
+}
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void counter(FILE *f, uint32_t domid, const char *name, int64_t v, bool delta, uint64_t ts)
+{
+	uint64_t h = name_hash(name);
+	struct counter *c = ttab_get(&C.counters, domid, h);
+	int fresh = 0;
+
+	if (!c && C.counters.n < COUNTERS_MAX) {
+		c = ttab_put(&C.counters, domid, h, &fresh);
+		if (c && fresh && !(c->name = strdup(name))) {
+			ttab_del(&C.counters, domid, h, NULL);
+			c = NULL;
+		}
+	}
+	if (c && strcmp(c->name, name) != 0)
+		c = NULL; /* a hash collision: no running sum for this one */
+	if (c) {
+		if (ts < c->last_ts)
+			ts = c->last_ts;
+		c->last_ts = ts;
+		c->sum = delta ? (int64_t)((uint64_t)c->sum + (uint64_t)v) : v;
+		v = c->sum;
+	}
+	sep(f);
+	fprintf(f, "{\"ph\":\"C\",\"pid\":%u,\"ts\":", domid);
+	put_ts(f, ts);
+	fputs(",\"name\":", f);
+	cat_json_str(f, name);
+	fprintf(f, ",\"args\":{\"value\":%" PRId64 "}}", v);
+}
+
+static void instant(
+    FILE *f, uint32_t domid, uint64_t tid, uint64_t ts, const char *name, const char *cat)
+{
+	head(f, "i", domid, tid, ts, name, cat);
+	fputs(",\"s\":\"t\"", f);
+}
+
+void cat_chrome_begin(FILE *f)
+{
+	init();
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
+}
+
+void cat_chrome_domain_up(FILE *f, uint32_t domid, const char *name)
+{
+	char buf[300];
+
+	init();
+	snprintf(buf, sizeof(buf), "%.256s (dom%u)", name ? name : "", domid);
+	proc_ensure(f, domid, buf);
+}
+
+void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
+{
+	uint32_t domid = b->domid, ring = b->ring;
+	unsigned op = b->op[i];
+	int64_t th = b->thread[i], arg = b->arg[i];
+	struct ring_state *r;
+	uint64_t from, to;
+	char buf[64];
+
+	init();
+	proc_ensure(f, domid, NULL);
+	r = ring_get(f, domid, ring);
+	if (!r)
+		return;
+	if (r->seen && ts < r->max_ts)
+		ts = r->max_ts;
+	r->max_ts = ts;
+	r->seen = true;
+	/* Every op but these is something the thread itself did: it is alive. */
+	if (th != -1 && op != MTRACE_OP_GC && op != MTRACE_OP_RING_START && op != MTRACE_OP_CREATES)
+		live(f, domid, ring, th, ts);
+	switch (op) {
+	case MTRACE_OP_CREATES: {
+		uint64_t child = tid_of(ring, arg);
+		if (th != -1)
+			live(f, domid, ring, th, ts);
+		from = endpoint(f, domid, ring, r, th, ts);
+		if (end_life(f, domid, r, child, ts))
+			fputs(",\"args\":{\"ended_by\":\"id reused\"}}", f);
+		if (!ttab_get(&C.tracks, domid, child)) {
+			int fresh;
+			struct track *t = ttab_put(&C.tracks, domid, child, &fresh);
+			if (!t)
+				break;
+			t->ring = ring;
+			t->open = OPEN_LIFE;
+			if (ring)
+				snprintf(
+				    buf, sizeof(buf), "thread %" PRId64 " (ring %u)", arg, ring);
+			else
+				snprintf(buf, sizeof(buf), "thread %" PRId64, arg);
+			thread_name(f, domid, child, buf);
+			snprintf(buf, sizeof(buf), "thread %" PRId64, arg);
+			head(f, "B", domid, child, ts, buf, "thread");
+			fprintf(f,
+			    ",\"args\":{\"id\":%" PRId64 ",\"ring\":%u,\"type\":\"%s\","
+			    "\"parent\":%" PRId64 "}}",
+			    arg, ring, mtrace_thread_type_name(i < b->n_type ? b->type[i] : 99),
+			    th);
+		}
+		flow(f, domid, from, child, ts, "creates");
+		break;
+	}
+	case MTRACE_OP_READ:
+	case MTRACE_OP_READ_LATER:
+		if (op == MTRACE_OP_READ)
+			run(f, domid, ring, r, th, ts);
+		from = endpoint(f, domid, ring, r, arg, ts);
+		to = endpoint(f, domid, ring, r, th, ts);
+		flow(f, domid, from, to, ts, "read");
+		break;
+	case MTRACE_OP_FULFILLS:
+	case MTRACE_OP_FAILS:
+		from = endpoint(f, domid, ring, r, th, ts);
+		to = endpoint(f, domid, ring, r, arg, ts);
+		flow(f, domid, from, to, ts, "resolve");
+		if (end_life(f, domid, r, to, ts)) {
+			fprintf(f, ",\"args\":{\"resolved_by\":%" PRId64, th);
+			if (op == MTRACE_OP_FAILS) {
+				fputs(",\"failed\":true,\"exn\":", f);
+				cat_json_str(f, str);
+			}
+			fputs("}}", f);
+		}
+		break;
+	case MTRACE_OP_BECOMES:
+		from = endpoint(f, domid, ring, r, th, ts);
+		to = endpoint(f, domid, ring, r, arg, ts);
+		flow(f, domid, from, to, ts, "becomes");
+		break;
+	case MTRACE_OP_SIGNAL:
+	case MTRACE_OP_SIGNAL_NEW:
+		if (op == MTRACE_OP_SIGNAL)
+			run(f, domid, ring, r, th, ts);
+		from = endpoint(f, domid, ring, r, arg, ts);
+		to = endpoint(f, domid, ring, r, th, ts);
+		flow(f, domid, from, to, ts, "signal");
+		break;
+	case MTRACE_OP_SWITCH:
+		run(f, domid, ring, r, th, ts);
+		break;
+	case MTRACE_OP_LABEL:
+		to = endpoint(f, domid, ring, r, th, ts);
+		if (th != -1)
+			thread_name(f, domid, to, str ? str : "");
+		instant(f, domid, to, ts, "label", "label");
+		fputs(",\"args\":{\"label\":", f);
+		cat_json_str(f, str);
+		fputs("}}", f);
+		break;
+	case MTRACE_OP_INCREASE:
+	case MTRACE_OP_COUNTER:
+		counter(f, domid, str ? str : "", arg, op == MTRACE_OP_INCREASE, ts);
+		break;
+	case MTRACE_OP_GC: {
+		uint64_t tid = (uint64_t)(ring & 0xfff) << TID_BITS | TID_GC, start;
+		uint64_t dur = (uint64_t)arg;
+		if (!r->gc_named) {
+			snprintf(buf, sizeof(buf), "GC (ring %u)", ring);
+			thread_name(f, domid, tid, buf);
+			r->gc_named = true;
+		}
+		start = dur > ts ? 0 : ts - dur;
+		if (start < r->gc_end)
+			start = r->gc_end; /* overlapping GCs would break the track's nesting */
+		r->gc_end = ts;
+		head(f, "X", domid, tid, start, "GC", "gc");
+		fputs(",\"dur\":", f);
+		put_ts(f, ts - start);
+		fprintf(f, ",\"args\":{\"duration_ns\":%" PRIu64 "}}", dur);
+		break;
+	}
+	case MTRACE_OP_TRY_READ:
+		instant(f, domid, endpoint(f, domid, ring, r, th, ts), ts, "try_read", "try_read");
+		fprintf(f, ",\"args\":{\"source\":%" PRId64 "}}", arg);
+		break;
+	case MTRACE_OP_EVTCHN_SEND:
+	case MTRACE_OP_EVTCHN_RECV:
+		instant(f, domid, endpoint(f, domid, ring, r, th, ts), ts, mtrace_op_name(op),
+		    "evtchn");
+		fprintf(f, ",\"args\":{\"port\":%" PRId64 "}}", arg);
+		break;
+	case MTRACE_OP_RING_START: {
+		char nb[128];
+		snprintf(nb, sizeof(nb), "ring %u: %.64s", ring, str ? str : "");
+		thread_name(f, domid, sched_tid(ring), nb);
+		instant(f, domid, sched_tid(ring), ts, "ring_start", "ring");
+		fputs(",\"args\":{\"name\":", f);
+		cat_json_str(f, str);
+		fputs("}}", f);
+		break;
+	}
+	default:
+		snprintf(buf, sizeof(buf), "op%u", op);
+		instant(f, domid, endpoint(f, domid, ring, r, th, ts), ts, buf, "other");
+		fprintf(f, ",\"args\":{\"thread\":%" PRId64 ",\"arg\":%" PRId64, th, arg);
+		if (str) {
+			fputs(",\"str\":", f);
+			cat_json_str(f, str);
+		}
+		fputs("}}", f);
+		break;
+	}
+}
+
+struct closing {
+	uint32_t domid;
+	bool all;
+	uint64_t (*keys)[2];
+	size_t n, cap;
+};
+
+static void collect(void *payload, void *arg)
+{
+	struct closing *c = arg;
+	const struct ttab_entry *e = ttab_entry_of(payload);
+
+	if (!c->all && e->k1 != c->domid)
+		return;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		void *k = realloc(c->keys, cap * sizeof(*c->keys));
+		if (!k)
+			return;
+		c->keys = k;
+		c->cap = cap;
+	}
+	c->keys[c->n][0] = e->k1;
+	c->keys[c->n][1] = e->k2;
+	c->n++;
+}
+
+/* Close every open slice of a domain (or of all), at its ring's last time. */
+static void close_all(FILE *f, bool all, uint32_t domid)
+{
+	struct closing c = { .domid = domid, .all = all };
+	size_t i;
+
+	ttab_each(&C.tracks, collect, &c);
+	for (i = 0; i < c.n; i++) {
+		struct track *t = ttab_get(&C.tracks, c.keys[i][0], c.keys[i][1]);
+		struct ring_state *r;
+		if (!t)
+			continue;
+		r = ttab_get(&C.rings, c.keys[i][0], t->ring);
+		if (end_life(f, (uint32_t)c.keys[i][0], r, c.keys[i][1], r ? r->max_ts : 0))
+			fputs(",\"args\":{\"ended_by\":\"end of capture\"}}", f);
+	}
+	c.n = 0;
+	ttab_each(&C.rings, collect, &c);
+	for (i = 0; i < c.n; i++) {
+		struct ring_state *r = ttab_get(&C.rings, c.keys[i][0], c.keys[i][1]);
+		if (r && r->idle_open) {
+			head(f, "E", (uint32_t)c.keys[i][0], sched_tid((uint32_t)c.keys[i][1]),
+			    r->max_ts, "idle", "run");
+			fputc('}', f);
+			r->idle_open = false;
+		}
+		if (r)
+			r->cur_valid = false;
+	}
+	free(c.keys);
+}
+
+void cat_chrome_domain_down(FILE *f, uint32_t domid)
+{
+	init();
+	close_all(f, false, domid);
+}
+
+static void counter_free(void *p)
+{
+	free(((struct counter *)p)->name);
+}
+
+void cat_chrome_end(FILE *f)
+{
+	init();
+	close_all(f, true, 0);
+	fputs("\n]}\n", f);
+	ttab_free(&C.tracks, NULL);
+	ttab_free(&C.rings, NULL);
+	ttab_free(&C.procs, NULL);
+	ttab_free(&C.counters, counter_free);
+	C.init = false;
+}

@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""mtrace-cat -f ctf output against the JSON-lines stream of the same capture.
+
+  check_ctf.py bt2 DIR EVENTS.jsonl   babeltrace2's Python bindings (python3-bt2) read
+                                      the trace: same events per stream, in order (time,
+                                      op, thread, fields, strings, thread types), same
+                                      counts per op, domain names in the environment.
+  check_ctf.py mtv DIR EVENTS.jsonl   the stream files decoded by a reader written to
+                                      mirage-trace-viewer's loader (lib/mtv_ctf_loader.ml:
+                                      30-byte packet header, magic, UUID, packets walked by
+                                      packet_size and ordered by the 16-bit counter), which
+                                      ignores the metadata: the same events.
+  check_ctf.py mtv-events FILE        that reader alone, one JSON event a line.
+"""
+import collections
+import json
+import os
+import struct
+import sys
+
+MAGIC = 0xC1FC1FC1
+UUID = bytes.fromhex("05883b8d521a487bb397456ab150680c")
+TT = ["Wait", "Task", "Bind", "Try", "Choose", "Pick", "Join", "Map", "Condition",
+      "On_success", "On_failure", "On_termination", "On_any", "Ignore_result", "Async",
+      "Promise", "Semaphore", "Switch", "Stream", "Mutex"]
+OPS = {0: "creates", 1: "read", 2: "fulfills", 3: "fails", 4: "becomes", 5: "label",
+       6: "increase", 7: "switch", 8: "gc", 9: "signal", 10: "try_read", 11: "counter",
+       12: "read_later", 13: "signal_new", 64: "evtchn_send", 65: "evtchn_recv",
+       66: "ring_start"}
+# after ts and op: (has thread, has arg, has type byte, has string)
+LAYOUT = {0: (1, 1, 1, 0), 1: (1, 1, 0, 0), 2: (1, 1, 0, 0), 3: (1, 1, 0, 1),
+          4: (1, 1, 0, 0), 5: (1, 0, 0, 1), 6: (1, 1, 0, 1), 7: (1, 0, 0, 0),
+          8: (0, 1, 0, 0), 9: (1, 1, 0, 0), 10: (1, 1, 0, 0), 11: (1, 1, 0, 1),
+          12: (1, 1, 0, 0), 13: (1, 1, 0, 0), 64: (1, 1, 0, 0), 65: (1, 1, 0, 0),
+          66: (1, 1, 0, 1)}
+# babeltrace2 payload field holding `arg`, and the string
+ARG = {"creates": "child", "read": "source", "fulfills": "resolvee", "fails": "resolvee",
+       "becomes": "sleeper", "increase": "amount", "gc": "duration_ns", "signal": "source",
+       "try_read": "source", "counter": "value", "read_later": "source",
+       "signal_new": "source", "evtchn_send": "port", "evtchn_recv": "port",
+       "ring_start": "ring_index"}
+STR = {"fails": "exn", "label": "label", "increase": "counter", "counter": "counter",
+       "ring_start": "name"}
+
+
+def stream_key(domid, ring, op):
+    return "dom%d-ring%d%s" % (domid, ring, "-mtrace" if op >= 64 else "")
+
+
+def from_stream(path):
+    """Events per CTF stream file name, and domain names, from mtrace-cat -f json."""
+    per, names = collections.defaultdict(list), {}
+    for line in open(path, encoding="utf-8"):
+        d = json.loads(line)
+        if d.get("type") == "domain_up":
+            names[d["domid"]] = d["name"]
+        if d.get("type") != "event":
+            continue
+        op = d["op_code"]
+        if op not in OPS:
+            continue
+        has_thread, has_arg, has_type, has_str = LAYOUT[op]
+        ev = {"ts": d["ts"], "op": d["op"], "thread": d["thread"] if has_thread else -1,
+              "arg": d["arg"] if has_arg else 0}
+        if has_type:
+            t = d.get("thread_type", "Unknown")
+            ev["type"] = TT.index(t) if t in TT else 99
+        if has_str:
+            ev["str"] = d.get("str", "")
+        per[stream_key(d["domid"], d["ring"], op)].append(ev)
+    return per, names
+
+
+def from_bt2(path):
+    import bt2
+    per, env = collections.defaultdict(list), {}
+    for m in bt2.TraceCollectionMessageIterator(path):
+        if type(m) is not bt2._EventMessageConst:
+            continue
+        e = m.event
+        env = e.stream.trace.environment
+        name = e.name
+        p = e.payload_field
+        ctx = e.specific_context_field
+        ev = {"ts": m.default_clock_snapshot.value, "op": name,
+              "thread": int(ctx["thread"]) if ctx is not None else -1,
+              "arg": int(p[ARG[name]]) if name in ARG else 0}
+        if name == "creates":
+            ev["type"] = int(p["thread_type"])
+        if name in STR:
+            ev["str"] = str(p[STR[name]])
+        per[os.path.basename(e.stream.name)].append(ev)
+    return per, {k: str(v) for k, v in env.items()}
+
+
+def mtv_packets(buf):
+    """mirage-trace-viewer's packet walk and order (mtv_ctf_loader.ml `packets`)."""
+    out, pos = [], 0
+    while pos != len(buf):
+        magic, = struct.unpack_from("<I", buf, pos)
+        if magic != MAGIC:
+            raise ValueError("Not a CTF log packet (bad magic) at %d" % pos)
+        if buf[pos + 4:pos + 20] != UUID:
+            raise ValueError("Packet UUID doesn't match at %d" % pos)
+        size, count, content = struct.unpack_from("<IHI", buf, pos + 20)
+        if content > size:
+            raise ValueError("content_size > size at %d" % pos)
+        if size == 0 or size % 8:
+            raise ValueError("bad packet size at %d" % pos)
+        out.append((count, pos + 30, pos + content // 8))
+        pos += size // 8
+    if not out:
+        return out
+    first, prev = out[0], out[0][0]
+    for p in out:
+        if (p[0] - prev) & 0xFFFF > 0x8000:
+            first = p
+            break
+        prev = p[0]
+    return sorted(out, key=lambda p: (p[0] - first[0]) & 0xFFFF)
+
+
+def mtv_events(buf):
+    evs = []
+    for count, start, end in mtv_packets(buf):
+        pos = start
+        while pos < end:
+            ts, op = struct.unpack_from("<QB", buf, pos)
+            pos += 9
+            if op not in LAYOUT:
+                raise ValueError("Unknown event op %d at %d" % (op, pos - 1))
+            has_thread, has_arg, has_type, has_str = LAYOUT[op]
+            ev = {"ts": ts, "op": OPS[op], "thread": -1, "arg": 0}
+            if has_thread:
+                ev["thread"], = struct.unpack_from("<q", buf, pos)
+                pos += 8
+            if has_arg:
+                ev["arg"], = struct.unpack_from("<q", buf, pos)
+                pos += 8
+            if has_type:
+                ev["type"] = buf[pos]
+                pos += 1
+            if has_str:
+                nul = buf.index(b"\0", pos, end)
+                ev["str"] = buf[pos:nul].decode("utf-8")
+                pos = nul + 1
+            if pos > end:
+                raise ValueError("event cut at the end of a packet")
+            evs.append(ev)
+    return evs
+
+
+def from_mtv(path):
+    per = {}
+    for f in sorted(os.listdir(path)):
+        if f != "metadata":
+            per[f] = mtv_events(open(os.path.join(path, f), "rb").read())
+    return per
+
+
+def compare(got, want, who):
+    fail = 0
+    if sorted(got) != sorted(want):
+        print("%s: streams %s, the JSON stream has %s" % (who, sorted(got), sorted(want)))
+        fail = 1
+    for k in sorted(want):
+        g, w = got.get(k, []), want[k]
+        if len(g) != len(w):
+            print("%s: %s has %d events, the JSON stream %d" % (who, k, len(g), len(w)))
+            fail = 1
+        for i, (a, b) in enumerate(zip(g, w)):
+            if a != b:
+                print("%s: %s event %d differs:\n ctf  %s\n json %s" % (who, k, i, a, b))
+                fail = 1
+                break
+    per_op = collections.Counter(e["op"] for v in got.values() for e in v)
+    want_op = collections.Counter(e["op"] for v in want.values() for e in v)
+    if per_op != want_op:
+        print("%s: per op %s, the JSON stream %s" % (who, dict(per_op), dict(want_op)))
+        fail = 1
+    print("%s: %d events in %d streams; per op %s" % (
+        who, sum(per_op.values()), len(got), json.dumps(dict(sorted(per_op.items())))))
+    return fail
+
+
+def main():
+    mode = sys.argv[1]
+    if mode == "mtv-events":
+        for ev in mtv_events(open(sys.argv[2], "rb").read()):
+            print(json.dumps(ev))
+        return
+    path, stream = sys.argv[2], sys.argv[3]
+    want, names = from_stream(stream)
+    if mode == "bt2":
+        got, env = from_bt2(path)
+        fail = compare(got, want, "babeltrace2")
+        for domid, name in names.items():
+            if domid in {int(k.split("-")[0][3:]) for k in want} and \
+                    env.get("domain_%d" % domid) != name:
+                print("babeltrace2: env.domain_%d = %r, DomainUp says %r" %
+                      (domid, env.get("domain_%d" % domid), name))
+                fail = 1
+    else:
+        fail = compare(from_mtv(path), want, "mtv layout")
+    sys.exit(fail)
+
+
+if __name__ == "__main__":
+    main()
