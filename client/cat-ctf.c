@@ -29,6 +29,8 @@
 #define PKT_MAX   (64u * 1024)
 #define STR_MAX   MTRACE_STR_MAX
 #define EV_MAX    (9 + 17 + STR_MAX + 1)
+/* the last ns babeltrace2 converts from a 1 GHz clock without overflow (292 years) */
+#define TS_MAX ((uint64_t)(INT64_MAX / 1000000000) * 1000000000 - 1)
 
 static const uint8_t ctf_uuid[16] = { 0x05, 0x88, 0x3b, 0x8d, 0x52, 0x1a, 0x48, 0x7b, 0xb3, 0x97,
 	0x45, 0x6a, 0xb1, 0x50, 0x68, 0x0c };
@@ -42,7 +44,7 @@ struct stream {
 };
 
 struct dom {
-	char name[128];
+	char name[520]; /* escaped */
 	uint32_t clock;
 	bool up;
 };
@@ -51,20 +53,37 @@ static struct {
 	char *dir;
 	struct ttab streams; /* (domid, ring << 1 | mtrace-only) */
 	struct ttab doms;    /* (domid, 0) */
-	char host[128], software[128];
+	char host[520], software[520];
 	uint64_t skipped, truncated;
 	int err;             /* first errno of a write or open */
 	char err_what[4200]; /* and on what */
 	bool open;
 } W;
 
-/* Metadata strings: printable ASCII but for the quote and the backslash. */
-static void tsdl_clean(char *out, size_t len, const char *in)
+/* A TSDL string literal's contents: C escapes for the quote, the backslash and every
+ * byte outside printable ASCII (octal, so no following character can extend them);
+ * the result decodes to valid UTF-8. */
+static void tsdl_escape(char *out, size_t len, const char *in)
 {
+	const unsigned char *s = (const unsigned char *)(in ? in : "");
 	size_t o = 0;
 
-	for (; in && *in && o + 1 < len; in++)
-		out[o++] = (*in >= 0x20 && *in < 0x7f && *in != '"' && *in != '\\') ? *in : '_';
+	while (*s && o + 17 < len) {
+		size_t n = *s >= 0x80 ? utf8_len(s) : 1;
+
+		if (n == 0) {
+			out[o++] = '?'; /* not UTF-8: as mtraced does */
+			s++;
+		} else if (*s == '"' || *s == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)*s++;
+		} else if (*s < 0x20 || *s >= 0x7f) {
+			for (; n > 0; n--)
+				o += (size_t)snprintf(out + o, len - o, "\\%03o", *s++);
+		} else {
+			out[o++] = (char)*s++;
+		}
+	}
 	out[o] = 0;
 }
 
@@ -102,8 +121,8 @@ int cat_ctf_open(const char *dir, char *err, size_t errlen)
 void cat_ctf_hello(const Mtrace__Hello *h)
 {
 	if (h) {
-		tsdl_clean(W.host, sizeof(W.host), h->host);
-		tsdl_clean(W.software, sizeof(W.software), h->software);
+		tsdl_escape(W.host, sizeof(W.host), h->host);
+		tsdl_escape(W.software, sizeof(W.software), h->software);
 	}
 }
 
@@ -120,7 +139,7 @@ void cat_ctf_domain_up(uint32_t domid, const char *name, uint32_t clock)
 
 	if (!W.open || !(d = dom_get(domid)))
 		return;
-	tsdl_clean(d->name, sizeof(d->name), name);
+	tsdl_escape(d->name, sizeof(d->name), name);
 	d->clock = clock;
 	d->up = true;
 }
@@ -225,7 +244,10 @@ void cat_ctf_event(const Mtrace__EventBatch *b, size_t i, uint64_t ts, const cha
 	s = stream_get(b->domid, b->ring, op > MTRACE_OP_SIGNAL_NEW);
 	if (!s || !s->f)
 		return;
-	/* babeltrace2 wants a stream's times in order: a clock that steps back is held */
+	/* babeltrace2 wants a stream's times in order (a clock that steps back is held)
+	 * and below 2^63 ns */
+	if (ts > TS_MAX)
+		ts = TS_MAX;
 	if (s->events && ts < s->last_ts)
 		ts = s->last_ts;
 	s->last_ts = ts;

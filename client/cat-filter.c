@@ -1,8 +1,8 @@
 /*
  * cat-filter.c - client-side filters for recordings (see cat-filter.h).
  *
- * The label filter needs each thread's current label, as mtraced keeps it: a table
- * of live threads, dropped when they resolve or fail, so memory follows them.
+ * The label filter needs each thread's current label, as mtraced keeps it: a bounded
+ * table where finished threads are dropped first, oldest first.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +12,19 @@
 #include "ring-reader.h"
 #include "thread-table.h"
 
-static struct ttab labels; /* (domid, thread) -> char * */
+/* Labels outlive their threads, as in mtraced's table (whose finished threads go
+ * first when it is full): a read of a resolved thread still matches its label. */
+#define LABELS_MAX (1u << 18)
+
+struct label {
+	char *str;
+	bool finished;
+};
+
+static struct ttab labels; /* (domid, thread) -> struct label */
 static bool labels_init;
+static uint64_t (*fifo)[2]; /* finished threads, oldest first */
+static size_t fifo_head, fifo_len, fifo_cap;
 
 bool cat_filter_domain(const struct cat_filter *f, uint32_t domid)
 {
@@ -39,47 +50,87 @@ bool cat_filter_active(const struct cat_filter *f)
 
 static void label_free(void *p)
 {
-	free(*(char **)p);
+	free(((struct label *)p)->str);
+}
+
+static void fifo_push(uint64_t domid, uint64_t thread)
+{
+	if (fifo_len == fifo_cap) {
+		size_t cap = fifo_cap ? fifo_cap * 2 : 1024, i;
+		uint64_t(*n)[2] = malloc(cap * sizeof(*n));
+		if (!n)
+			return;
+		for (i = 0; i < fifo_len; i++) {
+			n[i][0] = fifo[(fifo_head + i) % fifo_cap][0];
+			n[i][1] = fifo[(fifo_head + i) % fifo_cap][1];
+		}
+		free(fifo);
+		fifo = n;
+		fifo_cap = cap;
+		fifo_head = 0;
+	}
+	fifo[(fifo_head + fifo_len) % fifo_cap][0] = domid;
+	fifo[(fifo_head + fifo_len) % fifo_cap][1] = thread;
+	fifo_len++;
+}
+
+/* Make room: the oldest finished thread goes. */
+static bool evict_one(void)
+{
+	while (fifo_len) {
+		uint64_t d = fifo[fifo_head][0], t = fifo[fifo_head][1];
+		struct label *l = ttab_get(&labels, d, t);
+		fifo_head = (fifo_head + 1) % fifo_cap;
+		fifo_len--;
+		if (l && l->finished) {
+			ttab_del(&labels, d, t, label_free);
+			return true;
+		}
+	}
+	return false;
 }
 
 static void track_label(const Mtrace__EventBatch *b, size_t i, const char *str)
 {
 	unsigned op = b->op[i];
+	struct label *l;
 	int fresh;
-	char **slot;
 
 	if (!labels_init) {
-		ttab_init(&labels, sizeof(char *));
+		ttab_init(&labels, sizeof(struct label));
 		labels_init = true;
 	}
 	if (op == MTRACE_OP_LABEL && b->thread[i] != -1) {
-		slot = ttab_put(&labels, b->domid, (uint64_t)b->thread[i], &fresh);
-		if (slot) {
-			free(*slot);
-			*slot = strdup(str ? str : "");
+		if (labels.n >= LABELS_MAX && !ttab_get(&labels, b->domid, (uint64_t)b->thread[i]) &&
+		    !evict_one())
+			return; /* full of live threads: this label is not kept */
+		l = ttab_put(&labels, b->domid, (uint64_t)b->thread[i], &fresh);
+		if (l) {
+			free(l->str);
+			l->str = strdup(str ? str : "");
+		}
+	} else if (op == MTRACE_OP_FULFILLS || op == MTRACE_OP_FAILS) {
+		l = ttab_get(&labels, b->domid, (uint64_t)b->arg[i]);
+		if (l && !l->finished) {
+			l->finished = true;
+			fifo_push(b->domid, (uint64_t)b->arg[i]);
 		}
 	}
 }
 
-static void forget_label(const Mtrace__EventBatch *b, size_t i)
-{
-	if (labels_init && (b->op[i] == MTRACE_OP_FULFILLS || b->op[i] == MTRACE_OP_FAILS))
-		ttab_del(&labels, b->domid, (uint64_t)b->arg[i], label_free);
-}
-
 static bool label_matches(const struct cat_filter *f, uint32_t domid, int64_t thread)
 {
-	char **l;
+	struct label *l;
 
 	if (!f->n_labels)
 		return true;
 	if (thread == -1 || !labels_init)
 		return false;
 	l = ttab_get(&labels, domid, (uint64_t)thread);
-	if (!l || !*l)
+	if (!l || !l->str)
 		return false;
 	for (size_t i = 0; i < f->n_labels; i++)
-		if (strncmp(*l, f->labels[i], strlen(f->labels[i])) == 0)
+		if (strncmp(l->str, f->labels[i], strlen(f->labels[i])) == 0)
 			return true;
 	return false;
 }
@@ -109,12 +160,14 @@ int cat_filter_batch(struct cat_filter *f, const Mtrace__EventBatch *b,
 		const char *str = NULL;
 		bool has = i < n && mtrace_op_has_string(b->op[i]);
 		uint32_t sref = 0;
+		bool has_ref = false; /* a batch may have fewer refs than strings: keep that */
 		bool take;
 
 		if (i < n) {
 			ts += (uint64_t)b->ts_delta[i];
 			if (has && si < b->n_str_ref) {
 				sref = b->str_ref[si++];
+				has_ref = true;
 				if (sref < b->n_str)
 					str = b->str[sref];
 			}
@@ -124,7 +177,6 @@ int cat_filter_batch(struct cat_filter *f, const Mtrace__EventBatch *b,
 			        (b->op[i] < 256 &&
 			            (f->ops[b->op[i] >> 3] & (1u << (b->op[i] & 7))))) &&
 			    label_matches(f, b->domid, b->thread[i]);
-			forget_label(b, i);
 		} else {
 			take = false;
 		}
@@ -155,7 +207,7 @@ int cat_filter_batch(struct cat_filter *f, const Mtrace__EventBatch *b,
 		type[k] = i < b->n_type ? b->type[i] : 0;
 		th[k] = b->thread[i];
 		ar[k] = b->arg[i];
-		if (has)
+		if (has_ref)
 			ref[nref++] = sref;
 		k++;
 	}
@@ -214,4 +266,7 @@ void cat_filter_free(struct cat_filter *f)
 	if (labels_init)
 		ttab_free(&labels, label_free);
 	labels_init = false;
+	free(fifo);
+	fifo = NULL;
+	fifo_head = fifo_len = fifo_cap = 0;
 }

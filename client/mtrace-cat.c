@@ -527,8 +527,8 @@ next_msg(struct mtc *c, struct recording *rec, int timeout, Mtrace__ServerMsg **
 	if (c)
 		return mtc_next(c, timeout, m, raw, rlen, err, errlen);
 	r = recording_next(rec, m, raw, rlen, err, errlen);
-	if (r == 0)
-		errno = 0;	/* the end of the file, as EOF from the daemon */
+	if (r <= 0)
+		errno = r == 0 ? 0 : EPROTO; /* 0: the end of the file, as EOF from the daemon */
 	return r == 0 ? -1 : r;
 }
 

@@ -158,6 +158,22 @@ def from_mtv(path):
     return per
 
 
+def bt2_empty_strings(got, want):
+    """babeltrace2 2.0.4 (Debian 12) shows a stale value for an empty string field
+    ("String fields display the value of a previous event, despite their length being
+    set to zero", review.lttng.org/c/babeltrace/+/4528, fixed after 2.0.4).  Where the
+    JSON stream has "" and babeltrace2 something else, take "": counted and printed, and
+    the mtv-layout reader checks those same bytes exactly."""
+    n = 0
+    for k, w in want.items():
+        for a, b in zip(got.get(k, []), w):
+            if b.get("str") == "" and a.get("str") not in (None, ""):
+                a["str"] = ""
+                n += 1
+    if n:
+        print("babeltrace2: %d empty strings shown stale (babeltrace2 2.0.4 bug)" % n)
+
+
 def compare(got, want, who):
     fail = 0
     if sorted(got) != sorted(want):
@@ -193,6 +209,7 @@ def main():
     want, names = from_stream(stream)
     if mode == "bt2":
         got, env = from_bt2(path)
+        bt2_empty_strings(got, want)
         fail = compare(got, want, "babeltrace2")
         for domid, name in names.items():
             if domid in {int(k.split("-")[0][3:]) for k in want} and \
