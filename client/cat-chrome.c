@@ -1,13 +1,17 @@
 /*
  * cat-chrome.c - mtrace events as Chrome trace-event JSON with causality.
  *
- * Layout: pid = domid.  Each ring r of a domain has a scheduler track (idle intervals,
- * what the idle "thread" does), a GC track and one track per thread, tid =
- * r << 40 | thread.  On a thread's track a "thread" slice spans creation (or first
- * sight) to resolve or fail; "running" slices nest inside it.  Timestamps are written
- * from integers (µs with three decimals: exact ns).  A ring's times are made
+ * Layout: pid = domid.  Each ring of a domain has a scheduler track (idle intervals),
+ * a GC track, and one track per thread; on a thread's track a "thread" slice spans
+ * creation (or first sight) to resolve or fail, with "running" slices inside it.
+ * Perfetto reads tids as 32-bit and system-wide, so tids are handed out in order of
+ * first sight (1, 2, ...) rather than derived from the 64-bit thread ids, which are
+ * in the args and track names.  A finished thread keeps its tid while it is among the
+ * last FINISHED_MAX finished ones (a read of a resolved promise lands on its track);
+ * older ones are forgotten, so memory follows the live threads.  Timestamps are
+ * written from integers (µs with three decimals: exact ns).  A ring's times are made
  * monotonic (a guest clock that steps back is held at its highest value) so every
- * track is ordered, which Perfetto needs for B/E nesting.
+ * track is ordered, which B/E nesting needs.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -19,12 +23,8 @@
 #include "ring-reader.h"
 #include "thread-table.h"
 
-#define TID_BITS       40
-#define TID_MASK       ((1ull << TID_BITS) - 1)
-#define TID_SCHED      TID_MASK       /* per ring: idle intervals */
-#define TID_GC         (TID_MASK - 1) /* per ring: GC slices */
-#define TID_MAX_THREAD (TID_MASK - 2)
-#define COUNTERS_MAX   65536 /* distinct counter names with a running sum */
+#define COUNTERS_MAX 65536      /* distinct counter names with a running sum */
+#define FINISHED_MAX (1u << 16) /* finished threads that keep their track */
 
 enum {
 	OPEN_LIFE = 1,
@@ -33,14 +33,16 @@ enum {
 
 struct ring_state {
 	uint64_t max_ts;
-	uint64_t cur_tid; /* running track, if cur_valid */
+	int64_t cur_thread; /* running thread, if cur_valid */
 	uint64_t gc_end;
-	bool cur_valid, idle_open, named, gc_named, seen;
+	uint32_t sched_tid, gc_tid;
+	bool cur_valid, idle_open, seen;
 };
 
 struct track {
-	uint32_t ring;
+	uint32_t tid;
 	uint8_t open;
+	bool finished;
 };
 
 struct counter {
@@ -51,10 +53,13 @@ struct counter {
 
 static struct {
 	struct ttab rings;    /* (domid, ring) */
-	struct ttab tracks;   /* (domid, tid): live threads only */
+	struct ttab tracks;   /* (ring << 32 | domid, thread): live + recently finished */
 	struct ttab procs;    /* (domid, 0): process named */
 	struct ttab counters; /* (domid, hash of name) */
+	uint64_t (*fifo)[2];  /* finished threads, oldest first */
+	size_t fifo_head, fifo_len, fifo_cap, finished;
 	uint64_t flow_id;
+	uint32_t next_tid;
 	bool first, init;
 } C;
 
@@ -67,6 +72,7 @@ static void init(void)
 	ttab_init(&C.procs, 1);
 	ttab_init(&C.counters, sizeof(struct counter));
 	C.first = true;
+	C.next_tid = 1;
 	C.init = true;
 }
 
@@ -83,11 +89,11 @@ static void put_ts(FILE *f, uint64_t ns)
 }
 
 /* Open an event object up to (not including) its args and closing brace. */
-static void head(FILE *f, const char *ph, uint32_t pid, uint64_t tid, uint64_t ts, const char *name,
+static void head(FILE *f, const char *ph, uint32_t pid, uint32_t tid, uint64_t ts, const char *name,
     const char *cat)
 {
 	sep(f);
-	fprintf(f, "{\"ph\":\"%s\",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":", ph, pid, tid);
+	fprintf(f, "{\"ph\":\"%s\",\"pid\":%u,\"tid\":%u,\"ts\":", ph, pid, tid);
 	put_ts(f, ts);
 	fputs(",\"name\":", f);
 	cat_json_str(f, name);
@@ -95,25 +101,11 @@ static void head(FILE *f, const char *ph, uint32_t pid, uint64_t tid, uint64_t t
 		fprintf(f, ",\"cat\":\"%s\"", cat);
 }
 
-static uint64_t tid_of(uint32_t ring, int64_t thread)
-{
-	uint64_t t = (uint64_t)thread & TID_MASK;
-
-	if (t > TID_MAX_THREAD)
-		t = TID_MAX_THREAD; /* hostile ids share a track; nesting stays valid */
-	return (uint64_t)(ring & 0xfff) << TID_BITS | t;
-}
-
-static uint64_t sched_tid(uint32_t ring)
-{
-	return (uint64_t)(ring & 0xfff) << TID_BITS | TID_SCHED;
-}
-
-static void thread_name(FILE *f, uint32_t pid, uint64_t tid, const char *name)
+static void thread_name(FILE *f, uint32_t pid, uint32_t tid, const char *name)
 {
 	sep(f);
 	fprintf(f,
-	    "{\"ph\":\"M\",\"pid\":%u,\"tid\":%" PRIu64 ",\"name\":\"thread_name\","
+	    "{\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"name\":\"thread_name\","
 	    "\"args\":{\"name\":",
 	    pid, tid);
 	cat_json_str(f, name);
@@ -141,37 +133,98 @@ static struct ring_state *ring_get(FILE *f, uint32_t domid, uint32_t ring)
 {
 	int fresh;
 	struct ring_state *r = ttab_put(&C.rings, domid, ring, &fresh);
+	char buf[48];
 
-	if (r && !r->named) {
-		char buf[32];
+	if (r && fresh) {
+		r->sched_tid = C.next_tid++;
+		r->gc_tid = C.next_tid++;
 		snprintf(buf, sizeof(buf), "ring %u", ring);
-		thread_name(f, domid, sched_tid(ring), buf);
-		r->named = true;
+		thread_name(f, domid, r->sched_tid, buf);
+		snprintf(buf, sizeof(buf), "GC (ring %u)", ring);
+		thread_name(f, domid, r->gc_tid, buf);
 	}
 	return r;
+}
+
+static void fifo_push(uint64_t k1, uint64_t k2)
+{
+	if (C.fifo_len == C.fifo_cap) {
+		size_t cap = C.fifo_cap ? C.fifo_cap * 2 : 1024, i;
+		uint64_t(*n)[2] = malloc(cap * sizeof(*n));
+		if (!n)
+			return;
+		for (i = 0; i < C.fifo_len; i++) {
+			n[i][0] = C.fifo[(C.fifo_head + i) % C.fifo_cap][0];
+			n[i][1] = C.fifo[(C.fifo_head + i) % C.fifo_cap][1];
+		}
+		free(C.fifo);
+		C.fifo = n;
+		C.fifo_cap = cap;
+		C.fifo_head = 0;
+	}
+	C.fifo[(C.fifo_head + C.fifo_len) % C.fifo_cap][0] = k1;
+	C.fifo[(C.fifo_head + C.fifo_len) % C.fifo_cap][1] = k2;
+	C.fifo_len++;
+}
+
+/* A thread is finished (or only ever seen from others): it may be forgotten later. */
+static void finish(struct track *t, uint64_t k1, uint64_t k2)
+{
+	if (t->finished)
+		return;
+	t->finished = true;
+	C.finished++;
+	fifo_push(k1, k2);
+	while (C.finished > FINISHED_MAX && C.fifo_len) {
+		uint64_t a = C.fifo[C.fifo_head][0], b = C.fifo[C.fifo_head][1];
+		struct track *o = ttab_get(&C.tracks, a, b);
+		C.fifo_head = (C.fifo_head + 1) % C.fifo_cap;
+		C.fifo_len--;
+		if (o && o->finished) {
+			ttab_del(&C.tracks, a, b, NULL);
+			C.finished--;
+		}
+	}
+}
+
+static uint64_t track_k1(uint32_t domid, uint32_t ring)
+{
+	return (uint64_t)ring << 32 | domid;
+}
+
+/* The thread's track, made (with a tid and a name) when first seen. */
+static struct track *track(FILE *f, uint32_t domid, uint32_t ring, int64_t thread)
+{
+	int fresh;
+	struct track *t = ttab_put(&C.tracks, track_k1(domid, ring), (uint64_t)thread, &fresh);
+	char buf[64];
+
+	if (t && fresh) {
+		t->tid = C.next_tid++;
+		if (ring)
+			snprintf(buf, sizeof(buf), "thread %" PRId64 " (ring %u)", thread, ring);
+		else
+			snprintf(buf, sizeof(buf), "thread %" PRId64, thread);
+		thread_name(f, domid, t->tid, buf);
+	}
+	return t;
 }
 
 /* The thread's live track, opening its "thread" slice when first seen. */
 static struct track *live(FILE *f, uint32_t domid, uint32_t ring, int64_t thread, uint64_t ts)
 {
-	uint64_t tid = tid_of(ring, thread);
-	int fresh;
-	struct track *t = ttab_put(&C.tracks, domid, tid, &fresh);
+	struct track *t = track(f, domid, ring, thread);
 	char buf[64];
 
 	if (!t)
 		return NULL;
-	if (fresh) {
-		t->ring = ring;
-		if (ring)
-			snprintf(buf, sizeof(buf), "thread %" PRId64 " (ring %u)", thread, ring);
-		else
-			snprintf(buf, sizeof(buf), "thread %" PRId64, thread);
-		thread_name(f, domid, tid, buf);
+	if (t->finished) {
+		t->finished = false; /* its fifo entry is skipped when it comes up */
+		C.finished--;
 	}
 	if (!(t->open & OPEN_LIFE)) {
 		snprintf(buf, sizeof(buf), "thread %" PRId64, thread);
-		head(f, "B", domid, tid, ts, buf, "thread");
+		head(f, "B", domid, t->tid, ts, buf, "thread");
 		fprintf(f, ",\"args\":{\"id\":%" PRId64 ",\"ring\":%u,\"from\":\"first sight\"}}",
 		    thread, ring);
 		t->open |= OPEN_LIFE;
@@ -182,13 +235,14 @@ static struct track *live(FILE *f, uint32_t domid, uint32_t ring, int64_t thread
 static void stop_running(FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, uint64_t ts)
 {
 	if (r->idle_open) {
-		head(f, "E", domid, sched_tid(ring), ts, "idle", "run");
+		head(f, "E", domid, r->sched_tid, ts, "idle", "run");
 		fputc('}', f);
 		r->idle_open = false;
 	} else if (r->cur_valid) {
-		struct track *t = ttab_get(&C.tracks, domid, r->cur_tid);
+		struct track *t =
+		    ttab_get(&C.tracks, track_k1(domid, ring), (uint64_t)r->cur_thread);
 		if (t && (t->open & OPEN_RUN)) {
-			head(f, "E", domid, r->cur_tid, ts, "running", "run");
+			head(f, "E", domid, t->tid, ts, "running", "run");
 			fputc('}', f);
 			t->open &= (uint8_t)~OPEN_RUN;
 		}
@@ -199,44 +253,51 @@ static void stop_running(FILE *f, uint32_t domid, uint32_t ring, struct ring_sta
 static void run(
     FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, int64_t thread, uint64_t ts)
 {
-	uint64_t tid = tid_of(ring, thread);
 	struct track *t;
 
 	if (thread == -1) {
 		if (r->idle_open)
 			return;
 		stop_running(f, domid, ring, r, ts);
-		head(f, "B", domid, sched_tid(ring), ts, "idle", "run");
+		head(f, "B", domid, r->sched_tid, ts, "idle", "run");
 		fputc('}', f);
 		r->idle_open = true;
 		return;
 	}
 	t = live(f, domid, ring, thread, ts);
-	if (!t || (r->cur_valid && r->cur_tid == tid && (t->open & OPEN_RUN)))
+	if (!t || (r->cur_valid && r->cur_thread == thread && (t->open & OPEN_RUN)))
 		return;
 	stop_running(f, domid, ring, r, ts);
-	head(f, "B", domid, tid, ts, "running", "run");
+	t = live(f, domid, ring, thread, ts); /* stop_running may not drop it, but be sure */
+	if (!t)
+		return;
+	head(f, "B", domid, t->tid, ts, "running", "run");
 	fputc('}', f);
 	t->open |= OPEN_RUN;
-	r->cur_tid = tid;
+	r->cur_thread = thread;
 	r->cur_valid = true;
 }
 
 /* End the thread's slice; the caller writes the E's args and closing brace. */
-static bool end_life(FILE *f, uint32_t domid, struct ring_state *r, uint64_t tid, uint64_t ts)
+static bool end_life(
+    FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, int64_t thread, uint64_t ts)
 {
-	struct track *t = ttab_get(&C.tracks, domid, tid);
+	uint64_t k1 = track_k1(domid, ring);
+	struct track *t = ttab_get(&C.tracks, k1, (uint64_t)thread);
+	uint32_t tid;
 
 	if (!t || !(t->open & OPEN_LIFE))
 		return false;
+	tid = t->tid;
 	if (t->open & OPEN_RUN) {
 		head(f, "E", domid, tid, ts, "running", "run");
 		fputc('}', f);
 	}
-	if (r && r->cur_valid && r->cur_tid == tid)
+	if (r && r->cur_valid && r->cur_thread == thread)
 		r->cur_valid = false;
+	t->open = 0;
+	finish(t, k1, (uint64_t)thread); /* may free t */
 	head(f, "E", domid, tid, ts, "thread", "thread");
-	ttab_del(&C.tracks, domid, tid, NULL);
 	return true;
 }
 
@@ -245,25 +306,34 @@ static bool end_life(FILE *f, uint32_t domid, struct ring_state *r, uint64_t tid
  * idle slice on the scheduler track, else a zero-length marker (a resolved thread
  * being read, a thread never seen alive in this capture).
  */
-static uint64_t endpoint(
+static uint32_t endpoint(
     FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, int64_t thread, uint64_t ts)
 {
-	uint64_t tid = thread == -1 ? sched_tid(ring) : tid_of(ring, thread);
-	struct track *t = ttab_get(&C.tracks, domid, tid);
+	struct track *t = NULL;
+	uint32_t tid;
 	char buf[64];
 
-	if (thread == -1 ? r->idle_open : (t && (t->open & OPEN_LIFE)))
-		return tid;
-	if (thread == -1)
+	if (thread == -1) {
+		tid = r->sched_tid;
+		if (r->idle_open)
+			return tid;
 		snprintf(buf, sizeof(buf), "scheduler");
-	else
+	} else {
+		t = track(f, domid, ring, thread);
+		if (!t)
+			return r->sched_tid;
+		tid = t->tid;
+		if (t->open & OPEN_LIFE)
+			return tid;
+		finish(t, track_k1(domid, ring), (uint64_t)thread); /* seen, never alive */
 		snprintf(buf, sizeof(buf), "thread %" PRId64, thread);
+	}
 	head(f, "X", domid, tid, ts, buf, "marker");
 	fprintf(f, ",\"dur\":0,\"args\":{\"id\":%" PRId64 "}}", thread);
 	return tid;
 }
 
-static void flow(FILE *f, uint32_t domid, uint64_t from, uint64_t to, uint64_t ts, const char *cat)
+static void flow(FILE *f, uint32_t domid, uint32_t from, uint32_t to, uint64_t ts, const char *cat)
 {
 	uint64_t id = ++C.flow_id;
 
@@ -313,7 +383,7 @@ static void counter(FILE *f, uint32_t domid, const char *name, int64_t v, bool d
 }
 
 static void instant(
-    FILE *f, uint32_t domid, uint64_t tid, uint64_t ts, const char *name, const char *cat)
+    FILE *f, uint32_t domid, uint32_t tid, uint64_t ts, const char *name, const char *cat)
 {
 	head(f, "i", domid, tid, ts, name, cat);
 	fputs(",\"s\":\"t\"", f);
@@ -336,11 +406,10 @@ void cat_chrome_domain_up(FILE *f, uint32_t domid, const char *name)
 
 void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
 {
-	uint32_t domid = b->domid, ring = b->ring;
+	uint32_t domid = b->domid, ring = b->ring, from, to;
 	unsigned op = b->op[i];
 	int64_t th = b->thread[i], arg = b->arg[i];
 	struct ring_state *r;
-	uint64_t from, to;
 	char buf[64];
 
 	init();
@@ -353,38 +422,32 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 	r->max_ts = ts;
 	r->seen = true;
 	/* Every op but these is something the thread itself did: it is alive. */
-	if (th != -1 && op != MTRACE_OP_GC && op != MTRACE_OP_RING_START && op != MTRACE_OP_CREATES)
+	if (th != -1 && op != MTRACE_OP_GC && op != MTRACE_OP_RING_START)
 		live(f, domid, ring, th, ts);
 	switch (op) {
 	case MTRACE_OP_CREATES: {
-		uint64_t child = tid_of(ring, arg);
-		if (th != -1)
-			live(f, domid, ring, th, ts);
+		struct track *t;
 		from = endpoint(f, domid, ring, r, th, ts);
-		if (end_life(f, domid, r, child, ts))
+		if (end_life(f, domid, ring, r, arg, ts))
 			fputs(",\"args\":{\"ended_by\":\"id reused\"}}", f);
-		if (!ttab_get(&C.tracks, domid, child)) {
-			int fresh;
-			struct track *t = ttab_put(&C.tracks, domid, child, &fresh);
-			if (!t)
-				break;
-			t->ring = ring;
-			t->open = OPEN_LIFE;
-			if (ring)
-				snprintf(
-				    buf, sizeof(buf), "thread %" PRId64 " (ring %u)", arg, ring);
-			else
-				snprintf(buf, sizeof(buf), "thread %" PRId64, arg);
-			thread_name(f, domid, child, buf);
+		t = track(f, domid, ring, arg);
+		if (!t)
+			break;
+		if (t->finished) {
+			t->finished = false;
+			C.finished--;
+		}
+		if (!(t->open & OPEN_LIFE)) {
 			snprintf(buf, sizeof(buf), "thread %" PRId64, arg);
-			head(f, "B", domid, child, ts, buf, "thread");
+			head(f, "B", domid, t->tid, ts, buf, "thread");
 			fprintf(f,
 			    ",\"args\":{\"id\":%" PRId64 ",\"ring\":%u,\"type\":\"%s\","
 			    "\"parent\":%" PRId64 "}}",
 			    arg, ring, mtrace_thread_type_name(i < b->n_type ? b->type[i] : 99),
 			    th);
+			t->open |= OPEN_LIFE;
 		}
-		flow(f, domid, from, child, ts, "creates");
+		flow(f, domid, from, t->tid, ts, "creates");
 		break;
 	}
 	case MTRACE_OP_READ:
@@ -400,7 +463,7 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 		from = endpoint(f, domid, ring, r, th, ts);
 		to = endpoint(f, domid, ring, r, arg, ts);
 		flow(f, domid, from, to, ts, "resolve");
-		if (end_life(f, domid, r, to, ts)) {
+		if (end_life(f, domid, ring, r, arg, ts)) {
 			fprintf(f, ",\"args\":{\"resolved_by\":%" PRId64, th);
 			if (op == MTRACE_OP_FAILS) {
 				fputs(",\"failed\":true,\"exn\":", f);
@@ -439,18 +502,11 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 		counter(f, domid, str ? str : "", arg, op == MTRACE_OP_INCREASE, ts);
 		break;
 	case MTRACE_OP_GC: {
-		uint64_t tid = (uint64_t)(ring & 0xfff) << TID_BITS | TID_GC, start;
-		uint64_t dur = (uint64_t)arg;
-		if (!r->gc_named) {
-			snprintf(buf, sizeof(buf), "GC (ring %u)", ring);
-			thread_name(f, domid, tid, buf);
-			r->gc_named = true;
-		}
-		start = dur > ts ? 0 : ts - dur;
+		uint64_t dur = (uint64_t)arg, start = dur > ts ? 0 : ts - dur;
 		if (start < r->gc_end)
 			start = r->gc_end; /* overlapping GCs would break the track's nesting */
 		r->gc_end = ts;
-		head(f, "X", domid, tid, start, "GC", "gc");
+		head(f, "X", domid, r->gc_tid, start, "GC", "gc");
 		fputs(",\"dur\":", f);
 		put_ts(f, ts - start);
 		fprintf(f, ",\"args\":{\"duration_ns\":%" PRIu64 "}}", dur);
@@ -469,8 +525,8 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 	case MTRACE_OP_RING_START: {
 		char nb[128];
 		snprintf(nb, sizeof(nb), "ring %u: %.64s", ring, str ? str : "");
-		thread_name(f, domid, sched_tid(ring), nb);
-		instant(f, domid, sched_tid(ring), ts, "ring_start", "ring");
+		thread_name(f, domid, r->sched_tid, nb);
+		instant(f, domid, r->sched_tid, ts, "ring_start", "ring");
 		fputs(",\"args\":{\"name\":", f);
 		cat_json_str(f, str);
 		fputs("}}", f);
@@ -501,7 +557,7 @@ static void collect(void *payload, void *arg)
 	struct closing *c = arg;
 	const struct ttab_entry *e = ttab_entry_of(payload);
 
-	if (!c->all && e->k1 != c->domid)
+	if (!c->all && (uint32_t)e->k1 != c->domid)
 		return;
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 64;
@@ -524,12 +580,9 @@ static void close_all(FILE *f, bool all, uint32_t domid)
 
 	ttab_each(&C.tracks, collect, &c);
 	for (i = 0; i < c.n; i++) {
-		struct track *t = ttab_get(&C.tracks, c.keys[i][0], c.keys[i][1]);
-		struct ring_state *r;
-		if (!t)
-			continue;
-		r = ttab_get(&C.rings, c.keys[i][0], t->ring);
-		if (end_life(f, (uint32_t)c.keys[i][0], r, c.keys[i][1], r ? r->max_ts : 0))
+		uint32_t d = (uint32_t)c.keys[i][0], ring = (uint32_t)(c.keys[i][0] >> 32);
+		struct ring_state *r = ttab_get(&C.rings, d, ring);
+		if (end_life(f, d, ring, r, (int64_t)c.keys[i][1], r ? r->max_ts : 0))
 			fputs(",\"args\":{\"ended_by\":\"end of capture\"}}", f);
 	}
 	c.n = 0;
@@ -537,8 +590,8 @@ static void close_all(FILE *f, bool all, uint32_t domid)
 	for (i = 0; i < c.n; i++) {
 		struct ring_state *r = ttab_get(&C.rings, c.keys[i][0], c.keys[i][1]);
 		if (r && r->idle_open) {
-			head(f, "E", (uint32_t)c.keys[i][0], sched_tid((uint32_t)c.keys[i][1]),
-			    r->max_ts, "idle", "run");
+			head(
+			    f, "E", (uint32_t)c.keys[i][0], r->sched_tid, r->max_ts, "idle", "run");
 			fputc('}', f);
 			r->idle_open = false;
 		}
@@ -568,5 +621,9 @@ void cat_chrome_end(FILE *f)
 	ttab_free(&C.rings, NULL);
 	ttab_free(&C.procs, NULL);
 	ttab_free(&C.counters, counter_free);
+	free(C.fifo);
+	C.fifo = NULL;
+	C.fifo_head = C.fifo_len = C.fifo_cap = C.finished = 0;
+	C.flow_id = 0;
 	C.init = false;
 }

@@ -101,8 +101,8 @@ static void track_label(const Mtrace__EventBatch *b, size_t i, const char *str)
 		labels_init = true;
 	}
 	if (op == MTRACE_OP_LABEL && b->thread[i] != -1) {
-		if (labels.n >= LABELS_MAX && !ttab_get(&labels, b->domid, (uint64_t)b->thread[i]) &&
-		    !evict_one())
+		if (labels.n >= LABELS_MAX &&
+		    !ttab_get(&labels, b->domid, (uint64_t)b->thread[i]) && !evict_one())
 			return; /* full of live threads: this label is not kept */
 		l = ttab_put(&labels, b->domid, (uint64_t)b->thread[i], &fresh);
 		if (l) {

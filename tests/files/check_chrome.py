@@ -7,7 +7,9 @@ Structure: strict JSON; every B has its E on the same track (pid, tid), properly
 nested, none left open; X durations >= 0; every flow start (s) has exactly one finish
 (f) with the same id and category, ids unique; timestamps never go back on a track
 (B/E/X/i/s/f by track, C by (pid, counter name)); counter values numeric; timestamps
-exact (decimal µs with at most 3 decimals, read without floats).
+exact (decimal µs with at most 3 decimals, read without floats); pids and tids fit
+the 32 bits Perfetto reads, and a tid belongs to one pid (Perfetto's tids are
+system-wide: one seen under another pid is taken for a new thread).
 
 Counts (with EVENTS.jsonl): threads (distinct domain/ring/thread alive in the stream),
 creates, reads (read + read_later), resolves (fulfills + fails; failed ones flagged with
@@ -41,6 +43,7 @@ def check(path):
     counts = collections.Counter()
     threads = set()
     failed = 0
+    tid_pid = {}
 
     def err(msg):
         if len(errors) < 20:
@@ -49,13 +52,21 @@ def check(path):
     for k, e in enumerate(evs):
         ph = e.get("ph")
         if ph == "M":
+            if "tid" in e and tid_pid.setdefault(e["tid"], e.get("pid")) != e.get("pid"):
+                err("event %d: tid %r under two pids" % (k, e["tid"]))
             if e.get("name") not in ("process_name", "thread_name") or \
                     not isinstance(e.get("args", {}).get("name"), str):
                 err("event %d: bad metadata %r" % (k, e))
             continue
-        if not isinstance(e.get("pid"), int):
-            err("event %d: no pid" % k)
+        if not isinstance(e.get("pid"), int) or not 0 <= e["pid"] < 2**32:
+            err("event %d: no 32-bit pid" % k)
             continue
+        if "tid" in e:
+            if not isinstance(e["tid"], int) or not 0 < e["tid"] < 2**32:
+                err("event %d: tid %r is not a 32-bit thread id" % (k, e["tid"]))
+            elif tid_pid.setdefault(e["tid"], e["pid"]) != e["pid"]:
+                err("event %d: tid %d under pids %d and %d" %
+                    (k, e["tid"], tid_pid[e["tid"]], e["pid"]))
         t = ns(decimal.Decimal(e["ts"]))
         if ph == "C":
             key = ("C", e["pid"], e["name"])

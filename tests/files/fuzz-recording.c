@@ -22,8 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static FILE *null_out;
 
-static void
-print_part(const Mtrace__EventBatch *b, void *arg)
+static void print_part(const Mtrace__EventBatch *b, void *arg)
 {
 	uint64_t ts = b->base_ts;
 	size_t si = 0;
@@ -42,8 +41,7 @@ print_part(const Mtrace__EventBatch *b, void *arg)
 	}
 }
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint32_t ops[] = { MTRACE_OP_LABEL, MTRACE_OP_FAILS, MTRACE_OP_SWITCH };
 	static const char *const labels[] = { "a" };
@@ -90,8 +88,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		} else {
 			if (m->msg_case == MTRACE__SERVER_MSG__MSG_DOMAIN_UP) {
 				cat_names_note(m->domain_up->domid, m->domain_up->name);
-				cat_chrome_domain_up(null_out, m->domain_up->domid,
-						     m->domain_up->name);
+				cat_chrome_domain_up(
+				    null_out, m->domain_up->domid, m->domain_up->name);
 			}
 			if (m->msg_case == MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN)
 				cat_chrome_domain_down(null_out, m->domain_down->domid);

@@ -24,30 +24,26 @@ static const char *const hostile[] = {
 	"",
 };
 
-static void
-sleep_ms(long ms)
+static void sleep_ms(long ms)
 {
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
 	nanosleep(&ts, NULL);
 }
 
-static int
-attached(const struct mtrace_ring *r)
+static int attached(const struct mtrace_ring *r)
 {
 	return __atomic_load_n(&r->hdr->req_event, __ATOMIC_RELAXED) != 0 ||
-	       __atomic_load_n(&r->hdr->reader_pos, __ATOMIC_RELAXED) != 0;
+	    __atomic_load_n(&r->hdr->reader_pos, __ATOMIC_RELAXED) != 0;
 }
 
-static int
-drained(const struct mtrace_ring *r)
+static int drained(const struct mtrace_ring *r)
 {
 	return __atomic_load_n(&r->hdr->reader_pos, __ATOMIC_RELAXED) >=
-	       __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED);
+	    __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED);
 }
 
-int
-main(void)
+int main(void)
 {
 	struct mtrace_guest_config cfg = { .rings = 1, .data_pages = 16 };
 	struct mtrace_guest *g;
