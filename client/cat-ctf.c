@@ -60,9 +60,12 @@ static struct {
 	bool open;
 } W;
 
-/* A TSDL string literal's contents: C escapes for the quote, the backslash and every
- * byte outside printable ASCII (octal, so no following character can extend them);
- * the result decodes to valid UTF-8. */
+/*
+ * A TSDL string literal's contents.  babeltrace2 prints some environment strings
+ * (the hostname) as they are, so control characters (C0, DEL, C1) and bytes that
+ * are not UTF-8 become '?'; the quote and the backslash are escaped, other non-ASCII
+ * characters written as octal escapes of their UTF-8 bytes.
+ */
 static void tsdl_escape(char *out, size_t len, const char *in)
 {
 	const unsigned char *s = (const unsigned char *)(in ? in : "");
@@ -71,13 +74,13 @@ static void tsdl_escape(char *out, size_t len, const char *in)
 	while (*s && o + 17 < len) {
 		size_t n = *s >= 0x80 ? utf8_len(s) : 1;
 
-		if (n == 0) {
-			out[o++] = '?'; /* not UTF-8: as mtraced does */
-			s++;
+		if (n == 0 || *s < 0x20 || *s == 0x7f || (*s == 0xc2 && s[1] < 0xa0)) {
+			out[o++] = '?';
+			s += n ? n : 1;
 		} else if (*s == '"' || *s == '\\') {
 			out[o++] = '\\';
 			out[o++] = (char)*s++;
-		} else if (*s < 0x20 || *s >= 0x7f) {
+		} else if (*s >= 0x80) {
 			for (; n > 0; n--)
 				o += (size_t)snprintf(out + o, len - o, "\\%03o", *s++);
 		} else {
