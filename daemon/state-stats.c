@@ -208,7 +208,8 @@ static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub)
 			}
 		}
 	}
-	qsort(c, ncand, sizeof(*c), sub->sort_reverse ? cand_cmp_rev : cand_cmp);
+	if (ncand > 1) /* qsort(NULL, 0) is undefined: no candidates before the first guest */
+		qsort(c, ncand, sizeof(*c), sub->sort_reverse ? cand_cmp_rev : cand_cmp);
 	if (ncand > top)
 		ncand = top;
 	b->s.n_threads = ncand;
