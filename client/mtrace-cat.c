@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -679,6 +680,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "mtrace-cat: cannot create %s: %s\n", o.output, strerror(errno));
 		return 1;
 	}
+	/* One thread writes: stdio need not lock per call (a third of the converters' time) */
+	__fsetlocking(out, FSETLOCKING_BYCALLER);
 	if (o.fmt == CAT_PROTO)
 		sinks[n_sinks++] = out;
 	if (o.record) {
