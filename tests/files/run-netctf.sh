@@ -3,6 +3,7 @@
 # legacy guest (mtrace-mprof-guest), read by mtraced, written by mtrace-cat -f ctf, read
 # by babeltrace2: the same events as net.ctf itself (read by tests/legacy/ctf_reader.py,
 # an independent reader): times, ops, threads, fields, strings, thread types, in order.
+# The same capture as Chrome JSON passes the structural checker.
 . "$TESTS_DIR/lib.sh"
 BTPY=$(bt2_python) || fail "no python3 with bt2 (python3-bt2)"
 want=$(python3 "$TESTS_DIR/../legacy/ctf_reader.py" "$NETCTF" |
@@ -11,7 +12,7 @@ start_e2e -o mprof_poll_ms=50
 "$CAT" -s "$SOCK" -f ctf -O "$T/ctf" 2>"$T/ctf.err" &
 CTF_PID=$!
 PIDS+=($CTF_PID)
-"$CAT" -s "$SOCK" -f json -O "$T/net.jsonl" 2>"$T/json.err" &
+"$CAT" -s "$SOCK" -f json -O "$T/net.jsonl" -w "$T/net.mtr" 2>"$T/json.err" &
 JSON_PID=$!
 PIDS+=($JSON_PID)
 sleep 0.3
@@ -47,4 +48,6 @@ for i, (g, w) in enumerate(zip(got, want)):
 print("net.ctf round trip: %d events equal" % len(got))
 PY
 python3 "$TESTS_DIR/check_ctf.py" mtv "$T/ctf" "$T/net.jsonl" || fail "mtv layout differs"
+"$CAT" -i "$T/net.mtr" -f chrome -O "$T/net.json" || fail "-i -f chrome"
+python3 "$TESTS_DIR/check_chrome.py" "$T/net.json" "$T/net.jsonl" || fail "chrome check"
 pass "net.ctf -> legacy guest -> mtraced -> -f ctf -> babeltrace2: $want events equal"
