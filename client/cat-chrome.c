@@ -52,12 +52,12 @@ struct counter {
 };
 
 static struct {
-	struct ttab rings;    /* (domid, ring) */
-	struct ttab tracks;   /* (ring << 32 | domid, thread): live + recently finished */
-	struct ttab procs;    /* (domid, 0): process named */
-	struct ttab counters; /* (domid, hash of name) */
-	uint64_t (*fifo)[2];  /* finished threads, oldest first */
-	size_t fifo_head, fifo_len, fifo_cap, finished;
+	struct ttab rings;     /* (domid, ring) */
+	struct ttab tracks;    /* (ring << 32 | domid, thread): live + recently finished */
+	struct ttab procs;     /* (domid, 0): process named */
+	struct ttab counters;  /* (domid, hash of name) */
+	struct ttab_fifo fifo; /* finished threads, oldest first */
+	size_t finished;
 	uint64_t flow_id;
 	uint32_t next_tid;
 	bool first, init;
@@ -146,27 +146,6 @@ static struct ring_state *ring_get(FILE *f, uint32_t domid, uint32_t ring)
 	return r;
 }
 
-static void fifo_push(uint64_t k1, uint64_t k2)
-{
-	if (C.fifo_len == C.fifo_cap) {
-		size_t cap = C.fifo_cap ? C.fifo_cap * 2 : 1024, i;
-		uint64_t(*n)[2] = malloc(cap * sizeof(*n));
-		if (!n)
-			return;
-		for (i = 0; i < C.fifo_len; i++) {
-			n[i][0] = C.fifo[(C.fifo_head + i) % C.fifo_cap][0];
-			n[i][1] = C.fifo[(C.fifo_head + i) % C.fifo_cap][1];
-		}
-		free(C.fifo);
-		C.fifo = n;
-		C.fifo_cap = cap;
-		C.fifo_head = 0;
-	}
-	C.fifo[(C.fifo_head + C.fifo_len) % C.fifo_cap][0] = k1;
-	C.fifo[(C.fifo_head + C.fifo_len) % C.fifo_cap][1] = k2;
-	C.fifo_len++;
-}
-
 /* A thread is finished (or only ever seen from others): it may be forgotten later. */
 static void finish(struct track *t, uint64_t k1, uint64_t k2)
 {
@@ -174,12 +153,13 @@ static void finish(struct track *t, uint64_t k1, uint64_t k2)
 		return;
 	t->finished = true;
 	C.finished++;
-	fifo_push(k1, k2);
-	while (C.finished > FINISHED_MAX && C.fifo_len) {
-		uint64_t a = C.fifo[C.fifo_head][0], b = C.fifo[C.fifo_head][1];
-		struct track *o = ttab_get(&C.tracks, a, b);
-		C.fifo_head = (C.fifo_head + 1) % C.fifo_cap;
-		C.fifo_len--;
+	ttab_fifo_push(&C.fifo, k1, k2);
+	while (C.finished > FINISHED_MAX) {
+		uint64_t a, b;
+		struct track *o;
+		if (!ttab_fifo_pop(&C.fifo, &a, &b))
+			break;
+		o = ttab_get(&C.tracks, a, b);
 		if (o && o->finished) {
 			ttab_del(&C.tracks, a, b, NULL);
 			C.finished--;
@@ -343,6 +323,15 @@ static void flow(FILE *f, uint32_t domid, uint32_t from, uint32_t to, uint64_t t
 	fprintf(f, ",\"id\":%" PRIu64 ",\"bp\":\"e\"}", id);
 }
 
+/* A flow arrow from one thread's track to another's. */
+static void arrow(FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, int64_t from,
+    int64_t to, uint64_t ts, const char *cat)
+{
+	uint32_t a = endpoint(f, domid, ring, r, from, ts);
+
+	flow(f, domid, a, endpoint(f, domid, ring, r, to, ts), ts, cat);
+}
+
 static uint64_t name_hash(const char *s)
 {
 	uint64_t h = 1469598103934665603ull;
@@ -452,17 +441,16 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 	}
 	case MTRACE_OP_READ:
 	case MTRACE_OP_READ_LATER:
-		if (op == MTRACE_OP_READ)
+	case MTRACE_OP_SIGNAL:
+	case MTRACE_OP_SIGNAL_NEW: /* arg's result reaches th, which runs (not for Eio's) */
+		if (op == MTRACE_OP_READ || op == MTRACE_OP_SIGNAL)
 			run(f, domid, ring, r, th, ts);
-		from = endpoint(f, domid, ring, r, arg, ts);
-		to = endpoint(f, domid, ring, r, th, ts);
-		flow(f, domid, from, to, ts, "read");
+		arrow(f, domid, ring, r, arg, th, ts,
+		    op == MTRACE_OP_READ || op == MTRACE_OP_READ_LATER ? "read" : "signal");
 		break;
 	case MTRACE_OP_FULFILLS:
 	case MTRACE_OP_FAILS:
-		from = endpoint(f, domid, ring, r, th, ts);
-		to = endpoint(f, domid, ring, r, arg, ts);
-		flow(f, domid, from, to, ts, "resolve");
+		arrow(f, domid, ring, r, th, arg, ts, "resolve");
 		if (end_life(f, domid, ring, r, arg, ts)) {
 			fprintf(f, ",\"args\":{\"resolved_by\":%" PRId64, th);
 			if (op == MTRACE_OP_FAILS) {
@@ -473,17 +461,7 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 		}
 		break;
 	case MTRACE_OP_BECOMES:
-		from = endpoint(f, domid, ring, r, th, ts);
-		to = endpoint(f, domid, ring, r, arg, ts);
-		flow(f, domid, from, to, ts, "becomes");
-		break;
-	case MTRACE_OP_SIGNAL:
-	case MTRACE_OP_SIGNAL_NEW:
-		if (op == MTRACE_OP_SIGNAL)
-			run(f, domid, ring, r, th, ts);
-		from = endpoint(f, domid, ring, r, arg, ts);
-		to = endpoint(f, domid, ring, r, th, ts);
-		flow(f, domid, from, to, ts, "signal");
+		arrow(f, domid, ring, r, th, arg, ts, "becomes");
 		break;
 	case MTRACE_OP_SWITCH:
 		run(f, domid, ring, r, th, ts);
@@ -621,9 +599,8 @@ void cat_chrome_end(FILE *f)
 	ttab_free(&C.rings, NULL);
 	ttab_free(&C.procs, NULL);
 	ttab_free(&C.counters, counter_free);
-	free(C.fifo);
-	C.fifo = NULL;
-	C.fifo_head = C.fifo_len = C.fifo_cap = C.finished = 0;
+	ttab_fifo_free(&C.fifo);
+	C.finished = 0;
 	C.flow_id = 0;
 	C.init = false;
 }

@@ -23,8 +23,7 @@ struct label {
 
 static struct ttab labels; /* (domid, thread) -> struct label */
 static bool labels_init;
-static uint64_t (*fifo)[2]; /* finished threads, oldest first */
-static size_t fifo_head, fifo_len, fifo_cap;
+static struct ttab_fifo fifo; /* finished threads, oldest first */
 
 bool cat_filter_domain(const struct cat_filter *f, uint32_t domid)
 {
@@ -53,35 +52,13 @@ static void label_free(void *p)
 	free(((struct label *)p)->str);
 }
 
-static void fifo_push(uint64_t domid, uint64_t thread)
-{
-	if (fifo_len == fifo_cap) {
-		size_t cap = fifo_cap ? fifo_cap * 2 : 1024, i;
-		uint64_t(*n)[2] = malloc(cap * sizeof(*n));
-		if (!n)
-			return;
-		for (i = 0; i < fifo_len; i++) {
-			n[i][0] = fifo[(fifo_head + i) % fifo_cap][0];
-			n[i][1] = fifo[(fifo_head + i) % fifo_cap][1];
-		}
-		free(fifo);
-		fifo = n;
-		fifo_cap = cap;
-		fifo_head = 0;
-	}
-	fifo[(fifo_head + fifo_len) % fifo_cap][0] = domid;
-	fifo[(fifo_head + fifo_len) % fifo_cap][1] = thread;
-	fifo_len++;
-}
-
 /* Make room: the oldest finished thread goes. */
 static bool evict_one(void)
 {
-	while (fifo_len) {
-		uint64_t d = fifo[fifo_head][0], t = fifo[fifo_head][1];
+	uint64_t d, t;
+
+	while (ttab_fifo_pop(&fifo, &d, &t)) {
 		struct label *l = ttab_get(&labels, d, t);
-		fifo_head = (fifo_head + 1) % fifo_cap;
-		fifo_len--;
 		if (l && l->finished) {
 			ttab_del(&labels, d, t, label_free);
 			return true;
@@ -113,7 +90,7 @@ static void track_label(const Mtrace__EventBatch *b, size_t i, const char *str)
 		l = ttab_get(&labels, b->domid, (uint64_t)b->arg[i]);
 		if (l && !l->finished) {
 			l->finished = true;
-			fifo_push(b->domid, (uint64_t)b->arg[i]);
+			ttab_fifo_push(&fifo, b->domid, (uint64_t)b->arg[i]);
 		}
 	}
 }
@@ -266,7 +243,5 @@ void cat_filter_free(struct cat_filter *f)
 	if (labels_init)
 		ttab_free(&labels, label_free);
 	labels_init = false;
-	free(fifo);
-	fifo = NULL;
-	fifo_head = fifo_len = fifo_cap = 0;
+	ttab_fifo_free(&fifo);
 }

@@ -121,3 +121,42 @@ const struct ttab_entry *ttab_entry_of(const void *payload)
 {
 	return (const struct ttab_entry *)payload - 1;
 }
+
+int ttab_fifo_push(struct ttab_fifo *q, uint64_t k1, uint64_t k2)
+{
+	if (q->len == q->cap) {
+		size_t cap = q->cap ? q->cap * 2 : 1024, i;
+		uint64_t(*n)[2] = malloc(cap * sizeof(*n));
+		if (!n)
+			return -1;
+		for (i = 0; i < q->len; i++) {
+			n[i][0] = q->k[(q->head + i) % q->cap][0];
+			n[i][1] = q->k[(q->head + i) % q->cap][1];
+		}
+		free(q->k);
+		q->k = n;
+		q->cap = cap;
+		q->head = 0;
+	}
+	q->k[(q->head + q->len) % q->cap][0] = k1;
+	q->k[(q->head + q->len) % q->cap][1] = k2;
+	q->len++;
+	return 0;
+}
+
+int ttab_fifo_pop(struct ttab_fifo *q, uint64_t *k1, uint64_t *k2)
+{
+	if (!q->len)
+		return 0;
+	*k1 = q->k[q->head][0];
+	*k2 = q->k[q->head][1];
+	q->head = (q->head + 1) % q->cap;
+	q->len--;
+	return 1;
+}
+
+void ttab_fifo_free(struct ttab_fifo *q)
+{
+	free(q->k);
+	memset(q, 0, sizeof(*q));
+}

@@ -33,4 +33,13 @@ void ttab_each(const struct ttab *t, void (*fn)(void *payload, void *arg), void 
 /* The keys of a payload. */
 const struct ttab_entry *ttab_entry_of(const void *payload);
 
+/* Keys in order of arrival (finished threads, oldest first: what is forgotten first). */
+struct ttab_fifo {
+	uint64_t (*k)[2];
+	size_t head, len, cap;
+};
+int ttab_fifo_push(struct ttab_fifo *q, uint64_t k1, uint64_t k2);
+int ttab_fifo_pop(struct ttab_fifo *q, uint64_t *k1, uint64_t *k2); /* 0 when empty */
+void ttab_fifo_free(struct ttab_fifo *q);
+
 #endif

@@ -18,6 +18,10 @@ import os
 import struct
 import sys
 
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "legacy"))
+import ctf_reader  # noqa: E402  (mirage-trace-viewer's packet order, shared)
+
 MAGIC = 0xC1FC1FC1
 UUID = bytes.fromhex("05883b8d521a487bb397456ab150680c")
 TT = ["Wait", "Task", "Bind", "Try", "Choose", "Pick", "Join", "Map", "Condition",
@@ -109,15 +113,7 @@ def mtv_packets(buf):
             raise ValueError("bad packet size at %d" % pos)
         out.append((count, pos + 30, pos + content // 8))
         pos += size // 8
-    if not out:
-        return out
-    first, prev = out[0], out[0][0]
-    for p in out:
-        if (p[0] - prev) & 0xFFFF > 0x8000:
-            first = p
-            break
-        prev = p[0]
-    return sorted(out, key=lambda p: (p[0] - first[0]) & 0xFFFF)
+    return ctf_reader.mtv_order(out)
 
 
 def mtv_events(buf):
