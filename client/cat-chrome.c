@@ -427,13 +427,14 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 			C.finished--;
 		}
 		if (!(t->open & OPEN_LIFE)) {
-			snprintf(buf, sizeof(buf), "thread %" PRId64, arg);
+			const char *type =
+			    mtrace_thread_type_name(i < b->n_type ? b->type[i] : MTRACE_TT_UNKNOWN);
+			snprintf(buf, sizeof(buf), "%s %" PRId64, type, arg); /* "Bind 12" */
 			head(f, "B", domid, t->tid, ts, buf, "thread");
 			fprintf(f,
 			    ",\"args\":{\"id\":%" PRId64 ",\"ring\":%u,\"type\":\"%s\","
 			    "\"parent\":%" PRId64 "}}",
-			    arg, ring, mtrace_thread_type_name(i < b->n_type ? b->type[i] : 99),
-			    th);
+			    arg, ring, type, th);
 			t->open |= OPEN_LIFE;
 		}
 		flow(f, domid, from, t->tid, ts, "creates");
