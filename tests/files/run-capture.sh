@@ -80,6 +80,7 @@ python3 "$TESTS_DIR/compare_jsonl.py" "$T/live.jsonl" "$T/back.jsonl" ||
 	fail "-i differs from the live client"
 cmp "$T/live.jsonl" "$T/back.jsonl" || fail "-i output is not byte for byte the live output"
 "$CAT" -i - -f json <"$T/rec.mtr" | cmp - "$T/live.jsonl" || fail "-i - (a pipe) differs"
+"$CAT" -i "$T/rec.mtr" -f proto | cmp - "$T/rec.mtr" || fail "an unfiltered copy differs"
 # (the live text client asked for no statistics: leave the recording's out)
 "$CAT" -i "$T/rec.mtr" -f text | grep -v -e '^# stats ' -e '^#  ' | cmp - "$T/live.txt" ||
 	fail "-i -f text differs from live text"
