@@ -20,7 +20,7 @@
 
 #include "cat-chrome.h"
 #include "cat-format.h"
-#include "ring-reader.h"
+#include "ops.h"
 #include "thread-table.h"
 
 #define COUNTERS_MAX 65536      /* distinct counter names with a running sum */

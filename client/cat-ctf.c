@@ -20,7 +20,7 @@
 #include <dirent.h>
 
 #include "cat-ctf.h"
-#include "ring-reader.h"
+#include "ops.h"
 #include "thread-table.h"
 #include "utf8.h"
 
@@ -239,12 +239,11 @@ void cat_ctf_event(const Mtrace__EventBatch *b, size_t i, uint64_t ts, const cha
 
 	if (!W.open || W.err)
 		return;
-	if (op > MTRACE_OP_SIGNAL_NEW && op != MTRACE_OP_EVTCHN_SEND &&
-	    op != MTRACE_OP_EVTCHN_RECV && op != MTRACE_OP_RING_START) {
-		W.skipped++; /* an op this metadata does not describe */
+	if (!mtrace_op_known(op)) {
+		W.skipped++; /* an op the metadata (the op table) does not describe */
 		return;
 	}
-	s = stream_get(b->domid, b->ring, op > MTRACE_OP_SIGNAL_NEW);
+	s = stream_get(b->domid, b->ring, op >= MTRACE_OP_COUNT_MIRAGE);
 	if (!s || !s->f)
 		return;
 	/* babeltrace2 wants a stream's times in order (a clock that steps back is held)
@@ -258,28 +257,19 @@ void cat_ctf_event(const Mtrace__EventBatch *b, size_t i, uint64_t ts, const cha
 	put64(p, ts);
 	p[8] = (uint8_t)op;
 	p += 9;
+	/* the layout metadata_event() declares */
 	if (op != MTRACE_OP_GC) {
 		put64(p, (uint64_t)b->thread[i]);
 		p += 8;
 	}
-	switch (op) {
-	case MTRACE_OP_SWITCH:
-		break;
-	case MTRACE_OP_LABEL:
-		p += put_str(p, str);
-		break;
-	case MTRACE_OP_CREATES:
-		put64(p, (uint64_t)b->arg[i]);
-		p[8] = (uint8_t)(i < b->n_type ? b->type[i] : MTRACE_TT_UNKNOWN);
-		p += 9;
-		break;
-	default:
+	if (mtrace_ops[op].arg) {
 		put64(p, (uint64_t)b->arg[i]);
 		p += 8;
-		if (mtrace_op_has_string(op))
-			p += put_str(p, str);
-		break;
 	}
+	if (op == MTRACE_OP_CREATES)
+		*p++ = (uint8_t)(i < b->n_type ? b->type[i] : MTRACE_TT_UNKNOWN);
+	if (mtrace_ops[op].str)
+		p += put_str(p, str);
 	if (s->used + (size_t)(p - ev) > PKT_MAX)
 		flush_packet(s);
 	memcpy(s->buf + s->used, ev, (size_t)(p - ev));
@@ -310,24 +300,16 @@ static const char metadata_head[] =
     "};\n"
     "\n";
 
-static const char metadata_body[] =
+static const char metadata_types[] =
     "enum thread_type : uint8_t {\n"
     "\tWait = 0, Task = 1, Bind = 2, Try = 3, Choose = 4, Pick = 5, Join = 6, Map = 7,\n"
     "\tCondition = 8, On_success = 9, On_failure = 10, On_termination = 11, On_any = 12,\n"
     "\tIgnore_result = 13, Async = 14, Promise = 15, Semaphore = 16, Switch = 17,\n"
     "\tStream = 18, Mutex = 19, Unknown = 99\n"
     "};\n"
-    "\n"
-    "struct event_header {\n"
-    "\tuint64_clock_t timestamp;\n"
-    "\tenum : uint8_t {\n"
-    "\t\tcreates = 0, read = 1, fulfills = 2, fails = 3, becomes = 4, label = 5,\n"
-    "\t\tincrease = 6, switch = 7, gc = 8, signal = 9, try_read = 10, counter = 11,\n"
-    "\t\tread_later = 12, signal_new = 13,\n"
-    "\t\tevtchn_send = 64, evtchn_recv = 65, ring_start = 66\n"
-    "\t} id;\n"
-    "} align(8);\n"
-    "\n"
+    "\n";
+
+static const char metadata_stream[] =
     "/* thread ids are signed here (mirage-profile: unsigned): -1 is \"no thread\" */\n"
     "struct thread_context {\n"
     "\tint64_t thread;\n"
@@ -341,40 +323,62 @@ static const char metadata_body[] =
     "\t};\n"
     "\tevent.header := struct event_header;\n"
     "};\n"
-    "\n"
-    "event { name = creates; id = 0; context := struct thread_context;\n"
-    "\tfields := struct { int64_t child; enum thread_type thread_type; }; };\n"
-    "event { name = read; id = 1; context := struct thread_context;\n"
-    "\tfields := struct { int64_t source; }; };\n"
-    "event { name = fulfills; id = 2; context := struct thread_context;\n"
-    "\tfields := struct { int64_t resolvee; }; };\n"
-    "event { name = fails; id = 3; context := struct thread_context;\n"
-    "\tfields := struct { int64_t resolvee; string exn; }; };\n"
-    "event { name = becomes; id = 4; context := struct thread_context;\n"
-    "\tfields := struct { int64_t sleeper; }; };\n"
-    "event { name = label; id = 5; context := struct thread_context;\n"
-    "\tfields := struct { string label; }; };\n"
-    "event { name = increase; id = 6; context := struct thread_context;\n"
-    "\tfields := struct { int64_t amount; string counter; }; };\n"
-    "event { name = switch; id = 7; context := struct thread_context; };\n"
-    "event { name = gc; id = 8;\n"
-    "\tfields := struct { uint64_t duration_ns; }; };\n"
-    "event { name = signal; id = 9; context := struct thread_context;\n"
-    "\tfields := struct { int64_t source; }; };\n"
-    "event { name = try_read; id = 10; context := struct thread_context;\n"
-    "\tfields := struct { int64_t source; }; };\n"
-    "event { name = counter; id = 11; context := struct thread_context;\n"
-    "\tfields := struct { int64_t value; string counter; }; };\n"
-    "event { name = read_later; id = 12; context := struct thread_context;\n"
-    "\tfields := struct { int64_t source; }; };\n"
-    "event { name = signal_new; id = 13; context := struct thread_context;\n"
-    "\tfields := struct { int64_t source; }; };\n"
-    "event { name = evtchn_send; id = 64; context := struct thread_context;\n"
-    "\tfields := struct { uint64_t port; }; };\n"
-    "event { name = evtchn_recv; id = 65; context := struct thread_context;\n"
-    "\tfields := struct { uint64_t port; }; };\n"
-    "event { name = ring_start; id = 66; context := struct thread_context;\n"
-    "\tfields := struct { uint64_t ring_index; string name; }; };\n";
+    "\n";
+
+/* mirage-profile's names for the other thread of an event (its metadata's fields). */
+static const char *field_name(unsigned op)
+{
+	switch (op) {
+	case MTRACE_OP_READ:
+	case MTRACE_OP_SIGNAL:
+	case MTRACE_OP_TRY_READ:
+	case MTRACE_OP_READ_LATER:
+	case MTRACE_OP_SIGNAL_NEW:
+		return "source";
+	case MTRACE_OP_FULFILLS:
+	case MTRACE_OP_FAILS:
+		return "resolvee";
+	case MTRACE_OP_BECOMES:
+		return "sleeper";
+	default:
+		return mtrace_ops[op].arg; /* "child", "amount", "duration_ns", "port", ... */
+	}
+}
+
+/* An event class for each op of the table, in the layout cat_ctf_event writes. */
+static void metadata_events(FILE *f)
+{
+	unsigned op;
+
+	fputs("struct event_header {\n\tuint64_clock_t timestamp;\n\tenum : uint8_t {", f);
+	for (op = 0; op < 256; op++)
+		if (mtrace_op_known(op))
+			fprintf(f, "%s\n\t\t%s = %u", op ? "," : "", mtrace_ops[op].name, op);
+	fputs("\n\t} id;\n} align(8);\n\n", f);
+	fputs(metadata_stream, f);
+	for (op = 0; op < 256; op++) {
+		const struct mtrace_op_info *in = &mtrace_ops[op];
+		bool wide = in->arg_kind == MTRACE_ARG_NS || in->arg_kind == MTRACE_ARG_PORT ||
+			    in->arg_kind == MTRACE_ARG_RING;
+
+		if (!mtrace_op_known(op))
+			continue;
+		fprintf(f, "event {\n\tname = %s;\n\tid = %u;\n", in->name, op);
+		if (op != MTRACE_OP_GC)
+			fputs("\tcontext := struct thread_context;\n", f);
+		if (in->arg || in->str) {
+			fputs("\tfields := struct {\n", f);
+			if (in->arg)
+				fprintf(f, "\t\t%s %s;\n", wide ? "uint64_t" : "int64_t", field_name(op));
+			if (op == MTRACE_OP_CREATES)
+				fputs("\t\tenum thread_type thread_type;\n", f);
+			if (in->str)
+				fprintf(f, "\t\tstring %s;\n", in->str);
+			fputs("\t};\n", f);
+		}
+		fputs("};\n\n", f);
+	}
+}
 
 static const char *clock_name(uint32_t c)
 {
@@ -461,7 +465,8 @@ int cat_ctf_close(char *err, size_t errlen)
 		    "ns (see env.clock_<domid>)\";\n\tfreq = 1000000000;\n\tprecision = 1;\n"
 		    "\toffset_s = 0;\n\toffset = 0;\n\tabsolute = %s;\n};\n\n",
 		    w.n && w.realtime ? "true" : "false");
-		fputs(metadata_body, f);
+		fputs(metadata_types, f);
+		metadata_events(f);
 		if (ferror(f))
 			fail(EIO, path);
 		if (fclose(f) != 0)

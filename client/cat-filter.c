@@ -9,7 +9,7 @@
 
 #include "cat-filter.h"
 #include "cat-format.h"
-#include "ring-reader.h"
+#include "ops.h"
 #include "thread-table.h"
 
 /* Labels outlive their threads, as in mtraced's table (whose finished threads go

@@ -17,6 +17,7 @@
 #include "cat-chrome.h"
 #include "cat-ctf.h"
 #include "cat-filter.h"
+#include "clock.h"
 #include "cat-format.h"
 #include "frame.h"
 #include "malloc-tune.h"
@@ -302,10 +303,7 @@ on_signal(int sig)
 static double
 now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return clock_mono_s();
 }
 
 /* Print a batch's events; returns false once the -n count is reached. */

@@ -19,36 +19,35 @@ import struct
 import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "legacy"))
+_HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(_HERE, "..", "legacy"))
+sys.path.insert(0, os.path.join(_HERE, "..", "..", "common"))
 import ctf_reader  # noqa: E402  (mirage-trace-viewer's packet order, shared)
+import mtrace_ops  # noqa: E402  (the op table, common/ops.c)
 
 MAGIC = 0xC1FC1FC1
 UUID = bytes.fromhex("05883b8d521a487bb397456ab150680c")
 TT = ["Wait", "Task", "Bind", "Try", "Choose", "Pick", "Join", "Map", "Condition",
       "On_success", "On_failure", "On_termination", "On_any", "Ignore_result", "Async",
       "Promise", "Semaphore", "Switch", "Stream", "Mutex"]
-OPS = {0: "creates", 1: "read", 2: "fulfills", 3: "fails", 4: "becomes", 5: "label",
-       6: "increase", 7: "switch", 8: "gc", 9: "signal", 10: "try_read", 11: "counter",
-       12: "read_later", 13: "signal_new", 64: "evtchn_send", 65: "evtchn_recv",
-       66: "ring_start"}
-# after ts and op: (has thread, has arg, has type byte, has string)
-LAYOUT = {0: (1, 1, 1, 0), 1: (1, 1, 0, 0), 2: (1, 1, 0, 0), 3: (1, 1, 0, 1),
-          4: (1, 1, 0, 0), 5: (1, 0, 0, 1), 6: (1, 1, 0, 1), 7: (1, 0, 0, 0),
-          8: (0, 1, 0, 0), 9: (1, 1, 0, 0), 10: (1, 1, 0, 0), 11: (1, 1, 0, 1),
-          12: (1, 1, 0, 0), 13: (1, 1, 0, 0), 64: (1, 1, 0, 0), 65: (1, 1, 0, 0),
-          66: (1, 1, 0, 1)}
-# babeltrace2 payload field holding `arg`, and the string
-ARG = {"creates": "child", "read": "source", "fulfills": "resolvee", "fails": "resolvee",
-       "becomes": "sleeper", "increase": "amount", "gc": "duration_ns", "signal": "source",
-       "try_read": "source", "counter": "value", "read_later": "source",
-       "signal_new": "source", "evtchn_send": "port", "evtchn_recv": "port",
-       "ring_start": "ring_index"}
-STR = {"fails": "exn", "label": "label", "increase": "counter", "counter": "counter",
-       "ring_start": "name"}
+# the vocabulary from common/ops.c: every event op is an event class of the trace
+OPS = mtrace_ops.NAMES
+CREATES, GC = mtrace_ops.BY_NAME["creates"], mtrace_ops.BY_NAME["gc"]
+# after ts and op: (has thread, has arg, has type byte, has string), as cat-ctf.c writes
+LAYOUT = {op: (op != GC, d["arg"] is not None, op == CREATES, d["str"] is not None)
+          for op, d in mtrace_ops.EVENT_OPS.items()}
+# babeltrace2 payload fields: the arg under mirage-profile's name, the string
+MIRAGE_FIELD = {"read": "source", "signal": "source", "try_read": "source",
+                "read_later": "source", "signal_new": "source", "fulfills": "resolvee",
+                "fails": "resolvee", "becomes": "sleeper"}
+ARG = {d["name"]: MIRAGE_FIELD.get(d["name"], d["arg"])
+       for d in mtrace_ops.EVENT_OPS.values() if d["arg"]}
+STR = {d["name"]: d["str"] for d in mtrace_ops.EVENT_OPS.values() if d["str"]}
+MIRAGE_COUNT = len(mtrace_ops.MIRAGE)
 
 
 def stream_key(domid, ring, op):
-    return "dom%d-ring%d%s" % (domid, ring, "-mtrace" if op >= 64 else "")
+    return "dom%d-ring%d%s" % (domid, ring, "-mtrace" if op >= MIRAGE_COUNT else "")
 
 
 def from_stream(path):

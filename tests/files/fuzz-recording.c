@@ -16,7 +16,7 @@
 #include "cat-filter.h"
 #include "cat-format.h"
 #include "recording.h"
-#include "ring-reader.h"
+#include "ops.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
