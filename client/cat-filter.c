@@ -9,6 +9,7 @@
 
 #include "cat-filter.h"
 #include "cat-format.h"
+#include "label-prefix.h"
 #include "ops.h"
 #include "thread-table.h"
 
@@ -104,12 +105,8 @@ static bool label_matches(const struct cat_filter *f, uint32_t domid, int64_t th
 	if (thread == -1 || !labels_init)
 		return false;
 	l = ttab_get(&labels, domid, (uint64_t)thread);
-	if (!l || !l->str)
-		return false;
-	for (size_t i = 0; i < f->n_labels; i++)
-		if (strncmp(l->str, f->labels[i], strlen(f->labels[i])) == 0)
-			return true;
-	return false;
+	/* the daemon's own match (stream filter, statistics) */
+	return label_prefix_match(l ? l->str : NULL, (char *const *)f->labels, f->n_labels);
 }
 
 static bool fits32(int64_t d)
