@@ -17,8 +17,8 @@ printf '%s\n' '((time 1.0)(op(Creates 0 1 Task)))' \
 	'((time 1.3)(op(Resolves 0 2("bad\nexn\027[31m"))))' >"$T/hostile.sexp"
 rig_guest hostile "$RIG_REPLAY" --hold --quiet "$T/hostile.sexp" >/dev/null || fail "guest 3"
 python3 "$HERE/topcheck.py" wait "$RIG_TOP" "$RIG_SOCK" hostile=5 || fail "hostile guest"
-"$RIG_TOP" -b -n 1 -d 0.2 -f -D hostile -S "$RIG_SOCK" >"$T/hostile.out" || fail "top on hostile"
-"$RIG_TOP" -b -n 1 -d 0.2 -g -D hostile -S "$RIG_SOCK" >>"$T/hostile.out" || fail "top -g on hostile"
+"$RIG_TOP" -b -n 1 -d 0.2 -f -D hostile -s "$RIG_SOCK" >"$T/hostile.out" || fail "top on hostile"
+"$RIG_TOP" -b -n 1 -d 0.2 -g -D hostile --socket "$RIG_SOCK" >>"$T/hostile.out" || fail "top -g on hostile"
 LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$T/hostile.out" &&
 	fail "control bytes reached the output: $(od -c "$T/hostile.out" | head)"
 grep -qF 'evil?[2J?]0;title? label' "$T/hostile.out" || fail "hostile label not shown: $(cat "$T/hostile.out")"

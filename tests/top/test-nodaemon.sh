@@ -7,7 +7,7 @@ FIXTURE=$MTRACE_SRC/data/mirage/log-x86.sexp
 
 check_refused() {	# socket-path
 	local out rc
-	out=$(timeout 10 "$RIG_TOP" -b -n 1 -S "$1" 2>&1)
+	out=$(timeout 10 "$RIG_TOP" -b -n 1 -s "$1" 2>&1)
 	rc=$?
 	[ $rc -eq 1 ] || fail "exit status $rc with no daemon at $1 (want 1): $out"
 	grep -q "not running" <<<"$out" || fail "no 'not running' in: $out"
@@ -32,7 +32,7 @@ MTRACE_SOCKET=$T/env.sock timeout 10 "$RIG_TOP" -b -n 1 2>&1 | grep -qF "$T/env.
 
 # The daemon goes away under a running mtrace-top: it says so and exits 1, promptly.
 rig_start || fail "rig"
-timeout 30 "$RIG_TOP" -b -d 0.2 -S "$RIG_SOCK" >"$T/top.out" 2>"$T/top.err" &
+timeout 30 "$RIG_TOP" -b -d 0.2 -s "$RIG_SOCK" >"$T/top.out" 2>"$T/top.err" &
 top=$!
 for i in $(seq 50); do
 	grep -q "^DOMAIN" "$T/top.out" 2>/dev/null && break

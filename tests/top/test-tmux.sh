@@ -18,6 +18,6 @@ rig_guest mirage-once "$RIG_REPLAY" --hold --quiet "$FIXTURE" >/dev/null || fail
 
 # The exit status goes to a file: tmux's own #{pane_dead_status} is not always there.
 "${TMUX_CMD[@]}" new-session -d -s top -x 160 -y 50 \
-	"TERM=xterm $RIG_TOP -S $RIG_SOCK -d 0.3; echo \$? >$T/top.status" || fail "tmux"
+	"TERM=xterm $RIG_TOP -s $RIG_SOCK -d 0.3; echo \$? >$T/top.status" || fail "tmux"
 python3 "$HERE/tmuxdrive.py" "$L" "$T/tmux.conf" top "$T/top.status" \
 	"$RIG_SIMXEN" "$RIG_SIM" "$RIG_REPLAY" "$FIXTURE" || fail "interactive checks"
