@@ -241,3 +241,36 @@ start_harness() {
 	cat "$T/harness.err" >&2
 	fail "harness did not start"
 }
+
+# filter_clients FILTER...: one mtrace-cat per filter (a string of its options), client i
+# leaving its argv in $T/c<i>.args, its output in $T/c<i>.out and its --summary in
+# $T/c<i>.sum (what client_counts.py reads); -f count unless the filter says -f.  Their
+# pids are CPIDS.
+filter_clients() {
+	local i=0 f fmt
+	CPIDS=()
+	for f in "$@"; do
+		# shellcheck disable=SC2086
+		set -- $f
+		printf '%s\n' "$@" >"$T/c$i.args"
+		fmt=(-f count)
+		[[ " $* " == *" -f "* ]] && fmt=()
+		"$CAT" -s "$SOCK" "${fmt[@]}" "$@" --summary >"$T/c$i.out" 2>"$T/c$i.sum" &
+		CPIDS+=($!)
+		PIDS+=($!)
+		i=$((i + 1))
+	done
+}
+
+# conform_clients: three mtrace-cat of the same stream, -f proto, text and json, into
+# $T/raw.bin, $T/out.txt, $T/out.json (what conform.py compares); their pids are CPIDS.
+conform_clients() {
+	local c
+	CPIDS=()
+	for c in "proto raw.bin" "text out.txt" "json out.json"; do
+		set -- $c
+		"$CAT" -s "$SOCK" -f "$1" >"$T/$2" 2>"$T/$1.err" &
+		CPIDS+=($!)
+		PIDS+=($!)
+	done
+}

@@ -6,14 +6,8 @@
 command -v protoc >/dev/null || { echo "protoc not installed"; exit 77; }
 
 start_harness -N 20000 -r 100000 -D 2 -R 2 -w 3 --ring-loss
-"$CAT" -s "$SOCK" -f proto >"$T/raw.bin" 2>"$T/raw.err" &
-P1=$!
-"$CAT" -s "$SOCK" -f text >"$T/out.txt" 2>"$T/txt.err" &
-P2=$!
-"$CAT" -s "$SOCK" -f json >"$T/out.json" 2>"$T/json.err" &
-P3=$!
-PIDS+=("$P1" "$P2" "$P3")
-for p in $P1 $P2 $P3; do wait_pid "$p" 30 || fail "mtrace-cat exited $?"; done
+conform_clients
+for p in "${CPIDS[@]}"; do wait_pid "$p" 30 || fail "mtrace-cat exited $?"; done
 wait_pid "$HPID" 10
 python3 "$HERE/conform.py" "$T/raw.bin" "$T/out.txt" "$T/out.json" "$MTRACE_SRC/proto" \
 	"$HERE" "$T/harness.json" || fail "streams differ"

@@ -26,19 +26,8 @@ FILTERS=(
 	"-o label -l label-"
 )
 
-start_clients() {	# count
-	local n=$1 i
-	CPIDS=()
-	for ((i = 0; i < n; i++)); do
-		# shellcheck disable=SC2086
-		set -- ${FILTERS[$i]}
-		printf '%s\n' "$@" >"$T/c$i.args"
-		local fmt=(-f count)
-		[[ " $* " == *" -f "* ]] && fmt=()
-		"$CAT" -s "$SOCK" "${fmt[@]}" "$@" --summary >"$T/c$i.out" 2>"$T/c$i.sum" &
-		CPIDS+=($!)
-		PIDS+=($!)
-	done
+start_clients() {	# count: the first COUNT filters
+	filter_clients "${FILTERS[@]:0:$1}"
 }
 
 # 10 k events/s per ring, 1 MiB rings: the daemon would have to stall for seconds

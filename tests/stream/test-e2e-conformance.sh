@@ -8,13 +8,7 @@ command -v protoc >/dev/null || { echo "protoc not installed"; exit 77; }
 
 sim_start
 daemon_start -o drop_privileges=false
-"$CAT" -s "$SOCK" -f proto >"$T/raw.bin" 2>"$T/raw.err" &
-P1=$!
-"$CAT" -s "$SOCK" -f text >"$T/out.txt" 2>"$T/txt.err" &
-P2=$!
-"$CAT" -s "$SOCK" -f json >"$T/out.json" 2>"$T/json.err" &
-P3=$!
-PIDS+=("$P1" "$P2" "$P3")
+conform_clients
 sleep 0.5
 load_guest g1 3 "$T/g1.json" -r 2 -p 64 -n 5000 -R 20000 --fail 30
 # Flat out into a ring far larger than the reader's copy window: drains span windows.
@@ -22,7 +16,7 @@ load_guest g2 4 "$T/g2.json" -r 1 -p 512 -n 20000 -R 0
 wait_guests "$T/g1.json" "$T/g2.json"
 sleep 0.5
 kill -TERM "$DPID"
-for p in $P1 $P2 $P3; do wait_pid "$p" 20 || fail "mtrace-cat exited $?"; done
+for p in "${CPIDS[@]}"; do wait_pid "$p" 20 || fail "mtrace-cat exited $?"; done
 python3 "$HERE/conform.py" "$T/raw.bin" "$T/out.txt" "$T/out.json" "$MTRACE_SRC/proto" \
 	"$HERE" "$T/g1.json,$T/g2.json" || fail "streams differ"
 pass "protoc --decode of the raw stream matches the text and JSON output"

@@ -22,19 +22,10 @@ FILTERS=(
 	"-f json -o fails,label"
 )
 
-run_clients() {	# count
-	local n=$1 i pids=()
-	for ((i = 0; i < n; i++)); do
-		# shellcheck disable=SC2086
-		set -- ${FILTERS[$i]}
-		printf '%s\n' "$@" >"$T/c$i.args"
-		local fmt=(-f count)
-		[[ " $* " == *" -f "* ]] && fmt=()
-		"$CAT" -s "$SOCK" "${fmt[@]}" "$@" --summary >"$T/c$i.out" 2>"$T/c$i.sum" &
-		pids+=($!)
-		PIDS+=($!)
-	done
-	for p in "${pids[@]}"; do wait_pid "$p" 40 || fail "mtrace-cat exited with $?"; done
+run_clients() {	# count: the first COUNT filters, until they end
+	local p
+	filter_clients "${FILTERS[@]:0:$1}"
+	for p in "${CPIDS[@]}"; do wait_pid "$p" 40 || fail "mtrace-cat exited with $?"; done
 }
 
 # One client, all events.
