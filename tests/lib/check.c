@@ -10,8 +10,8 @@
 
 int check_failures;
 
-void check_fail(const char *file, int line, const char *func, const char *cond,
-		const char *fmt, ...)
+void check_fail(
+    const char *file, int line, const char *func, const char *cond, const char *fmt, ...)
 {
 	int e = errno;
 	va_list ap;

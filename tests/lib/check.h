@@ -14,23 +14,23 @@
 /* Checks failed so far in this process. */
 extern int check_failures;
 
-void check_fail(const char *file, int line, const char *func, const char *cond,
-		const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+void check_fail(const char *file, int line, const char *func, const char *cond, const char *fmt,
+    ...) __attribute__((format(printf, 5, 6)));
 
 /* " " is the empty detail (a zero-length format would be a warning). */
-#define CHECK(cond, ...)                                                              \
-	do {                                                                          \
-		if (!(cond))                                                          \
+#define CHECK(cond, ...)                                                                  \
+	do {                                                                              \
+		if (!(cond))                                                              \
 			check_fail(__FILE__, __LINE__, __func__, #cond, " " __VA_ARGS__); \
 	} while (0)
 
 /* cond is evaluated once: it may have side effects (pthread_create). */
-#define REQUIRE(cond, ...)                                                            \
-	do {                                                                          \
-		if (!(cond)) {                                                        \
+#define REQUIRE(cond, ...)                                                                \
+	do {                                                                              \
+		if (!(cond)) {                                                            \
 			check_fail(__FILE__, __LINE__, __func__, #cond, " " __VA_ARGS__); \
-			exit(1);                                                      \
-		}                                                                     \
+			exit(1);                                                          \
+		}                                                                         \
 	} while (0)
 
 /* Prints "NAME: ok" or "NAME: N check(s) failed"; the exit status for main. */

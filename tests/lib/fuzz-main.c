@@ -175,7 +175,7 @@ int main(int argc, char **argv)
 		run_path(argv[i]);
 	if (runs == 0) {
 		fprintf(stderr, "%s: no input (no FILE or DIR, and the target makes no seeds)\n",
-			argv[0]);
+		    argv[0]);
 		return 2;
 	}
 	printf("%lu inputs run without a crash\n", runs);

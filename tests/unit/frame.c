@@ -11,7 +11,7 @@
 static void roundtrip(void)
 {
 	static const uint64_t lens[] = { 0, 1, 127, 128, 300, 16383, 16384, FRAME_MAX_TO_DAEMON,
-					 FRAME_MAX_TO_CLIENT, UINT32_MAX, UINT64_MAX };
+		FRAME_MAX_TO_CLIENT, UINT32_MAX, UINT64_MAX };
 	uint8_t buf[FRAME_VARINT_MAX + 1];
 
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
@@ -21,9 +21,9 @@ static void roundtrip(void)
 		/* A large enough limit, and no message bytes: whole prefix, then NEED_MORE. */
 		enum frame_status st = frame_parse(buf, n, SIZE_MAX, &hdr, &msg);
 		CHECK(hdr == n && msg == lens[i], "%llu: hdr %zu msg %zu",
-		      (unsigned long long)lens[i], hdr, msg);
+		    (unsigned long long)lens[i], hdr, msg);
 		CHECK(st == (lens[i] == 0 ? FRAME_OK : FRAME_NEED_MORE), "%llu: status %d",
-		      (unsigned long long)lens[i], st);
+		    (unsigned long long)lens[i], st);
 	}
 	CHECK(frame_put_len(buf, 127) == 1 && buf[0] == 127);
 	CHECK(frame_put_len(buf, 128) == 2 && buf[0] == 0x80 && buf[1] == 1);

@@ -52,13 +52,14 @@ static int check_modules(int argc, char **argv)
 			listed = listed || strcmp(argv[k], modules[i][0].module) == 0;
 		if (!listed) {
 			fprintf(stderr, "module %s is in the table but not a meson test\n",
-				modules[i][0].module);
+			    modules[i][0].module);
 			bad = 1;
 		}
 	}
 	for (int k = 0; k < argc; k++) {
 		if (find(argv[k]) == NULL) {
-			fprintf(stderr, "module %s is a meson test but not in the table\n", argv[k]);
+			fprintf(
+			    stderr, "module %s is a meson test but not in the table\n", argv[k]);
 			bad = 1;
 		}
 	}
