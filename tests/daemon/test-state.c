@@ -12,6 +12,7 @@
 #include "check.h"
 #include "config.h"
 #include "ring-reader.h"
+#include "mtrace.pb-c.h"
 #include "state.h"
 
 

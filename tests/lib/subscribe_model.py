@@ -5,12 +5,14 @@ what a client received with what was written.
 A filter is mtrace-cat's options: -d ID|NAME (any of them), -o OP[,OP] (any of them),
 -l PREFIX (an event of a thread whose label starts with any of them), --no-events.
 Empty sets select everything."""
+import os
+import sys
 
-# The op codes (proto/mtrace-ring.h).
-OPS = {"creates": 0, "read": 1, "fulfills": 2, "fails": 3, "becomes": 4, "label": 5,
-       "increase": 6, "switch": 7, "gc": 8, "signal": 9, "try_read": 10, "counter": 11,
-       "read_later": 12, "signal_new": 13, "evtchn_send": 64, "evtchn_recv": 65,
-       "ring_start": 66}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+import mtrace_ops  # noqa: E402  (the op table of common/ops.c)
+
+# Op codes by name.
+OPS = mtrace_ops.BY_NAME
 
 # mtrace-cat's options that take a value (the rest are flags).
 _VALUED = ("-d", "-o", "-l", "-f", "--stats", "-s", "--socket", "-n", "-t")

@@ -16,6 +16,8 @@ static const struct unit_test *const modules[] = {
 	unit_frame,
 	unit_utf8,
 	unit_config,
+	unit_strtab,
+	unit_announce,
 };
 
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))

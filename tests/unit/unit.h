@@ -18,5 +18,7 @@ struct unit_test {
 extern const struct unit_test unit_frame[];
 extern const struct unit_test unit_utf8[];
 extern const struct unit_test unit_config[];
+extern const struct unit_test unit_strtab[];
+extern const struct unit_test unit_announce[];
 
 #endif

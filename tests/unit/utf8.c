@@ -1,7 +1,9 @@
 /*
  * utf8.c - unit tests of common/utf8.c: which guest-written byte sequences are valid
- * UTF-8 (the stream's string fields and JSON output must be).
+ * UTF-8 (the stream's string fields and JSON output must be), and their repair.
  */
+#include <string.h>
+
 #include "unit.h"
 #include "utf8.h"
 
@@ -55,9 +57,23 @@ static void truncated(void)
 	          "a") == 0);
 }
 
+/* utf8_fix: every byte not part of valid UTF-8 becomes '?', the rest stays */
+static void fix(void)
+{
+	char s[] = "ok \xc3\xa9 \xff bad \xed\xa0\x80 end \xc3";
+	char clean[] = "label \xe2\x82\xac";
+
+	utf8_fix(s);
+	CHECK(strcmp(s, "ok \xc3\xa9 ? bad ??? end ?") == 0, "\"%s\"", s);
+	utf8_fix(clean);
+	CHECK(strcmp(clean, "label \xe2\x82\xac") == 0);
+	utf8_fix(NULL); /* allowed: nothing to do */
+}
+
 const struct unit_test unit_utf8[] = {
 	{ "utf8", "valid", valid },
 	{ "utf8", "invalid", invalid },
 	{ "utf8", "truncated", truncated },
+	{ "utf8", "fix", fix },
 	{ "utf8", NULL, NULL },
 };
