@@ -5,7 +5,7 @@
  * nothing in it may crash the reader, make it read past its buffers or loop.
  *
  * Built with -fsanitize=fuzzer under clang (meson -Dfuzzer=enabled); for other builds
- * tests/legacy/fuzz-replay.c supplies main() and replays the corpus plus mutations.
+ * tests/lib/fuzz-main.c supplies main() and replays the corpus plus mutations.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,10 +15,9 @@
 #include "cat-chrome.h"
 #include "cat-filter.h"
 #include "cat-format.h"
-#include "recording.h"
+#include "fuzz.h"
 #include "ops.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "recording.h"
 
 static FILE *null_out;
 
