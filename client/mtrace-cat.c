@@ -40,12 +40,12 @@ struct cat_opts {
 	bool no_events;
 	unsigned stats_ms, top_n, sort;
 	bool label_stats;
-	uint64_t count;		/* 0: unlimited */
-	double seconds;		/* 0: unlimited */
+	uint64_t count; /* 0: unlimited */
+	double seconds; /* 0: unlimited */
 	bool summary;
-	const char *input;	/* -i: a recording instead of the daemon ("-": stdin) */
-	const char *record;	/* -w: also save what is received */
-	const char *output;	/* -O: file (directory for ctf) instead of stdout */
+	const char *input;  /* -i: a recording instead of the daemon ("-": stdin) */
+	const char *record; /* -w: also save what is received */
+	const char *output; /* -O: file (directory for ctf) instead of stdout */
 };
 
 /* Where recordings go (-f proto's output, -w's file) and the -i filters. */
@@ -62,44 +62,50 @@ static struct {
 	bool goodbye;
 } sum;
 
-static void
-usage(FILE *f)
+static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: mtrace-cat [options]\n"
-"Print what mtraced streams: events and statistics of the traced Xen guests.\n"
-"\n"
-"  -s, --socket PATH     daemon socket (default $MTRACE_SOCKET or %s)\n"
-"  -i, --input FILE      read a recording (from -f proto or -w; - for stdin)\n"
-"                        instead of the daemon; filters and formats as live\n"
-"  -f, --format FMT      text (default), json (JSON lines), proto (a recording:\n"
-"                        delimited mtrace.ServerMsg frames behind a header),\n"
-"                        chrome (trace-event JSON for Perfetto UI), ctf (a CTF\n"
-"                        trace directory, needs -O DIR), count (print nothing)\n"
-"  -O, --output PATH     write to PATH instead of stdout (ctf: the directory)\n"
-"  -w, --write FILE      also save a recording of what is received in FILE\n"
-"  -d, --domain D        only domain D (id or name); repeatable\n"
-"  -o, --ops LIST        only these ops (names or numbers, comma separated)\n"
-"  -l, --label PREFIX    only events of threads whose label starts with PREFIX;\n"
-"                        repeatable\n"
-"      --stats MS        statistics every MS milliseconds (>= 100)\n"
-"      --threads N       the N busiest threads in statistics (--top is the same)\n"
-"      --sort KEY        events|running|pending|age|children|reads|resolves|id\n"
-"      --label-stats     per-label aggregates in statistics\n"
-"      --no-events       statistics only\n"
-"  -n, --count N         exit after N events (N statistics with --no-events)\n"
-"  -t, --time SECONDS    exit after SECONDS\n"
-"      --summary         print a JSON summary of what was received on stderr at exit\n"
-"  -h, --help            this text\n"
-"  -V, --version         version\n", MTRACE_DEFAULT_SOCKET);
+	    "usage: mtrace-cat [options]\n"
+	    "Print what mtraced streams: events and statistics of the traced Xen guests.\n"
+	    "\n"
+	    "  -s, --socket PATH     daemon socket (default $MTRACE_SOCKET or %s)\n"
+	    "  -i, --input FILE      read a recording (from -f proto or -w; - for stdin)\n"
+	    "                        instead of the daemon; filters and formats as live\n"
+	    "  -f, --format FMT      text (default), json (JSON lines), proto (a recording:\n"
+	    "                        delimited mtrace.ServerMsg frames behind a header),\n"
+	    "                        chrome (trace-event JSON for Perfetto UI), ctf (a CTF\n"
+	    "                        trace directory, needs -O DIR), count (print nothing)\n"
+	    "  -O, --output PATH     write to PATH instead of stdout (ctf: the directory)\n"
+	    "  -w, --write FILE      also save a recording of what is received in FILE\n"
+	    "  -d, --domain D        only domain D (id or name); repeatable\n"
+	    "  -o, --ops LIST        only these ops (names or numbers, comma separated)\n"
+	    "  -l, --label PREFIX    only events of threads whose label starts with PREFIX;\n"
+	    "                        repeatable\n"
+	    "      --stats MS        statistics every MS milliseconds (>= 100)\n"
+	    "      --threads N       the N busiest threads in statistics (--top is the same)\n"
+	    "      --sort KEY        events|running|pending|age|children|reads|resolves|id\n"
+	    "      --label-stats     per-label aggregates in statistics\n"
+	    "      --no-events       statistics only\n"
+	    "  -n, --count N         exit after N events (N statistics with --no-events)\n"
+	    "  -t, --time SECONDS    exit after SECONDS\n"
+	    "      --summary         print a JSON summary of what was received on stderr at exit\n"
+	    "  -h, --help            this text\n"
+	    "  -V, --version         version\n",
+	    MTRACE_DEFAULT_SOCKET);
 }
 
 static const char *const sort_names[] = {
-	"events", "running", "pending", "age", "children", "reads", "resolves", "id",
+	"events",
+	"running",
+	"pending",
+	"age",
+	"children",
+	"reads",
+	"resolves",
+	"id",
 };
 
-static int
-parse_ops(struct cat_opts *o, char *list)
+static int parse_ops(struct cat_opts *o, char *list)
 {
 	char *save = NULL, *tok;
 
@@ -128,10 +134,16 @@ parse_ops(struct cat_opts *o, char *list)
 	return 0;
 }
 
-static int
-parse_args(int argc, char **argv, struct cat_opts *o)
+static int parse_args(int argc, char **argv, struct cat_opts *o)
 {
-	enum { O_STATS = 256, O_TOP, O_SORT, O_NOEV, O_SUMMARY, O_LSTATS };
+	enum {
+		O_STATS = 256,
+		O_TOP,
+		O_SORT,
+		O_NOEV,
+		O_SUMMARY,
+		O_LSTATS
+	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "input", required_argument, NULL, 'i' },
@@ -175,12 +187,18 @@ parse_args(int argc, char **argv, struct cat_opts *o)
 			o->record = optarg;
 			break;
 		case 'f':
-			if (!strcmp(optarg, "text")) o->fmt = CAT_TEXT;
-			else if (!strcmp(optarg, "json")) o->fmt = CAT_JSON;
-			else if (!strcmp(optarg, "proto")) o->fmt = CAT_PROTO;
-			else if (!strcmp(optarg, "chrome")) o->fmt = CAT_CHROME;
-			else if (!strcmp(optarg, "count")) o->fmt = CAT_COUNT;
-			else if (!strcmp(optarg, "ctf")) o->fmt = CAT_CTF;
+			if (!strcmp(optarg, "text"))
+				o->fmt = CAT_TEXT;
+			else if (!strcmp(optarg, "json"))
+				o->fmt = CAT_JSON;
+			else if (!strcmp(optarg, "proto"))
+				o->fmt = CAT_PROTO;
+			else if (!strcmp(optarg, "chrome"))
+				o->fmt = CAT_CHROME;
+			else if (!strcmp(optarg, "count"))
+				o->fmt = CAT_COUNT;
+			else if (!strcmp(optarg, "ctf"))
+				o->fmt = CAT_CTF;
 			else {
 				fprintf(stderr, "mtrace-cat: unknown format '%s'\n", optarg);
 				return -1;
@@ -275,13 +293,15 @@ parse_args(int argc, char **argv, struct cat_opts *o)
 		return -1;
 	}
 	if (o->input && live_only) {
-		fprintf(stderr, "mtrace-cat: --stats, --top, --sort and --label-stats are chosen "
-				"when recording; -i prints what the recording holds\n");
+		fprintf(stderr,
+		    "mtrace-cat: --stats, --top, --sort and --label-stats are chosen "
+		    "when recording; -i prints what the recording holds\n");
 		return -1;
 	}
 	if (o->input && o->record) {
-		fprintf(stderr, "mtrace-cat: -w records a live stream; to filter a recording "
-				"into another use -i FILE -f proto -O NEW\n");
+		fprintf(stderr,
+		    "mtrace-cat: -w records a live stream; to filter a recording "
+		    "into another use -i FILE -f proto -O NEW\n");
 		return -1;
 	}
 	if (o->fmt == CAT_CTF && !o->output) {
@@ -295,21 +315,18 @@ parse_args(int argc, char **argv, struct cat_opts *o)
 	return 0;
 }
 
-static void
-on_signal(int sig)
+static void on_signal(int sig)
 {
 	stop_signal = sig;
 }
 
-static double
-now_s(void)
+static double now_s(void)
 {
 	return clock_mono_s();
 }
 
 /* Print a batch's events; returns false once the -n count is reached. */
-static bool
-print_batch(const struct cat_opts *o, const Mtrace__EventBatch *b)
+static bool print_batch(const struct cat_opts *o, const Mtrace__EventBatch *b)
 {
 	size_t n = b->n_op, si = 0, i;
 	uint64_t ts = b->base_ts;
@@ -332,16 +349,14 @@ print_batch(const struct cat_opts *o, const Mtrace__EventBatch *b)
 	return true;
 }
 
-static void
-sink_raw(const uint8_t *raw, size_t len)
+static void sink_raw(const uint8_t *raw, size_t len)
 {
 	for (size_t i = 0; i < n_sinks; i++)
 		recording_write_frame(sinks[i], raw, len);
 }
 
 /* A message of ours (a filtered piece of a recording) to the recording sinks. */
-static void
-sink_msg(const Mtrace__ServerMsg *m)
+static void sink_msg(const Mtrace__ServerMsg *m)
 {
 	size_t len, hl;
 	uint8_t *buf;
@@ -358,8 +373,7 @@ sink_msg(const Mtrace__ServerMsg *m)
 	free(buf);
 }
 
-static void
-filtered_part(const Mtrace__EventBatch *part, void *arg)
+static void filtered_part(const Mtrace__EventBatch *part, void *arg)
 {
 	const struct cat_opts *o = arg;
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
@@ -374,8 +388,7 @@ filtered_part(const Mtrace__EventBatch *part, void *arg)
 }
 
 /* Messages about one domain that the -i filters leave out. */
-static bool
-filtered_out(const Mtrace__ServerMsg *m)
+static bool filtered_out(const Mtrace__ServerMsg *m)
 {
 	if (!filtering)
 		return false;
@@ -386,15 +399,15 @@ filtered_out(const Mtrace__ServerMsg *m)
 		return !cat_filter_domain(&filt, m->domain_down->domid);
 	case MTRACE__SERVER_MSG__MSG_LOSS:
 		/* domid 0 ring 0 is this client's own loss: always shown */
-		return (m->loss->domid || m->loss->ring) && !cat_filter_domain(&filt, m->loss->domid);
+		return (m->loss->domid || m->loss->ring) &&
+		    !cat_filter_domain(&filt, m->loss->domid);
 	default:
 		return false;
 	}
 }
 
-static int
-handle_events(const struct cat_opts *o, const Mtrace__EventBatch *b, const uint8_t *raw,
-	      size_t rlen)
+static int handle_events(
+    const struct cat_opts *o, const Mtrace__EventBatch *b, const uint8_t *raw, size_t rlen)
 {
 	size_t n = b->n_op;
 
@@ -418,8 +431,8 @@ handle_events(const struct cat_opts *o, const Mtrace__EventBatch *b, const uint8
 }
 
 /* Returns 1 to go on, 0 to stop cleanly, -1 on error. */
-static int
-handle(const struct cat_opts *o, const Mtrace__ServerMsg *m, const uint8_t *raw, size_t rlen)
+static int handle(
+    const struct cat_opts *o, const Mtrace__ServerMsg *m, const uint8_t *raw, size_t rlen)
 {
 	struct cat_stats_view view;
 	const Mtrace__ServerMsg *shown = m;
@@ -444,8 +457,8 @@ handle(const struct cat_opts *o, const Mtrace__ServerMsg *m, const uint8_t *raw,
 		if (o->fmt == CAT_CHROME)
 			cat_chrome_domain_up(out, m->domain_up->domid, m->domain_up->name);
 		if (o->fmt == CAT_CTF)
-			cat_ctf_domain_up(m->domain_up->domid, m->domain_up->name,
-					  m->domain_up->clock);
+			cat_ctf_domain_up(
+			    m->domain_up->domid, m->domain_up->name, m->domain_up->clock);
 		break;
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
 		if (o->fmt == CAT_CHROME)
@@ -455,8 +468,10 @@ handle(const struct cat_opts *o, const Mtrace__ServerMsg *m, const uint8_t *raw,
 		sum.dropped += m->loss->dropped_for_client;
 		sum.lost_in_ring += m->loss->lost_in_ring;
 		if (m->loss->dropped_for_client)
-			fprintf(stderr, "mtrace-cat: %" PRIu64 " events dropped: this client "
-				"read too slowly\n", m->loss->dropped_for_client);
+			fprintf(stderr,
+			    "mtrace-cat: %" PRIu64 " events dropped: this client "
+			    "read too slowly\n",
+			    m->loss->dropped_for_client);
 		break;
 	case MTRACE__SERVER_MSG__MSG_STATS:
 		sum.stats++;
@@ -488,11 +503,11 @@ handle(const struct cat_opts *o, const Mtrace__ServerMsg *m, const uint8_t *raw,
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
 		if (!o->input)
 			fprintf(stderr, "mtrace-cat: mtraced said goodbye: %s\n",
-				m->goodbye->reason ? m->goodbye->reason : "");
+			    m->goodbye->reason ? m->goodbye->reason : "");
 		return o->input ? 1 : 0;
 	case MTRACE__SERVER_MSG__MSG_ERROR:
 		fprintf(stderr, "mtrace-cat: error from mtraced: %s\n",
-			m->error->message ? m->error->message : "?");
+		    m->error->message ? m->error->message : "?");
 		return o->input ? 1 : -1;
 	default:
 		break;
@@ -500,14 +515,14 @@ handle(const struct cat_opts *o, const Mtrace__ServerMsg *m, const uint8_t *raw,
 	return 1;
 }
 
-static void
-print_summary(void)
+static void print_summary(void)
 {
-	fprintf(stderr, "{\"events\":%" PRIu64 ",\"batches\":%" PRIu64 ",\"messages\":%" PRIu64
-		",\"stats\":%" PRIu64 ",\"dropped_for_client\":%" PRIu64 ",\"lost_in_ring\":%"
-		PRIu64 ",\"bytes\":%" PRIu64 ",\"goodbye\":%s,\"by_op\":{", sum.events,
-		sum.batches, sum.messages, sum.stats, sum.dropped, sum.lost_in_ring, sum.bytes,
-		sum.goodbye ? "true" : "false");
+	fprintf(stderr,
+	    "{\"events\":%" PRIu64 ",\"batches\":%" PRIu64 ",\"messages\":%" PRIu64
+	    ",\"stats\":%" PRIu64 ",\"dropped_for_client\":%" PRIu64 ",\"lost_in_ring\":%" PRIu64
+	    ",\"bytes\":%" PRIu64 ",\"goodbye\":%s,\"by_op\":{",
+	    sum.events, sum.batches, sum.messages, sum.stats, sum.dropped, sum.lost_in_ring,
+	    sum.bytes, sum.goodbye ? "true" : "false");
 	for (unsigned op = 0, first = 1; op < 256; op++) {
 		if (!sum.by_op[op])
 			continue;
@@ -518,9 +533,8 @@ print_summary(void)
 }
 
 /* The next message from the daemon or the recording (mtc_next's contract). */
-static int
-next_msg(struct mtc *c, struct recording *rec, int timeout, Mtrace__ServerMsg **m,
-	 const uint8_t **raw, size_t *rlen, char *err, size_t errlen)
+static int next_msg(struct mtc *c, struct recording *rec, int timeout, Mtrace__ServerMsg **m,
+    const uint8_t **raw, size_t *rlen, char *err, size_t errlen)
 {
 	int r;
 
@@ -532,8 +546,7 @@ next_msg(struct mtc *c, struct recording *rec, int timeout, Mtrace__ServerMsg **
 	return r == 0 ? -1 : r;
 }
 
-static int
-run(const struct cat_opts *o, struct mtc *c, struct recording *rec)
+static int run(const struct cat_opts *o, struct mtc *c, struct recording *rec)
 {
 	double deadline = o->seconds > 0 ? now_s() + o->seconds : 0;
 	bool unflushed = false;
@@ -559,7 +572,7 @@ run(const struct cat_opts *o, struct mtc *c, struct recording *rec)
 		if (r == 0) {
 			if (unflushed) {
 				if (fflush(out) == EOF)
-					return 0;	/* EPIPE: the reader went away */
+					return 0; /* EPIPE: the reader went away */
 				for (size_t i = 0; i < n_sinks; i++)
 					fflush(sinks[i]);
 				unflushed = false;
@@ -570,7 +583,7 @@ run(const struct cat_opts *o, struct mtc *c, struct recording *rec)
 			if (stop_signal)
 				return 0;
 			if (errno == 0)
-				return 0;	/* EOF: the daemon went away, the file ended */
+				return 0; /* EOF: the daemon went away, the file ended */
 			fprintf(stderr, "mtrace-cat: %s\n", err);
 			return -1;
 		}
@@ -584,8 +597,7 @@ run(const struct cat_opts *o, struct mtc *c, struct recording *rec)
 	}
 }
 
-static void
-filter_from_opts(const struct cat_opts *o)
+static void filter_from_opts(const struct cat_opts *o)
 {
 	filt.domids = o->domids;
 	filt.n_domids = o->n_domids;
@@ -599,8 +611,7 @@ filter_from_opts(const struct cat_opts *o)
 	filtering = cat_filter_active(&filt);
 }
 
-static struct mtc *
-connect_live(const struct cat_opts *o)
+static struct mtc *connect_live(const struct cat_opts *o)
 {
 	static Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
 	struct mtc *c;
@@ -632,8 +643,7 @@ connect_live(const struct cat_opts *o)
 	return c;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	static struct cat_opts o;
 	struct sigaction sa = { .sa_handler = on_signal };
@@ -656,10 +666,12 @@ main(int argc, char **argv)
 	if (o.input) {
 		in = strcmp(o.input, "-") ? fopen(o.input, "rb") : stdin;
 		if (!in) {
-			fprintf(stderr, "mtrace-cat: cannot open %s: %s\n", o.input, strerror(errno));
+			fprintf(
+			    stderr, "mtrace-cat: cannot open %s: %s\n", o.input, strerror(errno));
 			return 1;
 		}
-		rec = recording_open(in, strcmp(o.input, "-") ? o.input : "stdin", err, sizeof(err));
+		rec =
+		    recording_open(in, strcmp(o.input, "-") ? o.input : "stdin", err, sizeof(err));
 		if (!rec) {
 			fprintf(stderr, "mtrace-cat: %s\n", err);
 			return 1;
@@ -686,7 +698,7 @@ main(int argc, char **argv)
 	if (o.record) {
 		if (!(wfile = fopen(o.record, "wb"))) {
 			fprintf(stderr, "mtrace-cat: cannot create %s: %s\n", o.record,
-				strerror(errno));
+			    strerror(errno));
 			return 1;
 		}
 		sinks[n_sinks++] = wfile;
