@@ -90,6 +90,8 @@ static void tsdl_escape(char *out, size_t len, const char *in)
 	out[o] = 0;
 }
 
+static void write_metadata(void);
+
 int cat_ctf_open(const char *dir, char *err, size_t errlen)
 {
 	DIR *d;
@@ -118,6 +120,8 @@ int cat_ctf_open(const char *dir, char *err, size_t errlen)
 	ttab_init(&W.streams, sizeof(struct stream));
 	ttab_init(&W.doms, sizeof(struct dom));
 	W.open = W.dir != NULL;
+	if (W.open)
+		write_metadata();
 	return W.open ? 0 : -1;
 }
 
@@ -126,6 +130,8 @@ void cat_ctf_hello(const Mtrace__Hello *h)
 	if (h) {
 		tsdl_escape(W.host, sizeof(W.host), h->host);
 		tsdl_escape(W.software, sizeof(W.software), h->software);
+		if (W.open)
+			write_metadata();
 	}
 }
 
@@ -145,6 +151,7 @@ void cat_ctf_domain_up(uint32_t domid, const char *name, uint32_t clock)
 	tsdl_escape(d->name, sizeof(d->name), name);
 	d->clock = clock;
 	d->up = true;
+	write_metadata();
 }
 
 static void fail(int e, const char *what)
@@ -200,6 +207,9 @@ static struct stream *stream_get(uint32_t domid, uint32_t ring, bool extra)
 		fail(errno, path);
 		free(s->buf);
 		s->buf = NULL;
+	} else {
+		/* a packet is one write: the file never ends inside one, even if we are killed */
+		setvbuf(s->f, NULL, _IONBF, 0);
 	}
 	s->used = PKT_HDR;
 	return s;
@@ -359,7 +369,7 @@ static void metadata_events(FILE *f)
 	for (op = 0; op < 256; op++) {
 		const struct mtrace_op_info *in = &mtrace_ops[op];
 		bool wide = in->arg_kind == MTRACE_ARG_NS || in->arg_kind == MTRACE_ARG_PORT ||
-			    in->arg_kind == MTRACE_ARG_RING;
+		    in->arg_kind == MTRACE_ARG_RING;
 
 		if (!mtrace_op_known(op))
 			continue;
@@ -369,7 +379,8 @@ static void metadata_events(FILE *f)
 		if (in->arg || in->str) {
 			fputs("\tfields := struct {\n", f);
 			if (in->arg)
-				fprintf(f, "\t\t%s %s;\n", wide ? "uint64_t" : "int64_t", field_name(op));
+				fprintf(f, "\t\t%s %s;\n", wide ? "uint64_t" : "int64_t",
+				    field_name(op));
 			if (op == MTRACE_OP_CREATES)
 				fputs("\t\tenum thread_type thread_type;\n", f);
 			if (in->str)
@@ -430,48 +441,61 @@ static void close_stream(void *payload, void *arg)
 	s->buf = NULL;
 }
 
-int cat_ctf_close(char *err, size_t errlen)
+/*
+ * The metadata, replaced whole (written aside, then renamed): at the start, whenever a
+ * domain comes or the daemon is known, and at the end, so that a capture killed even
+ * with SIGKILL has metadata for every whole packet it wrote.
+ */
+static void write_metadata(void)
 {
-	char path[4096];
+	char path[4096], tmp[4096];
 	struct env_walk w = { 0 };
 	FILE *f;
 
+	snprintf(path, sizeof(path), "%s/metadata", W.dir);
+	snprintf(tmp, sizeof(tmp), "%s/.metadata.new", W.dir);
+	f = fopen(tmp, "w");
+	if (!f) {
+		fail(errno, tmp);
+		return;
+	}
+	fputs(metadata_head, f);
+	fputs("env {\n\ttracer_name = \"mtrace\";\n", f);
+	fprintf(f, "\ttracer_version = \"%s\";\n", MTRACE_VERSION);
+	if (*W.host)
+		fprintf(f, "\thostname = \"%s\";\n", W.host);
+	if (*W.software)
+		fprintf(f, "\tdaemon = \"%s\";\n", W.software);
+	w.f = f;
+	ttab_each(&W.doms, env_dom, &w);
+	fprintf(f, "\tdomains = %zu;\n", w.n);
+	if (w.n == 1)
+		fprintf(f, "\tdomid = %u;\n\tdomain = \"%s\";\n\ttrace_clock = \"%s\";\n", w.domid,
+		    w.one->name, clock_name(w.one->clock));
+	fputs("};\n\n", f);
+	/* One clock class: every guest's clock counts ns; which clock each domain uses is
+	 * in env.clock_<domid>.  Realtime clocks are absolute. */
+	fprintf(f,
+	    "clock {\n\tname = guest;\n\tdescription = \"the guest's trace clock, "
+	    "ns (see env.clock_<domid>)\";\n\tfreq = 1000000000;\n\tprecision = 1;\n"
+	    "\toffset_s = 0;\n\toffset = 0;\n\tabsolute = %s;\n};\n\n",
+	    w.n && w.realtime ? "true" : "false");
+	fputs(metadata_types, f);
+	metadata_events(f);
+	if (ferror(f))
+		fail(EIO, tmp);
+	if (fclose(f) != 0)
+		fail(errno, tmp);
+	else if (rename(tmp, path) != 0)
+		fail(errno, path);
+}
+
+int cat_ctf_close(char *err, size_t errlen)
+{
 	if (!W.open)
 		return 0;
 	ttab_each(&W.streams, close_stream, NULL);
-	snprintf(path, sizeof(path), "%s/metadata", W.dir);
-	f = fopen(path, "w");
-	if (!f) {
-		fail(errno, path);
-	} else {
-		fputs(metadata_head, f);
-		fputs("env {\n\ttracer_name = \"mtrace\";\n", f);
-		fprintf(f, "\ttracer_version = \"%s\";\n", MTRACE_VERSION);
-		if (*W.host)
-			fprintf(f, "\thostname = \"%s\";\n", W.host);
-		if (*W.software)
-			fprintf(f, "\tdaemon = \"%s\";\n", W.software);
-		w.f = f;
-		ttab_each(&W.doms, env_dom, &w);
-		fprintf(f, "\tdomains = %zu;\n", w.n);
-		if (w.n == 1)
-			fprintf(f, "\tdomid = %u;\n\tdomain = \"%s\";\n\ttrace_clock = \"%s\";\n",
-			    w.domid, w.one->name, clock_name(w.one->clock));
-		fputs("};\n\n", f);
-		/* One clock class: every guest's clock counts ns; which clock each domain
-		 * uses is in env.clock_<domid>.  Realtime clocks are absolute. */
-		fprintf(f,
-		    "clock {\n\tname = guest;\n\tdescription = \"the guest's trace clock, "
-		    "ns (see env.clock_<domid>)\";\n\tfreq = 1000000000;\n\tprecision = 1;\n"
-		    "\toffset_s = 0;\n\toffset = 0;\n\tabsolute = %s;\n};\n\n",
-		    w.n && w.realtime ? "true" : "false");
-		fputs(metadata_types, f);
-		metadata_events(f);
-		if (ferror(f))
-			fail(EIO, path);
-		if (fclose(f) != 0)
-			fail(errno, path);
-	}
+	write_metadata();
 	ttab_free(&W.streams, NULL);
 	ttab_free(&W.doms, NULL);
 	W.open = false;
