@@ -83,8 +83,9 @@ const metrics = async cdp => Object.fromEntries((await cdp.send('Performance.get
 // CPU seconds of every renderer process (all its threads: script, canvas raster,
 // compositor): on a loaded machine wall times stretch, CPU time much less.
 const bcdp = await browser.target().createCDPSession();
+// The GPU process too: with --disable-gpu it still rasterises canvases and composites.
 const renderers = async () => new Map((await bcdp.send('SystemInfo.getProcessInfo')).processInfo
-  .filter(p => p.type === 'renderer').map(p => [p.id, p.cpuTime]));
+  .filter(p => p.type === 'renderer' || p.type === 'GPU').map(p => [p.type === 'GPU' ? 'gpu' : p.id, p.cpuTime]));
 // ms: run for that long; drive: draw every animation frame ourselves (zoomed out,
 // paused: nothing else draws); else count the page's own draws (following).
 async function frames(p, ms, drive) {
@@ -107,11 +108,12 @@ async function frames(p, ms, drive) {
   const n = Math.max(r.draws.length, 1);
   // The busiest renderer is the page measured (the other one is idle).
   let cpu = 0;
-  for (const [id, t] of c1) cpu = Math.max(cpu, t - (c0.get(id) ?? 0));
+  for (const [id, t] of c1) if (id !== 'gpu') cpu = Math.max(cpu, t - (c0.get(id) ?? 0));
+  const gpu = (c1.get('gpu') ?? 0) - (c0.get('gpu') ?? 0);
   return {
     fps: r.gaps.length / r.secs, drawn: r.draws.length / r.secs, draw: median(r.draws),
     script: (m1.ScriptDuration - m0.ScriptDuration) * 1000 / n,
-    task: (m1.TaskDuration - m0.TaskDuration) * 1000 / n, cpu: cpu * 1000 / n, gap: median(r.gaps.slice(1)), secs: r.secs,
+    task: (m1.TaskDuration - m0.TaskDuration) * 1000 / n, cpu: cpu * 1000 / n, gpu: gpu * 1000 / n, gap: median(r.gaps.slice(1)), secs: r.secs,
   };
 }
 async function profile(p, label, ms, drive) {
@@ -135,9 +137,9 @@ async function profile(p, label, ms, drive) {
 const pages = [['this tree', env.URL, env.HEAD_REV], ['BASE', env.BASE_URL, env.BASE_REV]].slice(0, env.ONLY === 'this' ? 1 : 2);
 const fmt = (name, rev, res) => {
   const m = k => median(res.map(x => x[k]));
-  return `  ${`${name} (${rev})`.padEnd(22)} renderer CPU ${m('cpu').toFixed(1)} ms/frame, script ${m('script').toFixed(1)} ms/frame, task ${m('task').toFixed(1)} ms/frame, ` +
+  return `  ${`${name} (${rev})`.padEnd(22)} renderer CPU ${m('cpu').toFixed(1)} ms/frame (+ GPU process ${m('gpu').toFixed(1)}), script ${m('script').toFixed(1)} ms/frame, task ${m('task').toFixed(1)} ms/frame, ` +
     `draw() ${m('draw').toFixed(1)} ms; ${m('drawn').toFixed(1)} frames drawn/s, animation frames ${m('fps').toFixed(1)}/s ` +
-    `(gap ${m('gap').toFixed(1)} ms)  [CPU by run: ${res.map(x => x.cpu.toFixed(1)).join(', ')}; script: ${res.map(x => x.script.toFixed(1)).join(', ')}]`;
+    `(gap ${m('gap').toFixed(1)} ms)  [CPU by run: ${res.map(x => x.cpu.toFixed(1)).join(', ')}; GPU: ${res.map(x => x.gpu.toFixed(1)).join(', ')}; script: ${res.map(x => x.script.toFixed(1)).join(', ')}]`;
 };
 const load = () => fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 {
