@@ -23,6 +23,8 @@
 
 /* Copy window: large enough to amortise the fences, small enough to stay in L2. */
 #define RING_CHUNK	(64u * 1024)
+/* Seqlock reads of a TSC ring's time block per drain before keeping the old copy. */
+#define TIME_TRIES	4
 /* Copy rounds per drain: a producer lapping us forever must not keep us here. */
 #define RING_MAX_ROUNDS	64
 
@@ -37,6 +39,10 @@ struct ring_reader {
 	uint32_t next_seq;
 	bool seq_known;
 	bool stalled;			/* last drain stopped on impossible indexes */
+	bool tsc;			/* convert ticks with `time` */
+	uint32_t time_seq;		/* seq of the block we hold */
+	uint64_t time_updates, time_retries;
+	struct mtrace_time_info time;	/* private copy of the header's time block */
 	struct ring_reader_info info;
 	struct ring_reader_stats st;
 	uint8_t buf[RING_CHUNK];	/* the private copy */
@@ -65,7 +71,7 @@ hdr_check(const struct mtrace_ring_hdr *h, uint32_t data_pages, char *err, size_
 			set_err(err, errlen, "bad ring magic 0x%08x", h->magic);
 		return EPROTO;
 	}
-	if (h->version != MTRACE_RING_VERSION) {
+	if (h->version < MTRACE_RING_VERSION_MIN || h->version > MTRACE_RING_VERSION) {
 		set_err(err, errlen, "unsupported ring version %u", h->version);
 		return EPROTO;
 	}
@@ -83,8 +89,15 @@ hdr_check(const struct mtrace_ring_hdr *h, uint32_t data_pages, char *err, size_
 			data_pages);
 		return EPROTO;
 	}
-	if (h->clock < MTRACE_CLOCK_MONOTONIC || h->clock > MTRACE_CLOCK_REALTIME) {
+	if (h->clock < MTRACE_CLOCK_MONOTONIC || h->clock > MTRACE_CLOCK_TSC ||
+	    (h->clock == MTRACE_CLOCK_TSC && h->version < 2)) {
 		set_err(err, errlen, "unknown clock %u", h->clock);
+		return EPROTO;
+	}
+	/* The block's other fields may change at any time; its timeline may not. */
+	if (h->clock == MTRACE_CLOCK_TSC && h->time.timeline != MTRACE_CLOCK_MONOTONIC &&
+	    h->time.timeline != MTRACE_CLOCK_XEN) {
+		set_err(err, errlen, "TSC ring with unknown timeline %u", h->time.timeline);
 		return EPROTO;
 	}
 	if (memchr(h->name, 0, sizeof(h->name)) == NULL) {
@@ -176,7 +189,16 @@ ring_reader_attach_copy(void *hdr, const struct mtrace_ring_hdr *copy, const voi
 	r->size = (uint64_t)data_pages * MTRACE_PAGE_SIZE;
 	r->mask = r->size - 1;
 	r->info.data_pages = h.data_pages;
+	r->info.source_clock = h.clock;
 	r->info.clock = h.clock;
+	if (h.clock == MTRACE_CLOCK_TSC) {
+		r->tsc = true;
+		r->info.clock = h.time.timeline;
+		r->time = h.time;
+		/* A block copied mid-update is refreshed at the first drain (UINT32_MAX is odd:
+		 * it never matches). */
+		r->time_seq = (h.time.seq & 1) ? UINT32_MAX : h.time.seq;
+	}
 	r->info.ring_index = h.ring_index;
 	/* The name reaches logs and clients: keep it printable. */
 	for (size_t i = 0; i < sizeof(h.name) && h.name[i] != '\0'; i++) {
@@ -209,6 +231,55 @@ const struct ring_reader_stats *
 ring_reader_stats(const struct ring_reader *r)
 {
 	return &r->st;
+}
+
+uint64_t
+ring_reader_time_updates(const struct ring_reader *r)
+{
+	return r->time_updates;
+}
+
+uint64_t
+ring_reader_time_retries(const struct ring_reader *r)
+{
+	return r->time_retries;
+}
+
+/*
+ * Copy the guest's time block if it changed (seqlock: an even seq, the same before and
+ * after the copy).  A guest that keeps it odd or rewrites it under us gets its previous
+ * block: bounded work, and only its own timestamps can suffer.
+ */
+static void
+time_refresh(struct ring_reader *r)
+{
+	struct mtrace_time_info *src = &r->hdr->time;
+
+	for (int i = 0; i < TIME_TRIES; i++) {
+		uint32_t s1 = __atomic_load_n(&src->seq, __ATOMIC_ACQUIRE), s2;
+		struct mtrace_time_info t;
+
+		if (s1 == r->time_seq)
+			return;
+		if (s1 & 1)
+			continue;
+		t.tsc_timestamp = __atomic_load_n(&src->tsc_timestamp, __ATOMIC_RELAXED);
+		t.system_time = __atomic_load_n(&src->system_time, __ATOMIC_RELAXED);
+		t.tsc_to_system_mul = __atomic_load_n(&src->tsc_to_system_mul, __ATOMIC_RELAXED);
+		t.tsc_shift = __atomic_load_n(&src->tsc_shift, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		s2 = __atomic_load_n(&src->seq, __ATOMIC_RELAXED);
+		if (s1 != s2)
+			continue;
+		r->time.tsc_timestamp = t.tsc_timestamp;
+		r->time.system_time = t.system_time;
+		r->time.tsc_to_system_mul = t.tsc_to_system_mul;
+		r->time.tsc_shift = t.tsc_shift;
+		r->time_seq = s1;
+		r->time_updates++;
+		return;
+	}
+	r->time_retries++;
 }
 
 bool
@@ -296,7 +367,7 @@ seq_account(uint32_t seq, struct ring_reader_stats *st, uint32_t *next_seq, bool
 static size_t
 parse(const uint8_t *buf, size_t len, bool complete, size_t budget, ring_event_cb cb,
       void *arg, struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known,
-      size_t *consumed, enum parse_end *end)
+      const struct mtrace_time_info *time, size_t *consumed, enum parse_end *end)
 {
 	size_t off = 0, n = 0;
 
@@ -331,7 +402,7 @@ parse(const uint8_t *buf, size_t len, bool complete, size_t budget, ring_event_c
 			break;
 		}
 		memcpy(&rec, p, sizeof(rec));
-		ev.ts = rec.ts;
+		ev.ts = time != NULL ? mtrace_time_convert(time, rec.ts) : rec.ts;
 		ev.thread = rec.thread;
 		ev.arg = rec.arg;
 		ev.seq = rec.seq;
@@ -376,7 +447,7 @@ ring_decode_buffer(const uint8_t *buf, size_t len, ring_event_cb cb, void *arg,
 	 * 8-byte slot and look for the next plausible boundary, so every byte is tried. */
 	while (off < len) {
 		total += parse(buf + off, len - off, true, SIZE_MAX, cb, arg, st, next_seq,
-			       seq_known, &consumed, &end);
+			       seq_known, NULL, &consumed, &end);
 		off += consumed;
 		if (end != PARSE_CORRUPT)
 			break;
@@ -406,6 +477,8 @@ ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *
 	bool more_data = false;
 
 	r->stalled = false;
+	if (r->tsc)
+		time_refresh(r);
 	for (int round = 0; delivered < budget; round++) {
 		uint64_t t1, h, t2, start, cstart, cend, begin;
 		size_t consumed;
@@ -459,7 +532,7 @@ ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *
 		}
 		delivered += parse(r->buf + (begin - cstart), cend - begin, cend == h,
 				   budget - delivered, cb, arg, &r->st, &r->next_seq, &r->seq_known,
-				   &consumed, &end);
+				   r->tsc ? &r->time : NULL, &consumed, &end);
 		r->pos = begin + consumed;
 		if (end == PARSE_CORRUPT) {
 			/* The head is a record boundary: resume there; skipped events show up

@@ -43,7 +43,8 @@ struct ring_reader;
 /* The header copy, validated at attach. */
 struct ring_reader_info {
 	uint32_t data_pages;
-	uint32_t clock;
+	uint32_t clock;		/* the clock of decoded timestamps (a TSC ring's timeline) */
+	uint32_t source_clock;	/* the header's clock: the same, or MTRACE_CLOCK_TSC */
 	uint32_t ring_index;
 	char name[40];
 };
@@ -97,6 +98,9 @@ size_t ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb,
 bool ring_reader_request_wakeup(struct ring_reader *r, uint64_t bytes_ahead);
 
 const struct ring_reader_stats *ring_reader_stats(const struct ring_reader *r);
+/* A TSC ring: recalibrations seen, and seqlock reads given up (previous block kept). */
+uint64_t ring_reader_time_updates(const struct ring_reader *r);
+uint64_t ring_reader_time_retries(const struct ring_reader *r);
 
 /* Decode the records in a private buffer [buf, buf+len) with the same checks as a
  * drain, continuing the sequence expectation in *next_seq / *seq_known.  A corrupt

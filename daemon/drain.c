@@ -145,7 +145,8 @@ size_t drain_guest(struct guest *g, size_t budget, bool *more)
 			size_t want = budget - total < BATCH_MAX ? budget - total : BATCH_MAX;
 			size_t got;
 
-			drain_batch_begin(g, i, g->ann.clock);
+			/* the decoded clock: a TSC ring's ticks arrive as ns on its timeline */
+			drain_batch_begin(g, i, ring_reader_info(r->rr)->clock);
 			got = ring_reader_drain(r->rr, want, drain_batch_event, NULL, &m);
 			drain_batch_end();
 			total += got;

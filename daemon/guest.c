@@ -193,8 +193,8 @@ static int read_announce(uint32_t domid, struct announce *a, char *why, size_t w
 			goto out;
 		}
 		GET("version");
-		if (!val_is(v, len, "1")) {
-			snprintf(why, wl, "version: %s is not 1", show(v, len, sh, sizeof(sh)));
+		if (!val_is(v, len, "1") && !val_is(v, len, "2")) {
+			snprintf(why, wl, "version: %s is not 1 or 2", show(v, len, sh, sizeof(sh)));
 			goto out;
 		}
 		GET("clock");
@@ -204,6 +204,8 @@ static int read_announce(uint32_t domid, struct announce *a, char *why, size_t w
 			a->clock = MTRACE_CLOCK_XEN;
 		else if (val_is(v, len, "realtime"))
 			a->clock = MTRACE_CLOCK_REALTIME;
+		else if (val_is(v, len, "tsc"))
+			a->clock = MTRACE_CLOCK_TSC;
 		else {
 			snprintf(why, wl, "clock: %s", show(v, len, sh, sizeof(sh)));
 			goto out;

@@ -15,6 +15,8 @@
 #include "xenif.h"
 
 #define XS_TX_TRIES	64	/* EAGAIN retries of the announcement transaction */
+#define TSC_SETTLE_US	5000	/* first calibration: two samples this far apart */
+#define TSC_PERIOD_MS	100	/* default recalibration period */
 
 struct guest_ring {
 	struct mtrace_ring ring;
@@ -33,6 +35,14 @@ struct mtrace_guest {
 	uint32_t clock;
 	pthread_mutex_t kick_lock;
 	uint64_t kicks_skipped;
+	/* TSC clock: the calibration, and the thread that keeps it (and the headers) current */
+	struct mtrace_tsc_cal tsc;
+	bool tsc_thread;
+	bool tsc_stop;
+	unsigned tsc_period_ms;
+	pthread_t tsc_tid;
+	pthread_mutex_t tsc_lock;
+	pthread_cond_t tsc_cond;
 	struct guest_ring rings[];
 };
 
@@ -54,6 +64,7 @@ clock_name(uint32_t clock)
 	switch (clock) {
 	case MTRACE_CLOCK_XEN:		return "xen";
 	case MTRACE_CLOCK_REALTIME:	return "realtime";
+	case MTRACE_CLOCK_TSC:		return "tsc";
 	default:			return "monotonic";
 	}
 }
@@ -107,7 +118,7 @@ announce_tx(struct mtrace_guest *g, uint32_t tx, const char *base)
 		if (xs_printf(g, tx, path, __VA_ARGS__) < 0)			\
 			return -1;						\
 	} while (0)
-	W("version", "%u", MTRACE_RING_VERSION);
+	W("version", "%u", g->clock == MTRACE_CLOCK_TSC ? MTRACE_RING_VERSION : 1);
 	W("clock", "%s", clock_name(g->clock));
 	W("event-channel", "%d", g->port);
 	W("rings", "%u", g->nrings);
@@ -184,8 +195,87 @@ withdraw_tx(struct mtrace_guest *g, uint32_t tx, const char *base)
 }
 
 static void
+tsc_publish_all(struct mtrace_guest *g)
+{
+	for (unsigned i = 0; i < g->nrings; i++)
+		mtrace_tsc_publish(&g->tsc, g->rings[i].ring.hdr);
+}
+
+/* Recalibrate every period until the session closes. */
+static void *
+tsc_main(void *arg)
+{
+	struct mtrace_guest *g = arg;
+	struct timespec dl;
+
+	pthread_mutex_lock(&g->tsc_lock);
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	while (!g->tsc_stop) {
+		dl.tv_nsec += (long)g->tsc_period_ms * 1000000;
+		while (dl.tv_nsec >= 1000000000) {
+			dl.tv_nsec -= 1000000000;
+			dl.tv_sec++;
+		}
+		if (pthread_cond_timedwait(&g->tsc_cond, &g->tsc_lock, &dl) == ETIMEDOUT) {
+			mtrace_tsc_recalibrate(&g->tsc);
+			tsc_publish_all(g);
+			clock_gettime(CLOCK_MONOTONIC, &dl);
+		}
+	}
+	pthread_mutex_unlock(&g->tsc_lock);
+	return NULL;
+}
+
+static void
+tsc_stop(struct mtrace_guest *g)
+{
+	if (!g->tsc_thread)
+		return;
+	pthread_mutex_lock(&g->tsc_lock);
+	g->tsc_stop = true;
+	pthread_cond_signal(&g->tsc_cond);
+	pthread_mutex_unlock(&g->tsc_lock);
+	pthread_join(g->tsc_tid, NULL);
+	pthread_cond_destroy(&g->tsc_cond);
+	g->tsc_thread = false;
+}
+
+/* Clock TSC is kept only where it is invariant and calibrates; else monotonic. */
+static void
+tsc_choose(struct mtrace_guest *g)
+{
+	if (g->clock != MTRACE_CLOCK_TSC)
+		return;
+	if (mtrace_tsc_calibrate(&g->tsc, TSC_SETTLE_US) < 0)
+		g->clock = MTRACE_CLOCK_MONOTONIC;
+}
+
+static int
+tsc_start(struct mtrace_guest *g, char *err, size_t errlen)
+{
+	pthread_condattr_t ca;
+	int e;
+
+	if (g->clock != MTRACE_CLOCK_TSC)
+		return 0;
+	tsc_publish_all(g);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&g->tsc_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if ((e = pthread_create(&g->tsc_tid, NULL, tsc_main, g)) != 0) {
+		set_err(err, errlen, "starting the TSC calibration thread: %s", strerror(e));
+		errno = e;
+		return -1;
+	}
+	g->tsc_thread = true;
+	return 0;
+}
+
+static void
 guest_free(struct mtrace_guest *g)
 {
+	tsc_stop(g);
 	for (unsigned i = 0; i < g->nrings; i++) {
 		struct guest_ring *gr = &g->rings[i];
 		if (gr->data != NULL)
@@ -197,6 +287,7 @@ guest_free(struct mtrace_guest *g)
 		g->x->ops->evtchn_unbind(g->x, (xenif_port_t)g->port);
 	xenif_close(g->x);
 	pthread_mutex_destroy(&g->kick_lock);
+	pthread_mutex_destroy(&g->tsc_lock);
 	free(g);
 }
 
@@ -253,7 +344,7 @@ mtrace_guest_open(const struct mtrace_guest_config *cfg, char *err, size_t errle
 		errno = EINVAL;
 		return NULL;
 	}
-	if (clock > MTRACE_CLOCK_REALTIME) {
+	if (clock > MTRACE_CLOCK_TSC) {
 		set_err(err, errlen, "unknown clock %u", clock);
 		errno = EINVAL;
 		return NULL;
@@ -276,6 +367,9 @@ mtrace_guest_open(const struct mtrace_guest_config *cfg, char *err, size_t errle
 	g->data_pages = pages;
 	g->clock = clock;
 	pthread_mutex_init(&g->kick_lock, NULL);
+	pthread_mutex_init(&g->tsc_lock, NULL);
+	g->tsc_period_ms = cfg->recalibrate_ms ? cfg->recalibrate_ms : TSC_PERIOD_MS;
+	tsc_choose(g);
 	if (x->ops->xs_get_domid(x, &g->domid) < 0) {
 		set_err(err, errlen, "reading own domid: %s", strerror(errno));
 		goto fail;
@@ -289,6 +383,9 @@ mtrace_guest_open(const struct mtrace_guest_config *cfg, char *err, size_t errle
 			g->backend, strerror(errno));
 		goto fail;
 	}
+	/* The time block is in place before the first record and the announcement. */
+	if (tsc_start(g, err, errlen) < 0)
+		goto fail;
 	for (unsigned i = 0; i < g->nrings; i++)
 		mtrace_ring_start(&g->rings[i].ring);
 	if (mtrace_guest_reannounce(g) < 0) {
@@ -319,6 +416,12 @@ uint32_t
 mtrace_guest_port(const struct mtrace_guest *g)
 {
 	return g->port < 0 ? 0 : (uint32_t)g->port;
+}
+
+uint32_t
+mtrace_guest_clock(const struct mtrace_guest *g)
+{
+	return g->clock;
 }
 
 uint64_t
