@@ -29,6 +29,7 @@
 #define RING_MAX_ROUNDS	64
 
 _Static_assert(RING_CHUNK >= 2 * MTRACE_REC_MAX, "a chunk holds a whole record");
+_Static_assert(RING_READER_WINDOW_EVENTS == RING_CHUNK / MTRACE_REC_FIXED, "events a window holds");
 
 struct ring_reader {
 	struct mtrace_ring_hdr *hdr;	/* mapped, guest-writable */
@@ -365,8 +366,8 @@ seq_account(uint32_t seq, struct ring_reader_stats *st, uint32_t *next_seq, bool
  * rather than "continued in the next chunk".
  */
 static size_t
-parse(const uint8_t *buf, size_t len, bool complete, size_t budget, ring_event_cb cb,
-      void *arg, struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known,
+parse(const uint8_t *buf, size_t len, bool complete, size_t budget, struct mtrace_event *out,
+      struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known,
       const struct mtrace_time_info *time, size_t *consumed, enum parse_end *end)
 {
 	size_t off = 0, n = 0;
@@ -377,7 +378,7 @@ parse(const uint8_t *buf, size_t len, bool complete, size_t budget, ring_event_c
 		const uint8_t *p = buf + off;
 		uint16_t rlen;
 		struct mtrace_rec rec;
-		struct mtrace_event ev;
+		struct mtrace_event *evp = &out[n], ev;
 
 		if (rem < MTRACE_REC_ALIGN) {
 			*end = complete ? PARSE_CORRUPT : PARSE_PARTIAL;
@@ -427,7 +428,7 @@ parse(const uint8_t *buf, size_t len, bool complete, size_t budget, ring_event_c
 			st->unknown++;
 			continue;
 		}
-		cb(&ev, arg);
+		*evp = ev;
 		n++;
 	}
 	*consumed = off;
@@ -443,12 +444,19 @@ ring_decode_buffer(const uint8_t *buf, size_t len, ring_event_cb cb, void *arg,
 	size_t total = 0, off = 0, consumed;
 	enum parse_end end;
 
+	struct mtrace_event ev[64];
+
 	/* Standalone buffers have no producer to resync with: skip a corrupt record's
 	 * 8-byte slot and look for the next plausible boundary, so every byte is tried. */
 	while (off < len) {
-		total += parse(buf + off, len - off, true, SIZE_MAX, cb, arg, st, next_seq,
-			       seq_known, NULL, &consumed, &end);
+		size_t n = parse(buf + off, len - off, true, 64, ev, st, next_seq, seq_known,
+				 NULL, &consumed, &end);
+		for (size_t i = 0; i < n; i++)
+			cb(&ev[i], arg);
+		total += n;
 		off += consumed;
+		if (n == 64 && end == PARSE_DONE && off < len)
+			continue; /* the array was full, not the buffer done */
 		if (end != PARSE_CORRUPT)
 			break;
 		st->corrupt++;
@@ -470,8 +478,8 @@ copy_window(struct ring_reader *r, uint64_t from, uint64_t to)
 }
 
 size_t
-ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *arg,
-		  bool *more)
+ring_reader_drain_batch(struct ring_reader *r, size_t budget, struct mtrace_event *ev,
+			size_t cap, ring_batch_cb cb, void *arg, bool *more)
 {
 	size_t delivered = 0;
 	bool more_data = false;
@@ -530,10 +538,21 @@ ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *
 			r->pos = begin;	/* the producer lapped the whole chunk; seq gaps count it */
 			continue;
 		}
-		delivered += parse(r->buf + (begin - cstart), cend - begin, cend == h,
-				   budget - delivered, cb, arg, &r->st, &r->next_seq, &r->seq_known,
-				   r->tsc ? &r->time : NULL, &consumed, &end);
-		r->pos = begin + consumed;
+		/* The private copy stays consistent: parse it in arrays of up to cap events,
+		 * each handed over while its strings (pointers into the copy) are valid. */
+		for (;;) {
+			size_t want = budget - delivered < cap ? budget - delivered : cap;
+			size_t n = parse(r->buf + (begin - cstart), cend - begin, cend == h, want,
+					 ev, &r->st, &r->next_seq, &r->seq_known,
+					 r->tsc ? &r->time : NULL, &consumed, &end);
+			begin += consumed;
+			r->pos = begin;
+			if (n)
+				cb(ev, n, arg);
+			delivered += n;
+			if (n < want || end != PARSE_DONE || begin == cend || delivered == budget)
+				break;
+		}
 		if (end == PARSE_CORRUPT) {
 			/* The head is a record boundary: resume there; skipped events show up
 			 * as a sequence gap (lost) at the next record. */
@@ -551,6 +570,30 @@ ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *
 	if (more != NULL)
 		*more = more_data;
 	return delivered;
+}
+
+struct one_by_one {
+	ring_event_cb cb;
+	void *arg;
+};
+
+static void
+one_by_one(const struct mtrace_event *ev, size_t n, void *arg)
+{
+	const struct one_by_one *o = arg;
+
+	for (size_t i = 0; i < n; i++)
+		o->cb(&ev[i], o->arg);
+}
+
+size_t
+ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *arg,
+		  bool *more)
+{
+	struct mtrace_event ev[128];
+	struct one_by_one o = { cb, arg };
+
+	return ring_reader_drain_batch(r, budget, ev, 128, one_by_one, &o, more);
 }
 
 bool

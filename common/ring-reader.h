@@ -92,6 +92,18 @@ typedef void (*ring_event_cb)(const struct mtrace_event *ev, void *arg);
 size_t ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *arg,
 			 bool *more);
 
+/*
+ * The same, handing the events over in arrays: cb gets up to cap events at a time,
+ * decoded into ev[] (the caller's, cap >= 1) straight from the reader's private copy.
+ * Their strings point into that copy and are valid until cb returns.  A copy window
+ * holds at most RING_READER_WINDOW_EVENTS events: with cap that large, each window is
+ * handed over whole.
+ */
+#define RING_READER_WINDOW_EVENTS	(64u * 1024 / 32)
+typedef void (*ring_batch_cb)(const struct mtrace_event *ev, size_t n, void *arg);
+size_t ring_reader_drain_batch(struct ring_reader *r, size_t budget, struct mtrace_event *ev,
+			       size_t cap, ring_batch_cb cb, void *arg, bool *more);
+
 /* Ask the producer to notify when head passes our position + `bytes_ahead`
  * (0 = at the next record).  Returns true if head is already past that point (drain
  * again rather than sleep).  attach already asks for the next record. */

@@ -197,3 +197,10 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
 		break;
 	}
 }
+
+/* A copy window's events in ring order (the daemon's path: no per-event callback). */
+void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		state_apply(d, &ev[i]);
+}
