@@ -1,8 +1,9 @@
 /*
  * bench-drain.c - decode + state update throughput of mtraced's drain path, in one
  * process on one core: local rings (mtrace_ring_init_local) are filled by the real
- * producer code, then drained by the real decoder (ring_reader_drain) into the real
- * state update (state_apply), as drain.c does for a guest.  Only the drain is timed.
+ * producer code, then drained by the real decoder (ring_reader_drain_batch) into the
+ * real state update (state_apply_batch), as mtraced does for a guest.  Only the drain
+ * is timed.
  *
  *   bench-drain [GUESTS [MILLION_EVENTS]]     (default 1 guest, 50 M events)
  */
