@@ -106,11 +106,12 @@ static uint32_t thr_alloc(struct state_domain *d, uint32_t avoid)
 	if (d->free_head == NO_IDX || d->nthr >= max) {
 		/* full: the oldest finished thread goes first, then the oldest pending one */
 		uint32_t v = d->finished.head;
-		if (v == avoid)
+		/* avoid may be NO_IDX, and so may an empty list's head: never index by it */
+		if (v != NO_IDX && v == avoid)
 			v = d->thr[v].next;
 		if (v == NO_IDX) {
 			v = d->pending.head;
-			if (v == avoid)
+			if (v != NO_IDX && v == avoid)
 				v = d->thr[v].next;
 		}
 		if (v == NO_IDX)

@@ -49,7 +49,7 @@ run() {
 		-o max_pages_total=$(((ng * rings * (PAGES + 1)) + 4096)) ${MTRACED_OPTS:-} &
 	DPID=$!
 	for _ in $(seq 200); do [ -S "$T/sock" ] && break; sleep 0.05; done
-	"$CLIENT" -s "$T/sock" -q -i 3000 >"$T/client.json" &
+	timeout $((SECS + 120)) "$CLIENT" -s "$T/sock" -q -i 3000 >"$T/client.json" &
 	CPID=$!
 	per=$((TOTAL_RATE / ng / rings))
 	n=$((per * SECS))
@@ -65,6 +65,7 @@ run() {
 	done
 	wait "$CPID"
 	CPID=
+	kill -0 "$DPID" 2>/dev/null || { echo "ROW $label: mtraced died (see dmesg)"; DPID=; return 1; }
 	for _ in $(seq 600); do
 		[ "$(ls "$T"/load*.json 2>/dev/null | wc -l)" -ge "$ng" ] && break
 		sleep 0.1
