@@ -100,8 +100,12 @@ static uint32_t thr_alloc(struct state_domain *d, uint32_t avoid)
 			d->free_head = i;
 		}
 		d->thr_cap = ncap;
-		if ((d->tab_mask + 1) < 2 * ncap)
-			state_tab_resize(d, 2 * ncap);
+		/* The hash needs a power of two of slots (it masks), the cap need not be one. */
+		uint32_t nslots = d->tab_mask + 1;
+		while (nslots < 2 * ncap)
+			nslots *= 2;
+		if (nslots != d->tab_mask + 1)
+			state_tab_resize(d, nslots);
 	}
 	if (d->free_head == NO_IDX || d->nthr >= max) {
 		/* full: the oldest finished thread goes first, then the oldest pending one */

@@ -258,6 +258,13 @@ int main(void)
 	test_eviction(64);
 	test_all_pending(64);
 	state_fini();
+	/* a cap that is not a power of two (the hash table must still be one) */
+	cfg.max_threads_per_guest = 100;
+	state_init(&cfg);
+	state_tick(state_now_ns());
+	test_eviction(100);
+	test_all_pending(100);
+	state_fini();
 	if (failures) {
 		fprintf(stderr, "%d checks failed\n", failures);
 		return 1;
