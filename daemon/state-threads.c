@@ -94,7 +94,7 @@ static struct thr *slab_grow(struct thr *old, uint32_t n, uint32_t ncap)
 
 	if (t == NULL) {
 		fprintf(stderr, "mtraced: out of memory (%zu bytes of threads)\n",
-			(size_t)ncap * sizeof(*t));
+		    (size_t)ncap * sizeof(*t));
 		abort();
 	}
 	if (n)
@@ -146,8 +146,8 @@ static uint32_t thr_alloc(struct state_domain *d, uint32_t avoid)
 	return i;
 }
 
-uint32_t state_thr_new(struct state_domain *d, uint64_t id, uint64_t ts, uint64_t parent,
-		       uint8_t type, uint32_t avoid)
+uint32_t state_thr_new(
+    struct state_domain *d, uint64_t id, uint64_t ts, uint64_t parent, uint8_t type, uint32_t avoid)
 {
 	uint32_t i = thr_alloc(d, avoid);
 	struct thr *t;

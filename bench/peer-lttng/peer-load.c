@@ -13,16 +13,14 @@
 
 #include "mtrace_peer_tp.h"
 
-static uint64_t
-ns(clockid_t c)
+static uint64_t ns(clockid_t c)
 {
 	struct timespec ts;
 	clock_gettime(c, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	uint64_t n, i = 0, w0, c0, w1, c1, batch;
 	double rate;
@@ -45,7 +43,7 @@ main(int argc, char **argv)
 		if (rate > 0) {
 			uint64_t due = w0 + (uint64_t)((double)i * 1e9 / rate);
 			struct timespec ts = { (time_t)(due / 1000000000u),
-					       (long)(due % 1000000000u) };
+				(long)(due % 1000000000u) };
 			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 		}
 	}
@@ -53,7 +51,7 @@ main(int argc, char **argv)
 	w1 = ns(CLOCK_MONOTONIC);
 	printf("events=%llu elapsed_s=%.6f ns_per_event=%.2f cpu_ns_per_event=%.2f "
 	       "events_per_s=%.0f\n",
-	       (unsigned long long)n, (w1 - w0) / 1e9, (double)(w1 - w0) / (double)n,
-	       (double)(c1 - c0) / (double)n, (double)n * 1e9 / (double)(w1 - w0));
+	    (unsigned long long)n, (w1 - w0) / 1e9, (double)(w1 - w0) / (double)n,
+	    (double)(c1 - c0) / (double)n, (double)n * 1e9 / (double)(w1 - w0));
 	return 0;
 }
