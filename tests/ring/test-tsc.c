@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "check.h"
 #include "mtrace-guest.h"
 #include "ring-reader.h"
 
@@ -197,17 +198,6 @@ static int t_agree(double seconds)
 	return rc;
 }
 
-static int failures;
-#define CHECK(cond, ...)                                                                         \
-	do {                                                                                     \
-		if (!(cond)) {                                                                   \
-			failures++;                                                              \
-			fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                                            \
-			fputc('\n', stderr);                                                     \
-		}                                                                                \
-	} while (0)
-
 static uint64_t last_ts;
 static void last_cb(const struct mtrace_event *e, void *arg)
 {
@@ -287,8 +277,7 @@ static int t_header(void)
 	/* A monotonic ring stays version 1: readers from before the TSC clock read it. */
 	mtrace_ring_init_local(&r, h, data, PAGES, MTRACE_CLOCK_MONOTONIC, 0, "mono");
 	CHECK(h->version == 1, "a monotonic header is version 1, not %u", h->version);
-	printf("header: %s\n", failures ? "FAILED" : "ok");
-	return failures ? 1 : 0;
+	return check_status("header");
 }
 
 int main(int argc, char **argv)
