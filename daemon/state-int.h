@@ -16,9 +16,12 @@
 #define WIN_SECS	60	/* longest rolling window */
 #define LABEL_WIN	10	/* label creation rate window */
 #define HIST_BUCKETS	252	/* 4 log-linear buckets per power of two of ns */
+#define LABEL_PAST	3	/* earlier labels a thread remembers: counts stay distinct */
 #define NAME_MAX_LEN	64
 #define STR_MAX_STORE	256	/* labels, failures and counter names are cut here */
 #define NO_IDX		UINT32_MAX
+#define MAX_FAILURES	256	/* distinct failure strings per guest (mtraced(8)) */
+#define MAX_COUNTERS	256	/* distinct counter names per guest (mtraced(8)) */
 
 enum { TS_PENDING = 0, TS_RESOLVED = 1, TS_FAILED = 2 };
 
@@ -39,6 +42,7 @@ struct thr {
 	uint64_t running_ns;
 	uint32_t ev_sec, ev_cur, ev_prev;	/* per-second event count, last two seconds */
 	uint32_t label;				/* label index or NO_IDX */
+	uint32_t past[LABEL_PAST];		/* labels it had before, newest first */
 	uint32_t failure;			/* failure string index or NO_IDX */
 	uint32_t prev, next;			/* pending or finished list; free list */
 	uint8_t type;
@@ -55,7 +59,8 @@ struct strtab {
 };
 
 struct label {
-	uint64_t count, live;
+	uint64_t count, live;		/* distinct threads given it; of those, pending */
+	uint64_t relabels;		/* times a thread was given it */
 	uint64_t cr_sec;		/* second of cr[cr_sec % LABEL_WIN] */
 	uint32_t cr[LABEL_WIN];		/* creations per second */
 	uint64_t nlife;
@@ -104,6 +109,7 @@ struct state_domain {
 	struct label *lstat;
 	uint64_t labels_dropped;
 	struct strtab failures;
+	uint64_t failures_dropped;
 	struct strtab counters;
 	int64_t *cval;
 	uint64_t counters_dropped;

@@ -100,17 +100,23 @@ static uint32_t thr_alloc(struct state_domain *d, uint32_t avoid)
 			d->free_head = i;
 		}
 		d->thr_cap = ncap;
-		if ((d->tab_mask + 1) < 2 * ncap)
-			state_tab_resize(d, 2 * ncap);
+		/* a power of two (the mask), at least twice the slab: probes stay short and
+		 * always find an empty slot, whatever max_threads_per_guest is */
+		uint32_t nslots = d->tab_mask + 1;
+		while (nslots < 2 * ncap)
+			nslots *= 2;
+		if (nslots != d->tab_mask + 1)
+			state_tab_resize(d, nslots);
 	}
 	if (d->free_head == NO_IDX || d->nthr >= max) {
 		/* full: the oldest finished thread goes first, then the oldest pending one */
 		uint32_t v = d->finished.head;
-		if (v == avoid)
+		/* avoid may be NO_IDX, as is an empty list's head: never index with it */
+		if (v != NO_IDX && v == avoid)
 			v = d->thr[v].next;
 		if (v == NO_IDX) {
 			v = d->pending.head;
-			if (v == avoid)
+			if (v != NO_IDX && v == avoid)
 				v = d->thr[v].next;
 		}
 		if (v == NO_IDX)
@@ -139,6 +145,8 @@ uint32_t state_thr_new(struct state_domain *d, uint64_t id, uint64_t ts, uint64_
 	t->becomes = MTRACE_THREAD_NONE;
 	t->created_ns = ts;
 	t->label = NO_IDX;
+	for (unsigned k = 0; k < LABEL_PAST; k++)
+		t->past[k] = NO_IDX;
 	t->failure = NO_IDX;
 	t->type = type;
 	t->state = TS_PENDING;

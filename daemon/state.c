@@ -163,6 +163,8 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
 			bool added;
 			d->thr[ai].failure = state_strtab_intern(&d->failures, ev->str, ev->str_len,
 								 &added);
+			if (d->thr[ai].failure == NO_IDX)
+				d->failures_dropped++;
 		}
 		break;
 	case MTRACE_OP_BECOMES:

@@ -17,6 +17,7 @@
 
 #include "frame.h"
 #include "state.h"
+#include "label-filter.h"
 #include "stream-int.h"
 #include "stream.h"
 #include "utf8.h"
@@ -49,6 +50,7 @@ struct stream_group {
 	Mtrace__Subscribe *sub;		/* own copy: members come and go */
 	bool all_ops;
 	uint8_t ops[32];		/* bit per op */
+	struct label_filter labels;	/* sub->labels compiled */
 	struct stream_client **members;
 	size_t nmembers, cap;
 	struct acc *accs;
@@ -287,22 +289,13 @@ group_acc(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clock)
 }
 
 static bool
-label_matches(const Mtrace__Subscribe *sub, uint32_t domid, uint64_t thread)
+label_matches(const struct stream_group *g, uint32_t domid, uint64_t thread)
 {
-	const char *label;
-	size_t i;
-
-	if (sub->n_labels == 0)
+	if (g->labels.any)
 		return true;
 	if (thread == MTRACE_THREAD_NONE)
 		return false;
-	label = state_thread_label(domid, thread);
-	if (!label)
-		return false;
-	for (i = 0; i < sub->n_labels; i++)
-		if (strncmp(label, sub->labels[i], strlen(sub->labels[i])) == 0)
-			return true;
-	return false;
+	return label_filter_match(&g->labels, state_thread_label(domid, thread));
 }
 
 /* A guest clock may step back, or jump by more than the 2 s a 32-bit delta holds. */
@@ -334,7 +327,7 @@ group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clo
 
 		if (!everything &&
 		    ((!g->all_ops && !(g->ops[e->op >> 3] & (1u << (e->op & 7)))) ||
-		     !label_matches(g->sub, domid, e->thread)))
+		     !label_matches(g, domid, e->thread)))
 			continue;
 		if (a->n >= ACC_MAX_EVENTS || a->dict.arena_len + e->str_len + 1 > ACC_MAX_STR ||
 		    (a->n && !delta_fits(e->ts - a->ts[a->n - 1])))
@@ -449,13 +442,21 @@ out:
 static Mtrace__Subscribe *
 sub_copy(const Mtrace__Subscribe *sub)
 {
-	size_t len = mtrace__subscribe__get_packed_size(sub);
-	uint8_t *buf = malloc(len ? len : 1);
+	/* Without the fields we do not know: protobuf-c keeps them as read but packs
+	 * their tags minimally, so a non-minimal tag would make the packed size wrong
+	 * and the copy fail to unpack. */
+	Mtrace__Subscribe known = *sub;
+	size_t len;
+	uint8_t *buf;
 	Mtrace__Subscribe *c;
 
+	known.base.n_unknown_fields = 0;
+	known.base.unknown_fields = NULL;
+	len = mtrace__subscribe__get_packed_size(&known);
+	buf = malloc(len ? len : 1);
 	if (!buf)
 		return NULL;
-	mtrace__subscribe__pack(sub, buf);
+	mtrace__subscribe__pack(&known, buf);
 	c = mtrace__subscribe__unpack(NULL, len, buf);
 	free(buf);
 	return c;
@@ -481,7 +482,10 @@ stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub)
 			break;
 	if (!g) {
 		g = calloc(1, sizeof(*g));
-		if (!g || !(g->sub = sub_copy(sub))) {
+		if (!g || !(g->sub = sub_copy(sub)) ||
+		    label_filter_compile(&g->labels, g->sub->labels, g->sub->n_labels) < 0) {
+			if (g && g->sub)
+				mtrace__subscribe__free_unpacked(g->sub, NULL);
 			free(g);
 			free(key);
 			return NULL;
@@ -534,6 +538,7 @@ stream_group_leave(struct stream_group *g, struct stream_client *c)
 		acc_free(a);
 	}
 	mtrace__subscribe__free_unpacked(g->sub, NULL);
+	label_filter_free(&g->labels);
 	free(g->members);
 	free(g->key);
 	free(g);

@@ -46,8 +46,16 @@
 /* Clients past this many events a second get coalesced writes (client_coalesce_us),
  * measured over windows of COALESCE_WINDOW_NS: far above the rates where the latency
  * of single events matters, far below where wake-ups dominate. */
-#define COALESCE_RATE		1000000u
 #define COALESCE_WINDOW_NS	10000000u
+/*
+ * Messages shorter than this are copied into the client's buffer, not queued by
+ * reference: libevent gives every reference a chain of its own (>= 1 KiB with its
+ * header), which for a Pong of a few bytes is 100 times the payload that the queue
+ * cap counts.  Copies fill chains end to end, so what is counted is what is held:
+ * at most twice the counted bytes with the chains of the longer messages
+ * (docs/man/mtraced.8: memory).
+ */
+#define COPY_MAX		2048u
 
 struct stream_client {
 	TAILQ_ENTRY(stream_client) entry;
@@ -64,6 +72,8 @@ struct stream_client {
 	struct event *stats_ev;
 	struct event *partial_ev;
 	struct event *close_ev;
+	struct event *hello_ev;	/* handshake deadline */
+	struct evbuffer_cb_entry *out_cb;	/* keeps queued_total */
 	uint64_t dropped_total;
 	uint64_t dropped_unreported;
 	/* write coalescing for fast clients: events in the current rate window */
@@ -85,7 +95,12 @@ static bool own_socket;		/* we created it (not systemd): remove at shutdown */
 static char host[256];
 
 static unsigned max_clients = 64;
+static unsigned max_per_uid = 64;
+static unsigned hello_ms = 5000;
 static size_t queue_cap = 8u << 20;
+static size_t queue_total_cap = SIZE_MAX;	/* all clients' queues together */
+static size_t queued_total;			/* bytes in all clients' output buffers */
+static uint64_t coalesce_rate = 1000000u;
 static uint64_t coalesce_ns = 2000000u;
 static struct event *coalesce_ev;	/* one tick resumes every deferred client */
 static uint64_t writes_put_off;		/* for the log at shutdown */
@@ -100,22 +115,54 @@ out_len(const struct stream_client *c)
 	return evbuffer_get_length(bufferevent_get_output(c->bev));
 }
 
+/* Queue one framed message: small ones copied, large ones by reference (COPY_MAX). */
+static int
+queue_bytes(struct stream_client *c, struct stream_blob *b)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+
+	if (b->len < COPY_MAX)
+		return evbuffer_add(out, b->data, b->len);
+	return stream_blob_queue(out, b);
+}
+
 static void
 queue_blob(struct stream_client *c, struct stream_blob *b)
 {
 	if (c->closing || !b)
 		return;
 	if (out_len(c) + b->len > queue_cap + CONTROL_SLACK) {
-		log_warn("client %u: not reading, control queue past %zu bytes: closing",
-			 c->id, queue_cap + CONTROL_SLACK);
+		/* at debug: a client that does not read must not be able to fill the log */
+		log_debug("client %u: not reading, replies past %zu bytes: closing", c->id,
+			  queue_cap + CONTROL_SLACK);
 		c->closing = true;
 		bufferevent_disable(c->bev, EV_READ | EV_WRITE);
 		/* Freed from its own close timer, never under a caller's feet. */
 		event_active(c->close_ev, EV_TIMEOUT, 0);
 		return;
 	}
-	if (stream_blob_queue(bufferevent_get_output(c->bev), b) < 0)
-		log_warn("client %u: out of memory queueing a message", c->id);
+	if (queue_bytes(c, b) < 0)
+		log_debug("client %u: out of memory queueing a message", c->id);
+}
+
+/* Keeps queued_total: libevent calls this for every change of an output buffer. */
+static void
+out_changed(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+	queued_total += info->n_added;
+	queued_total -= info->n_deleted;
+}
+
+/* Events may be queued for c: below its own cap, and below the total cap or within
+ * its fair share of it (so that clients that never read cannot starve a new one). */
+static bool
+queue_room(const struct stream_client *c, size_t len)
+{
+	size_t mine = out_len(c) + len;
+
+	if (mine > queue_cap)
+		return false;
+	return queued_total + len <= queue_total_cap || mine <= queue_total_cap / max_clients;
 }
 
 static void
@@ -147,7 +194,7 @@ send_error(struct stream_client *c, Mtrace__Error__Code code, const char *fmt, .
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	log_info("client %u (pid %ld): %s; closing", c->id, (long)c->pid, text);
+	log_debug("client %u (pid %ld): %s; closing", c->id, (long)c->pid, text);
 	e.code = code;
 	e.message = text;
 	m.msg_case = MTRACE__SERVER_MSG__MSG_ERROR;
@@ -182,6 +229,51 @@ stats_fix_strings(Mtrace__Stats *s)
 		stream_utf8_fix(s->labels[i]->label);
 }
 
+/*
+ * Guests choose how large their tables are (labels, counters, threads): a Stats that
+ * would not fit the frame is cut, largest table first, and says how much it left out
+ * (labels_omitted, threads_omitted, counters_omitted) rather than not being sent.
+ */
+static void
+stats_fit(const Mtrace__ServerMsg *m, Mtrace__Stats *s)
+{
+	const size_t target = FRAME_MAX_TO_CLIENT - FRAME_MAX_TO_CLIENT / 16;
+	size_t len;
+
+	while ((len = mtrace__server_msg__get_packed_size(m)) > FRAME_MAX_TO_CLIENT) {
+		/* keep the share of the table that would bring the whole under target */
+		size_t *n = s->n_labels ? &s->n_labels : s->n_threads ? &s->n_threads : NULL;
+		size_t keep;
+
+		if (n) {
+			keep = (size_t)((double)*n * ((double)target / (double)len));
+			if (keep >= *n)
+				keep = *n - 1;
+			if (n == &s->n_labels)
+				s->labels_omitted += (uint32_t)(*n - keep);
+			else
+				s->threads_omitted += (uint32_t)(*n - keep);
+			*n = keep;
+			continue;
+		}
+		/* then the counters of every domain, the longest lists first */
+		size_t most = 0;
+		for (size_t i = 0; i < s->n_domains; i++)
+			if (s->domains[i]->n_counters > most)
+				most = s->domains[i]->n_counters;
+		if (most == 0)
+			return;		/* domains alone: cannot happen below max_guests */
+		most = (size_t)((double)most * ((double)target / (double)len));
+		for (size_t i = 0; i < s->n_domains; i++) {
+			Mtrace__DomainStats *d = s->domains[i];
+			if (d->n_counters > most) {
+				d->counters_omitted += (uint32_t)(d->n_counters - most);
+				d->n_counters = most;
+			}
+		}
+	}
+}
+
 static void
 send_stats(struct stream_client *c)
 {
@@ -202,6 +294,7 @@ send_stats(struct stream_client *c)
 	stats_fix_strings(s);
 	m.msg_case = MTRACE__SERVER_MSG__MSG_STATS;
 	m.stats = s;
+	stats_fit(&m, s);
 	send_msg(c, &m);
 	state_stats_free(s);
 }
@@ -258,8 +351,7 @@ coalesce(struct stream_client *c, size_t n)
 	uint64_t now = state_now_ns();
 
 	if (now - c->win_start_ns >= COALESCE_WINDOW_NS) {
-		c->fast = c->win_events * 1000000000u >=
-			  (uint64_t)COALESCE_RATE * (now - c->win_start_ns);
+		c->fast = c->win_events * 1000000000u >= coalesce_rate * (now - c->win_start_ns);
 		c->win_start_ns = now;
 		c->win_events = 0;
 	}
@@ -292,8 +384,7 @@ stream_client_send_events(struct stream_client *c, struct stream_blob *b, size_t
 		return;
 	/* Once dropping, keep dropping until the queue has drained to the low-water mark
 	 * and the client was told: a client must never see a gap it was not told of. */
-	if (b && c->dropped_unreported == 0 && out_len(c) + b->len <= queue_cap &&
-	    stream_blob_queue(bufferevent_get_output(c->bev), b) == 0) {
+	if (b && c->dropped_unreported == 0 && queue_room(c, b->len) && queue_bytes(c, b) == 0) {
 		coalesce(c, n);
 		return;
 	}
@@ -323,6 +414,12 @@ static void
 close_cb(evutil_socket_t fd, short what, void *arg)
 {
 	client_free(arg);
+}
+
+static void
+hello_cb(evutil_socket_t fd, short what, void *arg)
+{
+	send_error(arg, MTRACE__ERROR__CODE__TIMEOUT, "no Hello within %u ms", hello_ms);
 }
 
 static void
@@ -419,8 +516,11 @@ handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 		mtrace__client_msg__free_unpacked(c->submsg, NULL);
 	c->submsg = msg;
 	c->sub = s;
-	if (s->events && !(c->group = stream_group_join(c, s)))
-		log_warn("client %u: out of memory: no events", c->id);
+	if (s->events && !(c->group = stream_group_join(c, s))) {
+		/* the client must know, not wait for events that will never come */
+		send_error(c, MTRACE__ERROR__CODE__UNKNOWN, "cannot take this Subscribe (out of memory)");
+		return;
+	}
 	event_del(c->stats_ev);
 	if (s->stats_interval_ms) {
 		struct timeval tv = { s->stats_interval_ms / 1000,
@@ -450,9 +550,16 @@ handle_msg(struct stream_client *c, Mtrace__ClientMsg *msg)
 				   "protocol version %u not supported (mtraced speaks %d)",
 				   msg->hello->version, PROTOCOL_VERSION);
 		} else {
+			char sw[65];
 			c->hello = true;
-			log_info("client %u: %.64s", c->id,
-				 msg->hello->software ? msg->hello->software : "?");
+			event_del(c->hello_ev);
+			/* one line per client at info: who, with what */
+			snprintf(sw, sizeof(sw), "%s", msg->hello->software ? msg->hello->software : "?");
+			for (char *q = sw; *q; q++)
+				if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f)
+					*q = '?';
+			log_info("client %u: %s, pid %ld uid %ld", c->id, sw, (long)c->pid,
+				 (long)c->uid);
 		}
 		break;
 	case MTRACE__CLIENT_MSG__MSG_SUBSCRIBE:
@@ -551,9 +658,9 @@ event_cb(struct bufferevent *bev, short what, void *arg)
 	struct stream_client *c = arg;
 
 	if (what & BEV_EVENT_EOF)
-		log_info("client %u: disconnected", c->id);
+		log_debug("client %u: disconnected", c->id);
 	else if (what & BEV_EVENT_ERROR)
-		log_info("client %u: %s", c->id, strerror(EVUTIL_SOCKET_ERROR()));
+		log_debug("client %u: %s", c->id, strerror(EVUTIL_SOCKET_ERROR()));
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
 		client_free(c);
 }
@@ -568,6 +675,9 @@ client_free(struct stream_client *c)
 	event_free(c->stats_ev);
 	event_free(c->partial_ev);
 	event_free(c->close_ev);
+	event_free(c->hello_ev);
+	evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->out_cb);
+	queued_total -= out_len(c);
 	bufferevent_free(c->bev);
 	TAILQ_REMOVE(&clients, c, entry);
 	nclients--;
@@ -612,6 +722,26 @@ refuse(int fd, const char *why)
 	close(fd);
 }
 
+/* Refusals are logged at most every 10 s with a count: a client that keeps
+ * reconnecting must not fill the host's journal. */
+static void
+refused_log(const struct ucred *cred, unsigned same_uid)
+{
+	static uint64_t last_ns;
+	static unsigned since;
+	uint64_t now = state_now_ns();
+
+	since++;
+	if (last_ns && now - last_ns < 10000000000u)
+		return;
+	log_warn("client pid %ld uid %ld refused: %u clients, %u of this uid (max_clients %u, "
+		 "max_clients_per_uid %u); %u refused since the last such line",
+		 (long)cred->pid, (long)cred->uid, nclients, same_uid, max_clients, max_per_uid,
+		 since);
+	last_ns = now;
+	since = 0;
+}
+
 static void
 accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen,
 	  void *arg)
@@ -622,12 +752,16 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 	struct ucred cred = { 0, (uid_t)-1, (gid_t)-1 };
 	socklen_t clen = sizeof(cred);
 
+	unsigned same_uid = 0;
+
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0)
 		log_warn("SO_PEERCRED: %s", strerror(errno));
-	if (nclients >= max_clients) {
-		log_warn("client pid %ld uid %ld refused: %u clients already", (long)cred.pid,
-			 (long)cred.uid, nclients);
-		refuse(fd, "too many clients");
+	TAILQ_FOREACH(c, &clients, entry)
+		same_uid += c->uid == cred.uid;
+	if (nclients >= max_clients || same_uid >= max_per_uid) {
+		refused_log(&cred, same_uid);
+		refuse(fd, nclients >= max_clients ? "too many clients"
+						   : "too many clients of this uid");
 		return;
 	}
 	/* The socket buffer is what a client can take while the loop is busy draining
@@ -647,7 +781,11 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 	c->stats_ev = evtimer_new(ev_base, stats_cb, c);
 	c->partial_ev = evtimer_new(ev_base, partial_cb, c);
 	c->close_ev = evtimer_new(ev_base, close_cb, c);
-	if (!c->bev || !c->stats_ev || !c->partial_ev || !c->close_ev) {
+	c->hello_ev = evtimer_new(ev_base, hello_cb, c);
+	c->out_cb = c->bev ? evbuffer_add_cb(bufferevent_get_output(c->bev), out_changed, c)
+			   : NULL;
+	if (!c->bev || !c->stats_ev || !c->partial_ev || !c->close_ev || !c->hello_ev ||
+	    !c->out_cb) {
 		log_warn("client pid %ld: out of memory", (long)cred.pid);
 		if (c->bev)
 			bufferevent_free(c->bev);
@@ -659,6 +797,8 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 			event_free(c->partial_ev);
 		if (c->close_ev)
 			event_free(c->close_ev);
+		if (c->hello_ev)
+			event_free(c->hello_ev);
 		free(c);
 		return;
 	}
@@ -666,8 +806,10 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int
 	event_assign(c->stats_ev, ev_base, -1, EV_PERSIST, stats_cb, c);
 	TAILQ_INSERT_TAIL(&clients, c, entry);
 	nclients++;
-	log_info("client %u connected: pid %ld uid %ld gid %ld", c->id, (long)cred.pid,
-		 (long)cred.uid, (long)cred.gid);
+	log_debug("client %u connected: pid %ld uid %ld gid %ld", c->id, (long)cred.pid,
+		  (long)cred.uid, (long)cred.gid);
+	struct timeval htv = { hello_ms / 1000, (hello_ms % 1000) * 1000 };
+	evtimer_add(c->hello_ev, &htv);
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
 	/* Never buffer more than one largest request. */
 	bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_MAX_TO_DAEMON + FRAME_VARINT_MAX);
@@ -717,7 +859,12 @@ stream_reconfigure(const struct mtraced_config *cfg)
 	struct stream_client *c;
 
 	max_clients = cfg->max_clients ? cfg->max_clients : 1;
+	/* 0 (a test double's zeroed config): the setting has no cap of its own */
+	max_per_uid = cfg->max_clients_per_uid ? cfg->max_clients_per_uid : max_clients;
+	hello_ms = cfg->client_hello_ms ? cfg->client_hello_ms : 5000;
 	queue_cap = cfg->client_queue_bytes ? cfg->client_queue_bytes : 1;
+	queue_total_cap = cfg->client_queue_total ? cfg->client_queue_total : SIZE_MAX;
+	coalesce_rate = cfg->client_coalesce_rate ? cfg->client_coalesce_rate : 1000000u;
 	coalesce_ns = (uint64_t)cfg->client_coalesce_us * 1000u;
 	max_top_n = cfg->max_top_n;
 	TAILQ_FOREACH(c, &clients, entry)
