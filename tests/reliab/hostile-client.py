@@ -97,7 +97,7 @@ def connect(path):
 
 class Reader:
     def __init__(self, s):
-        self.s, self.buf = s, b""
+        self.s, self.buf, self.eof = s, b"", False
 
     def msg(self, timeout):
         """next ServerMsg as {field: [..]}, or None at EOF/timeout"""
@@ -112,11 +112,15 @@ class Reader:
                         return fields(m)
                 except IndexError:
                     pass
-            left = end - time.time()
-            if left <= 0 or not select.select([self.s], [], [], left)[0]:
+            left = max(0, end - time.time())
+            if self.eof or not select.select([self.s], [], [], left)[0]:
                 return None
-            d = self.s.recv(1 << 20)
+            try:
+                d = self.s.recv(1 << 20)
+            except (ConnectionResetError, BrokenPipeError):
+                d = b""
             if not d:
+                self.eof = True
                 return None
             self.buf += d
 
@@ -190,22 +194,19 @@ def cmd_silent(path, n, secs):
         live.append((s, r))
     print("refused %d" % refused, flush=True)
     end = time.time() + float(secs)
-    closed, codes = 0, {}
-    while time.time() < end and closed < len(live):
-        closed = 0
-        for s, r in live:
-            if getattr(s, "_gone", False):
-                closed += 1
+    gone, codes = set(), {}
+    while time.time() < end and len(gone) < len(live):
+        for k, (s, r) in enumerate(live):
+            if k in gone:
                 continue
             m = r.msg(0)
             if m and 7 in m:
                 code = fields(m[7][0]).get(1, [0])[0]
                 codes[code] = codes.get(code, 0) + 1
-            if closed_by_peer(s):
-                s._gone = True
-                closed += 1
+            if r.eof:
+                gone.add(k)
         time.sleep(0.1)
-    print("closed %d open %d errors %s" % (closed, len(live) - closed,
+    print("closed %d open %d errors %s" % (len(gone), len(live) - len(gone),
                                           ",".join("%d:%d" % kv for kv in sorted(codes.items()))))
 
 
@@ -252,6 +253,11 @@ def cmd_stats(path, what="labels"):
                   "labels_omitted=%d threads_omitted=%d counters_omitted=%d" % (
                       size, len(st.get(2, [])), len(st.get(4, [])), len(st.get(3, [])),
                       ncounters, st.get(30, [0])[0], st.get(31, [0])[0], cnt_om))
+            for d in st.get(2, []):
+                f = fields(d)
+                print("domain %d labels_dropped=%d counters_dropped=%d failures_dropped=%d "
+                      "counters=%d" % (f.get(1, [0])[0], f.get(30, [0])[0], f.get(31, [0])[0],
+                                       f.get(32, [0])[0], len(f.get(15, []))))
             return
     print("no stats")
     sys.exit(1)
