@@ -8,8 +8,12 @@
  *   table-guest relabel K       one thread given labels "a" and "b" in turn K times,
  *                               three more threads labelled "a" once; prints the total
  *   table-guest rename NAME     write NAME into our own xenstore "name" node (as a guest
- *                               that wants to pose as another); prints "written" or
- *                               "refused: <errno>", then writes events until killed
+ *                               that wants to pose as another) every 200 ms, writing
+ *                               events meanwhile; prints "written" or "refused: <errno>"
+ *                               whenever the answer changes
+ *   table-guest xsflood S       rewrite our announcement (ring/0/pages) for S seconds,
+ *                               thousands of times a second: a new bad value each time,
+ *                               the good one every tenth; prints the number of writes
  */
 #include <errno.h>
 #include <stdio.h>
@@ -76,22 +80,9 @@ int main(int argc, char **argv)
 	char err[256];
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: table-guest tables N LEN | relabel K | rename NAME\n");
+		fprintf(stderr, "usage: table-guest tables N LEN | relabel K | rename NAME | "
+			"xsflood S\n");
 		return 2;
-	}
-	if (!strcmp(argv[1], "rename")) {
-		struct xenif *x = xenif_open(NULL, NULL, XENIF_XS, err, sizeof(err));
-		if (!x) {
-			fprintf(stderr, "table-guest: %s\n", err);
-			return 1;
-		}
-		/* relative: our own /local/domain/<id>/name */
-		if (x->ops->xs_write(x, 0, "name", argv[2], strlen(argv[2])) == 0)
-			printf("written\n");
-		else
-			printf("refused: %s\n", strerror(errno));
-		fflush(stdout);
-		xenif_close(x);
 	}
 	g = mtrace_guest_open(&c, err, sizeof(err));
 	if (!g) {
@@ -104,11 +95,56 @@ int main(int argc, char **argv)
 	} else if (!strcmp(argv[1], "relabel")) {
 		relabel(r, (unsigned)atoi(argv[2]));
 	} else if (!strcmp(argv[1], "rename")) {
+		struct xenif *x = xenif_open(NULL, NULL, XENIF_XS, err, sizeof(err));
+		int last = -2;
+		if (!x) {
+			fprintf(stderr, "table-guest: %s\n", err);
+			return 1;
+		}
 		for (uint64_t i = 0;; i++) {
 			mtrace_switch(r, i & 7);
-			if (i % 256 == 255)
-				usleep(2000);
+			if (i % 256 != 255)
+				continue;
+			usleep(2000);
+			if (i % (256 * 100) != 255)
+				continue;
+			/* relative: our own /local/domain/<id>/name */
+			int rc = x->ops->xs_write(x, 0, "name", argv[2], strlen(argv[2])) == 0 ? 0 : errno;
+			if (rc != last)
+				printf(rc ? "refused: %s\n" : "written\n", strerror(rc));
+			fflush(stdout);
+			last = rc;
 		}
+	} else if (!strcmp(argv[1], "xsflood")) {
+		struct xenif *x = xenif_open(NULL, NULL, XENIF_XS, err, sizeof(err));
+		const char *key = MTRACE_XS_DIR "/ring/0/pages";
+		char v[32];
+		size_t len;
+		if (!x) {
+			fprintf(stderr, "table-guest: %s\n", err);
+			return 1;
+		}
+		char *good = x->ops->xs_read(x, 0, key, &len);
+		if (!good) {
+			fprintf(stderr, "table-guest: no %s\n", key);
+			return 1;
+		}
+		unsigned long writes = 0;
+		for (unsigned long i = 0; i < (unsigned long)atoi(argv[2]) * 5000; i++) {
+			if (i % 10 == 9)
+				snprintf(v, sizeof(v), "%s", good);
+			else
+				snprintf(v, sizeof(v), "%lu", 3 + 2 * i);	/* never a power of two */
+			writes += x->ops->xs_write(x, 0, key, v, strlen(v)) == 0;
+			if (i % 50 == 49)
+				usleep(10000);
+		}
+		printf("{\"writes\": %lu}\n", writes);
+		fflush(stdout);
+		free(good);
+		xenif_close(x);
+		for (;;)
+			pause();
 	} else {
 		fprintf(stderr, "table-guest: unknown mode %s\n", argv[1]);
 		return 2;
