@@ -36,6 +36,7 @@ struct cat_opts {
 	uint64_t count;		/* 0: unlimited */
 	double seconds;		/* 0: unlimited */
 	bool summary;
+	bool reconnect;		/* mtraced went away: wait for it, subscribe again */
 };
 
 /* What --summary reports at exit (tests compare it with what the guest wrote). */
@@ -68,6 +69,8 @@ usage(FILE *f)
 "  -n, --count N         exit after N events (N statistics with --no-events)\n"
 "  -t, --time SECONDS    exit after SECONDS\n"
 "      --summary         print a JSON summary of what was received on stderr at exit\n"
+"      --reconnect       when mtraced goes away, wait for it and carry on (default:\n"
+"                        exit, status 0 after a Goodbye or end of file)\n"
 "  -h, --help            this text\n"
 "  -V, --version         version\n", MTRACE_DEFAULT_SOCKET);
 }
@@ -109,7 +112,7 @@ parse_ops(struct cat_opts *o, char *list)
 static int
 parse_args(int argc, char **argv, struct cat_opts *o)
 {
-	enum { O_STATS = 256, O_TOP, O_SORT, O_NOEV, O_SUMMARY, O_LSTATS };
+	enum { O_STATS = 256, O_TOP, O_SORT, O_NOEV, O_SUMMARY, O_LSTATS, O_RECONNECT };
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "format", required_argument, NULL, 'f' },
@@ -124,6 +127,7 @@ parse_args(int argc, char **argv, struct cat_opts *o)
 		{ "label-stats", no_argument, NULL, O_LSTATS },
 		{ "no-events", no_argument, NULL, O_NOEV },
 		{ "summary", no_argument, NULL, O_SUMMARY },
+		{ "reconnect", no_argument, NULL, O_RECONNECT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -218,6 +222,9 @@ parse_args(int argc, char **argv, struct cat_opts *o)
 		case O_SUMMARY:
 			o->summary = true;
 			break;
+		case O_RECONNECT:
+			o->reconnect = true;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -303,7 +310,8 @@ print_summary(void)
 	fprintf(stderr, "}}\n");
 }
 
-/* Returns 1 to go on, 0 to stop cleanly, -1 on error. */
+/* Returns 1 to go on, 0 to stop cleanly, -1 on error, 2 when mtraced went away (with
+ * --reconnect). */
 static int
 handle(const struct cat_opts *o, const Mtrace__ServerMsg *m, const uint8_t *raw, size_t rlen)
 {
@@ -342,7 +350,7 @@ handle(const struct cat_opts *o, const Mtrace__ServerMsg *m, const uint8_t *raw,
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
 		fprintf(stderr, "mtrace-cat: mtraced said goodbye: %s\n",
 			m->goodbye->reason ? m->goodbye->reason : "");
-		return 0;
+		return o->reconnect ? 2 : 0;
 	case MTRACE__SERVER_MSG__MSG_ERROR:
 		fprintf(stderr, "mtrace-cat: error from mtraced: %s\n",
 			m->error->message ? m->error->message : "?");
@@ -353,10 +361,11 @@ handle(const struct cat_opts *o, const Mtrace__ServerMsg *m, const uint8_t *raw,
 	return 1;
 }
 
+static double deadline;	/* -t: for the whole run, across reconnections */
+
 static int
 run(const struct cat_opts *o, struct mtc *c)
 {
-	double deadline = o->seconds > 0 ? now_s() + o->seconds : 0;
 	bool unflushed = false;
 	char err[256];
 
@@ -388,8 +397,11 @@ run(const struct cat_opts *o, struct mtc *c)
 		if (r < 0) {
 			if (stop_signal)
 				return 0;
-			if (errno == 0)
-				return 0;	/* EOF: the daemon went away */
+			if (errno == 0 || o->reconnect) {
+				/* EOF: the daemon went away */
+				fflush(stdout);
+				return o->reconnect ? 2 : 0;
+			}
 			fprintf(stderr, "mtrace-cat: %s\n", err);
 			return -1;
 		}
@@ -422,6 +434,7 @@ main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 
+	deadline = o.seconds > 0 ? now_s() + o.seconds : 0;
 	c = mtc_connect(o.socket, "mtrace-cat " MTRACE_VERSION, err, sizeof(err));
 	if (!c) {
 		fprintf(stderr, "mtrace-cat: %s\n", err);
@@ -447,7 +460,29 @@ main(int argc, char **argv)
 	}
 	if (o.fmt == CAT_CHROME)
 		cat_chrome_begin(stdout);
-	r = run(&o, c);
+	while ((r = run(&o, c)) == 2) {
+		unsigned attempt = 0;
+		mtc_close(c);
+		c = NULL;
+		fprintf(stderr, "mtrace-cat: mtraced went away; waiting for it\n");
+		/* 250 ms doubling to 5 s; -t and signals still end the run */
+		while (!c && !stop_signal && (deadline == 0 || now_s() < deadline)) {
+			unsigned ms = attempt >= 5 ? 5000 : 250u << attempt;
+			struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+			attempt++;
+			nanosleep(&ts, NULL);
+			c = mtc_connect(o.socket, "mtrace-cat " MTRACE_VERSION, err, sizeof(err));
+			if (c && mtc_subscribe(c, &sub) < 0) {
+				mtc_close(c);
+				c = NULL;
+			}
+		}
+		if (!c) {
+			r = 0;
+			break;
+		}
+		fprintf(stderr, "mtrace-cat: reconnected to mtraced\n");
+	}
 	if (o.fmt == CAT_CHROME)
 		cat_chrome_end(stdout);
 	fflush(stdout);

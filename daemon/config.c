@@ -38,7 +38,7 @@ void config_defaults(struct mtraced_config *c)
 	c->max_clients = 64;
 	c->client_queue_bytes = 8u << 20;
 	c->client_queue_total = 64u << 20;
-	c->max_clients_per_uid = 16;
+	c->max_clients_per_uid = 32;
 	c->client_hello_ms = 5000;
 	c->client_coalesce_us = 2000;
 	c->client_coalesce_rate = 1000000;
