@@ -439,29 +439,6 @@ out:
 	return key;
 }
 
-static Mtrace__Subscribe *
-sub_copy(const Mtrace__Subscribe *sub)
-{
-	/* Without the fields we do not know: protobuf-c keeps them as read but packs
-	 * their tags minimally, so a non-minimal tag would make the packed size wrong
-	 * and the copy fail to unpack. */
-	Mtrace__Subscribe known = *sub;
-	size_t len;
-	uint8_t *buf;
-	Mtrace__Subscribe *c;
-
-	known.base.n_unknown_fields = 0;
-	known.base.unknown_fields = NULL;
-	len = mtrace__subscribe__get_packed_size(&known);
-	buf = malloc(len ? len : 1);
-	if (!buf)
-		return NULL;
-	mtrace__subscribe__pack(&known, buf);
-	c = mtrace__subscribe__unpack(NULL, len, buf);
-	free(buf);
-	return c;
-}
-
 struct stream_group *
 stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub)
 {
@@ -482,7 +459,7 @@ stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub)
 			break;
 	if (!g) {
 		g = calloc(1, sizeof(*g));
-		if (!g || !(g->sub = sub_copy(sub)) ||
+		if (!g || !(g->sub = stream_sub_copy(sub)) ||
 		    label_filter_compile(&g->labels, g->sub->labels, g->sub->n_labels) < 0) {
 			if (g && g->sub)
 				mtrace__subscribe__free_unpacked(g->sub, NULL);

@@ -77,6 +77,11 @@ void stream_dict_free(struct stream_dict *d);
 /* realloc *p to n elements of size; -1 (and *p untouched) when out of memory. */
 int stream_grow(void **p, size_t size, size_t n);
 
+/* stream-request.c: why a Subscribe cannot be taken (NULL: it can); the group's own
+ * copy of one (unknown fields left out), NULL when out of memory. */
+const char *stream_subscribe_invalid(const Mtrace__Subscribe *s);
+Mtrace__Subscribe *stream_sub_copy(const Mtrace__Subscribe *sub);
+
 /* Send and free a gone domain's columns. */
 void stream_batch_domain_gone(uint32_t domid);
 

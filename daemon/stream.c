@@ -39,8 +39,6 @@
 #define PARTIAL_TIMEOUT_S	5	/* a request frame left half-sent this long is bad */
 #define CLOSE_TIMEOUT_S		2	/* time to flush an Error before closing anyway */
 #define ACCEPT_PAUSE_MS		1000
-#define MAX_FILTER_ITEMS	256
-#define MAX_LABEL_LEN		256
 #define MAX_SINGLE_WRITE	(64u << 20)	/* no cap of ours: the socket's is enough */
 #define SOCKET_SNDBUF		(2 << 20)
 /* Clients past this many events a second get coalesced writes (client_coalesce_us),
@@ -429,39 +427,6 @@ partial_cb(evutil_socket_t fd, short what, void *arg)
 		   "truncated frame: request incomplete after %d s", PARTIAL_TIMEOUT_S);
 }
 
-static bool
-valid_str(const char *s, size_t max)
-{
-	return s && strnlen(s, max + 1) <= max;
-}
-
-/* Check a Subscribe completely before anything of it is used. */
-static const char *
-subscribe_invalid(const Mtrace__Subscribe *s)
-{
-	size_t i;
-
-	if (s->stats_interval_ms != 0 && s->stats_interval_ms < 100)
-		return "stats_interval_ms must be 0 or >= 100";
-	if (s->stats_interval_ms > 3600u * 1000)
-		return "stats_interval_ms above one hour";
-	if (s->n_domids > MAX_FILTER_ITEMS || s->n_domain_names > MAX_FILTER_ITEMS ||
-	    s->n_ops > MAX_FILTER_ITEMS || s->n_labels > MAX_FILTER_ITEMS)
-		return "too many filter entries";
-	for (i = 0; i < s->n_ops; i++)
-		if (s->ops[i] > 255)
-			return "op out of range";
-	for (i = 0; i < s->n_domain_names; i++)
-		if (!valid_str(s->domain_names[i], MAX_LABEL_LEN))
-			return "domain name too long";
-	for (i = 0; i < s->n_labels; i++)
-		if (!valid_str(s->labels[i], MAX_LABEL_LEN))
-			return "label prefix too long";
-	if ((unsigned)s->sort > MTRACE__SORT_KEY__SORT_ID)
-		return "unknown sort key";
-	return NULL;
-}
-
 /* A DomainUp in m/u; the name (guest-written in xenstore) is made valid UTF-8 in nm. */
 static void
 domain_up_msg(Mtrace__ServerMsg *m, Mtrace__DomainUp *u, char nm[static 256], uint32_t domid,
@@ -503,7 +468,7 @@ handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 		send_error(c, MTRACE__ERROR__CODE__BAD_REQUEST, "Subscribe before Hello");
 		goto drop;
 	}
-	if ((why = subscribe_invalid(s))) {
+	if ((why = stream_subscribe_invalid(s))) {
 		send_error(c, MTRACE__ERROR__CODE__BAD_REQUEST, "bad Subscribe: %s", why);
 		goto drop;
 	}
