@@ -107,6 +107,7 @@ struct state_domain {
 
 	struct strtab labels;
 	struct label *lstat;
+	uint32_t lstat_cap;	/* entries allocated in lstat (labels.cap when last grown) */
 	uint64_t labels_dropped;
 	struct strtab failures;
 	uint64_t failures_dropped;

@@ -71,7 +71,12 @@ void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, s
 		return;
 	}
 	if (added) {
-		d->lstat = state_xrealloc(d->lstat, d->labels.cap, sizeof(struct label));
+		/* grown with the table, not at every new label: a realloc to the same size
+		 * copies everything under some allocators (ASan's does) */
+		if (d->lstat_cap != d->labels.cap) {
+			d->lstat = state_xrealloc(d->lstat, d->labels.cap, sizeof(struct label));
+			d->lstat_cap = d->labels.cap;
+		}
 		memset(&d->lstat[li], 0, sizeof(struct label));
 		d->lstat[li].cr_sec = state_cur_sec;
 	}

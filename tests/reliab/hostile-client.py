@@ -3,7 +3,8 @@
 (proto/mtrace.proto) with no help from the project's client library.
 
   pings SOCK SECONDS            Hello, then Pings as fast as the socket takes them, never
-                                reading; prints "sent N" and whether the daemon closed us
+                                reading, until the daemon closes us or SECONDS pass;
+                                prints "sent N" and whether the daemon closed us
   noread SOCK N SECONDS         N clients subscribe to every event and never read
   silent SOCK N SECONDS         N connections that never send Hello; prints how many were
                                 refused at once, closed by the daemon later, still open
@@ -12,6 +13,9 @@
                                 "events N" or "nothing"
   stats SOCK [labels|top]       one Stats with label statistics (or top-N 1000): prints
                                 its size and the *_omitted fields
+  filters SOCK N K SECONDS      N clients, each with K label prefixes (the last one
+                                "label-", matching), events, Stats every 100 ms with
+                                top 1000 and label statistics; they read everything
 """
 import os
 import select
@@ -140,7 +144,9 @@ def closed_by_peer(s):
 
 
 def cmd_pings(path, secs):
-    s = connect(path)
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.connect(path)
     s.sendall(HELLO)
     s.setblocking(False)
     chunk = b"".join(ping(i) for i in range(1000))
@@ -263,10 +269,32 @@ def cmd_stats(path, what="labels"):
     sys.exit(1)
 
 
+def cmd_filters(path, n, k, secs):
+    socks = []
+    for c in range(int(n)):
+        body = field(5, 0, 1) + field(6, 0, 100) + field(7, 0, 1000) + field(10, 0, 1)
+        for j in range(int(k) - 1):
+            body += field(4, 2, ("x%d-%d-never" % (c, j)).encode())
+        body += field(4, 2, b"label-")
+        s = connect(path)
+        s.sendall(HELLO + subscribe(body))
+        s.setblocking(False)
+        socks.append(s)
+    end, got = time.time() + float(secs), 0
+    while time.time() < end:
+        for s in select.select(socks, [], [], 0.1)[0]:
+            try:
+                got += len(s.recv(1 << 20))
+            except BlockingIOError:
+                pass
+    print("filters: %d clients read %d bytes" % (len(socks), got))
+
+
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     {"pings": cmd_pings, "noread": cmd_noread, "silent": cmd_silent,
-     "badsub": cmd_badsub, "stats": cmd_stats}[cmd](*args)
+     "badsub": cmd_badsub, "stats": cmd_stats,
+     "filters": cmd_filters}[cmd](*args)
 
 
 if __name__ == "__main__":
