@@ -10,10 +10,10 @@
 #include <stddef.h>
 
 struct label_filter {
-	char **prefix;	/* sorted, none a prefix of another (those are redundant) */
+	char **prefix; /* sorted, none a prefix of another (those are redundant) */
 	size_t *len;
 	size_t n;
-	bool any;	/* no prefixes given: every label and no label pass */
+	bool any; /* no prefixes given: every label and no label pass */
 };
 
 /* Compile n prefixes (copied).  -1 when out of memory (f is then empty and "any"). */

@@ -9,18 +9,16 @@
 
 #include "stream-int.h"
 
-#define MAX_FILTER_ITEMS	256
-#define MAX_LABEL_LEN		256
+#define MAX_FILTER_ITEMS 256
+#define MAX_LABEL_LEN    256
 
-static bool
-valid_str(const char *s, size_t max)
+static bool valid_str(const char *s, size_t max)
 {
 	return s && strnlen(s, max + 1) <= max;
 }
 
 /* Check a Subscribe completely before anything of it is used. */
-const char *
-stream_subscribe_invalid(const Mtrace__Subscribe *s)
+const char *stream_subscribe_invalid(const Mtrace__Subscribe *s)
 {
 	size_t i;
 
@@ -45,8 +43,7 @@ stream_subscribe_invalid(const Mtrace__Subscribe *s)
 	return NULL;
 }
 
-Mtrace__Subscribe *
-stream_sub_copy(const Mtrace__Subscribe *sub)
+Mtrace__Subscribe *stream_sub_copy(const Mtrace__Subscribe *sub)
 {
 	/* Without the fields we do not know: none of them is used, and a copy packed
 	 * from what protobuf-c kept of them need not unpack again (issue 13 saw one with

@@ -54,8 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	k->inputs++;
 	while (off < size) {
 		size_t hdr, mlen;
-		enum frame_status st = frame_parse(data + off, size - off, FRAME_MAX_TO_DAEMON,
-						   &hdr, &mlen);
+		enum frame_status st =
+		    frame_parse(data + off, size - off, FRAME_MAX_TO_DAEMON, &hdr, &mlen);
 		Mtrace__ClientMsg *m;
 
 		if (st == FRAME_NEED_MORE) {
@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (st != FRAME_OK) {
 			k->bad_frames++;
-			break;	/* the server sends an Error and closes */
+			break; /* the server sends an Error and closes */
 		}
 		k->frames++;
 		m = mtrace__client_msg__unpack(NULL, mlen, data + off + hdr);

@@ -33,8 +33,12 @@ int main(int argc, char **argv)
 
 	while ((ch = getopt(argc, argv, "n:s:")) != -1) {
 		switch (ch) {
-		case 'n': n = strtoull(optarg, NULL, 10); break;
-		case 's': g.rng = strtoull(optarg, NULL, 10) | 1; break;
+		case 'n':
+			n = strtoull(optarg, NULL, 10);
+			break;
+		case 's':
+			g.rng = strtoull(optarg, NULL, 10) | 1;
+			break;
 		default:
 			fprintf(stderr, "usage: fuzz-volume-client [-n STREAMS] [-s SEED]\n");
 			return 2;
@@ -52,8 +56,8 @@ int main(int argc, char **argv)
 	       " bad-frame %" PRIu64 " partial %" PRIu64 " undecodable %" PRIu64
 	       " subscribe refused %" PRIu64 " taken %" PRIu64 " copy-failed %" PRIu64
 	       " label-matches %" PRIu64 "\n",
-	       k->inputs, k->frames, t, (double)k->frames / t, k->hellos, k->pings, k->other,
-	       k->bad_frames, k->partial, k->undecodable, k->sub_refused, k->sub_taken,
-	       k->sub_copy_failed, k->label_matches);
+	    k->inputs, k->frames, t, (double)k->frames / t, k->hellos, k->pings, k->other,
+	    k->bad_frames, k->partial, k->undecodable, k->sub_refused, k->sub_taken,
+	    k->sub_copy_failed, k->label_matches);
 	return 0;
 }

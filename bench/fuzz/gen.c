@@ -157,17 +157,17 @@ static void mutate(struct gen *g, uint8_t *buf, size_t *len, size_t cap)
 		buf[a] = special[pick(g, 7)];
 		break;
 	}
-	case 2:	/* cut */
+	case 2: /* cut */
 		*len = a;
 		break;
-	case 3:	/* delete a range */
+	case 3: /* delete a range */
 		b = a + pick(g, 16);
 		if (b > n)
 			b = n;
 		memmove(buf + a, buf + b, n - b);
 		*len = n - (b - a);
 		break;
-	case 4:	/* repeat a range */
+	case 4: /* repeat a range */
 		b = a + 1 + pick(g, 32);
 		if (b > n)
 			b = n;
@@ -177,7 +177,7 @@ static void mutate(struct gen *g, uint8_t *buf, size_t *len, size_t cap)
 			*len = n + (b - a);
 		}
 		break;
-	case 5:	/* a random varint over a length */
+	case 5: /* a random varint over a length */
 		buf[a] = (uint8_t)(0x80 | gen_next(g));
 		break;
 	default:

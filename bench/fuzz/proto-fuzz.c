@@ -25,7 +25,7 @@
 #include "gen.h"
 #include "mtrace-client.h"
 
-#define OPEN_MAX_CONNS	8
+#define OPEN_MAX_CONNS 8
 
 static const char *sock_path;
 static int mtraced_pid;
@@ -73,7 +73,8 @@ static uint64_t count_frames(const uint8_t *p, size_t n)
 	uint64_t k = 0;
 	size_t off = 0, hdr, mlen;
 
-	while (off < n && frame_parse(p + off, n - off, FRAME_MAX_TO_DAEMON, &hdr, &mlen) == FRAME_OK) {
+	while (off < n &&
+	    frame_parse(p + off, n - off, FRAME_MAX_TO_DAEMON, &hdr, &mlen) == FRAME_OK) {
 		k++;
 		off += hdr + mlen;
 	}
@@ -139,8 +140,8 @@ static int health(uint64_t conns)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	printf("proto-fuzz: after %" PRIu64 " connections: health %s in %.0f ms", conns,
-	       ok ? "ok" : "FAILED", (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-	       (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	    ok ? "ok" : "FAILED",
+	    (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
 	if (mtraced_pid)
 		printf(", mtraced RSS %ld KiB, %d fds", status_kib("VmRSS:"), fd_count());
 	printf("\n");
@@ -152,7 +153,7 @@ int main(int argc, char **argv)
 {
 	static uint8_t buf[1 << 18];
 	static const uint8_t hello[] = { 0x14, 0x0a, 0x12, 0x08, 0x01, 0x12, 0x0e, 'p', 'r', 'o',
-					 't', 'o', '-', 'f', 'u', 'z', 'z', ' ', '0', '.', '1' };
+		't', 'o', '-', 'f', 'u', 'z', 'z', ' ', '0', '.', '1' };
 	struct gen g = { 0x243F6A8885A308D3ull };
 	int open_fds[OPEN_MAX_CONNS];
 	unsigned nopen = 0;
@@ -161,11 +162,20 @@ int main(int argc, char **argv)
 
 	while ((ch = getopt(argc, argv, "S:n:p:s:")) != -1) {
 		switch (ch) {
-		case 'S': sock_path = optarg; break;
-		case 'n': n = strtoull(optarg, NULL, 10); break;
-		case 'p': mtraced_pid = atoi(optarg); break;
-		case 's': g.rng = strtoull(optarg, NULL, 10) | 1; break;
-		default: goto usage;
+		case 'S':
+			sock_path = optarg;
+			break;
+		case 'n':
+			n = strtoull(optarg, NULL, 10);
+			break;
+		case 'p':
+			mtraced_pid = atoi(optarg);
+			break;
+		case 's':
+			g.rng = strtoull(optarg, NULL, 10) | 1;
+			break;
+		default:
+			goto usage;
 		}
 	}
 	if (!sock_path)
@@ -190,7 +200,7 @@ int main(int argc, char **argv)
 		bytes += sent;
 		drain(fd);
 		if (gen_next(&g) % 8 == 0 && nopen < OPEN_MAX_CONNS) {
-			open_fds[nopen++] = fd;	/* left open: the deadlines must close it */
+			open_fds[nopen++] = fd; /* left open: the deadlines must close it */
 		} else {
 			close(fd);
 		}
@@ -209,9 +219,11 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double t = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	printf("proto-fuzz: %" PRIu64 " connections, %" PRIu64 " frames (%" PRIu64
-	       " bytes) in %.1f s, %" PRIu64 " connects refused\n", n, frames, bytes, t, refused);
+	       " bytes) in %.1f s, %" PRIu64 " connects refused\n",
+	    n, frames, bytes, t, refused);
 	return health(n) < 0 ? 1 : 0;
 usage:
-	fprintf(stderr, "usage: proto-fuzz -S SOCKET [-n CONNECTIONS] [-p MTRACED_PID] [-s SEED]\n");
+	fprintf(
+	    stderr, "usage: proto-fuzz -S SOCKET [-n CONNECTIONS] [-p MTRACED_PID] [-s SEED]\n");
 	return 2;
 }

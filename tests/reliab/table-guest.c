@@ -92,8 +92,9 @@ int main(int argc, char **argv)
 	char err[256];
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: table-guest tables N LEN | relabel K | rename NAME | "
-			"xsflood S\n");
+		fprintf(stderr,
+		    "usage: table-guest tables N LEN | relabel K | rename NAME | "
+		    "xsflood S\n");
 		return 2;
 	}
 	g = mtrace_guest_open(&c, err, sizeof(err));
@@ -121,7 +122,9 @@ int main(int argc, char **argv)
 			if (i % (256 * 100) != 255)
 				continue;
 			/* relative: our own /local/domain/<id>/name */
-			int rc = x->ops->xs_write(x, 0, "name", argv[2], strlen(argv[2])) == 0 ? 0 : errno;
+			int rc = x->ops->xs_write(x, 0, "name", argv[2], strlen(argv[2])) == 0
+			    ? 0
+			    : errno;
 			if (rc != last)
 				printf(rc ? "refused: %s\n" : "written\n", strerror(rc));
 			fflush(stdout);
@@ -146,7 +149,7 @@ int main(int argc, char **argv)
 			if (i % 10 == 9)
 				snprintf(v, sizeof(v), "%s", good);
 			else
-				snprintf(v, sizeof(v), "%lu", 3 + 2 * i);	/* never a power of two */
+				snprintf(v, sizeof(v), "%lu", 3 + 2 * i); /* never a power of two */
 			writes += x->ops->xs_write(x, 0, key, v, strlen(v)) == 0;
 			if (i % 50 == 49)
 				usleep(10000);
