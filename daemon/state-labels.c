@@ -74,7 +74,7 @@ void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, s
 		/* grown with the table, not at every new label: a realloc to the same size
 		 * copies everything under some allocators (ASan's does) */
 		if (d->lstat_cap != d->labels.cap) {
-			d->lstat = state_xrealloc(d->lstat, d->labels.cap, sizeof(struct label));
+			d->lstat = xreallocarray(d->lstat, d->labels.cap, sizeof(struct label));
 			d->lstat_cap = d->labels.cap;
 		}
 		memset(&d->lstat[li], 0, sizeof(struct label));
@@ -95,7 +95,7 @@ void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, s
 			break;
 		}
 	if (k == LABEL_PAST)
-		k = LABEL_PAST - 1;	/* forget the oldest */
+		k = LABEL_PAST - 1; /* forget the oldest */
 	if (t->label != NO_IDX) {
 		/* the previous label to the front of past[], over li's old place if any */
 		memmove(&t->past[1], &t->past[0], k * sizeof(t->past[0]));

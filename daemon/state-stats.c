@@ -1,5 +1,7 @@
 /*
- * state-stats.c - build a Stats message for one subscription from the state tables.
+ * state-stats.c - build a Stats message for one subscription from the state tables:
+ * the state's one edge with the wire format (proto/mtrace.proto), with the filters of
+ * a Subscribe that the stream applies too.
  * Everything the message points to lives in one arena freed by state_stats_free, so
  * the message never aliases state that the next event may change.
  */
@@ -7,51 +9,47 @@
 #include <string.h>
 #include <time.h>
 
+#include "arena.h"
+#include "clock.h"
 #include "config.h"
-#include "label-filter.h"
+#include "label-prefix.h"
 #include "mtrace-ring.h"
+#include "mtrace.pb-c.h"
 #include "state-int.h"
 
-struct arena_blk {
-	struct arena_blk *next;
-	size_t used, size;
-	max_align_t data[];
-};
-
 struct stats_box {
-	Mtrace__Stats s;		/* first: state_stats_free gets it back by cast */
-	struct arena_blk *blk;
+	Mtrace__Stats s; /* first: state_stats_free gets it back by cast */
+	struct arena a;
 };
 
-static void *arena_alloc(struct stats_box *b, size_t n)
+static void *arena_get(struct stats_box *b, size_t n)
 {
-	struct arena_blk *k = b->blk;
-	void *p;
-
-	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
-	if (!k || k->size - k->used < n) {
-		size_t sz = n > 65536 ? n : 65536;
-		k = malloc(sizeof(*k) + sz);
-		if (!k)
-			abort();
-		k->next = b->blk;
-		k->used = 0;
-		k->size = sz;
-		b->blk = k;
-	}
-	p = (char *)k->data + k->used;
-	k->used += n;
-	memset(p, 0, n);
-	return p;
+	return arena_zalloc(&b->a, n);
 }
 
 static char *arena_str(struct stats_box *b, const char *s)
 {
-	size_t n = strlen(s) + 1;
-	char *p = arena_alloc(b, n);
+	return arena_strdup(&b->a, s);
+}
 
-	memcpy(p, s, n);
-	return p;
+bool state_domain_matches(uint32_t domid, const Mtrace__Subscribe *sub)
+{
+	struct state_domain *d;
+
+	if (!sub || (!sub->n_domids && !sub->n_domain_names))
+		return true;
+	for (size_t i = 0; i < sub->n_domids; i++)
+		if (sub->domids[i] == domid)
+			return true;
+	if (!sub->n_domain_names)
+		return false;
+	d = state_domain_find(domid);
+	if (!d)
+		return false;
+	for (size_t i = 0; i < sub->n_domain_names; i++)
+		if (sub->domain_names[i] && !strcmp(sub->domain_names[i], d->name))
+			return true;
+	return false;
 }
 
 struct cand {
@@ -125,11 +123,11 @@ static void fill_domain(struct stats_box *b, Mtrace__DomainStats *ds, const stru
 	ds->failures_dropped = d->failures_dropped;
 	if (d->counters.n) {
 		ds->n_counters = d->counters.n;
-		ds->counters = arena_alloc(b, d->counters.n * sizeof(*ds->counters));
+		ds->counters = arena_get(b, d->counters.n * sizeof(*ds->counters));
 		for (uint32_t i = 0; i < d->counters.n; i++) {
-			Mtrace__Counter *c = arena_alloc(b, sizeof(*c));
+			Mtrace__Counter *c = arena_get(b, sizeof(*c));
 			mtrace__counter__init(c);
-			c->name = arena_str(b, d->counters.s[i]);
+			c->name = arena_str(b, strtab_str(&d->counters, i));
 			c->value = d->cval[i];
 			ds->counters[i] = c;
 		}
@@ -142,7 +140,7 @@ static void fill_thread(struct stats_box *b, Mtrace__ThreadStats *ts, const stru
 	mtrace__thread_stats__init(ts);
 	ts->domid = d->domid;
 	ts->id = (int64_t)t->id;
-	ts->label = arena_str(b, t->label != NO_IDX ? d->labels.s[t->label] : "");
+	ts->label = arena_str(b, t->label != NO_IDX ? strtab_str(&d->labels, t->label) : "");
 	ts->type = t->type;
 	ts->state = t->state == TS_RESOLVED ? MTRACE__THREAD_STATE__RESOLVED :
 		    t->state == TS_FAILED ? MTRACE__THREAD_STATE__FAILED :
@@ -162,7 +160,7 @@ static void fill_thread(struct stats_box *b, Mtrace__ThreadStats *ts, const stru
 	ts->events_rate = (double)state_thr_rate(t);
 	ts->events = t->events;
 	ts->becomes = (int64_t)t->becomes;
-	ts->failure = arena_str(b, t->failure != NO_IDX ? d->failures.s[t->failure] : "");
+	ts->failure = arena_str(b, t->failure != NO_IDX ? strtab_str(&d->failures, t->failure) : "");
 }
 
 typedef int (*cand_cmp_fn)(const void *, const void *);
@@ -204,7 +202,7 @@ static void heap_up(struct cand *h, size_t i, cand_cmp_fn cmp)
  * entries, allocated once per Stats.
  */
 static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub,
-			const struct label_filter *lf)
+    const struct label_filter *lf)
 {
 	cand_cmp_fn cmp = sub->sort_reverse ? cand_cmp_rev : cand_cmp;
 	unsigned top = sub->top_n;
@@ -215,9 +213,7 @@ static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub,
 		top = state_cfg->max_top_n;
 	if (!top)
 		return;
-	h = malloc(top * sizeof(*h));
-	if (!h)
-		abort();
+	h = xreallocarray(NULL, top, sizeof(*h));
 	for (unsigned i = 0; i < state_ndoms; i++) {
 		const struct state_domain *d = state_doms[i];
 		if (!state_domain_matches(d->domid, sub))
@@ -229,8 +225,8 @@ static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub,
 			for (; j != NO_IDX; j = d->thr[j].next) {
 				const struct thr *t = &d->thr[j];
 				struct cand c = { d, t, 0 };
-				if (!label_filter_match(lf, t->label != NO_IDX ? d->labels.s[t->label]
-									     : NULL))
+				if (!label_filter_match(lf,
+				        t->label != NO_IDX ? strtab_str(&d->labels, t->label) : NULL))
 					continue;
 				c.key = sort_key(d, t, sub->sort);
 				if (n < top) {
@@ -246,23 +242,23 @@ static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub,
 	if (n > 1)
 		qsort(h, n, sizeof(*h), cmp);
 	b->s.n_threads = n;
-	b->s.threads = arena_alloc(b, (n ? n : 1) * sizeof(*b->s.threads));
+	b->s.threads = arena_get(b, (n ? n : 1) * sizeof(*b->s.threads));
 	for (size_t k = 0; k < n; k++) {
-		b->s.threads[k] = arena_alloc(b, sizeof(Mtrace__ThreadStats));
+		b->s.threads[k] = arena_get(b, sizeof(Mtrace__ThreadStats));
 		fill_thread(b, b->s.threads[k], h[k].d, h[k].t);
 	}
 	free(h);
 }
 
 static void add_labels(struct stats_box *b, const Mtrace__Subscribe *sub,
-		       const struct label_filter *lf)
+    const struct label_filter *lf)
 {
 	size_t n = 0, k = 0;
 
 	for (unsigned i = 0; i < state_ndoms; i++)
 		if (state_domain_matches(state_doms[i]->domid, sub))
 			n += state_doms[i]->labels.n;
-	b->s.labels = arena_alloc(b, (n ? n : 1) * sizeof(*b->s.labels));
+	b->s.labels = arena_get(b, (n ? n : 1) * sizeof(*b->s.labels));
 	for (unsigned i = 0; i < state_ndoms; i++) {
 		const struct state_domain *d = state_doms[i];
 		if (!state_domain_matches(d->domid, sub))
@@ -271,12 +267,12 @@ static void add_labels(struct stats_box *b, const Mtrace__Subscribe *sub,
 			const struct label *l = &d->lstat[j];
 			Mtrace__LabelStats *ls;
 
-			if (!label_filter_match(lf, d->labels.s[j]))
+			if (!label_filter_match(lf, strtab_str(&d->labels, j)))
 				continue;
-			ls = arena_alloc(b, sizeof(*ls));
+			ls = arena_get(b, sizeof(*ls));
 			mtrace__label_stats__init(ls);
 			ls->domid = d->domid;
-			ls->label = arena_str(b, d->labels.s[j]);
+			ls->label = arena_str(b, strtab_str(&d->labels, j));
 			ls->count = l->count;
 			ls->relabels = l->relabels;
 			ls->live = l->live;
@@ -292,29 +288,26 @@ static void add_labels(struct stats_box *b, const Mtrace__Subscribe *sub,
 Mtrace__Stats *state_stats(const Mtrace__Subscribe *sub, uint64_t dropped_for_client)
 {
 	static const Mtrace__Subscribe all = MTRACE__SUBSCRIBE__INIT;
-	struct stats_box *b = calloc(1, sizeof(*b));
-	struct timespec now;
+	struct stats_box *b = xcalloc(1, sizeof(*b));
 	size_t k = 0;
 
-	if (!b)
-		abort();
 	if (!sub)
 		sub = &all;
+	arena_init(&b->a, 65536);
 	mtrace__stats__init(&b->s);
-	clock_gettime(CLOCK_REALTIME, &now);
-	b->s.time_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	b->s.time_ns = clock_ns(CLOCK_REALTIME);
 	b->s.dropped_for_client = dropped_for_client;
-	b->s.domains = arena_alloc(b, state_ndoms * sizeof(*b->s.domains));
+	b->s.domains = arena_get(b, state_ndoms * sizeof(*b->s.domains));
 	for (unsigned i = 0; i < state_ndoms; i++) {
 		if (!state_domain_matches(state_doms[i]->domid, sub))
 			continue;
-		b->s.domains[k] = arena_alloc(b, sizeof(Mtrace__DomainStats));
+		b->s.domains[k] = arena_get(b, sizeof(Mtrace__DomainStats));
 		fill_domain(b, b->s.domains[k++], state_doms[i]);
 	}
 	b->s.n_domains = k;
 	struct label_filter lf;
 	if (label_filter_compile(&lf, sub->labels, sub->n_labels) < 0)
-		abort();	/* as the arena: statistics have no way to report it */
+		abort(); /* as xalloc: statistics have no way to report it */
 	add_threads(b, sub, &lf);
 	if (sub->label_stats)
 		add_labels(b, sub, &lf);
@@ -325,13 +318,9 @@ Mtrace__Stats *state_stats(const Mtrace__Subscribe *sub, uint64_t dropped_for_cl
 void state_stats_free(Mtrace__Stats *s)
 {
 	struct stats_box *b = (struct stats_box *)s;
-	struct arena_blk *k, *next;
 
 	if (!s)
 		return;
-	for (k = b->blk; k; k = next) {
-		next = k->next;
-		free(k);
-	}
+	arena_free(&b->a);
 	free(b);
 }

@@ -1,66 +1,173 @@
 /*
- * stream-request.c - what a client's request is allowed to be: a Subscribe checked
- * completely before anything of it is used, and the copy a group keeps of it.  Apart
- * from the server so that the fuzz targets (bench/fuzz) run exactly this code.
+ * stream-request.c - the request side of a client connection: frames read off the
+ * socket (at most FRAME_MAX_TO_DAEMON each), then Hello, Subscribe and Ping.  A
+ * client that breaks the protocol gets an Error and is closed (stream_client_error).
  */
-#include <stdbool.h>
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
-#include "stream-int.h"
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
 
-#define MAX_FILTER_ITEMS 256
-#define MAX_LABEL_LEN    256
+#include "clock.h"
+#include "frame.h"
+#include "log.h"
+#include "mtrace-proto.h"
+#include "state.h"
+#include "stream-batch.h"
+#include "stream-client.h"
+#include "stream-msg.h"
 
-static bool valid_str(const char *s, size_t max)
+#define PARTIAL_TIMEOUT_S 5 /* a request frame left half-sent this long is bad */
+
+static void domain_up_one(
+    uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy, void *arg)
 {
-	return s && strnlen(s, max + 1) <= max;
+	struct stream_client *c = arg;
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__DomainUp u = MTRACE__DOMAIN_UP__INIT;
+	char nm[256];
+
+	if (!state_domain_matches(domid, c->sub))
+		return;
+	stream_msg_domain_up(&m, &u, nm, domid, name, rings, clock, legacy);
+	stream_client_send_msg(c, &m);
 }
 
-/* Check a Subscribe completely before anything of it is used. */
-const char *stream_subscribe_invalid(const Mtrace__Subscribe *s)
+static void handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 {
-	size_t i;
+	const Mtrace__Subscribe *s = msg->subscribe;
+	const char *why;
 
-	if (s->stats_interval_ms != 0 && s->stats_interval_ms < 100)
-		return "stats_interval_ms must be 0 or >= 100";
-	if (s->stats_interval_ms > 3600u * 1000)
-		return "stats_interval_ms above one hour";
-	if (s->n_domids > MAX_FILTER_ITEMS || s->n_domain_names > MAX_FILTER_ITEMS ||
-	    s->n_ops > MAX_FILTER_ITEMS || s->n_labels > MAX_FILTER_ITEMS)
-		return "too many filter entries";
-	for (i = 0; i < s->n_ops; i++)
-		if (s->ops[i] > 255)
-			return "op out of range";
-	for (i = 0; i < s->n_domain_names; i++)
-		if (!valid_str(s->domain_names[i], MAX_LABEL_LEN))
-			return "domain name too long";
-	for (i = 0; i < s->n_labels; i++)
-		if (!valid_str(s->labels[i], MAX_LABEL_LEN))
-			return "label prefix too long";
-	if ((unsigned)s->sort > MTRACE__SORT_KEY__SORT_ID)
-		return "unknown sort key";
-	return NULL;
+	if (!c->hello) {
+		stream_client_error(c, MTRACE__ERROR__CODE__BAD_REQUEST, "Subscribe before Hello");
+		goto drop;
+	}
+	if ((why = stream_subscribe_invalid(s))) {
+		stream_client_error(c, MTRACE__ERROR__CODE__BAD_REQUEST, "bad Subscribe: %s", why);
+		goto drop;
+	}
+	/* Whatever was accumulated under the old filter goes out first. */
+	stream_batch_flush();
+	if (c->group)
+		stream_group_leave(c->group, c);
+	c->group = NULL;
+	if (c->submsg)
+		mtrace__client_msg__free_unpacked(c->submsg, NULL);
+	c->submsg = msg;
+	c->sub = s;
+	if (s->events && !(c->group = stream_group_join(c, s))) {
+		/* the client must know, not wait for events that will never come */
+		stream_client_error(
+		    c, MTRACE__ERROR__CODE__UNKNOWN, "cannot take this Subscribe (out of memory)");
+		return;
+	}
+	event_del(c->stats_ev);
+	if (s->stats_interval_ms) {
+		struct timeval tv = tv_from_ms(s->stats_interval_ms);
+		event_add(c->stats_ev, &tv);
+	}
+	log_debug("client %u: subscribed events=%d stats=%u ms top=%u", c->id, s->events,
+	    s->stats_interval_ms, s->top_n);
+	state_foreach_domain(domain_up_one, c);
+	return;
+drop:
+	mtrace__client_msg__free_unpacked(msg, NULL);
 }
 
-Mtrace__Subscribe *stream_sub_copy(const Mtrace__Subscribe *sub)
+static void handle_msg(struct stream_client *c, Mtrace__ClientMsg *msg)
 {
-	/* Without the fields we do not know: none of them is used, and a copy packed
-	 * from what protobuf-c kept of them need not unpack again (issue 13 saw one with
-	 * a non-minimal tag fail; a copy that fails anyway gets the client an Error). */
-	Mtrace__Subscribe known = *sub;
-	size_t len;
-	uint8_t *buf;
-	Mtrace__Subscribe *c;
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__Pong p = MTRACE__PONG__INIT;
 
-	known.base.n_unknown_fields = 0;
-	known.base.unknown_fields = NULL;
-	len = mtrace__subscribe__get_packed_size(&known);
-	buf = malloc(len ? len : 1);
-	if (!buf)
-		return NULL;
-	mtrace__subscribe__pack(&known, buf);
-	c = mtrace__subscribe__unpack(NULL, len, buf);
-	free(buf);
-	return c;
+	switch (msg->msg_case) {
+	case MTRACE__CLIENT_MSG__MSG_HELLO:
+		if (c->hello) {
+			stream_client_error(c, MTRACE__ERROR__CODE__BAD_REQUEST, "second Hello");
+		} else if (msg->hello->version != MTRACE_PROTOCOL_VERSION) {
+			stream_client_error(c, MTRACE__ERROR__CODE__VERSION,
+			    "protocol version %u not supported (mtraced speaks %d)",
+			    msg->hello->version, MTRACE_PROTOCOL_VERSION);
+		} else {
+			char sw[65];
+			c->hello = true;
+			event_del(c->hello_ev);
+			/* one line per client at info: who, with what */
+			snprintf(sw, sizeof(sw), "%s", msg->hello->software ? msg->hello->software : "?");
+			for (char *q = sw; *q; q++)
+				if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f)
+					*q = '?';
+			log_info("client %u: %s, pid %ld uid %ld", c->id, sw, (long)c->pid, (long)c->uid);
+		}
+		break;
+	case MTRACE__CLIENT_MSG__MSG_SUBSCRIBE:
+		handle_subscribe(c, msg);
+		return; /* it keeps or frees msg */
+	case MTRACE__CLIENT_MSG__MSG_PING:
+		p.cookie = msg->ping->cookie;
+		m.msg_case = MTRACE__SERVER_MSG__MSG_PONG;
+		m.pong = &p;
+		stream_client_send_msg(c, &m);
+		break;
+	default:
+		stream_client_error(
+		    c, MTRACE__ERROR__CODE__BAD_REQUEST, "empty or unknown request");
+		break;
+	}
+	mtrace__client_msg__free_unpacked(msg, NULL);
+}
+
+void stream_client_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct stream_client *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	while (!c->closing) {
+		size_t len = evbuffer_get_length(in), hdr, mlen;
+		size_t pl = len < FRAME_VARINT_MAX ? len : FRAME_VARINT_MAX;
+		const uint8_t *p;
+		Mtrace__ClientMsg *msg;
+		enum frame_status st;
+
+		if (len == 0)
+			break;
+		/* Only the prefix is made contiguous: frame_parse reads no further than the
+		 * varint, and compares the rest against the whole length. */
+		p = evbuffer_pullup(in, (ev_ssize_t)pl);
+		if (!p)
+			break;
+		st = frame_parse(p, len, FRAME_MAX_TO_DAEMON, &hdr, &mlen);
+		if (st == FRAME_NEED_MORE)
+			break;
+		if (st == FRAME_BAD) {
+			stream_client_error(
+			    c, MTRACE__ERROR__CODE__BAD_FRAME, "malformed length prefix");
+			break;
+		}
+		if (st == FRAME_TOO_LARGE) {
+			stream_client_error(c, MTRACE__ERROR__CODE__TOO_LARGE,
+			    "request of %zu bytes exceeds the %u byte limit", mlen,
+			    FRAME_MAX_TO_DAEMON);
+			break;
+		}
+		p = evbuffer_pullup(in, (ev_ssize_t)(hdr + mlen));
+		msg = p ? mtrace__client_msg__unpack(NULL, mlen, p + hdr) : NULL;
+		evbuffer_drain(in, hdr + mlen);
+		if (!msg) {
+			stream_client_error(c, MTRACE__ERROR__CODE__BAD_FRAME,
+			    "request does not decode as a ClientMsg");
+			break;
+		}
+		handle_msg(c, msg);
+	}
+	if (c->closing) {
+		event_del(c->partial_ev);
+	} else if (evbuffer_get_length(in) > 0) {
+		struct timeval tv = { PARTIAL_TIMEOUT_S, 0 };
+		if (!event_pending(c->partial_ev, EV_TIMEOUT, NULL))
+			event_add(c->partial_ev, &tv);
+	} else {
+		event_del(c->partial_ev);
+	}
 }

@@ -3,7 +3,8 @@
  * server splits them (frame_parse, FRAME_MAX_TO_DAEMON), each unpacked as a
  * ClientMsg, a Subscribe checked (stream_subscribe_invalid) and, if it passes, copied
  * as a group keeps it (stream_sub_copy) and its label prefixes compiled and matched
- * (label_filter_*): the code mtraced runs, linked from daemon/.  libFuzzer target and
+ * (label_filter_*): the code mtraced runs, daemon/stream-msg.c and
+ * common/label-prefix.c.  libFuzzer target and
  * the body of fuzz-volume-client.
  */
 #include <stdint.h>
@@ -12,8 +13,8 @@
 
 #include "fuzz-client.h"
 #include "frame.h"
-#include "label-filter.h"
-#include "stream-int.h"
+#include "label-prefix.h"
+#include "stream-msg.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

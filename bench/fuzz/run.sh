@@ -2,14 +2,16 @@
 # Fuzz volume as a number (issue 13), on demand, not in CI: each target runs a given
 # number of inputs and prints the counts it reached and the time it took.
 #
-#   bench/fuzz/run.sh BUILD_DIR [RING_INPUTS [CLIENT_STREAMS [LEGACY_MUTATIONS [LIVE_CONNS]]]]
+#   bench/fuzz/run.sh BUILD_DIR [RING_INPUTS [CLIENT_STREAMS [LEGACY_MUTATIONS [LIVE_CONNS
+#                               [ANNOUNCE_MUTATIONS]]]]]
 #
 # defaults: 10^8 ring inputs, 10^7 client streams (each of 1-4 frames), 10^5
-# mutations of each legacy corpus file, 10^5 live connections.  Use an ASan+UBSan
+# mutations of each legacy corpus file, 10^5 live connections, 10^6 mutations of each
+# announcement corpus file.  Use an ASan+UBSan
 # build (-Db_sanitize=address,undefined) to catch what does not crash outright.
 #   ring     tests/ring/fuzz-replay: the ring decoder (private buffer and mapped ring)
 #   legacy   tests/legacy/fuzz-mprof-replay: the mirage-profile (legacy) parser
-#   announce the announcement parser's target, when the build has one (daemon/announce)
+#   announce tests/daemon/fuzz-announce-replay: the announcement parser (daemon/announce.c)
 #   client   bench/fuzz/fuzz-volume-client: frame split, ClientMsg, Subscribe checks,
 #            copy and label filters (daemon/stream-request.c, label-filter.c)
 #   live     bench/fuzz/proto-fuzz against a real mtraced on the simulated Xen, with
@@ -21,6 +23,7 @@ RING=${2:-100000000}
 CLIENT=${3:-10000000}
 LEGACY=${4:-100000}
 LIVE=${5:-100000}
+ANNOUNCE=${6:-1000000}
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 rc=0
 
@@ -39,7 +42,9 @@ run() {	# name timeout-seconds command...
 run ring 36000 "$B/tests/ring/fuzz-replay" -n "$RING"
 run legacy 36000 "$B/tests/legacy/fuzz-mprof-replay" -m "$LEGACY" "$SRC/tests/legacy/fuzz-corpus"
 if [ -x "$B/tests/daemon/fuzz-announce-replay" ]; then
-	run announce 36000 "$B/tests/daemon/fuzz-announce-replay" -n "$RING"
+	# house-daemon's target (tests/daemon/fuzz-announce.c): mutations of each corpus file
+	run announce 36000 "$B/tests/daemon/fuzz-announce-replay" -m "$ANNOUNCE" \
+		"$SRC/tests/daemon/announce-corpus"
 else
 	echo "== announce: no announcement parser target in this build"
 fi

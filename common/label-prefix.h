@@ -1,10 +1,12 @@
 /*
- * label-filter.h - a client's label prefixes (Subscribe.labels) compiled once, so that
- * matching a label costs one binary search whatever their number: used per event by
- * the stream server's groups and per thread by the statistics.
+ * label-prefix.h - the label filter of a subscription (Subscribe.labels), applied
+ * alike to streamed events (daemon/stream-batch.c) and to statistics
+ * (daemon/state-stats.c): a label passes when it starts with any of the prefixes.
+ * The prefixes are compiled once, so that matching a label costs one binary search
+ * whatever their number.
  */
-#ifndef MTRACED_LABEL_FILTER_H
-#define MTRACED_LABEL_FILTER_H
+#ifndef MTRACE_LABEL_PREFIX_H
+#define MTRACE_LABEL_PREFIX_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /*
- * label-filter.c - label prefixes as a sorted antichain.  If no prefix of the set is a
+ * label-prefix.c - label prefixes as a sorted antichain.  If no prefix of the set is a
  * prefix of another, a label can only start with the greatest prefix not above it (any
  * prefix P of L with P < Q <= L would make P a prefix of Q), so one binary search and
  * one comparison decide, where a scan costs a comparison per prefix per event.
@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "label-filter.h"
+#include "label-prefix.h"
 
 static int cmp_str(const void *a, const void *b)
 {
