@@ -315,9 +315,11 @@ void stream_client_send_events(struct stream_client *c, struct stream_blob *b, s
 	}
 	c->dropped_total += n;
 	c->dropped_unreported += n;
-	/* Already drained (a batch larger than the whole cap, or out of memory): no write
-	 * will come to trigger the notice, so it goes now. */
-	if (out_len(c) <= queue_cap / 4)
+	/* Nothing queued (a batch larger than the whole cap, out of memory, or the total
+	 * cap reached): no write will come to trigger the notice, so it goes now.  With
+	 * anything queued, write_cb sends it once that is written: a notice per dropped
+	 * batch would itself pile up in a client that does not read. */
+	if (out_len(c) == 0)
 		send_loss_notice(c);
 }
 
