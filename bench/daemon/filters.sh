@@ -33,8 +33,8 @@ for run in 1 2 3; do
 		sleep 9
 		c1=$(awk '{print $14 + $15}' "/proc/$DP/stat")
 		cpu_ms=$(( (c1 - c0) * 1000 / $(getconf CLK_TCK) ))
-		lost=$("$B/tests/daemon/mtraced-probe" "$T/sock" stats | sed -n 's/^dom 1 .* lost=\([0-9]*\) .*/\1/p')
-		ev=$("$B/tests/daemon/mtraced-probe" "$T/sock" stats | sed -n 's/^dom 1 .* events=\([0-9]*\) .*/\1/p')
+		lost=$("$B/tests/daemon/mtraced-probe" -s "$T/sock" stats | sed -n 's/^dom 1 .* lost=\([0-9]*\) .*/\1/p')
+		ev=$("$B/tests/daemon/mtraced-probe" -s "$T/sock" stats | sed -n 's/^dom 1 .* events=\([0-9]*\) .*/\1/p')
 		echo "run $run $D: $N clients x $K prefixes: guest events decoded $ev, lost in ring $lost, mtraced CPU $cpu_ms ms (load $(cut -d' ' -f1 /proc/loadavg))"
 		kill "$HC" "$DP" 2>/dev/null
 		wait "$HC" "$DP" 2>/dev/null

@@ -43,7 +43,7 @@ for i in $(seq "$S"); do
 	r=$(rss)
 	[ "$r" -gt "$peak" ] && peak=$r
 	printf "%3d s  RSS %7d KiB  clients %s\n" "$i" "$r" \
-		"$("$B/tests/daemon/mtraced-probe" "$T/sock" stats 2>/dev/null | sed -n 's/^end clients=//p')"
+		"$("$B/tests/daemon/mtraced-probe" -s "$T/sock" stats 2>/dev/null | sed -n 's/^end clients=//p')"
 	sleep 1
 done
 tail -n 3 "$T"/noread-*.out

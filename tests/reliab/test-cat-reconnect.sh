@@ -2,7 +2,7 @@
 # mtrace-cat keeps its exit behaviour unless asked: without --reconnect it ends (status
 # 0) when mtraced goes away; with --reconnect it says so, waits, subscribes again to
 # the new mtraced and carries on until -t.
-. "$(dirname "$0")/../daemon/lib.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 : "${CAT:?}"
 
 sim_start
@@ -13,7 +13,7 @@ wait_match "$G" events '^[1-9]' 10
 PLAIN=$!
 "$CAT" -s "$SOCK" -f count --summary --reconnect -t 4 2>"$T/re.err" &
 RE=$!
-BG_PIDS="$PLAIN $RE"
+PIDS+=("$PLAIN" "$RE")
 sleep 0.7
 kill -KILL "$DPID"
 wait "$DPID" 2>/dev/null

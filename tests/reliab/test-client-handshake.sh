@@ -5,7 +5,7 @@
 # client_hello_ms gets an Error (TIMEOUT) and is closed.  A client of another uid is
 # served at once, whatever the first one does.  Before: 64 silent connections took
 # every place, for ever.
-. "$(dirname "$0")/../daemon/lib.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 HC="$RELIAB_DIR/hostile-client.py"
 command -v setpriv >/dev/null || { echo "SKIP: no setpriv"; exit 77; }
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root (a second uid)"; exit 77; }
@@ -20,10 +20,10 @@ chmod 0666 "$SOCK"
 setpriv --reuid=65534 --regid=65534 --clear-groups "$PYTHON" "$HC" silent "$SOCK" 64 4 \
 	>"$T/silent.out" 2>&1 &
 HS=$!
-BG_PIDS="$HS"
+PIDS+=("$HS")
 sleep 0.6
 # root's client is served while they hold their places
-timeout 5 "$PROBE" "$SOCK" stats >"$T/stats" 2>"$T/probe.err" ||
+timeout 5 "$MTRACED_PROBE" -s "$SOCK" stats >"$T/stats" 2>"$T/probe.err" ||
 	fail "a client of another uid was locked out: $(cat "$T/probe.err")"
 note "another uid served while 64 silent connections were open"
 wait "$HS"

@@ -7,7 +7,7 @@
 # by gigabytes), and the per-client caps had no total beside them.
 # RELIAB_OLD=1 leaves out the settings the daemon before the fix did not have;
 # RELIAB_PARTS="pings" or "noread" runs one half.
-. "$(dirname "$0")/../daemon/lib.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 HC="$RELIAB_DIR/hostile-client.py"
 
 # Under ASan freed memory waits in a quarantine and every block has redzones: keep the
@@ -52,7 +52,7 @@ if [[ $PARTS == *" pings "* ]]; then
 	# bound: 2 x (2 MiB + 1 MiB) for the one client; 16 MiB leaves room for the heap
 	"$PYTHON" "$HC" pings "$SOCK" 20 >"$T/pings.out" &
 	HP=$!
-	BG_PIDS="$HP"
+	PIDS+=("$HP")
 	peak=$(watch_rss $((base + 16384 * SLACK)) 21 $HP) || exit 1
 	wait "$HP"
 	note "ping flood: $(cat "$T/pings.out"), peak RSS $peak KiB (+$((peak - base)))"
@@ -66,7 +66,7 @@ if [[ $PARTS == *" noread "* ]]; then
 	G=$(guest flood -- "$HOSTILE" --pages 64 flood)
 	"$PYTHON" "$HC" noread "$SOCK" 20 4 >"$T/noread.out" &
 	HN=$!
-	BG_PIDS="$HN"
+	PIDS+=("$HN")
 	peak=$(watch_rss $((base + ${RELIAB_NOREAD_KIB:-24576} * SLACK)) 5 $HN) || exit 1
 	wait "$HN"
 	note "20 stalled clients: peak RSS $peak KiB (+$((peak - base)))"

@@ -4,7 +4,7 @@
 # minimally) is taken as if the field were not there: events flow.  (Whatever cannot
 # be taken gets an Error.)  Before: the group's copy failed, the log said "out of
 # memory", and the client got neither events nor an Error.
-. "$(dirname "$0")/../daemon/lib.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 HC="$RELIAB_DIR/hostile-client.py"
 
 sim_start

@@ -4,7 +4,7 @@
 # mtraced takes a name only from a node the guest cannot write (it checks the node's
 # permissions): a name node the guest owns is not believed (domain-<id>).  Before: a
 # guest renaming itself "ref" was shown, and streamed to "-d ref" clients, as "ref".
-. "$(dirname "$0")/../daemon/lib.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 : "${TABLE_GUEST:?}" "${CAT:?}"
 
 sim_start
@@ -14,7 +14,7 @@ E=$(guest evil -- "$TABLE_GUEST" rename ref)
 wait_match "$E" events '^[1-9]' 10
 sleep 0.5
 snap
-grep -q "^refused: Permission denied" "$T/evil.out" || fail "the guest could write its name: $(cat "$T/evil.out")"
+grep -q "^refused: Permission denied" "$T/evil.log" || fail "the guest could write its name: $(cat "$T/evil.log")"
 name_of() { sed -n "s/^dom $1 name=\([^ ]*\) .*/\1/p" "$T/stats"; }
 [ "$(name_of "$E")" = evil ] || fail "domain $E is not 'evil'"
 "$SIMXEN" -d "$SIM" xs-read "/local/domain/$E/name" | grep -qx evil || fail "xenstore name changed"
@@ -36,8 +36,8 @@ sys.exit(0 if doms and set(doms) == {int(sys.argv[2])} else 1)
 PY
 # a name node the guest owns (the toolstack took it away, the guest made its own)
 "$SIMXEN" -d "$SIM" xs-rm "/local/domain/$E/name"
-for _ in $(seq 50); do grep -q "^written" "$T/evil.out" && break; sleep 0.1; done
-grep -q "^written" "$T/evil.out" || fail "the guest could not create a name of its own"
+for _ in $(seq 50); do grep -q "^written" "$T/evil.log" && break; sleep 0.1; done
+grep -q "^written" "$T/evil.log" || fail "the guest could not create a name of its own"
 for _ in $(seq 50); do snap; [ "$(name_of "$E")" = "domain-$E" ] && break; sleep 0.1; done
 [ "$(name_of "$E")" = "domain-$E" ] || fail "domain $E is called '$(name_of "$E")'"
 note "a name the guest owns is not believed: domain-$E"

@@ -3,7 +3,7 @@
 # proto/mtrace.proto and mtrace-top say); relabels, the number of times a thread was
 # given it, is its own field.  A thread toggling between "a" and "b" 14 times is one
 # thread of each.  Before: count was the relabel count (a=10, b=7 here).
-. "$(dirname "$0")/../daemon/lib.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 HC="$RELIAB_DIR/hostile-client.py"
 : "${TABLE_GUEST:?}"
 

@@ -3,7 +3,7 @@
 # threads: an empty Stats, and nothing undefined on the way (the sanitizer build's log
 # must stay clean).  Before: qsort(NULL, 0, ...) in state-stats.c, which UBSan reports
 # ("null pointer passed as argument 1").
-. "$(dirname "$0")/../daemon/lib.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 HC="$RELIAB_DIR/hostile-client.py"
 
 sim_start

@@ -5,7 +5,7 @@
 # they drop, and clients see it (counters_dropped, failures_dropped).  Before: "cannot
 # encode" in the log and no statistics at all for every --label-stats client; the
 # drop counts were never sent.
-. "$(dirname "$0")/../daemon/lib.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 HC="$RELIAB_DIR/hostile-client.py"
 : "${TABLE_GUEST:?}"
 

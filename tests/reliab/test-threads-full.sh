@@ -5,7 +5,7 @@
 # guest and of another one is decoded.  Before: SIGSEGV in thr_alloc (an index of NO_IDX
 # with the finished list empty); with a cap that is not a power of two, a hang (the id
 # hash was sized 2 * cap and used as a mask).
-. "$(dirname "$0")/../daemon/lib.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 : "${LOAD:?}"
 
 sim_start
