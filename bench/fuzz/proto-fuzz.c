@@ -118,11 +118,18 @@ static int health(uint64_t conns)
 {
 	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
 	char err[256];
-	struct mtc *c = mtc_connect(sock_path, "proto-fuzz-health", err, sizeof(err));
+	struct mtc *c = NULL;
 	struct timespec t0, t1;
 	int ok = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* the fuzzer's own connections may still hold its uid's share of the places
+	 * (max_clients_per_uid) until the daemon has seen them close: retry for 5 s */
+	for (int i = 0; i < 50 && !c; i++) {
+		c = mtc_connect(sock_path, "proto-fuzz-health", err, sizeof(err));
+		if (!c)
+			usleep(100000);
+	}
 	if (c) {
 		sub.stats_interval_ms = 100;
 		sub.top_n = 10;
