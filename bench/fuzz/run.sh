@@ -5,11 +5,12 @@
 #   bench/fuzz/run.sh BUILD_DIR [RING_INPUTS [CLIENT_STREAMS [LEGACY_MUTATIONS [LIVE_CONNS
 #                               [ANNOUNCE_MUTATIONS]]]]]
 #
-# defaults: 10^8 ring inputs, 10^7 client streams (each of 1-4 frames), 10^5
+# defaults: 5 x 10^7 ring mutations (10^8 inputs), 10^7 client streams (each of 1-4 frames), 10^5
 # mutations of each legacy corpus file, 10^5 live connections, 10^6 mutations of each
 # announcement corpus file.  Use an ASan+UBSan
 # build (-Db_sanitize=address,undefined) to catch what does not crash outright.
-#   ring     tests/ring/fuzz-replay: the ring decoder (private buffer and mapped ring)
+#   ring     tests/ring/fuzz-decoder-replay: the ring decoder (private buffer and mapped
+#            ring), RING mutations of each seed (2 seeds: 2 x RING inputs)
 #   legacy   tests/legacy/fuzz-mprof-replay: the mirage-profile (legacy) parser
 #   announce tests/daemon/fuzz-announce-replay: the announcement parser (daemon/announce.c)
 #   client   bench/fuzz/fuzz-volume-client: frame split, ClientMsg, Subscribe checks,
@@ -19,7 +20,7 @@
 # A target that crashes or hangs (timeout) makes the script fail.
 set -u
 B=$(readlink -f "${1:?usage: run.sh BUILD_DIR [RING [CLIENT [LEGACY [LIVE]]]]}")
-RING=${2:-100000000}
+RING=${2:-50000000}
 CLIENT=${3:-10000000}
 LEGACY=${4:-100000}
 LIVE=${5:-100000}
@@ -39,7 +40,7 @@ run() {	# name timeout-seconds command...
 	[ $st -eq 0 ] || rc=1
 }
 
-run ring 36000 "$B/tests/ring/fuzz-replay" -n "$RING"
+run ring 36000 "$B/tests/ring/fuzz-decoder-replay" -m "$RING"
 run legacy 36000 "$B/tests/legacy/fuzz-mprof-replay" -m "$LEGACY" "$SRC/tests/legacy/fuzz-corpus"
 if [ -x "$B/tests/daemon/fuzz-announce-replay" ]; then
 	# house-daemon's target (tests/daemon/fuzz-announce.c): mutations of each corpus file
