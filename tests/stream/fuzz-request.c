@@ -60,9 +60,7 @@ static void check_subscribe(const Mtrace__Subscribe *s)
 		const char *l = i < sizeof(probes) / sizeof(probes[0])
 		    ? probes[i]
 		    : c->labels[i - sizeof(probes) / sizeof(probes[0])];
-		bool want = c->n_labels == 0;
-		for (size_t k = 0; k < c->n_labels && !want; k++)
-			want = !strncmp(l, c->labels[k], strlen(c->labels[k]));
+		bool want = label_prefix_match(l, c->labels, c->n_labels);
 		if (label_filter_match(&f, l) != want)
 			abort();
 	}
