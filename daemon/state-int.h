@@ -18,9 +18,12 @@
 #define WIN_SECS	60	/* longest rolling window */
 #define LABEL_WIN	10	/* label creation rate window */
 #define HIST_BUCKETS	252	/* 4 log-linear buckets per power of two of ns */
+#define LABEL_PAST	3	/* earlier labels a thread remembers: counts stay distinct */
 #define NAME_MAX_LEN	64
 #define STR_MAX_STORE	256	/* labels, failures and counter names are cut here */
 #define NO_IDX		UINT32_MAX
+#define MAX_FAILURES	256	/* distinct failure strings per guest (mtraced(8)) */
+#define MAX_COUNTERS	256	/* distinct counter names per guest (mtraced(8)) */
 
 enum { TS_PENDING = 0, TS_RESOLVED = 1, TS_FAILED = 2 };
 
@@ -53,12 +56,15 @@ struct thr {
 	uint64_t created_ns;
 	uint64_t resolved_ns;
 	uint64_t notifies, children;
+	/* third line: read only when a thread is relabelled */
+	uint32_t past[LABEL_PAST];		/* labels it had before, newest first */
 } __attribute__((aligned(64)));
 
-_Static_assert(sizeof(struct thr) == 128, "two cache lines a thread");
+_Static_assert(sizeof(struct thr) % 64 == 0, "whole cache lines a thread");
 
 struct label {
-	uint64_t count, live;
+	uint64_t count, live;		/* distinct threads given it; of those, pending */
+	uint64_t relabels;		/* times a thread was given it */
 	uint64_t cr_sec;		/* second of cr[cr_sec % LABEL_WIN] */
 	uint32_t cr[LABEL_WIN];		/* creations per second */
 	uint64_t nlife;
@@ -105,8 +111,10 @@ struct state_domain {
 
 	struct strtab labels;
 	struct label *lstat;
+	uint32_t lstat_cap;	/* entries allocated in lstat (labels.cap when last grown) */
 	uint64_t labels_dropped;
 	struct strtab failures;
+	uint64_t failures_dropped;
 	struct strtab counters;
 	int64_t *cval;
 	uint64_t counters_dropped;

@@ -117,7 +117,8 @@ static uint32_t thr_alloc(struct state_domain *d, uint32_t avoid)
 			d->free_head = i;
 		}
 		d->thr_cap = ncap;
-		/* The hash needs a power of two of slots (it masks), the cap need not be one. */
+		/* a power of two (the mask), at least twice the slab: probes stay short and
+		 * always find an empty slot, whatever max_threads_per_guest is */
 		uint32_t nslots = d->tab_mask + 1;
 		while (nslots < 2 * ncap)
 			nslots *= 2;
@@ -127,7 +128,7 @@ static uint32_t thr_alloc(struct state_domain *d, uint32_t avoid)
 	if (d->free_head == NO_IDX || d->nthr >= max) {
 		/* full: the oldest finished thread goes first, then the oldest pending one */
 		uint32_t v = d->finished.head;
-		/* avoid may be NO_IDX, and so may an empty list's head: never index by it */
+		/* avoid may be NO_IDX, as is an empty list's head: never index with it */
 		if (v != NO_IDX && v == avoid)
 			v = d->thr[v].next;
 		if (v == NO_IDX) {
@@ -161,6 +162,8 @@ uint32_t state_thr_new(
 	t->becomes = MTRACE_THREAD_NONE;
 	t->created_ns = ts;
 	t->label = NO_IDX;
+	for (unsigned k = 0; k < LABEL_PAST; k++)
+		t->past[k] = NO_IDX;
 	t->failure = NO_IDX;
 	t->type = type;
 	t->state = TS_PENDING;
