@@ -109,6 +109,29 @@ static int cand_cmp_rev(const void *a, const void *b)
 	return -cand_cmp(a, b);
 }
 
+static void fill_op_events(struct stats_box *b, Mtrace__DomainStats *ds,
+			   const struct state_domain *d)
+{
+	size_t n = 0;
+
+	for (unsigned op = 0; op < 256; op++)
+		n += d->op_events[op] != 0;
+	if (!n)
+		return;
+	ds->op_events = arena_alloc(b, n * sizeof(*ds->op_events));
+	for (unsigned op = 0; op < 256; op++) {
+		Mtrace__OpEvents *o;
+
+		if (!d->op_events[op])
+			continue;
+		o = arena_alloc(b, sizeof(*o));
+		mtrace__op_events__init(o);
+		o->op = op;
+		o->events = d->op_events[op];
+		ds->op_events[ds->n_op_events++] = o;
+	}
+}
+
 static void fill_domain(struct stats_box *b, Mtrace__DomainStats *ds, const struct state_domain *d)
 {
 	mtrace__domain_stats__init(ds);
@@ -131,6 +154,7 @@ static void fill_domain(struct stats_box *b, Mtrace__DomainStats *ds, const stru
 	ds->wakeups = d->wakeups;
 	ds->ratelimited = d->ratelimited;
 	ds->state = arena_str(b, d->status);
+	fill_op_events(b, ds, d);
 	if (d->counters.n) {
 		ds->n_counters = d->counters.n;
 		ds->counters = arena_alloc(b, d->counters.n * sizeof(*ds->counters));
@@ -247,6 +271,8 @@ static void add_labels(struct stats_box *b, const Mtrace__Subscribe *sub)
 			ls->creation_rate = state_label_rate_sum(l, state_cur_sec) / (double)LABEL_WIN;
 			ls->lifetime_p50_ns = state_hist_pct(l, 0.50);
 			ls->lifetime_p99_ns = state_hist_pct(l, 0.99);
+			ls->lifetime_sum_ns = l->life_sum_ns;
+			ls->lifetime_count = l->nlife;
 			b->s.labels[k++] = ls;
 		}
 	}
