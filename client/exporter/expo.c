@@ -531,7 +531,7 @@ static void write_labels(struct render *r)
 
 static void write_counters(struct render *r)
 {
-	family(r, "mtrace_guest_counter", GAUGE, NULL,
+	family(r, "mtrace_guest_value", GAUGE, NULL,
 	       "A counter the guest keeps (increase/counter events), by name.");
 	for (size_t i = 0; i < r->nv; i++) {
 		const struct dview *v = &r->v[i];
@@ -539,7 +539,7 @@ static void write_counters(struct render *r)
 			int64_t val;
 			if (k == v->nctr && !v->cfold.n)
 				break;
-			sample_start(r, "mtrace_guest_counter", v);
+			sample_start(r, "mtrace_guest_value", v);
 			if (k < v->nctr) {
 				sample_label(r, "counter", r->str.p + v->ctr[k].off, v->ctr[k].len);
 				val = v->ctr[k].value;

@@ -151,10 +151,10 @@ int main(void)
 	      "other lifetime count");
 	CHECK(!strstr(t, "label=\"other\",quantile"), "quantiles for the fold");
 	/* counters: c1, c? shown; c? (again), other, c5 folded: -3 + ... no: c\xff is c? */
-	CHECK(has_line(t, "mtrace_guest_counter{domain=\"web\\\"x\",domid=\"1\",counter=\"c1\"} 10"), "counter");
-	CHECK(has_line(t, "mtrace_guest_counter{domain=\"web\\\"x\",domid=\"1\",counter=\"c?\"} -3"),
+	CHECK(has_line(t, "mtrace_guest_value{domain=\"web\\\"x\",domid=\"1\",counter=\"c1\"} 10"), "counter");
+	CHECK(has_line(t, "mtrace_guest_value{domain=\"web\\\"x\",domid=\"1\",counter=\"c?\"} -3"),
 	      "first of the colliding counters");
-	CHECK(has_line(t, "mtrace_guest_counter{domain=\"web\\\"x\",domid=\"1\",counter=\"other\"} 1104"),
+	CHECK(has_line(t, "mtrace_guest_value{domain=\"web\\\"x\",domid=\"1\",counter=\"other\"} 1104"),
 	      "other = 4 + 100 + 1000");
 	CHECK(has_line(t, "mtrace_domain_counters_folded{domain=\"web\\\"x\",domid=\"1\"} 3"), "counters folded");
 	CHECK(has_line(t, "mtrace_daemon_guests 1"), "guests");

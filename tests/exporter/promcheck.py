@@ -158,7 +158,7 @@ def compare(prom, cat_json, cap_labels, cap_counters):
     created = by_domain(strip(series(prom, "mtrace_label_threads_created_total" + sel)), "label")
     live = by_domain(strip(series(prom, "mtrace_label_threads_live" + sel)), "label")
     lfold = by_domain(strip(series(prom, "mtrace_domain_labels_folded" + sel)))
-    ctr = by_domain(strip(series(prom, "mtrace_guest_counter" + sel)), "counter")
+    ctr = by_domain(strip(series(prom, "mtrace_guest_value" + sel)), "counter")
     cfold = by_domain(strip(series(prom, "mtrace_domain_counters_folded" + sel)))
     nlabels = 0
     for key, d in doms.items():
@@ -241,7 +241,8 @@ def main(argv):
         print("alert %s %s: %s" % (name, state, a["annotations"].get("summary", "")))
     elif cmd == "wait-gone":
         prom, dom = argv[2], argv[3]
-        expr = '{job="mtrace",domain=%s}' % json.dumps(dom)
+        # what was scraped (recorded rules keep a rate over the last minute)
+        expr = '{__name__=~"mtrace_.*",job="mtrace",domain=%s}' % json.dumps(dom)
         poll(float(argv[4]), lambda: not query(prom, expr), "domain %s to disappear" % dom)
     elif cmd == "scrape-health":
         prom = argv[2]

@@ -28,7 +28,7 @@ promtool check rules "$T/mtrace-rules.yml" >"$T/promtool.out" 2>&1 ||
 cp "$TESTS/fleet-rules.test.yml" "$T/"
 promtool test rules "$T/fleet-rules.test.yml" >"$T/promtool.out" 2>&1 ||
 	fail "promtool test rules: $(cat "$T/promtool.out")"
-echo "docs/fleet.md: config, rules and rule tests pass promtool"
+echo "${SECONDS}s docs/fleet.md: config, rules and rule tests pass promtool"
 
 python3 "$TESTS/hostile.py" "$T/hostile.sexp" 10000 || fail "hostile trace"
 RIG_MTRACED_ARGS="-o max_labels_per_guest=20000" rig_start || fail "rig"
@@ -36,11 +36,11 @@ rig_guest mirage "$RIG_REPLAY" --hold --quiet --speed 0 "$FIXTURE" >/dev/null ||
 LOAD_A=$(rig_guest load-a "$RIG_LOAD" -R 3000 -d 600 -s 1 --summary "$T/load-a.json") || fail "load-a"
 LOAD_B=$(rig_guest load-b "$RIG_LOAD" -R 3000 -d 600 -s 2 -l 6 -c 4 --summary "$T/load-b.json") ||
 	fail "load-b"
-rig_guest hostile "$RIG_REPLAY" --hold --quiet --speed 0 -p 1024 "$T/hostile.sexp" >/dev/null ||
+rig_guest hostile "$RIG_REPLAY" --hold --quiet --speed 0 -p 512 "$T/hostile.sexp" >/dev/null ||
 	fail "hostile guest"
 exporter_start -i 200 --max-labels $CAP_LABELS --max-counters $CAP_COUNTERS || fail "exporter"
 prom_start "${EXP_URL#http://}" "$T/mtrace-rules.yml" || fail "prometheus"
-echo "Prometheus at $PROM_URL scrapes $EXP_URL"
+echo "${SECONDS}s Prometheus at $PROM_URL scrapes $EXP_URL"
 
 # scrapes while the guests write: text format checked by promtool, OpenMetrics as
 # Prometheus asks for it
@@ -63,18 +63,20 @@ lab, ctr = collections.Counter(), collections.Counter()
 for line in open(sys.argv[1], encoding="utf-8"):
     m = re.match(r'mtrace_label_threads_live\{domain="((?:[^"\\]|\\.)*)",domid="(\d+)"', line)
     if m: lab[m.group(2)] += 1
-    m = re.match(r'mtrace_guest_counter\{domain="((?:[^"\\]|\\.)*)",domid="(\d+)"', line)
+    m = re.match(r'mtrace_guest_value\{domain="((?:[^"\\]|\\.)*)",domid="(\d+)"', line)
     if m: ctr[m.group(2)] += 1
 assert lab and max(lab.values()) <= int(sys.argv[2]) + 1, lab
 assert ctr and max(ctr.values()) <= int(sys.argv[3]) + 1, ctr
 PY
 
+echo "${SECONDS}s scrapes checked"
 # quiescent: the load guests paused, every guest's ring drained
 "$RIG_SIMXEN" -d "$RIG_SIM" pause "$LOAD_A" && "$RIG_SIMXEN" -d "$RIG_SIM" pause "$LOAD_B" ||
 	fail "pause"
 python3 "$TESTS/promcheck.py" quiesce "$CAT" "$RIG_SOCK" "$T/cat.json" 30 || fail "quiesce"
 SINCE=$(date +%s.%N)
 python3 "$TESTS/promcheck.py" wait-scraped "$PROM_URL" "$SINCE" 20 || fail "no scrape"
+echo "${SECONDS}s quiescent"
 python3 "$TESTS/promcheck.py" compare "$PROM_URL" "$T/cat.json" $CAP_LABELS $CAP_COUNTERS ||
 	fail "Prometheus and mtrace-cat differ"
 python3 "$TESTS/promcheck.py" quiesce "$CAT" "$RIG_SOCK" "$T/cat2.json" 30 || fail "quiesce"
@@ -94,17 +96,17 @@ want = {'quote"in', 'back\\slash', 'new\nline', 'bad?utf8', 'x?', '??', 'tab\tcr
 missing = want - got
 assert not missing, missing
 PY
-echo "hostile strings: exact through Prometheus"
+echo "${SECONDS}s hostile strings: exact through Prometheus"
 
 # a destroyed guest disappears
 "$RIG_SIMXEN" -d "$RIG_SIM" destroy "$LOAD_B" || fail "destroy"
 python3 "$TESTS/promcheck.py" wait-gone "$PROM_URL" load-b 20 || fail "destroyed guest still shown"
 scrape "$T/scrape-gone.txt" || fail "scrape after destroy"
 grep -q 'domain="load-b"' "$T/scrape-gone.txt" && fail "load-b still exported"
-echo "destroyed guest: gone"
+echo "${SECONDS}s destroyed guest: gone"
 
 # a guest overruns its ring: a one-page ring, and mtraced stopped for a second
-rig_guest overrun "$RIG_LOAD" -p 1 -R 20000 -d 600 -s 3 --summary "$T/overrun.json" >/dev/null ||
+rig_guest overrun "$RIG_LOAD" -p 1 -R 2000 -d 600 -s 3 --summary "$T/overrun.json" >/dev/null ||
 	fail "overrun guest"
 python3 - "$PROM_URL" <<'PY' || fail "overrun guest not scraped"
 import json, sys, time, urllib.parse, urllib.request
@@ -122,6 +124,7 @@ sleep 1
 kill -CONT "$RIG_DAEMON"
 python3 "$TESTS/promcheck.py" wait-alert "$PROM_URL" MtraceGuestLosingEvents firing 30 domain=overrun ||
 	fail "no alert for the overrun"
+echo "${SECONDS}s overrun: alert firing"
 scrape "$T/scrape-lost.txt" || fail "scrape after the overrun"
 python3 - "$PROM_URL" <<'PY' || fail "alerts for guests that lost nothing"
 import json, sys, urllib.request
