@@ -208,8 +208,12 @@ def main(argv):
         def same():
             raw, s = cat_stats(cat, sock)
             s = as_dict(s)
-            key = json.dumps([(as_dict(d)["domid"], as_dict(d)["events"], as_dict(d)["counters"])
-                              for d in s["domains"]] + [s["labels"]])
+            # what the comparison reads (rates move on after the last event)
+            key = json.dumps([(as_dict(d)["domid"], as_dict(d)["events"], as_dict(d)["lost"],
+                               as_dict(d)["live_threads"], as_dict(d)["counters"])
+                              for d in s["domains"]] +
+                             [[(as_dict(l)["domid"], as_dict(l)["label"], as_dict(l)["count"],
+                                as_dict(l)["live"]) for l in s["labels"]]])
             ok = key == prev[0]
             prev[0] = key
             if ok:
