@@ -1,6 +1,7 @@
 /*
  * bench-expo - the exporter's two costs, in one process: unpacking one Stats message
- * (once per --interval) and rendering it (once per scrape), text and OpenMetrics, for
+ * (once per --interval) and rendering it (once per scrape), text and OpenMetrics, and
+ * gzipping the text (Prometheus asks for gzip), for
  * D domains x L labels (default 100 x 50, 4 counters and 15 ops each).  Thread CPU time,
  * medians of R runs.
  *   bench-expo [-d DOMAINS] [-l LABELS] [-r RUNS] [-n RENDERS_PER_RUN]
@@ -100,7 +101,7 @@ static uint8_t *make_stats(unsigned nd, unsigned nl, size_t *len)
 	*len = mtrace__server_msg__get_packed_size(&m);
 	buf = malloc(*len);
 	mtrace__server_msg__pack(&m, buf);
-	return buf;	/* the message itself is left to the process's exit */
+	return buf; /* the message itself is left to the process's exit */
 }
 
 int main(int argc, char **argv)
@@ -108,19 +109,28 @@ int main(int argc, char **argv)
 	unsigned nd = 100, nl = 50, runs = 5, n = 50;
 	struct expo_caps caps = { 64, 64 };
 	struct expo_self self = { .up = true, .stats_age_s = 0.5, .connects = 1 };
-	double *unpack_t, *text_t, *om_t;
-	size_t len, text_bytes = 0, om_bytes = 0;
+	double *unpack_t, *text_t, *om_t, *gz_t;
+	size_t len, text_bytes = 0, om_bytes = 0, gz_bytes = 0;
 	uint8_t *packed;
 	int c;
 
 	while ((c = getopt(argc, argv, "d:l:r:n:")) != -1) {
 		switch (c) {
-		case 'd': nd = (unsigned)atoi(optarg); break;
-		case 'l': nl = (unsigned)atoi(optarg); break;
-		case 'r': runs = (unsigned)atoi(optarg); break;
-		case 'n': n = (unsigned)atoi(optarg); break;
+		case 'd':
+			nd = (unsigned)atoi(optarg);
+			break;
+		case 'l':
+			nl = (unsigned)atoi(optarg);
+			break;
+		case 'r':
+			runs = (unsigned)atoi(optarg);
+			break;
+		case 'n':
+			n = (unsigned)atoi(optarg);
+			break;
 		default:
-			fprintf(stderr, "usage: bench-expo [-d DOMAINS] [-l LABELS] [-r RUNS] [-n N]\n");
+			fprintf(stderr,
+			    "usage: bench-expo [-d DOMAINS] [-l LABELS] [-r RUNS] [-n N]\n");
 			return 2;
 		}
 	}
@@ -130,6 +140,7 @@ int main(int argc, char **argv)
 	unpack_t = calloc(runs, sizeof(double));
 	text_t = calloc(runs, sizeof(double));
 	om_t = calloc(runs, sizeof(double));
+	gz_t = calloc(runs, sizeof(double));
 	for (unsigned r = 0; r < runs; r++) {
 		Mtrace__ServerMsg *m = NULL;
 		double t0 = cpu_s();
@@ -142,24 +153,42 @@ int main(int argc, char **argv)
 			t0 = cpu_s();
 			for (unsigned i = 0; i < n; i++) {
 				struct evbuffer *b = evbuffer_new();
-				expo_render(b, fmt ? EXPO_OPENMETRICS : EXPO_TEXT, m->stats, &self, &caps);
+				expo_render(
+				    b, fmt ? EXPO_OPENMETRICS : EXPO_TEXT, m->stats, &self, &caps);
 				*(fmt ? &om_bytes : &text_bytes) = evbuffer_get_length(b);
 				evbuffer_free(b);
 			}
 			(fmt ? om_t : text_t)[r] = (cpu_s() - t0) / n;
 		}
+		/* gzip of the text rendering, as a scrape with Accept-Encoding: gzip */
+		{
+			struct evbuffer *b = evbuffer_new();
+			expo_render(b, EXPO_TEXT, m->stats, &self, &caps);
+			t0 = cpu_s();
+			for (unsigned i = 0; i < n; i++) {
+				struct evbuffer *z = evbuffer_new();
+				gzip_evbuffer(b, z);
+				gz_bytes = evbuffer_get_length(z);
+				evbuffer_free(z);
+			}
+			gz_t[r] = (cpu_s() - t0) / n;
+			evbuffer_free(b);
+		}
 		arena_msg_free(m);
 	}
+	qsort(gz_t, runs, sizeof(double), cmp_d);
 	qsort(unpack_t, runs, sizeof(double), cmp_d);
 	qsort(text_t, runs, sizeof(double), cmp_d);
 	qsort(om_t, runs, sizeof(double), cmp_d);
 	printf("# bench-expo -d %u -l %u -r %u -n %u   (thread CPU, median of %u runs)\n", nd, nl,
-	       runs, n, runs);
+	    runs, n, runs);
 	printf("Stats message: %zu bytes, unpack %.2f ms (once per --interval)\n", len,
-	       unpack_t[runs / 2] * 1e3);
+	    unpack_t[runs / 2] * 1e3);
 	printf("render text:        %.2f ms, %zu bytes (min %.2f, max %.2f ms)\n",
-	       text_t[runs / 2] * 1e3, text_bytes, text_t[0] * 1e3, text_t[runs - 1] * 1e3);
+	    text_t[runs / 2] * 1e3, text_bytes, text_t[0] * 1e3, text_t[runs - 1] * 1e3);
 	printf("render OpenMetrics: %.2f ms, %zu bytes (min %.2f, max %.2f ms)\n",
-	       om_t[runs / 2] * 1e3, om_bytes, om_t[0] * 1e3, om_t[runs - 1] * 1e3);
+	    om_t[runs / 2] * 1e3, om_bytes, om_t[0] * 1e3, om_t[runs - 1] * 1e3);
+	printf("gzip of the text:   %.2f ms, %zu bytes (min %.2f, max %.2f ms)\n",
+	    gz_t[runs / 2] * 1e3, gz_bytes, gz_t[0] * 1e3, gz_t[runs - 1] * 1e3);
 	return 0;
 }

@@ -130,24 +130,24 @@ static void label_value(struct sb *b, const char *str)
 /* ---- the per-domain view: what is shown by name, what is folded ---- */
 
 struct series {
-	size_t off, len;		/* escaped value in the string store */
-	const Mtrace__LabelStats *l;	/* labels */
-	int64_t value;			/* counters */
+	size_t off, len;             /* escaped value in the string store */
+	const Mtrace__LabelStats *l; /* labels */
+	int64_t value;               /* counters */
 };
 
 struct fold {
-	size_t n;			/* how many were folded */
+	size_t n; /* how many were folded */
 	uint64_t count, live, life_sum_ns, life_count;
-	int64_t value;			/* counters: the folded values' sum */
+	int64_t value; /* counters: the folded values' sum */
 };
 
 struct dview {
 	const Mtrace__DomainStats *d;
-	size_t id_off, id_len;		/* domain="...",domid="N" */
+	size_t id_off, id_len; /* domain="...",domid="N" */
 	struct series *lab, *ctr;
 	size_t nlab, nctr, lab_cap, ctr_cap;
 	struct fold lfold, cfold;
-	uint32_t *seen;			/* open addressing over shown values: index + 1 */
+	uint32_t *seen; /* open addressing over shown values: index + 1 */
 	size_t seen_mask;
 };
 
@@ -156,7 +156,7 @@ struct render {
 	enum expo_format fmt;
 	const struct expo_caps *caps;
 	struct dview *v;
-	size_t nv, last;	/* last: view_of's previous answer */
+	size_t nv, last; /* last: view_of's previous answer */
 };
 
 static uint32_t hash_bytes(const char *s, size_t n)
@@ -172,8 +172,8 @@ static uint32_t hash_bytes(const char *s, size_t n)
  * Escape str into the string store; true (and the series' place filled) when it is to
  * be shown by name, false when it folds.  `list` holds `n` shown series already.
  */
-static bool admit(struct render *r, struct dview *v, struct series *list, size_t n,
-		  unsigned cap, const char *str, struct series *out)
+static bool admit(struct render *r, struct dview *v, struct series *list, size_t n, unsigned cap,
+    const char *str, struct series *out)
 {
 	size_t off = r->str.n, len, j;
 	uint32_t h;
@@ -229,8 +229,8 @@ static void view_counters(struct render *r, struct dview *v)
 			v->nctr++;
 		} else {
 			v->cfold.n++;
-			v->cfold.value = (int64_t)((uint64_t)v->cfold.value +
-						   (uint64_t)d->counters[i]->value);
+			v->cfold.value =
+			    (int64_t)((uint64_t)v->cfold.value + (uint64_t)d->counters[i]->value);
 		}
 	}
 }
@@ -255,7 +255,7 @@ static void build_views(struct render *r, const Mtrace__Stats *s)
 		abort();
 	for (size_t i = 0; i < s->n_domains; i++) {
 		struct dview *v = &r->v[r->nv];
-		if (!s->domains[i]->alive)	/* a destroyed guest's series end with it */
+		if (!s->domains[i]->alive) /* a destroyed guest's series end with it */
 			continue;
 		v->d = s->domains[i];
 		v->id_off = r->str.n;
@@ -315,11 +315,15 @@ static void free_views(struct render *r)
 
 /* ---- writing ---- */
 
-enum kind { COUNTER, GAUGE, SUMMARY };
+enum kind {
+	COUNTER,
+	GAUGE,
+	SUMMARY
+};
 
 /* HELP and TYPE (and UNIT): `name` is the family's name without _total. */
-static void family(struct render *r, const char *name, enum kind k, const char *unit,
-		   const char *help)
+static void family(
+    struct render *r, const char *name, enum kind k, const char *unit, const char *help)
 {
 	static const char *const types[] = { "counter", "gauge", "summary" };
 	const char *suffix = k == COUNTER && r->fmt == EXPO_TEXT ? "_total" : "";
@@ -374,22 +378,24 @@ static const struct {
 	enum kind kind;
 	size_t off;
 } domain_u64[] = {
-	{ "mtrace_domain_lost_events", "Events overwritten in the guest's rings before mtraced read them.",
-	  COUNTER, offsetof(Mtrace__DomainStats, lost) },
+	{ "mtrace_domain_lost_events",
+	    "Events overwritten in the guest's rings before mtraced read them.", COUNTER,
+	    offsetof(Mtrace__DomainStats, lost) },
 	{ "mtrace_domain_corrupt_records", "Records or ring windows mtraced rejected as corrupt.",
-	  COUNTER, offsetof(Mtrace__DomainStats, corrupt) },
+	    COUNTER, offsetof(Mtrace__DomainStats, corrupt) },
 	{ "mtrace_domain_unknown_records", "Records with ops mtraced does not know, skipped.",
-	  COUNTER, offsetof(Mtrace__DomainStats, unknown) },
-	{ "mtrace_domain_threads_live", "Threads of the guest still pending.",
-	  GAUGE, offsetof(Mtrace__DomainStats, live_threads) },
-	{ "mtrace_domain_threads_created", "Threads the guest created.",
-	  COUNTER, offsetof(Mtrace__DomainStats, threads_total) },
-	{ "mtrace_domain_threads_evicted", "Finished threads mtraced forgot to stay within its thread cap.",
-	  COUNTER, offsetof(Mtrace__DomainStats, threads_evicted) },
-	{ "mtrace_domain_wakeups", "Event-channel wake-ups mtraced served for the guest.",
-	  COUNTER, offsetof(Mtrace__DomainStats, wakeups) },
+	    COUNTER, offsetof(Mtrace__DomainStats, unknown) },
+	{ "mtrace_domain_threads_live", "Threads of the guest still pending.", GAUGE,
+	    offsetof(Mtrace__DomainStats, live_threads) },
+	{ "mtrace_domain_threads_created", "Threads the guest created.", COUNTER,
+	    offsetof(Mtrace__DomainStats, threads_total) },
+	{ "mtrace_domain_threads_evicted",
+	    "Finished threads mtraced forgot to stay within its thread cap.", COUNTER,
+	    offsetof(Mtrace__DomainStats, threads_evicted) },
+	{ "mtrace_domain_wakeups", "Event-channel wake-ups mtraced served for the guest.", COUNTER,
+	    offsetof(Mtrace__DomainStats, wakeups) },
 	{ "mtrace_domain_wakeups_deferred", "Wake-ups deferred by mtraced's storm limiter.",
-	  COUNTER, offsetof(Mtrace__DomainStats, ratelimited) },
+	    COUNTER, offsetof(Mtrace__DomainStats, ratelimited) },
 };
 
 static void write_domains(struct render *r)
@@ -397,7 +403,7 @@ static void write_domains(struct render *r)
 	char name[96];
 
 	family(r, "mtrace_domain_events", COUNTER, NULL,
-	       "Events decoded from the guest's rings, by op.");
+	    "Events decoded from the guest's rings, by op.");
 	for (size_t i = 0; i < r->nv; i++) {
 		const struct dview *v = &r->v[i];
 		for (size_t k = 0; k < v->d->n_op_events; k++) {
@@ -416,10 +422,11 @@ static void write_domains(struct render *r)
 	for (size_t f = 0; f < sizeof(domain_u64) / sizeof(domain_u64[0]); f++) {
 		family(r, domain_u64[f].name, domain_u64[f].kind, NULL, domain_u64[f].help);
 		snprintf(name, sizeof(name), "%s%s", domain_u64[f].name,
-			 domain_u64[f].kind == COUNTER ? "_total" : "");
+		    domain_u64[f].kind == COUNTER ? "_total" : "");
 		for (size_t i = 0; i < r->nv; i++) {
 			sample_start(r, name, &r->v[i]);
-			sample_u64(r, *(const uint64_t *)((const char *)r->v[i].d + domain_u64[f].off));
+			sample_u64(
+			    r, *(const uint64_t *)((const char *)r->v[i].d + domain_u64[f].off));
 		}
 	}
 	family(r, "mtrace_domain_rings", GAUGE, NULL, "Trace rings the guest shares with dom0.");
@@ -428,12 +435,13 @@ static void write_domains(struct render *r)
 		sample_u64(r, r->v[i].d->rings);
 	}
 	family(r, "mtrace_domain_legacy", GAUGE, NULL,
-	       "1 for a mirage-profile buffer (snapshot loss semantics), 0 for mtrace rings.");
+	    "1 for a mirage-profile buffer (snapshot loss semantics), 0 for mtrace rings.");
 	for (size_t i = 0; i < r->nv; i++) {
 		sample_start(r, "mtrace_domain_legacy", &r->v[i]);
 		sample_u64(r, r->v[i].d->legacy ? 1 : 0);
 	}
-	family(r, "mtrace_domain_info", GAUGE, NULL, "Always 1; state is mtraced's word for the guest.");
+	family(r, "mtrace_domain_info", GAUGE, NULL,
+	    "Always 1; state is mtraced's word for the guest.");
 	for (size_t i = 0; i < r->nv; i++) {
 		size_t off = r->str.n;
 		label_value(&r->str, r->v[i].d->state);
@@ -443,21 +451,21 @@ static void write_domains(struct render *r)
 		r->str.n = off;
 	}
 	family(r, "mtrace_domain_labels_folded", GAUGE, NULL,
-	       "Labels summed into label=\"other\": past the cap, colliding once escaped, or named other.");
+	    "Labels summed into label=\"other\": past the cap, colliding once escaped, or named other.");
 	for (size_t i = 0; i < r->nv; i++) {
 		sample_start(r, "mtrace_domain_labels_folded", &r->v[i]);
 		sample_u64(r, r->v[i].lfold.n);
 	}
 	family(r, "mtrace_domain_counters_folded", GAUGE, NULL,
-	       "Guest counters summed into counter=\"other\", as for labels.");
+	    "Guest counters summed into counter=\"other\", as for labels.");
 	for (size_t i = 0; i < r->nv; i++) {
 		sample_start(r, "mtrace_domain_counters_folded", &r->v[i]);
 		sample_u64(r, r->v[i].cfold.n);
 	}
 }
 
-static void label_sample(struct render *r, const char *name, const struct dview *v,
-			 const struct series *e)
+static void label_sample(
+    struct render *r, const char *name, const struct dview *v, const struct series *e)
 {
 	sample_start(r, name, v);
 	if (e)
@@ -482,7 +490,8 @@ static void write_labels(struct render *r)
 			sample_u64(r, v->lfold.count);
 		}
 	}
-	family(r, "mtrace_label_threads_live", GAUGE, NULL, "Threads with this label still pending.");
+	family(
+	    r, "mtrace_label_threads_live", GAUGE, NULL, "Threads with this label still pending.");
 	for (size_t i = 0; i < r->nv; i++) {
 		const struct dview *v = &r->v[i];
 		for (size_t k = 0; k < v->nlab; k++) {
@@ -495,7 +504,7 @@ static void write_labels(struct render *r)
 		}
 	}
 	family(r, "mtrace_label_thread_lifetime_seconds", SUMMARY, "seconds",
-	       "Lifetime of resolved threads with this label, guest clock (other: no quantiles).");
+	    "Lifetime of resolved threads with this label, guest clock (other: no quantiles).");
 	for (size_t i = 0; i < r->nv; i++) {
 		const struct dview *v = &r->v[i];
 		for (size_t k = 0; k < v->nlab; k++) {
@@ -504,7 +513,7 @@ static void write_labels(struct render *r)
 				uint64_t qv[2] = { l->lifetime_p50_ns, l->lifetime_p99_ns };
 				for (int j = 0; j < 2; j++) {
 					label_sample(r, "mtrace_label_thread_lifetime_seconds", v,
-						     &v->lab[k]);
+					    &v->lab[k]);
 					sample_label(r, "quantile", q[j], strlen(q[j]));
 					sb_add(&r->out, "} ", 2);
 					sb_ns_as_s(&r->out, qv[j]);
@@ -515,7 +524,8 @@ static void write_labels(struct render *r)
 			sb_add(&r->out, "} ", 2);
 			sb_ns_as_s(&r->out, l->lifetime_sum_ns);
 			sb_add(&r->out, "\n", 1);
-			label_sample(r, "mtrace_label_thread_lifetime_seconds_count", v, &v->lab[k]);
+			label_sample(
+			    r, "mtrace_label_thread_lifetime_seconds_count", v, &v->lab[k]);
 			sample_u64(r, l->lifetime_count);
 		}
 		if (v->lfold.n) {
@@ -532,7 +542,7 @@ static void write_labels(struct render *r)
 static void write_counters(struct render *r)
 {
 	family(r, "mtrace_guest_value", GAUGE, NULL,
-	       "A counter the guest keeps (increase/counter events), by name.");
+	    "A counter the guest keeps (increase/counter events), by name.");
 	for (size_t i = 0; i < r->nv; i++) {
 		const struct dview *v = &r->v[i];
 		for (size_t k = 0; k <= v->nctr; k++) {
@@ -565,13 +575,14 @@ static void plain(struct render *r, const char *name, uint64_t v)
 static void write_self(struct render *r, const Mtrace__Stats *s, const struct expo_self *self)
 {
 	family(r, "mtrace_up", GAUGE, NULL,
-	       "1 while the exporter is connected to mtraced and receiving statistics.");
+	    "1 while the exporter is connected to mtraced and receiving statistics.");
 	plain(r, "mtrace_up", self->up && s ? 1 : 0);
-	family(r, "mtrace_exporter_connects", COUNTER, NULL, "Sessions the exporter opened with mtraced.");
+	family(r, "mtrace_exporter_connects", COUNTER, NULL,
+	    "Sessions the exporter opened with mtraced.");
 	plain(r, "mtrace_exporter_connects_total", self->connects);
 	if (self->stats_age_s >= 0) {
 		family(r, "mtrace_exporter_stats_age_seconds", GAUGE, "seconds",
-		       "Age of the statistics shown.");
+		    "Age of the statistics shown.");
 		sb_str(&r->out, "mtrace_exporter_stats_age_seconds ");
 		sb_double(&r->out, self->stats_age_s);
 		sb_add(&r->out, "\n", 1);
@@ -585,7 +596,7 @@ static void write_self(struct render *r, const Mtrace__Stats *s, const struct ex
 		family(r, "mtrace_daemon_guests", GAUGE, NULL, "Guests mtraced is tracing.");
 		plain(r, "mtrace_daemon_guests", r->nv);
 		family(r, "mtrace_daemon_events_per_second", GAUGE, NULL,
-		       "Events mtraced decoded over the last second, all guests.");
+		    "Events mtraced decoded over the last second, all guests.");
 		sb_str(&r->out, "mtrace_daemon_events_per_second ");
 		sb_double(&r->out, rate);
 		sb_add(&r->out, "\n", 1);
@@ -593,7 +604,7 @@ static void write_self(struct render *r, const Mtrace__Stats *s, const struct ex
 }
 
 int expo_render(struct evbuffer *out, enum expo_format fmt, const Mtrace__Stats *s,
-		const struct expo_self *self, const struct expo_caps *caps)
+    const struct expo_self *self, const struct expo_caps *caps)
 {
 	struct render r = { .fmt = fmt, .caps = caps };
 	int rc;
@@ -656,7 +667,7 @@ enum expo_format expo_negotiate(const char *accept)
 			if (q > best_om)
 				best_om = q;
 		} else if ((tlen == 10 && !strncasecmp(t, "text/plain", 10)) ||
-			   (tlen == 3 && !strncmp(t, "*/*", 3))) {
+		    (tlen == 3 && !strncmp(t, "*/*", 3))) {
 			double q = accept_q(t + tlen, len - tlen);
 			if (q > best_text)
 				best_text = q;
@@ -666,4 +677,26 @@ enum expo_format expo_negotiate(const char *accept)
 			p++;
 	}
 	return best_om > 0 && best_om >= best_text ? EXPO_OPENMETRICS : EXPO_TEXT;
+}
+
+bool expo_accepts_gzip(const char *ae)
+{
+	const char *p = ae;
+
+	while (p && *p) {
+		size_t len = strcspn(p, ","), tlen;
+		const char *t = p;
+
+		while (len && (*t == ' ' || *t == '\t'))
+			t++, len--;
+		tlen = strcspn(t, ";, \t");
+		if (tlen > len)
+			tlen = len;
+		if (tlen == 4 && !strncasecmp(t, "gzip", 4))
+			return accept_q(t + tlen, len - tlen) > 0;
+		p = t + len;
+		if (*p == ',')
+			p++;
+	}
+	return false;
 }

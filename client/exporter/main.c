@@ -30,8 +30,8 @@
  * 9100-9999, the range of Prometheus's default-port allocations for exporters, is
  * taken; allocations go on above 10000.  See docs/man/mtrace-exporter.1.
  */
-#define DEFAULT_LISTEN	"127.0.0.1:10139"
-#define TEXTFILE_NAME	"mtrace.prom"
+#define DEFAULT_LISTEN "127.0.0.1:10139"
+#define TEXTFILE_NAME  "mtrace.prom"
 
 struct exporter {
 	struct event_base *base;
@@ -39,31 +39,31 @@ struct exporter {
 	struct expo_caps caps;
 	const char *textfile_dir;
 	char *textfile_path, *textfile_tmp;
-	int textfile_errno;		/* last failure said, so it is said once */
+	int textfile_errno; /* last failure said, so it is said once */
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: mtrace-exporter [options]\n"
-		"Serve mtraced's statistics as Prometheus metrics.\n"
-		"\n"
-		"  -s, --socket PATH      mtraced socket (default $MTRACE_SOCKET or %s)\n"
-		"  -l, --listen ADDR:PORT serve /metrics there (default %s; [::1]:PORT for\n"
-		"                         IPv6; port 0 picks a free one)\n"
-		"  -t, --textfile DIR     write DIR/%s atomically for node_exporter's textfile\n"
-		"                         collector at every update (no HTTP unless --listen)\n"
-		"  -i, --interval MS      statistics from mtraced every MS ms (default 1000)\n"
-		"      --max-labels N     label series per domain, the rest in label=\"other\"\n"
-		"                         (default 64)\n"
-		"      --max-counters N   counter series per domain, likewise (default 64)\n"
-		"  -h, --help             this text\n"
-		"  -V, --version          version\n",
-		MTRACE_DEFAULT_SOCKET, DEFAULT_LISTEN, TEXTFILE_NAME);
+	    "usage: mtrace-exporter [options]\n"
+	    "Serve mtraced's statistics as Prometheus metrics.\n"
+	    "\n"
+	    "  -s, --socket PATH      mtraced socket (default $MTRACE_SOCKET or %s)\n"
+	    "  -l, --listen ADDR:PORT serve /metrics there (default %s; [::1]:PORT for\n"
+	    "                         IPv6; port 0 picks a free one)\n"
+	    "  -t, --textfile DIR     write DIR/%s atomically for node_exporter's textfile\n"
+	    "                         collector at every update (no HTTP unless --listen)\n"
+	    "  -i, --interval MS      statistics from mtraced every MS ms (default 1000)\n"
+	    "      --max-labels N     label series per domain, the rest in label=\"other\"\n"
+	    "                         (default 64)\n"
+	    "      --max-counters N   counter series per domain, likewise (default 64)\n"
+	    "  -h, --help             this text\n"
+	    "  -V, --version          version\n",
+	    MTRACE_DEFAULT_SOCKET, DEFAULT_LISTEN, TEXTFILE_NAME);
 }
 
-static unsigned long parse_num(const char *s, const char *what, unsigned long min,
-			       unsigned long max)
+static unsigned long parse_num(
+    const char *s, const char *what, unsigned long min, unsigned long max)
 {
 	char *end;
 	unsigned long v;
@@ -140,7 +140,20 @@ static void on_metrics(struct evhttp_request *req, void *arg)
 		return;
 	}
 	render(e, out, fmt);
-	evhttp_add_header(hdr, "Content-Type", fmt == EXPO_OPENMETRICS ? EXPO_OM_TYPE : EXPO_TEXT_TYPE);
+	if (expo_accepts_gzip(
+	        evhttp_find_header(evhttp_request_get_input_headers(req), "Accept-Encoding"))) {
+		struct evbuffer *gz = evbuffer_new();
+		if (gz && gzip_evbuffer(out, gz) == 0) {
+			evbuffer_free(out);
+			out = gz;
+			evhttp_add_header(hdr, "Content-Encoding", "gzip");
+		} else if (gz) {
+			evbuffer_free(gz);
+		}
+	}
+	evhttp_add_header(hdr, "Vary", "Accept, Accept-Encoding");
+	evhttp_add_header(
+	    hdr, "Content-Type", fmt == EXPO_OPENMETRICS ? EXPO_OM_TYPE : EXPO_TEXT_TYPE);
 	evhttp_add_header(hdr, "Cache-Control", "no-store");
 	evhttp_send_reply(req, 200, "OK", out);
 	evbuffer_free(out);
@@ -162,7 +175,8 @@ static void on_other(struct evhttp_request *req, void *arg)
 		evhttp_send_error(req, 500, "Out of memory");
 		return;
 	}
-	evbuffer_add_printf(out, "mtrace-exporter %s: the metrics are at /metrics\n", MTRACE_VERSION);
+	evbuffer_add_printf(
+	    out, "mtrace-exporter %s: the metrics are at /metrics\n", MTRACE_VERSION);
 	evhttp_add_header(hdr, "Content-Type", "text/plain; charset=utf-8");
 	evhttp_send_reply(req, 200, "OK", out);
 	evbuffer_free(out);
@@ -196,7 +210,7 @@ static void write_textfile(void *arg)
 			unlink(e->textfile_tmp);
 		if (err != e->textfile_errno)
 			fprintf(stderr, "mtrace-exporter: writing %s: %s\n", e->textfile_path,
-				strerror(err));
+			    strerror(err));
 	}
 	e->textfile_errno = err;
 	evbuffer_free(out);
@@ -220,7 +234,8 @@ static void say_bound(struct evhttp_bound_socket *h)
 		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&ss;
 		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
 		port = ntohs(a->sin6_port);
-		fprintf(stderr, "mtrace-exporter: listening on http://[%s]:%u/metrics\n", host, port);
+		fprintf(
+		    stderr, "mtrace-exporter: listening on http://[%s]:%u/metrics\n", host, port);
 		return;
 	}
 	inet_ntop(AF_INET, &((const struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
@@ -251,15 +266,33 @@ int main(int argc, char **argv)
 	malloc_tune();
 	while ((c = getopt_long(argc, argv, "s:l:t:i:hV", lo, NULL)) != -1) {
 		switch (c) {
-		case 's': sock = optarg; break;
-		case 'l': listen = optarg; break;
-		case 't': e.textfile_dir = optarg; break;
-		case 'i': interval = (unsigned)parse_num(optarg, "interval", 100, 3600000); break;
-		case 'L': e.caps.labels = (unsigned)parse_num(optarg, "label cap", 0, 1000000); break;
-		case 'C': e.caps.counters = (unsigned)parse_num(optarg, "counter cap", 0, 1000000); break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("mtrace-exporter %s\n", MTRACE_VERSION); return 0;
-		default: usage(stderr); return 2;
+		case 's':
+			sock = optarg;
+			break;
+		case 'l':
+			listen = optarg;
+			break;
+		case 't':
+			e.textfile_dir = optarg;
+			break;
+		case 'i':
+			interval = (unsigned)parse_num(optarg, "interval", 100, 3600000);
+			break;
+		case 'L':
+			e.caps.labels = (unsigned)parse_num(optarg, "label cap", 0, 1000000);
+			break;
+		case 'C':
+			e.caps.counters = (unsigned)parse_num(optarg, "counter cap", 0, 1000000);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("mtrace-exporter %s\n", MTRACE_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind < argc) {
@@ -272,7 +305,7 @@ int main(int argc, char **argv)
 	if (e.textfile_dir) {
 		if (asprintf(&e.textfile_path, "%s/%s", e.textfile_dir, TEXTFILE_NAME) < 0 ||
 		    asprintf(&e.textfile_tmp, "%s/.%s.%ld.tmp", e.textfile_dir, TEXTFILE_NAME,
-			     (long)getpid()) < 0)
+		        (long)getpid()) < 0)
 			return 1;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -287,17 +320,18 @@ int main(int argc, char **argv)
 		struct evhttp_bound_socket *h;
 
 		if (parse_listen(listen, addr, sizeof(addr), &port) < 0) {
-			fprintf(stderr, "mtrace-exporter: bad --listen '%s' (ADDR:PORT or [ADDR]:PORT)\n",
-				listen);
+			fprintf(stderr,
+			    "mtrace-exporter: bad --listen '%s' (ADDR:PORT or [ADDR]:PORT)\n",
+			    listen);
 			return 2;
 		}
 		http = evhttp_new(e.base);
 		if (!http)
 			return 1;
 		/* the others reach the callbacks, which answer 405 (evhttp would say 501) */
-		evhttp_set_allowed_methods(http, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
-							 EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
-							 EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
+		evhttp_set_allowed_methods(http,
+		    EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
+		        EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
 		evhttp_set_max_headers_size(http, 16384);
 		evhttp_set_max_body_size(http, 0);
 		evhttp_set_timeout(http, 30);
@@ -306,7 +340,7 @@ int main(int argc, char **argv)
 		h = evhttp_bind_socket_with_handle(http, addr, port);
 		if (!h) {
 			fprintf(stderr, "mtrace-exporter: cannot listen on %s: %s\n", listen,
-				strerror(errno));
+			    strerror(errno));
 			return 1;
 		}
 		say_bound(h);
@@ -314,7 +348,7 @@ int main(int argc, char **argv)
 	e.session = session_new(e.base, sock, interval, write_textfile, &e);
 	if (!e.session)
 		return 1;
-	write_textfile(&e);	/* mtrace_up 0 until the first statistics */
+	write_textfile(&e); /* mtrace_up 0 until the first statistics */
 	sigs[0] = evsignal_new(e.base, SIGTERM, on_signal, e.base);
 	sigs[1] = evsignal_new(e.base, SIGINT, on_signal, e.base);
 	for (int i = 0; i < 2; i++)

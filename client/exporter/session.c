@@ -23,10 +23,10 @@ struct session {
 	unsigned interval_ms;
 	struct mtc *c;
 	struct event *rd, *retry;
-	Mtrace__ServerMsg *last;	/* the latest Stats */
+	Mtrace__ServerMsg *last; /* the latest Stats */
 	struct timespec last_at;
 	uint64_t connects, stats_received;
-	char last_err[256];		/* said once until it changes */
+	char last_err[256]; /* said once until it changes */
 	void (*on_stats)(void *);
 	void *arg;
 };
@@ -54,7 +54,7 @@ static void drop(struct session *s, const char *why)
 	say(s, why);
 	evtimer_add(s->retry, &tv);
 	if (s->on_stats)
-		s->on_stats(s->arg);	/* what is shown changes: mtrace_up 0 */
+		s->on_stats(s->arg); /* what is shown changes: mtrace_up 0 */
 }
 
 static void on_read(evutil_socket_t fd, short what, void *arg)
@@ -86,9 +86,9 @@ static void on_read(evutil_socket_t fd, short what, void *arg)
 		if (m->msg_case == MTRACE__SERVER_MSG__MSG_ERROR ||
 		    m->msg_case == MTRACE__SERVER_MSG__MSG_GOODBYE) {
 			snprintf(err, sizeof(err), "mtraced ended the session: %s",
-				 m->msg_case == MTRACE__SERVER_MSG__MSG_ERROR
-					 ? (m->error->message ? m->error->message : "error")
-					 : (m->goodbye->reason ? m->goodbye->reason : "goodbye"));
+			    m->msg_case == MTRACE__SERVER_MSG__MSG_ERROR
+			        ? (m->error->message ? m->error->message : "error")
+			        : (m->goodbye->reason ? m->goodbye->reason : "goodbye"));
 			mtc_msg_free(m);
 			drop(s, err);
 			return;
@@ -124,12 +124,12 @@ static void try_connect(evutil_socket_t fd, short what, void *arg)
 	}
 	s->connects++;
 	fprintf(stderr, "mtrace-exporter: connected to mtraced at %s\n",
-		s->path ? s->path : mtc_default_socket());
+	    s->path ? s->path : mtc_default_socket());
 	s->last_err[0] = '\0';
 }
 
-struct session *session_new(struct event_base *base, const char *socket_path,
-			    unsigned interval_ms, void (*on_stats)(void *), void *arg)
+struct session *session_new(struct event_base *base, const char *socket_path, unsigned interval_ms,
+    void (*on_stats)(void *), void *arg)
 {
 	struct session *s = calloc(1, sizeof(*s));
 
@@ -180,6 +180,6 @@ void session_self(const struct session *s, struct expo_self *out)
 	if (s->last) {
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		out->stats_age_s = (double)(now.tv_sec - s->last_at.tv_sec) +
-				   (double)(now.tv_nsec - s->last_at.tv_nsec) / 1e9;
+		    (double)(now.tv_nsec - s->last_at.tv_nsec) / 1e9;
 	}
 }

@@ -15,18 +15,18 @@
 
 static int failures;
 
-#define CHECK(cond, ...)                                                                   \
-	do {                                                                               \
-		if (!(cond)) {                                                             \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
-			fprintf(stderr, __VA_ARGS__);                                      \
-			fputc('\n', stderr);                                               \
-			failures++;                                                        \
-		}                                                                          \
+#define CHECK(cond, ...)                                                     \
+	do {                                                                 \
+		if (!(cond)) {                                               \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                        \
+			fputc('\n', stderr);                                 \
+			failures++;                                          \
+		}                                                            \
 	} while (0)
 
-static char *render(const Mtrace__Stats *s, enum expo_format fmt, unsigned labels,
-		    unsigned counters)
+static char *render(
+    const Mtrace__Stats *s, enum expo_format fmt, unsigned labels, unsigned counters)
 {
 	struct expo_caps caps = { labels, counters };
 	struct expo_self self = { .up = true, .stats_age_s = 0.25, .connects = 2 };
@@ -74,7 +74,7 @@ int main(void)
 	Mtrace__LabelStats l[7];
 	Mtrace__LabelStats *lp[7];
 	static const char *const lname[7] = { "a\\b", "new\nline", "bad\xfe", "bad?", "other",
-					      "z\"", "dead" };
+		"z\"", "dead" };
 	Mtrace__Stats s = MTRACE__STATS__INIT;
 	char *t, *om;
 
@@ -86,7 +86,7 @@ int main(void)
 	d1.state = "running";
 	o1.op = 1;
 	o1.events = 20;
-	o2.op = 200;	/* an op without a name */
+	o2.op = 200; /* an op without a name */
 	o2.events = 10;
 	d1.n_op_events = 2;
 	d1.op_events = ops;
@@ -125,45 +125,68 @@ int main(void)
 	CHECK(!strstr(t, "domid=\"2\""), "a dead domain is shown");
 	CHECK(has_line(t, "mtrace_up 1"), "mtrace_up");
 	CHECK(has_line(t, "# TYPE mtrace_domain_events_total counter"), "counter TYPE");
-	CHECK(has_line(t, "mtrace_domain_events_total{domain=\"web\\\"x\",domid=\"1\",op=\"read\"} 20"),
-	      "events by op");
-	CHECK(has_line(t, "mtrace_domain_events_total{domain=\"web\\\"x\",domid=\"1\",op=\"op_200\"} 10"),
-	      "unnamed op");
-	CHECK(has_line(t, "mtrace_domain_lost_events_total{domain=\"web\\\"x\",domid=\"1\"} 7"), "lost");
+	CHECK(has_line(
+	          t, "mtrace_domain_events_total{domain=\"web\\\"x\",domid=\"1\",op=\"read\"} 20"),
+	    "events by op");
+	CHECK(has_line(t,
+	          "mtrace_domain_events_total{domain=\"web\\\"x\",domid=\"1\",op=\"op_200\"} 10"),
+	    "unnamed op");
+	CHECK(has_line(t, "mtrace_domain_lost_events_total{domain=\"web\\\"x\",domid=\"1\"} 7"),
+	    "lost");
 	/* labels: a\b, new\nline, bad? shown; bad? (again), other, z" folded */
-	CHECK(has_line(t, "mtrace_label_threads_created_total{domain=\"web\\\"x\",domid=\"1\",label=\"a\\\\b\"} 10"),
-	      "backslash label");
-	CHECK(has_line(t, "mtrace_label_threads_created_total{domain=\"web\\\"x\",domid=\"1\",label=\"new\\nline\"} 11"),
-	      "newline label");
-	CHECK(has_line(t, "mtrace_label_threads_created_total{domain=\"web\\\"x\",domid=\"1\",label=\"bad?\"} 12"),
-	      "invalid UTF-8 label");
-	CHECK(has_line(t, "mtrace_label_threads_created_total{domain=\"web\\\"x\",domid=\"1\",label=\"other\"} 42"),
-	      "other = 13 + 14 + 15");
-	CHECK(has_line(t, "mtrace_label_threads_live{domain=\"web\\\"x\",domid=\"1\",label=\"other\"} 12"),
-	      "other live = 3 + 4 + 5");
-	CHECK(has_line(t, "mtrace_domain_labels_folded{domain=\"web\\\"x\",domid=\"1\"} 3"), "labels folded");
+	CHECK(
+	    has_line(t,
+	        "mtrace_label_threads_created_total{domain=\"web\\\"x\",domid=\"1\",label=\"a\\\\b\"} 10"),
+	    "backslash label");
+	CHECK(
+	    has_line(t,
+	        "mtrace_label_threads_created_total{domain=\"web\\\"x\",domid=\"1\",label=\"new\\nline\"} 11"),
+	    "newline label");
+	CHECK(
+	    has_line(t,
+	        "mtrace_label_threads_created_total{domain=\"web\\\"x\",domid=\"1\",label=\"bad?\"} 12"),
+	    "invalid UTF-8 label");
+	CHECK(
+	    has_line(t,
+	        "mtrace_label_threads_created_total{domain=\"web\\\"x\",domid=\"1\",label=\"other\"} 42"),
+	    "other = 13 + 14 + 15");
+	CHECK(has_line(t,
+	          "mtrace_label_threads_live{domain=\"web\\\"x\",domid=\"1\",label=\"other\"} 12"),
+	    "other live = 3 + 4 + 5");
+	CHECK(has_line(t, "mtrace_domain_labels_folded{domain=\"web\\\"x\",domid=\"1\"} 3"),
+	    "labels folded");
 	CHECK(!strstr(t, "label=\"z"), "label past the cap shown");
-	CHECK(has_line(t, "mtrace_label_thread_lifetime_seconds{domain=\"web\\\"x\",domid=\"1\",label=\"a\\\\b\",quantile=\"0.99\"} 1.000000001"),
-	      "quantile in exact seconds");
-	CHECK(has_line(t, "mtrace_label_thread_lifetime_seconds_sum{domain=\"web\\\"x\",domid=\"1\",label=\"other\"} 4.500000012"),
-	      "other lifetime sum");
-	CHECK(has_line(t, "mtrace_label_thread_lifetime_seconds_count{domain=\"web\\\"x\",domid=\"1\",label=\"other\"} 6"),
-	      "other lifetime count");
+	CHECK(
+	    has_line(t,
+	        "mtrace_label_thread_lifetime_seconds{domain=\"web\\\"x\",domid=\"1\",label=\"a\\\\b\",quantile=\"0.99\"} 1.000000001"),
+	    "quantile in exact seconds");
+	CHECK(
+	    has_line(t,
+	        "mtrace_label_thread_lifetime_seconds_sum{domain=\"web\\\"x\",domid=\"1\",label=\"other\"} 4.500000012"),
+	    "other lifetime sum");
+	CHECK(
+	    has_line(t,
+	        "mtrace_label_thread_lifetime_seconds_count{domain=\"web\\\"x\",domid=\"1\",label=\"other\"} 6"),
+	    "other lifetime count");
 	CHECK(!strstr(t, "label=\"other\",quantile"), "quantiles for the fold");
 	/* counters: c1, c? shown; c? (again), other, c5 folded: -3 + ... no: c\xff is c? */
-	CHECK(has_line(t, "mtrace_guest_value{domain=\"web\\\"x\",domid=\"1\",counter=\"c1\"} 10"), "counter");
+	CHECK(has_line(t, "mtrace_guest_value{domain=\"web\\\"x\",domid=\"1\",counter=\"c1\"} 10"),
+	    "counter");
 	CHECK(has_line(t, "mtrace_guest_value{domain=\"web\\\"x\",domid=\"1\",counter=\"c?\"} -3"),
-	      "first of the colliding counters");
-	CHECK(has_line(t, "mtrace_guest_value{domain=\"web\\\"x\",domid=\"1\",counter=\"other\"} 1104"),
-	      "other = 4 + 100 + 1000");
-	CHECK(has_line(t, "mtrace_domain_counters_folded{domain=\"web\\\"x\",domid=\"1\"} 3"), "counters folded");
+	    "first of the colliding counters");
+	CHECK(has_line(
+	          t, "mtrace_guest_value{domain=\"web\\\"x\",domid=\"1\",counter=\"other\"} 1104"),
+	    "other = 4 + 100 + 1000");
+	CHECK(has_line(t, "mtrace_domain_counters_folded{domain=\"web\\\"x\",domid=\"1\"} 3"),
+	    "counters folded");
 	CHECK(has_line(t, "mtrace_daemon_guests 1"), "guests");
 	CHECK(has_line(t, "mtrace_daemon_clients 3"), "clients");
 	CHECK(!strstr(t, "# EOF"), "EOF in the text format");
 
 	om = render(&s, EXPO_OPENMETRICS, 3, 2);
 	CHECK(has_line(om, "# TYPE mtrace_domain_events counter"), "OpenMetrics counter family");
-	CHECK(has_line(om, "# UNIT mtrace_label_thread_lifetime_seconds seconds"), "OpenMetrics unit");
+	CHECK(has_line(om, "# UNIT mtrace_label_thread_lifetime_seconds seconds"),
+	    "OpenMetrics unit");
 	CHECK(strlen(om) > 6 && !strcmp(om + strlen(om) - 6, "# EOF\n"), "OpenMetrics EOF");
 	free(om);
 	free(t);
@@ -177,15 +200,15 @@ int main(void)
 	CHECK(expo_negotiate(NULL) == EXPO_TEXT, "no Accept");
 	CHECK(expo_negotiate("*/*") == EXPO_TEXT, "*/*");
 	CHECK(expo_negotiate("application/openmetrics-text;version=1.0.0,application/"
-			     "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;"
-			     "q=0.5,*/*;q=0.1") == EXPO_OPENMETRICS,
-	      "Prometheus 2.42's Accept");
+	                     "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;"
+	                     "q=0.5,*/*;q=0.1") == EXPO_OPENMETRICS,
+	    "Prometheus 2.42's Accept");
 	CHECK(expo_negotiate("text/plain;version=0.0.4;q=1,application/openmetrics-text;q=0.5") ==
-		      EXPO_TEXT,
-	      "text preferred");
+	        EXPO_TEXT,
+	    "text preferred");
 	CHECK(expo_negotiate("application/openmetrics-text;q=0") == EXPO_TEXT, "q=0");
 	CHECK(expo_negotiate(" Application/OpenMetrics-Text ; version=1.0.0") == EXPO_OPENMETRICS,
-	      "case and spaces");
+	    "case and spaces");
 	if (failures)
 		return 1;
 	printf("ok\n");

@@ -2,7 +2,7 @@
 # mtrace-exporter against a real mtraced, without Prometheus: it starts before mtraced
 # and connects when mtraced comes (mtrace_up 0, then 1), reconnects after a restart, writes
 # node_exporter's textfile atomically (every read of it a whole, promtool-clean file),
-# answers only GET/HEAD /metrics, listens on IPv6 when told, and refuses bad options.
+# gzips when asked, answers only GET/HEAD /metrics, listens on IPv6 when told, and refuses bad options.
 . "$(dirname "$0")/lib.sh"
 need "$EXPORTER" "$RIG_REPLAY" "$RIG_SIMXEN" "$RIG_MTRACED" promtool
 
@@ -51,8 +51,20 @@ rig_guest mirage "$RIG_REPLAY" --hold --quiet --speed 0 "$FIXTURE" >/dev/null ||
 wait_metric 'mtrace_up 1' || fail "did not connect to mtraced"
 wait_metric 'mtrace_daemon_guests 1' || fail "guest not shown"
 
+# gzip when asked (Prometheus asks): the same exposition once decompressed
+python3 - "$EXP_URL/metrics" "$T/gz.txt" <<'PY' || fail "gzip scrape"
+import gzip, sys, urllib.request
+r = urllib.request.urlopen(urllib.request.Request(sys.argv[1], headers={"Accept-Encoding": "gzip"}))
+assert r.headers.get("Content-Encoding") == "gzip", r.headers
+open(sys.argv[2], "wb").write(gzip.decompress(r.read()))
+r = urllib.request.urlopen(urllib.request.Request(sys.argv[1], headers={"Accept-Encoding": "gzip;q=0, br"}))
+assert r.headers.get("Content-Encoding") is None, r.headers
+PY
+promtool check metrics <"$T/gz.txt" || fail "gzipped scrape does not check"
+grep -qx 'mtrace_daemon_guests 1' "$T/gz.txt" || fail "gzipped scrape incomplete"
+
 # the textfile: whole and clean at every read while it is rewritten ten times a second
-for i in $(seq 20); do
+for i in $(seq 10); do
 	cp "$T/tf/mtrace.prom" "$T/tf-copy.prom" 2>/dev/null || fail "no textfile"
 	promtool check metrics <"$T/tf-copy.prom" >"$T/tf.lint" 2>&1 || fail "textfile $i: $(cat "$T/tf.lint")"
 	grep -q '^mtrace_daemon_guests 1$' "$T/tf-copy.prom" || fail "textfile $i incomplete"
