@@ -478,29 +478,23 @@ static void write_labels(struct render *r)
 {
 	static const char *const q[] = { "0.5", "0.99" };
 
-	family(r, "mtrace_label_threads_created", COUNTER, NULL, "Threads ever given this label.");
-	for (size_t i = 0; i < r->nv; i++) {
-		const struct dview *v = &r->v[i];
-		for (size_t k = 0; k < v->nlab; k++) {
-			label_sample(r, "mtrace_label_threads_created_total", v, &v->lab[k]);
-			sample_u64(r, v->lab[k].l->count);
-		}
-		if (v->lfold.n) {
-			label_sample(r, "mtrace_label_threads_created_total", v, NULL);
-			sample_u64(r, v->lfold.count);
-		}
-	}
-	family(
-	    r, "mtrace_label_threads_live", GAUGE, NULL, "Threads with this label still pending.");
-	for (size_t i = 0; i < r->nv; i++) {
-		const struct dview *v = &r->v[i];
-		for (size_t k = 0; k < v->nlab; k++) {
-			label_sample(r, "mtrace_label_threads_live", v, &v->lab[k]);
-			sample_u64(r, v->lab[k].l->live);
-		}
-		if (v->lfold.n) {
-			label_sample(r, "mtrace_label_threads_live", v, NULL);
-			sample_u64(r, v->lfold.live);
+	for (int live = 0; live < 2; live++) {
+		const char *name =
+		    live ? "mtrace_label_threads_live" : "mtrace_label_threads_created_total";
+		family(r, live ? name : "mtrace_label_threads_created", live ? GAUGE : COUNTER,
+		    NULL,
+		    live ? "Threads with this label still pending."
+		         : "Threads ever given this label.");
+		for (size_t i = 0; i < r->nv; i++) {
+			const struct dview *v = &r->v[i];
+			for (size_t k = 0; k < v->nlab; k++) {
+				label_sample(r, name, v, &v->lab[k]);
+				sample_u64(r, live ? v->lab[k].l->live : v->lab[k].l->count);
+			}
+			if (v->lfold.n) {
+				label_sample(r, name, v, NULL);
+				sample_u64(r, live ? v->lfold.live : v->lfold.count);
+			}
 		}
 	}
 	family(r, "mtrace_label_thread_lifetime_seconds", SUMMARY, "seconds",
