@@ -2,7 +2,6 @@
 # Sourced, not run.  The caller sets:
 #   RIG_DIR      a fresh directory (everything lives there; removing it is the caller's job)
 #   RIG_BUILD    the meson build directory holding the programs
-#   RIG_MTRACED_ARGS  optional: more mtraced arguments (-o key=value)
 # and gets RIG_SIM (simulated Xen state dir), RIG_SOCK (mtraced's socket) and:
 #   rig_start             start the broker and mtraced, wait until mtraced listens
 #   rig_guest NAME PROG…  create a domain running PROG (prints its domid)
@@ -34,7 +33,7 @@ rig_start() {
 	}
 	# Its own session, so that stopping it reaches whatever it forks.
 	setsid "$RIG_MTRACED" --backend sim --sim-dir "$RIG_SIM" -s "$RIG_SOCK" -f \
-		-c /dev/null ${RIG_MTRACED_ARGS:-} >"$RIG_DIR/mtraced.log" 2>&1 </dev/null &
+		-c /dev/null >"$RIG_DIR/mtraced.log" 2>&1 </dev/null &
 	RIG_DAEMON=$!
 	for i in $(seq 100); do
 		[ -S "$RIG_SOCK" ] && return 0

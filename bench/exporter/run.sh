@@ -34,7 +34,7 @@ done
 EXP_PID=$!
 sleep 1
 URL=$(sed -n 's|^mtrace-exporter: listening on \(http://.*\)$|\1|p' "$T/exp.log")
-python3 - "$URL" "$EXP_PID" "$SECS" "$DOMAINS" <<'PY'
+"${PYTHON:-/usr/bin/python3}" - "$URL" "$EXP_PID" "$SECS" "$DOMAINS" <<'PY'
 import gzip, re, sys, time, urllib.request
 url, pid, secs, doms = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
 hz = 100

@@ -260,8 +260,10 @@ int main(int argc, char **argv)
 	const char *sock = NULL, *listen = NULL;
 	unsigned interval = 1000;
 	struct evhttp *http = NULL;
-	struct event *sigs[2];
-	int c, rc = 0;
+	struct event *sigs[2] = { NULL, NULL };
+	char addr[INET6_ADDRSTRLEN + 1];
+	unsigned short port = 0;
+	int c, rc = 1;
 
 	malloc_tune();
 	while ((c = getopt_long(argc, argv, "s:l:t:i:hV", lo, NULL)) != -1) {
@@ -302,32 +304,28 @@ int main(int argc, char **argv)
 	}
 	if (!listen && !e.textfile_dir)
 		listen = DEFAULT_LISTEN;
-	if (e.textfile_dir) {
-		if (asprintf(&e.textfile_path, "%s/%s", e.textfile_dir, TEXTFILE_NAME) < 0 ||
-		    asprintf(&e.textfile_tmp, "%s/.%s.%ld.tmp", e.textfile_dir, TEXTFILE_NAME,
-		        (long)getpid()) < 0)
-			return 1;
+	if (listen && parse_listen(listen, addr, sizeof(addr), &port) < 0) {
+		fprintf(stderr, "mtrace-exporter: bad --listen '%s' (ADDR:PORT or [ADDR]:PORT)\n",
+		    listen);
+		return 2;
 	}
+	if (e.textfile_dir &&
+	    (asprintf(&e.textfile_path, "%s/%s", e.textfile_dir, TEXTFILE_NAME) < 0 ||
+	        asprintf(&e.textfile_tmp, "%s/.%s.%ld.tmp", e.textfile_dir, TEXTFILE_NAME,
+	            (long)getpid()) < 0))
+		goto out;
 	signal(SIGPIPE, SIG_IGN);
 	e.base = event_base_new();
 	if (!e.base) {
 		fprintf(stderr, "mtrace-exporter: cannot start the event loop\n");
-		return 1;
+		goto out;
 	}
 	if (listen) {
-		char addr[INET6_ADDRSTRLEN + 1];
-		unsigned short port;
 		struct evhttp_bound_socket *h;
 
-		if (parse_listen(listen, addr, sizeof(addr), &port) < 0) {
-			fprintf(stderr,
-			    "mtrace-exporter: bad --listen '%s' (ADDR:PORT or [ADDR]:PORT)\n",
-			    listen);
-			return 2;
-		}
 		http = evhttp_new(e.base);
 		if (!http)
-			return 1;
+			goto out;
 		/* the others reach the callbacks, which answer 405 (evhttp would say 501) */
 		evhttp_set_allowed_methods(http,
 		    EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
@@ -341,27 +339,30 @@ int main(int argc, char **argv)
 		if (!h) {
 			fprintf(stderr, "mtrace-exporter: cannot listen on %s: %s\n", listen,
 			    strerror(errno));
-			return 1;
+			goto out;
 		}
 		say_bound(h);
 	}
 	e.session = session_new(e.base, sock, interval, write_textfile, &e);
 	if (!e.session)
-		return 1;
+		goto out;
 	write_textfile(&e); /* mtrace_up 0 until the first statistics */
 	sigs[0] = evsignal_new(e.base, SIGTERM, on_signal, e.base);
 	sigs[1] = evsignal_new(e.base, SIGINT, on_signal, e.base);
 	for (int i = 0; i < 2; i++)
 		if (!sigs[i] || evsignal_add(sigs[i], NULL) < 0)
-			return 1;
-	if (event_base_dispatch(e.base) < 0)
-		rc = 1;
+			goto out;
+	if (event_base_dispatch(e.base) == 0)
+		rc = 0;
+out:
 	for (int i = 0; i < 2; i++)
-		event_free(sigs[i]);
+		if (sigs[i])
+			event_free(sigs[i]);
 	session_free(e.session);
 	if (http)
 		evhttp_free(http);
-	event_base_free(e.base);
+	if (e.base)
+		event_base_free(e.base);
 	free(e.textfile_path);
 	free(e.textfile_tmp);
 	return rc;

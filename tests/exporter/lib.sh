@@ -12,6 +12,9 @@ CAT=$MTRACE_BUILD_ROOT/client/mtrace-cat
 FIXTURE=$MTRACE_SRC/data/mirage/log-x86.sexp
 TESTS=$MTRACE_SRC/tests/exporter
 EXP_PID= PROM_PID= EXP_URL= PROM_URL=
+# The system's python (a version manager's shim on PATH can take seconds to start).
+PYTHON=python3
+[ -x /usr/bin/python3 ] && PYTHON=/usr/bin/python3
 
 lib_cleanup() {
 	local rc=$? p
@@ -50,8 +53,12 @@ fail() {
 	exit 1
 }
 
+note() {	# progress, with the seconds since the start
+	echo "# ${SECONDS}s $*"
+}
+
 free_port() {
-	python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+	"$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 # exporter_start ARGS...: mtrace-exporter on a free port of 127.0.0.1; sets EXP_URL.
@@ -71,7 +78,7 @@ exporter_start() {
 
 # scrape FILE [ACCEPT]: GET /metrics into FILE, checked with promtool check metrics.
 scrape() {
-	python3 "$TESTS/promcheck.py" fetch "$EXP_URL/metrics" "$1" "${2:-}" || return 1
+	"$PYTHON" "$TESTS/promcheck.py" fetch "$EXP_URL/metrics" "$1" "${2:-}" || return 1
 	promtool check metrics <"$1" >"$1.lint" 2>&1 || {
 		echo "promtool check metrics on $1:" >&2
 		cat "$1.lint" >&2
@@ -112,5 +119,5 @@ CONF
 		>"$T/prometheus.log" 2>&1 &
 	PROM_PID=$!
 	PROM_URL=http://127.0.0.1:$port
-	python3 "$TESTS/promcheck.py" wait-up "$PROM_URL" 60
+	"$PYTHON" "$TESTS/promcheck.py" wait-up "$PROM_URL" 60
 }

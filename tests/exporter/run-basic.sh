@@ -7,7 +7,7 @@
 need "$EXPORTER" "$RIG_REPLAY" "$RIG_SIMXEN" "$RIG_MTRACED" promtool
 
 http() {	# METHOD URL: prints the status code
-	python3 - "$@" <<'PY'
+	"$PYTHON" - "$@" <<'PY'
 import sys, urllib.request, urllib.error
 try:
     r = urllib.request.urlopen(urllib.request.Request(sys.argv[2], method=sys.argv[1]), timeout=5)
@@ -32,6 +32,8 @@ for bad in "--listen nocolon" "--listen 127.0.0.1:99999" "--max-labels -1" "--in
 	[ $? = 2 ] || fail "mtrace-exporter $bad did not exit 2"
 done
 
+note "bad options refused"
+
 # started before mtraced: serving mtrace_up 0
 mkdir "$T/tf"
 exporter_start -i 100 --textfile "$T/tf" || fail "exporter"
@@ -45,14 +47,18 @@ grep -q 'mtraced is not running' "$T/exporter.log" || fail "no word on the missi
 [ "$(http GET "$EXP_URL/")" = 200 ] || fail "GET /"
 [ "$(http GET "$EXP_URL/nothing")" = 404 ] || fail "GET /nothing"
 
+note "HTTP without mtraced"
+
 # mtraced comes: connected within the retry interval
 rig_start || fail "rig"
 rig_guest mirage "$RIG_REPLAY" --hold --quiet --speed 0 "$FIXTURE" >/dev/null || fail "guest"
 wait_metric 'mtrace_up 1' || fail "did not connect to mtraced"
 wait_metric 'mtrace_daemon_guests 1' || fail "guest not shown"
 
+note "connected"
+
 # gzip when asked (Prometheus asks): the same exposition once decompressed
-python3 - "$EXP_URL/metrics" "$T/gz.txt" <<'PY' || fail "gzip scrape"
+"$PYTHON" - "$EXP_URL/metrics" "$T/gz.txt" <<'PY' || fail "gzip scrape"
 import gzip, sys, urllib.request
 r = urllib.request.urlopen(urllib.request.Request(sys.argv[1], headers={"Accept-Encoding": "gzip"}))
 assert r.headers.get("Content-Encoding") == "gzip", r.headers
@@ -63,6 +69,8 @@ PY
 promtool check metrics <"$T/gz.txt" || fail "gzipped scrape does not check"
 grep -qx 'mtrace_daemon_guests 1' "$T/gz.txt" || fail "gzipped scrape incomplete"
 
+note "gzip"
+
 # the textfile: whole and clean at every read while it is rewritten ten times a second
 for i in $(seq 10); do
 	cp "$T/tf/mtrace.prom" "$T/tf-copy.prom" 2>/dev/null || fail "no textfile"
@@ -72,6 +80,8 @@ for i in $(seq 10); do
 done
 [ "$(stat -c %a "$T/tf/mtrace.prom")" = 644 ] || fail "textfile mode"
 [ "$(ls -A "$T/tf")" = mtrace.prom ] || fail "temp files left: $(ls -A "$T/tf")"
+
+note "textfile"
 
 # mtraced restarts (rig_stop would take the exporter too): mtrace_up 0 in between, then
 # a second session
@@ -87,8 +97,10 @@ wait_metric 'mtrace_up 1' || fail "mtrace_up after reconnect"
 kill -TERM "$EXP_PID" && wait "$EXP_PID" || fail "exporter exit status on SIGTERM"
 EXP_PID=
 
+note "reconnected"
+
 # IPv6 loopback when the machine has it
-if python3 -c 'import socket; s = socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2>/dev/null; then
+if "$PYTHON" -c 'import socket; s = socket.socket(socket.AF_INET6); s.bind(("::1", 0))' 2>/dev/null; then
 	"$EXPORTER" -s "$RIG_SOCK" -l '[::1]:0' 2>"$T/exporter6.log" &
 	EXP_PID=$!
 	for i in $(seq 50); do
