@@ -7,7 +7,8 @@
   wait-scraped PROM SINCE SECS    until Prometheus holds a scrape newer than SINCE (unix s)
   compare PROM CAT_JSON LABELS COUNTERS
                                   every value of the exporter as Prometheus stored it
-                                  equals mtrace-cat's statistics, caps and fold included
+                                  equals mtrace-cat's statistics (events, by op too, lost,
+                                  corrupt, threads, labels, counters), caps and folds included
   wait-alert PROM NAME STATE SECS [label=value...]
   wait-gone PROM DOMAIN SECS      until no series of domain DOMAIN is left
   scrape-health PROM              Prometheus took every sample of every scrape
@@ -145,6 +146,7 @@ def compare(prom, cat_json, cap_labels, cap_counters):
     strip = lambda s: {frozenset((k, v) for k, v in key if k not in ("job", "instance")): val
                        for key, val in s.items()}
     events = by_domain(strip(series(prom, "sum without (op) (mtrace_domain_events_total%s)" % sel)))
+    by_op = by_domain(strip(series(prom, "mtrace_domain_events_total" + sel)), "op")
     bad = []
     if set(events) != set(doms):
         bad.append("domains: prometheus %s, mtrace-cat %s" % (sorted(events), sorted(doms)))
@@ -164,6 +166,11 @@ def compare(prom, cat_json, cap_labels, cap_counters):
     for key, d in doms.items():
         if events.get(key) != d["events"]:
             bad.append("%s events: prometheus %s, mtrace-cat %s" % (key, events.get(key), d["events"]))
+        want_ops = {k: v for k, v in d["op_events"]}
+        if by_op.get(key) != want_ops:
+            bad.append("%s events by op: prometheus %s, mtrace-cat %s" % (key, by_op.get(key), want_ops))
+        if sum(want_ops.values()) != d["events"]:
+            bad.append("%s: mtrace-cat's events by op do not add up to its events" % (key,))
         for m, field in facts:
             if got[m].get(key) != d[field]:
                 bad.append("%s %s: prometheus %s, mtrace-cat %s" % (key, m, got[m].get(key), d[field]))
