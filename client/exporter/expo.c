@@ -451,13 +451,13 @@ static void write_domains(struct render *r)
 		r->str.n = off;
 	}
 	family(r, "mtrace_domain_labels_folded", GAUGE, NULL,
-	    "Labels summed into label=\"other\": past the cap, colliding once escaped, or named other.");
+	    "Labels summed into label other: past the cap, equal once escaped, or named other.");
 	for (size_t i = 0; i < r->nv; i++) {
 		sample_start(r, "mtrace_domain_labels_folded", &r->v[i]);
 		sample_u64(r, r->v[i].lfold.n);
 	}
 	family(r, "mtrace_domain_counters_folded", GAUGE, NULL,
-	    "Guest counters summed into counter=\"other\", as for labels.");
+	    "Guest counters summed into the counter other series, as for labels.");
 	for (size_t i = 0; i < r->nv; i++) {
 		sample_start(r, "mtrace_domain_counters_folded", &r->v[i]);
 		sample_u64(r, r->v[i].cfold.n);
