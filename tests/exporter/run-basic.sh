@@ -1,8 +1,9 @@
 #!/bin/bash
 # mtrace-exporter against a real mtraced, without Prometheus: it starts before mtraced
-# and connects when mtraced comes (mtrace_up 0, then 1), reconnects after a restart, writes
-# node_exporter's textfile atomically (every read of it a whole, promtool-clean file),
-# gzips when asked, answers only GET/HEAD /metrics, listens on IPv6 when told, and refuses bad options.
+# and connects when mtraced comes (mtrace_up 0, then 1), reconnects after a restart,
+# writes node_exporter's textfile atomically (every read of it a whole, promtool-clean
+# file; node_exporter's textfile collector serves it), gzips when asked, answers only
+# GET/HEAD /metrics, listens on IPv6 when told, and refuses bad options.
 . "$(dirname "$0")/lib.sh"
 need "$EXPORTER" "$RIG_REPLAY" "$RIG_SIMXEN" "$RIG_MTRACED" promtool
 
@@ -79,9 +80,28 @@ for i in $(seq 10); do
 	sleep 0.05
 done
 [ "$(stat -c %a "$T/tf/mtrace.prom")" = 644 ] || fail "textfile mode"
+# and node_exporter's textfile collector takes it
+if command -v prometheus-node-exporter >/dev/null; then
+	port=$(free_port)
+	prometheus-node-exporter --collector.disable-defaults --collector.textfile \
+		--collector.textfile.directory="$T/tf" --web.listen-address="127.0.0.1:$port" \
+		>"$T/node-exporter.log" 2>&1 &
+	NODE_PID=$!
+	for i in $(seq 100); do
+		"$PYTHON" "$TESTS/promcheck.py" fetch "http://127.0.0.1:$port/metrics" "$T/node.txt" \
+			2>/dev/null && break
+		sleep 0.1
+	done
+	kill "$NODE_PID"
+	wait "$NODE_PID" 2>/dev/null
+	grep -qx 'node_textfile_scrape_error 0' "$T/node.txt" || fail "node_exporter: $(grep textfile "$T/node.txt")"
+	grep -qx 'mtrace_up 1' "$T/node.txt" && grep -q '^mtrace_domain_events_total{domain="mirage"' "$T/node.txt" ||
+		fail "node_exporter does not serve the textfile's metrics"
+	note "node_exporter serves the textfile"
+fi
 [ "$(ls -A "$T/tf")" = mtrace.prom ] || fail "temp files left: $(ls -A "$T/tf")"
 
-note "textfile"
+note "textfile checked"
 
 # mtraced restarts (rig_stop would take the exporter too): mtrace_up 0 in between, then
 # a second session
