@@ -1,60 +1,18 @@
-# lib.sh - shared by the exporter tests: a fresh directory, the rig of
-# scripts/demo-rig.sh (mtraced on the simulated Xen), mtrace-exporter and Prometheus
-# started on free loopback ports, everything stopped on exit.
-# Environment (tests/exporter/meson.build): MTRACE_SRC, MTRACE_BUILD_ROOT.
-set -u
-T=$(mktemp -d "${TMPDIR:-/tmp}/mtrace-exporter-test.XXXXXX") || exit 1
-RIG_DIR=$T
-RIG_BUILD=$MTRACE_BUILD_ROOT
-. "$MTRACE_SRC/scripts/demo-rig.sh"
-EXPORTER=$MTRACE_BUILD_ROOT/client/exporter/mtrace-exporter
-CAT=$MTRACE_BUILD_ROOT/client/mtrace-cat
+# lib.sh - what the exporter tests add to tests/rig.sh: mtrace-exporter and Prometheus
+# started on free loopback ports (stopped at exit with the rest), a scrape checked by
+# promtool, and the blocks of docs/fleet.md.
+# Environment (tests/exporter/meson.build): rig_env, EXPORTER.
+. "$MTRACE_SRC/tests/rig.sh"
 FIXTURE=$MTRACE_SRC/data/mirage/log-x86.sexp
 TESTS=$MTRACE_SRC/tests/exporter
 EXP_PID= PROM_PID= EXP_URL= PROM_URL=
-# The system's python (a version manager's shim on PATH can take seconds to start).
-PYTHON=python3
-[ -x /usr/bin/python3 ] && PYTHON=/usr/bin/python3
 
-lib_cleanup() {
-	local rc=$? p
-	trap - EXIT
-	for p in $EXP_PID $PROM_PID; do
-		kill -TERM "$p" 2>/dev/null && wait "$p" 2>/dev/null
-	done
-	rig_stop
-	for f in "$T"/guest-*.log "$T"/exporter*.log; do
-		if [ -f "$f" ] && grep -qE "Sanitizer|runtime error" "$f"; then
-			echo "FAIL: sanitizer report in $f:" >&2
-			head -n 40 "$f" >&2
-			rc=1
-		fi
-	done
-	rm -rf "$T"
-	exit $rc
-}
-trap lib_cleanup EXIT
-trap 'exit 143' TERM INT
-
-need() {
+need() {	# programs or commands the test cannot do without: a skip, said why
 	local p
 	for p in "$@"; do
-		[ -x "$p" ] || command -v "$p" >/dev/null || { echo "SKIP: $p is not available" >&2; exit 77; }
+		[ -x "$p" ] || command -v "$p" >/dev/null ||
+			{ echo "SKIP: $p is not available" >&2; exit 77; }
 	done
-}
-
-fail() {
-	echo "FAIL: $*" >&2
-	for f in "$T"/*.log; do
-		[ -f "$f" ] || continue
-		echo "--- $f" >&2
-		tail -n 15 "$f" >&2
-	done
-	exit 1
-}
-
-note() {	# progress, with the seconds since the start
-	echo "# ${SECONDS}s $*"
 }
 
 free_port() {
@@ -63,10 +21,11 @@ free_port() {
 
 # exporter_start ARGS...: mtrace-exporter on a free port of 127.0.0.1; sets EXP_URL.
 exporter_start() {
-	local i port
-	"$EXPORTER" -s "$RIG_SOCK" -l 127.0.0.1:0 "$@" 2>"$T/exporter.log" &
+	local port
+	"$EXPORTER" -s "$SOCK" -l 127.0.0.1:0 "$@" 2>"$T/exporter.log" &
 	EXP_PID=$!
-	for i in $(seq 100); do
+	PIDS+=("$EXP_PID")
+	for _ in $(seq 100); do
 		port=$(sed -n 's|^mtrace-exporter: listening on http://127.0.0.1:\([0-9]*\)/metrics$|\1|p' "$T/exporter.log")
 		[ -n "$port" ] && { EXP_URL=http://127.0.0.1:$port; return 0; }
 		kill -0 "$EXP_PID" 2>/dev/null || break
@@ -118,6 +77,7 @@ CONF
 		--web.listen-address="127.0.0.1:$port" --log.level=warn \
 		>"$T/prometheus.log" 2>&1 &
 	PROM_PID=$!
+	PIDS+=("$PROM_PID")
 	PROM_URL=http://127.0.0.1:$port
 	"$PYTHON" "$TESTS/promcheck.py" wait-up "$PROM_URL" 60
 }
