@@ -10,20 +10,9 @@
 
 #include <event2/buffer.h>
 
+#include "check.h"
 #include "exporter.h"
 #include "utf8.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                     \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                        \
-			fputc('\n', stderr);                                 \
-			failures++;                                          \
-		}                                                            \
-	} while (0)
 
 static char *render(
     const Mtrace__Stats *s, enum expo_format fmt, unsigned labels, unsigned counters)
@@ -209,8 +198,5 @@ int main(void)
 	CHECK(expo_negotiate("application/openmetrics-text;q=0") == EXPO_TEXT, "q=0");
 	CHECK(expo_negotiate(" Application/OpenMetrics-Text ; version=1.0.0") == EXPO_OPENMETRICS,
 	    "case and spaces");
-	if (failures)
-		return 1;
-	printf("ok\n");
-	return 0;
+	return check_status("expo-unit");
 }
