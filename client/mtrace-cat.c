@@ -46,6 +46,7 @@ struct cat_opts {
 	const char *input;  /* -i: a recording instead of the daemon ("-": stdin) */
 	const char *record; /* -w: also save what is received */
 	const char *output; /* -O: file (directory for ctf) instead of stdout */
+	bool reconnect;     /* mtraced went away: wait for it, subscribe again */
 };
 
 /* Where recordings go (-f proto's output, -w's file) and the -i filters. */
@@ -89,6 +90,8 @@ static void usage(FILE *f)
 	    "  -n, --count N         exit after N events (N statistics with --no-events)\n"
 	    "  -t, --time SECONDS    exit after SECONDS\n"
 	    "      --summary         print a JSON summary of what was received on stderr at exit\n"
+	    "      --reconnect       when mtraced goes away, wait for it and carry on (default:\n"
+	    "                        exit, status 0 after a Goodbye or end of file)\n"
 	    "  -h, --help            this text\n"
 	    "  -V, --version         version\n",
 	    MTRACE_DEFAULT_SOCKET);
@@ -142,7 +145,8 @@ static int parse_args(int argc, char **argv, struct cat_opts *o)
 		O_SORT,
 		O_NOEV,
 		O_SUMMARY,
-		O_LSTATS
+		O_LSTATS,
+		O_RECONNECT
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -162,6 +166,7 @@ static int parse_args(int argc, char **argv, struct cat_opts *o)
 		{ "label-stats", no_argument, NULL, O_LSTATS },
 		{ "no-events", no_argument, NULL, O_NOEV },
 		{ "summary", no_argument, NULL, O_SUMMARY },
+		{ "reconnect", no_argument, NULL, O_RECONNECT },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -276,6 +281,9 @@ static int parse_args(int argc, char **argv, struct cat_opts *o)
 			break;
 		case O_SUMMARY:
 			o->summary = true;
+			break;
+		case O_RECONNECT:
+			o->reconnect = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -504,7 +512,8 @@ static int handle(
 		if (!o->input)
 			fprintf(stderr, "mtrace-cat: mtraced said goodbye: %s\n",
 			    m->goodbye->reason ? m->goodbye->reason : "");
-		return o->input ? 1 : 0;
+		/* 2: mtraced went away, and we wait for it (--reconnect) */
+		return o->input ? 1 : o->reconnect ? 2 : 0;
 	case MTRACE__SERVER_MSG__MSG_ERROR:
 		fprintf(stderr, "mtrace-cat: error from mtraced: %s\n",
 		    m->error->message ? m->error->message : "?");
@@ -546,9 +555,11 @@ static int next_msg(struct mtc *c, struct recording *rec, int timeout, Mtrace__S
 	return r == 0 ? -1 : r;
 }
 
+static double deadline; /* -t: for the whole run, across reconnections */
+
+/* 1 to go on, 0 to stop, -1 on error, 2 when mtraced went away (--reconnect). */
 static int run(const struct cat_opts *o, struct mtc *c, struct recording *rec)
 {
-	double deadline = o->seconds > 0 ? now_s() + o->seconds : 0;
 	bool unflushed = false;
 	char err[512];
 
@@ -582,6 +593,10 @@ static int run(const struct cat_opts *o, struct mtc *c, struct recording *rec)
 		if (r < 0) {
 			if (stop_signal)
 				return 0;
+			if (c && o->reconnect) {
+				fflush(out);
+				return 2; /* the daemon went away (EOF or a reset): wait for it */
+			}
 			if (errno == 0)
 				return 0; /* EOF: the daemon went away, the file ended */
 			fprintf(stderr, "mtrace-cat: %s\n", err);
@@ -611,7 +626,7 @@ static void filter_from_opts(const struct cat_opts *o)
 	filtering = cat_filter_active(&filt);
 }
 
-static struct mtc *connect_live(const struct cat_opts *o)
+static struct mtc *connect_as(const struct cat_opts *o, bool quiet)
 {
 	static Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
 	struct mtc *c;
@@ -619,7 +634,8 @@ static struct mtc *connect_live(const struct cat_opts *o)
 
 	c = mtc_connect(o->socket, "mtrace-cat " MTRACE_VERSION, err, sizeof(err));
 	if (!c) {
-		fprintf(stderr, "mtrace-cat: %s\n", err);
+		if (!quiet)
+			fprintf(stderr, "mtrace-cat: %s\n", err);
 		return NULL;
 	}
 	sub.n_domids = o->n_domids;
@@ -636,11 +652,23 @@ static struct mtc *connect_live(const struct cat_opts *o)
 	sub.sort = (Mtrace__SortKey)o->sort;
 	sub.label_stats = o->label_stats;
 	if (mtc_subscribe(c, &sub) < 0) {
-		fprintf(stderr, "mtrace-cat: subscribe: %s\n", strerror(errno));
+		if (!quiet)
+			fprintf(stderr, "mtrace-cat: subscribe: %s\n", strerror(errno));
 		mtc_close(c);
 		return NULL;
 	}
 	return c;
+}
+
+static struct mtc *connect_live(const struct cat_opts *o)
+{
+	return connect_as(o, false);
+}
+
+/* While waiting for mtraced to come back: every failed attempt is not news. */
+static struct mtc *connect_live_quiet(const struct cat_opts *o)
+{
+	return connect_as(o, true);
 }
 
 int main(int argc, char **argv)
@@ -709,7 +737,26 @@ int main(int argc, char **argv)
 		recording_write_header(sinks[i], c ? mtc_server_hello(c) : NULL);
 	if (o.fmt == CAT_CHROME)
 		cat_chrome_begin(out);
-	r = run(&o, c, rec);
+	deadline = o.seconds > 0 ? now_s() + o.seconds : 0;
+	while ((r = run(&o, c, rec)) == 2) {
+		unsigned attempt = 0;
+		mtc_close(c);
+		c = NULL;
+		fprintf(stderr, "mtrace-cat: mtraced went away; waiting for it\n");
+		/* 250 ms doubling to 5 s; -t and signals still end the run */
+		while (!c && !stop_signal && (deadline == 0 || now_s() < deadline)) {
+			unsigned ms = attempt >= 5 ? 5000 : 250u << attempt;
+			struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+			attempt++;
+			nanosleep(&ts, NULL);
+			c = connect_live_quiet(&o);
+		}
+		if (!c) {
+			r = 0;
+			break;
+		}
+		fprintf(stderr, "mtrace-cat: reconnected to mtraced\n");
+	}
 	if (o.fmt == CAT_CHROME)
 		cat_chrome_end(out);
 	if (o.fmt == CAT_CTF && cat_ctf_close(err, sizeof(err)) < 0) {

@@ -394,6 +394,12 @@ static const struct {
 	    offsetof(Mtrace__DomainStats, threads_evicted) },
 	{ "mtrace_domain_wakeups", "Event-channel wake-ups mtraced served for the guest.", COUNTER,
 	    offsetof(Mtrace__DomainStats, wakeups) },
+	{ "mtrace_domain_labels_dropped",
+	    "Label events mtraced dropped: the guest had max_labels_per_guest labels already.",
+	    COUNTER, offsetof(Mtrace__DomainStats, labels_dropped) },
+	{ "mtrace_domain_counters_dropped",
+	    "Counter events mtraced dropped: the guest had 256 counter names already.", COUNTER,
+	    offsetof(Mtrace__DomainStats, counters_dropped) },
 	{ "mtrace_domain_wakeups_deferred", "Wake-ups deferred by mtraced's storm limiter.",
 	    COUNTER, offsetof(Mtrace__DomainStats, ratelimited) },
 };

@@ -36,6 +36,8 @@ static void usage(FILE *f)
 		"  -F, --filter TEXT     only labels or domain names containing TEXT\n"
 		"  -D, --domain ID|NAME  only this domain\n"
 		"  -N, --threads N       threads asked of the daemon (default %d, batch %d)\n"
+		"      --no-reconnect    exit when mtraced goes away (default: wait for it and\n"
+		"                        carry on, retrying every 0.25 s up to every 5 s)\n"
 		"  -h, --help            this text\n"
 		"  -V, --version         version\n",
 		MTRACE_DEFAULT_SOCKET, DEFAULT_TOP_N_SCREEN, DEFAULT_TOP_N_BATCH);
@@ -68,6 +70,7 @@ int main(int argc, char **argv)
 		{ "filter", required_argument, NULL, 'F' },
 		{ "domain", required_argument, NULL, 'D' },
 		{ "threads", required_argument, NULL, 'N' },
+		{ "no-reconnect", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -110,6 +113,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'N': top_n = parse_long(optarg, "--threads", 0, 1000000); break;
+		case 'R': o.no_reconnect = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("mtrace-top %s\n", MTRACE_VERSION); return 0;
 		default: usage(stderr); return 2;
@@ -135,13 +139,12 @@ int main(int argc, char **argv)
 	}
 	o.top_n = (unsigned)(top_n >= 0 ? top_n : batch ? DEFAULT_TOP_N_BATCH : DEFAULT_TOP_N_SCREEN);
 
+	o.sock = sock;
 	char err[512];
 	struct mtc *conn = mtc_connect(sock, "mtrace-top " MTRACE_VERSION, err, sizeof(err));
 	if (!conn) {
 		fprintf(stderr, "mtrace-top: %s\n", err);
 		return 1;
 	}
-	int rc = batch ? batch_run(conn, &o, iterations) : screen_run(conn, &o, iterations);
-	mtc_close(conn);
-	return rc;
+	return batch ? batch_run(conn, &o, iterations) : screen_run(conn, &o, iterations);
 }

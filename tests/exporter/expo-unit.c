@@ -72,6 +72,7 @@ int main(void)
 	d1.alive = 1;
 	d1.events = 30;
 	d1.lost = 7;
+	d1.labels_dropped = 9;
 	d1.state = "running";
 	o1.op = 1;
 	o1.events = 20;
@@ -122,6 +123,8 @@ int main(void)
 	    "unnamed op");
 	CHECK(has_line(t, "mtrace_domain_lost_events_total{domain=\"web\\\"x\",domid=\"1\"} 7"),
 	    "lost");
+	CHECK(has_line(t, "mtrace_domain_labels_dropped_total{domain=\"web\\\"x\",domid=\"1\"} 9"),
+	    "labels mtraced dropped");
 	/* labels: a\b, new\nline, bad? shown; bad? (again), other, z" folded */
 	CHECK(
 	    has_line(t,

@@ -2,17 +2,21 @@
  * fuzz-request.c - the daemon's request path on any bytes a client could send: the
  * frames of a connection cut as stream-request.c cuts them (common/frame.c, at most
  * FRAME_MAX_TO_DAEMON each), each unpacked as a ClientMsg, and a Subscribe checked
- * by stream_subscribe_invalid (daemon/stream-msg.c).  A frame that is bad or too large
+ * by stream_subscribe_invalid (daemon/stream-msg.c); one it takes is copied as a group
+ * keeps it (stream_sub_copy) and its label prefixes compiled and matched
+ * (common/label-prefix.c).  A frame that is bad or too large
  * ends the input, as it ends the connection.  Beyond "no crash, no leak": a frame is
  * never said to end past the input, a refused Subscribe says why in printable text,
  * and an accepted one is inside every limit the server relies on afterwards.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "frame.h"
 #include "fuzz.h"
+#include "label-prefix.h"
 #include "mtrace.pb-c.h"
 #include "stream-msg.h"
 
@@ -44,6 +48,24 @@ static void check_subscribe(const Mtrace__Subscribe *s)
 			abort();
 	if ((unsigned)s->sort > MTRACE__SORT_KEY__SORT_ID)
 		abort();
+	/* what a group then does with it: its copy, and the compiled label filter, which
+	 * must agree with the plain definition (a label passes when it starts with one
+	 * of the prefixes) */
+	Mtrace__Subscribe *c = stream_sub_copy(s);
+	struct label_filter f;
+	static const char *const probes[] = { "", "a", "net/x", "disk", "label-1", "\xff" };
+	if (!c || label_filter_compile(&f, c->labels, c->n_labels) < 0)
+		abort();
+	for (size_t i = 0; i < sizeof(probes) / sizeof(probes[0]) + c->n_labels; i++) {
+		const char *l = i < sizeof(probes) / sizeof(probes[0])
+		    ? probes[i]
+		    : c->labels[i - sizeof(probes) / sizeof(probes[0])];
+		bool want = label_prefix_match(l, c->labels, c->n_labels);
+		if (label_filter_match(&f, l) != want)
+			abort();
+	}
+	label_filter_free(&f);
+	mtrace__subscribe__free_unpacked(c, NULL);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

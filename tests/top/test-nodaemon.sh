@@ -1,7 +1,8 @@
 #!/bin/bash
 # mtrace-top without a daemon: a clear message naming the socket, exit 1 — for a missing
-# socket, a stale one nobody listens on, and a daemon that stops mid-session.  Also the
-# command line: --help, --version, bad options.
+# socket, a stale one nobody listens on, and (with --no-reconnect) a daemon that stops
+# mid-session; test-reconnect.sh has the default, waiting for it.  Also the command
+# line: --help, --version, bad options.
 . "$MTRACE_SRC/tests/rig.sh"
 FIXTURE=$MTRACE_SRC/data/mirage/log-x86.sexp
 
@@ -30,9 +31,10 @@ MTRACE_SOCKET=$T/env.sock timeout 10 "$RIG_TOP" -b -n 1 2>&1 | grep -qF "$T/env.
 "$RIG_TOP" -o NOSUCH -S "$T/none.sock" 2>&1 | grep -q "no column 'NOSUCH'" || fail "-o NOSUCH"
 "$RIG_TOP" -d 0 -S "$T/none.sock" >/dev/null 2>&1; [ $? -eq 2 ] || fail "-d 0: want exit 2"
 
-# The daemon goes away under a running mtrace-top: it says so and exits 1, promptly.
+# --no-reconnect: the daemon goes away under a running mtrace-top: it says so and exits
+# 1, promptly.
 rig_start || fail "rig"
-timeout 30 "$RIG_TOP" -b -d 0.2 -s "$RIG_SOCK" >"$T/top.out" 2>"$T/top.err" &
+timeout 30 "$RIG_TOP" -b --no-reconnect -d 0.2 -s "$RIG_SOCK" >"$T/top.out" 2>"$T/top.err" &
 top=$!
 for i in $(seq 50); do
 	grep -q "^DOMAIN" "$T/top.out" 2>/dev/null && break
