@@ -216,6 +216,15 @@ static void json_stats(FILE *f, const Mtrace__Stats *s)
 			cat_json_str(f, d->counters[k]->name);
 			fprintf(f, ":%" PRId64, d->counters[k]->value);
 		}
+		fputs("},\"op_events\":{", f);
+		for (k = 0; k < d->n_op_events; k++) {
+			const char *op = mtrace_op_name(d->op_events[k]->op);
+			if (op)
+				fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", op, d->op_events[k]->events);
+			else
+				fprintf(f, "%s\"op_%u\":%" PRIu64, k ? "," : "", d->op_events[k]->op,
+					d->op_events[k]->events);
+		}
 		fputs("}}", f);
 	}
 	fputs("],\"threads\":[", f);

@@ -30,6 +30,22 @@ struct mtc {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 
+unsigned long
+mtc_parse_num(const char *prog, const char *s, const char *what, unsigned long min,
+    unsigned long max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || !*s || *s == '-' || v < min || v > max) {
+		fprintf(stderr, "%s: bad %s '%s' (%lu..%lu)\n", prog, what, s, min, max);
+		exit(2);
+	}
+	return v;
+}
+
 const char *
 mtc_default_socket(void)
 {

@@ -15,6 +15,13 @@
 
 struct mtc;
 
+/*
+ * A command-line number in min..max, or "PROG: bad WHAT 'S' (MIN..MAX)" on stderr and
+ * exit status 2 (a usage error), as the clients' option parsers want it.
+ */
+unsigned long mtc_parse_num(const char *prog, const char *s, const char *what,
+    unsigned long min, unsigned long max);
+
 /* $MTRACE_SOCKET if set, else MTRACE_DEFAULT_SOCKET. */
 const char *mtc_default_socket(void);
 

@@ -67,7 +67,7 @@ struct label {
 	uint64_t relabels;		/* times a thread was given it */
 	uint64_t cr_sec;		/* second of cr[cr_sec % LABEL_WIN] */
 	uint32_t cr[LABEL_WIN];		/* creations per second */
-	uint64_t nlife;
+	uint64_t nlife, life_sum_ns;	/* resolved threads, their lifetimes' sum */
 	uint32_t hist[HIST_BUCKETS];	/* lifetimes of resolved threads */
 };
 
@@ -90,6 +90,7 @@ struct state_domain {
 	uint64_t dead_at_ns;
 
 	uint64_t events, lost, corrupt, unknown, wakeups, ratelimited;
+	uint64_t op_events[256];	/* events by op (Stats.op_events) */
 	uint64_t gc_ns, gcs;
 	struct win win;
 	uint64_t last_ts;

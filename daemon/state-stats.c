@@ -96,6 +96,29 @@ static int cand_cmp_rev(const void *a, const void *b)
 	return -cand_cmp(a, b);
 }
 
+static void fill_op_events(struct stats_box *b, Mtrace__DomainStats *ds,
+			   const struct state_domain *d)
+{
+	size_t n = 0;
+
+	for (unsigned op = 0; op < 256; op++)
+		n += d->op_events[op] != 0;
+	if (!n)
+		return;
+	ds->op_events = arena_get(b, n * sizeof(*ds->op_events));
+	for (unsigned op = 0; op < 256; op++) {
+		Mtrace__OpEvents *o;
+
+		if (!d->op_events[op])
+			continue;
+		o = arena_get(b, sizeof(*o));
+		mtrace__op_events__init(o);
+		o->op = op;
+		o->events = d->op_events[op];
+		ds->op_events[ds->n_op_events++] = o;
+	}
+}
+
 static void fill_domain(struct stats_box *b, Mtrace__DomainStats *ds, const struct state_domain *d)
 {
 	mtrace__domain_stats__init(ds);
@@ -121,6 +144,7 @@ static void fill_domain(struct stats_box *b, Mtrace__DomainStats *ds, const stru
 	ds->labels_dropped = d->labels_dropped;
 	ds->counters_dropped = d->counters_dropped;
 	ds->failures_dropped = d->failures_dropped;
+	fill_op_events(b, ds, d);
 	if (d->counters.n) {
 		ds->n_counters = d->counters.n;
 		ds->counters = arena_get(b, d->counters.n * sizeof(*ds->counters));
@@ -279,6 +303,8 @@ static void add_labels(struct stats_box *b, const Mtrace__Subscribe *sub,
 			ls->creation_rate = state_label_rate_sum(l, state_cur_sec) / (double)LABEL_WIN;
 			ls->lifetime_p50_ns = state_hist_pct(l, 0.50);
 			ls->lifetime_p99_ns = state_hist_pct(l, 0.99);
+			ls->lifetime_sum_ns = l->life_sum_ns;
+			ls->lifetime_count = l->nlife;
 			b->s.labels[k++] = ls;
 		}
 	}

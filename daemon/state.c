@@ -55,8 +55,10 @@ static void thr_finish(struct state_domain *d, uint32_t i, uint64_t ts, uint8_t 
 		struct label *l = &d->lstat[t->label];
 		if (l->live)
 			l->live--;
-		l->hist[hist_bucket(ts > t->created_ns ? ts - t->created_ns : 0)]++;
+		uint64_t life = ts > t->created_ns ? ts - t->created_ns : 0;
+		l->hist[hist_bucket(life)]++;
 		l->nlife++;
+		l->life_sum_ns += life;
 	}
 }
 
@@ -102,6 +104,7 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
 	uint64_t ts = ev->ts;
 
 	d->events++;
+	d->op_events[ev->op]++;
 	d->win.cur++;
 	if (ts > d->last_ts)
 		d->last_ts = ts;

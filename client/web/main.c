@@ -46,16 +46,7 @@ static void usage(FILE *f)
 static unsigned long parse_num(
     const char *s, const char *what, unsigned long min, unsigned long max)
 {
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno || *end || !*s || *s == '-' || v < min || v > max) {
-		fprintf(stderr, "mtrace-web: bad %s '%s' (%lu..%lu)\n", what, s, min, max);
-		exit(2);
-	}
-	return v;
+	return mtc_parse_num("mtrace-web", s, what, min, max);
 }
 
 /* Uninstalled (run from the build tree): the page comes from the source tree. */

@@ -1,0 +1,702 @@
+/*
+ * expo.c - a Stats message in the Prometheus text exposition format (0.0.4) or
+ * OpenMetrics 1.0.0.
+ *
+ * Every string a guest can influence (domain names, labels, counter names, the
+ * daemon's state sentence) goes through label_value(): backslash, double quote and
+ * line feed escaped as both formats require, bytes that are not UTF-8 replaced by '?'
+ * (as mtraced does), so the exposition is valid whatever the guest wrote.  Escaping is
+ * one-to-one, but replacing bytes is not: two guest strings may come out the same.
+ * Each domain therefore keeps the first `caps->labels` distinct label values (and
+ * `caps->counters` counter names) in the daemon's order, which is the order they were
+ * first seen, so the set is stable from one scrape to the next; everything else -
+ * labels past the cap, values that collide after replacement, and a guest's own label
+ * called "other" - is summed into one label="other" series and counted in
+ * mtrace_domain_labels_folded (mtrace_domain_counters_folded).
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <event2/buffer.h>
+
+#include "exporter.h"
+#include "ring-reader.h"
+#include "utf8.h"
+
+#define FOLD_NAME "other"
+
+/* A growing byte buffer: the whole exposition is built here and handed over once. */
+struct sb {
+	char *p;
+	size_t n, cap;
+};
+
+static void sb_need(struct sb *b, size_t more)
+{
+	size_t cap = b->cap ? b->cap : 65536;
+
+	if (b->n + more <= b->cap)
+		return;
+	while (cap < b->n + more)
+		cap *= 2;
+	b->p = realloc(b->p, cap);
+	if (!b->p)
+		abort();
+	b->cap = cap;
+}
+
+static void sb_add(struct sb *b, const char *s, size_t n)
+{
+	sb_need(b, n);
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+}
+
+static void sb_str(struct sb *b, const char *s)
+{
+	sb_add(b, s, strlen(s));
+}
+
+static void sb_u64(struct sb *b, uint64_t v)
+{
+	char tmp[24];
+	size_t i = sizeof(tmp);
+
+	do
+		tmp[--i] = (char)('0' + v % 10);
+	while ((v /= 10));
+	sb_add(b, tmp + i, sizeof(tmp) - i);
+}
+
+static void sb_i64(struct sb *b, int64_t v)
+{
+	if (v < 0) {
+		sb_add(b, "-", 1);
+		sb_u64(b, (uint64_t)0 - (uint64_t)v);
+	} else {
+		sb_u64(b, (uint64_t)v);
+	}
+}
+
+/* Nanoseconds as exact decimal seconds. */
+static void sb_ns_as_s(struct sb *b, uint64_t ns)
+{
+	char tmp[16];
+
+	sb_u64(b, ns / 1000000000u);
+	snprintf(tmp, sizeof(tmp), ".%09u", (unsigned)(ns % 1000000000u));
+	sb_str(b, tmp);
+}
+
+static void sb_double(struct sb *b, double v)
+{
+	char tmp[40];
+
+	snprintf(tmp, sizeof(tmp), "%.3f", v);
+	sb_str(b, tmp);
+}
+
+/* A label value's body (without quotes), as the exposition formats require. */
+static void label_value(struct sb *b, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+
+	while (*s) {
+		const unsigned char *run = s;
+		size_t n;
+
+		while (*s && *s != '\\' && *s != '"' && *s != '\n' && (n = utf8_len(s)) > 0)
+			s += n;
+		sb_add(b, (const char *)run, (size_t)(s - run));
+		if (!*s)
+			break;
+		if (*s == '\\')
+			sb_add(b, "\\\\", 2);
+		else if (*s == '"')
+			sb_add(b, "\\\"", 2);
+		else if (*s == '\n')
+			sb_add(b, "\\n", 2);
+		else
+			sb_add(b, "?", 1);
+		s++;
+	}
+}
+
+/* ---- the per-domain view: what is shown by name, what is folded ---- */
+
+struct series {
+	size_t off, len;             /* escaped value in the string store */
+	const Mtrace__LabelStats *l; /* labels */
+	int64_t value;               /* counters */
+};
+
+struct fold {
+	size_t n; /* how many were folded */
+	uint64_t count, live, life_sum_ns, life_count;
+	int64_t value; /* counters: the folded values' sum */
+};
+
+struct dview {
+	const Mtrace__DomainStats *d;
+	size_t id_off, id_len; /* domain="...",domid="N" */
+	struct series *lab, *ctr;
+	size_t nlab, nctr, lab_cap, ctr_cap;
+	struct fold lfold, cfold;
+	uint32_t *seen; /* open addressing over shown values: index + 1 */
+	size_t seen_mask;
+};
+
+struct render {
+	struct sb out, str;
+	enum expo_format fmt;
+	const struct expo_caps *caps;
+	struct dview *v;
+	size_t nv, last; /* last: view_of's previous answer */
+};
+
+static uint32_t hash_bytes(const char *s, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+/*
+ * Escape str into the string store; true (and the series' place filled) when it is to
+ * be shown by name, false when it folds.  `list` holds `n` shown series already.
+ */
+static bool admit(struct render *r, struct dview *v, struct series *list, size_t n, unsigned cap,
+    const char *str, struct series *out)
+{
+	size_t off = r->str.n, len, j;
+	uint32_t h;
+
+	if (n >= cap)
+		return false;
+	label_value(&r->str, str);
+	len = r->str.n - off;
+	if (len == strlen(FOLD_NAME) && !memcmp(r->str.p + off, FOLD_NAME, len))
+		goto fold;
+	h = hash_bytes(r->str.p + off, len);
+	for (j = h & v->seen_mask; v->seen[j]; j = (j + 1) & v->seen_mask) {
+		const struct series *o = &list[v->seen[j] - 1];
+		if (o->len == len && !memcmp(r->str.p + o->off, r->str.p + off, len))
+			goto fold;
+	}
+	v->seen[j] = (uint32_t)n + 1;
+	out->off = off;
+	out->len = len;
+	return true;
+fold:
+	r->str.n = off;
+	return false;
+}
+
+static void seen_reset(struct dview *v, size_t want)
+{
+	size_t slots = 16;
+
+	while (slots < want * 2)
+		slots *= 2;
+	free(v->seen);
+	v->seen = calloc(slots, sizeof(*v->seen));
+	if (!v->seen)
+		abort();
+	v->seen_mask = slots - 1;
+}
+
+static void view_counters(struct render *r, struct dview *v)
+{
+	const Mtrace__DomainStats *d = v->d;
+	unsigned cap = r->caps->counters;
+	size_t want = d->n_counters < cap ? d->n_counters : cap;
+
+	seen_reset(v, want);
+	v->ctr = calloc(want ? want : 1, sizeof(*v->ctr));
+	if (!v->ctr)
+		abort();
+	for (size_t i = 0; i < d->n_counters; i++) {
+		struct series *c = &v->ctr[v->nctr];
+		if (admit(r, v, v->ctr, v->nctr, cap, d->counters[i]->name, c)) {
+			c->value = d->counters[i]->value;
+			v->nctr++;
+		} else {
+			v->cfold.n++;
+			v->cfold.value =
+			    (int64_t)((uint64_t)v->cfold.value + (uint64_t)d->counters[i]->value);
+		}
+	}
+}
+
+static struct dview *view_of(struct render *r, uint32_t domid)
+{
+	/* Stats lists each domain's labels together: try the previous answer first. */
+	if (r->last < r->nv && r->v[r->last].d->domid == domid)
+		return &r->v[r->last];
+	for (size_t i = 0; i < r->nv; i++)
+		if (r->v[i].d->domid == domid)
+			return &r->v[r->last = i];
+	return NULL;
+}
+
+static void build_views(struct render *r, const Mtrace__Stats *s)
+{
+	char tmp[32];
+
+	r->v = calloc(s->n_domains ? s->n_domains : 1, sizeof(*r->v));
+	if (!r->v)
+		abort();
+	for (size_t i = 0; i < s->n_domains; i++) {
+		struct dview *v = &r->v[r->nv];
+		if (!s->domains[i]->alive) /* a destroyed guest's series end with it */
+			continue;
+		v->d = s->domains[i];
+		v->id_off = r->str.n;
+		sb_str(&r->str, "domain=\"");
+		label_value(&r->str, v->d->name);
+		snprintf(tmp, sizeof(tmp), "\",domid=\"%u\"", v->d->domid);
+		sb_str(&r->str, tmp);
+		v->id_len = r->str.n - v->id_off;
+		view_counters(r, v);
+		r->nv++;
+	}
+	/* labels: count per domain first, so that each table is sized once */
+	for (size_t i = 0; i < s->n_labels; i++) {
+		struct dview *v = view_of(r, s->labels[i]->domid);
+		if (v)
+			v->lab_cap++;
+	}
+	for (size_t i = 0; i < r->nv; i++) {
+		struct dview *v = &r->v[i];
+		if (v->lab_cap > r->caps->labels)
+			v->lab_cap = r->caps->labels;
+		seen_reset(v, v->lab_cap);
+		v->lab = calloc(v->lab_cap ? v->lab_cap : 1, sizeof(*v->lab));
+		if (!v->lab)
+			abort();
+	}
+	for (size_t i = 0; i < s->n_labels; i++) {
+		const Mtrace__LabelStats *l = s->labels[i];
+		struct dview *v = view_of(r, l->domid);
+		struct series *e;
+
+		if (!v)
+			continue;
+		e = &v->lab[v->nlab];
+		if (admit(r, v, v->lab, v->nlab, (unsigned)v->lab_cap, l->label, e)) {
+			e->l = l;
+			v->nlab++;
+		} else {
+			v->lfold.n++;
+			v->lfold.count += l->count;
+			v->lfold.live += l->live;
+			v->lfold.life_sum_ns += l->lifetime_sum_ns;
+			v->lfold.life_count += l->lifetime_count;
+		}
+	}
+}
+
+static void free_views(struct render *r)
+{
+	for (size_t i = 0; i < r->nv; i++) {
+		free(r->v[i].lab);
+		free(r->v[i].ctr);
+		free(r->v[i].seen);
+	}
+	free(r->v);
+}
+
+/* ---- writing ---- */
+
+enum kind {
+	COUNTER,
+	GAUGE,
+	SUMMARY
+};
+
+/* HELP and TYPE (and UNIT): `name` is the family's name without _total. */
+static void family(
+    struct render *r, const char *name, enum kind k, const char *unit, const char *help)
+{
+	static const char *const types[] = { "counter", "gauge", "summary" };
+	const char *suffix = k == COUNTER && r->fmt == EXPO_TEXT ? "_total" : "";
+	struct sb *b = &r->out;
+
+	sb_str(b, "# HELP ");
+	sb_str(b, name);
+	sb_str(b, suffix);
+	sb_add(b, " ", 1);
+	sb_str(b, help);
+	sb_str(b, "\n# TYPE ");
+	sb_str(b, name);
+	sb_str(b, suffix);
+	sb_add(b, " ", 1);
+	sb_str(b, types[k]);
+	sb_add(b, "\n", 1);
+	if (unit && r->fmt == EXPO_OPENMETRICS) {
+		sb_str(b, "# UNIT ");
+		sb_str(b, name);
+		sb_add(b, " ", 1);
+		sb_str(b, unit);
+		sb_add(b, "\n", 1);
+	}
+}
+
+/* name{domain="..",domid="N"<extra>} - the value follows */
+static void sample_start(struct render *r, const char *name, const struct dview *v)
+{
+	sb_str(&r->out, name);
+	sb_add(&r->out, "{", 1);
+	sb_add(&r->out, r->str.p + v->id_off, v->id_len);
+}
+
+static void sample_label(struct render *r, const char *key, const char *esc, size_t len)
+{
+	sb_add(&r->out, ",", 1);
+	sb_str(&r->out, key);
+	sb_add(&r->out, "=\"", 2);
+	sb_add(&r->out, esc, len);
+	sb_add(&r->out, "\"", 1);
+}
+
+static void sample_u64(struct render *r, uint64_t v)
+{
+	sb_add(&r->out, "} ", 2);
+	sb_u64(&r->out, v);
+	sb_add(&r->out, "\n", 1);
+}
+
+static const struct {
+	const char *name, *help;
+	enum kind kind;
+	size_t off;
+} domain_u64[] = {
+	{ "mtrace_domain_lost_events",
+	    "Events overwritten in the guest's rings before mtraced read them.", COUNTER,
+	    offsetof(Mtrace__DomainStats, lost) },
+	{ "mtrace_domain_corrupt_records", "Records or ring windows mtraced rejected as corrupt.",
+	    COUNTER, offsetof(Mtrace__DomainStats, corrupt) },
+	{ "mtrace_domain_unknown_records", "Records with ops mtraced does not know, skipped.",
+	    COUNTER, offsetof(Mtrace__DomainStats, unknown) },
+	{ "mtrace_domain_threads_live", "Threads of the guest still pending.", GAUGE,
+	    offsetof(Mtrace__DomainStats, live_threads) },
+	{ "mtrace_domain_threads_created", "Threads the guest created.", COUNTER,
+	    offsetof(Mtrace__DomainStats, threads_total) },
+	{ "mtrace_domain_threads_evicted",
+	    "Finished threads mtraced forgot to stay within its thread cap.", COUNTER,
+	    offsetof(Mtrace__DomainStats, threads_evicted) },
+	{ "mtrace_domain_wakeups", "Event-channel wake-ups mtraced served for the guest.", COUNTER,
+	    offsetof(Mtrace__DomainStats, wakeups) },
+	{ "mtrace_domain_labels_dropped",
+	    "Label events mtraced dropped: the guest had max_labels_per_guest labels already.",
+	    COUNTER, offsetof(Mtrace__DomainStats, labels_dropped) },
+	{ "mtrace_domain_counters_dropped",
+	    "Counter events mtraced dropped: the guest had 256 counter names already.", COUNTER,
+	    offsetof(Mtrace__DomainStats, counters_dropped) },
+	{ "mtrace_domain_wakeups_deferred", "Wake-ups deferred by mtraced's storm limiter.",
+	    COUNTER, offsetof(Mtrace__DomainStats, ratelimited) },
+};
+
+static void write_domains(struct render *r)
+{
+	char name[96];
+
+	family(r, "mtrace_domain_events", COUNTER, NULL,
+	    "Events decoded from the guest's rings, by op.");
+	for (size_t i = 0; i < r->nv; i++) {
+		const struct dview *v = &r->v[i];
+		for (size_t k = 0; k < v->d->n_op_events; k++) {
+			const Mtrace__OpEvents *o = v->d->op_events[k];
+			const char *op = mtrace_op_name(o->op);
+			char num[16];
+			if (!op) {
+				snprintf(num, sizeof(num), "op_%u", o->op);
+				op = num;
+			}
+			sample_start(r, "mtrace_domain_events_total", v);
+			sample_label(r, "op", op, strlen(op));
+			sample_u64(r, o->events);
+		}
+	}
+	for (size_t f = 0; f < sizeof(domain_u64) / sizeof(domain_u64[0]); f++) {
+		family(r, domain_u64[f].name, domain_u64[f].kind, NULL, domain_u64[f].help);
+		snprintf(name, sizeof(name), "%s%s", domain_u64[f].name,
+		    domain_u64[f].kind == COUNTER ? "_total" : "");
+		for (size_t i = 0; i < r->nv; i++) {
+			sample_start(r, name, &r->v[i]);
+			sample_u64(
+			    r, *(const uint64_t *)((const char *)r->v[i].d + domain_u64[f].off));
+		}
+	}
+	family(r, "mtrace_domain_rings", GAUGE, NULL, "Trace rings the guest shares with dom0.");
+	for (size_t i = 0; i < r->nv; i++) {
+		sample_start(r, "mtrace_domain_rings", &r->v[i]);
+		sample_u64(r, r->v[i].d->rings);
+	}
+	family(r, "mtrace_domain_legacy", GAUGE, NULL,
+	    "1 for a mirage-profile buffer (snapshot loss semantics), 0 for mtrace rings.");
+	for (size_t i = 0; i < r->nv; i++) {
+		sample_start(r, "mtrace_domain_legacy", &r->v[i]);
+		sample_u64(r, r->v[i].d->legacy ? 1 : 0);
+	}
+	family(r, "mtrace_domain_info", GAUGE, NULL,
+	    "Always 1; state is mtraced's word for the guest.");
+	for (size_t i = 0; i < r->nv; i++) {
+		size_t off = r->str.n;
+		label_value(&r->str, r->v[i].d->state);
+		sample_start(r, "mtrace_domain_info", &r->v[i]);
+		sample_label(r, "state", r->str.p + off, r->str.n - off);
+		sample_u64(r, 1);
+		r->str.n = off;
+	}
+	family(r, "mtrace_domain_labels_folded", GAUGE, NULL,
+	    "Labels summed into label other: past the cap, equal once escaped, or named other.");
+	for (size_t i = 0; i < r->nv; i++) {
+		sample_start(r, "mtrace_domain_labels_folded", &r->v[i]);
+		sample_u64(r, r->v[i].lfold.n);
+	}
+	family(r, "mtrace_domain_counters_folded", GAUGE, NULL,
+	    "Guest counters summed into the counter other series, as for labels.");
+	for (size_t i = 0; i < r->nv; i++) {
+		sample_start(r, "mtrace_domain_counters_folded", &r->v[i]);
+		sample_u64(r, r->v[i].cfold.n);
+	}
+}
+
+static void label_sample(
+    struct render *r, const char *name, const struct dview *v, const struct series *e)
+{
+	sample_start(r, name, v);
+	if (e)
+		sample_label(r, "label", r->str.p + e->off, e->len);
+	else
+		sample_label(r, "label", FOLD_NAME, strlen(FOLD_NAME));
+}
+
+static void write_labels(struct render *r)
+{
+	static const char *const q[] = { "0.5", "0.99" };
+
+	for (int live = 0; live < 2; live++) {
+		const char *name =
+		    live ? "mtrace_label_threads_live" : "mtrace_label_threads_created_total";
+		family(r, live ? name : "mtrace_label_threads_created", live ? GAUGE : COUNTER,
+		    NULL,
+		    live ? "Threads with this label still pending."
+		         : "Threads ever given this label.");
+		for (size_t i = 0; i < r->nv; i++) {
+			const struct dview *v = &r->v[i];
+			for (size_t k = 0; k < v->nlab; k++) {
+				label_sample(r, name, v, &v->lab[k]);
+				sample_u64(r, live ? v->lab[k].l->live : v->lab[k].l->count);
+			}
+			if (v->lfold.n) {
+				label_sample(r, name, v, NULL);
+				sample_u64(r, live ? v->lfold.live : v->lfold.count);
+			}
+		}
+	}
+	family(r, "mtrace_label_thread_lifetime_seconds", SUMMARY, "seconds",
+	    "Lifetime of resolved threads with this label, guest clock (other: no quantiles).");
+	for (size_t i = 0; i < r->nv; i++) {
+		const struct dview *v = &r->v[i];
+		for (size_t k = 0; k < v->nlab; k++) {
+			const Mtrace__LabelStats *l = v->lab[k].l;
+			if (l->lifetime_count) {
+				uint64_t qv[2] = { l->lifetime_p50_ns, l->lifetime_p99_ns };
+				for (int j = 0; j < 2; j++) {
+					label_sample(r, "mtrace_label_thread_lifetime_seconds", v,
+					    &v->lab[k]);
+					sample_label(r, "quantile", q[j], strlen(q[j]));
+					sb_add(&r->out, "} ", 2);
+					sb_ns_as_s(&r->out, qv[j]);
+					sb_add(&r->out, "\n", 1);
+				}
+			}
+			label_sample(r, "mtrace_label_thread_lifetime_seconds_sum", v, &v->lab[k]);
+			sb_add(&r->out, "} ", 2);
+			sb_ns_as_s(&r->out, l->lifetime_sum_ns);
+			sb_add(&r->out, "\n", 1);
+			label_sample(
+			    r, "mtrace_label_thread_lifetime_seconds_count", v, &v->lab[k]);
+			sample_u64(r, l->lifetime_count);
+		}
+		if (v->lfold.n) {
+			label_sample(r, "mtrace_label_thread_lifetime_seconds_sum", v, NULL);
+			sb_add(&r->out, "} ", 2);
+			sb_ns_as_s(&r->out, v->lfold.life_sum_ns);
+			sb_add(&r->out, "\n", 1);
+			label_sample(r, "mtrace_label_thread_lifetime_seconds_count", v, NULL);
+			sample_u64(r, v->lfold.life_count);
+		}
+	}
+}
+
+static void write_counters(struct render *r)
+{
+	family(r, "mtrace_guest_value", GAUGE, NULL,
+	    "A counter the guest keeps (increase/counter events), by name.");
+	for (size_t i = 0; i < r->nv; i++) {
+		const struct dview *v = &r->v[i];
+		for (size_t k = 0; k <= v->nctr; k++) {
+			int64_t val;
+			if (k == v->nctr && !v->cfold.n)
+				break;
+			sample_start(r, "mtrace_guest_value", v);
+			if (k < v->nctr) {
+				sample_label(r, "counter", r->str.p + v->ctr[k].off, v->ctr[k].len);
+				val = v->ctr[k].value;
+			} else {
+				sample_label(r, "counter", FOLD_NAME, strlen(FOLD_NAME));
+				val = v->cfold.value;
+			}
+			sb_add(&r->out, "} ", 2);
+			sb_i64(&r->out, val);
+			sb_add(&r->out, "\n", 1);
+		}
+	}
+}
+
+static void plain(struct render *r, const char *name, uint64_t v)
+{
+	sb_str(&r->out, name);
+	sb_add(&r->out, " ", 1);
+	sb_u64(&r->out, v);
+	sb_add(&r->out, "\n", 1);
+}
+
+static void write_self(struct render *r, const Mtrace__Stats *s, const struct expo_self *self)
+{
+	family(r, "mtrace_up", GAUGE, NULL,
+	    "1 while the exporter is connected to mtraced and receiving statistics.");
+	plain(r, "mtrace_up", self->up && s ? 1 : 0);
+	family(r, "mtrace_exporter_connects", COUNTER, NULL,
+	    "Sessions the exporter opened with mtraced.");
+	plain(r, "mtrace_exporter_connects_total", self->connects);
+	if (self->stats_age_s >= 0) {
+		family(r, "mtrace_exporter_stats_age_seconds", GAUGE, "seconds",
+		    "Age of the statistics shown.");
+		sb_str(&r->out, "mtrace_exporter_stats_age_seconds ");
+		sb_double(&r->out, self->stats_age_s);
+		sb_add(&r->out, "\n", 1);
+	}
+	if (s) {
+		double rate = 0;
+		for (size_t i = 0; i < r->nv; i++)
+			rate += r->v[i].d->rate_1s;
+		family(r, "mtrace_daemon_clients", GAUGE, NULL, "Clients connected to mtraced.");
+		plain(r, "mtrace_daemon_clients", s->clients);
+		family(r, "mtrace_daemon_guests", GAUGE, NULL, "Guests mtraced is tracing.");
+		plain(r, "mtrace_daemon_guests", r->nv);
+		family(r, "mtrace_daemon_events_per_second", GAUGE, NULL,
+		    "Events mtraced decoded over the last second, all guests.");
+		sb_str(&r->out, "mtrace_daemon_events_per_second ");
+		sb_double(&r->out, rate);
+		sb_add(&r->out, "\n", 1);
+	}
+}
+
+int expo_render(struct evbuffer *out, enum expo_format fmt, const Mtrace__Stats *s,
+    const struct expo_self *self, const struct expo_caps *caps)
+{
+	struct render r = { .fmt = fmt, .caps = caps };
+	int rc;
+
+	if (s)
+		build_views(&r, s);
+	write_self(&r, s, self);
+	if (s) {
+		write_domains(&r);
+		write_labels(&r);
+		write_counters(&r);
+	}
+	if (fmt == EXPO_OPENMETRICS)
+		sb_str(&r.out, "# EOF\n");
+	free_views(&r);
+	free(r.str.p);
+	rc = evbuffer_add(out, r.out.p, r.out.n);
+	free(r.out.p);
+	return rc;
+}
+
+/* ---- content negotiation ---- */
+
+static double accept_q(const char *params, size_t len)
+{
+	const char *p = params, *end = params + len;
+
+	while (p < end) {
+		while (p < end && (*p == ';' || *p == ' ' || *p == '\t'))
+			p++;
+		if (end - p > 2 && (p[0] == 'q' || p[0] == 'Q') && p[1] == '=')
+			return strtod(p + 2, NULL);
+		while (p < end && *p != ';')
+			p++;
+	}
+	return 1.0;
+}
+
+enum expo_format expo_negotiate(const char *accept)
+{
+	static const char om[] = "application/openmetrics-text";
+	double best_om = 0, best_text = 0;
+	const char *p = accept;
+
+	if (!accept)
+		return EXPO_TEXT;
+	while (*p) {
+		size_t len = strcspn(p, ","), tlen;
+		const char *t = p;
+
+		while (len && (*t == ' ' || *t == '\t'))
+			t++, len--;
+		tlen = strcspn(t, ";,");
+		if (tlen > len)
+			tlen = len;
+		while (tlen && (t[tlen - 1] == ' ' || t[tlen - 1] == '\t'))
+			tlen--;
+		if (tlen == sizeof(om) - 1 && !strncasecmp(t, om, tlen)) {
+			double q = accept_q(t + tlen, len - tlen);
+			if (q > best_om)
+				best_om = q;
+		} else if ((tlen == 10 && !strncasecmp(t, "text/plain", 10)) ||
+		    (tlen == 3 && !strncmp(t, "*/*", 3))) {
+			double q = accept_q(t + tlen, len - tlen);
+			if (q > best_text)
+				best_text = q;
+		}
+		p = t + len;
+		if (*p == ',')
+			p++;
+	}
+	return best_om > 0 && best_om >= best_text ? EXPO_OPENMETRICS : EXPO_TEXT;
+}
+
+bool expo_accepts_gzip(const char *ae)
+{
+	const char *p = ae;
+
+	while (p && *p) {
+		size_t len = strcspn(p, ","), tlen;
+		const char *t = p;
+
+		while (len && (*t == ' ' || *t == '\t'))
+			t++, len--;
+		tlen = strcspn(t, ";, \t");
+		if (tlen > len)
+			tlen = len;
+		if (tlen == 4 && !strncasecmp(t, "gzip", 4))
+			return accept_q(t + tlen, len - tlen) > 0;
+		p = t + len;
+		if (*p == ',')
+			p++;
+	}
+	return false;
+}
