@@ -32,6 +32,7 @@ struct mtrace_ring {
 	struct mtrace_guest *guest;
 	/* Session hook behind mtrace_ring_kick (NULL for local rings): sends the event. */
 	void (*notify)(struct mtrace_guest *g);
+	uint32_t modules_written;	/* MODULE records written (mtrace_modules) */
 };
 
 struct mtrace_guest_config {
@@ -41,6 +42,7 @@ struct mtrace_guest_config {
 	const char *backend;		/* "xen", "sim", NULL = auto */
 	const char *sim_dir;		/* NULL = $MTRACE_SIM_DIR */
 	uint32_t backend_domid;		/* reader domain, normally 0 */
+	bool modules;			/* MODULE records on ring 0 at open (PC sites) */
 };
 
 struct mtrace_guest *mtrace_guest_open(const struct mtrace_guest_config *cfg,
@@ -127,6 +129,95 @@ static inline void mtrace_emit_ts(struct mtrace_ring *r, uint8_t op, uint8_t typ
 static inline void mtrace_creates(struct mtrace_ring *r, uint64_t thread, uint64_t child,
 				  uint8_t type)
 { mtrace_emit_ts(r, MTRACE_OP_CREATES, type, mtrace_now(r), thread, child); }
+/*
+ * CREATES with its creation site: the CREATES record and a SITE record naming the
+ * child and the site, reserved and published together (one head store, one
+ * notification check), so a site costs 32 more bytes in the ring and no more calls.
+ */
+static inline void mtrace_creates_at(struct mtrace_ring *r, uint64_t thread, uint64_t child,
+				     uint8_t type, uint8_t site_kind, uint64_t site)
+{
+	const uint32_t len = 2 * MTRACE_REC_FIXED;
+	uint64_t ts = mtrace_now(r);
+	uint64_t head = r->head;
+	uint64_t off = head & r->mask;
+	if (__builtin_expect(head + len - r->tail > r->mask + 1 || off + len > r->mask + 1, 0)) {
+		mtrace_ring_make_room(r, len);
+		head = r->head;
+		off = head & r->mask;
+	}
+	struct mtrace_rec *rec = (struct mtrace_rec *)(r->data + off);
+	rec[0].len = MTRACE_REC_FIXED;
+	rec[0].op = MTRACE_OP_CREATES;
+	rec[0].type = type;
+	rec[0].seq = r->seq++;
+	rec[0].ts = ts;
+	rec[0].thread = thread;
+	rec[0].arg = child;
+	rec[1].len = MTRACE_REC_FIXED;
+	rec[1].op = MTRACE_OP_SITE;
+	rec[1].type = site_kind;
+	rec[1].seq = r->seq++;
+	rec[1].ts = ts;
+	rec[1].thread = child;
+	rec[1].arg = site;
+	r->head = head + len;
+	__atomic_store_n(&r->hdr->head, r->head, __ATOMIC_RELEASE);
+	uint64_t req = __atomic_load_n(&r->hdr->req_event, __ATOMIC_RELAXED);
+	if (__builtin_expect(r->head - req < len, 0))
+		mtrace_ring_kick(r);
+}
+
+/*
+ * The address of the code where it is expanded, computed by the caller itself at
+ * run time from a PC-relative operand: no call, no stack walk, no relocation, and
+ * correct in a PIE.  Its line in the debug info is the line of the expansion, inside
+ * whatever the caller was inlined into.
+ */
+#if defined(__x86_64__)
+#define mtrace_here()                                                              \
+	__extension__({                                                            \
+		uint64_t pc_;                                                      \
+		__asm__ volatile("1: lea 1b(%%rip), %0" : "=r"(pc_));              \
+		pc_;                                                               \
+	})
+#elif defined(__aarch64__)
+#define mtrace_here()                                                              \
+	__extension__({                                                            \
+		uint64_t pc_;                                                      \
+		__asm__ volatile("1: adr %0, 1b" : "=r"(pc_));                     \
+		pc_;                                                               \
+	})
+#else
+#define mtrace_here()                                                              \
+	__extension__({                                                            \
+		__label__ here_;                                                   \
+	here_:                                                                     \
+		(uint64_t)(uintptr_t) && here_;                                    \
+	})
+#endif
+
+/* CREATES whose site is the line it is written on. */
+#define mtrace_creates_here(r, thread, child, type) \
+	mtrace_creates_at((r), (thread), (child), (type), MTRACE_SITE_PC, mtrace_here())
+
+/*
+ * Named sites, for runtimes where a PC means nothing (an OCaml PC lands in Lwt):
+ * the producer picks a non-zero id per site, names it once per ring it uses it on
+ * ("file:line function", at most MTRACE_SITE_NAME_MAX bytes), then passes the id.
+ */
+void mtrace_site_name(struct mtrace_ring *r, uint64_t site, const char *name);
+static inline void mtrace_creates_named(struct mtrace_ring *r, uint64_t thread, uint64_t child,
+					uint8_t type, uint64_t site)
+{ mtrace_creates_at(r, thread, child, type, MTRACE_SITE_NAMED, site); }
+
+/*
+ * MODULE records for every loaded ELF object with a build-id (dl_iterate_phdr):
+ * what dom0 needs to map a PC to a file and an offset.  mtrace_ring_start writes
+ * them; call again after dlopen.  Returns the number written.
+ */
+unsigned mtrace_modules(struct mtrace_ring *r);
+
 static inline void mtrace_read(struct mtrace_ring *r, uint64_t thread, uint64_t source)
 { mtrace_emit_ts(r, MTRACE_OP_READ, 0, mtrace_now(r), thread, source); }
 static inline void mtrace_fulfills(struct mtrace_ring *r, uint64_t thread, uint64_t resolvee)

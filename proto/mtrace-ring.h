@@ -43,6 +43,10 @@ enum mtrace_op {
 	MTRACE_OP_EVTCHN_SEND	= 64,	/* thread notified event channel port `arg` */
 	MTRACE_OP_EVTCHN_RECV	= 65,	/* thread woke on event channel port `arg` */
 	MTRACE_OP_RING_START	= 66,	/* first record of a ring: arg = ring index, string = producer name */
+	/* creation sites (ring version 1, additive: a reader that does not know them skips them) */
+	MTRACE_OP_SITE		= 67,	/* thread `thread` was created at site `arg`; type = enum mtrace_site_kind */
+	MTRACE_OP_SITE_NAME	= 68,	/* named site `arg` is string "file:line function" */
+	MTRACE_OP_MODULE	= 69,	/* a loaded module: arg = load bias, string = "BUILDID START END NAME" */
 	MTRACE_OP_PAD		= 255,	/* filler up to the end of the data area; not an event */
 };
 #define MTRACE_OP_COUNT_MIRAGE	14
@@ -57,6 +61,14 @@ enum mtrace_thread_type {
 	MTRACE_TT_COUNT,
 	MTRACE_TT_UNKNOWN = 99,
 };
+
+/* What a SITE record's arg is. */
+enum mtrace_site_kind {
+	MTRACE_SITE_PC		= 0,	/* a code address in the guest (mapped through MODULE records) */
+	MTRACE_SITE_NAMED	= 1,	/* a producer-chosen id, named once by SITE_NAME */
+};
+#define MTRACE_SITE_NAME_MAX	255U	/* longest site string a reader keeps */
+#define MTRACE_BUILD_ID_MAX	64U	/* bytes of a build-id a reader accepts */
 
 #define MTRACE_THREAD_NONE	UINT64_MAX	/* "-1": no thread / guest idle */
 
