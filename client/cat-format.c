@@ -304,6 +304,8 @@ json_stats(FILE *f, const Mtrace__Stats *s)
 		fprintf(f, "%s{\"domid\":%u,\"id\":%" PRId64 ",\"label\":", i ? "," : "", t->domid,
 			t->id);
 		cat_json_str(f, t->label);
+		fputs(",\"site\":", f);
+		cat_json_str(f, t->site);
 		fprintf(f, ",\"type\":\"%s\",\"state\":\"%s\",\"parent\":%" PRId64 ",\"reads\":%" PRIu64
 			",\"resolves\":%" PRIu64 ",\"children\":%" PRIu64 ",\"running_ns\":%" PRIu64
 			",\"pending_ns\":%" PRIu64 ",\"events\":%" PRIu64 ",\"events_rate\":%.1f}",
@@ -323,7 +325,9 @@ json_stats(FILE *f, const Mtrace__Stats *s)
 			",\"lifetime_p50_ns\":%" PRIu64 ",\"lifetime_p99_ns\":%" PRIu64 "}",
 			l->count, l->live, l->creation_rate, l->lifetime_p50_ns, l->lifetime_p99_ns);
 	}
-	fputs("]}\n", f);
+	fputc(']', f);
+	cat_json_sites(f, s);
+	fputs("}\n", f);
 }
 
 static void

@@ -30,6 +30,9 @@ void cat_other(FILE *f, enum cat_format fmt, const Mtrace__ServerMsg *m);
 void cat_chrome_begin(FILE *f);
 void cat_chrome_end(FILE *f);
 
+/* cat-sites.c: ,"sites":[...],"site_edges":[...] of a stats line. */
+void cat_json_sites(FILE *f, const Mtrace__Stats *s);
+
 /* JSON string with escapes; bytes >= 0x80 that are not valid UTF-8 become \u00XX. */
 void cat_json_str(FILE *f, const char *s);
 

@@ -33,7 +33,7 @@ struct cat_opts {
 	size_t n_domids, n_names, n_ops, n_labels;
 	bool no_events;
 	unsigned stats_ms, top_n, sort;
-	bool label_stats;
+	bool label_stats, site_stats;
 	uint64_t count;		/* 0: unlimited */
 	double seconds;		/* 0: unlimited */
 	bool summary;
@@ -65,6 +65,7 @@ usage(FILE *f)
 "      --top N           top N threads in statistics\n"
 "      --sort KEY        events|running|pending|age|children|reads|resolves|id\n"
 "      --label-stats     per-label aggregates in statistics\n"
+"      --site-stats      per-creation-site aggregates and the graph between sites\n"
 "      --no-events       statistics only\n"
 "  -n, --count N         exit after N events (N statistics with --no-events)\n"
 "  -t, --time SECONDS    exit after SECONDS\n"
@@ -110,7 +111,7 @@ parse_ops(struct cat_opts *o, char *list)
 static int
 parse_args(int argc, char **argv, struct cat_opts *o)
 {
-	enum { O_STATS = 256, O_TOP, O_SORT, O_NOEV, O_SUMMARY, O_LSTATS };
+	enum { O_STATS = 256, O_TOP, O_SORT, O_NOEV, O_SUMMARY, O_LSTATS, O_SSTATS };
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "format", required_argument, NULL, 'f' },
@@ -123,6 +124,7 @@ parse_args(int argc, char **argv, struct cat_opts *o)
 		{ "top", required_argument, NULL, O_TOP },
 		{ "sort", required_argument, NULL, O_SORT },
 		{ "label-stats", no_argument, NULL, O_LSTATS },
+		{ "site-stats", no_argument, NULL, O_SSTATS },
 		{ "no-events", no_argument, NULL, O_NOEV },
 		{ "summary", no_argument, NULL, O_SUMMARY },
 		{ "help", no_argument, NULL, 'h' },
@@ -212,6 +214,9 @@ parse_args(int argc, char **argv, struct cat_opts *o)
 			break;
 		case O_LSTATS:
 			o->label_stats = true;
+			break;
+		case O_SSTATS:
+			o->site_stats = true;
 			break;
 		case O_NOEV:
 			o->no_events = true;
@@ -438,6 +443,7 @@ main(int argc, char **argv)
 	sub.top_n = o.top_n;
 	sub.sort = (Mtrace__SortKey)o.sort;
 	sub.label_stats = o.label_stats;
+	sub.site_stats = o.site_stats;
 	if (mtc_subscribe(c, &sub) < 0) {
 		fprintf(stderr, "mtrace-cat: subscribe: %s\n", strerror(errno));
 		mtc_close(c);

@@ -73,6 +73,8 @@ void state_thr_remove(struct state_domain *d, uint32_t i)
 		list_del(d, &d->pending, i);
 		d->live--;
 		label_unlive(d, t);
+		if (t->site != NO_IDX && d->sites[t->site].st.live)
+			d->sites[t->site].st.live--;
 	} else {
 		list_del(d, &d->finished, i);
 	}
@@ -140,6 +142,7 @@ uint32_t state_thr_new(struct state_domain *d, uint64_t id, uint64_t ts, uint64_
 	t->created_ns = ts;
 	t->label = NO_IDX;
 	t->failure = NO_IDX;
+	t->site = NO_IDX;
 	t->type = type;
 	t->state = TS_PENDING;
 	t->ev_sec = (uint32_t)state_cur_sec;
