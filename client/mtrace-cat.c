@@ -33,7 +33,7 @@ struct cat_opts {
 	size_t n_domids, n_names, n_ops, n_labels;
 	bool no_events;
 	unsigned stats_ms, top_n, sort;
-	bool label_stats, site_stats;
+	bool label_stats, site_stats, finished;
 	uint64_t count;		/* 0: unlimited */
 	double seconds;		/* 0: unlimited */
 	bool summary;
@@ -66,6 +66,7 @@ usage(FILE *f)
 "      --sort KEY        events|running|pending|age|children|reads|resolves|id\n"
 "      --label-stats     per-label aggregates in statistics\n"
 "      --site-stats      per-creation-site aggregates and the graph between sites\n"
+"      --finished        top threads include resolved ones\n"
 "      --no-events       statistics only\n"
 "  -n, --count N         exit after N events (N statistics with --no-events)\n"
 "  -t, --time SECONDS    exit after SECONDS\n"
@@ -111,7 +112,7 @@ parse_ops(struct cat_opts *o, char *list)
 static int
 parse_args(int argc, char **argv, struct cat_opts *o)
 {
-	enum { O_STATS = 256, O_TOP, O_SORT, O_NOEV, O_SUMMARY, O_LSTATS, O_SSTATS };
+	enum { O_STATS = 256, O_TOP, O_SORT, O_NOEV, O_SUMMARY, O_LSTATS, O_SSTATS, O_FINISHED };
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "format", required_argument, NULL, 'f' },
@@ -125,6 +126,7 @@ parse_args(int argc, char **argv, struct cat_opts *o)
 		{ "sort", required_argument, NULL, O_SORT },
 		{ "label-stats", no_argument, NULL, O_LSTATS },
 		{ "site-stats", no_argument, NULL, O_SSTATS },
+		{ "finished", no_argument, NULL, O_FINISHED },
 		{ "no-events", no_argument, NULL, O_NOEV },
 		{ "summary", no_argument, NULL, O_SUMMARY },
 		{ "help", no_argument, NULL, 'h' },
@@ -217,6 +219,9 @@ parse_args(int argc, char **argv, struct cat_opts *o)
 			break;
 		case O_SSTATS:
 			o->site_stats = true;
+			break;
+		case O_FINISHED:
+			o->finished = true;
 			break;
 		case O_NOEV:
 			o->no_events = true;
@@ -444,6 +449,7 @@ main(int argc, char **argv)
 	sub.sort = (Mtrace__SortKey)o.sort;
 	sub.label_stats = o.label_stats;
 	sub.site_stats = o.site_stats;
+	sub.include_finished = o.finished;
 	if (mtc_subscribe(c, &sub) < 0) {
 		fprintf(stderr, "mtrace-cat: subscribe: %s\n", strerror(errno));
 		mtc_close(c);

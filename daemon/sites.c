@@ -35,7 +35,6 @@ struct sites_module {
 struct entry {
 	char key[272]; /* hex build-id, or "image:" + the image path */
 	struct sites_module *m; /* NULL: looked for, not found */
-	bool alias;		/* m belongs to another entry */
 };
 
 static const struct mtraced_config *cfg;
@@ -135,8 +134,7 @@ void sites_init(const struct mtraced_config *c)
 void sites_fini(void)
 {
 	for (unsigned i = 0; i < ncache; i++)
-		if (!cache[i].alias)
-			module_close(cache[i].m);
+		module_close(cache[i].m);
 	free(cache);
 	cache = NULL;
 	ncache = 0;
@@ -196,33 +194,32 @@ struct sites_module *sites_module_find(const uint8_t *id, size_t n, const char *
 	struct sites_module *m, *im;
 	struct entry *e;
 
+
 	/* 2 bytes at least: the path needs a directory and a file name */
 	if (n < 2 || n > 64)
 		return NULL;
 	for (size_t i = 0; i < n; i++)
 		snprintf(hex + 2 * i, 3, "%02x", id[i]);
 	e = cache_find(hex);
-	if (e)
+	if (e && e->m)
 		return e->m;
-	m = by_build_id(hex);
-	if (m && (m->idlen != n || memcmp(m->id, id, n))) {
-		log_warnx("sites: the debug file for build-id %s has another build-id", hex);
-		module_close(m);
-		m = NULL;
-	}
-	if (!m && (im = sites_module_image(domain_name)) && im->idlen == n &&
-	    !memcmp(im->id, id, n)) {
-		/* the image's entry owns it: the build-id's entry points at it too */
-		e = cache_add(hex, NULL);
-		if (e) {
-			e->m = im;
-			e->alias = true;
-			nmissing--;
+	if (!e) {
+		m = by_build_id(hex);
+		if (m && (m->idlen != n || memcmp(m->id, id, n))) {
+			log_warnx("sites: the debug file for build-id %s has another build-id", hex);
+			module_close(m);
+			m = NULL;
 		}
-		return im;
+		e = cache_add(hex, m);
+		if (m)
+			return m;
 	}
-	e = cache_add(hex, m);
-	return e ? e->m : NULL;
+	/* not in the debug directories: this domain's image, if it is that module (the
+	 * build-id's entry stays negative: the image is another domain's business) */
+	im = sites_module_image(domain_name);
+	if (im && im->idlen == n && !memcmp(im->id, id, n))
+		return im;
+	return NULL;
 }
 
 static void copy_str(char *dst, size_t size, const char *src)
@@ -273,22 +270,36 @@ int sites_resolve(struct sites_module *m, uint64_t addr, struct sites_sym *out)
 	out->frames[0].line = line > 0 ? (unsigned)line : 0;
 	cu = dwfl_module_addrdie(m->mod, addr, &bias);
 	nscopes = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : -1;
+	/*
+	 * The innermost function or inlined instance first.  The scopes of an inlined
+	 * instance continue with its abstract definition's, not with the code it was
+	 * inlined into: for those, ask again for the scopes holding the instance itself
+	 * (dwarf_getscopes_die), as eu-addr2line -i does.
+	 */
 	for (int i = 0; i < nscopes && k < SITES_FRAMES_MAX; i++) {
 		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Die *outer = NULL;
+		int nouter;
 
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
 		copy_str(out->frames[k].func, sizeof(out->frames[k].func),
 			 dwarf_diename(&scopes[i]));
 		k++;
-		if (tag == DW_TAG_subprogram)
+		if (tag == DW_TAG_subprogram || k == SITES_FRAMES_MAX)
 			break;
 		/* the frame this was inlined into is at the call's file and line */
-		if (k < SITES_FRAMES_MAX) {
-			copy_str(out->frames[k].file, sizeof(out->frames[k].file),
-				 call_file(cu, &scopes[i]));
-			out->frames[k].line = attr_udata(&scopes[i], DW_AT_call_line);
+		copy_str(out->frames[k].file, sizeof(out->frames[k].file), call_file(cu, &scopes[i]));
+		out->frames[k].line = attr_udata(&scopes[i], DW_AT_call_line);
+		nouter = dwarf_getscopes_die(&scopes[i], &outer);
+		if (nouter <= 0) {
+			free(outer);
+			break;
 		}
+		free(scopes);
+		scopes = outer;
+		nscopes = nouter;
+		i = 0; /* scopes[0] is the instance itself: go on from 1 */
 	}
 	free(scopes);
 	if (k == 0) {

@@ -128,7 +128,10 @@ struct state_domain *state_domain_get(uint32_t domid)
 
 void state_domain_set_name(struct state_domain *d, const char *name)
 {
+	if (!strncmp(d->name, name ? name : "", sizeof(d->name) - 1))
+		return;
 	snprintf(d->name, sizeof(d->name), "%s", name ? name : "");
+	d->sites_gen++; /* the images configured for this name apply now */
 }
 
 void state_domain_attached(struct state_domain *d, uint32_t rings, uint32_t clock, bool legacy)

@@ -133,6 +133,7 @@ struct state_domain {
 	/* creation sites (state-sites.c) */
 	struct site *sites;
 	uint32_t nsites, sites_cap, site_mask, resolve_next;
+	uint32_t sites_gen, resolve_gen;	/* a new module or name: retry what failed */
 	uint32_t *site_tab;
 	struct strtab site_names;
 	struct site_edge *edges;

@@ -241,6 +241,7 @@ void state_module_apply(struct state_domain *d, const struct mtrace_event *ev)
 	if (!d->mods)
 		d->mods = xcalloc(STATE_MODULES_MAX, sizeof(*d->mods));
 	d->mods[d->nmods++] = m;
+	d->sites_gen++;
 	return;
 bad:
 	d->modules_dropped++;
@@ -278,6 +279,14 @@ void state_sites_tick(struct state_domain *d)
 {
 	unsigned budget = RESOLVE_PER_TICK;
 
+	if (d->resolve_gen != d->sites_gen) {
+		/* what failed may succeed now; bounded: STATE_MODULES_MAX + names times */
+		d->resolve_gen = d->sites_gen;
+		d->resolve_next = 0;
+		for (uint32_t i = 0; i < d->nsites; i++)
+			if (!d->sites[i].sym)
+				d->sites[i].tried = false;
+	}
 	while (d->resolve_next < d->nsites && budget) {
 		struct site *s = &d->sites[d->resolve_next++];
 		if (!s->tried) {

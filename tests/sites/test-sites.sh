@@ -1,0 +1,50 @@
+#!/bin/bash
+# Creation sites end to end: sites-guest (-g, PIE) on the simulated Xen, the real
+# mtraced finding its debug info by build-id (then, in a second daemon, through the
+# image configured for its domain name), and every thread's site checked against the
+# guest's own account and against addr2line -f -i on the same file addresses; the
+# creation graph between sites must be the guest's exactly.
+. "$(dirname "$0")/../daemon/lib.sh"
+: "${CAT:?}" "${SITES_GUEST:?}"
+
+BUILD_ID=$(readelf -n "$SITES_GUEST" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+[ -n "$BUILD_ID" ] || fail "sites-guest has no build-id"
+DBG=$T/debug/.build-id/${BUILD_ID:0:2}
+mkdir -p "$DBG" "$T/empty"
+ln -s "$SITES_GUEST" "$DBG/${BUILD_ID:2}.debug"
+
+# check NAME DOMID: wait until the daemon has every site of guest NAME resolved, then
+# compare with its account and addr2line
+check() {
+	local name=$1 dom=$2 ok=
+	for _ in $(seq 50); do
+		"$CAT" -s "$SOCK" -d "$dom" --no-events --stats 100 --site-stats --top 1000 \
+			--finished -n 1 -f json >"$T/$name.stats" 2>>"$T/cat.err" || fail "mtrace-cat"
+		if "$PYTHON" "$(dirname "$0")/check_sites.py" "$T/$name.out" "$T/$name.stats" \
+			"$SITES_GUEST" "$dom" --quiet --ready; then
+			ok=1
+			break
+		fi
+		sleep 0.2
+	done
+	[ -n "$ok" ] || fail "guest $name: the daemon never had all its sites"
+	"$PYTHON" "$(dirname "$0")/check_sites.py" "$T/$name.out" "$T/$name.stats" \
+		"$SITES_GUEST" "$dom" || fail "guest $name: sites differ"
+	note "guest $name: every site as addr2line says, graph exact"
+}
+
+sim_start
+printf 'debug_dirs = %s/empty:%s/debug\n' "$T" "$T" >"$T/a.conf"
+daemon_start -c "$T/a.conf"
+A=$(guest a --preserve-poweroff -- "$SITES_GUEST" --linger 20)
+check a "$A"
+daemon_stop
+
+# No debug directory has it: the image configured for domain name "b".
+printf 'debug_dirs = %s/empty\nimage = b %s\n' "$T" "$SITES_GUEST" >"$T/b.conf"
+daemon_start -c "$T/b.conf"
+B=$(guest b --preserve-poweroff -- "$SITES_GUEST" --linger 20)
+check b "$B"
+# Only what the administrator configured was opened: the image, never another file.
+grep -q "reading debug info of $SITES_GUEST" "$DLOG" || fail "image not read"
+daemon_stop
