@@ -34,6 +34,14 @@ void cat_json_sites(FILE *f, const Mtrace__Stats *s)
 			x->count, x->live, x->creation_rate, x->lifetime_p50_ns, x->lifetime_p99_ns,
 			x->pending_p50_ns, x->pending_p99_ns);
 	}
+	fputs("],\"site_drops\":[", f);
+	for (i = 0; i < s->n_domains; i++) {
+		const Mtrace__DomainStats *d = s->domains[i];
+		fprintf(f, "%s{\"domid\":%u,\"sites_dropped\":%" PRIu64 ",\"sites_bad\":%" PRIu64
+			",\"site_edges_dropped\":%" PRIu64 ",\"modules_dropped\":%" PRIu64 "}",
+			i ? "," : "", d->domid, d->sites_dropped, d->sites_bad, d->site_edges_dropped,
+			d->modules_dropped);
+	}
 	fputs("],\"site_edges\":[", f);
 	for (i = 0; i < s->n_site_edges; i++) {
 		const Mtrace__SiteEdge *e = s->site_edges[i];
