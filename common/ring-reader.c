@@ -276,6 +276,18 @@ parse(const uint8_t *buf, size_t len, bool complete, size_t budget, ring_event_c
 		}
 		cb(&ev, arg);
 		n++;
+		if (rec.op == MTRACE_OP_CREATES && rlen >= MTRACE_REC_CREATES_SITE) {
+			/* the child's creation site, carried by the CREATES: a SITE event */
+			struct mtrace_site_ext ext;
+
+			memcpy(&ext, p + MTRACE_REC_FIXED, sizeof(ext));
+			ev.op = MTRACE_OP_SITE;
+			ev.type = ext.kind;
+			ev.thread = rec.arg;
+			ev.arg = ext.site;
+			cb(&ev, arg);
+			n++;
+		}
 	}
 	*consumed = off;
 	st->events += n;

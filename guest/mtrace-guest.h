@@ -130,14 +130,15 @@ static inline void mtrace_creates(struct mtrace_ring *r, uint64_t thread, uint64
 				  uint8_t type)
 { mtrace_emit_ts(r, MTRACE_OP_CREATES, type, mtrace_now(r), thread, child); }
 /*
- * CREATES with its creation site: the CREATES record and a SITE record naming the
- * child and the site, reserved and published together (one head store, one
- * notification check), so a site costs 32 more bytes in the ring and no more calls.
+ * CREATES with its creation site: one CREATES record of MTRACE_REC_CREATES_SITE bytes,
+ * the site after the fixed part (struct mtrace_site_ext).  Old readers skip the tail
+ * (they take len, not 32); new ones decode it as a SITE event after the CREATES.  16
+ * more bytes and no more records: the ring holds two thirds as many creations.
  */
 static inline void mtrace_creates_at(struct mtrace_ring *r, uint64_t thread, uint64_t child,
 				     uint8_t type, uint8_t site_kind, uint64_t site)
 {
-	const uint32_t len = 2 * MTRACE_REC_FIXED;
+	const uint32_t len = MTRACE_REC_CREATES_SITE;
 	uint64_t ts = mtrace_now(r);
 	uint64_t head = r->head;
 	uint64_t off = head & r->mask;
@@ -147,20 +148,17 @@ static inline void mtrace_creates_at(struct mtrace_ring *r, uint64_t thread, uin
 		off = head & r->mask;
 	}
 	struct mtrace_rec *rec = (struct mtrace_rec *)(r->data + off);
-	rec[0].len = MTRACE_REC_FIXED;
-	rec[0].op = MTRACE_OP_CREATES;
-	rec[0].type = type;
-	rec[0].seq = r->seq++;
-	rec[0].ts = ts;
-	rec[0].thread = thread;
-	rec[0].arg = child;
-	rec[1].len = MTRACE_REC_FIXED;
-	rec[1].op = MTRACE_OP_SITE;
-	rec[1].type = site_kind;
-	rec[1].seq = r->seq++;
-	rec[1].ts = ts;
-	rec[1].thread = child;
-	rec[1].arg = site;
+	struct mtrace_site_ext *ext = (struct mtrace_site_ext *)(rec + 1);
+	rec->len = (uint16_t)len;
+	rec->op = MTRACE_OP_CREATES;
+	rec->type = type;
+	rec->seq = r->seq++;
+	rec->ts = ts;
+	rec->thread = thread;
+	rec->arg = child;
+	ext->site = site;
+	ext->kind = site_kind;
+	ext->flags = 0;
 	r->head = head + len;
 	__atomic_store_n(&r->hdr->head, r->head, __ATOMIC_RELEASE);
 	uint64_t req = __atomic_load_n(&r->hdr->req_event, __ATOMIC_RELAXED);

@@ -95,6 +95,18 @@ struct mtrace_rec {
 	uint64_t arg;		/* other thread, amount, value, duration or port */
 };
 #define MTRACE_REC_FIXED	32U
+/*
+ * A CREATES record may carry the child's creation site after the fixed part
+ * (len >= MTRACE_REC_CREATES_SITE): readers that know it decode it as a SITE event
+ * following the CREATES, older ones skip it by len.
+ */
+struct mtrace_site_ext {
+	uint64_t site;		/* as a SITE record's arg */
+	uint8_t  kind;		/* enum mtrace_site_kind */
+	uint8_t  flags;		/* 0 */
+	uint8_t  _pad[6];	/* 0 */
+};
+#define MTRACE_REC_CREATES_SITE	(MTRACE_REC_FIXED + 16U)
 #define MTRACE_REC_ALIGN	8U
 #define MTRACE_REC_MAX		4096U	/* longest record a producer writes and a reader accepts */
 #define MTRACE_STR_MAX		(MTRACE_REC_MAX - MTRACE_REC_FIXED - 1)
@@ -135,6 +147,8 @@ struct mtrace_ring_hdr {
 	((MTRACE_PAGE_SIZE - sizeof(struct mtrace_ring_hdr)) / sizeof(uint32_t))
 
 _Static_assert(sizeof(struct mtrace_rec) == MTRACE_REC_FIXED, "record fixed part");
+_Static_assert(sizeof(struct mtrace_site_ext) == MTRACE_REC_CREATES_SITE - MTRACE_REC_FIXED,
+	       "site extension");
 _Static_assert(sizeof(struct mtrace_ring_hdr) == 256, "header layout");
 
 /*

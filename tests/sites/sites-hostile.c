@@ -46,6 +46,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	r = mtrace_guest_ring(g, 0);
+	usleep(300000); /* the daemon attaches */
 	/* fake modules: random build-ids over the whole address space, then junk */
 	for (int i = 0; i < 200; i++) {
 		char hex[129];
@@ -85,6 +86,9 @@ int main(int argc, char **argv)
 				 bad_names[i].id, bad_names[i].str, bad_names[i].len);
 		names++;
 	}
+	/* let the daemon read those before the flood can overwrite them */
+	mtrace_ring_kick(r);
+	usleep(500000);
 	mtrace_switch(r, 1);
 	/* 100,000 distinct sites: random addresses and random named ids, paced so that
 	 * the daemon sees most of them */
