@@ -26,6 +26,10 @@ if [ -x "$RIG_LOAD" ]; then
 	grep -q "^synthetic " "$T/demo.out" || fail "demo output lacks the synthetic guest"
 fi
 [ "$(grep -c '^mtrace-top' "$T/demo.out")" -eq 3 ] || fail "want 2 updates and the label view"
+if [ -x "$MTRACE_BUILD_ROOT/client/web/mtrace-web" ]; then
+	grep -q '^demo: live timeline in a browser: http://127\.0\.0\.1:[0-9]*/' "$T/demo.err" ||
+		{ cat "$T/demo.err" >&2; fail "./demo did not print the page's URL"; }
+fi
 leftovers "after a normal exit"
 
 # SIGTERM half-way through a long run.
