@@ -12,7 +12,7 @@
 
 #include "mtrace.pb-c.h"
 
-enum cat_format { CAT_TEXT, CAT_JSON, CAT_PROTO, CAT_COUNT, CAT_CHROME };
+enum cat_format { CAT_TEXT, CAT_JSON, CAT_PROTO, CAT_COUNT, CAT_CHROME, CAT_FOLDED };
 
 /* Domain names learnt from DomainUp, for the text form. */
 void cat_names_note(uint32_t domid, const char *name);

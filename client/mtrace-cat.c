@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "cat-folded.h"
 #include "cat-format.h"
 #include "malloc-tune.h"
 #include "mtrace-client.h"
@@ -34,6 +35,8 @@ struct cat_opts {
 	bool no_events;
 	unsigned stats_ms, top_n, sort;
 	bool label_stats, site_stats, finished;
+	enum folded_frames frames;
+	enum folded_weight weight;
 	uint64_t count;		/* 0: unlimited */
 	double seconds;		/* 0: unlimited */
 	bool summary;
@@ -56,7 +59,8 @@ usage(FILE *f)
 "  -s, --socket PATH     daemon socket (default $MTRACE_SOCKET or %s)\n"
 "  -f, --format FMT      text (default), json (JSON lines), proto (raw delimited\n"
 "                        mtrace.ServerMsg frames), chrome (trace-event JSON for\n"
-"                        Perfetto / chrome://tracing), count (print nothing)\n"
+"                        Perfetto / chrome://tracing), count (print nothing),\n"
+"                        folded (creation stacks for flame graphs, at exit)\n"
 "  -d, --domain D        only domain D (id or name); repeatable\n"
 "  -o, --ops LIST        only these ops (names or numbers, comma separated)\n"
 "  -l, --label PREFIX    only events of threads whose label starts with PREFIX;\n"
@@ -67,6 +71,8 @@ usage(FILE *f)
 "      --label-stats     per-label aggregates in statistics\n"
 "      --site-stats      per-creation-site aggregates and the graph between sites\n"
 "      --finished        top threads include resolved ones\n"
+"      --frames KIND     folded: auto (label, else @site), label or site\n"
+"      --weight KIND     folded: count (threads), pending or running (ns)\n"
 "      --no-events       statistics only\n"
 "  -n, --count N         exit after N events (N statistics with --no-events)\n"
 "  -t, --time SECONDS    exit after SECONDS\n"
@@ -112,7 +118,7 @@ parse_ops(struct cat_opts *o, char *list)
 static int
 parse_args(int argc, char **argv, struct cat_opts *o)
 {
-	enum { O_STATS = 256, O_TOP, O_SORT, O_NOEV, O_SUMMARY, O_LSTATS, O_SSTATS, O_FINISHED };
+	enum { O_STATS = 256, O_TOP, O_SORT, O_NOEV, O_SUMMARY, O_LSTATS, O_SSTATS, O_FINISHED, O_FRAMES, O_WEIGHT };
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "format", required_argument, NULL, 'f' },
@@ -127,6 +133,8 @@ parse_args(int argc, char **argv, struct cat_opts *o)
 		{ "label-stats", no_argument, NULL, O_LSTATS },
 		{ "site-stats", no_argument, NULL, O_SSTATS },
 		{ "finished", no_argument, NULL, O_FINISHED },
+		{ "frames", required_argument, NULL, O_FRAMES },
+		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "no-events", no_argument, NULL, O_NOEV },
 		{ "summary", no_argument, NULL, O_SUMMARY },
 		{ "help", no_argument, NULL, 'h' },
@@ -149,6 +157,7 @@ parse_args(int argc, char **argv, struct cat_opts *o)
 			else if (!strcmp(optarg, "proto")) o->fmt = CAT_PROTO;
 			else if (!strcmp(optarg, "chrome")) o->fmt = CAT_CHROME;
 			else if (!strcmp(optarg, "count")) o->fmt = CAT_COUNT;
+			else if (!strcmp(optarg, "folded")) o->fmt = CAT_FOLDED;
 			else {
 				fprintf(stderr, "mtrace-cat: unknown format '%s'\n", optarg);
 				return -1;
@@ -223,6 +232,24 @@ parse_args(int argc, char **argv, struct cat_opts *o)
 		case O_FINISHED:
 			o->finished = true;
 			break;
+		case O_FRAMES:
+			if (!strcmp(optarg, "auto")) o->frames = FOLDED_AUTO;
+			else if (!strcmp(optarg, "label")) o->frames = FOLDED_LABEL;
+			else if (!strcmp(optarg, "site")) o->frames = FOLDED_SITE;
+			else {
+				fprintf(stderr, "mtrace-cat: --frames: auto, label or site\n");
+				return -1;
+			}
+			break;
+		case O_WEIGHT:
+			if (!strcmp(optarg, "count")) o->weight = FOLDED_COUNT;
+			else if (!strcmp(optarg, "pending")) o->weight = FOLDED_PENDING;
+			else if (!strcmp(optarg, "running")) o->weight = FOLDED_RUNNING;
+			else {
+				fprintf(stderr, "mtrace-cat: --weight: count, pending or running\n");
+				return -1;
+			}
+			break;
 		case O_NOEV:
 			o->no_events = true;
 			break;
@@ -287,7 +314,11 @@ print_batch(const struct cat_opts *o, const Mtrace__EventBatch *b)
 			str = b->str[b->str_ref[si - 1]];
 		sum.events++;
 		sum.by_op[b->op[i] & 0xff]++;
-		cat_event(stdout, o->fmt, b, i, ts, str);
+		if (o->fmt == CAT_FOLDED)
+			folded_event(b->domid, (uint8_t)b->op[i], n == b->n_type ? (uint8_t)b->type[i] : 0,
+				     ts, b->thread[i], b->arg[i], str);
+		else
+			cat_event(stdout, o->fmt, b, i, ts, str);
 		if (o->count && !o->no_events && sum.events >= o->count)
 			return false;
 	}
@@ -334,6 +365,10 @@ handle(const struct cat_opts *o, const Mtrace__ServerMsg *m, const uint8_t *raw,
 		break;
 	case MTRACE__SERVER_MSG__MSG_STATS:
 		sum.stats++;
+		if (o->fmt == CAT_FOLDED) {
+			folded_stats(m->stats);
+			return 1;
+		}
 		break;
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
 		sum.goodbye = true;
@@ -449,6 +484,12 @@ main(int argc, char **argv)
 	sub.sort = (Mtrace__SortKey)o.sort;
 	sub.label_stats = o.label_stats;
 	sub.site_stats = o.site_stats;
+	if (o.fmt == CAT_FOLDED) {
+		/* the sites' names come with the statistics */
+		sub.site_stats = true;
+		if (!sub.stats_interval_ms)
+			sub.stats_interval_ms = 250;
+	}
 	sub.include_finished = o.finished;
 	if (mtc_subscribe(c, &sub) < 0) {
 		fprintf(stderr, "mtrace-cat: subscribe: %s\n", strerror(errno));
@@ -457,9 +498,13 @@ main(int argc, char **argv)
 	}
 	if (o.fmt == CAT_CHROME)
 		cat_chrome_begin(stdout);
+	if (o.fmt == CAT_FOLDED)
+		folded_init(o.frames, o.weight);
 	r = run(&o, c);
 	if (o.fmt == CAT_CHROME)
 		cat_chrome_end(stdout);
+	if (o.fmt == CAT_FOLDED)
+		folded_print(stdout);
 	fflush(stdout);
 	mtc_close(c);
 	if (o.summary)

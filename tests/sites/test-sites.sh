@@ -36,8 +36,18 @@ check() {
 sim_start
 printf 'debug_dirs = %s/empty:%s/debug\n' "$T" "$T" >"$T/a.conf"
 daemon_start -c "$T/a.conf"
+# the creation tree as folded stacks of sites, from the stream, at exit
+"$CAT" -s "$SOCK" -f folded --frames site -t 30 >"$T/a.folded" 2>"$T/folded.err" &
+FOLDED=$!
+BG_PIDS=$FOLDED
+sleep 0.3
 A=$(guest a --preserve-poweroff -- "$SITES_GUEST" --linger 20)
 check a "$A"
+sleep 0.5 # a Stats with every site resolved has reached the folded client
+kill -INT "$FOLDED"
+wait "$FOLDED" || fail "mtrace-cat -f folded failed: $(cat "$T/folded.err")"
+BG_PIDS=
+"$PYTHON" "$(dirname "$0")/check_folded.py" "$T/a.out" "$T/a.folded" || fail "folded stacks"
 daemon_stop
 
 # No debug directory has it: the image configured for domain name "b".
