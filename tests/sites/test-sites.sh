@@ -48,6 +48,19 @@ kill -INT "$FOLDED"
 wait "$FOLDED" || fail "mtrace-cat -f folded failed: $(cat "$T/folded.err")"
 BG_PIDS=
 "$PYTHON" "$(dirname "$0")/check_folded.py" "$T/a.out" "$T/a.folded" || fail "folded stacks"
+# mtrace-top: the sites view, and a site as the automatic label of unlabelled threads
+if [ -n "${TOP:-}" ]; then
+	"$TOP" -b -n 1 -x -S "$SOCK" >"$T/top.sites" 2>&1 || fail "mtrace-top -x"
+	grep -Eq '^a +10 +[0-9]+ .* leaf_spawner \(sites-guest\.c:64\)$' "$T/top.sites" ||
+		{ cat "$T/top.sites"; fail "mtrace-top -x: no leaf_spawner row of 10"; }
+	grep -Eq 'helper_spawn \(sites-guest\.c:53\) < pool_start$' "$T/top.sites" ||
+		{ cat "$T/top.sites"; fail "mtrace-top -x: inlined frames"; }
+	"$TOP" -b -n 1 -f -S "$SOCK" >"$T/top.threads" 2>&1 || fail "mtrace-top"
+	grep -q ' @pool_start (sites-guest\.c:72)$' "$T/top.threads" &&
+		grep -q ' conn$' "$T/top.threads" ||
+		{ cat "$T/top.threads"; fail "mtrace-top: automatic labels"; }
+	note "mtrace-top: sites view and automatic labels"
+fi
 daemon_stop
 
 # No debug directory has it: the image configured for domain name "b".
