@@ -66,7 +66,7 @@ usage(FILE *f)
 "  -l, --label PREFIX    only events of threads whose label starts with PREFIX;\n"
 "                        repeatable\n"
 "      --stats MS        statistics every MS milliseconds (>= 100)\n"
-"      --top N           top N threads in statistics\n"
+"      --threads N       the N busiest threads in statistics (--top is the same)\n"
 "      --sort KEY        events|running|pending|age|children|reads|resolves|id\n"
 "      --label-stats     per-label aggregates in statistics\n"
 "      --site-stats      per-creation-site aggregates and the graph between sites\n"
@@ -128,6 +128,7 @@ parse_args(int argc, char **argv, struct cat_opts *o)
 		{ "count", required_argument, NULL, 'n' },
 		{ "time", required_argument, NULL, 't' },
 		{ "stats", required_argument, NULL, O_STATS },
+		{ "threads", required_argument, NULL, O_TOP },
 		{ "top", required_argument, NULL, O_TOP },
 		{ "sort", required_argument, NULL, O_SORT },
 		{ "label-stats", no_argument, NULL, O_LSTATS },
@@ -209,7 +210,7 @@ parse_args(int argc, char **argv, struct cat_opts *o)
 		case O_TOP:
 			v = strtoul(optarg, &end, 10);
 			if (*end || v > 100000) {
-				fprintf(stderr, "mtrace-cat: bad --top '%s'\n", optarg);
+				fprintf(stderr, "mtrace-cat: bad --threads '%s'\n", optarg);
 				return -1;
 			}
 			o->top_n = (unsigned)v;

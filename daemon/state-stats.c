@@ -209,7 +209,9 @@ static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub)
 			}
 		}
 	}
-	qsort(c, ncand, sizeof(*c), sub->sort_reverse ? cand_cmp_rev : cand_cmp);
+	/* No candidate: c is still NULL, which qsort may not be given. */
+	if (ncand > 1)
+		qsort(c, ncand, sizeof(*c), sub->sort_reverse ? cand_cmp_rev : cand_cmp);
 	if (ncand > top)
 		ncand = top;
 	b->s.n_threads = ncand;

@@ -33,7 +33,8 @@ struct xenif *xenif_open(const char *backend, const char *sim_dir, unsigned part
 #ifdef XENIF_HAVE_XEN
 		return xenif_xen_open(parts, err, errlen);
 #else
-		snprintf(err, errlen, "this build has no real Xen backend (xenif-xen.c)");
+		snprintf(err, errlen,
+			 "this build has no real Xen backend (built without the Xen libraries, -Dxen)");
 		errno = ENOSYS;
 		return NULL;
 #endif

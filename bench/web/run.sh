@@ -10,7 +10,7 @@ SRC=$(cd "$(dirname "$0")/../.." && pwd)
 RIG_BUILD=$(cd "${1:-$SRC/build}" && pwd) || exit 1
 RUNS=${RUNS:-3}
 RIG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/mtrace-webbench.XXXXXX")
-. "$SRC/scripts/demo-rig.sh"
+. "$SRC/scripts/rig.sh"
 WEB=$RIG_BUILD/client/web/mtrace-web
 CAT=$RIG_BUILD/client/mtrace-cat
 WEB_PID=

@@ -26,7 +26,8 @@ static void usage(FILE *f)
 		"                        is not a terminal)\n"
 		"  -n, --iterations N    stop after N updates\n"
 		"  -d, --delay SECONDS   update interval (default 1, minimum 0.1)\n"
-		"  -S, --socket PATH     mtraced socket (default $MTRACE_SOCKET or %s)\n"
+		"  -s, --socket PATH     mtraced socket (default $MTRACE_SOCKET or %s);\n"
+		"                        -S is the same\n"
 		"  -o, --sort COLUMN     sort by column title or letter (e.g. READS, R)\n"
 		"  -r, --reverse         reverse the sort order\n"
 		"  -t, --tree            tree view (children under parents, becomes folded)\n"
@@ -60,7 +61,7 @@ int main(int argc, char **argv)
 		{ "batch", no_argument, NULL, 'b' },
 		{ "iterations", required_argument, NULL, 'n' },
 		{ "delay", required_argument, NULL, 'd' },
-		{ "socket", required_argument, NULL, 'S' },
+		{ "socket", required_argument, NULL, 's' },
 		{ "sort", required_argument, NULL, 'o' },
 		{ "reverse", no_argument, NULL, 'r' },
 		{ "tree", no_argument, NULL, 't' },
@@ -82,7 +83,7 @@ int main(int argc, char **argv)
 	char *end;
 
 	malloc_tune();
-	while ((c = getopt_long(argc, argv, "bn:d:S:o:rtgxfF:D:N:hV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "bn:d:s:S:o:rtgxfF:D:N:hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'b': batch = true; break;
 		case 'n': iterations = parse_long(optarg, "--iterations", 1, 1000000000); break;
@@ -95,6 +96,7 @@ int main(int argc, char **argv)
 			o.delay_ms = (unsigned)(d * 1000 + 0.5);
 			break;
 		}
+		case 's':
 		case 'S': sock = optarg; break;
 		case 'o': sort = optarg; break;
 		case 'r': o.reverse = true; break;

@@ -3,7 +3,7 @@
 # garbage, an event-channel storm and a guest that never stops writing.  Each is
 # logged and counted against that guest only: the well-behaved guests' counts stay
 # exact and the daemon keeps serving.
-. "$(dirname "$0")/lib.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 
 # time_snap: milliseconds one statistics round trip takes (process start included)
 time_snap() {

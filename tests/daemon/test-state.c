@@ -9,14 +9,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "config.h"
 #include "ring-reader.h"
 #include "mtrace.pb-c.h"
 #include "state.h"
 
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: FAIL %s\n", __FILE__, __LINE__, #c); failures++; } } while (0)
 
 static void ev(struct state_domain *d, uint8_t op, uint8_t type, uint64_t ts, uint64_t thread,
 	       uint64_t arg, const char *str)
@@ -235,10 +233,5 @@ int main(void)
 	test_filters();
 	test_eviction(64);
 	state_fini();
-	if (failures) {
-		fprintf(stderr, "%d checks failed\n", failures);
-		return 1;
-	}
-	printf("state: all checks passed\n");
-	return 0;
+	return check_status("state");
 }

@@ -3,14 +3,14 @@
 # every line is a folded stack, and the weights add up to the thread count, three
 # ways: the folded total, mtraced's threads_total, and the threads of the trace itself
 # (mtrace-replay --dump, counted as the daemon counts them).
-. "$(dirname "$0")/../daemon/lib.sh"
+. "$(dirname "$0")/../rig.sh"
 : "${CAT:?}" "${REPLAY:?}" "${FIXTURE:?}"
 
 sim_start
 daemon_start
 "$CAT" -s "$SOCK" -f folded --frames label -t 60 >"$T/m.folded" 2>"$T/folded.err" &
 FOLDED=$!
-BG_PIDS=$FOLDED
+PIDS+=("$FOLDED")
 sleep 0.3
 M=$(guest m --preserve-poweroff -- "$REPLAY" --hold --quiet --speed 0 "$FIXTURE")
 EVENTS=$(( $("$REPLAY" --dump "$FIXTURE" 2>/dev/null | wc -l) + 1 )) # + ring_start
@@ -20,7 +20,6 @@ TOTAL=$(field "$M" total)
 sleep 0.3
 kill -INT "$FOLDED"
 wait "$FOLDED" || fail "mtrace-cat -f folded: $(cat "$T/folded.err")"
-BG_PIDS=
 "$REPLAY" --dump "$FIXTURE" 2>/dev/null >"$T/dump"
 "$PYTHON" - "$T/m.folded" "$T/dump" "$TOTAL" <<'PY' || fail "folded totals"
 import re, sys

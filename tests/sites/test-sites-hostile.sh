@@ -4,7 +4,7 @@
 # its memory stays bounded, it keeps answering, the good guest's sites still resolve
 # exactly, the JSON stays valid, and the only files it opens under the debug
 # directory are the ones the administrator put there (strace, then /proc/PID/fd).
-. "$(dirname "$0")/../daemon/lib.sh"
+. "$(dirname "$0")/../rig.sh"
 : "${CAT:?}" "${SITES_GUEST:?}" "${SITES_HOSTILE:?}"
 
 BUILD_ID=$(readelf -n "$SITES_GUEST" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
@@ -21,27 +21,27 @@ STRACE=
 if command -v strace >/dev/null && strace -f -qq -e trace=open,openat,openat2 -o "$T/strace" \
 	-p "$DPID" 2>"$T/strace.err" & then
 	STRACE=$!
-	BG_PIDS="$STRACE"
+	PIDS+=("$STRACE")
 	sleep 0.5
 fi
 RSS0=$(rss)
 H=$(guest h --preserve-poweroff -- "$SITES_HOSTILE" --linger 30)
 G=$(guest g --preserve-poweroff -- "$SITES_GUEST" --linger 30)
 for _ in $(seq 300); do
-	tail -c 3 "$T/h.out" 2>/dev/null | grep -q '}' && break
+	tail -c 3 "$T/h.log" 2>/dev/null | grep -q '}' && break
 	sleep 0.1
 done
-note "hostile guest: $(cat "$T/h.out")"
+note "hostile guest: $(cat "$T/h.log")"
 
 # the good guest: exact as ever
 for _ in $(seq 50); do
 	"$CAT" -s "$SOCK" -d "$G" --no-events --stats 100 --site-stats --top 1000 --finished \
 		-n 1 -f json >"$T/g.stats" 2>>"$T/cat.err" || fail "mtrace-cat"
-	"$PYTHON" "$(dirname "$0")/check_sites.py" "$T/g.out" "$T/g.stats" "$SITES_GUEST" "$G" \
+	"$PYTHON" "$HERE/check_sites.py" "$T/g.log" "$T/g.stats" "$SITES_GUEST" "$G" \
 		--quiet --ready && break
 	sleep 0.2
 done
-"$PYTHON" "$(dirname "$0")/check_sites.py" "$T/g.out" "$T/g.stats" "$SITES_GUEST" "$G" ||
+"$PYTHON" "$HERE/check_sites.py" "$T/g.log" "$T/g.stats" "$SITES_GUEST" "$G" ||
 	fail "the good guest's sites differ"
 
 # the hostile one: capped and counted; the JSON of its strings parses
@@ -64,7 +64,7 @@ assert drops["site_edges_dropped"] == 0  # edges are capped at 4 per site: 1 eac
 for x in sites:
     assert len(x["site"]) < 300, x["site"][:80]
 PY
-"$PROBE" "$SOCK" stats >"$T/stats" || fail "no answer from mtraced"
+snap
 RSS1=$(rss)
 note "mtraced VmRSS: $RSS0 kB before, $RSS1 kB after"
 [ $((RSS1 - RSS0)) -lt 65536 ] || fail "mtraced grew by $((RSS1 - RSS0)) kB"
@@ -78,7 +78,7 @@ for fd in /proc/"$DPID"/fd/*; do
 	esac
 done
 if [ -n "$STRACE" ]; then
-	kill "$STRACE"; wait "$STRACE" 2>/dev/null; BG_PIDS=
+	kill "$STRACE"; wait "$STRACE" 2>/dev/null
 	grep -o '"[^"]*"' "$T/strace" | tr -d '"' | sort -u >"$T/opened"
 	note "mtraced opened $(wc -l <"$T/opened") distinct paths while the guests ran"
 	if grep -v -e "^$SIM/" -e "^$T/debug/.build-id/[0-9a-f][0-9a-f]/[0-9a-f]*\.debug\$" \

@@ -4,7 +4,7 @@
 # image configured for its domain name), and every thread's site checked against the
 # guest's own account and against addr2line -f -i on the same file addresses; the
 # creation graph between sites must be the guest's exactly.
-. "$(dirname "$0")/../daemon/lib.sh"
+. "$(dirname "$0")/../rig.sh"
 : "${CAT:?}" "${SITES_GUEST:?}"
 
 BUILD_ID=$(readelf -n "$SITES_GUEST" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
@@ -20,7 +20,7 @@ check() {
 	for _ in $(seq 50); do
 		"$CAT" -s "$SOCK" -d "$dom" --no-events --stats 100 --site-stats --top 1000 \
 			--finished -n 1 -f json >"$T/$name.stats" 2>>"$T/cat.err" || fail "mtrace-cat"
-		if "$PYTHON" "$(dirname "$0")/check_sites.py" "$T/$name.out" "$T/$name.stats" \
+		if "$PYTHON" "$HERE/check_sites.py" "$T/$name.log" "$T/$name.stats" \
 			"$SITES_GUEST" "$dom" --quiet --ready; then
 			ok=1
 			break
@@ -28,7 +28,7 @@ check() {
 		sleep 0.2
 	done
 	[ -n "$ok" ] || fail "guest $name: the daemon never had all its sites"
-	"$PYTHON" "$(dirname "$0")/check_sites.py" "$T/$name.out" "$T/$name.stats" \
+	"$PYTHON" "$HERE/check_sites.py" "$T/$name.log" "$T/$name.stats" \
 		"$SITES_GUEST" "$dom" || fail "guest $name: sites differ"
 	note "guest $name: every site as addr2line says, graph exact"
 }
@@ -39,15 +39,14 @@ daemon_start -c "$T/a.conf"
 # the creation tree as folded stacks of sites, from the stream, at exit
 "$CAT" -s "$SOCK" -f folded --frames site -t 30 >"$T/a.folded" 2>"$T/folded.err" &
 FOLDED=$!
-BG_PIDS=$FOLDED
+PIDS+=("$FOLDED")
 sleep 0.3
 A=$(guest a --preserve-poweroff -- "$SITES_GUEST" --linger 20)
 check a "$A"
 sleep 0.5 # a Stats with every site resolved has reached the folded client
 kill -INT "$FOLDED"
 wait "$FOLDED" || fail "mtrace-cat -f folded failed: $(cat "$T/folded.err")"
-BG_PIDS=
-"$PYTHON" "$(dirname "$0")/check_folded.py" "$T/a.out" "$T/a.folded" || fail "folded stacks"
+"$PYTHON" "$HERE/check_folded.py" "$T/a.log" "$T/a.folded" || fail "folded stacks"
 # mtrace-top: the sites view, and a site as the automatic label of unlabelled threads
 if [ -n "${TOP:-}" ]; then
 	"$TOP" -b -n 1 -x -S "$SOCK" >"$T/top.sites" 2>&1 || fail "mtrace-top -x"

@@ -1,6 +1,6 @@
 // drive.mjs - the browser side of the web suite: chromium-headless-shell driven by
 // puppeteer-core against a real mtrace-web, mtraced and simulated guests that
-// run-browser.sh started.  Modes:
+// test-browser.sh started.  Modes:
 //   model    the page's model equals what mtrace-cat -f json received; screenshot
 //            pixel statistics; zoom, pan, follow, pause, click-for-details, filters;
 //            a guest appearing and being destroyed shows up live
@@ -8,7 +8,7 @@
 //            nothing runs
 //   slow     a browser that stops reading does not slow a second one or mtrace-cat,
 //            and is told exactly what it lost
-// Environment (from run-browser.sh): WEB_URL, RIG_DIR, SIMXEN, RIG_SIM, REPLAY, LOAD,
+// Environment (from test-browser.sh): WEB_URL, RIG_DIR, SIMXEN, RIG_SIM, REPLAY, LOAD,
 // LABEL_GUEST, FIXTURE, CAT_JSON, CAT_SUMMARY, SHOT_OUT (optional: keep the screenshot).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';

@@ -1,42 +1,18 @@
-# lib.sh - sourced by the web tests: the simulated Xen and mtraced (scripts/demo-rig.sh),
-# mtrace-web on a free loopback port, everything stopped at exit.  A test whose tools
-# are missing (Chromium, the npm driver) reports SKIP (77) with the reason.
-set -u
-: "${MTRACE_SRC:?}" "${MTRACE_BUILD_ROOT:?}"
-RIG_BUILD=$MTRACE_BUILD_ROOT
-RIG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/mtrace-web.XXXXXX")
-. "$MTRACE_SRC/scripts/demo-rig.sh"
-WEB=$RIG_BUILD/client/web/mtrace-web
-CAT=$RIG_BUILD/client/mtrace-cat
+# lib.sh - sourced by the web tests after nothing else: the one test rig (tests/rig.sh:
+# the simulated Xen, mtraced, $T, clean-up at exit) plus mtrace-web on a free loopback
+# port.  A test whose tools are missing (Chromium, the npm driver) reports SKIP (77).
+. "$MTRACE_SRC/tests/rig.sh"
+WEB=${WEB:-$RIG_BUILD/client/web/mtrace-web}
 WEB_PID=
 BG=
 
-PYTHON=python3
-[ -x /usr/bin/python3 ] && PYTHON=/usr/bin/python3
-
-cleanup() {
-	local rc=$?
+test_cleanup() {
 	[ -n "$WEB_PID" ] && kill -TERM "$WEB_PID" 2>/dev/null
 	for p in $BG; do kill -TERM "$p" 2>/dev/null; done
-	rig_stop
-	if [ $rc -ne 0 ] && [ $rc -ne 77 ]; then
-		for f in web.err mtraced.log; do
-			[ -f "$RIG_DIR/$f" ] && { echo "--- $f (last 30 lines)"; tail -30 "$RIG_DIR/$f"; }
-		done
-		if [ -n "${MTRACE_WEB_KEEP:-}" ]; then
-			echo "# kept $RIG_DIR"
-			exit $rc
-		fi
-	fi
-	rm -rf "$RIG_DIR"
-	exit $rc
+	return 0
 }
-trap cleanup EXIT
-trap 'exit 1' TERM INT
 
-fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
-note() { echo "# [${SECONDS}s] $*"; }
 
 need_browser() {
 	[ -x /usr/bin/chromium-headless-shell ] ||
