@@ -16,16 +16,16 @@
 #include "ops.h"
 #include "xalloc.h"
 
-#define THREADS_MAX	(1u << 22)	/* threads remembered; more are counted */
-#define LABEL_KEEP	128
-#define DEPTH_MAX	256
-#define STACK_MAX	8192
-#define SITES_MAX	(1u << 16)
+#define THREADS_MAX (1u << 22) /* threads remembered; more are counted */
+#define LABEL_KEEP  128
+#define DEPTH_MAX   256
+#define STACK_MAX   8192
+#define SITES_MAX   (1u << 16)
 
 struct fthr {
 	uint32_t domid;
 	uint64_t id;
-	uint64_t parent;	/* MTRACE_THREAD_NONE: a root */
+	uint64_t parent; /* MTRACE_THREAD_NONE: a root */
 	uint64_t created, resolved, running;
 	uint64_t site;
 	char *label;
@@ -149,8 +149,8 @@ void folded_stats(const Mtrace__Stats *s)
 			if (F.nsites == SITES_MAX)
 				continue;
 			if (!(F.nsites & (F.nsites - 1)) || !F.nsites)
-				F.sites = xreallocarray(F.sites, F.nsites ? F.nsites * 2 : 16,
-							sizeof(*F.sites));
+				F.sites = xreallocarray(
+				    F.sites, F.nsites ? F.nsites * 2 : 16, sizeof(*F.sites));
 			fs = &F.sites[F.nsites++];
 			fs->domid = x->domid;
 			fs->named = x->named;
@@ -177,8 +177,8 @@ static void frame_of(const struct fthr *t, char *buf, size_t *len)
 	char raw[64];
 
 	if (t->has_site && !site) {
-		snprintf(raw, sizeof(raw), t->site_kind == MTRACE_SITE_NAMED ? "site#%" PRIu64 :
-			 "0x%" PRIx64, t->site);
+		snprintf(raw, sizeof(raw),
+		    t->site_kind == MTRACE_SITE_NAMED ? "site#%" PRIu64 : "0x%" PRIx64, t->site);
 		site = raw;
 	}
 	if (F.frames != FOLDED_SITE && t->label) {
@@ -204,8 +204,9 @@ static uint64_t weight_of(const struct fthr *t)
 		return end > t->created ? end - t->created : 0;
 	case FOLDED_RUNNING:
 		return t->running +
-		       (t->id == F.run_id && t->domid == F.run_dom && F.last_ts > F.run_start ?
-				F.last_ts - F.run_start : 0);
+		    (t->id == F.run_id && t->domid == F.run_dom && F.last_ts > F.run_start
+		            ? F.last_ts - F.run_start
+		            : 0);
 	default:
 		return 1;
 	}
@@ -261,7 +262,7 @@ static void run_to(uint32_t domid, uint64_t id, uint64_t ts)
 }
 
 void folded_event(uint32_t domid, uint8_t op, uint8_t type, uint64_t ts, int64_t thread_s,
-		  int64_t arg_s, const char *str)
+    int64_t arg_s, const char *str)
 {
 	uint64_t thread = (uint64_t)thread_s, arg = (uint64_t)arg_s;
 	struct fthr *t = NULL, *c;
@@ -351,7 +352,7 @@ void folded_print(FILE *f)
 	}
 	if (F.dropped)
 		fprintf(stderr, "mtrace-cat: %" PRIu64 " threads past the folded table's cap\n",
-			F.dropped);
+		    F.dropped);
 	for (size_t i = 0; i < F.nst; i++)
 		free(F.st[i].path);
 	free(F.st);

@@ -25,7 +25,7 @@ enum folded_weight {
 
 void folded_init(enum folded_frames frames, enum folded_weight weight);
 void folded_event(uint32_t domid, uint8_t op, uint8_t type, uint64_t ts, int64_t thread,
-		  int64_t arg, const char *str);
+    int64_t arg, const char *str);
 void folded_stats(const Mtrace__Stats *s);
 void folded_print(FILE *f);
 

@@ -33,7 +33,7 @@ struct sites_module {
 };
 
 struct entry {
-	char key[272]; /* hex build-id, or "image:" + the image path */
+	char key[272];          /* hex build-id, or "image:" + the image path */
 	struct sites_module *m; /* NULL: looked for, not found */
 };
 
@@ -43,8 +43,8 @@ static unsigned ncache, nopen, nmissing;
 
 /* The debug info is in the file we reported, or nowhere. */
 static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-			const char *file_name, const char *debuglink_file,
-			GElf_Word debuglink_crc, char **debuginfo_file_name)
+    const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+    char **debuginfo_file_name)
 {
 	(void)mod, (void)userdata, (void)modname, (void)base, (void)file_name;
 	(void)debuglink_file, (void)debuglink_crc, (void)debuginfo_file_name;
@@ -176,7 +176,7 @@ static struct sites_module *by_build_id(const char *hex)
 
 		if (n > 0 && n < 512) {
 			snprintf(path, sizeof(path), "%.*s/.build-id/%.2s/%s.debug", (int)n, p, hex,
-				 hex + 2);
+			    hex + 2);
 			struct sites_module *m = module_open(path);
 			if (m)
 				return m;
@@ -194,7 +194,6 @@ struct sites_module *sites_module_find(const uint8_t *id, size_t n, const char *
 	struct sites_module *m, *im;
 	struct entry *e;
 
-
 	/* 2 bytes at least: the path needs a directory and a file name */
 	if (n < 2 || n > 64)
 		return NULL;
@@ -206,7 +205,8 @@ struct sites_module *sites_module_find(const uint8_t *id, size_t n, const char *
 	if (!e) {
 		m = by_build_id(hex);
 		if (m && (m->idlen != n || memcmp(m->id, id, n))) {
-			log_warnx("sites: the debug file for build-id %s has another build-id", hex);
+			log_warnx(
+			    "sites: the debug file for build-id %s has another build-id", hex);
 			module_close(m);
 			m = NULL;
 		}
@@ -283,13 +283,14 @@ int sites_resolve(struct sites_module *m, uint64_t addr, struct sites_sym *out)
 
 		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
 			continue;
-		copy_str(out->frames[k].func, sizeof(out->frames[k].func),
-			 dwarf_diename(&scopes[i]));
+		copy_str(
+		    out->frames[k].func, sizeof(out->frames[k].func), dwarf_diename(&scopes[i]));
 		k++;
 		if (tag == DW_TAG_subprogram || k == SITES_FRAMES_MAX)
 			break;
 		/* the frame this was inlined into is at the call's file and line */
-		copy_str(out->frames[k].file, sizeof(out->frames[k].file), call_file(cu, &scopes[i]));
+		copy_str(
+		    out->frames[k].file, sizeof(out->frames[k].file), call_file(cu, &scopes[i]));
 		out->frames[k].line = attr_udata(&scopes[i], DW_AT_call_line);
 		nouter = dwarf_getscopes_die(&scopes[i], &outer);
 		if (nouter <= 0) {

@@ -20,8 +20,8 @@
 #include "sites.h"
 #include "state-int.h"
 
-#define SITE_EDGES_PER_SITE	4
-#define RESOLVE_PER_TICK	256	/* symbolisations per domain per state_tick */
+#define SITE_EDGES_PER_SITE 4
+#define RESOLVE_PER_TICK    256 /* symbolisations per domain per state_tick */
 
 static uint32_t site_hash(uint8_t kind, uint64_t value, uint32_t mask)
 {
@@ -220,7 +220,8 @@ void state_module_apply(struct state_domain *d, const struct mtrace_event *ev)
 	while (hex_val((unsigned char)p[0]) >= 0 && hex_val((unsigned char)p[1]) >= 0) {
 		if (n == sizeof(m.id))
 			goto bad;
-		m.id[n++] = (uint8_t)(hex_val((unsigned char)p[0]) << 4 | hex_val((unsigned char)p[1]));
+		m.id[n++] =
+		    (uint8_t)(hex_val((unsigned char)p[0]) << 4 | hex_val((unsigned char)p[1]));
 		p += 2;
 	}
 	if (n < 2 || *p++ != ' ' || parse_hex64(&p, &m.start) || *p++ != ' ' ||
@@ -330,7 +331,7 @@ void state_site_display(const struct state_domain *d, uint32_t si, char *buf, si
 			snprintf(buf, len, "site#%" PRIu64, s->value);
 	} else if (s->sym && s->sym->frames[0].line) {
 		snprintf(buf, len, "%s (%s:%u)", s->sym->frames[0].func,
-			 base_name(s->sym->frames[0].file), s->sym->frames[0].line);
+		    base_name(s->sym->frames[0].file), s->sym->frames[0].line);
 	} else if (s->sym) {
 		snprintf(buf, len, "%s", s->sym->frames[0].func);
 	} else if (s->tried && s->mod != NO_IDX) {

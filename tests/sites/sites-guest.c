@@ -39,12 +39,12 @@ static void note(uint64_t parent, uint64_t child, const char *func, int line, co
 }
 
 /* The creating line's own function and line, as the guest knows them. */
-#define SPAWN(parent)                                                                  \
-	__extension__({                                                                \
-		uint64_t c_ = next_id++;                                               \
-		mtrace_creates_here(R, (parent), c_, MTRACE_TT_TASK);                  \
-		note((parent), c_, __func__, __LINE__, NULL);                          \
-		c_;                                                                    \
+#define SPAWN(parent)                                                 \
+	__extension__({                                               \
+		uint64_t c_ = next_id++;                              \
+		mtrace_creates_here(R, (parent), c_, MTRACE_TT_TASK); \
+		note((parent), c_, __func__, __LINE__, NULL);         \
+		c_;                                                   \
 	})
 
 /* Inlined into two callers: two sites on one line, told apart by the inlined frames. */
@@ -124,8 +124,8 @@ int main(int argc, char **argv)
 
 	printf("{\"threads\":[");
 	for (unsigned i = 0; i < nthreads; i++) {
-		printf("%s{\"id\":%llu,\"parent\":%llu,", i ? "," : "", (unsigned long long)made[i].id,
-		       (unsigned long long)made[i].parent);
+		printf("%s{\"id\":%llu,\"parent\":%llu,", i ? "," : "",
+		    (unsigned long long)made[i].id, (unsigned long long)made[i].parent);
 		if (made[i].named)
 			printf("\"named\":\"%s\"}", made[i].named);
 		else

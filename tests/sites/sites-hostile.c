@@ -54,19 +54,30 @@ int main(int argc, char **argv)
 		for (unsigned k = 0; k < n; k++)
 			snprintf(hex + 2 * k, 3, "%02x", (unsigned)(rnd() & 0xff));
 		snprintf(s, sizeof(s), "%s %llx %llx ../../../etc/passwd", hex,
-			 (unsigned long long)(rnd() >> 20), (unsigned long long)(rnd() | 1ull << 63));
-		mtrace_emit_slow(r, MTRACE_OP_MODULE, 0, mtrace_now(r), MTRACE_THREAD_NONE, rnd(),
-				 s, strlen(s));
+		    (unsigned long long)(rnd() >> 20), (unsigned long long)(rnd() | 1ull << 63));
+		mtrace_emit_slow(
+		    r, MTRACE_OP_MODULE, 0, mtrace_now(r), MTRACE_THREAD_NONE, rnd(), s, strlen(s));
 		modules++;
 	}
 	static const char *const bad_modules[] = {
-		"", " ", "zz 1 2 x", "ABCDEF 1 2 x", "ab", "abcd 2 1 x", "abcd 1 1", "abcd  1 2",
-		"abcd 1 2x", "abcd 11111111111111111 2", "/etc/shadow 1 2 x", "../.. 1 2",
-		"ab/../../etc 1 2 x", "abcd 1 ffffffffffffffffff",
+		"",
+		" ",
+		"zz 1 2 x",
+		"ABCDEF 1 2 x",
+		"ab",
+		"abcd 2 1 x",
+		"abcd 1 1",
+		"abcd  1 2",
+		"abcd 1 2x",
+		"abcd 11111111111111111 2",
+		"/etc/shadow 1 2 x",
+		"../.. 1 2",
+		"ab/../../etc 1 2 x",
+		"abcd 1 ffffffffffffffffff",
 	};
 	for (size_t i = 0; i < sizeof(bad_modules) / sizeof(bad_modules[0]); i++) {
 		mtrace_emit_slow(r, MTRACE_OP_MODULE, 0, mtrace_now(r), MTRACE_THREAD_NONE, 0,
-				 bad_modules[i], strlen(bad_modules[i]));
+		    bad_modules[i], strlen(bad_modules[i]));
 		modules++;
 	}
 	/* bad names */
@@ -76,14 +87,18 @@ int main(int argc, char **argv)
 		size_t len;
 		uint64_t id;
 	} bad_names[] = {
-		{ "", 0, 5 }, { s, MTRACE_STR_MAX, 6 }, { "\xff\xfe\xc0\xaf bad utf8", 14, 7 },
-		{ "\x1b[2J\x1b]0;owned\x07 escapes", 24, 8 }, { "line\nbreak\r\t", 12, 9 },
-		{ "zero id", 7, 0 }, { "<script>alert(1)</script>", 25, 10 },
+		{ "", 0, 5 },
+		{ s, MTRACE_STR_MAX, 6 },
+		{ "\xff\xfe\xc0\xaf bad utf8", 14, 7 },
+		{ "\x1b[2J\x1b]0;owned\x07 escapes", 24, 8 },
+		{ "line\nbreak\r\t", 12, 9 },
+		{ "zero id", 7, 0 },
+		{ "<script>alert(1)</script>", 25, 10 },
 		{ "\"quote\\ json", 12, 11 },
 	};
 	for (size_t i = 0; i < sizeof(bad_names) / sizeof(bad_names[0]); i++) {
 		mtrace_emit_slow(r, MTRACE_OP_SITE_NAME, 0, mtrace_now(r), MTRACE_THREAD_NONE,
-				 bad_names[i].id, bad_names[i].str, bad_names[i].len);
+		    bad_names[i].id, bad_names[i].str, bad_names[i].len);
 		names++;
 	}
 	/* let the daemon read those before the flood can overwrite them */
@@ -108,12 +123,13 @@ int main(int argc, char **argv)
 	/* bad kinds, unknown threads, a second site for one thread */
 	for (int i = 0; i < 100; i++) {
 		mtrace_creates_at(r, 1, id++, MTRACE_TT_TASK, (uint8_t)(2 + i), rnd());
-		mtrace_emit_ts(r, MTRACE_OP_SITE, 0, mtrace_now(r), 1000000000ull + (uint64_t)i, rnd());
+		mtrace_emit_ts(
+		    r, MTRACE_OP_SITE, 0, mtrace_now(r), 1000000000ull + (uint64_t)i, rnd());
 		mtrace_emit_ts(r, MTRACE_OP_SITE, 0, mtrace_now(r), 2, rnd());
 	}
 	mtrace_ring_kick(r);
 	printf("{\"creates\":%llu,\"modules\":%llu,\"names\":%llu}\n", (unsigned long long)sent,
-	       (unsigned long long)modules, (unsigned long long)names);
+	    (unsigned long long)modules, (unsigned long long)names);
 	fflush(stdout);
 	usleep((useconds_t)(linger * 1e6));
 	mtrace_guest_close(g);
