@@ -88,31 +88,30 @@ static inline uint64_t mtrace_now(const struct mtrace_ring *r)
 void mtrace_emit_slow(struct mtrace_ring *r, uint8_t op, uint8_t type, uint64_t ts,
 		      uint64_t thread, uint64_t arg, const char *str, size_t slen);
 
-static inline void mtrace_emit_ts(struct mtrace_ring *r, uint8_t op, uint8_t type, uint64_t ts,
-				  uint64_t thread, uint64_t arg)
+/*
+ * The hot path of every record of a fixed length: reserve len bytes at head (making
+ * room only when the ring is full or the record would straddle its end) ...
+ */
+static inline struct mtrace_rec *mtrace_rec_reserve(struct mtrace_ring *r, uint32_t len)
 {
-	uint64_t head = r->head;
-	uint64_t off = head & r->mask;
-	if (__builtin_expect(head + MTRACE_REC_FIXED - r->tail > r->mask + 1 ||
-			     off + MTRACE_REC_FIXED > r->mask + 1, 0)) {
-		mtrace_ring_make_room(r, MTRACE_REC_FIXED);
-		head = r->head;
-		off = head & r->mask;
+	uint64_t off = r->head & r->mask;
+	if (__builtin_expect(r->head + len - r->tail > r->mask + 1 || off + len > r->mask + 1,
+			     0)) {
+		mtrace_ring_make_room(r, len);
+		off = r->head & r->mask;
 	}
 	/*
-	 * [head, head+32) lies below tail + size: bytes of records make_room already
+	 * [head, head+len) lies below tail + size: bytes of records make_room already
 	 * dropped, and it published that tail (then fenced) before returning, so a
 	 * reader copying them concurrently discards them on its tail re-check.
 	 */
-	struct mtrace_rec *rec = (struct mtrace_rec *)(r->data + off);
-	rec->len = MTRACE_REC_FIXED;
-	rec->op = op;
-	rec->type = type;
-	rec->seq = r->seq++;
-	rec->ts = ts;
-	rec->thread = thread;
-	rec->arg = arg;
-	r->head = head + MTRACE_REC_FIXED;
+	return (struct mtrace_rec *)(r->data + off);
+}
+
+/* ... then publish them, and notify only if the reader asked for it. */
+static inline void mtrace_rec_publish(struct mtrace_ring *r, uint32_t len)
+{
+	r->head += len;
 	/* Release: the record's bytes are visible before the head that covers them. */
 	__atomic_store_n(&r->hdr->head, r->head, __ATOMIC_RELEASE);
 	/*
@@ -121,8 +120,22 @@ static inline void mtrace_emit_ts(struct mtrace_ring *r, uint8_t op, uint8_t typ
 	 * is covered by the reader's periodic drain (docs/ring-protocol.md).
 	 */
 	uint64_t req = __atomic_load_n(&r->hdr->req_event, __ATOMIC_RELAXED);
-	if (__builtin_expect(r->head - req < MTRACE_REC_FIXED, 0))
+	if (__builtin_expect(r->head - req < len, 0))
 		mtrace_ring_kick(r);
+}
+
+static inline void mtrace_emit_ts(struct mtrace_ring *r, uint8_t op, uint8_t type, uint64_t ts,
+				  uint64_t thread, uint64_t arg)
+{
+	struct mtrace_rec *rec = mtrace_rec_reserve(r, MTRACE_REC_FIXED);
+	rec->len = MTRACE_REC_FIXED;
+	rec->op = op;
+	rec->type = type;
+	rec->seq = r->seq++;
+	rec->ts = ts;
+	rec->thread = thread;
+	rec->arg = arg;
+	mtrace_rec_publish(r, MTRACE_REC_FIXED);
 }
 
 /* The vocabulary.  thread is the current thread (MTRACE_THREAD_NONE when idle). */
@@ -135,21 +148,13 @@ static inline void mtrace_creates(struct mtrace_ring *r, uint64_t thread, uint64
  * (they take len, not 32); new ones decode it as a SITE event after the CREATES.  16
  * more bytes and no more records: the ring holds two thirds as many creations.
  */
-static inline void mtrace_creates_at(struct mtrace_ring *r, uint64_t thread, uint64_t child,
-				     uint8_t type, uint8_t site_kind, uint64_t site)
+static inline void mtrace_creates_at_ts(struct mtrace_ring *r, uint64_t ts, uint64_t thread,
+					uint64_t child, uint8_t type, uint8_t site_kind,
+					uint64_t site)
 {
-	const uint32_t len = MTRACE_REC_CREATES_SITE;
-	uint64_t ts = mtrace_now(r);
-	uint64_t head = r->head;
-	uint64_t off = head & r->mask;
-	if (__builtin_expect(head + len - r->tail > r->mask + 1 || off + len > r->mask + 1, 0)) {
-		mtrace_ring_make_room(r, len);
-		head = r->head;
-		off = head & r->mask;
-	}
-	struct mtrace_rec *rec = (struct mtrace_rec *)(r->data + off);
+	struct mtrace_rec *rec = mtrace_rec_reserve(r, MTRACE_REC_CREATES_SITE);
 	struct mtrace_site_ext *ext = (struct mtrace_site_ext *)(rec + 1);
-	rec->len = (uint16_t)len;
+	rec->len = MTRACE_REC_CREATES_SITE;
 	rec->op = MTRACE_OP_CREATES;
 	rec->type = type;
 	rec->seq = r->seq++;
@@ -157,13 +162,16 @@ static inline void mtrace_creates_at(struct mtrace_ring *r, uint64_t thread, uin
 	rec->thread = thread;
 	rec->arg = child;
 	ext->site = site;
-	ext->kind = site_kind;
-	ext->flags = 0;
-	r->head = head + len;
-	__atomic_store_n(&r->hdr->head, r->head, __ATOMIC_RELEASE);
-	uint64_t req = __atomic_load_n(&r->hdr->req_event, __ATOMIC_RELAXED);
-	if (__builtin_expect(r->head - req < len, 0))
-		mtrace_ring_kick(r);
+	/* kind, flags 0 and the zero padding in one store (little-endian, as the ABI) */
+	uint64_t word = site_kind;
+	memcpy(&ext->kind, &word, sizeof(word));
+	mtrace_rec_publish(r, MTRACE_REC_CREATES_SITE);
+}
+
+static inline void mtrace_creates_at(struct mtrace_ring *r, uint64_t thread, uint64_t child,
+				     uint8_t type, uint8_t site_kind, uint64_t site)
+{
+	mtrace_creates_at_ts(r, mtrace_now(r), thread, child, type, site_kind, site);
 }
 
 /*

@@ -68,19 +68,29 @@ producer(uint64_t n, bool ts, uint32_t pages)
 	return (now() - t0) * 1e9 / (double)n;
 }
 
-/* CREATES without and with its creation site (the SITE record written alongside). */
+/*
+ * CREATES without and with its creation site (a 48-byte record instead of 32), with
+ * the clock read (ts) or without it, which isolates what the site costs.
+ */
 static double
-producer_creates(uint64_t n, bool site, uint32_t pages)
+producer_creates(uint64_t n, bool site, bool ts, uint32_t pages)
 {
 	struct mtrace_ring r;
 	mtrace_ring_init_local(&r, (struct mtrace_ring_hdr *)hdr_page, data, pages, 0, 0, "b");
 	double t0 = now();
-	if (site) {
+	if (site && ts) {
 		for (uint64_t i = 0; i < n; i++)
 			mtrace_creates_here(&r, i, i + 1, MTRACE_TT_TASK);
-	} else {
+	} else if (ts) {
 		for (uint64_t i = 0; i < n; i++)
 			mtrace_creates(&r, i, i + 1, MTRACE_TT_TASK);
+	} else if (site) {
+		for (uint64_t i = 0; i < n; i++)
+			mtrace_creates_at_ts(&r, i, i, i + 1, MTRACE_TT_TASK, MTRACE_SITE_PC,
+					     mtrace_here());
+	} else {
+		for (uint64_t i = 0; i < n; i++)
+			mtrace_emit_ts(&r, MTRACE_OP_CREATES, MTRACE_TT_TASK, i, i, i + 1);
 	}
 	return (now() - t0) * 1e9 / (double)n;
 }
@@ -135,7 +145,7 @@ main(int argc, char **argv)
 {
 	uint64_t n = 50000000;
 	int runs = 5;
-	double v[3][32], c[32], cr[2][32];
+	double v[3][32], c[32], cr[4][32];
 	char cmd[256];
 
 	for (int i = 1; i + 1 < argc; i += 2) {
@@ -154,8 +164,10 @@ main(int argc, char **argv)
 		v[1][k] = producer(n / 5, true, 16);
 		c[k] = clock_cost(n / 5);
 		v[2][k] = decoder(n);
-		cr[0][k] = producer_creates(n / 5, false, 16);
-		cr[1][k] = producer_creates(n / 5, true, 16);
+		cr[0][k] = producer_creates(n / 5, false, true, 16);
+		cr[1][k] = producer_creates(n / 5, true, true, 16);
+		cr[2][k] = producer_creates(n, false, false, 16);
+		cr[3][k] = producer_creates(n, true, false, 16);
 	}
 	double p0 = median(v[0], runs), p1 = median(v[1], runs), cc = median(c, runs);
 	double d = median(v[2], runs);
@@ -165,9 +177,13 @@ main(int argc, char **argv)
 	printf("ring producer beyond the clock read: %6.2f ns/event   (%s)\n", p1 - cc, cmd);
 	printf("ring decoder, drain + callback:      %6.1f M events/s per core   (%s)\n",
 	       d / 1e6, cmd);
-	printf("creates, no site:                    %6.2f ns/event   (%s)\n", median(cr[0], runs),
+	printf("creates, no site, CLOCK_MONOTONIC ts: %5.2f ns/event   (%s)\n", median(cr[0], runs),
 	       cmd);
-	printf("creates with its site (+SITE record): %5.2f ns/event   (%s)\n", median(cr[1], runs),
+	printf("creates with its site, same clock:    %5.2f ns/event   (%s)\n", median(cr[1], runs),
+	       cmd);
+	printf("creates, no site, no timestamp:       %5.2f ns/event   (%s)\n", median(cr[2], runs),
+	       cmd);
+	printf("creates with its site, no timestamp:  %5.2f ns/event   (%s)\n", median(cr[3], runs),
 	       cmd);
 	printf("(16-page ring overwritten flat out for the producer; 2 MiB windows for the decoder;"
 	       " medians of %d runs, thread CPU time)\n", runs);
