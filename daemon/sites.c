@@ -251,10 +251,31 @@ static const char *call_file(Dwarf_Die *cu, Dwarf_Die *die)
 	return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
+/*
+ * The compile unit holding addr.  libdw finds it through .debug_aranges, which clang
+ * does not emit by default: then look at each unit's own ranges (once per site).
+ */
+static Dwarf_Die *cu_of(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias, Dwarf_Die *buf)
+{
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
+	Dwarf_CU *unit = NULL;
+	Dwarf *dw;
+
+	if (cu)
+		return cu;
+	dw = dwfl_module_getdwarf(mod, bias);
+	if (!dw)
+		return NULL;
+	while (dwarf_get_units(dw, unit, &unit, NULL, NULL, buf, NULL) == 0)
+		if (dwarf_haspc(buf, addr - *bias) == 1)
+			return buf;
+	return NULL;
+}
+
 int sites_resolve(struct sites_module *m, uint64_t addr, struct sites_sym *out)
 {
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Die *cu, *scopes = NULL, cubuf;
 	Dwfl_Line *ln;
 	const char *file = NULL, *sym;
 	int line = 0, nscopes;
@@ -263,12 +284,19 @@ int sites_resolve(struct sites_module *m, uint64_t addr, struct sites_sym *out)
 	memset(out, 0, sizeof(*out));
 	if (!m)
 		return -1;
+	cu = cu_of(m->mod, addr, &bias, &cubuf);
 	ln = dwfl_module_getsrc(m->mod, addr);
-	if (ln)
+	if (ln) {
 		file = dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL);
+	} else if (cu) {
+		Dwarf_Line *dl = dwarf_getsrc_die(cu, addr - bias);
+		if (dl) {
+			file = dwarf_linesrc(dl, NULL, NULL);
+			dwarf_lineno(dl, &line);
+		}
+	}
 	copy_str(out->frames[0].file, sizeof(out->frames[0].file), file);
 	out->frames[0].line = line > 0 ? (unsigned)line : 0;
-	cu = dwfl_module_addrdie(m->mod, addr, &bias);
 	nscopes = cu ? dwarf_getscopes(cu, addr - bias, &scopes) : -1;
 	/*
 	 * The innermost function or inlined instance first.  The scopes of an inlined

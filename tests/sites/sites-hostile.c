@@ -15,6 +15,8 @@
 
 #include "mtrace-guest.h"
 
+#define LIT(s) s, sizeof(s) - 1
+
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint64_t rnd(void)
@@ -87,14 +89,14 @@ int main(int argc, char **argv)
 		size_t len;
 		uint64_t id;
 	} bad_names[] = {
-		{ "", 0, 5 },
+		{ LIT(""), 5 },
 		{ s, MTRACE_STR_MAX, 6 },
-		{ "\xff\xfe\xc0\xaf bad utf8", 14, 7 },
-		{ "\x1b[2J\x1b]0;owned\x07 escapes", 24, 8 },
-		{ "line\nbreak\r\t", 12, 9 },
-		{ "zero id", 7, 0 },
-		{ "<script>alert(1)</script>", 25, 10 },
-		{ "\"quote\\ json", 12, 11 },
+		{ LIT("\xff\xfe\xc0\xaf bad utf8"), 7 },
+		{ LIT("\x1b[2J\x1b]0;owned\x07 escapes"), 8 },
+		{ LIT("line\nbreak\r\t"), 9 },
+		{ LIT("zero id"), 0 },
+		{ LIT("<script>alert(1)</script>"), 10 },
+		{ LIT("\"quote\\ json"), 11 },
 	};
 	for (size_t i = 0; i < sizeof(bad_names) / sizeof(bad_names[0]); i++) {
 		mtrace_emit_slow(r, MTRACE_OP_SITE_NAME, 0, mtrace_now(r), MTRACE_THREAD_NONE,

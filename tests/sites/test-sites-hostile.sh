@@ -18,7 +18,10 @@ sim_start
 printf 'debug_dirs = %s/debug\nmax_sites_per_guest = 1024\n' "$T" >"$T/d.conf"
 daemon_start -c "$T/d.conf"
 STRACE=
-if command -v strace >/dev/null && strace -f -qq -e trace=open,openat,openat2 -o "$T/strace" \
+# LeakSanitizer refuses to run in a process that was ever traced: no strace there
+if nm "$MTRACED" 2>/dev/null | grep -q __asan_init; then
+	note "sanitizer build: /proc/PID/fd only"
+elif command -v strace >/dev/null && strace -f -qq -e trace=open,openat,openat2 -o "$T/strace" \
 	-p "$DPID" 2>"$T/strace.err" & then
 	STRACE=$!
 	PIDS+=("$STRACE")
