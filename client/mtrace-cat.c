@@ -317,7 +317,8 @@ static int parse_args(int argc, char **argv, struct cat_opts *o)
 			else if (!strcmp(optarg, "running"))
 				o->weight = FOLDED_RUNNING;
 			else {
-				fprintf(stderr, "mtrace-cat: --weight: count, pending or running\n");
+				fprintf(
+				    stderr, "mtrace-cat: --weight: count, pending or running\n");
 				return -1;
 			}
 			break;
