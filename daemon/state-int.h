@@ -31,22 +31,32 @@ struct win {
 	uint32_t b[WIN_SECS];	/* b[s % WIN_SECS] for s in (sec - WIN_SECS, sec) */
 };
 
+/*
+ * What an event touches is in the first cache line (the counters of the current
+ * thread, the per-second count, the list links and state a resolve moves), the rest in
+ * the second; entries are line-aligned so that no hot field straddles two lines.
+ */
 struct thr {
+	uint64_t events;
+	uint32_t ev_sec, ev_cur, ev_prev;	/* per-second event count, last two seconds */
+	uint32_t prev, next;			/* pending or finished list; free list */
+	uint8_t type;
+	uint8_t state;
+	uint32_t label;				/* label index or NO_IDX */
+	uint64_t reads, resolves;
+	uint64_t running_ns;
+	uint32_t failure;			/* failure string index or NO_IDX */
+	uint32_t site;				/* creation site index or NO_IDX (in failure's padding) */
+	/* second line */
 	uint64_t id;
 	uint64_t parent;
 	uint64_t becomes;
 	uint64_t created_ns;
 	uint64_t resolved_ns;
-	uint64_t reads, resolves, notifies, children, events;
-	uint64_t running_ns;
-	uint32_t ev_sec, ev_cur, ev_prev;	/* per-second event count, last two seconds */
-	uint32_t label;				/* label index or NO_IDX */
-	uint32_t failure;			/* failure string index or NO_IDX */
-	uint32_t site;				/* creation site index or NO_IDX */
-	uint32_t prev, next;			/* pending or finished list; free list */
-	uint8_t type;
-	uint8_t state;
-};
+	uint64_t notifies, children;
+} __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct thr) == 128, "two cache lines a thread");
 
 struct label {
 	uint64_t count, live;

@@ -1,5 +1,5 @@
 // bench.mjs - driven by bench/web/run.sh: throughput to one browser, server CPU per
-// event, frame time with 10,000 threads.  Prints one line per figure.
+// event, frame time with 10,000 threads (this page beside BASE's).  Prints one line per figure.
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -31,7 +31,7 @@ async function fresh() {
 }
 
 // 1+2: offered rate per ring (2 rings), events per ring.
-const rates = (env.RATES || '25000,50000,100000,0').split(',').map(Number);
+const rates = env.PARTS === 'frames' ? [] : (env.RATES || '25000,50000,100000,0').split(',').map(Number);
 for (const rate of rates) {
   const res = [];
   for (let r = 0; r < RUNS; r++) {
@@ -64,58 +64,146 @@ for (const rate of rates) {
     `${Math.round(m('rate'))} events/s into the page; mtrace-web CPU ${m('cpuPerEv').toFixed(0)} ns/event  [runs: ${res.map(x => Math.round(x.rate)).join(', ')} ev/s; ${res.map(x => x.cpuPerEv.toFixed(0)).join(', ')} ns]`);
 }
 
-// 3: 10,000 threads in the window.
+// 3: 10,000 threads in the window, this tree's page beside BASE's, alternately.  Each
+// page in its own browser context (its own renderer process).  Per frame: the draw
+// call's own time (wall, in the page), the renderer main thread's script and task
+// time from DevTools' performance metrics (which include the canvas's rasterisation
+// when it is flushed), and the time between animation frames.
+async function open(url) {
+  const ctx = await browser.createBrowserContext();
+  const page = await ctx.newPage();
+  await page.setViewport({ width: 1400, height: 820 });
+  await page.goto(url);
+  await page.waitForFunction(() => window.mtrace && mtrace.state.connected);
+  const cdp = await page.target().createCDPSession();
+  await cdp.send('Performance.enable');
+  return { page, cdp, close: () => ctx.close() };
+}
+const metrics = async cdp => Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.map(m => [m.name, m.value]));
+// CPU seconds of every renderer process (all its threads: script, canvas raster,
+// compositor): on a loaded machine wall times stretch, CPU time much less.
+const bcdp = await browser.target().createCDPSession();
+// The GPU process too: with --disable-gpu it still rasterises canvases and composites.
+const renderers = async () => new Map((await bcdp.send('SystemInfo.getProcessInfo')).processInfo
+  .filter(p => p.type === 'renderer' || p.type === 'GPU').map(p => [p.type === 'GPU' ? 'gpu' : p.id, p.cpuTime]));
+// ms: run for that long; drive: draw every animation frame ourselves (zoomed out,
+// paused: nothing else draws); else count the page's own draws (following).
+async function frames(p, ms, drive) {
+  const m0 = await metrics(p.cdp), c0 = await renderers();
+  const r = await p.page.evaluate((ms, drive) => new Promise(res => {
+    const gaps = [], draws = [];
+    mtrace.view.frames.length = 0;
+    let last = performance.now();
+    const t0 = last;
+    const f = () => {
+      const a = performance.now();
+      gaps.push(a - last); last = a;
+      if (drive) draws.push(mtrace.drawOnce());
+      if (a - t0 < ms) requestAnimationFrame(f);
+      else res({ gaps, draws: drive ? draws : [...mtrace.view.frames], secs: (a - t0) / 1000 });
+    };
+    requestAnimationFrame(f);
+  }), ms, drive);
+  const m1 = await metrics(p.cdp), c1 = await renderers();
+  const n = Math.max(r.draws.length, 1);
+  // The busiest renderer is the page measured (the other one is idle).
+  let cpu = 0;
+  for (const [id, t] of c1) if (id !== 'gpu') cpu = Math.max(cpu, t - (c0.get(id) ?? 0));
+  const gpu = (c1.get('gpu') ?? 0) - (c0.get('gpu') ?? 0);
+  return {
+    fps: r.gaps.length / r.secs, drawn: r.draws.length / r.secs, draw: median(r.draws),
+    script: (m1.ScriptDuration - m0.ScriptDuration) * 1000 / n,
+    task: (m1.TaskDuration - m0.TaskDuration) * 1000 / n, cpu: cpu * 1000 / n, gpu: gpu * 1000 / n, gap: median(r.gaps.slice(1)), secs: r.secs,
+  };
+}
+async function profile(p, label, ms, drive) {
+  await p.cdp.send('Profiler.enable');
+  await p.cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+  await p.cdp.send('Profiler.start');
+  const f = await frames(p, ms, drive);
+  const { profile } = await p.cdp.send('Profiler.stop');
+  const self = new Map(), byId = new Map(profile.nodes.map(n => [n.id, n]));
+  const dt = profile.timeDeltas; let i = 0;
+  for (const sid of profile.samples) {
+    const n = byId.get(sid);
+    const k = `${n.callFrame.functionName || '(anon)'}:${n.callFrame.url.split('/').pop()}:${n.callFrame.lineNumber + 1}`;
+    self.set(k, (self.get(k) || 0) + (dt[i++] || 0));
+  }
+  const perFrame = f.drawn * f.secs || 1;
+  console.log(`  profile, ${label} (self time per drawn frame, ${Math.round(perFrame)} frames):\n` +
+    [...self.entries()].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, 12)
+      .map(([k, v]) => `    ${(v / 1000 / perFrame).toFixed(2)} ms  ${k}`).join('\n'));
+}
+const pages = [['this tree', env.URL, env.HEAD_REV], ['BASE', env.BASE_URL, env.BASE_REV]].slice(0, env.ONLY === 'this' ? 1 : 2);
+const fmt = (name, rev, res) => {
+  const m = k => median(res.map(x => x[k]));
+  return `  ${`${name} (${rev})`.padEnd(22)} renderer CPU ${m('cpu').toFixed(1)} ms/frame (+ GPU process ${m('gpu').toFixed(1)}), script ${m('script').toFixed(1)} ms/frame, task ${m('task').toFixed(1)} ms/frame, ` +
+    `draw() ${m('draw').toFixed(1)} ms; ${m('drawn').toFixed(1)} frames drawn/s, animation frames ${m('fps').toFixed(1)}/s ` +
+    `(gap ${m('gap').toFixed(1)} ms)  [CPU by run: ${res.map(x => x.cpu.toFixed(1)).join(', ')}; GPU: ${res.map(x => x.gpu.toFixed(1)).join(', ')}; script: ${res.map(x => x.script.toFixed(1)).join(', ')}]`;
+};
+const load = () => fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 {
-  const page = await fresh();
-  if (env.PROFILE) await page.evaluate(() => { window.__profile = true; });
+  // Zoomed out: one guest's whole run, 10,000 threads, paused.
+  const ps = [];
+  for (const [name, url, rev] of pages) ps.push({ name, rev, p: await open(url), res: [] });
   const g = guest('--rings', '1', '--threads', '10000', '--labels', '64', '--rate', '40000', '--events', '120000', '--pages', '256');
   while (alive(g.name)) await sleep(100);
   await sleep(1500);
-  const fr = [];
-  for (let r = 0; r < RUNS; r++) {
-    fr.push(await page.evaluate(id => {
+  let shape = '';
+  for (const x of ps) {
+    shape = JSON.stringify(await x.p.page.evaluate(id => {
       const d = mtrace.model.domains.get(id);
       let lo = Infinity, hi = -Infinity;
       for (const th of d.order) { lo = Math.min(lo, th.created); hi = Math.max(hi, th.end ?? th.created); }
       mtrace.state.paused = true; mtrace.view.follow = false;
       mtrace.view.hidden = new Set([...mtrace.model.domains.keys()].filter(k => k !== id));
-      mtrace.view.spanMs = hi - lo; mtrace.view.t1 = hi;
-      const inWin = d.order.filter(th => (th.end ?? Infinity) >= lo && th.created <= hi).length;
-      const t = [];
-      for (let i = 0; i < 30; i++) { const a = performance.now(); mtrace.drawOnce(); t.push(performance.now() - a); }
-      t.sort((x, y) => x - y);
-      const parts = {};
-      if (window.__profile) for (const sk of [['arrows'], ['arrows', 'lines'], ['arrows', 'lines', 'labels']]) {
-        mtrace.view.skip = new Set(sk); const q = [];
-        for (let i = 0; i < 9; i++) { const a = performance.now(); mtrace.drawOnce(); q.push(performance.now() - a); }
-        parts[sk.join('+')] = q.sort((x, y) => x - y)[4];
-        mtrace.view.skip = null;
-      }
-      console.log(JSON.stringify(parts));
-      return { parts, threads: inWin, rows: d.rowFree.length, median: t[15], p95: t[28], events: d.events };
+      const pad = (hi - lo) * 0.02;
+      mtrace.view.spanMs = hi - lo + 2 * pad; mtrace.view.t1 = hi + pad;
+      return { threads: d.order.filter(th => (th.end ?? Infinity) >= lo && th.created <= hi).length, rows: d.rowFree.length, events: d.events };
     }, g.id));
   }
-  const m = k => median(fr.map(x => x[k]));
-  if (env.PROFILE) {
-    console.log(JSON.stringify(fr.map(x => x.parts)));
-    const cdp = await page.target().createCDPSession();
-    await cdp.send('Profiler.enable');
-    await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
-    await cdp.send('Profiler.start');
-    await page.evaluate(() => { for (let i = 0; i < 10; i++) mtrace.drawOnce(); });
-    const { profile } = await cdp.send('Profiler.stop');
-    const self = new Map(), byId = new Map(profile.nodes.map(n => [n.id, n]));
-    const dt = profile.timeDeltas; let i = 0;
-    for (const sid of profile.samples) { const n = byId.get(sid); const k = `${n.callFrame.functionName || '(anon)'}:${n.callFrame.lineNumber}`; self.set(k, (self.get(k) || 0) + (dt[i++] || 0)); }
-    console.log([...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, 12).map(([k, v]) => `${k} ${(v / 1000).toFixed(0)}ms`).join('\n'));
+  console.log(`# zoomed out on one run, paused (${shape}), load ${load()}`);
+  for (let r = 0; r < RUNS; r++)
+    for (const x of (r & 1 ? [...ps].reverse() : ps)) x.res.push(await frames(x.p, Number(env.ZOOM_MS || 3000), true));
+  for (const x of ps) console.log(fmt(x.name, x.rev, x.res));
+  if (env.PROFILE) for (const x of ps) {
+    await profile(x.p, `${x.name}, zoomed out`, 2000, true);
+    // What each part costs: renderer CPU per frame without it.
+    const parts = [];
+    for (const sk of (env.SKIPS ? env.SKIPS.split(' ').map(x => x === '-' ? [] : x.split('+')) : [[], ['arrows'], ['arrows', 'lines'], ['arrows', 'lines', 'labels']])) {
+      await x.p.page.evaluate(sk => { mtrace.view.skip = sk.length ? new Set(sk) : null; }, sk);
+      parts.push(`${sk.length ? "without " + sk.join("+") : "all"} ${(await frames(x.p, 2500, true)).cpu.toFixed(1)} ms`);
+    }
+    await x.p.page.evaluate(() => { mtrace.view.skip = null; });
+    console.log(`  renderer CPU per frame, ${x.name}: ${parts.join(', ')}`);
   }
-  console.log(`frame with ${m('threads')} threads in the window (${m('rows')} rows, ${m('events')} events): draw median ${m('median').toFixed(1)} ms, p95 ${m('p95').toFixed(1)} ms  [runs: ${fr.map(x => x.median.toFixed(1)).join(', ')} ms]`);
-  // Frames the page actually shows while following a live guest with 10,000 threads.
-  await page.evaluate(() => { mtrace.state.paused = false; mtrace.view.follow = true; mtrace.view.spanMs = 10000; mtrace.view.hidden.clear(); });
-  const g2 = guest('--rings', '1', '--threads', '10000', '--labels', '64', '--rate', '5000', '--duration', '5', '--pages', '256');
-  await sleep(1500);
-  const fps = await page.evaluate(() => new Promise(res => { let n = 0; const t0 = performance.now(); const f = () => { n++; if (performance.now() - t0 < 3000) requestAnimationFrame(f); else res(n / 3); }; requestAnimationFrame(f); }));
-  const th = await page.evaluate(id => { const d = mtrace.model.domains.get(id); const t0 = mtrace.view.t0; return d.order.filter(t => (t.end ?? Infinity) >= t0).length; }, g2.id);
-  console.log(`following live (10 s window, ${th} threads of the live guest in it): ${fps.toFixed(1)} animation frames/s, draw median ${(await page.evaluate(() => mtrace.frameStats().median)).toFixed(1)} ms`);
+  for (const x of ps) await x.p.close();
+}
+if (env.FOLLOW !== '0') {
+  // Following a live guest: 10,000 threads in a 10 s window.
+  const ps = pages.map(([name, url, rev]) => ({ name, url, rev, res: [] }));
+  const order = [];
+  for (let r = 0; r < RUNS; r++) order.push(...(r & 1 ? [...ps].reverse() : ps));
+  if (env.PROFILE) order.push(...ps.map(x => ({ ...x, profile: true })));
+  let shapes = [];
+  for (const x of order) {
+    const p = await open(x.url);
+    const g = guest('--rings', '1', '--threads', '10000', '--labels', '64', '--rate', '5000', '--duration', '6', '--pages', '256');
+    await p.page.evaluate(id => {
+      mtrace.state.paused = false; mtrace.view.follow = true; mtrace.view.spanMs = 10000;
+      mtrace.view.hidden = new Set([...mtrace.model.domains.keys()].filter(k => k !== id));
+    }, g.id);
+    await sleep(2000);
+    await p.page.evaluate(id => {	// domains the page learnt of since
+      mtrace.view.hidden = new Set([...mtrace.model.domains.keys()].filter(k => k !== id));
+    }, g.id);
+    if (x.profile) await profile(p, `${x.name}, following`, 3000, false);
+    else x.res.push(await frames(p, 3000, false));
+    shapes.push(await p.page.evaluate(id => { const d = mtrace.model.domains.get(id); const t0 = mtrace.view.t0; return d.order.filter(t => (t.end ?? Infinity) >= t0).length; }, g.id));
+    await p.close();
+    while (alive(g.name)) await sleep(100);
+  }
+  console.log(`# following a live guest (10 s window; threads of it in the window: ${shapes.join(', ')}), load ${load()}`);
+  for (const x of ps) console.log(fmt(x.name, x.rev, x.res));
 }
 await browser.close();

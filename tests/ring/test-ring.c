@@ -576,7 +576,7 @@ t_header(void)
 	} while (0)
 	BAD("magic", h->magic = 0xdeadbeef, 4);
 	BAD("byte-swapped magic", h->magic = __builtin_bswap32(MTRACE_RING_MAGIC), 4);
-	BAD("version", h->version = 2, 4);
+	BAD("version", h->version = 3, 4);
 	BAD("hdr_size", h->hdr_size = 128, 4);
 	BAD("pages mismatch", (void)h, 8);
 	BAD("pages not pow2", h->data_pages = 3, 3);

@@ -21,7 +21,9 @@ run() {
 	done
 	local base=/local/domain/$domid/data/mtrace
 	[ "$("$SIMXEN" -d "$SIM" xs-read $base/state)" = ready ] || fail "$name: state never ready"
-	[ "$("$SIMXEN" -d "$SIM" xs-read $base/version)" = 1 ] || fail "$name: version key"
+	local want_version=1
+	[ "${CLOCK:-}" = tsc ] && want_version=2
+	[ "$("$SIMXEN" -d "$SIM" xs-read $base/version)" = $want_version ] || fail "$name: version key"
 	local ref0
 	ref0=$("$SIMXEN" -d "$SIM" xs-read $base/ring/0/ref)
 	[[ $ref0 =~ ^[0-9]+$ ]] || fail "$name: ring ref"
@@ -78,6 +80,16 @@ if mode == "overwrite" and sum(g["lost"] for g in r["rings"]) == 0:
 if mode == "garbage":
     if s["garbage_writes"] == 0: bad.append("no garbage written")
     if sum(g["corrupt"] for g in r["rings"]) == 0: bad.append("garbage not counted as corrupt")
+if mode == "tsc":
+    # the guest stamped raw TSC ticks; we must see CLOCK_MONOTONIC ns from this host
+    if s["clock"] != "tsc" or r["clock"] != "tsc": bad.append("clock %s / %s" % (s["clock"], r["clock"]))
+    for g in r["rings"]:
+        if g["source_clock"] != 4 or g["clock"] != 1: bad.append("ring clocks %d/%d" % (g["source_clock"], g["clock"]))
+        # written after the guest started (it ran before we attached: allow 60 s) and never after we read it
+        if not (r["attach_ns"] - 60e9 < g["ts_min"] <= g["ts_max"] <= r["done_ns"]):
+            bad.append("ts %d..%d outside [attach - 60 s, done %d]" % (g["ts_min"], g["ts_max"], r["done_ns"]))
+        if g["ahead_ns"] > 1000: bad.append("a ts %d ns ahead of CLOCK_MONOTONIC" % g["ahead_ns"])
+        if g["time_updates"] == 0: bad.append("no recalibration picked up")
 if mode == "reannounce" and s["reannounced"] != 1: bad.append("reannounced %d" % s["reannounced"])
 if mode == "exact" and r["wakeups"] == 0: bad.append("no event-channel wake-up")
 print("%s: written %d, read %s, lost %s, corrupt %s, wakeups %d" % (sys.argv[4], s["events"],
@@ -95,6 +107,13 @@ run flat 40 -r 1 -p 1 -n 300000 --rate 0 --seed 8
 check flat overwrite || fail flat
 run hostile 40 -r 2 -p 4 -n 3000 --rate 20000 --garbage mixed --seed 9
 check hostile garbage || fail hostile
+# the TSC clock (skipped where the TSC is not invariant): ticks decoded as this host's
+# CLOCK_MONOTONIC ns, recalibrations (every 100 ms) picked up during the 1 s run
+if grep -qw nonstop_tsc /proc/cpuinfo 2>/dev/null; then
+	CLOCK=tsc run tsc 40 -r 2 -p 256 -n 20000 --rate 20000 --seed 11 --clock tsc
+	check tsc exact || fail tsc-exact
+	check tsc tsc || fail tsc
+fi
 REANNOUNCE=1 run moved 40 -r 1 -p 64 -n 2000 --rate 20000 --seed 10
 check moved reannounce || fail moved
 echo "session: ok"

@@ -55,6 +55,10 @@ static void accepted(void)
 	            "ring/0/ref=7\nring/0/pages=1\n",
 	          &a, why, sizeof(why)) == ANNOUNCE_OK);
 	CHECK(a.clock == MTRACE_CLOCK_REALTIME);
+	CHECK(parse("state=ready\nversion=2\nclock=tsc\nevent-channel=3\nrings=1\n"
+	            "ring/0/ref=7\nring/0/pages=1\n",
+	          &a, why, sizeof(why)) == ANNOUNCE_OK);
+	CHECK(a.clock == MTRACE_CLOCK_TSC);
 }
 
 static void nothing(void)
@@ -71,9 +75,9 @@ static void refusals(void)
 {
 	/* refused, each with its key in the reason */
 	refused("state=starting\n", "state: \"starting\"");
-	refused("state=ready\n", "version: (missing) is not 1");
-	refused("state=ready\nversion=2\n", "version: \"2\" is not 1");
-	refused("state=ready\nversion=1\nclock=tsc\n", "clock: \"tsc\"");
+	refused("state=ready\n", "version: (missing) is not 1 or 2");
+	refused("state=ready\nversion=3\n", "version: \"3\" is not 1 or 2");
+	refused("state=ready\nversion=1\nclock=tsc\n", "clock: \"tsc\""); /* needs version 2 */
 	refused(
 	    "state=ready\nversion=1\nclock=monotonic\nevent-channel=0\n", "event-channel: \"0\"");
 	refused(

@@ -15,6 +15,33 @@ const OP = {
 };
 const DRIFT_MS = 2000;	// re-anchor a domain's clock beyond this
 
+// A min-heap of numbers in an array.
+function heapPush(h, v) {
+  let i = h.length;
+  h.push(v);
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    if (h[p] <= v) break;
+    h[i] = h[p]; i = p;
+  }
+  h[i] = v;
+}
+function heapPop(h) {
+  const top = h[0], v = h.pop();
+  if (h.length) {
+    let i = 0;
+    for (;;) {
+      let c = 2 * i + 1;
+      if (c >= h.length) break;
+      if (c + 1 < h.length && h[c + 1] < h[c]) c++;
+      if (h[c] >= v) break;
+      h[i] = h[c]; i = c;
+    }
+    h[i] = v;
+  }
+  return top;
+}
+
 // A thread's current row.
 const cur = th => th.segs[th.segs.length - 1].row;
 
@@ -30,6 +57,7 @@ class Domain {
     this.threads = new Map();
     this.order = [];	// threads in creation order
     this.rowFree = [];	// per row: the time it is free again (Infinity: taken)
+    this.freeRows = [];	// rows freed, a min-heap (see Model.takeRow)
     this.rowSegs = [];	// per row: the line stretches drawn on it, in time order
     this.creates = []; this.reads = []; this.resolves = []; this.signals = [];
     this.becomes = []; this.labels = []; this.sends = []; this.recvs = []; this.joins = [];
@@ -115,18 +143,36 @@ class Model {
     d.rowSegs[row].push(seg);
   }
 
+  // The lowest row free by t.  Rows freed wait in a min-heap (d.freeRows, entries
+  // made stale by a later take are skipped): a scan of every row per thread created
+  // costs a frame's worth with thousands of rows.  Only a row freed after t (events of
+  // several rings slightly out of order) needs the scan.
   takeRow(d, t) {
-    for (let r = 0; r < d.rowFree.length; r++) {
-      if (d.rowFree[r] <= t) { d.rowFree[r] = Infinity; return r; }
+    const h = d.freeRows;
+    while (h.length && d.rowFree[h[0]] === Infinity) heapPop(h);
+    let r = -1;
+    if (h.length && d.rowFree[h[0]] <= t) r = heapPop(h);
+    else if (h.length) {
+      for (let i = 0; i < d.rowFree.length; i++) if (d.rowFree[i] <= t) { r = i; break; }
     }
-    d.rowFree.push(Infinity);
-    return d.rowFree.length - 1;
+    if (r < 0) { d.rowFree.push(Infinity); return d.rowFree.length - 1; }
+    d.rowFree[r] = Infinity;
+    return r;
+  }
+
+  freeRow(d, row, t) {
+    d.rowFree[row] = t;
+    heapPush(d.freeRows, row);
+    if (d.freeRows.length > 2 * d.rowFree.length + 64) {	// stale entries: rebuilt
+      d.freeRows = [];
+      for (let r = 0; r < d.rowFree.length; r++) if (d.rowFree[r] !== Infinity) heapPush(d.freeRows, r);
+    }
   }
 
   endThread(d, th, t) {
     if (th.end !== null) return;
     th.end = t;
-    d.rowFree[th.segs[th.segs.length - 1].row] = t;
+    this.freeRow(d, th.segs[th.segs.length - 1].row, t);
   }
 
   // One batch from the feed (the server's column form of an EventBatch).
@@ -205,12 +251,12 @@ class Model {
       if (b.end === null) {
         const bRow = b.segs[b.segs.length - 1].row;
         if (bRow !== aRow) {
-          d.rowFree[bRow] = t;
+          this.freeRow(d, bRow, t);
           this.addSeg(d, b, aRow, t);
           d.rowFree[aRow] = Infinity;
         }
       } else {
-        d.rowFree[aRow] = t;
+        this.freeRow(d, aRow, t);
       }
       d.becomes.push({ t, from: tid, to: arg, ra: aRow, rb: cur(b) });
       break;

@@ -26,6 +26,7 @@ class View {
     this.selected = null;	// {domid, id}
     this.layout = [];		// per drawn domain: {d, top, rowsTop, rows, bottom}
     this.frames = [];		// draw times, ms (the last 240)
+    this.stats = { arrows: 0, spans: 0, arrowsLeftOut: 0, long: 0 };	// of the last frame
   }
   get t0() { return this.t1 - this.spanMs; }
 }
@@ -38,6 +39,55 @@ function lowerBound(a, t, key) {
   }
   return lo;
 }
+
+// Scratch arrays reused from frame to frame (a frame allocates next to nothing).
+const scratch = { n: 0, lastX: null, perCol: null, diagCol: null, markCol: null, ivLo: null, ivHi: null };
+function scratchFor(rows, cols) {
+  const need = Math.max(rows, cols, 1);
+  if (scratch.n < need) {
+    scratch.n = need * 2;
+    scratch.lastX = new Float64Array(scratch.n);
+    scratch.perCol = new Uint16Array(scratch.n);
+    scratch.diagCol = new Uint16Array(scratch.n);
+    scratch.markCol = new Int32Array(scratch.n);
+  }
+  if (!scratch.ivLo) {
+    scratch.ivLo = new Float32Array(IV_MAX); scratch.ivHi = new Float32Array(IV_MAX);
+    scratch.bx = new Float64Array(EXACT_PER_COL); scratch.bya = new Float64Array(EXACT_PER_COL); scratch.byb = new Float64Array(EXACT_PER_COL);
+  }
+  return scratch;
+}
+const IV_MAX = 64;
+let rectBuf = new Float32Array(4096);	// x, y, w, h of the rectangles of one arrow list
+const grow = a => { const b = new Float32Array(a.length * 2); b.set(a); return b; };	// vertical arrow spans held per pixel column before they are merged
+
+// Level of detail for arrows.  A pixel column with a few vertical arrows has them
+// drawn exactly (line and head); in a column with more, their spans are merged and
+// filled as pixel-aligned rectangles, which neighbouring columns with the same span
+// widen; an arrow whose other end is off the canvas shows as a stub of STUB pixels
+// towards it (else thousands of arrows to rows out of sight paint the canvas over):
+// so does any arrow to a row out of sight once LONG_MAX lines across the canvas are
+// drawn in a frame.  The cost is bounded by the pixels, not the events.  Slanted arrows are clipped to the canvas and
+// capped per column and per frame; the page says how many it left out.
+const STUB = 12, LONG_MAX = 400, EXACT_PER_COL = 2, DIAG_PER_COL = 3, DIAG_MAX = 600, HEADS_MAX = 3000;
+
+// The part of segment (x0,y0)-(x1,y1) inside [xa,xb]x[ya,yb] into out, or false
+// (Liang-Barsky).
+let clipU0 = 0, clipU1 = 1;
+function clipEdge(p, q) {
+  if (p === 0) return q >= 0;
+  const u = q / p;
+  if (p < 0) { if (u > clipU1) return false; if (u > clipU0) clipU0 = u; } else { if (u < clipU0) return false; if (u < clipU1) clipU1 = u; }
+  return true;
+}
+function clipSeg(out, x0, y0, x1, y1, xa, ya, xb, yb) {
+  const dx = x1 - x0, dy = y1 - y0;
+  clipU0 = 0; clipU1 = 1;
+  if (!clipEdge(-dx, x0 - xa) || !clipEdge(dx, xb - x0) || !clipEdge(-dy, y0 - ya) || !clipEdge(dy, yb - y0)) return false;
+  out[0] = x0 + clipU0 * dx; out[1] = y0 + clipU0 * dy; out[2] = x0 + clipU1 * dx; out[3] = y0 + clipU1 * dy;
+  return true;
+}
+const clipOut = new Float64Array(4);
 
 function niceStep(ms, px, minPx) {
   const raw = ms * minPx / Math.max(px, 1);
@@ -71,12 +121,29 @@ function rowAt(th, t) {
   return r;
 }
 
+// A thread's label as drawn, made printable once (not at every frame): th.shown
+// holds it for the label and exception it was made from.
+function shownLabel(th, max) {
+  let sh = th.shown;
+  if (!sh || sh.label !== th.label || sh.exn !== th.exn || sh.failed !== th.failed) {
+    const text = th.failed && th.exn ? `${th.label} \u2717 ${th.exn}` : th.label;
+    sh = th.shown = { label: th.label, exn: th.exn, failed: th.failed, text: MtraceModel.printable(text, 81), cut: new Map() };
+  }
+  if (sh.text.length <= max) return sh.text;
+  let c = sh.cut.get(max);
+  if (c === undefined) sh.cut.set(max, c = sh.text.slice(0, max) + '\u2026');
+  return c;
+}
+
 function threadVisible(view, th) {
   return !view.labelPrefix || th.label.startsWith(view.labelPrefix);
 }
 
 function draw(ctx, model, view, now, W, H) {
   const start = performance.now();
+  // What this frame drew and left out (the page says so; the tests read it).
+  const stats = view.stats;
+  stats.arrows = 0; stats.spans = 0; stats.arrowsLeftOut = 0; stats.long = 0;
   const t0 = view.t0, t1 = view.t1, span = t1 - t0;
   const xOf = t => (t - t0) / span * W;
   ctx.fillStyle = COLORS.bg;
@@ -141,7 +208,7 @@ function draw(ctx, model, view, now, W, H) {
     }
 
     const filtering = view.labelPrefix !== '';
-    const lastX = new Float64Array(rows);
+    const sc = scratchFor(rows, Math.ceil(W) + 2), lastX = sc.lastX;
     // Only the rows on screen are visited.
     const r0 = Math.max(0, Math.floor((AXIS_H - L.rowsTop) / view.rowH) - 1);
     const r1 = Math.min(rows - 1, Math.ceil((H - L.rowsTop) / view.rowH) + 1);
@@ -191,7 +258,7 @@ function draw(ctx, model, view, now, W, H) {
     // Running intervals, thick; again one per pixel and row at most.
     ctx.fillStyle = COLORS.running;
     const rh = Math.max(2, Math.min(view.rowH - 1, 5));
-    lastX.fill(-1e9);
+    lastX.fill(-1e9, 0, rows);
     const runs = new Path2D();
     const runBar = (r, a, b) => {
       if (b < t0 || a > t1 || !visRow(r.row)) return;
@@ -206,55 +273,125 @@ function draw(ctx, model, view, now, W, H) {
     for (const r of d.running.values()) runBar(r, r.t0, d.alive ? now : d.lastT);
     ctx.fill(runs);
 
-    // Arrows, with the rows their ends had when they happened.  Where thousands land
-    // on one pixel column, a few per column are enough to show it.
+    // Arrows, with the rows their ends had when they happened (see EXACT_PER_COL).
     const cols = Math.ceil(W) + 2;
-    const perCol = new Uint16Array(cols), covLo = new Float32Array(cols), covHi = new Float32Array(cols);
+    const { perCol, diagCol, ivLo, ivHi } = sc, bx = sc.bx, bya = sc.bya, byb = sc.byb;
+    const yMin = AXIS_H - 1, yMax = H + 1;
+    const lod = view.lod !== false;	// false: every arrow exactly (tests, comparisons)
     const arrowList = (list, color, dashed) => {
       if (view.skip && view.skip.has('arrows')) return;
+      const i0 = lowerBound(list, t0 - span * 0.05, a => a.t);
+      diagCol.fill(0, 0, cols);
       const heads = new Path2D(), lines = new Path2D();
-      perCol.fill(0);
-      covLo.fill(1e9);
-      covHi.fill(-1e9);
-      let n = 0;
-      for (let i = lowerBound(list, t0 - span * 0.05, a => a.t); i < list.length && list[i].t <= t1; i++) {
-        const a = list[i];
-        let ya = rowY(a.ra), yb = rowY(a.rb);
-        if ((ya < AXIS_H && yb < AXIS_H) || (ya > H && yb > H)) continue;
-        const xb = xOf(a.t);
-        const col = xb < 0 ? 0 : xb > W ? cols - 1 : Math.round(xb);
-        const xa = a.ts !== undefined ? xOf(a.ts) : xb;
-        const vertical = Math.abs(xa - xb) < 1;
-        const lo = Math.max(Math.min(ya, yb), AXIS_H - 1), hi = Math.min(Math.max(ya, yb), H + 1);
-        // A vertical line inside what this column already shows adds nothing.
-        if (vertical && lo >= covLo[col] && hi <= covHi[col]) continue;
-        if (perCol[col]++ > 12) continue;
-        if (filtering && (!vis(a.from) || !vis(a.to))) continue;
-        if (vertical) {
-          if (lo <= covHi[col] + 1 && hi >= covLo[col] - 1) {
-            covLo[col] = Math.min(covLo[col], lo); covHi[col] = Math.max(covHi[col], hi);
-          } else if (hi - lo > covHi[col] - covLo[col]) {
-            covLo[col] = lo; covHi[col] = hi;
-          }
-          // Clipped to the canvas: the off-screen part costs pixels for nothing.
-          ya = Math.min(Math.max(ya, AXIS_H - 10), H + 10);
-          yb = Math.min(Math.max(yb, AXIS_H - 10), H + 10);
+      let nHeads = 0, nDiag = 0, col = -1, k = 0, nRects = 0;
+      // Crowded columns: their vertical spans merged where they touch; a column whose
+      // one span is the one of the column before widens that rectangle.
+      let px = -1, pw = 0, plo = 0, phi = 0;
+      const rect = (x, w, lo, hi) => {
+        if (nRects * 4 + 4 > rectBuf.length) rectBuf = grow(rectBuf);
+        rectBuf[nRects * 4] = x; rectBuf[nRects * 4 + 1] = lo;
+        rectBuf[nRects * 4 + 2] = w; rectBuf[nRects * 4 + 3] = hi - lo;
+        nRects++;
+      };
+      const pend = () => { if (px >= 0) rect(px, pw, plo, phi); px = -1; };
+      const flushCol = () => {
+        if (k === 0) return;
+        for (let i = 1; i < k; i++) {	// insertion sort by top (k is small)
+          const lo = ivLo[i], hi = ivHi[i];
+          let j = i - 1;
+          for (; j >= 0 && ivLo[j] > lo; j--) { ivLo[j + 1] = ivLo[j]; ivHi[j + 1] = ivHi[j]; }
+          ivLo[j + 1] = lo; ivHi[j + 1] = hi;
         }
-        lines.moveTo(xa, ya); lines.lineTo(xb, yb);
+        let m = 0;
+        for (let i = 1; i < k; i++) {	// merged in place
+          if (ivLo[i] <= ivHi[m] + 1) { if (ivHi[i] > ivHi[m]) ivHi[m] = ivHi[i]; } else { m++; ivLo[m] = ivLo[i]; ivHi[m] = ivHi[i]; }
+        }
+        m++;
+        if (m === 1 && px >= 0 && px + pw === col && plo === ivLo[0] && phi === ivHi[0]) pw++;
+        else {
+          pend();
+          if (m === 1) { px = col; pw = 1; plo = ivLo[0]; phi = ivHi[0]; } else for (let i = 0; i < m; i++) rect(col, 1, ivLo[i], ivHi[i]);
+        }
+        k = 0;
+      };
+      const head = (xa, ya, xb, yb) => {
         const len = Math.hypot(xb - xa, yb - ya);
-        if (len > 8 && n++ < 3000 && yb >= AXIS_H && yb <= H) {
-          const ux = (xb - xa) / len, uy = (yb - ya) / len, hs = 3.5;
-          heads.moveTo(xb, yb);
-          heads.lineTo(xb - ux * hs * 1.7 - uy * hs, yb - uy * hs * 1.7 + ux * hs);
-          heads.lineTo(xb - ux * hs * 1.7 + uy * hs, yb - uy * hs * 1.7 - ux * hs);
-          heads.closePath();
+        if (len <= 8 || nHeads >= HEADS_MAX || yb < AXIS_H || yb > H) return;
+        nHeads++;
+        const ux = (xb - xa) / len, uy = (yb - ya) / len, hs = 3.5;
+        heads.moveTo(xb, yb);
+        heads.lineTo(xb - ux * hs * 1.7 - uy * hs, yb - uy * hs * 1.7 + ux * hs);
+        heads.lineTo(xb - ux * hs * 1.7 + uy * hs, yb - uy * hs * 1.7 - ux * hs);
+        heads.closePath();
+      };
+      // Vertical arrows come column by column (the lists are in time order): the first
+      // EXACT_PER_COL of a column wait in bx/bya/byb until it is known whether more
+      // follow (bn < 0: they did, the column is crowded).
+      let bn = 0;
+      const toSpan = (ya, yb) => {
+        // An end off the canvas: a stub towards it, not a line across the canvas.
+        let lo = Math.min(ya, yb), hi = Math.max(ya, yb);
+        if (lo < yMin) lo = Math.max(yMin, hi - STUB);
+        if (hi > yMax) hi = Math.min(yMax, lo + STUB);
+        if (k === IV_MAX) { flushCol(); pend(); }
+        ivLo[k] = Math.round(lo); ivHi[k] = Math.round(hi); k++;
+      };
+      const exact = (xb, ya, yb) => {
+        lines.moveTo(xb, Math.min(Math.max(ya, yMin - 9), yMax + 9));
+        lines.lineTo(xb, Math.min(Math.max(yb, yMin - 9), yMax + 9));
+        head(xb, ya, xb, yb);
+      };
+      const endCol = () => {
+        for (let j = 0; j < bn; j++) {
+          const ya = bya[j], yb = byb[j];
+          const off = ya < yMin || ya > yMax || yb < yMin || yb > yMax;
+          if (off && stats.long++ >= LONG_MAX) toSpan(ya, yb); else exact(bx[j], ya, yb);
         }
+        bn = 0;
+        flushCol();
+      };
+      for (let i = i0; i < list.length && list[i].t <= t1; i++) {
+        const a = list[i];
+        const ya = rowY(a.ra), yb = rowY(a.rb);
+        if ((ya < yMin && yb < yMin) || (ya > yMax && yb > yMax)) continue;
+        if (filtering && (!vis(a.from) || !vis(a.to))) continue;
+        const xb = xOf(a.t);
+        const c = xb < 0 ? 0 : xb > W ? cols - 1 : Math.round(xb);
+        if (a.ts === undefined || a.ts === a.t) {
+          if (!lod) { exact(xb, ya, yb); continue; }
+          if (c !== col) { endCol(); col = c; }
+          if (bn >= 0 && bn < EXACT_PER_COL) { bx[bn] = xb; bya[bn] = ya; byb[bn] = yb; bn++; continue; }
+          if (bn > 0) { for (let j = 0; j < bn; j++) toSpan(bya[j], byb[j]); bn = -1; }
+          toSpan(ya, yb);
+          continue;
+        }
+        const xa = xOf(a.ts);
+        if (lod && (diagCol[c]++ >= DIAG_PER_COL || nDiag >= DIAG_MAX)) { stats.arrowsLeftOut++; continue; }
+        if (!clipSeg(clipOut, xa, ya, xb, yb, -2, yMin - 9, W + 2, yMax + 9)) continue;
+        nDiag++;
+        if (lod && (ya < yMin || ya > yMax || yb < yMin || yb > yMax) && stats.long++ >= LONG_MAX) {
+          // Out of long lines for this frame: a stub from the end on the canvas.
+          const inB = yb >= yMin && yb <= yMax;
+          const x0 = inB ? xb : xa, y0 = inB ? yb : ya, len = Math.hypot(xb - xa, yb - ya) || 1;
+          const f = 2 * STUB / len * (inB ? -1 : 1);
+          lines.moveTo(x0, y0); lines.lineTo(x0 + (xb - xa) * f, y0 + (yb - ya) * f);
+          continue;
+        }
+        lines.moveTo(clipOut[0], clipOut[1]); lines.lineTo(clipOut[2], clipOut[3]);
+        head(xa, ya, xb, yb);
       }
+      endCol();
+      pend();
+      stats.arrows += nDiag;
+      stats.spans += nRects;
+      const sk = view.skip;
       ctx.strokeStyle = color; ctx.fillStyle = color;
       ctx.setLineDash(dashed ? [3, 3] : []);
-      ctx.stroke(lines);
+      if (!(sk && sk.has('alines'))) ctx.stroke(lines);
       ctx.setLineDash([]);
-      ctx.fill(heads);
+      // Pixel-aligned rectangles: filled directly (no path to scan-convert).
+      if (!(sk && sk.has('spans'))) for (let i = 0; i < nRects * 4; i += 4) ctx.fillRect(rectBuf[i], rectBuf[i + 1], rectBuf[i + 2], rectBuf[i + 3]);
+      if (!(sk && sk.has('heads'))) ctx.fill(heads);
     };
     ctx.lineWidth = 1;
     arrowList(d.creates, COLORS.create);
@@ -267,15 +404,21 @@ function draw(ctx, model, view, now, W, H) {
     arrowList(d.joins, COLORS.join, true);
 
     // Event-channel marks: send a triangle up, receive a triangle down.
+    const markCol = sc.markCol;
     const marks = (list, color, up) => {
       const p = new Path2D();
-      perCol.fill(0);
+      perCol.fill(0, 0, cols);
+      markCol.fill(-1, 0, rows);
       for (let i = lowerBound(list, t0, m => m.t); i < list.length && list[i].t <= t1; i++) {
         const m = list[i];
         const yy = rowY(m.row), x = xOf(m.t), s = 3.5;
         if (yy < AXIS_H || yy > H) continue;
-        if (perCol[Math.round(x)]++ > 6) continue;
+        // One per row and pixel column, and a few per column.
+        const c = Math.min(Math.max(Math.round(x), 0), cols - 1);
+        if (markCol[m.row] === c || perCol[c] > 6) continue;
         if (filtering && !vis(m.th)) continue;
+        markCol[m.row] = c;
+        perCol[c]++;
         p.moveTo(x, up ? yy - s : yy + s);
         p.lineTo(x - s, up ? yy + s : yy - s);
         p.lineTo(x + s, up ? yy + s : yy - s);
@@ -312,13 +455,12 @@ function draw(ctx, model, view, now, W, H) {
         rowRange(r, (sg, e) => {
           const th = sg.th;
           if (sg !== th.segs[0] || (filtering && !threadVisible(view, th))) return;
-          const text = th.failed && th.exn ? `${th.label} \u2717 ${th.exn}` : th.label;
-          if (!text) return;
+          if (!th.label && !(th.failed && th.exn)) return;
           const x = Math.max(xOf(th.created), 0) + 2;
           const chars = Math.floor((Math.min(xOf(e), W) - x) / 6);
           if (chars < 4 || x < room0) return;
           room0 = x + Math.min(chars, 80) * 6;
-          ctx.fillText(MtraceModel.printable(text, Math.min(chars, 80)), x, rowY(r) - 2);
+          ctx.fillText(shownLabel(th, Math.min(chars, 80)), x, rowY(r) - 2);
           labelsDrawn++;
         });
       }
@@ -378,6 +520,15 @@ function draw(ctx, model, view, now, W, H) {
     ctx.beginPath();
     ctx.moveTo(xOf(now), AXIS_H - 6); ctx.lineTo(xOf(now), H);
     ctx.stroke();
+  }
+  if (stats.arrowsLeftOut) {
+    const msg = `${stats.arrowsLeftOut} slanted arrows not drawn at this zoom`;
+    ctx.font = '11px sans-serif';
+    const w = ctx.measureText(msg).width;
+    ctx.fillStyle = COLORS.bg;
+    ctx.fillRect(W - w - 10, 0, w + 10, AXIS_H - 6);
+    ctx.fillStyle = COLORS.axis;
+    ctx.fillText(msg, W - w - 5, 12);
   }
   const took = performance.now() - start;
   view.frames.push(took);
