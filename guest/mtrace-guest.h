@@ -164,17 +164,26 @@ static inline void mtrace_rec_publish(struct mtrace_ring *r, uint32_t len)
 		mtrace_ring_kick(r);
 }
 
-static inline void mtrace_emit_ts(struct mtrace_ring *r, uint8_t op, uint8_t type, uint64_t ts,
-				  uint64_t thread, uint64_t arg)
+/* Reserve a record of len bytes and write its fixed part; publish it when complete. */
+static inline struct mtrace_rec *mtrace_rec_begin(struct mtrace_ring *r, uint32_t len,
+						  uint8_t op, uint8_t type, uint64_t ts,
+						  uint64_t thread, uint64_t arg)
 {
-	struct mtrace_rec *rec = mtrace_rec_reserve(r, MTRACE_REC_FIXED);
-	rec->len = MTRACE_REC_FIXED;
+	struct mtrace_rec *rec = mtrace_rec_reserve(r, len);
+	rec->len = (uint16_t)len;
 	rec->op = op;
 	rec->type = type;
 	rec->seq = r->seq++;
 	rec->ts = ts;
 	rec->thread = thread;
 	rec->arg = arg;
+	return rec;
+}
+
+static inline void mtrace_emit_ts(struct mtrace_ring *r, uint8_t op, uint8_t type, uint64_t ts,
+				  uint64_t thread, uint64_t arg)
+{
+	mtrace_rec_begin(r, MTRACE_REC_FIXED, op, type, ts, thread, arg);
 	mtrace_rec_publish(r, MTRACE_REC_FIXED);
 }
 
@@ -192,15 +201,9 @@ static inline void mtrace_creates_at_ts(struct mtrace_ring *r, uint64_t ts, uint
 					uint64_t child, uint8_t type, uint8_t site_kind,
 					uint64_t site)
 {
-	struct mtrace_rec *rec = mtrace_rec_reserve(r, MTRACE_REC_CREATES_SITE);
+	struct mtrace_rec *rec = mtrace_rec_begin(r, MTRACE_REC_CREATES_SITE, MTRACE_OP_CREATES,
+						  type, ts, thread, child);
 	struct mtrace_site_ext *ext = (struct mtrace_site_ext *)(rec + 1);
-	rec->len = MTRACE_REC_CREATES_SITE;
-	rec->op = MTRACE_OP_CREATES;
-	rec->type = type;
-	rec->seq = r->seq++;
-	rec->ts = ts;
-	rec->thread = thread;
-	rec->arg = child;
 	ext->site = site;
 	/* kind, flags 0 and the zero padding in one store (little-endian, as the ABI) */
 	uint64_t word = site_kind;
