@@ -233,6 +233,8 @@ static void json_stats(FILE *f, const Mtrace__Stats *s)
 		fprintf(f, "%s{\"domid\":%u,\"id\":%" PRId64 ",\"label\":", i ? "," : "", t->domid,
 		    t->id);
 		cat_json_str(f, t->label);
+		fputs(",\"site\":", f);
+		cat_json_str(f, t->site);
 		fprintf(f,
 		    ",\"type\":\"%s\",\"state\":\"%s\",\"parent\":%" PRId64 ",\"reads\":%" PRIu64
 		    ",\"resolves\":%" PRIu64 ",\"children\":%" PRIu64 ",\"running_ns\":%" PRIu64
@@ -254,7 +256,9 @@ static void json_stats(FILE *f, const Mtrace__Stats *s)
 		    ",\"lifetime_p50_ns\":%" PRIu64 ",\"lifetime_p99_ns\":%" PRIu64 "}",
 		    l->count, l->live, l->creation_rate, l->lifetime_p50_ns, l->lifetime_p99_ns);
 	}
-	fputs("]}\n", f);
+	fputc(']', f);
+	cat_json_sites(f, s);
+	fputs("}\n", f);
 }
 
 static void text_stats(FILE *f, const Mtrace__Stats *s)

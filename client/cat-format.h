@@ -12,7 +12,7 @@
 
 #include "mtrace.pb-c.h"
 
-enum cat_format { CAT_TEXT, CAT_JSON, CAT_PROTO, CAT_COUNT, CAT_CHROME, CAT_CTF };
+enum cat_format { CAT_TEXT, CAT_JSON, CAT_PROTO, CAT_COUNT, CAT_CHROME, CAT_CTF, CAT_FOLDED };
 
 /* Domain names learnt from DomainUp, for the text form. */
 void cat_names_note(uint32_t domid, const char *name);
@@ -26,6 +26,9 @@ void cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t
 	       uint64_t ts, const char *str);
 /* Print any non-event message. */
 void cat_other(FILE *f, enum cat_format fmt, const Mtrace__ServerMsg *m);
+
+/* cat-sites.c: ,"sites":[...],"site_edges":[...] of a stats line. */
+void cat_json_sites(FILE *f, const Mtrace__Stats *s);
 
 /* JSON string with escapes; bytes >= 0x80 that are not valid UTF-8 become \u00XX. */
 void cat_json_str(FILE *f, const char *s);

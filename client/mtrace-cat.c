@@ -18,6 +18,7 @@
 #include "cat-ctf.h"
 #include "cat-filter.h"
 #include "clock.h"
+#include "cat-folded.h"
 #include "cat-format.h"
 #include "frame.h"
 #include "malloc-tune.h"
@@ -39,7 +40,9 @@ struct cat_opts {
 	size_t n_domids, n_names, n_ops, n_labels;
 	bool no_events;
 	unsigned stats_ms, top_n, sort;
-	bool label_stats;
+	bool label_stats, site_stats, finished;
+	enum folded_frames frames;
+	enum folded_weight weight;
 	uint64_t count; /* 0: unlimited */
 	double seconds; /* 0: unlimited */
 	bool summary;
@@ -75,7 +78,8 @@ static void usage(FILE *f)
 	    "  -f, --format FMT      text (default), json (JSON lines), proto (a recording:\n"
 	    "                        delimited mtrace.ServerMsg frames behind a header),\n"
 	    "                        chrome (trace-event JSON for Perfetto UI), ctf (a CTF\n"
-	    "                        trace directory, needs -O DIR), count (print nothing)\n"
+	    "                        trace directory, needs -O DIR), count (print nothing),\n"
+	    "                        folded (creation stacks for flame graphs, at exit)\n"
 	    "  -O, --output PATH     write to PATH instead of stdout (ctf: the directory)\n"
 	    "  -w, --write FILE      also save a recording of what is received in FILE\n"
 	    "  -d, --domain D        only domain D (id or name); repeatable\n"
@@ -86,6 +90,10 @@ static void usage(FILE *f)
 	    "      --threads N       the N busiest threads in statistics (--top is the same)\n"
 	    "      --sort KEY        events|running|pending|age|children|reads|resolves|id\n"
 	    "      --label-stats     per-label aggregates in statistics\n"
+	    "      --site-stats      per-creation-site aggregates and the graph between sites\n"
+	    "      --finished        top threads include resolved ones\n"
+	    "      --frames KIND     folded: auto (label, else @site), label or site\n"
+	    "      --weight KIND     folded: count (threads), pending or running (ns)\n"
 	    "      --no-events       statistics only\n"
 	    "  -n, --count N         exit after N events (N statistics with --no-events)\n"
 	    "  -t, --time SECONDS    exit after SECONDS\n"
@@ -146,7 +154,11 @@ static int parse_args(int argc, char **argv, struct cat_opts *o)
 		O_NOEV,
 		O_SUMMARY,
 		O_LSTATS,
-		O_RECONNECT
+		O_RECONNECT,
+		O_SSTATS,
+		O_FINISHED,
+		O_FRAMES,
+		O_WEIGHT
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -164,6 +176,10 @@ static int parse_args(int argc, char **argv, struct cat_opts *o)
 		{ "top", required_argument, NULL, O_TOP },
 		{ "sort", required_argument, NULL, O_SORT },
 		{ "label-stats", no_argument, NULL, O_LSTATS },
+		{ "site-stats", no_argument, NULL, O_SSTATS },
+		{ "finished", no_argument, NULL, O_FINISHED },
+		{ "frames", required_argument, NULL, O_FRAMES },
+		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "no-events", no_argument, NULL, O_NOEV },
 		{ "summary", no_argument, NULL, O_SUMMARY },
 		{ "reconnect", no_argument, NULL, O_RECONNECT },
@@ -204,6 +220,8 @@ static int parse_args(int argc, char **argv, struct cat_opts *o)
 				o->fmt = CAT_COUNT;
 			else if (!strcmp(optarg, "ctf"))
 				o->fmt = CAT_CTF;
+			else if (!strcmp(optarg, "folded"))
+				o->fmt = CAT_FOLDED;
 			else {
 				fprintf(stderr, "mtrace-cat: unknown format '%s'\n", optarg);
 				return -1;
@@ -275,6 +293,39 @@ static int parse_args(int argc, char **argv, struct cat_opts *o)
 		case O_LSTATS:
 			live_only = true;
 			o->label_stats = true;
+			break;
+		case O_SSTATS:
+			live_only = true;
+			o->site_stats = true;
+			break;
+		case O_FINISHED:
+			live_only = true;
+			o->finished = true;
+			break;
+		case O_FRAMES:
+			if (!strcmp(optarg, "auto"))
+				o->frames = FOLDED_AUTO;
+			else if (!strcmp(optarg, "label"))
+				o->frames = FOLDED_LABEL;
+			else if (!strcmp(optarg, "site"))
+				o->frames = FOLDED_SITE;
+			else {
+				fprintf(stderr, "mtrace-cat: --frames: auto, label or site\n");
+				return -1;
+			}
+			break;
+		case O_WEIGHT:
+			if (!strcmp(optarg, "count"))
+				o->weight = FOLDED_COUNT;
+			else if (!strcmp(optarg, "pending"))
+				o->weight = FOLDED_PENDING;
+			else if (!strcmp(optarg, "running"))
+				o->weight = FOLDED_RUNNING;
+			else {
+				fprintf(
+				    stderr, "mtrace-cat: --weight: count, pending or running\n");
+				return -1;
+			}
 			break;
 		case O_NOEV:
 			o->no_events = true;
@@ -350,7 +401,12 @@ static bool print_batch(const struct cat_opts *o, const Mtrace__EventBatch *b)
 			str = b->str[b->str_ref[si - 1]];
 		sum.events++;
 		sum.by_op[b->op[i] & 0xff]++;
-		cat_event(out, o->fmt, b, i, ts, str);
+		if (o->fmt == CAT_FOLDED)
+			folded_event(b->domid, (uint8_t)b->op[i],
+			    n == b->n_type ? (uint8_t)b->type[i] : 0, ts, b->thread[i], b->arg[i],
+			    str);
+		else
+			cat_event(out, o->fmt, b, i, ts, str);
 		if (o->count && !o->no_events && sum.events >= o->count)
 			return false;
 	}
@@ -500,7 +556,13 @@ static int handle(
 	} else {
 		sink_raw(raw, rlen);
 	}
-	cat_other(out, o->fmt, shown);
+	if (o->fmt == CAT_FOLDED) {
+		/* nothing printed before the end; the statistics name the sites */
+		if (shown->msg_case == MTRACE__SERVER_MSG__MSG_STATS)
+			folded_stats(shown->stats);
+	} else {
+		cat_other(out, o->fmt, shown);
+	}
 	if (shown != m)
 		cat_filter_stats_free(&view);
 	switch (m->msg_case) {
@@ -651,6 +713,14 @@ static struct mtc *connect_as(const struct cat_opts *o, bool quiet)
 	sub.top_n = o->top_n;
 	sub.sort = (Mtrace__SortKey)o->sort;
 	sub.label_stats = o->label_stats;
+	sub.site_stats = o->site_stats;
+	sub.include_finished = o->finished;
+	if (o->fmt == CAT_FOLDED) {
+		/* the sites' names come with the statistics */
+		sub.site_stats = true;
+		if (!sub.stats_interval_ms)
+			sub.stats_interval_ms = 250;
+	}
 	if (mtc_subscribe(c, &sub) < 0) {
 		if (!quiet)
 			fprintf(stderr, "mtrace-cat: subscribe: %s\n", strerror(errno));
@@ -737,6 +807,8 @@ int main(int argc, char **argv)
 		recording_write_header(sinks[i], c ? mtc_server_hello(c) : NULL);
 	if (o.fmt == CAT_CHROME)
 		cat_chrome_begin(out);
+	if (o.fmt == CAT_FOLDED)
+		folded_init(o.frames, o.weight);
 	deadline = o.seconds > 0 ? now_s() + o.seconds : 0;
 	while ((r = run(&o, c, rec)) == 2) {
 		unsigned attempt = 0;
@@ -759,6 +831,8 @@ int main(int argc, char **argv)
 	}
 	if (o.fmt == CAT_CHROME)
 		cat_chrome_end(out);
+	if (o.fmt == CAT_FOLDED)
+		folded_print(out);
 	if (o.fmt == CAT_CTF && cat_ctf_close(err, sizeof(err)) < 0) {
 		fprintf(stderr, "mtrace-cat: %s\n", err);
 		status = 1;

@@ -24,6 +24,9 @@ const struct mtrace_op_info mtrace_ops[256] = {
 	[MTRACE_OP_EVTCHN_SEND]  = { "evtchn_send", "port",        NULL,      MTRACE_ARG_PORT,   false, true },
 	[MTRACE_OP_EVTCHN_RECV]  = { "evtchn_recv", "port",        NULL,      MTRACE_ARG_PORT,   false, true },
 	[MTRACE_OP_RING_START]   = { "ring_start",  "ring_index",  "name",    MTRACE_ARG_RING,   false, true },
+	[MTRACE_OP_SITE]         = { "site",        "site",        NULL,      MTRACE_ARG_SITE,   false, true },
+	[MTRACE_OP_SITE_NAME]    = { "site_name",   "site",        "name",    MTRACE_ARG_SITE,   false, true },
+	[MTRACE_OP_MODULE]       = { "module",      "bias",        "module",  MTRACE_ARG_SITE,   false, true },
 	[MTRACE_OP_PAD]          = { "pad",         "arg",           NULL,      MTRACE_ARG_UNUSED, false, false },
 };
 /* clang-format on */

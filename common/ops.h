@@ -20,6 +20,7 @@ enum mtrace_arg_kind {
 	MTRACE_ARG_NS,     /* a duration in ns */
 	MTRACE_ARG_PORT,   /* an event-channel port */
 	MTRACE_ARG_RING,   /* a ring index */
+	MTRACE_ARG_SITE,   /* a code address, site id or load bias (shown in hex) */
 };
 
 struct mtrace_op_info {

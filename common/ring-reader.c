@@ -335,6 +335,19 @@ static size_t parse(const uint8_t *buf, size_t len, bool complete, size_t budget
 		}
 		*evp = ev;
 		n++;
+		if (rec.op == MTRACE_OP_CREATES && rlen >= MTRACE_REC_CREATES_SITE) {
+			/* the child's creation site, carried by the CREATES: a SITE event */
+			struct mtrace_site_ext ext;
+
+			memcpy(&ext, p + MTRACE_REC_FIXED, sizeof(ext));
+			ev.op = MTRACE_OP_SITE;
+			ev.type = ext.kind;
+			ev.thread = rec.arg;
+			ev.arg = ext.site;
+			/* out[] has room for one past budget (the callers' arrays): the pair
+			 * is never split, and a drain may deliver one event past its budget */
+			out[n++] = ev;
+		}
 	}
 	*consumed = off;
 	st->events += n;
@@ -348,7 +361,7 @@ size_t ring_decode_buffer(const uint8_t *buf, size_t len, ring_event_cb cb, void
 	size_t total = 0, off = 0, consumed;
 	enum parse_end end;
 
-	struct mtrace_event ev[64];
+	struct mtrace_event ev[64 + 1]; /* + a CREATES' SITE past the 64 */
 
 	/* Standalone buffers have no producer to resync with: skip a corrupt record's
 	 * 8-byte slot and look for the next plausible boundary, so every byte is tried. */
@@ -359,7 +372,7 @@ size_t ring_decode_buffer(const uint8_t *buf, size_t len, ring_event_cb cb, void
 			cb(&ev[i], arg);
 		total += n;
 		off += consumed;
-		if (n == 64 && end == PARSE_DONE && off < len)
+		if (n >= 64 && end == PARSE_DONE && off < len)
 			continue; /* the array was full, not the buffer done */
 		if (end != PARSE_CORRUPT)
 			break;
@@ -386,6 +399,8 @@ size_t ring_reader_drain_batch(struct ring_reader *r, size_t budget, struct mtra
 	size_t delivered = 0;
 	bool more_data = false;
 
+	if (cap < 2)
+		return 0;
 	r->stalled = false;
 	if (r->tsc)
 		time_refresh(r);
@@ -443,7 +458,8 @@ size_t ring_reader_drain_batch(struct ring_reader *r, size_t budget, struct mtra
 		/* The private copy stays consistent: parse it in arrays of up to cap events,
 		 * each handed over while its strings (pointers into the copy) are valid. */
 		for (;;) {
-			size_t want = budget - delivered < cap ? budget - delivered : cap;
+			/* cap - 1: room for a CREATES' SITE event past want */
+			size_t want = budget - delivered < cap - 1 ? budget - delivered : cap - 1;
 			size_t n = parse(r->buf + (begin - cstart), cend - begin, cend == h, want,
 			    ev, &r->st, &r->next_seq, &r->seq_known, r->tsc ? &r->time : NULL,
 			    &consumed, &end);
@@ -452,7 +468,7 @@ size_t ring_reader_drain_batch(struct ring_reader *r, size_t budget, struct mtra
 			if (n)
 				cb(ev, n, arg);
 			delivered += n;
-			if (n < want || end != PARSE_DONE || begin == cend || delivered == budget)
+			if (n < want || end != PARSE_DONE || begin == cend || delivered >= budget)
 				break;
 		}
 		if (end == PARSE_CORRUPT) {
@@ -463,7 +479,7 @@ size_t ring_reader_drain_batch(struct ring_reader *r, size_t budget, struct mtra
 			r->pos = h;
 			break;
 		}
-		if (delivered == budget) {
+		if (delivered >= budget) {
 			more_data = r->pos < h;
 			break;
 		}

@@ -85,7 +85,9 @@ size_t ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb,
 
 /*
  * The same, handing the events over in arrays: cb gets up to cap events at a time,
- * decoded into ev[] (the caller's, cap >= 1) straight from the reader's private copy.
+ * decoded into ev[] (the caller's, cap >= 2) straight from the reader's private copy;
+ * a CREATES and the SITE event its record carries are never split, so a drain may
+ * deliver one event past budget.
  * Their strings point into that copy and are valid until cb returns.  A copy window
  * holds at most RING_READER_WINDOW_EVENTS events: with cap that large, each window is
  * handed over whole.

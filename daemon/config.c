@@ -35,6 +35,8 @@ void config_defaults(struct mtraced_config *c)
 	c->mprof_poll_ms = 100;
 	c->max_threads_per_guest = 16384;	/* the table stays cache-sized: bench/daemon */
 	c->max_labels_per_guest = 1024;
+	c->max_sites_per_guest = 1024;
+	snprintf(c->debug_dirs, sizeof(c->debug_dirs), "/usr/lib/debug");
 	c->max_clients = 64;
 	c->client_queue_bytes = 8u << 20;
 	c->client_queue_total = 64u << 20;
@@ -92,7 +94,7 @@ static int parse_bool(const char *val, bool *out)
 	return 0;
 }
 
-enum kind { K_UINT, K_SIZE, K_STR, K_BOOL, K_LEVEL, K_BACKEND };
+enum kind { K_UINT, K_SIZE, K_STR, K_BOOL, K_LEVEL, K_BACKEND, K_IMAGE };
 
 struct key {
 	const char *name;
@@ -125,6 +127,9 @@ static const struct key keys[] = {
 	U(mprof_poll_ms, 1, 60000),
 	U(max_threads_per_guest, 16, 1u << 24),
 	U(max_labels_per_guest, 1, 1u << 16),
+	U(max_sites_per_guest, 1, 1u << 16),
+	S(debug_dirs),
+	{ "image", K_IMAGE, 0, 0, 0, 0 },
 	U(max_clients, 1, 65536),
 	{ "client_queue_bytes", K_SIZE, offsetof(struct mtraced_config, client_queue_bytes), 0,
 	  4096, 1ull << 32 },
@@ -139,6 +144,34 @@ static const struct key keys[] = {
 	U(priority_boost, 0, 20),
 	U(status_interval_ms, 100, 3600000),
 };
+
+/* "DOMAIN PATH": an absolute path, one image per domain name (the last one wins). */
+static int set_image(struct mtraced_config *c, const char *val, char *err, size_t errlen)
+{
+	size_t n = strcspn(val, " \t");
+	const char *path = val + n;
+	struct mtraced_image *im = NULL;
+
+	path += strspn(path, " \t");
+	if (n == 0 || n >= sizeof(im->domain) || path[0] != '/' ||
+	    strlen(path) >= sizeof(im->path)) {
+		snprintf(err, errlen, "image: expected \"DOMAIN /absolute/path\", got \"%s\"", val);
+		return -1;
+	}
+	for (unsigned i = 0; i < c->nimages; i++)
+		if (strlen(c->images[i].domain) == n && !strncmp(c->images[i].domain, val, n))
+			im = &c->images[i];
+	if (!im) {
+		if (c->nimages == MTRACED_IMAGES_MAX) {
+			snprintf(err, errlen, "image: more than %u images", MTRACED_IMAGES_MAX);
+			return -1;
+		}
+		im = &c->images[c->nimages++];
+	}
+	snprintf(im->domain, sizeof(im->domain), "%.*s", (int)n, val);
+	snprintf(im->path, sizeof(im->path), "%s", path);
+	return 0;
+}
 
 int config_set(struct mtraced_config *c, const char *key, const char *val, char *err,
 	       size_t errlen)
@@ -184,6 +217,8 @@ int config_set(struct mtraced_config *c, const char *key, const char *val, char 
 			snprintf(err, errlen, "%s: expected err, warn, info or debug, got \"%s\"",
 				 key, val);
 			return -1;
+		case K_IMAGE:
+			return set_image(c, val, err, errlen);
 		case K_BACKEND:
 			if (strcmp(val, "auto") && strcmp(val, "xen") && strcmp(val, "sim")) {
 				snprintf(err, errlen, "%s: expected auto, xen or sim, got \"%s\"", key,

@@ -12,6 +12,14 @@
 
 #define MTRACED_DEFAULT_CONFIG	"/etc/mtrace/mtraced.conf"
 
+#define MTRACED_IMAGES_MAX	32
+
+/* "image = DOMAIN PATH": the ELF image (with debug info) of guests named DOMAIN. */
+struct mtraced_image {
+	char domain[64];
+	char path[256];
+};
+
 struct mtraced_config {
 	char config_path[256];
 	char backend[16];		/* "auto", "xen", "sim" (restart) */
@@ -35,6 +43,12 @@ struct mtraced_config {
 	/* state */
 	unsigned max_threads_per_guest;	/* finished threads evicted past this */
 	unsigned max_labels_per_guest;
+
+	/* creation sites */
+	unsigned max_sites_per_guest;	/* distinct sites; more are counted as dropped */
+	char debug_dirs[512];		/* ':'-separated roots of .build-id/xx/rest.debug */
+	struct mtraced_image images[MTRACED_IMAGES_MAX];
+	unsigned nimages;
 
 	/* clients */
 	unsigned max_clients;

@@ -13,6 +13,7 @@
 #include "clock.h"
 #include "config.h"
 #include "mtrace-ring.h"
+#include "sites.h"
 #include "state-int.h"
 
 struct state_domain **state_doms;
@@ -65,6 +66,7 @@ static void domain_free_tables(struct state_domain *d)
 	strtab_free(&d->failures);
 	strtab_free(&d->counters);
 	free(d->cval);
+	state_sites_free(d);
 }
 
 static void domain_free(struct state_domain *d)
@@ -96,6 +98,7 @@ static void domain_reset(struct state_domain *d)
 	strtab_init(&d->labels, state_cfg->max_labels_per_guest);
 	strtab_init(&d->failures, MAX_FAILURES);
 	strtab_init(&d->counters, MAX_COUNTERS);
+	strtab_init(&d->site_names, state_cfg->max_sites_per_guest);
 	snprintf(d->status, sizeof(d->status), "discovered");
 }
 
@@ -125,7 +128,10 @@ struct state_domain *state_domain_get(uint32_t domid)
 
 void state_domain_set_name(struct state_domain *d, const char *name)
 {
+	if (!strncmp(d->name, name ? name : "", sizeof(d->name) - 1))
+		return;
 	snprintf(d->name, sizeof(d->name), "%s", name ? name : "");
+	d->sites_gen++; /* the images configured for this name apply now */
 }
 
 void state_domain_attached(struct state_domain *d, uint32_t rings, uint32_t clock, bool legacy)
@@ -222,6 +228,7 @@ void state_tick(uint64_t now_ns)
 		struct state_domain *d = state_doms[i];
 
 		win_roll(&d->win, sec);
+		state_sites_tick(d);
 		if (d->dead_at_ns && now_ns - d->dead_at_ns >= (uint64_t)state_cfg->dead_keep_s * 1000000000u) {
 			domain_free(d);
 			state_doms[i--] = state_doms[--state_ndoms];
@@ -266,6 +273,7 @@ void state_init(const struct mtraced_config *cfg)
 {
 	cfg_copy = *cfg;
 	state_cfg = &cfg_copy;
+	sites_init(state_cfg);
 	state_cur_sec = state_now_ns() / 1000000000u;
 }
 
@@ -284,4 +292,5 @@ void state_fini(void)
 	free(state_doms);
 	state_doms = NULL;
 	state_ndoms = 0;
+	sites_fini();
 }

@@ -49,6 +49,7 @@ struct thr {
 	uint64_t reads, resolves;
 	uint64_t running_ns;
 	uint32_t failure;			/* failure string index or NO_IDX */
+	uint32_t site;				/* creation site index or NO_IDX (in failure's padding) */
 	/* second line */
 	uint64_t id;
 	uint64_t parent;
@@ -69,6 +70,34 @@ struct label {
 	uint32_t cr[LABEL_WIN];		/* creations per second */
 	uint64_t nlife, life_sum_ns;	/* resolved threads, their lifetimes' sum */
 	uint32_t hist[HIST_BUCKETS];	/* lifetimes of resolved threads */
+};
+
+#define STATE_MODULES_MAX	64	/* MODULE records kept per domain */
+
+/* A module the guest published (MODULE record), copied and checked. */
+struct gmod {
+	uint8_t id[64];		/* build-id */
+	uint8_t idlen;
+	uint64_t bias, start, end;
+	char name[64];		/* shown only, never opened */
+};
+
+struct sites_sym;
+
+struct site {
+	uint64_t value;		/* guest address (pc) or producer's id (named) */
+	uint64_t rel;		/* file address in its module, once resolved */
+	uint32_t mod;		/* index in mods, NO_IDX: none */
+	uint32_t name;		/* named: index in site_names, NO_IDX until named */
+	uint8_t kind;		/* enum mtrace_site_kind */
+	bool tried;		/* symbolisation attempted (sym NULL: it failed) */
+	struct sites_sym *sym;
+	struct label st;
+};
+
+struct site_edge {
+	uint32_t from, to;	/* site indices; from NO_IDX: the parent had no site */
+	uint64_t count;		/* 0: empty slot */
 };
 
 struct tslot {
@@ -119,6 +148,18 @@ struct state_domain {
 	struct strtab counters;
 	int64_t *cval;
 	uint64_t counters_dropped;
+
+	/* creation sites (state-sites.c) */
+	struct site *sites;
+	uint32_t nsites, sites_cap, site_mask, resolve_next;
+	uint32_t sites_gen, resolve_gen;	/* a new module or name: retry what failed */
+	uint32_t *site_tab;
+	struct strtab site_names;
+	struct site_edge *edges;
+	uint32_t nedges, edge_mask;
+	struct gmod *mods;
+	uint32_t nmods;
+	uint64_t sites_dropped, sites_bad, edges_dropped, modules_dropped;
 };
 
 /* ---- state-domains.c: the domain table, the configuration, memory ---- */
@@ -154,6 +195,19 @@ uint32_t state_strtab_intern(struct strtab *t, const char *s, size_t n, bool *ad
 void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, size_t n);
 uint64_t state_hist_pct(const struct label *l, double p);
 uint32_t state_label_rate_sum(const struct label *l, uint64_t now_sec);
+void state_label_roll(struct label *l, uint64_t now_sec);
+
+/* ---- state-sites.c: creation sites, the graph between them, modules ---- */
+
+struct mtrace_event;
+void state_site_apply(struct state_domain *d, const struct mtrace_event *ev);
+void state_site_name(struct state_domain *d, const struct mtrace_event *ev);
+void state_module_apply(struct state_domain *d, const struct mtrace_event *ev);
+/* Resolve a bounded number of new sites (from state_tick). */
+void state_sites_tick(struct state_domain *d);
+void state_sites_free(struct state_domain *d);
+/* "func (file:line)", the site's name, "module+0xoff" or "0xaddr"; "(root)" for NO_IDX. */
+void state_site_display(const struct state_domain *d, uint32_t si, char *buf, size_t len);
 
 /*
  * ---- inline: used per event by state_apply and by the files above ----

@@ -40,7 +40,7 @@ uint64_t state_hist_pct(const struct label *l, double p)
 	return hist_value(HIST_BUCKETS - 1);
 }
 
-static void label_roll(struct label *l, uint64_t now_sec)
+void state_label_roll(struct label *l, uint64_t now_sec)
 {
 	if (now_sec <= l->cr_sec)
 		return;
@@ -112,6 +112,6 @@ void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, s
 	if (seen)
 		return;
 	l->count++;
-	label_roll(l, state_cur_sec);
+	state_label_roll(l, state_cur_sec);
 	l->cr[state_cur_sec % LABEL_WIN]++;
 }

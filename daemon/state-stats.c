@@ -5,6 +5,7 @@
  * Everything the message points to lives in one arena freed by state_stats_free, so
  * the message never aliases state that the next event may change.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,6 +16,7 @@
 #include "label-prefix.h"
 #include "mtrace-ring.h"
 #include "mtrace.pb-c.h"
+#include "sites.h"
 #include "state-int.h"
 
 struct stats_box {
@@ -145,6 +147,10 @@ static void fill_domain(struct stats_box *b, Mtrace__DomainStats *ds, const stru
 	ds->counters_dropped = d->counters_dropped;
 	ds->failures_dropped = d->failures_dropped;
 	fill_op_events(b, ds, d);
+	ds->sites_dropped = d->sites_dropped;
+	ds->sites_bad = d->sites_bad;
+	ds->site_edges_dropped = d->edges_dropped;
+	ds->modules_dropped = d->modules_dropped;
 	if (d->counters.n) {
 		ds->n_counters = d->counters.n;
 		ds->counters = arena_get(b, d->counters.n * sizeof(*ds->counters));
@@ -185,6 +191,11 @@ static void fill_thread(struct stats_box *b, Mtrace__ThreadStats *ts, const stru
 	ts->events = t->events;
 	ts->becomes = (int64_t)t->becomes;
 	ts->failure = arena_str(b, t->failure != NO_IDX ? strtab_str(&d->failures, t->failure) : "");
+	if (t->site != NO_IDX) {
+		char site[512];
+		state_site_display(d, t->site, site, sizeof(site));
+		ts->site = arena_str(b, site);
+	}
 }
 
 typedef int (*cand_cmp_fn)(const void *, const void *);
@@ -311,6 +322,128 @@ static void add_labels(struct stats_box *b, const Mtrace__Subscribe *sub,
 	b->s.n_labels = k;
 }
 
+struct pend {
+	uint32_t site;
+	uint64_t ns;
+};
+
+static int pend_cmp(const void *a, const void *b)
+{
+	const struct pend *x = a, *y = b;
+
+	if (x->site != y->site)
+		return x->site < y->site ? -1 : 1;
+	return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+/* p in [0,1] of the sorted run v[0..n) (nearest rank) */
+static uint64_t run_pct(const struct pend *v, size_t n, double p)
+{
+	size_t k = (size_t)(p * (double)n + 0.999999);
+
+	if (!n)
+		return 0;
+	if (k < 1)
+		k = 1;
+	return v[k > n ? n - 1 : k - 1].ns;
+}
+
+static void fill_site(struct stats_box *b, Mtrace__SiteStats *ss, const struct state_domain *d,
+		      uint32_t si, const struct pend *pv, size_t pn)
+{
+	const struct site *s = &d->sites[si];
+	char buf[512];
+
+	mtrace__site_stats__init(ss);
+	ss->domid = d->domid;
+	ss->index = si;
+	state_site_display(d, si, buf, sizeof(buf));
+	ss->site = arena_str(b, buf);
+	ss->named = s->kind == MTRACE_SITE_NAMED;
+	ss->address = s->value;
+	ss->module = "";
+	if (s->mod != NO_IDX) {
+		const struct gmod *m = &d->mods[s->mod];
+		for (unsigned i = 0; i < m->idlen; i++)
+			snprintf(buf + 2 * i, 3, "%02x", m->id[i]);
+		ss->module = arena_str(b, buf);
+	}
+	ss->offset = s->tried ? s->rel : s->value;
+	ss->resolved = s->sym != NULL;
+	if (s->sym) {
+		ss->n_frames = s->sym->nframes;
+		ss->frames = arena_get(b, ss->n_frames * sizeof(*ss->frames));
+		for (unsigned k = 0; k < s->sym->nframes; k++) {
+			Mtrace__SiteFrame *f = arena_get(b, sizeof(*f));
+			mtrace__site_frame__init(f);
+			f->function = arena_str(b, s->sym->frames[k].func);
+			f->file = arena_str(b, s->sym->frames[k].file);
+			f->line = s->sym->frames[k].line;
+			ss->frames[k] = f;
+		}
+	}
+	ss->count = s->st.count;
+	ss->live = s->st.live;
+	ss->creation_rate = state_label_rate_sum(&s->st, state_cur_sec) / (double)LABEL_WIN;
+	ss->lifetime_p50_ns = state_hist_pct(&s->st, 0.50);
+	ss->lifetime_p99_ns = state_hist_pct(&s->st, 0.99);
+	ss->pending_p50_ns = run_pct(pv, pn, 0.50);
+	ss->pending_p99_ns = run_pct(pv, pn, 0.99);
+}
+
+static void add_sites(struct stats_box *b, const Mtrace__Subscribe *sub)
+{
+	size_t n = 0, ne = 0, k = 0, ke = 0;
+
+	for (unsigned i = 0; i < state_ndoms; i++)
+		if (state_domain_matches(state_doms[i]->domid, sub)) {
+			n += state_doms[i]->nsites;
+			ne += state_doms[i]->nedges;
+		}
+	b->s.sites = arena_get(b, n * sizeof(*b->s.sites));
+	b->s.site_edges = arena_get(b, ne * sizeof(*b->s.site_edges));
+	for (unsigned i = 0; i < state_ndoms; i++) {
+		const struct state_domain *d = state_doms[i];
+		struct pend *pv;
+		size_t pn = 0, at = 0;
+
+		if (!state_domain_matches(d->domid, sub) || !d->nsites)
+			continue;
+		/* how long the pending threads of each site have been pending so far */
+		pv = xreallocarray(NULL, d->live ? d->live : 1, sizeof(*pv));
+		for (uint32_t j = d->pending.head; j != NO_IDX && pn < d->live; j = d->thr[j].next)
+			if (d->thr[j].site != NO_IDX) {
+				pv[pn].site = d->thr[j].site;
+				pv[pn++].ns = thr_pending_ns(d, &d->thr[j]);
+			}
+		qsort(pv, pn, sizeof(*pv), pend_cmp);
+		for (uint32_t j = 0; j < d->nsites; j++) {
+			size_t from = at;
+			while (at < pn && pv[at].site == j)
+				at++;
+			b->s.sites[k] = arena_get(b, sizeof(Mtrace__SiteStats));
+			fill_site(b, b->s.sites[k++], d, j, pv + from, at - from);
+		}
+		free(pv);
+		for (uint32_t j = 0; d->edges && j <= d->edge_mask; j++) {
+			const struct site_edge *e = &d->edges[j];
+			Mtrace__SiteEdge *se;
+
+			if (!e->count)
+				continue;
+			se = arena_get(b, sizeof(*se));
+			mtrace__site_edge__init(se);
+			se->domid = d->domid;
+			se->parent = e->from == NO_IDX ? -1 : (int32_t)e->from;
+			se->child = e->to;
+			se->count = e->count;
+			b->s.site_edges[ke++] = se;
+		}
+	}
+	b->s.n_sites = k;
+	b->s.n_site_edges = ke;
+}
+
 Mtrace__Stats *state_stats(const Mtrace__Subscribe *sub, uint64_t dropped_for_client)
 {
 	static const Mtrace__Subscribe all = MTRACE__SUBSCRIBE__INIT;
@@ -338,6 +471,8 @@ Mtrace__Stats *state_stats(const Mtrace__Subscribe *sub, uint64_t dropped_for_cl
 	if (sub->label_stats)
 		add_labels(b, sub, &lf);
 	label_filter_free(&lf);
+	if (sub->site_stats)
+		add_sites(b, sub);
 	return &b->s;
 }
 

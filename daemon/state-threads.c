@@ -74,6 +74,8 @@ void state_thr_remove(struct state_domain *d, uint32_t i)
 		list_del(d, &d->pending, i);
 		d->live--;
 		label_unlive(d, t);
+		if (t->site != NO_IDX && d->sites[t->site].st.live)
+			d->sites[t->site].st.live--;
 	} else {
 		list_del(d, &d->finished, i);
 	}
@@ -165,6 +167,7 @@ uint32_t state_thr_new(
 	for (unsigned k = 0; k < LABEL_PAST; k++)
 		t->past[k] = NO_IDX;
 	t->failure = NO_IDX;
+	t->site = NO_IDX;
 	t->type = type;
 	t->state = TS_PENDING;
 	t->ev_sec = (uint32_t)state_cur_sec;

@@ -60,6 +60,13 @@ static void thr_finish(struct state_domain *d, uint32_t i, uint64_t ts, uint8_t 
 		l->nlife++;
 		l->life_sum_ns += life;
 	}
+	if (t->site != NO_IDX) {
+		struct label *l = &d->sites[t->site].st;
+		if (l->live)
+			l->live--;
+		l->hist[hist_bucket(ts > t->created_ns ? ts - t->created_ns : 0)]++;
+		l->nlife++;
+	}
 }
 
 static void counter_apply(struct state_domain *d, const struct mtrace_event *ev, bool set)
@@ -114,8 +121,20 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
 		d->gc_ns += ev->arg;
 		return;
 	}
-	if (ev->op == MTRACE_OP_RING_START)
+	switch (ev->op) {
+	case MTRACE_OP_RING_START:
 		return;
+	/* sites: not events of a running thread (SITE names the child) */
+	case MTRACE_OP_SITE:
+		state_site_apply(d, ev);
+		return;
+	case MTRACE_OP_SITE_NAME:
+		state_site_name(d, ev);
+		return;
+	case MTRACE_OP_MODULE:
+		state_module_apply(d, ev);
+		return;
+	}
 	if (ev->thread != MTRACE_THREAD_NONE) {
 		ti = thr_get(d, ev->thread, ts, NO_IDX);
 		if (ti != NO_IDX) {

@@ -72,9 +72,19 @@ void stream_stats_fix_strings(Mtrace__Stats *s)
 	for (i = 0; i < s->n_threads; i++) {
 		utf8_fix(s->threads[i]->label);
 		utf8_fix(s->threads[i]->failure);
+		utf8_fix(s->threads[i]->site);
 	}
 	for (i = 0; i < s->n_labels; i++)
 		utf8_fix(s->labels[i]->label);
+	/* site names come from the guest; frames from debug files, checked all the same */
+	for (i = 0; i < s->n_sites; i++) {
+		utf8_fix(s->sites[i]->site);
+		utf8_fix(s->sites[i]->module);
+		for (k = 0; k < s->sites[i]->n_frames; k++) {
+			utf8_fix(s->sites[i]->frames[k]->function);
+			utf8_fix(s->sites[i]->frames[k]->file);
+		}
+	}
 }
 
 Mtrace__Subscribe *stream_sub_copy(const Mtrace__Subscribe *sub)

@@ -378,6 +378,8 @@ struct mtrace_guest *mtrace_guest_open(
 		goto fail;
 	for (unsigned i = 0; i < g->nrings; i++)
 		mtrace_ring_start(&g->rings[i].ring);
+	if (cfg->modules)
+		mtrace_modules(&g->rings[0].ring);
 	if (mtrace_guest_reannounce(g) < 0) {
 		set_err(err, errlen, "announcing in xenstore: %s", strerror(errno));
 		goto fail;

@@ -32,6 +32,7 @@ struct mtrace_ring {
 	struct mtrace_guest *guest;
 	/* Session hook behind mtrace_ring_kick (NULL for local rings): sends the event. */
 	void (*notify)(struct mtrace_guest *g);
+	uint32_t modules_written;	/* MODULE records written (mtrace_modules) */
 };
 
 struct mtrace_guest_config {
@@ -44,6 +45,7 @@ struct mtrace_guest_config {
 	const char *backend;		/* "xen", "sim", NULL = auto */
 	const char *sim_dir;		/* NULL = $MTRACE_SIM_DIR */
 	uint32_t backend_domid;		/* reader domain, normally 0 */
+	bool modules;			/* MODULE records on ring 0 at open (PC sites) */
 };
 
 struct mtrace_guest *mtrace_guest_open(const struct mtrace_guest_config *cfg,
@@ -126,31 +128,30 @@ static inline uint64_t mtrace_now(const struct mtrace_ring *r)
 void mtrace_emit_slow(struct mtrace_ring *r, uint8_t op, uint8_t type, uint64_t ts,
 		      uint64_t thread, uint64_t arg, const char *str, size_t slen);
 
-static inline void mtrace_emit_ts(struct mtrace_ring *r, uint8_t op, uint8_t type, uint64_t ts,
-				  uint64_t thread, uint64_t arg)
+/*
+ * The hot path of every record of a fixed length: reserve len bytes at head (making
+ * room only when the ring is full or the record would straddle its end) ...
+ */
+static inline struct mtrace_rec *mtrace_rec_reserve(struct mtrace_ring *r, uint32_t len)
 {
-	uint64_t head = r->head;
-	uint64_t off = head & r->mask;
-	if (__builtin_expect(head + MTRACE_REC_FIXED - r->tail > r->mask + 1 ||
-			     off + MTRACE_REC_FIXED > r->mask + 1, 0)) {
-		mtrace_ring_make_room(r, MTRACE_REC_FIXED);
-		head = r->head;
-		off = head & r->mask;
+	uint64_t off = r->head & r->mask;
+	if (__builtin_expect(r->head + len - r->tail > r->mask + 1 || off + len > r->mask + 1,
+			     0)) {
+		mtrace_ring_make_room(r, len);
+		off = r->head & r->mask;
 	}
 	/*
-	 * [head, head+32) lies below tail + size: bytes of records make_room already
+	 * [head, head+len) lies below tail + size: bytes of records make_room already
 	 * dropped, and it published that tail (then fenced) before returning, so a
 	 * reader copying them concurrently discards them on its tail re-check.
 	 */
-	struct mtrace_rec *rec = (struct mtrace_rec *)(r->data + off);
-	rec->len = MTRACE_REC_FIXED;
-	rec->op = op;
-	rec->type = type;
-	rec->seq = r->seq++;
-	rec->ts = ts;
-	rec->thread = thread;
-	rec->arg = arg;
-	r->head = head + MTRACE_REC_FIXED;
+	return (struct mtrace_rec *)(r->data + off);
+}
+
+/* ... then publish them, and notify only if the reader asked for it. */
+static inline void mtrace_rec_publish(struct mtrace_ring *r, uint32_t len)
+{
+	r->head += len;
 	/* Release: the record's bytes are visible before the head that covers them. */
 	__atomic_store_n(&r->hdr->head, r->head, __ATOMIC_RELEASE);
 	/*
@@ -159,14 +160,113 @@ static inline void mtrace_emit_ts(struct mtrace_ring *r, uint8_t op, uint8_t typ
 	 * is covered by the reader's periodic drain (docs/ring-protocol.md).
 	 */
 	uint64_t req = __atomic_load_n(&r->hdr->req_event, __ATOMIC_RELAXED);
-	if (__builtin_expect(r->head - req < MTRACE_REC_FIXED, 0))
+	if (__builtin_expect(r->head - req < len, 0))
 		mtrace_ring_kick(r);
+}
+
+/* Reserve a record of len bytes and write its fixed part; publish it when complete. */
+static inline struct mtrace_rec *mtrace_rec_begin(struct mtrace_ring *r, uint32_t len,
+						  uint8_t op, uint8_t type, uint64_t ts,
+						  uint64_t thread, uint64_t arg)
+{
+	struct mtrace_rec *rec = mtrace_rec_reserve(r, len);
+	rec->len = (uint16_t)len;
+	rec->op = op;
+	rec->type = type;
+	rec->seq = r->seq++;
+	rec->ts = ts;
+	rec->thread = thread;
+	rec->arg = arg;
+	return rec;
+}
+
+static inline void mtrace_emit_ts(struct mtrace_ring *r, uint8_t op, uint8_t type, uint64_t ts,
+				  uint64_t thread, uint64_t arg)
+{
+	mtrace_rec_begin(r, MTRACE_REC_FIXED, op, type, ts, thread, arg);
+	mtrace_rec_publish(r, MTRACE_REC_FIXED);
 }
 
 /* The vocabulary.  thread is the current thread (MTRACE_THREAD_NONE when idle). */
 static inline void mtrace_creates(struct mtrace_ring *r, uint64_t thread, uint64_t child,
 				  uint8_t type)
 { mtrace_emit_ts(r, MTRACE_OP_CREATES, type, mtrace_now(r), thread, child); }
+/*
+ * CREATES with its creation site: one CREATES record of MTRACE_REC_CREATES_SITE bytes,
+ * the site after the fixed part (struct mtrace_site_ext).  Old readers skip the tail
+ * (they take len, not 32); new ones decode it as a SITE event after the CREATES.  16
+ * more bytes and no more records: the ring holds two thirds as many creations.
+ */
+static inline void mtrace_creates_at_ts(struct mtrace_ring *r, uint64_t ts, uint64_t thread,
+					uint64_t child, uint8_t type, uint8_t site_kind,
+					uint64_t site)
+{
+	struct mtrace_rec *rec = mtrace_rec_begin(r, MTRACE_REC_CREATES_SITE, MTRACE_OP_CREATES,
+						  type, ts, thread, child);
+	struct mtrace_site_ext *ext = (struct mtrace_site_ext *)(rec + 1);
+	ext->site = site;
+	/* kind, flags 0 and the zero padding in one store (little-endian, as the ABI) */
+	uint64_t word = site_kind;
+	memcpy(&ext->kind, &word, sizeof(word));
+	mtrace_rec_publish(r, MTRACE_REC_CREATES_SITE);
+}
+
+static inline void mtrace_creates_at(struct mtrace_ring *r, uint64_t thread, uint64_t child,
+				     uint8_t type, uint8_t site_kind, uint64_t site)
+{
+	mtrace_creates_at_ts(r, mtrace_now(r), thread, child, type, site_kind, site);
+}
+
+/*
+ * The address of the code where it is expanded, computed by the caller itself at
+ * run time from a PC-relative operand: no call, no stack walk, no relocation, and
+ * correct in a PIE.  Its line in the debug info is the line of the expansion, inside
+ * whatever the caller was inlined into.
+ */
+#if defined(__x86_64__)
+#define mtrace_here()                                                              \
+	__extension__({                                                            \
+		uint64_t pc_;                                                      \
+		__asm__ volatile("1: lea 1b(%%rip), %0" : "=r"(pc_));              \
+		pc_;                                                               \
+	})
+#elif defined(__aarch64__)
+#define mtrace_here()                                                              \
+	__extension__({                                                            \
+		uint64_t pc_;                                                      \
+		__asm__ volatile("1: adr %0, 1b" : "=r"(pc_));                     \
+		pc_;                                                               \
+	})
+#else
+#define mtrace_here()                                                              \
+	__extension__({                                                            \
+		__label__ here_;                                                   \
+	here_:                                                                     \
+		(uint64_t)(uintptr_t) && here_;                                    \
+	})
+#endif
+
+/* CREATES whose site is the line it is written on. */
+#define mtrace_creates_here(r, thread, child, type) \
+	mtrace_creates_at((r), (thread), (child), (type), MTRACE_SITE_PC, mtrace_here())
+
+/*
+ * Named sites, for runtimes where a PC means nothing (an OCaml PC lands in Lwt):
+ * the producer picks a non-zero id per site, names it once per ring it uses it on
+ * ("file:line function", at most MTRACE_SITE_NAME_MAX bytes), then passes the id.
+ */
+void mtrace_site_name(struct mtrace_ring *r, uint64_t site, const char *name);
+static inline void mtrace_creates_named(struct mtrace_ring *r, uint64_t thread, uint64_t child,
+					uint8_t type, uint64_t site)
+{ mtrace_creates_at(r, thread, child, type, MTRACE_SITE_NAMED, site); }
+
+/*
+ * MODULE records for every loaded ELF object with a build-id (dl_iterate_phdr):
+ * what dom0 needs to map a PC to a file and an offset.  mtrace_ring_start writes
+ * them; call again after dlopen.  Returns the number written.
+ */
+unsigned mtrace_modules(struct mtrace_ring *r);
+
 static inline void mtrace_read(struct mtrace_ring *r, uint64_t thread, uint64_t source)
 { mtrace_emit_ts(r, MTRACE_OP_READ, 0, mtrace_now(r), thread, source); }
 static inline void mtrace_fulfills(struct mtrace_ring *r, uint64_t thread, uint64_t resolvee)

@@ -3,7 +3,13 @@
  * to the end of the data area), notifying, and the ops that carry a string.
  * The fast path is inline in mtrace-guest.h.
  */
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
+#if defined(__linux__)
+#include <elf.h>
+#include <link.h>
+#endif
 
 #include "mtrace-guest.h"
 
@@ -197,3 +203,96 @@ mtrace_ring_init_local(struct mtrace_ring *r, struct mtrace_ring_hdr *hdr, void 
 	r->mask = (uint64_t)data_pages * MTRACE_PAGE_SIZE - 1;
 	r->clock = hdr->clock;
 }
+
+void
+mtrace_site_name(struct mtrace_ring *r, uint64_t site, const char *name)
+{
+	size_t n = name == NULL ? 0 : strnlen(name, MTRACE_SITE_NAME_MAX);
+
+	mtrace_emit_slow(r, MTRACE_OP_SITE_NAME, 0, mtrace_now(r), MTRACE_THREAD_NONE, site,
+			 name, n);
+}
+
+#if defined(__linux__)
+/* The NT_GNU_BUILD_ID note of one loaded object, as hex into hex[], or 0. */
+static size_t
+build_id_hex(const struct dl_phdr_info *info, char *hex, size_t hexlen)
+{
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const uint8_t *p, *end;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+			const uint8_t *name = p + sizeof(*nh);
+			const uint8_t *desc = name + ((nh->n_namesz + 3) & ~3u);
+			const uint8_t *next = desc + ((nh->n_descsz + 3) & ~3u);
+
+			if (next > end)
+				break;
+			if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+			    memcmp(name, "GNU", 4) == 0 && nh->n_descsz > 0 &&
+			    nh->n_descsz <= MTRACE_BUILD_ID_MAX && nh->n_descsz * 2 < hexlen) {
+				for (unsigned k = 0; k < nh->n_descsz; k++)
+					snprintf(hex + 2 * k, 3, "%02x", desc[k]);
+				return nh->n_descsz;
+			}
+			p = next;
+		}
+	}
+	return 0;
+}
+
+static int
+module_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct mtrace_ring *r = arg;
+	char hex[2 * MTRACE_BUILD_ID_MAX + 1], rec[512];
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	const char *name;
+	int n;
+
+	(void)size;
+	if (build_id_hex(info, hex, sizeof(hex)) == 0)
+		return 0;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < lo)
+			lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	if (lo >= hi)
+		return 0;
+	name = info->dlpi_name != NULL && info->dlpi_name[0] ? info->dlpi_name : "[main]";
+	n = snprintf(rec, sizeof(rec), "%s %" PRIxPTR " %" PRIxPTR " %s", hex, lo, hi, name);
+	if (n < 0)
+		return 0;
+	mtrace_emit_slow(r, MTRACE_OP_MODULE, 0, mtrace_now(r), MTRACE_THREAD_NONE,
+			 (uint64_t)info->dlpi_addr, rec, strnlen(rec, sizeof(rec)));
+	r->modules_written++;
+	return 0;
+}
+
+unsigned
+mtrace_modules(struct mtrace_ring *r)
+{
+	unsigned before = r->modules_written;
+
+	dl_iterate_phdr(module_cb, r);
+	return r->modules_written - before;
+}
+#else
+unsigned
+mtrace_modules(struct mtrace_ring *r)
+{
+	(void)r;
+	return 0;
+}
+#endif

@@ -44,6 +44,10 @@ enum mtrace_op {
 	MTRACE_OP_EVTCHN_SEND	= 64,	/* thread notified event channel port `arg` */
 	MTRACE_OP_EVTCHN_RECV	= 65,	/* thread woke on event channel port `arg` */
 	MTRACE_OP_RING_START	= 66,	/* first record of a ring: arg = ring index, string = producer name */
+	/* creation sites (ring version 1, additive: a reader that does not know them skips them) */
+	MTRACE_OP_SITE		= 67,	/* thread `thread` was created at site `arg`; type = enum mtrace_site_kind */
+	MTRACE_OP_SITE_NAME	= 68,	/* named site `arg` is string "file:line function" */
+	MTRACE_OP_MODULE	= 69,	/* a loaded module: arg = load bias, string = "BUILDID START END NAME" */
 	MTRACE_OP_PAD		= 255,	/* filler up to the end of the data area; not an event */
 };
 #define MTRACE_OP_COUNT_MIRAGE	14
@@ -58,6 +62,14 @@ enum mtrace_thread_type {
 	MTRACE_TT_COUNT,
 	MTRACE_TT_UNKNOWN = 99,
 };
+
+/* What a SITE record's arg is. */
+enum mtrace_site_kind {
+	MTRACE_SITE_PC		= 0,	/* a code address in the guest (mapped through MODULE records) */
+	MTRACE_SITE_NAMED	= 1,	/* a producer-chosen id, named once by SITE_NAME */
+};
+#define MTRACE_SITE_NAME_MAX	255U	/* longest site string a reader keeps */
+#define MTRACE_BUILD_ID_MAX	64U	/* bytes of a build-id a reader accepts */
 
 #define MTRACE_THREAD_NONE	UINT64_MAX	/* "-1": no thread / guest idle */
 
@@ -86,6 +98,18 @@ struct mtrace_rec {
 	uint64_t arg;		/* other thread, amount, value, duration or port */
 };
 #define MTRACE_REC_FIXED	32U
+/*
+ * A CREATES record may carry the child's creation site after the fixed part
+ * (len >= MTRACE_REC_CREATES_SITE): readers that know it decode it as a SITE event
+ * following the CREATES, older ones skip it by len.
+ */
+struct mtrace_site_ext {
+	uint64_t site;		/* as a SITE record's arg */
+	uint8_t  kind;		/* enum mtrace_site_kind */
+	uint8_t  flags;		/* 0 */
+	uint8_t  _pad[6];	/* 0 */
+};
+#define MTRACE_REC_CREATES_SITE	(MTRACE_REC_FIXED + 16U)
 #define MTRACE_REC_ALIGN	8U
 #define MTRACE_REC_MAX		4096U	/* longest record a producer writes and a reader accepts */
 #define MTRACE_STR_MAX		(MTRACE_REC_MAX - MTRACE_REC_FIXED - 1)
@@ -175,6 +199,8 @@ struct mtrace_ring_hdr {
 	((MTRACE_PAGE_SIZE - sizeof(struct mtrace_ring_hdr)) / sizeof(uint32_t))
 
 _Static_assert(sizeof(struct mtrace_rec) == MTRACE_REC_FIXED, "record fixed part");
+_Static_assert(sizeof(struct mtrace_site_ext) == MTRACE_REC_CREATES_SITE - MTRACE_REC_FIXED,
+	       "site extension");
 _Static_assert(sizeof(struct mtrace_ring_hdr) == 256, "header layout");
 _Static_assert(sizeof(struct mtrace_time_info) == 64, "time block layout");
 

@@ -68,6 +68,33 @@ producer(uint64_t n, bool ts, uint32_t pages, uint32_t clock)
 	return (now() - t0) * 1e9 / (double)n;
 }
 
+/*
+ * CREATES without and with its creation site (a 48-byte record instead of 32), with
+ * the clock read (ts) or without it, which isolates what the site costs.
+ */
+static double
+producer_creates(uint64_t n, bool site, bool ts, uint32_t pages)
+{
+	struct mtrace_ring r;
+	mtrace_ring_init_local(&r, (struct mtrace_ring_hdr *)hdr_page, data, pages, 0, 0, "b");
+	double t0 = now();
+	if (site && ts) {
+		for (uint64_t i = 0; i < n; i++)
+			mtrace_creates_here(&r, i, i + 1, MTRACE_TT_TASK);
+	} else if (ts) {
+		for (uint64_t i = 0; i < n; i++)
+			mtrace_creates(&r, i, i + 1, MTRACE_TT_TASK);
+	} else if (site) {
+		for (uint64_t i = 0; i < n; i++)
+			mtrace_creates_at_ts(&r, i, i, i + 1, MTRACE_TT_TASK, MTRACE_SITE_PC,
+					     mtrace_here());
+	} else {
+		for (uint64_t i = 0; i < n; i++)
+			mtrace_emit_ts(&r, MTRACE_OP_CREATES, MTRACE_TT_TASK, i, i, i + 1);
+	}
+	return (now() - t0) * 1e9 / (double)n;
+}
+
 static double
 clock_cost(uint64_t n)
 {
@@ -130,7 +157,7 @@ main(int argc, char **argv)
 {
 	uint64_t n = 50000000;
 	int runs = 5;
-	double v[3][32], c[32], tp[32], tc[32], td[32];
+	double v[3][32], c[32], tp[32], tc[32], td[32], cr[4][32];
 	struct mtrace_tsc_cal tsc;
 	bool have_tsc = mtrace_tsc_calibrate(&tsc, 5000) == 0;
 	char cmd[256];
@@ -150,6 +177,10 @@ main(int argc, char **argv)
 		v[0][k] = producer(n, false, 16, 0);
 		v[1][k] = producer(n / 5, true, 16, 0);
 		c[k] = clock_cost(n / 5);
+		cr[0][k] = producer_creates(n / 5, false, true, 16);
+		cr[1][k] = producer_creates(n / 5, true, true, 16);
+		cr[2][k] = producer_creates(n, false, false, 16);
+		cr[3][k] = producer_creates(n, true, false, 16);
 		v[2][k] = decoder(n, NULL);
 		if (have_tsc) {
 			tp[k] = producer(n / 5, true, 16, MTRACE_CLOCK_TSC);
@@ -175,6 +206,14 @@ main(int argc, char **argv)
 	}
 	printf("ring decoder, drain + callback:      %6.1f M events/s per core   (%s)\n",
 	       d / 1e6, cmd);
+	printf("creates, no site, CLOCK_MONOTONIC ts: %5.2f ns/event   (%s)\n", median(cr[0], runs),
+	       cmd);
+	printf("creates with its site, same clock:    %5.2f ns/event   (%s)\n", median(cr[1], runs),
+	       cmd);
+	printf("creates, no site, no timestamp:       %5.2f ns/event   (%s)\n", median(cr[2], runs),
+	       cmd);
+	printf("creates with its site, no timestamp:  %5.2f ns/event   (%s)\n", median(cr[3], runs),
+	       cmd);
 	if (have_tsc)
 		printf("ring decoder, TSC ticks converted:   %6.1f M events/s per core   (%s)\n",
 		       median(td, runs) / 1e6, cmd);

@@ -23,7 +23,7 @@ static const char *dom_name(const struct top_row *r)
 
 static uint32_t row_domid(const struct top_row *r)
 {
-	return r->t ? r->t->domid : r->l ? r->l->domid : 0;
+	return r->t ? r->t->domid : r->l ? r->l->domid : r->s ? r->s->domid : 0;
 }
 
 void fmt_duration(char *buf, size_t n, uint64_t ns)
@@ -143,6 +143,13 @@ static int c_label(const struct top_row *a, const struct top_row *b)
 static void p_label(char *buf, size_t n, const struct top_row *r)
 {
 	const char *l = r->t ? r->t->label : r->l->label;
+	char autol[256];
+
+	/* no label of its own: its creation site, marked as an automatic label */
+	if (r->t && (!l || !l[0]) && r->t->site && r->t->site[0]) {
+		snprintf(autol, sizeof(autol), "@%s", r->t->site);
+		l = autol;
+	}
 	if (r->t && r->t->state == MTRACE__THREAD_STATE__FAILED && r->t->failure &&
 	    r->t->failure[0])
 		snprintf(buf, n, "%s [%s]", l && l[0] ? l : "-", r->t->failure);
@@ -203,12 +210,66 @@ static const struct top_field label_fields[] = {
 	{ "LABEL",    0, true,  'L', -1, c_label, p_label },
 };
 
+/* ---- site columns (the group-by-creation-site view) ---- */
+
+static int c_scount(const struct top_row *a, const struct top_row *b)
+{ return CMP(b->s->count, a->s->count); }
+static void p_scount(char *buf, size_t n, const struct top_row *r)
+{ snprintf(buf, n, "%" PRIu64, r->s->count); }
+
+static int c_slive(const struct top_row *a, const struct top_row *b)
+{ return CMP(b->s->live, a->s->live); }
+static void p_slive(char *buf, size_t n, const struct top_row *r)
+{ snprintf(buf, n, "%" PRIu64, r->s->live); }
+
+static int c_srate(const struct top_row *a, const struct top_row *b)
+{ return CMP(b->s->creation_rate, a->s->creation_rate); }
+static void p_srate(char *buf, size_t n, const struct top_row *r)
+{ snprintf(buf, n, "%.1f", r->s->creation_rate); }
+
+static int c_sp50(const struct top_row *a, const struct top_row *b)
+{ return CMP(b->s->lifetime_p50_ns, a->s->lifetime_p50_ns); }
+static void p_sp50(char *buf, size_t n, const struct top_row *r)
+{ fmt_duration(buf, n, r->s->lifetime_p50_ns); }
+
+static int c_sp99(const struct top_row *a, const struct top_row *b)
+{ return CMP(b->s->lifetime_p99_ns, a->s->lifetime_p99_ns); }
+static void p_sp99(char *buf, size_t n, const struct top_row *r)
+{ fmt_duration(buf, n, r->s->lifetime_p99_ns); }
+
+static int c_spend(const struct top_row *a, const struct top_row *b)
+{ return CMP(b->s->pending_p99_ns, a->s->pending_p99_ns); }
+static void p_spend(char *buf, size_t n, const struct top_row *r)
+{ fmt_duration(buf, n, r->s->pending_p99_ns); }
+
+static int c_site(const struct top_row *a, const struct top_row *b)
+{ return strcmp(a->s->site ? a->s->site : "", b->s->site ? b->s->site : ""); }
+static void p_site(char *buf, size_t n, const struct top_row *r)
+{
+	/* the inlined frames after the innermost one, outermost last */
+	size_t len = (size_t)snprintf(buf, n, "%s", r->s->site && r->s->site[0] ? r->s->site : "-");
+	for (size_t k = 1; k < r->s->n_frames && len < n; k++)
+		len += (size_t)snprintf(buf + len, n - len, " < %s", r->s->frames[k]->function);
+}
+
+static const struct top_field site_fields[] = {
+	{ "DOMAIN",  12, true,  'D', -1, c_domain, p_domain },
+	{ "COUNT",    7, false, 'C', -1, c_scount, p_scount },
+	{ "LIVE",     6, false, 'V', -1, c_slive, p_slive },
+	{ "NEW/S",    7, false, 'E', -1, c_srate, p_srate },
+	{ "LIFE-P50", 8, false, 'M', -1, c_sp50, p_sp50 },
+	{ "LIFE-P99", 8, false, 'X', -1, c_sp99, p_sp99 },
+	{ "PEND-P99", 8, false, 'W', -1, c_spend, p_spend },
+	{ "SITE",     0, true,  'L', -1, c_site, p_site },
+};
+
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct top_table tables[VIEW_COUNT] = {
 	[VIEW_THREADS] = { "threads", thread_fields, N(thread_fields), 6 },
 	[VIEW_TREE] = { "tree", thread_fields, N(thread_fields), 1 },
 	[VIEW_LABELS] = { "labels", label_fields, N(label_fields), 1 },
+	[VIEW_SITES] = { "sites", site_fields, N(site_fields), 1 },
 };
 
 const struct top_table *fields_table(enum top_view v)

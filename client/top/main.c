@@ -32,6 +32,8 @@ static void usage(FILE *f)
 		"  -r, --reverse         reverse the sort order\n"
 		"  -t, --tree            tree view (children under parents, becomes folded)\n"
 		"  -g, --labels          group by label: count, live, new/s, lifetime p50/p99\n"
+		"  -x, --sites           group by creation site: count, live, new/s, lifetime\n"
+		"                        p50/p99, pending p99, the site and its inlined frames\n"
 		"  -f, --finished        include resolved and failed threads\n"
 		"  -F, --filter TEXT     only labels or domain names containing TEXT\n"
 		"  -D, --domain ID|NAME  only this domain\n"
@@ -66,6 +68,7 @@ int main(int argc, char **argv)
 		{ "reverse", no_argument, NULL, 'r' },
 		{ "tree", no_argument, NULL, 't' },
 		{ "labels", no_argument, NULL, 'g' },
+		{ "sites", no_argument, NULL, 'x' },
 		{ "finished", no_argument, NULL, 'f' },
 		{ "filter", required_argument, NULL, 'F' },
 		{ "domain", required_argument, NULL, 'D' },
@@ -83,7 +86,7 @@ int main(int argc, char **argv)
 	char *end;
 
 	malloc_tune();
-	while ((c = getopt_long(argc, argv, "bn:d:s:S:o:rtgfF:D:N:hV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "bn:d:s:S:o:rtgxfF:D:N:hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'b': batch = true; break;
 		case 'n': iterations = parse_long(optarg, "--iterations", 1, 1000000000); break;
@@ -102,6 +105,7 @@ int main(int argc, char **argv)
 		case 'r': o.reverse = true; break;
 		case 't': o.view = VIEW_TREE; break;
 		case 'g': o.view = VIEW_LABELS; break;
+		case 'x': o.view = VIEW_SITES; break;
 		case 'f': o.finished = true; break;
 		case 'F': snprintf(o.filter, sizeof(o.filter), "%s", optarg); break;
 		case 'D': {

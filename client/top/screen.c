@@ -72,6 +72,7 @@ static void draw_help(struct screen *sc)
 		"r          reverse the sort order",
 		"t          tree view: children under parents, becomes chains folded",
 		"g          group by label: count, live, new/s, lifetime p50/p99",
+		"x          group by creation site (automatic labels, shown @site)",
 		"f          include resolved and failed threads",
 		"/          filter by label or domain name (empty: none)",
 		"d          show one domain (id or name; empty: all)",
@@ -114,7 +115,7 @@ static void draw(struct screen *sc)
 		return;
 	}
 	mvaddnstr(LINES - 1, 0, sc->msg[0] ? sc->msg :
-		  "q quit  h help  < > sort  r reverse  t tree  g labels  / filter  d domain  "
+		  "q quit  h help  < > sort  r reverse  t tree  g labels  x sites  / filter  d domain  "
 		  "s delay  space pause", COLS);
 	attroff(A_REVERSE);
 	refresh();
@@ -279,6 +280,7 @@ static void on_key(struct screen *sc, int ch)
 	case 'r': sc->o->reverse = !sc->o->reverse; resubscribe(sc); return;
 	case 't': set_view(sc, VIEW_TREE); return;
 	case 'g': set_view(sc, VIEW_LABELS); return;
+	case 'x': set_view(sc, VIEW_SITES); return;
 	case 'f': sc->o->finished = !sc->o->finished; resubscribe(sc); return;
 	case '/': ask_filter(sc); return;
 	case 'd': ask_domain(sc); return;

@@ -22,13 +22,13 @@ int session_subscribe(struct mtc *c, const struct top_opts *o)
 	/* The daemon refuses intervals under 100 ms. */
 	sub.stats_interval_ms = o->delay_ms < 100 ? 100 : o->delay_ms;
 	/* The label view draws no thread rows: do not make the daemon rank them. */
-	sub.top_n = o->view == VIEW_LABELS ? 0 : o->top_n;
+	sub.top_n = o->view == VIEW_LABELS || o->view == VIEW_SITES ? 0 : o->top_n;
 	/*
 	 * The daemon picks the top N by its own key; when our column has one, ask for it so
 	 * the N we get are the N that column ranks first.  Other columns sort what we get.
 	 */
 	sub.sort = MTRACE__SORT_KEY__SORT_EVENTS;
-	if (o->view != VIEW_LABELS && sf >= 0 && (unsigned)sf < tab->n &&
+	if (o->view != VIEW_LABELS && o->view != VIEW_SITES && sf >= 0 && (unsigned)sf < tab->n &&
 	    tab->f[sf].server_sort >= 0) {
 		sub.sort = (Mtrace__SortKey)tab->f[sf].server_sort;
 		sub.sort_reverse = o->reverse;
@@ -36,6 +36,7 @@ int session_subscribe(struct mtc *c, const struct top_opts *o)
 	/* A tree needs the finished parents too, or every child becomes a root. */
 	sub.include_finished = o->finished || o->view == VIEW_TREE;
 	sub.label_stats = o->view == VIEW_LABELS;
+	sub.site_stats = o->view == VIEW_SITES;
 	if (o->domid >= 0) {
 		domid = (uint32_t)o->domid;
 		sub.n_domids = 1;

@@ -18,7 +18,7 @@
 
 struct mtc;
 
-enum top_view { VIEW_THREADS, VIEW_TREE, VIEW_LABELS, VIEW_COUNT };
+enum top_view { VIEW_THREADS, VIEW_TREE, VIEW_LABELS, VIEW_SITES, VIEW_COUNT };
 
 /* What the user asked for.  Changing anything the daemon selects on resubscribes. */
 struct top_opts {
@@ -51,6 +51,7 @@ struct top_model {
 struct top_row {
 	const Mtrace__ThreadStats *t;		/* thread views */
 	const Mtrace__LabelStats *l;		/* label view */
+	const Mtrace__SiteStats *s;		/* sites view */
 	const Mtrace__DomainStats *d;		/* the row's domain (NULL if unknown) */
 	uint64_t dom_now;			/* domain's latest guest time seen */
 	unsigned depth;				/* tree indent */

@@ -74,11 +74,14 @@ static int row_cmp(const void *a, const void *b, void *arg)
 		r = -r;
 	if (r)
 		return r;
-	uint32_t dx = x->t ? x->t->domid : x->l->domid, dy = y->t ? y->t->domid : y->l->domid;
+	uint32_t dx = x->t ? x->t->domid : x->s ? x->s->domid : x->l->domid;
+	uint32_t dy = y->t ? y->t->domid : y->s ? y->s->domid : y->l->domid;
 	if (dx != dy)
 		return dx < dy ? -1 : 1;
 	if (x->t)
 		return x->t->id < y->t->id ? -1 : x->t->id > y->t->id;
+	if (x->s)
+		return x->s->index < y->s->index ? -1 : x->s->index > y->s->index;
 	return strcmp(x->l->label ? x->l->label : "", y->l->label ? y->l->label : "");
 }
 
@@ -132,6 +135,19 @@ static size_t label_rows(const struct top_opts *o, const Mtrace__Stats *s, struc
 		if (!row_passes(o, l->domid, d, l->label))
 			continue;
 		rows[n++] = (struct top_row){ .l = l, .d = d };
+	}
+	return n;
+}
+
+static size_t site_rows(const struct top_opts *o, const Mtrace__Stats *s, struct top_row *rows)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->n_sites; i++) {
+		const Mtrace__SiteStats *x = s->sites[i];
+		const Mtrace__DomainStats *d = find_domain(s, x->domid, NULL);
+		if (!row_passes(o, x->domid, d, x->site))
+			continue;
+		rows[n++] = (struct top_row){ .s = x, .d = d };
 	}
 	return n;
 }
@@ -440,13 +456,15 @@ void view_render(const struct top_opts *o, const struct top_model *m, struct top
 		return;
 	const Mtrace__Stats *st = m->stats;
 	const struct top_table *tab = fields_table(o->view);
-	size_t cap = (o->view == VIEW_LABELS ? st->n_labels : st->n_threads) + 1;
+	size_t cap = (o->view == VIEW_LABELS ? st->n_labels :
+		      o->view == VIEW_SITES ? st->n_sites : st->n_threads) + 1;
 	struct top_row *rows = calloc(cap, sizeof(*rows));
 	if (!rows) {
 		out(s, ATTR_BOLD, "(out of memory)");
 		return;
 	}
-	size_t n = o->view == VIEW_LABELS ? label_rows(o, st, rows) : thread_rows(o, st, rows);
+	size_t n = o->view == VIEW_LABELS ? label_rows(o, st, rows) :
+		   o->view == VIEW_SITES ? site_rows(o, st, rows) : thread_rows(o, st, rows);
 	int sf = o->sort[o->view];
 	if (sf < 0 || (unsigned)sf >= tab->n)
 		sf = (int)tab->default_sort;
