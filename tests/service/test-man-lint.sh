@@ -15,11 +15,11 @@ for m in "$@"; do
 	echo "$(basename "$m"): ok"
 done
 # mtrace-guest(3) documents every function of <mtrace-guest.h> but the hot path's
-# internals (emit, the clock and its TSC calibration, the kick and make-room slow paths).
+# internals (emit and the record reserve/publish steps, the clock and its TSC calibration, the kick and make-room slow paths).
 guest_h=$MTRACE_SOURCE_ROOT/guest/mtrace-guest.h
 page=$MTRACE_SOURCE_ROOT/docs/man/mtrace-guest.3
 for f in $(grep -o 'mtrace_[a-z_]*(' "$guest_h" | tr -d '(' | sort -u); do
-	case $f in mtrace_emit_*|mtrace_now|mtrace_rdtsc|mtrace_tsc_*|mtrace_ring_kick|mtrace_ring_make_room) continue;; esac
+	case $f in mtrace_emit_*|mtrace_rec_*|mtrace_creates_at_ts|mtrace_here|mtrace_now|mtrace_rdtsc|mtrace_tsc_*|mtrace_ring_kick|mtrace_ring_make_room) continue;; esac
 	grep -q "^\.Fn $f\b" "$page" || fail "mtrace-guest.3 does not document $f"
 done
 echo "ok"

@@ -19,7 +19,9 @@ header = open(os.path.join(svc.SOURCE, "daemon", "config.h")).read()
 body = re.search(r"struct mtraced_config \{(.*?)\n\};", header, re.S).group(1)
 body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
 fields = re.findall(r"^\s*[a-z_ ]+?\s+\*?([a-z_]+)(?:\[[^]]*\])?;", body, re.M)
-fields = [f for f in fields if f != "config_path"]	# that is -c, not a key
+# config_path is -c, not a key; images/nimages are the repeatable "image = DOMAIN PATH"
+# lines, which have no default to show: the sample must still describe them.
+fields = [f for f in fields if f not in ("config_path", "images", "nimages")]
 if len(fields) < 10:
     fail("could not read the fields of struct mtraced_config: %r" % fields)
 
@@ -31,6 +33,8 @@ unknown = [k for k in keys if k not in fields]
 dups = sorted({k for k in keys if keys.count(k) > 1})
 if missing or unknown or dups:
     fail("sample config: undocumented %s, unknown %s, repeated %s" % (missing, unknown, dups))
+if not re.search(r"^#\s*image = ", sample, re.M):
+    fail("sample config: the image = DOMAIN PATH setting is not described")
 
 
 # mtraced(8) documents every key too.
