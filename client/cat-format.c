@@ -136,11 +136,12 @@ static void text_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t 
 		}
 		if (info->arg)
 			fprintf(f, " %s=%" PRId64, info->arg, arg);
-		else if (arg)	/* unused by the vocabulary, but never hide what came */
+		else if (arg) /* unused by the vocabulary, but never hide what came */
 			fprintf(f, " arg=%" PRId64, arg);
 		if (op == MTRACE_OP_CREATES)
 			fprintf(f, " type=%s",
-				mtrace_thread_type_name(i < b->n_type ? b->type[i] : MTRACE_TT_UNKNOWN));
+			    mtrace_thread_type_name(
+			        i < b->n_type ? b->type[i] : MTRACE_TT_UNKNOWN));
 		if (info->str && !info->str_first) {
 			fprintf(f, " %s=", info->str);
 			text_str(f, str);
@@ -220,10 +221,11 @@ static void json_stats(FILE *f, const Mtrace__Stats *s)
 		for (k = 0; k < d->n_op_events; k++) {
 			const char *op = mtrace_op_name(d->op_events[k]->op);
 			if (op)
-				fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", op, d->op_events[k]->events);
+				fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", op,
+				    d->op_events[k]->events);
 			else
-				fprintf(f, "%s\"op_%u\":%" PRIu64, k ? "," : "", d->op_events[k]->op,
-					d->op_events[k]->events);
+				fprintf(f, "%s\"op_%u\":%" PRIu64, k ? "," : "",
+				    d->op_events[k]->op, d->op_events[k]->events);
 		}
 		fputs("}}", f);
 	}

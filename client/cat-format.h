@@ -12,7 +12,15 @@
 
 #include "mtrace.pb-c.h"
 
-enum cat_format { CAT_TEXT, CAT_JSON, CAT_PROTO, CAT_COUNT, CAT_CHROME, CAT_CTF, CAT_FOLDED };
+enum cat_format {
+	CAT_TEXT,
+	CAT_JSON,
+	CAT_PROTO,
+	CAT_COUNT,
+	CAT_CHROME,
+	CAT_CTF,
+	CAT_FOLDED
+};
 
 /* Domain names learnt from DomainUp, for the text form. */
 void cat_names_note(uint32_t domid, const char *name);
@@ -22,8 +30,8 @@ const char *cat_names_get(uint32_t domid);
  * Print event i of batch b (ts already summed by the caller).  str is the batch's
  * string for this event or NULL.
  */
-void cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t i,
-	       uint64_t ts, const char *str);
+void cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t i, uint64_t ts,
+    const char *str);
 /* Print any non-event message. */
 void cat_other(FILE *f, enum cat_format fmt, const Mtrace__ServerMsg *m);
 

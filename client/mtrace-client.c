@@ -18,8 +18,8 @@
 #include "mtrace-client.h"
 #include "unpack-arena.h"
 
-#define BUF_INITIAL	(256u * 1024)
-#define BUF_MAX		(FRAME_MAX_TO_CLIENT + FRAME_VARINT_MAX)
+#define BUF_INITIAL      (256u * 1024)
+#define BUF_MAX          (FRAME_MAX_TO_CLIENT + FRAME_VARINT_MAX)
 #define HELLO_TIMEOUT_MS 5000
 
 struct mtc {
@@ -30,9 +30,8 @@ struct mtc {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 
-unsigned long
-mtc_parse_num(const char *prog, const char *s, const char *what, unsigned long min,
-    unsigned long max)
+unsigned long mtc_parse_num(
+    const char *prog, const char *s, const char *what, unsigned long min, unsigned long max)
 {
 	char *end;
 	unsigned long v;
@@ -46,34 +45,29 @@ mtc_parse_num(const char *prog, const char *s, const char *what, unsigned long m
 	return v;
 }
 
-const char *
-mtc_default_socket(void)
+const char *mtc_default_socket(void)
 {
 	const char *s = getenv("MTRACE_SOCKET");
 
 	return s && *s ? s : MTRACE_DEFAULT_SOCKET;
 }
 
-int
-mtc_fd(const struct mtc *c)
+int mtc_fd(const struct mtc *c)
 {
 	return c->fd;
 }
 
-const Mtrace__Hello *
-mtc_server_hello(const struct mtc *c)
+const Mtrace__Hello *mtc_server_hello(const struct mtc *c)
 {
 	return c->hello ? c->hello->hello : NULL;
 }
 
-void
-mtc_msg_free(Mtrace__ServerMsg *m)
+void mtc_msg_free(Mtrace__ServerMsg *m)
 {
 	arena_msg_free(m);
 }
 
-void
-mtc_close(struct mtc *c)
+void mtc_close(struct mtc *c)
 {
 	if (!c)
 		return;
@@ -84,8 +78,7 @@ mtc_close(struct mtc *c)
 	free(c);
 }
 
-int
-mtc_send_raw(struct mtc *c, const void *buf, size_t len)
+int mtc_send_raw(struct mtc *c, const void *buf, size_t len)
 {
 	const uint8_t *p = buf;
 
@@ -102,8 +95,7 @@ mtc_send_raw(struct mtc *c, const void *buf, size_t len)
 	return 0;
 }
 
-int
-mtc_send(struct mtc *c, const Mtrace__ClientMsg *msg)
+int mtc_send(struct mtc *c, const Mtrace__ClientMsg *msg)
 {
 	size_t len = mtrace__client_msg__get_packed_size(msg), hl;
 	uint8_t *buf;
@@ -123,8 +115,7 @@ mtc_send(struct mtc *c, const Mtrace__ClientMsg *msg)
 	return r;
 }
 
-int
-mtc_subscribe(struct mtc *c, const Mtrace__Subscribe *sub)
+int mtc_subscribe(struct mtc *c, const Mtrace__Subscribe *sub)
 {
 	Mtrace__ClientMsg m = MTRACE__CLIENT_MSG__INIT;
 
@@ -133,18 +124,15 @@ mtc_subscribe(struct mtc *c, const Mtrace__Subscribe *sub)
 	return mtc_send(c, &m);
 }
 
-static int64_t
-now_ms(void)
+static int64_t now_ms(void)
 {
 	return (int64_t)(clock_mono_ns() / 1000000u);
 }
 
 /* Make room for `need` bytes of the frame at start. */
-static int
-make_room(struct mtc *c, size_t need)
+static int make_room(struct mtc *c, size_t need)
 {
-	if (c->start > 0 && (c->start == c->end || c->cap - c->start < need ||
-			     c->end == c->cap)) {
+	if (c->start > 0 && (c->start == c->end || c->cap - c->start < need || c->end == c->cap)) {
 		memmove(c->buf, c->buf + c->start, c->end - c->start);
 		c->end -= c->start;
 		c->start = 0;
@@ -167,9 +155,8 @@ make_room(struct mtc *c, size_t need)
 	return 0;
 }
 
-int
-mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8_t **raw,
-	 size_t *raw_len, char *err, size_t errlen)
+int mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8_t **raw,
+    size_t *raw_len, char *err, size_t errlen)
 {
 	int64_t deadline = timeout_ms > 0 ? now_ms() + timeout_ms : 0;
 
@@ -177,8 +164,8 @@ mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8_t *
 		*out = NULL;
 	for (;;) {
 		size_t hdr = 0, len = 0, avail = c->end - c->start;
-		enum frame_status st = frame_parse(c->buf + c->start, avail, FRAME_MAX_TO_CLIENT,
-						   &hdr, &len);
+		enum frame_status st =
+		    frame_parse(c->buf + c->start, avail, FRAME_MAX_TO_CLIENT, &hdr, &len);
 		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
 		ssize_t n;
 		int wait;
@@ -194,8 +181,8 @@ mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8_t *
 				return 1;
 			*out = arena_msg_unpack(f + hdr, len);
 			if (!*out) {
-				snprintf(err, errlen, "a %zu-byte message from mtraced does not decode",
-					 len);
+				snprintf(err, errlen,
+				    "a %zu-byte message from mtraced does not decode", len);
 				errno = EPROTO;
 				return -1;
 			}
@@ -203,7 +190,7 @@ mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8_t *
 		}
 		if (st == FRAME_BAD || st == FRAME_TOO_LARGE) {
 			snprintf(err, errlen, "bad frame from mtraced (%s)",
-				 st == FRAME_BAD ? "malformed length" : "too large");
+			    st == FRAME_BAD ? "malformed length" : "too large");
 			errno = EPROTO;
 			return -1;
 		}
@@ -221,14 +208,14 @@ mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8_t *
 		n = poll(&pfd, 1, wait);
 		if (n < 0) {
 			snprintf(err, errlen, "poll: %s", strerror(errno));
-			return -1;	/* EINTR included: the caller decides (a signal) */
+			return -1; /* EINTR included: the caller decides (a signal) */
 		}
 		if (n == 0)
 			return 0;
 		n = read(c->fd, c->buf + c->end, c->cap - c->end);
 		if (n < 0) {
 			snprintf(err, errlen, "read: %s", strerror(errno));
-			return -1;	/* EINTR too: the caller decides */
+			return -1; /* EINTR too: the caller decides */
 		}
 		if (n == 0) {
 			if (c->end > c->start) {
@@ -244,8 +231,7 @@ mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8_t *
 	}
 }
 
-static void
-connect_error(const char *path, int e, char *err, size_t errlen)
+static void connect_error(const char *path, int e, char *err, size_t errlen)
 {
 	switch (e) {
 	case ENOENT:
@@ -257,8 +243,10 @@ connect_error(const char *path, int e, char *err, size_t errlen)
 		break;
 	case EACCES:
 	case EPERM:
-		snprintf(err, errlen, "permission denied on %s: is this user in the 'mtrace' "
-			 "group?", path);
+		snprintf(err, errlen,
+		    "permission denied on %s: is this user in the 'mtrace' "
+		    "group?",
+		    path);
 		break;
 	default:
 		snprintf(err, errlen, "cannot connect to %s: %s", path, strerror(e));
@@ -266,9 +254,8 @@ connect_error(const char *path, int e, char *err, size_t errlen)
 	}
 }
 
-struct mtc *
-mtc_connect_flags(const char *path, const char *software, unsigned flags, char *err,
-		  size_t errlen)
+struct mtc *mtc_connect_flags(
+    const char *path, const char *software, unsigned flags, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	Mtrace__ClientMsg m = MTRACE__CLIENT_MSG__INIT;
@@ -312,14 +299,13 @@ mtc_connect_flags(const char *path, const char *software, unsigned flags, char *
 		e = r == 0 ? ETIMEDOUT : errno ? errno : ECONNRESET;
 		if (r == 0)
 			snprintf(err, errlen, "no Hello from mtraced at %s within %d ms", path,
-				 HELLO_TIMEOUT_MS);
+			    HELLO_TIMEOUT_MS);
 		goto fail;
 	}
 	if (c->hello->msg_case == MTRACE__SERVER_MSG__MSG_ERROR) {
-		e = c->hello->error->code == MTRACE__ERROR__CODE__TOO_MANY_CLIENTS ? EBUSY
-										 : EPROTO;
+		e = c->hello->error->code == MTRACE__ERROR__CODE__TOO_MANY_CLIENTS ? EBUSY : EPROTO;
 		snprintf(err, errlen, "mtraced at %s refused the connection: %s", path,
-			 c->hello->error->message ? c->hello->error->message : "?");
+		    c->hello->error->message ? c->hello->error->message : "?");
 		goto fail;
 	}
 	if (c->hello->msg_case != MTRACE__SERVER_MSG__MSG_HELLO) {
@@ -330,7 +316,7 @@ mtc_connect_flags(const char *path, const char *software, unsigned flags, char *
 	if (c->hello->hello->version != MTRACE_PROTOCOL_VERSION) {
 		e = EPROTO;
 		snprintf(err, errlen, "mtraced speaks protocol %u, this client %d",
-			 c->hello->hello->version, MTRACE_PROTOCOL_VERSION);
+		    c->hello->hello->version, MTRACE_PROTOCOL_VERSION);
 		goto fail;
 	}
 	if (!(flags & MTC_NO_HELLO)) {
@@ -351,8 +337,7 @@ fail:
 	return NULL;
 }
 
-struct mtc *
-mtc_connect(const char *path, const char *software, char *err, size_t errlen)
+struct mtc *mtc_connect(const char *path, const char *software, char *err, size_t errlen)
 {
 	return mtc_connect_flags(path, software, 0, err, errlen);
 }

@@ -11,7 +11,7 @@
 #include "mtrace-proto.h"
 #include "mtrace.pb-c.h"
 
-#define MTRACE_DEFAULT_SOCKET	"/run/mtrace/mtraced.sock"
+#define MTRACE_DEFAULT_SOCKET "/run/mtrace/mtraced.sock"
 
 struct mtc;
 
@@ -19,8 +19,8 @@ struct mtc;
  * A command-line number in min..max, or "PROG: bad WHAT 'S' (MIN..MAX)" on stderr and
  * exit status 2 (a usage error), as the clients' option parsers want it.
  */
-unsigned long mtc_parse_num(const char *prog, const char *s, const char *what,
-    unsigned long min, unsigned long max);
+unsigned long mtc_parse_num(
+    const char *prog, const char *s, const char *what, unsigned long min, unsigned long max);
 
 /* $MTRACE_SOCKET if set, else MTRACE_DEFAULT_SOCKET. */
 const char *mtc_default_socket(void);
@@ -32,9 +32,9 @@ const char *mtc_default_socket(void);
  */
 struct mtc *mtc_connect(const char *path, const char *software, char *err, size_t errlen);
 /* Flags for mtc_connect_flags. */
-#define MTC_NO_HELLO	0x1	/* read the daemon's Hello but do not answer (protocol tests) */
-struct mtc *mtc_connect_flags(const char *path, const char *software, unsigned flags, char *err,
-			      size_t errlen);
+#define MTC_NO_HELLO 0x1 /* read the daemon's Hello but do not answer (protocol tests) */
+struct mtc *mtc_connect_flags(
+    const char *path, const char *software, unsigned flags, char *err, size_t errlen);
 void mtc_close(struct mtc *c);
 int mtc_fd(const struct mtc *c);
 const Mtrace__Hello *mtc_server_hello(const struct mtc *c);
@@ -53,7 +53,7 @@ int mtc_send_raw(struct mtc *c, const void *buf, size_t len);
  * out may be NULL to skip decoding (raw frames only).
  */
 int mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8_t **raw,
-	     size_t *raw_len, char *err, size_t errlen);
+    size_t *raw_len, char *err, size_t errlen);
 void mtc_msg_free(Mtrace__ServerMsg *m);
 
 #endif

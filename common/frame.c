@@ -1,7 +1,6 @@
 #include "frame.h"
 
-size_t
-frame_put_len(uint8_t *out, uint64_t len)
+size_t frame_put_len(uint8_t *out, uint64_t len)
 {
 	size_t n = 0;
 
@@ -13,8 +12,8 @@ frame_put_len(uint8_t *out, uint64_t len)
 	return n;
 }
 
-enum frame_status
-frame_parse(const uint8_t *buf, size_t avail, size_t max, size_t *hdr, size_t *msg)
+enum frame_status frame_parse(
+    const uint8_t *buf, size_t avail, size_t max, size_t *hdr, size_t *msg)
 {
 	uint64_t len = 0;
 	size_t i;

@@ -3,8 +3,7 @@
 
 #include "malloc-tune.h"
 
-void
-malloc_tune(void)
+void malloc_tune(void)
 {
 	mallopt(M_MMAP_THRESHOLD, 4 << 20);
 	mallopt(M_TRIM_THRESHOLD, 16 << 20);

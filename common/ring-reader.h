@@ -31,12 +31,12 @@ struct mtrace_event {
 };
 
 struct ring_reader_stats {
-	uint64_t events;	/* delivered */
-	uint64_t lost;		/* overwritten before we read them (from seq gaps) */
-	uint64_t corrupt;	/* records or windows rejected */
-	uint64_t unknown;	/* well-formed records with an op we do not know (skipped) */
-	uint64_t resyncs;	/* times we jumped to the producer's tail */
-	uint64_t bytes;		/* bytes consumed */
+	uint64_t events;  /* delivered */
+	uint64_t lost;    /* overwritten before we read them (from seq gaps) */
+	uint64_t corrupt; /* records or windows rejected */
+	uint64_t unknown; /* well-formed records with an op we do not know (skipped) */
+	uint64_t resyncs; /* times we jumped to the producer's tail */
+	uint64_t bytes;   /* bytes consumed */
 };
 
 struct ring_reader;
@@ -44,8 +44,8 @@ struct ring_reader;
 /* The header copy, validated at attach. */
 struct ring_reader_info {
 	uint32_t data_pages;
-	uint32_t clock;		/* the clock of decoded timestamps (a TSC ring's timeline) */
-	uint32_t source_clock;	/* the header's clock: the same, or MTRACE_CLOCK_TSC */
+	uint32_t clock;        /* the clock of decoded timestamps (a TSC ring's timeline) */
+	uint32_t source_clock; /* the header's clock: the same, or MTRACE_CLOCK_TSC */
 	uint32_t ring_index;
 	char name[40];
 };
@@ -58,15 +58,14 @@ struct ring_reader_info {
  * errno EINVAL/EPROTO and a reason in err.
  */
 int ring_hdr_copy(const void *hdr_page, uint32_t data_pages, struct mtrace_ring_hdr *h,
-		  uint32_t *refs, char *err, size_t errlen);
+    uint32_t *refs, char *err, size_t errlen);
 /*
  * Then attach over that checked copy: hdr is the mapped header page (read-write: we
  * write req_event), data the mapped data pages (read-only).  NULL with errno EINVAL
  * and a reason in err on bad arguments.
  */
 struct ring_reader *ring_reader_attach_copy(void *hdr, const struct mtrace_ring_hdr *copy,
-					    const void *data, uint32_t data_pages, char *err,
-					    size_t errlen);
+    const void *data, uint32_t data_pages, char *err, size_t errlen);
 void ring_reader_free(struct ring_reader *r);
 
 /* Our position (byte count) in the ring: the next record boundary we will read. */
@@ -80,8 +79,8 @@ typedef void (*ring_event_cb)(const struct mtrace_event *ev, void *arg);
  * number delivered; *more is set when data remains (budget ran out).
  * Losses and corruption are added to the stats.
  */
-size_t ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *arg,
-			 bool *more);
+size_t ring_reader_drain(
+    struct ring_reader *r, size_t budget, ring_event_cb cb, void *arg, bool *more);
 
 /*
  * The same, handing the events over in arrays: cb gets up to cap events at a time,
@@ -92,10 +91,10 @@ size_t ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb,
  * holds at most RING_READER_WINDOW_EVENTS events: with cap that large, each window is
  * handed over whole.
  */
-#define RING_READER_WINDOW_EVENTS	(64u * 1024 / 32)
+#define RING_READER_WINDOW_EVENTS (64u * 1024 / 32)
 typedef void (*ring_batch_cb)(const struct mtrace_event *ev, size_t n, void *arg);
 size_t ring_reader_drain_batch(struct ring_reader *r, size_t budget, struct mtrace_event *ev,
-			       size_t cap, ring_batch_cb cb, void *arg, bool *more);
+    size_t cap, ring_batch_cb cb, void *arg, bool *more);
 
 /* Ask the producer to notify when head passes our position + `bytes_ahead`
  * (0 = at the next record).  Returns true if head is already past that point (drain
@@ -112,7 +111,6 @@ uint64_t ring_reader_time_retries(const struct ring_reader *r);
  * record is counted and the next 8-byte slot tried (there is no producer head to
  * resync to).  Returns the events delivered.  For the fuzzer and tests. */
 size_t ring_decode_buffer(const uint8_t *buf, size_t len, ring_event_cb cb, void *arg,
-			  struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known);
-
+    struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known);
 
 #endif

@@ -3,8 +3,7 @@
 
 #include "utf8.h"
 
-size_t
-utf8_len(const unsigned char *s)
+size_t utf8_len(const unsigned char *s)
 {
 	unsigned char c = s[0];
 	uint32_t cp;
@@ -33,8 +32,7 @@ utf8_len(const unsigned char *s)
 	return n;
 }
 
-void
-utf8_fix(char *str)
+void utf8_fix(char *str)
 {
 	unsigned char *s = (unsigned char *)str;
 

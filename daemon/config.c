@@ -28,12 +28,12 @@ void config_defaults(struct mtraced_config *c)
 	c->max_guests = 1024;
 	c->drain_budget = 16384;
 	c->drain_interval_ms = 20;
-	c->ratelimit_wakeups = 30;	/* xenconsoled's allowance per period */
+	c->ratelimit_wakeups = 30; /* xenconsoled's allowance per period */
 	c->ratelimit_period_ms = 200;
 	c->poll_interval_us = 500;
 	c->dead_keep_s = 60;
 	c->mprof_poll_ms = 100;
-	c->max_threads_per_guest = 16384;	/* the table stays cache-sized: bench/daemon */
+	c->max_threads_per_guest = 16384; /* the table stays cache-sized: bench/daemon */
 	c->max_labels_per_guest = 1024;
 	c->max_sites_per_guest = 1024;
 	snprintf(c->debug_dirs, sizeof(c->debug_dirs), "/usr/lib/debug");
@@ -50,8 +50,8 @@ void config_defaults(struct mtraced_config *c)
 	c->status_interval_ms = 1000;
 }
 
-static int parse_u64(const char *val, unsigned long long min, unsigned long long max,
-		     bool suffix, unsigned long long *out)
+static int parse_u64(const char *val, unsigned long long min, unsigned long long max, bool suffix,
+    unsigned long long *out)
 {
 	char *end;
 	unsigned long long v;
@@ -65,10 +65,20 @@ static int parse_u64(const char *val, unsigned long long min, unsigned long long
 	if (suffix && *end) {
 		unsigned shift = 0;
 		switch (*end) {
-		case 'k': case 'K': shift = 10; break;
-		case 'm': case 'M': shift = 20; break;
-		case 'g': case 'G': shift = 30; break;
-		default: return -1;
+		case 'k':
+		case 'K':
+			shift = 10;
+			break;
+		case 'm':
+		case 'M':
+			shift = 20;
+			break;
+		case 'g':
+		case 'G':
+			shift = 30;
+			break;
+		default:
+			return -1;
 		}
 		if (v > (ULLONG_MAX >> shift))
 			return -1;
@@ -87,30 +97,44 @@ static int parse_bool(const char *val, bool *out)
 	    !strcasecmp(val, "on"))
 		*out = true;
 	else if (!strcasecmp(val, "no") || !strcasecmp(val, "false") || !strcmp(val, "0") ||
-		 !strcasecmp(val, "off"))
+	    !strcasecmp(val, "off"))
 		*out = false;
 	else
 		return -1;
 	return 0;
 }
 
-enum kind { K_UINT, K_SIZE, K_STR, K_BOOL, K_LEVEL, K_BACKEND, K_IMAGE };
+enum kind {
+	K_UINT,
+	K_SIZE,
+	K_STR,
+	K_BOOL,
+	K_LEVEL,
+	K_BACKEND,
+	K_IMAGE
+};
 
 struct key {
 	const char *name;
 	enum kind kind;
 	size_t off;
-	size_t size;			/* string buffer size */
+	size_t size; /* string buffer size */
 	unsigned long long min, max;
 };
 
-#define U(n, lo, hi)	{ #n, K_UINT, offsetof(struct mtraced_config, n), 0, lo, hi }
-#define S(n)		{ #n, K_STR, offsetof(struct mtraced_config, n), \
-			  sizeof(((struct mtraced_config *)0)->n), 0, 0 }
+#define U(n, lo, hi)                                                      \
+	{                                                                 \
+#n, K_UINT, offsetof(struct mtraced_config, n), 0, lo, hi \
+	}
+#define S(n)                                                      \
+	{                                                         \
+#n, K_STR, offsetof(struct mtraced_config, n),    \
+		    sizeof(((struct mtraced_config *)0)->n), 0, 0 \
+	}
 
 static const struct key keys[] = {
 	{ "backend", K_BACKEND, offsetof(struct mtraced_config, backend),
-	  sizeof(((struct mtraced_config *)0)->backend), 0, 0 },
+	    sizeof(((struct mtraced_config *)0)->backend), 0, 0 },
 	S(sim_dir),
 	S(socket_path),
 	S(socket_group),
@@ -132,9 +156,9 @@ static const struct key keys[] = {
 	{ "image", K_IMAGE, 0, 0, 0, 0 },
 	U(max_clients, 1, 65536),
 	{ "client_queue_bytes", K_SIZE, offsetof(struct mtraced_config, client_queue_bytes), 0,
-	  4096, 1ull << 32 },
+	    4096, 1ull << 32 },
 	{ "client_queue_total", K_SIZE, offsetof(struct mtraced_config, client_queue_total), 0,
-	  4096, 1ull << 36 },
+	    4096, 1ull << 36 },
 	U(max_clients_per_uid, 1, 65536),
 	U(client_hello_ms, 100, 600000),
 	U(client_coalesce_us, 0, 1000000),
@@ -173,8 +197,7 @@ static int set_image(struct mtraced_config *c, const char *val, char *err, size_
 	return 0;
 }
 
-int config_set(struct mtraced_config *c, const char *key, const char *val, char *err,
-	       size_t errlen)
+int config_set(struct mtraced_config *c, const char *key, const char *val, char *err, size_t errlen)
 {
 	static const char *const levels[] = { "err", "warn", "info", "debug" };
 	unsigned long long v;
@@ -188,8 +211,9 @@ int config_set(struct mtraced_config *c, const char *key, const char *val, char 
 		case K_UINT:
 		case K_SIZE:
 			if (parse_u64(val, k->min, k->max, k->kind == K_SIZE, &v)) {
-				snprintf(err, errlen, "%s: expected a number in %llu..%llu, got \"%s\"",
-					 key, k->min, k->max, val);
+				snprintf(err, errlen,
+				    "%s: expected a number in %llu..%llu, got \"%s\"", key, k->min,
+				    k->max, val);
 				return -1;
 			}
 			if (k->kind == K_UINT)
@@ -199,7 +223,8 @@ int config_set(struct mtraced_config *c, const char *key, const char *val, char 
 			return 0;
 		case K_BOOL:
 			if (parse_bool(val, (bool *)(base + k->off))) {
-				snprintf(err, errlen, "%s: expected yes or no, got \"%s\"", key, val);
+				snprintf(
+				    err, errlen, "%s: expected yes or no, got \"%s\"", key, val);
 				return -1;
 			}
 			return 0;
@@ -215,21 +240,21 @@ int config_set(struct mtraced_config *c, const char *key, const char *val, char 
 				return 0;
 			}
 			snprintf(err, errlen, "%s: expected err, warn, info or debug, got \"%s\"",
-				 key, val);
+			    key, val);
 			return -1;
 		case K_IMAGE:
 			return set_image(c, val, err, errlen);
 		case K_BACKEND:
 			if (strcmp(val, "auto") && strcmp(val, "xen") && strcmp(val, "sim")) {
-				snprintf(err, errlen, "%s: expected auto, xen or sim, got \"%s\"", key,
-					 val);
+				snprintf(err, errlen, "%s: expected auto, xen or sim, got \"%s\"",
+				    key, val);
 				return -1;
 			}
 			__attribute__((fallthrough));
 		case K_STR:
 			if (strlen(val) >= k->size) {
 				snprintf(err, errlen, "%s: value longer than %zu bytes", key,
-					 k->size - 1);
+				    k->size - 1);
 				return -1;
 			}
 			memcpy(base + k->off, val, strlen(val) + 1);

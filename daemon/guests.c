@@ -146,7 +146,8 @@ static void guest_log_at(uint32_t domid, unsigned level, const char *func, const
 	}
 	s->tokens--;
 	if (s->held)
-		snprintf(held, sizeof(held), " (%u earlier lines of this domain held back)", s->held);
+		snprintf(
+		    held, sizeof(held), " (%u earlier lines of this domain held back)", s->held);
 	s->held = 0;
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
@@ -189,7 +190,8 @@ static void read_name(struct guest *g)
 	if (v && !name_trusted(g->domid)) {
 		if (!g->name_untrusted)
 			guest_log(g->domid, LOG_LVL_WARN,
-			    "domain %" PRIu32 ": its xenstore name is writable by the guest: not used",
+			    "domain %" PRIu32
+			    ": its xenstore name is writable by the guest: not used",
 			    g->domid);
 		g->name_untrusted = true;
 		free(v);
@@ -505,8 +507,8 @@ static void guest_refresh(uint32_t domid)
 		if (g->kind == GUEST_RING && !memcmp(&g->ann, &a, sizeof(a)))
 			return; /* unchanged: a spurious or unrelated watch */
 		if (g->kind == GUEST_RING) {
-			guest_log(domid, LOG_LVL_INFO, "domain %" PRIu32 " (%s): re-announced, remapping",
-			    domid, g->name);
+			guest_log(domid, LOG_LVL_INFO,
+			    "domain %" PRIu32 " (%s): re-announced, remapping", domid, g->name);
 			drain_final(g);
 			detach(g, "reannounced");
 		} else if (g->kind == GUEST_LEGACY) {
@@ -542,7 +544,8 @@ static void guest_refresh(uint32_t domid)
 	if (g->kind == GUEST_RING)
 		drain_final(g);
 	if (g->kind != GUEST_NEW)
-		guest_log(domid, LOG_LVL_INFO, "domain %" PRIu32 " (%s): withdrawn", domid, g->name);
+		guest_log(
+		    domid, LOG_LVL_INFO, "domain %" PRIu32 " (%s): withdrawn", domid, g->name);
 	detach(g, "withdrawn");
 	state_domain_detached(g->sd, "withdrawn", false);
 	guest_free(g);

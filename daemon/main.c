@@ -25,34 +25,37 @@
 #include "stream.h"
 #include "xenif.h"
 
-#define MAX_OVERRIDES	64
+#define MAX_OVERRIDES 64
 
 static struct mtraced_config cfg;
 static struct event_base *base;
 static bool config_given;
 
 /* Command-line settings win over the file, at start-up and on every reload. */
-static struct { char key[64]; char val[256]; } overrides[MAX_OVERRIDES];
+static struct {
+	char key[64];
+	char val[256];
+} overrides[MAX_OVERRIDES];
 static unsigned noverrides;
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"Usage: mtraced [OPTION]...\n"
-"Trace Xen guests live: map their trace rings, decode them and serve clients.\n"
-"\n"
-"  -c, --config FILE     configuration file (default " MTRACED_DEFAULT_CONFIG ")\n"
-"  -s, --socket PATH     client socket (default /run/mtrace/mtraced.sock)\n"
-"      --backend B       xen, sim or auto (sim when --sim-dir or $MTRACE_SIM_DIR is set)\n"
-"      --sim-dir DIR     state directory of the simulated Xen (mtrace-simxen)\n"
-"  -o, --set KEY=VALUE   set any configuration key (see mtraced(8))\n"
-"  -v, --verbose         debug log\n"
-"  -q, --quiet           errors only\n"
-"  -f, --foreground      do not detach (implied under systemd)\n"
-"  -h, --help            this text\n"
-"  -V, --version         print the version\n"
-"\n"
-"Signals: SIGHUP reloads the configuration, SIGTERM/SIGINT drain and stop.\n");
+	    "Usage: mtraced [OPTION]...\n"
+	    "Trace Xen guests live: map their trace rings, decode them and serve clients.\n"
+	    "\n"
+	    "  -c, --config FILE     configuration file (default " MTRACED_DEFAULT_CONFIG ")\n"
+	    "  -s, --socket PATH     client socket (default /run/mtrace/mtraced.sock)\n"
+	    "      --backend B       xen, sim or auto (sim when --sim-dir or $MTRACE_SIM_DIR is set)\n"
+	    "      --sim-dir DIR     state directory of the simulated Xen (mtrace-simxen)\n"
+	    "  -o, --set KEY=VALUE   set any configuration key (see mtraced(8))\n"
+	    "  -v, --verbose         debug log\n"
+	    "  -q, --quiet           errors only\n"
+	    "  -f, --foreground      do not detach (implied under systemd)\n"
+	    "  -h, --help            this text\n"
+	    "  -V, --version         print the version\n"
+	    "\n"
+	    "Signals: SIGHUP reloads the configuration, SIGTERM/SIGINT drain and stop.\n");
 }
 
 static int add_override(const char *key, const char *val)
@@ -64,7 +67,7 @@ static int add_override(const char *key, const char *val)
 		fprintf(stderr, "mtraced: too many or too long settings on the command line\n");
 		return -1;
 	}
-	if (config_set(&cfg, key, val, err, sizeof(err)) < 0) {	/* check it now */
+	if (config_set(&cfg, key, val, err, sizeof(err)) < 0) { /* check it now */
 		fprintf(stderr, "mtraced: %s\n", err);
 		return -1;
 	}
@@ -91,7 +94,8 @@ static int build_config(struct mtraced_config *c, const char *path, char *err, s
 
 static void on_stop(evutil_socket_t sig, short what, void *arg)
 {
-	(void)what; (void)arg;
+	(void)what;
+	(void)arg;
 	log_info("signal %d: draining and stopping", (int)sig);
 	service_stopping();
 	guests_drain_all();
@@ -104,7 +108,9 @@ static void on_reload(evutil_socket_t sig, short what, void *arg)
 	struct mtraced_config n;
 	char err[512];
 
-	(void)sig; (void)what; (void)arg;
+	(void)sig;
+	(void)what;
+	(void)arg;
 	service_reloading();
 	if (build_config(&n, cfg.config_path, err, sizeof(err)) < 0) {
 		log_err("reload: %s (keeping the running configuration)", err);
@@ -112,10 +118,11 @@ static void on_reload(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	/* what start-up opened stays as it was */
-#define KEEP(f) do {								\
-		if (strcmp(n.f, cfg.f))						\
-			log_warnx("reload: " #f " changes only on restart");	\
-		memcpy(n.f, cfg.f, sizeof(n.f));				\
+#define KEEP(f)                                                              \
+	do {                                                                 \
+		if (strcmp(n.f, cfg.f))                                      \
+			log_warnx("reload: " #f " changes only on restart"); \
+		memcpy(n.f, cfg.f, sizeof(n.f));                             \
 	} while (0)
 	KEEP(backend);
 	KEEP(sim_dir);
@@ -182,19 +189,32 @@ int main(int argc, char **argv)
 		case 'o':
 			eq = strchr(optarg, '=');
 			if (!eq) {
-				fprintf(stderr, "mtraced: -o wants KEY=VALUE, got \"%s\"\n", optarg);
+				fprintf(
+				    stderr, "mtraced: -o wants KEY=VALUE, got \"%s\"\n", optarg);
 				return 2;
 			}
 			*eq = 0;
 			if (add_override(optarg, eq + 1) < 0)
 				return 2;
 			break;
-		case 'v': verbose++; break;
-		case 'q': quiet = 1; break;
-		case 'f': foreground = true; break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("mtraced %s\n", MTRACE_VERSION); return 0;
-		default: usage(stderr); return 2;
+		case 'v':
+			verbose++;
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'f':
+			foreground = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("mtraced %s\n", MTRACE_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind < argc) {
@@ -220,7 +240,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	x = xenif_open(cfg.backend, cfg.sim_dir[0] ? cfg.sim_dir : NULL,
-		       XENIF_GNTTAB | XENIF_EVTCHN | XENIF_XS | XENIF_CTRL, err, sizeof(err));
+	    XENIF_GNTTAB | XENIF_EVTCHN | XENIF_XS | XENIF_CTRL, err, sizeof(err));
 	if (!x) {
 		log_err("cannot open the %s backend: %s", cfg.backend, err);
 		return 1;
@@ -264,7 +284,7 @@ int main(int argc, char **argv)
 	if (cfg.drop_privileges)
 		service_drop_privileges();
 	log_info("ready: %s backend, socket %s, %u guests", x->ops->name, cfg.socket_path,
-		 state_guest_count());
+	    state_guest_count());
 	service_ready();
 
 	event_base_dispatch(base);

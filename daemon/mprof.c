@@ -16,18 +16,32 @@
 #include "mprof.h"
 
 static const uint8_t mprof_uuid[16] = {
-	0x05, 0x88, 0x3b, 0x8d, 0x52, 0x1a, 0x48, 0x7b,
-	0xb3, 0x97, 0x45, 0x6a, 0xb1, 0x50, 0x68, 0x0c,
+	0x05,
+	0x88,
+	0x3b,
+	0x8d,
+	0x52,
+	0x1a,
+	0x48,
+	0x7b,
+	0xb3,
+	0x97,
+	0x45,
+	0x6a,
+	0xb1,
+	0x50,
+	0x68,
+	0x0c,
 };
 
 /* A packet header as found in one copy; only meaningful when ok. */
 struct slot {
 	bool ok;
 	uint16_t count;
-	uint32_t start;		/* offset of the slot in the buffer */
-	uint32_t len;		/* slot length (bytes) */
-	uint32_t content;	/* content end relative to start, header included */
-	uint32_t kept_from;	/* previous copy only: bytes [kept_from, content) kept */
+	uint32_t start;     /* offset of the slot in the buffer */
+	uint32_t len;       /* slot length (bytes) */
+	uint32_t content;   /* content end relative to start, header included */
+	uint32_t kept_from; /* previous copy only: bytes [kept_from, content) kept */
 };
 
 /* A valid packet of the current copy, with its counter extended to 64 bits. */
@@ -38,39 +52,35 @@ struct pkt {
 
 struct mprof_reader {
 	size_t len;
-	uint8_t *prev;			/* previous poll's copy (ours) */
+	uint8_t *prev; /* previous poll's copy (ours) */
 	struct slot prev_slot[MPROF_N_PACKETS];
 	bool have_prev;
-	bool slot_bad[MPROF_N_PACKETS];	/* count a bad header once, not every poll */
+	bool slot_bad[MPROF_N_PACKETS]; /* count a bad header once, not every poll */
 
 	/* The packet being read: its extended counter and how far it was emitted. */
 	bool have_cur;
 	int64_t cur;
 	uint32_t cur_off;
 	uint64_t cur_events;
-	uint32_t torn_at;		/* offset whose torn image was already counted */
+	uint32_t torn_at; /* offset whose torn image was already counted */
 
-	uint64_t done_events;		/* events in packets read to their end */
+	uint64_t done_events; /* events in packets read to their end */
 	uint32_t seq;
 	struct mprof_stats st;
 	char err[160];
 };
 
-static uint16_t
-get16(const uint8_t *p)
+static uint16_t get16(const uint8_t *p)
 {
 	return (uint16_t)(p[0] | p[1] << 8);
 }
 
-static uint32_t
-get32(const uint8_t *p)
+static uint32_t get32(const uint8_t *p)
 {
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static uint64_t
-get64(const uint8_t *p)
+static uint64_t get64(const uint8_t *p)
 {
 	return (uint64_t)get32(p) | (uint64_t)get32(p + 4) << 32;
 }
@@ -85,8 +95,7 @@ set_err(struct mprof_reader *r, const char *fmt, ...)
 	va_end(ap);
 }
 
-struct mprof_reader *
-mprof_reader_new(size_t buf_len)
+struct mprof_reader *mprof_reader_new(size_t buf_len)
 {
 	struct mprof_reader *r;
 
@@ -106,8 +115,7 @@ mprof_reader_new(size_t buf_len)
 	return r;
 }
 
-void
-mprof_reader_free(struct mprof_reader *r)
+void mprof_reader_free(struct mprof_reader *r)
 {
 	if (!r)
 		return;
@@ -115,21 +123,18 @@ mprof_reader_free(struct mprof_reader *r)
 	free(r);
 }
 
-const struct mprof_stats *
-mprof_reader_stats(const struct mprof_reader *r)
+const struct mprof_stats *mprof_reader_stats(const struct mprof_reader *r)
 {
 	return &r->st;
 }
 
-const char *
-mprof_reader_error(const struct mprof_reader *r)
+const char *mprof_reader_error(const struct mprof_reader *r)
 {
 	return r->err;
 }
 
 /* The geometry mirage-profile's Control.make uses: len/4 each, the last takes the rest. */
-static void
-slot_geometry(size_t len, unsigned i, uint32_t *start, uint32_t *slen)
+static void slot_geometry(size_t len, unsigned i, uint32_t *start, uint32_t *slen)
 {
 	size_t ps = len / MPROF_N_PACKETS;
 
@@ -138,8 +143,7 @@ slot_geometry(size_t len, unsigned i, uint32_t *start, uint32_t *slen)
 }
 
 /* Check one packet header of a copy; NULL if good, else why not. */
-static const char *
-parse_slot(const uint8_t *buf, size_t len, unsigned i, struct slot *s)
+static const char *parse_slot(const uint8_t *buf, size_t len, unsigned i, struct slot *s)
 {
 	const uint8_t *h;
 	uint32_t size_bits, content_bits;
@@ -172,8 +176,7 @@ parse_slot(const uint8_t *buf, size_t len, unsigned i, struct slot *s)
  * intact buffer holds this is mtv's "first jump by more than 0x8000" rule, and it does
  * not depend on which slot holds the oldest packet.
  */
-static uint16_t
-oldest_counter(const struct slot *s)
+static uint16_t oldest_counter(const struct slot *s)
 {
 	unsigned best_span = 0x10000;
 	uint16_t best = 0;
@@ -200,16 +203,20 @@ oldest_counter(const struct slot *s)
 	return best;
 }
 
-enum dec { DEC_OK, DEC_MORE, DEC_BAD, DEC_UNKNOWN };
+enum dec {
+	DEC_OK,
+	DEC_MORE,
+	DEC_BAD,
+	DEC_UNKNOWN
+};
 
 /*
  * Decode the event at buf[off..end) into ev.  DEC_MORE: it does not end before `end`
  * (it may once more bytes are stable).  DEC_BAD / DEC_UNKNOWN: it never will be an
  * event; the packet cannot be resynchronised past it (events carry no length).
  */
-static enum dec
-decode(const uint8_t *buf, uint32_t off, uint32_t end, struct mtrace_event *ev,
-       uint32_t *next)
+static enum dec decode(
+    const uint8_t *buf, uint32_t off, uint32_t end, struct mtrace_event *ev, uint32_t *next)
 {
 	uint32_t p = off + 9, fixed;
 	const uint8_t *nul;
@@ -224,12 +231,18 @@ decode(const uint8_t *buf, uint32_t off, uint32_t end, struct mtrace_event *ev,
 	case MTRACE_OP_CREATES:
 		fixed = 17;
 		break;
-	case MTRACE_OP_READ: case MTRACE_OP_FULFILLS: case MTRACE_OP_BECOMES:
-	case MTRACE_OP_SIGNAL: case MTRACE_OP_TRY_READ: case MTRACE_OP_READ_LATER:
+	case MTRACE_OP_READ:
+	case MTRACE_OP_FULFILLS:
+	case MTRACE_OP_BECOMES:
+	case MTRACE_OP_SIGNAL:
+	case MTRACE_OP_TRY_READ:
+	case MTRACE_OP_READ_LATER:
 	case MTRACE_OP_SIGNAL_NEW:
 		fixed = 16;
 		break;
-	case MTRACE_OP_FAILS: case MTRACE_OP_INCREASE: case MTRACE_OP_COUNTER:
+	case MTRACE_OP_FAILS:
+	case MTRACE_OP_INCREASE:
+	case MTRACE_OP_COUNTER:
 		fixed = 16;
 		has_str = true;
 		break;
@@ -237,7 +250,8 @@ decode(const uint8_t *buf, uint32_t off, uint32_t end, struct mtrace_event *ev,
 		fixed = 8;
 		has_str = true;
 		break;
-	case MTRACE_OP_SWITCH: case MTRACE_OP_GC:
+	case MTRACE_OP_SWITCH:
+	case MTRACE_OP_GC:
 		fixed = 8;
 		break;
 	default:
@@ -278,8 +292,7 @@ decode(const uint8_t *buf, uint32_t off, uint32_t end, struct mtrace_event *ev,
 }
 
 /* The first offset in [from, to) where the two copies differ, or `to`. */
-static uint32_t
-stable_until(const uint8_t *a, const uint8_t *b, uint32_t from, uint32_t to)
+static uint32_t stable_until(const uint8_t *a, const uint8_t *b, uint32_t from, uint32_t to)
 {
 	uint32_t i = from;
 
@@ -298,15 +311,13 @@ stable_until(const uint8_t *a, const uint8_t *b, uint32_t from, uint32_t to)
 }
 
 /* Average events per packet read to its end; 0 when we have not read one yet. */
-static uint64_t
-avg_events(const struct mprof_reader *r)
+static uint64_t avg_events(const struct mprof_reader *r)
 {
 	return r->st.packets ? (r->done_events + r->st.packets / 2) / r->st.packets : 0;
 }
 
 /* We are leaving packet `cur` without having read it to its end. */
-static void
-abandon_unread(struct mprof_reader *r)
+static void abandon_unread(struct mprof_reader *r)
 {
 	uint64_t avg = avg_events(r);
 
@@ -320,8 +331,7 @@ abandon_unread(struct mprof_reader *r)
 	}
 }
 
-static void
-next_packet(struct mprof_reader *r, int64_t ext)
+static void next_packet(struct mprof_reader *r, int64_t ext)
 {
 	r->cur = ext;
 	r->cur_off = MPROF_HDR_SIZE;
@@ -329,15 +339,18 @@ next_packet(struct mprof_reader *r, int64_t ext)
 	r->torn_at = 0;
 }
 
-enum pkt_state { PKT_WAIT, PKT_DONE, PKT_ABANDONED };
+enum pkt_state {
+	PKT_WAIT,
+	PKT_DONE,
+	PKT_ABANDONED
+};
 
 /*
  * Emit what is stable of the current packet (slot s of copy).  PKT_DONE: read to its
  * final end; PKT_ABANDONED: a bad event, the rest cannot be parsed; PKT_WAIT: more later.
  */
-static enum pkt_state
-emit_packet(struct mprof_reader *r, const uint8_t *copy, const struct slot *s,
-	    const struct slot *ps, bool sealed, ring_event_cb cb, void *arg, size_t *emitted)
+static enum pkt_state emit_packet(struct mprof_reader *r, const uint8_t *copy, const struct slot *s,
+    const struct slot *ps, bool sealed, ring_event_cb cb, void *arg, size_t *emitted)
 {
 	const uint8_t *cur = copy + s->start, *old = r->prev + s->start;
 	uint32_t limit, stable;
@@ -374,12 +387,12 @@ emit_packet(struct mprof_reader *r, const uint8_t *copy, const struct slot *s,
 		case DEC_UNKNOWN:
 			r->st.unknown++;
 			set_err(r, "packet %u: unknown op %u at offset %u; rest of packet skipped",
-				s->count, cur[r->cur_off + 8], r->cur_off);
+			    s->count, cur[r->cur_off + 8], r->cur_off);
 			return PKT_ABANDONED;
 		case DEC_BAD:
 			r->st.corrupt++;
 			set_err(r, "packet %u: unterminated string at offset %u; rest skipped",
-				s->count, r->cur_off);
+			    s->count, r->cur_off);
 			return PKT_ABANDONED;
 		}
 	}
@@ -389,12 +402,12 @@ end:
 	 * both copies agree on it.  Bytes left over that do not make an event are an event
 	 * cut by content_size: torn.
 	 */
-	if (sealed && s->content == ps->content && stable_until(cur, old, r->cur_off,
-								 s->content) == s->content) {
+	if (sealed && s->content == ps->content &&
+	    stable_until(cur, old, r->cur_off, s->content) == s->content) {
 		if (r->cur_off < s->content) {
 			r->st.torn++;
-			set_err(r, "packet %u: %u bytes at its end are not a whole event",
-				s->count, s->content - r->cur_off);
+			set_err(r, "packet %u: %u bytes at its end are not a whole event", s->count,
+			    s->content - r->cur_off);
 			return PKT_ABANDONED;
 		}
 		return PKT_DONE;
@@ -407,8 +420,7 @@ end:
  * packet with no event does not count: the 4 initial packets get counters 0..3 before
  * any is written, and a packet is cleared just before its first event is added.
  */
-static bool
-newer_has_events(const struct slot *s, const struct pkt *p, unsigned i, unsigned n)
+static bool newer_has_events(const struct slot *s, const struct pkt *p, unsigned i, unsigned n)
 {
 	for (unsigned j = i + 1; j < n; j++)
 		if (s[p[j].slot].content > MPROF_HDR_SIZE)
@@ -422,9 +434,8 @@ newer_has_events(const struct slot *s, const struct pkt *p, unsigned i, unsigned
  * is most of it, but a still or slow one costs a fraction of a full copy.  Slots not
  * kept are marked not ok, so they are never compared against stale bytes.
  */
-static void
-keep_unread(struct mprof_reader *r, const uint8_t *copy, const struct slot *s,
-	    const struct pkt *p, unsigned n)
+static void keep_unread(struct mprof_reader *r, const uint8_t *copy, const struct slot *s,
+    const struct pkt *p, unsigned n)
 {
 	for (unsigned i = 0; i < MPROF_N_PACKETS; i++)
 		r->prev_slot[i].ok = false;
@@ -434,7 +445,7 @@ keep_unread(struct mprof_reader *r, const uint8_t *copy, const struct slot *s,
 		uint32_t from = MPROF_HDR_SIZE;
 
 		if (p[k].ext < r->cur)
-			continue;	/* read already: never compared again */
+			continue; /* read already: never compared again */
 		if (p[k].ext == r->cur && r->cur_off > from)
 			from = r->cur_off < sl->content ? r->cur_off : sl->content;
 		*keep = *sl;
@@ -443,9 +454,8 @@ keep_unread(struct mprof_reader *r, const uint8_t *copy, const struct slot *s,
 	}
 }
 
-size_t
-mprof_reader_poll(struct mprof_reader *r, const uint8_t *copy, size_t len, ring_event_cb cb,
-		  void *arg)
+size_t mprof_reader_poll(
+    struct mprof_reader *r, const uint8_t *copy, size_t len, ring_event_cb cb, void *arg)
 {
 	struct slot s[MPROF_N_PACKETS];
 	struct pkt p[MPROF_N_PACKETS];
@@ -483,7 +493,8 @@ mprof_reader_poll(struct mprof_reader *r, const uint8_t *copy, size_t len, ring_
 
 		for (unsigned i = 0; i < MPROF_N_PACKETS; i++)
 			if (s[i].ok) {
-				int64_t e = r->cur + (int16_t)(uint16_t)(s[i].count - (uint16_t)r->cur);
+				int64_t e =
+				    r->cur + (int16_t)(uint16_t)(s[i].count - (uint16_t)r->cur);
 				newest = e > newest ? e : newest;
 			}
 		/* Counters behind the one we read: the guest restarted its buffer. */
@@ -516,7 +527,7 @@ mprof_reader_poll(struct mprof_reader *r, const uint8_t *copy, size_t len, ring_
 
 	for (unsigned i = 0; i < n && r->have_prev; i++) {
 		if (p[i].ext < r->cur)
-			continue;	/* read already, or lost already */
+			continue; /* read already, or lost already */
 		if (p[i].ext > r->cur) {
 			/* The packet we were reading is gone, and so are any between. */
 			abandon_unread(r);
@@ -527,7 +538,7 @@ mprof_reader_poll(struct mprof_reader *r, const uint8_t *copy, size_t len, ring_
 			next_packet(r, p[i].ext);
 		}
 		ps = emit_packet(r, copy, &s[p[i].slot], &r->prev_slot[p[i].slot],
-				 newer_has_events(s, p, i, n), cb, arg, &emitted);
+		    newer_has_events(s, p, i, n), cb, arg, &emitted);
 		if (ps == PKT_WAIT)
 			break;
 		/* Only whole packets feed the loss estimate's average. */
@@ -543,9 +554,8 @@ mprof_reader_poll(struct mprof_reader *r, const uint8_t *copy, size_t len, ring_
 	return emitted;
 }
 
-int
-mprof_parse_refs(const char *val, size_t len, uint32_t *refs, unsigned max, char *err,
-		 size_t errlen)
+int mprof_parse_refs(
+    const char *val, size_t len, uint32_t *refs, unsigned max, char *err, size_t errlen)
 {
 	unsigned n = 0;
 	size_t i = 0;
@@ -570,7 +580,8 @@ mprof_parse_refs(const char *val, size_t len, uint32_t *refs, unsigned max, char
 		}
 		if (i == start) {
 			if (i < len && val[i] != ',')
-				snprintf(err, errlen, "unexpected byte 0x%02x at %zu", (uint8_t)val[i], i);
+				snprintf(err, errlen, "unexpected byte 0x%02x at %zu",
+				    (uint8_t)val[i], i);
 			else
 				snprintf(err, errlen, "empty ref at %zu", i);
 			return -1;

@@ -41,27 +41,27 @@
 
 #include "ring-reader.h"
 
-#define MPROF_MAX_PAGES		1024u
-#define MPROF_PAGE_SIZE		4096u
-#define MPROF_N_PACKETS		4u
-#define MPROF_HDR_SIZE		30u
-#define MPROF_MAGIC		0xc1fc1fc1u
-#define MPROF_XS_REFS		"data/mprof/ring-ref"
+#define MPROF_MAX_PAGES 1024u
+#define MPROF_PAGE_SIZE 4096u
+#define MPROF_N_PACKETS 4u
+#define MPROF_HDR_SIZE  30u
+#define MPROF_MAGIC     0xc1fc1fc1u
+#define MPROF_XS_REFS   "data/mprof/ring-ref"
 /* Smallest buffer we accept: every packet must hold its header and one event. */
-#define MPROF_MIN_BUF		(MPROF_N_PACKETS * (MPROF_HDR_SIZE + 9u))
+#define MPROF_MIN_BUF (MPROF_N_PACKETS * (MPROF_HDR_SIZE + 9u))
 
 struct mprof_stats {
-	uint64_t events;	/* emitted */
-	uint64_t lost;		/* events in packets overwritten between polls (estimated
+	uint64_t events;       /* emitted */
+	uint64_t lost;         /* events in packets overwritten between polls (estimated
 				   from packet counters when a packet was never seen) */
-	uint64_t lost_packets;	/* packets overwritten before we read them */
-	uint64_t torn;		/* half-written or torn events dropped */
-	uint64_t corrupt;	/* bad packet headers, bad events */
+	uint64_t lost_packets; /* packets overwritten before we read them */
+	uint64_t torn;         /* half-written or torn events dropped */
+	uint64_t corrupt;      /* bad packet headers, bad events */
 	uint64_t polls;
-	uint64_t truncated;	/* packets read in part, whose tail was overwritten */
-	uint64_t packets;	/* packets read to their end */
-	uint64_t resyncs;	/* packet counters went backwards: reading restarted */
-	uint64_t unknown;	/* events with an op we do not know (rest of packet skipped) */
+	uint64_t truncated; /* packets read in part, whose tail was overwritten */
+	uint64_t packets;   /* packets read to their end */
+	uint64_t resyncs;   /* packet counters went backwards: reading restarted */
+	uint64_t unknown;   /* events with an op we do not know (rest of packet skipped) */
 };
 
 struct mprof_reader;
@@ -73,15 +73,15 @@ void mprof_reader_free(struct mprof_reader *r);
  * poll, in order.  Returns the number emitted.  ev->str points into `copy`; ev->seq is
  * the reader's own running event number (the format has none).  len must equal buf_len
  * (else nothing is emitted and corrupt is counted). */
-size_t mprof_reader_poll(struct mprof_reader *r, const uint8_t *copy, size_t len,
-			 ring_event_cb cb, void *arg);
+size_t mprof_reader_poll(
+    struct mprof_reader *r, const uint8_t *copy, size_t len, ring_event_cb cb, void *arg);
 const struct mprof_stats *mprof_reader_stats(const struct mprof_reader *r);
 /* The last problem seen (bad header, bad event), "" if none; for the daemon's log. */
 const char *mprof_reader_error(const struct mprof_reader *r);
 
 /* Strictly parse "r1,r2,...": decimal, no spaces, 1..max refs.  Returns the count or
  * -1 with a reason in err. */
-int mprof_parse_refs(const char *val, size_t len, uint32_t *refs, unsigned max, char *err,
-		     size_t errlen);
+int mprof_parse_refs(
+    const char *val, size_t len, uint32_t *refs, unsigned max, char *err, size_t errlen);
 
 #endif

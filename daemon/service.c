@@ -32,7 +32,7 @@ void service_status(void)
 	unsigned g = state_guest_count(), c = stream_client_count();
 
 	snprintf(line, sizeof(line), "STATUS=%u guest%s, %u client%s", g, g == 1 ? "" : "s", c,
-		 c == 1 ? "" : "s");
+	    c == 1 ? "" : "s");
 	if (strcmp(line, last_status)) {
 		sd_notify(0, line);
 		snprintf(last_status, sizeof(last_status), "%s", line);
@@ -41,7 +41,9 @@ void service_status(void)
 
 static void status_cb(evutil_socket_t fd, short what, void *arg)
 {
-	(void)fd; (void)what; (void)arg;
+	(void)fd;
+	(void)what;
+	(void)arg;
 	service_status();
 }
 
@@ -118,7 +120,7 @@ int service_boost_priority(unsigned boost)
 	errno = 0;
 	cur = getpriority(PRIO_PROCESS, 0);
 	if (boost == 0 || (errno == 0 && cur <= want))
-		return 0;	/* nothing asked, or a unit's Nice= did it already */
+		return 0; /* nothing asked, or a unit's Nice= did it already */
 	if (setpriority(PRIO_PROCESS, 0, want) < 0) {
 		log_info("cannot run at nice %d (priority_boost): %s", want, strerror(errno));
 		return -1;

@@ -22,7 +22,7 @@ const struct mtraced_config *state_cfg;
 uint64_t state_cur_sec;
 
 static struct mtraced_config cfg_copy;
-static struct state_domain *last_dom;	/* state_thread_label is called per event */
+static struct state_domain *last_dom; /* state_thread_label is called per event */
 
 uint64_t state_now_ns(void)
 {
@@ -49,7 +49,7 @@ double state_win_rate(const struct win *w, uint64_t now_sec, unsigned secs)
 	/* complete seconds only: [now - secs, now) */
 	for (uint64_t s = now_sec >= secs ? now_sec - secs : 0; s < now_sec; s++) {
 		if (s + WIN_SECS <= w->sec || s > w->sec)
-			continue;	/* older than the window, or after the last event */
+			continue; /* older than the window, or after the last event */
 		sum += s == w->sec ? w->cur : w->b[s % WIN_SECS];
 	}
 	return (double)sum / secs;
@@ -193,8 +193,8 @@ void state_mark_gone(bool (*exists)(uint32_t domid, bool *crashed, void *arg), v
 	}
 }
 
-void state_domain_add_counts(struct state_domain *d, uint64_t lost, uint64_t corrupt,
-			     uint64_t unknown)
+void state_domain_add_counts(
+    struct state_domain *d, uint64_t lost, uint64_t corrupt, uint64_t unknown)
 {
 	d->lost += lost;
 	d->corrupt += corrupt;
@@ -229,7 +229,8 @@ void state_tick(uint64_t now_ns)
 
 		win_roll(&d->win, sec);
 		state_sites_tick(d);
-		if (d->dead_at_ns && now_ns - d->dead_at_ns >= (uint64_t)state_cfg->dead_keep_s * 1000000000u) {
+		if (d->dead_at_ns &&
+		    now_ns - d->dead_at_ns >= (uint64_t)state_cfg->dead_keep_s * 1000000000u) {
 			domain_free(d);
 			state_doms[i--] = state_doms[--state_ndoms];
 		}

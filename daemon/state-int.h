@@ -15,23 +15,27 @@
 #include "strtab.h"
 #include "xalloc.h"
 
-#define WIN_SECS	60	/* longest rolling window */
-#define LABEL_WIN	10	/* label creation rate window */
-#define HIST_BUCKETS	252	/* 4 log-linear buckets per power of two of ns */
-#define LABEL_PAST	3	/* earlier labels a thread remembers: counts stay distinct */
-#define NAME_MAX_LEN	64
-#define STR_MAX_STORE	256	/* labels, failures and counter names are cut here */
-#define NO_IDX		UINT32_MAX
-#define MAX_FAILURES	256	/* distinct failure strings per guest (mtraced(8)) */
-#define MAX_COUNTERS	256	/* distinct counter names per guest (mtraced(8)) */
+#define WIN_SECS      60  /* longest rolling window */
+#define LABEL_WIN     10  /* label creation rate window */
+#define HIST_BUCKETS  252 /* 4 log-linear buckets per power of two of ns */
+#define LABEL_PAST    3   /* earlier labels a thread remembers: counts stay distinct */
+#define NAME_MAX_LEN  64
+#define STR_MAX_STORE 256 /* labels, failures and counter names are cut here */
+#define NO_IDX        UINT32_MAX
+#define MAX_FAILURES  256 /* distinct failure strings per guest (mtraced(8)) */
+#define MAX_COUNTERS  256 /* distinct counter names per guest (mtraced(8)) */
 
-enum { TS_PENDING = 0, TS_RESOLVED = 1, TS_FAILED = 2 };
+enum {
+	TS_PENDING = 0,
+	TS_RESOLVED = 1,
+	TS_FAILED = 2
+};
 
 /* Events per second over the last 60 s, one bucket a second. */
 struct win {
-	uint64_t sec;		/* second the `cur` count belongs to */
+	uint64_t sec; /* second the `cur` count belongs to */
 	uint64_t cur;
-	uint32_t b[WIN_SECS];	/* b[s % WIN_SECS] for s in (sec - WIN_SECS, sec) */
+	uint32_t b[WIN_SECS]; /* b[s % WIN_SECS] for s in (sec - WIN_SECS, sec) */
 };
 
 /*
@@ -41,15 +45,15 @@ struct win {
  */
 struct thr {
 	uint64_t events;
-	uint32_t ev_sec, ev_cur, ev_prev;	/* per-second event count, last two seconds */
-	uint32_t prev, next;			/* pending or finished list; free list */
+	uint32_t ev_sec, ev_cur, ev_prev; /* per-second event count, last two seconds */
+	uint32_t prev, next;              /* pending or finished list; free list */
 	uint8_t type;
 	uint8_t state;
-	uint32_t label;				/* label index or NO_IDX */
+	uint32_t label; /* label index or NO_IDX */
 	uint64_t reads, resolves;
 	uint64_t running_ns;
-	uint32_t failure;			/* failure string index or NO_IDX */
-	uint32_t site;				/* creation site index or NO_IDX (in failure's padding) */
+	uint32_t failure; /* failure string index or NO_IDX */
+	uint32_t site;    /* creation site index or NO_IDX (in failure's padding) */
 	/* second line */
 	uint64_t id;
 	uint64_t parent;
@@ -58,51 +62,51 @@ struct thr {
 	uint64_t resolved_ns;
 	uint64_t notifies, children;
 	/* third line: read only when a thread is relabelled */
-	uint32_t past[LABEL_PAST];		/* labels it had before, newest first */
+	uint32_t past[LABEL_PAST]; /* labels it had before, newest first */
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct thr) % 64 == 0, "whole cache lines a thread");
 
 struct label {
-	uint64_t count, live;		/* distinct threads given it; of those, pending */
-	uint64_t relabels;		/* times a thread was given it */
-	uint64_t cr_sec;		/* second of cr[cr_sec % LABEL_WIN] */
-	uint32_t cr[LABEL_WIN];		/* creations per second */
-	uint64_t nlife, life_sum_ns;	/* resolved threads, their lifetimes' sum */
-	uint32_t hist[HIST_BUCKETS];	/* lifetimes of resolved threads */
+	uint64_t count, live;        /* distinct threads given it; of those, pending */
+	uint64_t relabels;           /* times a thread was given it */
+	uint64_t cr_sec;             /* second of cr[cr_sec % LABEL_WIN] */
+	uint32_t cr[LABEL_WIN];      /* creations per second */
+	uint64_t nlife, life_sum_ns; /* resolved threads, their lifetimes' sum */
+	uint32_t hist[HIST_BUCKETS]; /* lifetimes of resolved threads */
 };
 
-#define STATE_MODULES_MAX	64	/* MODULE records kept per domain */
+#define STATE_MODULES_MAX 64 /* MODULE records kept per domain */
 
 /* A module the guest published (MODULE record), copied and checked. */
 struct gmod {
-	uint8_t id[64];		/* build-id */
+	uint8_t id[64]; /* build-id */
 	uint8_t idlen;
 	uint64_t bias, start, end;
-	char name[64];		/* shown only, never opened */
+	char name[64]; /* shown only, never opened */
 };
 
 struct sites_sym;
 
 struct site {
-	uint64_t value;		/* guest address (pc) or producer's id (named) */
-	uint64_t rel;		/* file address in its module, once resolved */
-	uint32_t mod;		/* index in mods, NO_IDX: none */
-	uint32_t name;		/* named: index in site_names, NO_IDX until named */
-	uint8_t kind;		/* enum mtrace_site_kind */
-	bool tried;		/* symbolisation attempted (sym NULL: it failed) */
+	uint64_t value; /* guest address (pc) or producer's id (named) */
+	uint64_t rel;   /* file address in its module, once resolved */
+	uint32_t mod;   /* index in mods, NO_IDX: none */
+	uint32_t name;  /* named: index in site_names, NO_IDX until named */
+	uint8_t kind;   /* enum mtrace_site_kind */
+	bool tried;     /* symbolisation attempted (sym NULL: it failed) */
 	struct sites_sym *sym;
 	struct label st;
 };
 
 struct site_edge {
-	uint32_t from, to;	/* site indices; from NO_IDX: the parent had no site */
-	uint64_t count;		/* 0: empty slot */
+	uint32_t from, to; /* site indices; from NO_IDX: the parent had no site */
+	uint64_t count;    /* 0: empty slot */
 };
 
 struct tslot {
 	uint64_t id;
-	uint32_t idx;		/* NO_IDX = empty */
+	uint32_t idx; /* NO_IDX = empty */
 };
 
 struct list {
@@ -114,12 +118,12 @@ struct state_domain {
 	char name[NAME_MAX_LEN];
 	char status[160];
 	bool alive, legacy;
-	bool gone;		/* destroyed or crashed, as opposed to withdrawn */
+	bool gone; /* destroyed or crashed, as opposed to withdrawn */
 	uint32_t rings, clock;
 	uint64_t dead_at_ns;
 
 	uint64_t events, lost, corrupt, unknown, wakeups, ratelimited;
-	uint64_t op_events[256];	/* events by op (Stats.op_events) */
+	uint64_t op_events[256]; /* events by op (Stats.op_events) */
 	uint64_t gc_ns, gcs;
 	struct win win;
 	uint64_t last_ts;
@@ -127,7 +131,7 @@ struct state_domain {
 	/* running thread, for time running */
 	uint64_t running;
 	uint64_t run_start;
-	uint32_t running_idx;	/* its slot, NO_IDX if untracked */
+	uint32_t running_idx; /* its slot, NO_IDX if untracked */
 
 	/* threads: slab + id hash + two lists in age order */
 	struct thr *thr;
@@ -141,7 +145,7 @@ struct state_domain {
 
 	struct strtab labels;
 	struct label *lstat;
-	uint32_t lstat_cap;	/* entries allocated in lstat (labels.cap when last grown) */
+	uint32_t lstat_cap; /* entries allocated in lstat (labels.cap when last grown) */
 	uint64_t labels_dropped;
 	struct strtab failures;
 	uint64_t failures_dropped;
@@ -152,7 +156,7 @@ struct state_domain {
 	/* creation sites (state-sites.c) */
 	struct site *sites;
 	uint32_t nsites, sites_cap, site_mask, resolve_next;
-	uint32_t sites_gen, resolve_gen;	/* a new module or name: retry what failed */
+	uint32_t sites_gen, resolve_gen; /* a new module or name: retry what failed */
 	uint32_t *site_tab;
 	struct strtab site_names;
 	struct site_edge *edges;
@@ -169,7 +173,6 @@ extern unsigned state_ndoms;
 extern const struct mtraced_config *state_cfg;
 extern uint64_t state_cur_sec;
 
-
 double state_win_rate(const struct win *w, uint64_t now_sec, unsigned secs);
 
 /* ---- state.c: the hot path ---- */
@@ -181,7 +184,7 @@ uint64_t state_thr_rate(const struct thr *t);
 void state_tab_resize(struct state_domain *d, uint32_t nslots);
 /* A new pending thread, evicting one (never `avoid`) when full; NO_IDX if none could go. */
 uint32_t state_thr_new(struct state_domain *d, uint64_t id, uint64_t ts, uint64_t parent,
-		       uint8_t type, uint32_t avoid);
+    uint8_t type, uint32_t avoid);
 void state_thr_remove(struct state_domain *d, uint32_t i);
 
 /* ---- state-strtab.c: interned strings (labels, failures, counter names) ---- */

@@ -70,15 +70,23 @@ static uint64_t thr_pending_ns(const struct state_domain *d, const struct thr *t
 static uint64_t sort_key(const struct state_domain *d, const struct thr *t, int sort)
 {
 	switch (sort) {
-	case MTRACE__SORT_KEY__SORT_RUNNING:	return t->running_ns;
-	case MTRACE__SORT_KEY__SORT_PENDING:	return thr_pending_ns(d, t);
+	case MTRACE__SORT_KEY__SORT_RUNNING:
+		return t->running_ns;
+	case MTRACE__SORT_KEY__SORT_PENDING:
+		return thr_pending_ns(d, t);
 	/* oldest first: invert so that "largest key first" holds for every key */
-	case MTRACE__SORT_KEY__SORT_AGE:	return UINT64_MAX - t->created_ns;
-	case MTRACE__SORT_KEY__SORT_CHILDREN:	return t->children;
-	case MTRACE__SORT_KEY__SORT_READS:	return t->reads;
-	case MTRACE__SORT_KEY__SORT_RESOLVES:	return t->resolves;
-	case MTRACE__SORT_KEY__SORT_ID:		return UINT64_MAX - t->id;	/* ascending ids */
-	default:				return state_thr_rate(t);
+	case MTRACE__SORT_KEY__SORT_AGE:
+		return UINT64_MAX - t->created_ns;
+	case MTRACE__SORT_KEY__SORT_CHILDREN:
+		return t->children;
+	case MTRACE__SORT_KEY__SORT_READS:
+		return t->reads;
+	case MTRACE__SORT_KEY__SORT_RESOLVES:
+		return t->resolves;
+	case MTRACE__SORT_KEY__SORT_ID:
+		return UINT64_MAX - t->id; /* ascending ids */
+	default:
+		return state_thr_rate(t);
 	}
 }
 
@@ -98,8 +106,8 @@ static int cand_cmp_rev(const void *a, const void *b)
 	return -cand_cmp(a, b);
 }
 
-static void fill_op_events(struct stats_box *b, Mtrace__DomainStats *ds,
-			   const struct state_domain *d)
+static void fill_op_events(
+    struct stats_box *b, Mtrace__DomainStats *ds, const struct state_domain *d)
 {
 	size_t n = 0;
 
@@ -164,17 +172,17 @@ static void fill_domain(struct stats_box *b, Mtrace__DomainStats *ds, const stru
 	}
 }
 
-static void fill_thread(struct stats_box *b, Mtrace__ThreadStats *ts, const struct state_domain *d,
-			const struct thr *t)
+static void fill_thread(
+    struct stats_box *b, Mtrace__ThreadStats *ts, const struct state_domain *d, const struct thr *t)
 {
 	mtrace__thread_stats__init(ts);
 	ts->domid = d->domid;
 	ts->id = (int64_t)t->id;
 	ts->label = arena_str(b, t->label != NO_IDX ? strtab_str(&d->labels, t->label) : "");
 	ts->type = t->type;
-	ts->state = t->state == TS_RESOLVED ? MTRACE__THREAD_STATE__RESOLVED :
-		    t->state == TS_FAILED ? MTRACE__THREAD_STATE__FAILED :
-		    MTRACE__THREAD_STATE__PENDING;
+	ts->state = t->state == TS_RESOLVED ? MTRACE__THREAD_STATE__RESOLVED
+	    : t->state == TS_FAILED         ? MTRACE__THREAD_STATE__FAILED
+	                                    : MTRACE__THREAD_STATE__PENDING;
 	ts->parent = (int64_t)t->parent;
 	ts->created_ns = t->created_ns;
 	ts->resolved_ns = t->resolved_ns;
@@ -190,7 +198,8 @@ static void fill_thread(struct stats_box *b, Mtrace__ThreadStats *ts, const stru
 	ts->events_rate = (double)state_thr_rate(t);
 	ts->events = t->events;
 	ts->becomes = (int64_t)t->becomes;
-	ts->failure = arena_str(b, t->failure != NO_IDX ? strtab_str(&d->failures, t->failure) : "");
+	ts->failure =
+	    arena_str(b, t->failure != NO_IDX ? strtab_str(&d->failures, t->failure) : "");
 	if (t->site != NO_IDX) {
 		char site[512];
 		state_site_display(d, t->site, site, sizeof(site));
@@ -236,8 +245,8 @@ static void heap_up(struct cand *h, size_t i, cand_cmp_fn cmp)
  * (O(threads x log top)), and only those are sorted.  The heap is at most max_top_n
  * entries, allocated once per Stats.
  */
-static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub,
-    const struct label_filter *lf)
+static void add_threads(
+    struct stats_box *b, const Mtrace__Subscribe *sub, const struct label_filter *lf)
 {
 	cand_cmp_fn cmp = sub->sort_reverse ? cand_cmp_rev : cand_cmp;
 	unsigned top = sub->top_n;
@@ -261,7 +270,8 @@ static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub,
 				const struct thr *t = &d->thr[j];
 				struct cand c = { d, t, 0 };
 				if (!label_filter_match(lf,
-				        t->label != NO_IDX ? strtab_str(&d->labels, t->label) : NULL))
+				        t->label != NO_IDX ? strtab_str(&d->labels, t->label)
+				                           : NULL))
 					continue;
 				c.key = sort_key(d, t, sub->sort);
 				if (n < top) {
@@ -285,8 +295,8 @@ static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub,
 	free(h);
 }
 
-static void add_labels(struct stats_box *b, const Mtrace__Subscribe *sub,
-    const struct label_filter *lf)
+static void add_labels(
+    struct stats_box *b, const Mtrace__Subscribe *sub, const struct label_filter *lf)
 {
 	size_t n = 0, k = 0;
 
@@ -311,7 +321,8 @@ static void add_labels(struct stats_box *b, const Mtrace__Subscribe *sub,
 			ls->count = l->count;
 			ls->relabels = l->relabels;
 			ls->live = l->live;
-			ls->creation_rate = state_label_rate_sum(l, state_cur_sec) / (double)LABEL_WIN;
+			ls->creation_rate =
+			    state_label_rate_sum(l, state_cur_sec) / (double)LABEL_WIN;
 			ls->lifetime_p50_ns = state_hist_pct(l, 0.50);
 			ls->lifetime_p99_ns = state_hist_pct(l, 0.99);
 			ls->lifetime_sum_ns = l->life_sum_ns;
@@ -349,7 +360,7 @@ static uint64_t run_pct(const struct pend *v, size_t n, double p)
 }
 
 static void fill_site(struct stats_box *b, Mtrace__SiteStats *ss, const struct state_domain *d,
-		      uint32_t si, const struct pend *pv, size_t pn)
+    uint32_t si, const struct pend *pv, size_t pn)
 {
 	const struct site *s = &d->sites[si];
 	char buf[512];

@@ -185,8 +185,8 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
 		thr_finish(d, ai, ts, ev->op == MTRACE_OP_FULFILLS ? TS_RESOLVED : TS_FAILED);
 		if (ev->op == MTRACE_OP_FAILS && ev->str) {
 			bool added;
-			d->thr[ai].failure = state_strtab_intern(&d->failures, ev->str, ev->str_len,
-								 &added);
+			d->thr[ai].failure =
+			    state_strtab_intern(&d->failures, ev->str, ev->str_len, &added);
 			if (d->thr[ai].failure == NO_IDX)
 				d->failures_dropped++;
 		}

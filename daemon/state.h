@@ -29,8 +29,8 @@ const char *state_thread_label(uint32_t domid, uint64_t thread);
 bool state_domain_matches(uint32_t domid, const Mtrace__Subscribe *sub);
 
 /* Every domain currently traced, for a new client's DomainUp messages. */
-typedef void (*state_domain_cb)(uint32_t domid, const char *name, uint32_t rings,
-				uint32_t clock, bool legacy, void *arg);
+typedef void (*state_domain_cb)(
+    uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy, void *arg);
 void state_foreach_domain(state_domain_cb cb, void *arg);
 
 /* Counts for sd_notify STATUS. */
@@ -68,14 +68,14 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev);
 /* The same for n events in ring order. */
 void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, size_t n);
 /* Decoder deltas since the last call. */
-void state_domain_add_counts(struct state_domain *d, uint64_t lost, uint64_t corrupt,
-			     uint64_t unknown);
+void state_domain_add_counts(
+    struct state_domain *d, uint64_t lost, uint64_t corrupt, uint64_t unknown);
 void state_domain_add_wakeup(struct state_domain *d, bool ratelimited);
 
 /* Advance the rolling windows and expire dead domains; now is CLOCK_MONOTONIC ns.
  * Called from timers, never per event. */
 void state_tick(uint64_t now_ns);
-uint64_t state_now_ns(void);	/* CLOCK_MONOTONIC */
+uint64_t state_now_ns(void); /* CLOCK_MONOTONIC */
 
 /* Read-outs for tests and benchmarks. */
 uint64_t state_domain_events(const struct state_domain *d);

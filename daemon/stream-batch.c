@@ -53,7 +53,7 @@ struct stream_group {
 	char *key;
 	Mtrace__Subscribe *sub; /* own copy: members come and go */
 	bool all_ops;
-	uint8_t ops[32]; /* bit per op */
+	uint8_t ops[32];            /* bit per op */
 	struct label_filter labels; /* sub->labels compiled */
 	struct stream_client **members;
 	size_t nmembers, cap;

@@ -39,7 +39,7 @@ struct stream_client {
 	struct event *stats_ev;
 	struct event *partial_ev;
 	struct event *close_ev;
-	struct event *hello_ev;            /* handshake deadline */
+	struct event *hello_ev;           /* handshake deadline */
 	struct evbuffer_cb_entry *out_cb; /* keeps the total of queued bytes */
 	uint64_t dropped_total;
 	uint64_t dropped_unreported;

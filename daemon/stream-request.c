@@ -94,11 +94,13 @@ static void handle_msg(struct stream_client *c, Mtrace__ClientMsg *msg)
 			c->hello = true;
 			event_del(c->hello_ev);
 			/* one line per client at info: who, with what */
-			snprintf(sw, sizeof(sw), "%s", msg->hello->software ? msg->hello->software : "?");
+			snprintf(sw, sizeof(sw), "%s",
+			    msg->hello->software ? msg->hello->software : "?");
 			for (char *q = sw; *q; q++)
 				if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f)
 					*q = '?';
-			log_info("client %u: %s, pid %ld uid %ld", c->id, sw, (long)c->pid, (long)c->uid);
+			log_info("client %u: %s, pid %ld uid %ld", c->id, sw, (long)c->pid,
+			    (long)c->uid);
 		}
 		break;
 	case MTRACE__CLIENT_MSG__MSG_SUBSCRIBE:

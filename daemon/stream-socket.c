@@ -18,8 +18,7 @@
 #include "log.h"
 #include "stream-socket.h"
 
-static int
-mkdir_parent(const char *path, char *err, size_t errlen)
+static int mkdir_parent(const char *path, char *err, size_t errlen)
 {
 	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	char *slash;
@@ -47,15 +46,15 @@ mkdir_parent(const char *path, char *err, size_t errlen)
 }
 
 /* Remove a socket file left by a dead daemon, but never steal a live one's. */
-static int
-clear_stale(const struct sockaddr_un *sa, char *err, size_t errlen)
+static int clear_stale(const struct sockaddr_un *sa, char *err, size_t errlen)
 {
 	struct stat st;
 	int fd, r;
 
 	if (lstat(sa->sun_path, &st) < 0)
-		return errno == ENOENT ? 0 : (snprintf(err, errlen, "%s: %s", sa->sun_path,
-						       strerror(errno)), -1);
+		return errno == ENOENT
+		    ? 0
+		    : (snprintf(err, errlen, "%s: %s", sa->sun_path, strerror(errno)), -1);
 	if (!S_ISSOCK(st.st_mode)) {
 		snprintf(err, errlen, "%s exists and is not a socket", sa->sun_path);
 		return -1;
@@ -78,9 +77,8 @@ clear_stale(const struct sockaddr_un *sa, char *err, size_t errlen)
 	return 0;
 }
 
-static int
-make_socket(const struct mtraced_config *cfg, char *path, size_t pathlen, char *err,
-	    size_t errlen)
+static int make_socket(
+    const struct mtraced_config *cfg, char *path, size_t pathlen, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct group *gr;
@@ -119,15 +117,14 @@ make_socket(const struct mtraced_config *cfg, char *path, size_t pathlen, char *
 	gr = cfg->socket_group[0] ? getgrnam(cfg->socket_group) : NULL;
 	if (!gr)
 		log_info("group '%s' does not exist: %s stays 0660 for its owner only",
-			 cfg->socket_group, sa.sun_path);
+		    cfg->socket_group, sa.sun_path);
 	else if (chown(sa.sun_path, (uid_t)-1, gr->gr_gid) < 0)
 		log_warn("chgrp %s %s", cfg->socket_group, sa.sun_path);
 	snprintf(path, pathlen, "%s", sa.sun_path);
 	return fd;
 }
 
-static int
-systemd_socket(void)
+static int systemd_socket(void)
 {
 	int n = sd_listen_fds(0);
 
@@ -140,9 +137,8 @@ systemd_socket(void)
 	return -1;
 }
 
-int
-stream_socket_open(const struct mtraced_config *cfg, char *path, size_t pathlen, bool *own,
-		   char *err, size_t errlen)
+int stream_socket_open(const struct mtraced_config *cfg, char *path, size_t pathlen, bool *own,
+    char *err, size_t errlen)
 {
 	int fd = systemd_socket();
 

@@ -84,7 +84,7 @@ static void refused_log(const struct ucred *cred, unsigned same_uid)
 	if (last_ns && now - last_ns < 10000000000u)
 		return;
 	log_warnx("client pid %ld uid %ld refused: %u clients, %u of this uid (max_clients %u, "
-		  "max_clients_per_uid %u); %u refused since the last such line",
+	          "max_clients_per_uid %u); %u refused since the last such line",
 	    (long)cred->pid, (long)cred->uid, stream_clients_count(), same_uid, max_clients,
 	    max_per_uid, since);
 	last_ns = now;
@@ -104,8 +104,9 @@ static void accept_cb(
 	same_uid = stream_clients_of_uid(cred.uid);
 	if (stream_clients_count() >= max_clients || same_uid >= max_per_uid) {
 		refused_log(&cred, same_uid);
-		refuse(fd, stream_clients_count() >= max_clients ? "too many clients"
-		                                                 : "too many clients of this uid");
+		refuse(fd,
+		    stream_clients_count() >= max_clients ? "too many clients"
+		                                          : "too many clients of this uid");
 		return;
 	}
 	/* The socket buffer is what a client can take while the loop is busy draining

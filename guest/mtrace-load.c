@@ -18,12 +18,24 @@
 #include "clock.h"
 #include "mtrace-guest.h"
 
-#define MAX_NAMES	64	/* distinct labels / counters */
-#define OPS		256
+#define MAX_NAMES 64 /* distinct labels / counters */
+#define OPS       256
 
-enum garbage { G_NONE, G_RANDOM, G_LENGTHS, G_STRINGS, G_INDEXES, G_MIXED };
+enum garbage {
+	G_NONE,
+	G_RANDOM,
+	G_LENGTHS,
+	G_STRINGS,
+	G_INDEXES,
+	G_MIXED
+};
 static const char *const garbage_names[] = {
-	"none", "random", "lengths", "strings", "indexes", "mixed",
+	"none",
+	"random",
+	"lengths",
+	"strings",
+	"indexes",
+	"mixed",
 };
 
 struct opts {
@@ -57,12 +69,11 @@ struct ring_job {
 };
 
 static volatile sig_atomic_t stop, reannounce;
-static unsigned finished;		/* producer threads done (atomic) */
+static unsigned finished; /* producer threads done (atomic) */
 static unsigned reannounced;
 static struct mtrace_guest *guest;
 
-static void
-on_signal(int sig)
+static void on_signal(int sig)
 {
 	if (sig == SIGUSR1)
 		reannounce = 1;
@@ -71,8 +82,7 @@ on_signal(int sig)
 }
 
 /* SIGUSR1: announce again, as after resume or migration (main thread only). */
-static void
-service_signals(void)
+static void service_signals(void)
 {
 	if (!reannounce)
 		return;
@@ -83,8 +93,7 @@ service_signals(void)
 		reannounced++;
 }
 
-static uint64_t
-rnd(struct ring_job *j)
+static uint64_t rnd(struct ring_job *j)
 {
 	/* xorshift64*: deterministic per (seed, ring) */
 	j->rng ^= j->rng >> 12;
@@ -93,14 +102,12 @@ rnd(struct ring_job *j)
 	return j->rng * 2685821657736338717ull;
 }
 
-static double
-now_s(void)
+static double now_s(void)
 {
 	return clock_mono_s();
 }
 
-static void
-sleep_s(double s)
+static void sleep_s(double s)
 {
 	struct timespec ts;
 	if (s <= 0)
@@ -110,19 +117,21 @@ sleep_s(double s)
 	nanosleep(&ts, NULL);
 }
 
-static void
-count(struct ring_job *j, uint8_t op)
+static void count(struct ring_job *j, uint8_t op)
 {
 	j->events++;
 	j->per_op[op]++;
 }
 
 /* Follow-up ops of a thread replacement: resolve the old one, create, label the new. */
-enum { Q_RESOLVE = 1, Q_CREATE, Q_LABEL };
+enum {
+	Q_RESOLVE = 1,
+	Q_CREATE,
+	Q_LABEL
+};
 
 /* One event of the mix. */
-static void
-step(struct ring_job *j)
+static void step(struct ring_job *j)
 {
 	const struct opts *o = j->o;
 	struct mtrace_ring *r = j->r;
@@ -160,7 +169,7 @@ step(struct ring_job *j)
 		return;
 	}
 	switch (rnd(j) % 16) {
-	case 0: {	/* replace a thread: resolve it, create its successor, maybe label it */
+	case 0: { /* replace a thread: resolve it, create its successor, maybe label it */
 		uint64_t id = j->next_id++;
 		j->slots[slot] = id;
 		if (o->labels > 0)
@@ -170,12 +179,17 @@ step(struct ring_job *j)
 		step(j);
 		return;
 	}
-	case 1: case 2: case 3: case 4:
+	case 1:
+	case 2:
+	case 3:
+	case 4:
 		j->cur = other;
 		mtrace_switch(r, other);
 		count(j, MTRACE_OP_SWITCH);
 		return;
-	case 5: case 6: case 7:
+	case 5:
+	case 6:
+	case 7:
 		mtrace_read(r, j->cur, other);
 		count(j, MTRACE_OP_READ);
 		return;
@@ -234,8 +248,7 @@ step(struct ring_job *j)
  * or malicious guest could put there.  Afterwards the producer state is reset to
  * an empty ring a lap further on, so valid events can follow.
  */
-static void
-garbage_step(struct ring_job *j, enum garbage g)
+static void garbage_step(struct ring_job *j, enum garbage g)
 {
 	struct mtrace_ring *r = j->r;
 	struct mtrace_ring_hdr *h = r->hdr;
@@ -253,7 +266,7 @@ garbage_step(struct ring_job *j, enum garbage g)
 		__atomic_store_n(&h->head, base + n, __ATOMIC_RELEASE);
 		break;
 	case G_LENGTHS: {
-		static const uint16_t bad[] = {0, 7, 12, 24, 4104, 65528, 1000};
+		static const uint16_t bad[] = { 0, 7, 12, 24, 4104, 65528, 1000 };
 		memset(&rec, 0, sizeof(rec));
 		rec.len = bad[rnd(j) % (sizeof(bad) / sizeof(bad[0]))];
 		rec.op = MTRACE_OP_READ;
@@ -275,11 +288,18 @@ garbage_step(struct ring_job *j, enum garbage g)
 		break;
 	case G_INDEXES:
 		switch (rnd(j) % 4) {
-		case 0: __atomic_store_n(&h->head, base + 4, __ATOMIC_RELEASE); break;
-		case 1: __atomic_store_n(&h->tail, base + 4096, __ATOMIC_RELEASE); break;
-		case 2: __atomic_store_n(&h->head, rnd(j), __ATOMIC_RELEASE);
-			__atomic_store_n(&h->tail, rnd(j), __ATOMIC_RELEASE); break;
-		default: __atomic_store_n(&h->head, base > 4096 ? base - 4096 : 0, __ATOMIC_RELEASE);
+		case 0:
+			__atomic_store_n(&h->head, base + 4, __ATOMIC_RELEASE);
+			break;
+		case 1:
+			__atomic_store_n(&h->tail, base + 4096, __ATOMIC_RELEASE);
+			break;
+		case 2:
+			__atomic_store_n(&h->head, rnd(j), __ATOMIC_RELEASE);
+			__atomic_store_n(&h->tail, rnd(j), __ATOMIC_RELEASE);
+			break;
+		default:
+			__atomic_store_n(&h->head, base > 4096 ? base - 4096 : 0, __ATOMIC_RELEASE);
 			break;
 		}
 		break;
@@ -295,8 +315,7 @@ garbage_step(struct ring_job *j, enum garbage g)
 	__atomic_store_n(&h->head, r->head, __ATOMIC_RELEASE);
 }
 
-static void *
-ring_main(void *arg)
+static void *ring_main(void *arg)
 {
 	struct ring_job *j = arg;
 	const struct opts *o = j->o;
@@ -330,8 +349,8 @@ ring_main(void *arg)
 }
 
 /* Wait until every ring satisfies pred, or timeout; returns true if it did. */
-static bool
-wait_rings(struct ring_job *jobs, unsigned n, double timeout, bool (*pred)(struct mtrace_ring *))
+static bool wait_rings(
+    struct ring_job *jobs, unsigned n, double timeout, bool (*pred)(struct mtrace_ring *))
 {
 	double end = now_s() + timeout;
 
@@ -348,32 +367,36 @@ wait_rings(struct ring_job *jobs, unsigned n, double timeout, bool (*pred)(struc
 	}
 }
 
-static bool
-reader_attached(struct mtrace_ring *r)
+static bool reader_attached(struct mtrace_ring *r)
 {
 	return __atomic_load_n(&r->hdr->req_event, __ATOMIC_RELAXED) != 0 ||
-	       __atomic_load_n(&r->hdr->reader_pos, __ATOMIC_RELAXED) != 0;
+	    __atomic_load_n(&r->hdr->reader_pos, __ATOMIC_RELAXED) != 0;
 }
 
-static bool
-reader_done(struct mtrace_ring *r)
+static bool reader_done(struct mtrace_ring *r)
 {
 	return __atomic_load_n(&r->hdr->reader_pos, __ATOMIC_RELAXED) >=
-	       __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED);
+	    __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED);
 }
 
-static void
-print_op_map(FILE *f, const uint64_t *per_op)
+static void print_op_map(FILE *f, const uint64_t *per_op)
 {
 	bool first = true;
 	static const char *const names[OPS] = {
-		[MTRACE_OP_CREATES] = "creates", [MTRACE_OP_READ] = "read",
-		[MTRACE_OP_FULFILLS] = "fulfills", [MTRACE_OP_FAILS] = "fails",
-		[MTRACE_OP_BECOMES] = "becomes", [MTRACE_OP_LABEL] = "label",
-		[MTRACE_OP_INCREASE] = "increase", [MTRACE_OP_SWITCH] = "switch",
-		[MTRACE_OP_GC] = "gc", [MTRACE_OP_SIGNAL] = "signal",
-		[MTRACE_OP_TRY_READ] = "try_read", [MTRACE_OP_COUNTER] = "counter",
-		[MTRACE_OP_EVTCHN_SEND] = "evtchn_send", [MTRACE_OP_EVTCHN_RECV] = "evtchn_recv",
+		[MTRACE_OP_CREATES] = "creates",
+		[MTRACE_OP_READ] = "read",
+		[MTRACE_OP_FULFILLS] = "fulfills",
+		[MTRACE_OP_FAILS] = "fails",
+		[MTRACE_OP_BECOMES] = "becomes",
+		[MTRACE_OP_LABEL] = "label",
+		[MTRACE_OP_INCREASE] = "increase",
+		[MTRACE_OP_SWITCH] = "switch",
+		[MTRACE_OP_GC] = "gc",
+		[MTRACE_OP_SIGNAL] = "signal",
+		[MTRACE_OP_TRY_READ] = "try_read",
+		[MTRACE_OP_COUNTER] = "counter",
+		[MTRACE_OP_EVTCHN_SEND] = "evtchn_send",
+		[MTRACE_OP_EVTCHN_RECV] = "evtchn_recv",
 		[MTRACE_OP_RING_START] = "ring_start",
 	};
 
@@ -387,8 +410,7 @@ print_op_map(FILE *f, const uint64_t *per_op)
 	fputc('}', f);
 }
 
-static void
-print_name_map(FILE *f, const char *prefix, const uint64_t *v, unsigned n)
+static void print_name_map(FILE *f, const char *prefix, const uint64_t *v, unsigned n)
 {
 	bool first = true;
 
@@ -402,18 +424,17 @@ print_name_map(FILE *f, const char *prefix, const uint64_t *v, unsigned n)
 	fputc('}', f);
 }
 
-static const char *
-clock_str(uint32_t clock)
+static const char *clock_str(uint32_t clock)
 {
 	static const char *const names[] = { "?", "monotonic", "xen", "realtime", "tsc" };
 	return clock < sizeof(names) / sizeof(names[0]) ? names[clock] : "?";
 }
 
-static void
-summary(FILE *f, const struct opts *o, struct mtrace_guest *g, struct ring_job *jobs,
-	double elapsed, bool reader_caught_up)
+static void summary(FILE *f, const struct opts *o, struct mtrace_guest *g, struct ring_job *jobs,
+    double elapsed, bool reader_caught_up)
 {
-	uint64_t total = 0, per_op[OPS] = {0}, labels[MAX_NAMES] = {0}, counters[MAX_NAMES] = {0};
+	uint64_t total = 0, per_op[OPS] = { 0 }, labels[MAX_NAMES] = { 0 },
+	         counters[MAX_NAMES] = { 0 };
 	uint64_t garbage = 0, kicks = 0;
 
 	for (unsigned i = 0; i < o->rings; i++) {
@@ -427,17 +448,18 @@ summary(FILE *f, const struct opts *o, struct mtrace_guest *g, struct ring_job *
 			counters[k] += jobs[i].counters[k];
 		}
 	}
-	fprintf(f, "{\"program\": \"mtrace-load\", \"version\": \"%s\", \"domid\": %" PRIu32
-		", \"event_channel\": %" PRIu32 ", \"seed\": %" PRIu64 ", \"rings\": %u, "
-		"\"pages\": %u, \"rate\": %" PRIu64 ", \"garbage\": \"%s\", "
-		"\"garbage_writes\": %" PRIu64 ", \"elapsed_s\": %.3f, \"kicks\": %" PRIu64
-		", \"kicks_skipped\": %" PRIu64 ", \"reannounced\": %u, \"reader_caught_up\": %s,"
-		" \"clock\": \"%s\",\n"
-		" \"events\": %" PRIu64
-		",\n \"per_op\": ", MTRACE_VERSION, mtrace_guest_domid(g), mtrace_guest_port(g),
-		o->seed, o->rings, o->pages, o->rate, garbage_names[o->garbage], garbage, elapsed,
-		kicks, mtrace_guest_kicks_skipped(g), reannounced, reader_caught_up ? "true" : "false",
-		clock_str(mtrace_guest_clock(g)), total);
+	fprintf(f,
+	    "{\"program\": \"mtrace-load\", \"version\": \"%s\", \"domid\": %" PRIu32
+	    ", \"event_channel\": %" PRIu32 ", \"seed\": %" PRIu64 ", \"rings\": %u, "
+	    "\"pages\": %u, \"rate\": %" PRIu64 ", \"garbage\": \"%s\", "
+	    "\"garbage_writes\": %" PRIu64 ", \"elapsed_s\": %.3f, \"kicks\": %" PRIu64
+	    ", \"kicks_skipped\": %" PRIu64 ", \"reannounced\": %u, \"reader_caught_up\": %s,"
+	    " \"clock\": \"%s\",\n"
+	    " \"events\": %" PRIu64 ",\n \"per_op\": ",
+	    MTRACE_VERSION, mtrace_guest_domid(g), mtrace_guest_port(g), o->seed, o->rings,
+	    o->pages, o->rate, garbage_names[o->garbage], garbage, elapsed, kicks,
+	    mtrace_guest_kicks_skipped(g), reannounced, reader_caught_up ? "true" : "false",
+	    clock_str(mtrace_guest_clock(g)), total);
 	print_op_map(f, per_op);
 	fprintf(f, ",\n \"labels\": ");
 	print_name_map(f, "label", labels, MAX_NAMES);
@@ -445,51 +467,51 @@ summary(FILE *f, const struct opts *o, struct mtrace_guest *g, struct ring_job *
 	print_name_map(f, "counter", counters, MAX_NAMES);
 	fprintf(f, ",\n \"per_ring\": [");
 	for (unsigned i = 0; i < o->rings; i++) {
-		fprintf(f, "%s\n  {\"ring\": %u, \"events\": %" PRIu64 ", \"head\": %" PRIu64
-			", \"per_op\": ", i ? "," : "", i, jobs[i].events, jobs[i].r->head);
+		fprintf(f,
+		    "%s\n  {\"ring\": %u, \"events\": %" PRIu64 ", \"head\": %" PRIu64
+		    ", \"per_op\": ",
+		    i ? "," : "", i, jobs[i].events, jobs[i].r->head);
 		print_op_map(f, jobs[i].per_op);
 		fprintf(f, "}");
 	}
 	fprintf(f, "]}\n");
 }
 
-static void
-usage(FILE *f, const char *argv0)
+static void usage(FILE *f, const char *argv0)
 {
 	fprintf(f,
-"usage: %s [options]\n"
-"Write a deterministic trace workload into mtrace rings shared with dom0, then print\n"
-"a JSON summary of exactly what was written (stdout, or --summary FILE).\n"
-"\n"
-"  -r, --rings N          rings, one producer thread each (1..%u; default 1)\n"
-"  -p, --pages N          data pages per ring, a power of two (default 16)\n"
-"  -t, --threads N        cooperative threads simulated per ring (default 8)\n"
-"  -l, --labels N         distinct labels label-0.. given to new threads (0..%u; 4)\n"
-"  -c, --counters N       distinct counters counter-0.. (0..%u; default 2)\n"
-"      --evtchn PCT       percent of events that are evtchn_send (default 5)\n"
-"      --fail PCT         percent of resolutions that fail (default 10)\n"
-"  -R, --rate N           events/s per ring, paced in batches; 0 = flat out\n"
-"      --batch-us U       pace in batches of U microseconds of events (default 1000)\n"
-"  -n, --events N         events per ring, including ring_start (default 100000)\n"
-"  -d, --duration S       run S seconds instead of a fixed count\n"
-"  -s, --seed N           workload seed (default 1); same seed, same events\n"
-"      --clock NAME       monotonic | realtime | xen | tsc (default monotonic; tsc falls\n"
-"                         back to monotonic where the TSC is not invariant)\n"
-"      --garbage MODE     hostile guest: random | lengths | strings | indexes | mixed\n"
-"      --wait-reader S    first wait up to S s for dom0 to attach to every ring\n"
-"      --linger S         afterwards wait up to S s for dom0 to read everything\n"
-"      --summary FILE     write the summary there instead of stdout\n"
-"      --backend NAME     xen | sim | auto (default auto: sim if MTRACE_SIM_DIR is set)\n"
-"      --sim-dir DIR      simulated Xen state directory (default $MTRACE_SIM_DIR)\n"
-"      --backend-domid N  reader domain (default 0)\n"
-"  -h, --help, -V, --version\n"
-"SIGTERM/SIGINT stop early; the summary still says exactly what was written.\n"
-"SIGUSR1 re-announces the rings in xenstore (as after resume or migration).\n",
-		argv0, MTRACE_MAX_RINGS, MAX_NAMES, MAX_NAMES);
+	    "usage: %s [options]\n"
+	    "Write a deterministic trace workload into mtrace rings shared with dom0, then print\n"
+	    "a JSON summary of exactly what was written (stdout, or --summary FILE).\n"
+	    "\n"
+	    "  -r, --rings N          rings, one producer thread each (1..%u; default 1)\n"
+	    "  -p, --pages N          data pages per ring, a power of two (default 16)\n"
+	    "  -t, --threads N        cooperative threads simulated per ring (default 8)\n"
+	    "  -l, --labels N         distinct labels label-0.. given to new threads (0..%u; 4)\n"
+	    "  -c, --counters N       distinct counters counter-0.. (0..%u; default 2)\n"
+	    "      --evtchn PCT       percent of events that are evtchn_send (default 5)\n"
+	    "      --fail PCT         percent of resolutions that fail (default 10)\n"
+	    "  -R, --rate N           events/s per ring, paced in batches; 0 = flat out\n"
+	    "      --batch-us U       pace in batches of U microseconds of events (default 1000)\n"
+	    "  -n, --events N         events per ring, including ring_start (default 100000)\n"
+	    "  -d, --duration S       run S seconds instead of a fixed count\n"
+	    "  -s, --seed N           workload seed (default 1); same seed, same events\n"
+	    "      --clock NAME       monotonic | realtime | xen | tsc (default monotonic; tsc falls\n"
+	    "                         back to monotonic where the TSC is not invariant)\n"
+	    "      --garbage MODE     hostile guest: random | lengths | strings | indexes | mixed\n"
+	    "      --wait-reader S    first wait up to S s for dom0 to attach to every ring\n"
+	    "      --linger S         afterwards wait up to S s for dom0 to read everything\n"
+	    "      --summary FILE     write the summary there instead of stdout\n"
+	    "      --backend NAME     xen | sim | auto (default auto: sim if MTRACE_SIM_DIR is set)\n"
+	    "      --sim-dir DIR      simulated Xen state directory (default $MTRACE_SIM_DIR)\n"
+	    "      --backend-domid N  reader domain (default 0)\n"
+	    "  -h, --help, -V, --version\n"
+	    "SIGTERM/SIGINT stop early; the summary still says exactly what was written.\n"
+	    "SIGUSR1 re-announces the rings in xenstore (as after resume or migration).\n",
+	    argv0, MTRACE_MAX_RINGS, MAX_NAMES, MAX_NAMES);
 }
 
-static bool
-parse_u64(const char *s, uint64_t *v)
+static bool parse_u64(const char *s, uint64_t *v)
 {
 	char *end;
 	errno = 0;
@@ -500,8 +522,7 @@ parse_u64(const char *s, uint64_t *v)
 	return true;
 }
 
-static bool
-parse_double(const char *s, double *v)
+static bool parse_double(const char *s, double *v)
 {
 	char *end;
 	errno = 0;
@@ -509,55 +530,119 @@ parse_double(const char *s, double *v)
 	return errno == 0 && end != s && *end == 0 && *v >= 0;
 }
 
-static int
-parse_args(int argc, char **argv, struct opts *o)
+static int parse_args(int argc, char **argv, struct opts *o)
 {
-	enum { O_EVTCHN = 256, O_FAIL, O_CLOCK, O_GARBAGE, O_WAIT, O_LINGER, O_SUMMARY,
-	       O_BACKEND, O_SIMDIR, O_BDOM, O_BATCH };
+	enum {
+		O_EVTCHN = 256,
+		O_FAIL,
+		O_CLOCK,
+		O_GARBAGE,
+		O_WAIT,
+		O_LINGER,
+		O_SUMMARY,
+		O_BACKEND,
+		O_SIMDIR,
+		O_BDOM,
+		O_BATCH
+	};
 	static const struct option lo[] = {
-		{"rings", 1, NULL, 'r'}, {"pages", 1, NULL, 'p'}, {"threads", 1, NULL, 't'},
-		{"labels", 1, NULL, 'l'}, {"counters", 1, NULL, 'c'},
-		{"evtchn", 1, NULL, O_EVTCHN}, {"fail", 1, NULL, O_FAIL},
-		{"rate", 1, NULL, 'R'}, {"events", 1, NULL, 'n'}, {"duration", 1, NULL, 'd'},
-		{"seed", 1, NULL, 's'}, {"clock", 1, NULL, O_CLOCK},
-		{"garbage", 1, NULL, O_GARBAGE}, {"wait-reader", 1, NULL, O_WAIT},
-		{"linger", 1, NULL, O_LINGER}, {"summary", 1, NULL, O_SUMMARY},
-		{"backend", 1, NULL, O_BACKEND}, {"sim-dir", 1, NULL, O_SIMDIR},
-		{"backend-domid", 1, NULL, O_BDOM}, {"batch-us", 1, NULL, O_BATCH},
-		{"help", 0, NULL, 'h'}, {"version", 0, NULL, 'V'}, {NULL, 0, NULL, 0},
+		{ "rings", 1, NULL, 'r' },
+		{ "pages", 1, NULL, 'p' },
+		{ "threads", 1, NULL, 't' },
+		{ "labels", 1, NULL, 'l' },
+		{ "counters", 1, NULL, 'c' },
+		{ "evtchn", 1, NULL, O_EVTCHN },
+		{ "fail", 1, NULL, O_FAIL },
+		{ "rate", 1, NULL, 'R' },
+		{ "events", 1, NULL, 'n' },
+		{ "duration", 1, NULL, 'd' },
+		{ "seed", 1, NULL, 's' },
+		{ "clock", 1, NULL, O_CLOCK },
+		{ "garbage", 1, NULL, O_GARBAGE },
+		{ "wait-reader", 1, NULL, O_WAIT },
+		{ "linger", 1, NULL, O_LINGER },
+		{ "summary", 1, NULL, O_SUMMARY },
+		{ "backend", 1, NULL, O_BACKEND },
+		{ "sim-dir", 1, NULL, O_SIMDIR },
+		{ "backend-domid", 1, NULL, O_BDOM },
+		{ "batch-us", 1, NULL, O_BATCH },
+		{ "help", 0, NULL, 'h' },
+		{ "version", 0, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
 	};
 	int c;
 	uint64_t v;
 
-	*o = (struct opts){ .rings = 1, .pages = 16, .threads = 8, .labels = 4, .counters = 2,
-			    .evtchn_pct = 5, .fail_pct = 10, .events = 100000, .seed = 1,
-			    .clock = MTRACE_CLOCK_MONOTONIC, .batch_us = 1000 };
+	*o = (struct opts){ .rings = 1,
+		.pages = 16,
+		.threads = 8,
+		.labels = 4,
+		.counters = 2,
+		.evtchn_pct = 5,
+		.fail_pct = 10,
+		.events = 100000,
+		.seed = 1,
+		.clock = MTRACE_CLOCK_MONOTONIC,
+		.batch_us = 1000 };
 	while ((c = getopt_long(argc, argv, "r:p:t:l:c:R:n:d:s:hV", lo, NULL)) != -1) {
 		bool ok = true;
 		switch (c) {
-		case 'r': ok = parse_u64(optarg, &v) && v >= 1 && v <= MTRACE_MAX_RINGS;
-			o->rings = (unsigned)v; break;
-		case 'p': ok = parse_u64(optarg, &v) && v >= MTRACE_RING_MIN_PAGES &&
-			       v <= MTRACE_RING_MAX_PAGES && (v & (v - 1)) == 0;
-			o->pages = (unsigned)v; break;
-		case 't': ok = parse_u64(optarg, &v) && v >= 1 && v <= 1000000;
-			o->threads = (unsigned)v; break;
-		case 'l': ok = parse_u64(optarg, &v) && v <= MAX_NAMES; o->labels = (unsigned)v; break;
-		case 'c': ok = parse_u64(optarg, &v) && v <= MAX_NAMES; o->counters = (unsigned)v; break;
-		case O_EVTCHN: ok = parse_u64(optarg, &v) && v <= 100; o->evtchn_pct = (unsigned)v; break;
-		case O_FAIL: ok = parse_u64(optarg, &v) && v <= 100; o->fail_pct = (unsigned)v; break;
-		case 'R': ok = parse_u64(optarg, &o->rate); break;
-		case O_BATCH: ok = parse_u64(optarg, &o->batch_us) && o->batch_us >= 1 &&
-				   o->batch_us <= 1000000; break;
-		case 'n': ok = parse_u64(optarg, &o->events) && o->events >= 1; break;
-		case 'd': ok = parse_double(optarg, &o->duration); break;
-		case 's': ok = parse_u64(optarg, &o->seed); break;
+		case 'r':
+			ok = parse_u64(optarg, &v) && v >= 1 && v <= MTRACE_MAX_RINGS;
+			o->rings = (unsigned)v;
+			break;
+		case 'p':
+			ok = parse_u64(optarg, &v) && v >= MTRACE_RING_MIN_PAGES &&
+			    v <= MTRACE_RING_MAX_PAGES && (v & (v - 1)) == 0;
+			o->pages = (unsigned)v;
+			break;
+		case 't':
+			ok = parse_u64(optarg, &v) && v >= 1 && v <= 1000000;
+			o->threads = (unsigned)v;
+			break;
+		case 'l':
+			ok = parse_u64(optarg, &v) && v <= MAX_NAMES;
+			o->labels = (unsigned)v;
+			break;
+		case 'c':
+			ok = parse_u64(optarg, &v) && v <= MAX_NAMES;
+			o->counters = (unsigned)v;
+			break;
+		case O_EVTCHN:
+			ok = parse_u64(optarg, &v) && v <= 100;
+			o->evtchn_pct = (unsigned)v;
+			break;
+		case O_FAIL:
+			ok = parse_u64(optarg, &v) && v <= 100;
+			o->fail_pct = (unsigned)v;
+			break;
+		case 'R':
+			ok = parse_u64(optarg, &o->rate);
+			break;
+		case O_BATCH:
+			ok = parse_u64(optarg, &o->batch_us) && o->batch_us >= 1 &&
+			    o->batch_us <= 1000000;
+			break;
+		case 'n':
+			ok = parse_u64(optarg, &o->events) && o->events >= 1;
+			break;
+		case 'd':
+			ok = parse_double(optarg, &o->duration);
+			break;
+		case 's':
+			ok = parse_u64(optarg, &o->seed);
+			break;
 		case O_CLOCK:
-			if (strcmp(optarg, "monotonic") == 0) o->clock = MTRACE_CLOCK_MONOTONIC;
-			else if (strcmp(optarg, "realtime") == 0) o->clock = MTRACE_CLOCK_REALTIME;
-			else if (strcmp(optarg, "xen") == 0) o->clock = MTRACE_CLOCK_XEN;
-			else if (strcmp(optarg, "tsc") == 0) o->clock = MTRACE_CLOCK_TSC;
-			else ok = false;
+			if (strcmp(optarg, "monotonic") == 0)
+				o->clock = MTRACE_CLOCK_MONOTONIC;
+			else if (strcmp(optarg, "realtime") == 0)
+				o->clock = MTRACE_CLOCK_REALTIME;
+			else if (strcmp(optarg, "xen") == 0)
+				o->clock = MTRACE_CLOCK_XEN;
+			else if (strcmp(optarg, "tsc") == 0)
+				o->clock = MTRACE_CLOCK_TSC;
+			else
+				ok = false;
 			break;
 		case O_GARBAGE:
 			ok = false;
@@ -567,20 +652,38 @@ parse_args(int argc, char **argv, struct opts *o)
 					ok = true;
 				}
 			break;
-		case O_WAIT: ok = parse_double(optarg, &o->wait_reader); break;
-		case O_LINGER: ok = parse_double(optarg, &o->linger); break;
-		case O_SUMMARY: o->summary = optarg; break;
-		case O_BACKEND: o->backend = optarg; break;
-		case O_SIMDIR: o->sim_dir = optarg; break;
-		case O_BDOM: ok = parse_u64(optarg, &v) && v < 0x7ff0;
-			o->backend_domid = (uint32_t)v; break;
-		case 'h': usage(stdout, argv[0]); exit(0);
-		case 'V': printf("mtrace-load %s\n", MTRACE_VERSION); exit(0);
-		default: usage(stderr, argv[0]); return -1;
+		case O_WAIT:
+			ok = parse_double(optarg, &o->wait_reader);
+			break;
+		case O_LINGER:
+			ok = parse_double(optarg, &o->linger);
+			break;
+		case O_SUMMARY:
+			o->summary = optarg;
+			break;
+		case O_BACKEND:
+			o->backend = optarg;
+			break;
+		case O_SIMDIR:
+			o->sim_dir = optarg;
+			break;
+		case O_BDOM:
+			ok = parse_u64(optarg, &v) && v < 0x7ff0;
+			o->backend_domid = (uint32_t)v;
+			break;
+		case 'h':
+			usage(stdout, argv[0]);
+			exit(0);
+		case 'V':
+			printf("mtrace-load %s\n", MTRACE_VERSION);
+			exit(0);
+		default:
+			usage(stderr, argv[0]);
+			return -1;
 		}
 		if (!ok) {
-			fprintf(stderr, "%s: bad option value '%s' (see --help)\n", argv[0],
-				optarg);
+			fprintf(
+			    stderr, "%s: bad option value '%s' (see --help)\n", argv[0], optarg);
 			return -1;
 		}
 	}
@@ -593,16 +696,15 @@ parse_args(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	struct opts o;
-	struct mtrace_guest_config cfg = {0};
+	struct mtrace_guest_config cfg = { 0 };
 	struct mtrace_guest *g;
 	struct ring_job *jobs;
 	pthread_t *th;
 	char err[256];
-	struct sigaction sa = {0};
+	struct sigaction sa = { 0 };
 	FILE *out = stdout;
 	int rc = 0;
 
@@ -652,7 +754,7 @@ main(int argc, char **argv)
 	}
 	if (o.wait_reader > 0 && !wait_rings(jobs, o.rings, o.wait_reader, reader_attached))
 		fprintf(stderr, "mtrace-load: no reader attached after %.1f s; writing anyway\n",
-			o.wait_reader);
+		    o.wait_reader);
 
 	double t0 = now_s();
 	for (unsigned i = 0; i < o.rings; i++)

@@ -18,8 +18,7 @@
  * steady state takes this slow path once per slack bytes instead of once per event.
  * Those records are dropped a little early; the reader counts them exactly (seq gaps).
  */
-static uint64_t
-overwrite_slack(uint64_t size)
+static uint64_t overwrite_slack(uint64_t size)
 {
 	uint64_t s = size / 32;
 	return s > MTRACE_REC_MAX ? MTRACE_REC_MAX : s;
@@ -31,8 +30,7 @@ overwrite_slack(uint64_t size)
  * store (the overwriting bytes) after it: a reader that copied those bytes and then
  * re-loads the tail (after an acquire fence) sees a tail past them and drops them.
  */
-static void
-free_space(struct mtrace_ring *r, uint64_t need)
+static void free_space(struct mtrace_ring *r, uint64_t need)
 {
 	uint64_t size = r->mask + 1;
 	uint64_t tail = r->tail;
@@ -48,8 +46,8 @@ free_space(struct mtrace_ring *r, uint64_t need)
 		memcpy(&len, r->data + off, sizeof(len));
 		/* Our own memory, but a garbage-writing test guest may have scribbled on it:
 		 * never loop on a bad length, drop everything instead. */
-		if (len < MTRACE_REC_ALIGN || len % MTRACE_REC_ALIGN != 0 ||
-		    len > r->head - tail || off + len > size) {
+		if (len < MTRACE_REC_ALIGN || len % MTRACE_REC_ALIGN != 0 || len > r->head - tail ||
+		    off + len > size) {
 			tail = r->head;
 			break;
 		}
@@ -60,8 +58,7 @@ free_space(struct mtrace_ring *r, uint64_t need)
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
-void
-mtrace_ring_kick(struct mtrace_ring *r)
+void mtrace_ring_kick(struct mtrace_ring *r)
 {
 	r->hdr->notifies++;
 	if (r->notify != NULL)
@@ -69,8 +66,7 @@ mtrace_ring_kick(struct mtrace_ring *r)
 }
 
 /* Publish head (release) and notify if the reader's threshold lies in what we added. */
-static void
-publish(struct mtrace_ring *r, uint64_t added)
+static void publish(struct mtrace_ring *r, uint64_t added)
 {
 	uint64_t req;
 
@@ -80,8 +76,7 @@ publish(struct mtrace_ring *r, uint64_t added)
 		mtrace_ring_kick(r);
 }
 
-void
-mtrace_ring_make_room(struct mtrace_ring *r, uint32_t len)
+void mtrace_ring_make_room(struct mtrace_ring *r, uint32_t len)
 {
 	uint64_t size = r->mask + 1;
 	uint64_t off = r->head & r->mask;
@@ -105,9 +100,8 @@ mtrace_ring_make_room(struct mtrace_ring *r, uint32_t len)
 	free_space(r, len + overwrite_slack(size));
 }
 
-void
-mtrace_emit_slow(struct mtrace_ring *r, uint8_t op, uint8_t type, uint64_t ts,
-		 uint64_t thread, uint64_t arg, const char *str, size_t slen)
+void mtrace_emit_slow(struct mtrace_ring *r, uint8_t op, uint8_t type, uint64_t ts, uint64_t thread,
+    uint64_t arg, const char *str, size_t slen)
 {
 	uint32_t len;
 	uint64_t off;
@@ -119,7 +113,7 @@ mtrace_emit_slow(struct mtrace_ring *r, uint8_t op, uint8_t type, uint64_t ts,
 	if (slen > MTRACE_STR_MAX)
 		slen = MTRACE_STR_MAX;
 	len = (uint32_t)(MTRACE_REC_FIXED + slen + 1 + MTRACE_REC_ALIGN - 1) &
-	      ~(MTRACE_REC_ALIGN - 1);
+	    ~(MTRACE_REC_ALIGN - 1);
 	if (r->head + len - r->tail > r->mask + 1 || (r->head & r->mask) + len > r->mask + 1)
 		mtrace_ring_make_room(r, len);
 	off = r->head & r->mask;
@@ -140,51 +134,41 @@ mtrace_emit_slow(struct mtrace_ring *r, uint8_t op, uint8_t type, uint64_t ts,
 	publish(r, len);
 }
 
-static size_t
-str_len(const char *s)
+static size_t str_len(const char *s)
 {
 	return s == NULL ? 0 : strnlen(s, MTRACE_STR_MAX);
 }
 
-void
-mtrace_label(struct mtrace_ring *r, uint64_t thread, const char *label)
+void mtrace_label(struct mtrace_ring *r, uint64_t thread, const char *label)
 {
-	mtrace_emit_slow(r, MTRACE_OP_LABEL, 0, mtrace_now(r), thread, 0, label,
-			 str_len(label));
+	mtrace_emit_slow(r, MTRACE_OP_LABEL, 0, mtrace_now(r), thread, 0, label, str_len(label));
 }
 
-void
-mtrace_fails(struct mtrace_ring *r, uint64_t thread, uint64_t resolvee, const char *exn)
+void mtrace_fails(struct mtrace_ring *r, uint64_t thread, uint64_t resolvee, const char *exn)
 {
-	mtrace_emit_slow(r, MTRACE_OP_FAILS, 0, mtrace_now(r), thread, resolvee, exn,
-			 str_len(exn));
+	mtrace_emit_slow(r, MTRACE_OP_FAILS, 0, mtrace_now(r), thread, resolvee, exn, str_len(exn));
 }
 
-void
-mtrace_counter(struct mtrace_ring *r, uint64_t thread, const char *name, int64_t value)
+void mtrace_counter(struct mtrace_ring *r, uint64_t thread, const char *name, int64_t value)
 {
-	mtrace_emit_slow(r, MTRACE_OP_COUNTER, 0, mtrace_now(r), thread, (uint64_t)value, name,
-			 str_len(name));
+	mtrace_emit_slow(
+	    r, MTRACE_OP_COUNTER, 0, mtrace_now(r), thread, (uint64_t)value, name, str_len(name));
 }
 
-void
-mtrace_increase(struct mtrace_ring *r, uint64_t thread, const char *name, int64_t amount)
+void mtrace_increase(struct mtrace_ring *r, uint64_t thread, const char *name, int64_t amount)
 {
-	mtrace_emit_slow(r, MTRACE_OP_INCREASE, 0, mtrace_now(r), thread, (uint64_t)amount, name,
-			 str_len(name));
+	mtrace_emit_slow(
+	    r, MTRACE_OP_INCREASE, 0, mtrace_now(r), thread, (uint64_t)amount, name, str_len(name));
 }
 
-void
-mtrace_ring_start(struct mtrace_ring *r)
+void mtrace_ring_start(struct mtrace_ring *r)
 {
 	mtrace_emit_slow(r, MTRACE_OP_RING_START, 0, mtrace_now(r), MTRACE_THREAD_NONE,
-			 r->hdr->ring_index, r->hdr->name, strnlen(r->hdr->name,
-			 sizeof(r->hdr->name) - 1));
+	    r->hdr->ring_index, r->hdr->name, strnlen(r->hdr->name, sizeof(r->hdr->name) - 1));
 }
 
-void
-mtrace_ring_init_local(struct mtrace_ring *r, struct mtrace_ring_hdr *hdr, void *data,
-		       uint32_t data_pages, uint32_t clock, uint32_t index, const char *name)
+void mtrace_ring_init_local(struct mtrace_ring *r, struct mtrace_ring_hdr *hdr, void *data,
+    uint32_t data_pages, uint32_t clock, uint32_t index, const char *name)
 {
 	memset(hdr, 0, MTRACE_PAGE_SIZE);
 	memset(data, 0, (size_t)data_pages * MTRACE_PAGE_SIZE);
@@ -204,19 +188,17 @@ mtrace_ring_init_local(struct mtrace_ring *r, struct mtrace_ring_hdr *hdr, void 
 	r->clock = hdr->clock;
 }
 
-void
-mtrace_site_name(struct mtrace_ring *r, uint64_t site, const char *name)
+void mtrace_site_name(struct mtrace_ring *r, uint64_t site, const char *name)
 {
 	size_t n = name == NULL ? 0 : strnlen(name, MTRACE_SITE_NAME_MAX);
 
-	mtrace_emit_slow(r, MTRACE_OP_SITE_NAME, 0, mtrace_now(r), MTRACE_THREAD_NONE, site,
-			 name, n);
+	mtrace_emit_slow(
+	    r, MTRACE_OP_SITE_NAME, 0, mtrace_now(r), MTRACE_THREAD_NONE, site, name, n);
 }
 
 #if defined(__linux__)
 /* The NT_GNU_BUILD_ID note of one loaded object, as hex into hex[], or 0. */
-static size_t
-build_id_hex(const struct dl_phdr_info *info, char *hex, size_t hexlen)
+static size_t build_id_hex(const struct dl_phdr_info *info, char *hex, size_t hexlen)
 {
 	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -247,8 +229,7 @@ build_id_hex(const struct dl_phdr_info *info, char *hex, size_t hexlen)
 	return 0;
 }
 
-static int
-module_cb(struct dl_phdr_info *info, size_t size, void *arg)
+static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct mtrace_ring *r = arg;
 	char hex[2 * MTRACE_BUILD_ID_MAX + 1], rec[512];
@@ -275,13 +256,12 @@ module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	if (n < 0)
 		return 0;
 	mtrace_emit_slow(r, MTRACE_OP_MODULE, 0, mtrace_now(r), MTRACE_THREAD_NONE,
-			 (uint64_t)info->dlpi_addr, rec, strnlen(rec, sizeof(rec)));
+	    (uint64_t)info->dlpi_addr, rec, strnlen(rec, sizeof(rec)));
 	r->modules_written++;
 	return 0;
 }
 
-unsigned
-mtrace_modules(struct mtrace_ring *r)
+unsigned mtrace_modules(struct mtrace_ring *r)
 {
 	unsigned before = r->modules_written;
 
@@ -289,8 +269,7 @@ mtrace_modules(struct mtrace_ring *r)
 	return r->modules_written - before;
 }
 #else
-unsigned
-mtrace_modules(struct mtrace_ring *r)
+unsigned mtrace_modules(struct mtrace_ring *r)
 {
 	(void)r;
 	return 0;

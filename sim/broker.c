@@ -28,7 +28,7 @@ struct conn {
 	int fd;
 	struct event *ev;
 	uint32_t domid;
-	bool ident;		/* a guest's identity socket: only SIMXEN_NEWCONN */
+	bool ident; /* a guest's identity socket: only SIMXEN_NEWCONN */
 	struct evt_handle *evt;
 	struct xs_conn *xs;
 	struct gnt_maps *maps;
@@ -146,11 +146,14 @@ int conn_pair(struct broker *b, uint32_t domid, bool ident, int *client_fd)
 
 /* Returns false if the connection must be dropped. */
 static bool send_reply(struct conn *c, const struct simxen_rep *rep, const void *pl, size_t len,
-		       const int *fds, unsigned nfds)
+    const int *fds, unsigned nfds)
 {
 	struct iovec iov[2] = { { (void *)rep, sizeof(*rep) }, { (void *)pl, len } };
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
-	union { struct cmsghdr c; char b[CMSG_SPACE(sizeof(int) * SIMXEN_MAX_FDS)]; } cm;
+	union {
+		struct cmsghdr c;
+		char b[CMSG_SPACE(sizeof(int) * SIMXEN_MAX_FDS)];
+	} cm;
 	if (nfds) {
 		memset(&cm, 0, sizeof(cm));
 		mh.msg_control = cm.b;
@@ -191,7 +194,7 @@ static bool dispatch(struct conn *c, const char *msg, size_t n)
 	size_t outlen = 0;
 	int fds[SIMXEN_MAX_FDS];
 	unsigned nfds = 0;
-	int own_fd = -1;	/* an fd we created for the client and close after sending */
+	int own_fd = -1; /* an fd we created for the client and close after sending */
 	const size_t outmax = sizeof(outbuf) - sizeof(rep);
 
 	if (n < sizeof(req)) {
@@ -214,7 +217,7 @@ static bool dispatch(struct conn *c, const char *msg, size_t n)
 		goto out;
 	}
 	struct domain *d = conn_domain(c);
-	if (!d) {		/* being released: nothing more for it */
+	if (!d) { /* being released: nothing more for it */
 		rep.err = ESRCH;
 		goto out;
 	}
@@ -236,8 +239,8 @@ static bool dispatch(struct conn *c, const char *msg, size_t n)
 			rep.err = EINVAL;
 			break;
 		}
-		rep.err = gnt_share(b, c, req.a[0], req.a[1], req.a[2] != 0, (uint32_t *)outbuf,
-				    &own_fd);
+		rep.err =
+		    gnt_share(b, c, req.a[0], req.a[1], req.a[2] != 0, (uint32_t *)outbuf, &own_fd);
 		if (!rep.err)
 			outlen = req.a[1] * sizeof(uint32_t);
 		break;
@@ -262,8 +265,8 @@ static bool dispatch(struct conn *c, const char *msg, size_t n)
 			uint32_t refs[SIMXEN_MAP_CHUNK];
 			struct simxen_map_ent ent[SIMXEN_MAP_CHUNK];
 			memcpy(refs, pl, plen);
-			rep.err = gnt_map(b, c, req.a[0], req.a[1], (int)req.a[2], refs, ent, fds,
-					  &nfds);
+			rep.err =
+			    gnt_map(b, c, req.a[0], req.a[1], (int)req.a[2], refs, ent, fds, &nfds);
 			if (!rep.err) {
 				outlen = req.a[1] * sizeof(ent[0]);
 				memcpy(outbuf, ent, outlen);
@@ -321,7 +324,7 @@ static bool dispatch(struct conn *c, const char *msg, size_t n)
 	case SIMXEN_XS_UNWATCH:
 	case SIMXEN_XS_GET_PERMS:
 		rep.err = xs_op(b, c, c->xs, req.op, req.tx, req.a[0], pl, plen, outbuf, outmax,
-				&outlen, &rep.a[0]);
+		    &outlen, &rep.a[0]);
 		break;
 	case SIMXEN_CTRL_LIST:
 		if (c->domid != 0) {
@@ -333,7 +336,7 @@ static bool dispatch(struct conn *c, const char *msg, size_t n)
 			if (max > outmax / sizeof(struct simxen_dominfo))
 				max = outmax / sizeof(struct simxen_dominfo);
 			outlen = dom_list_info(b, req.a[0], max, (struct simxen_dominfo *)outbuf) *
-				 sizeof(struct simxen_dominfo);
+			    sizeof(struct simxen_dominfo);
 		}
 		break;
 	case SIMXEN_TS_CREATE:
@@ -419,7 +422,7 @@ static uint32_t guest_of_pid(struct broker *b, pid_t pid)
 		if (n <= 0)
 			return 0;
 		st[n] = '\0';
-		char *p = strrchr(st, ')');	/* comm may contain anything */
+		char *p = strrchr(st, ')'); /* comm may contain anything */
 		int ppid;
 		if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
 			return 0;
@@ -518,7 +521,7 @@ int broker_run(const char *dir, int ready_fd)
 		blog("cannot initialise: %s", strerror(errno));
 		return 1;
 	}
-	unlink(b->sock_path);	/* the CLI checked that no live broker owns it */
+	unlink(b->sock_path); /* the CLI checked that no live broker owns it */
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	strcpy(sa.sun_path, b->sock_path);
 	b->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);

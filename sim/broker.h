@@ -18,50 +18,54 @@
 
 #include "simxen-proto.h"
 
-#define MAX_DOMID		0x7FEF	/* DOMID_FIRST_RESERVED - 1 */
-#define MAX_DOMAINS		1024
-#define MAX_GUEST_CONNS		64	/* control connections per guest domain */
-#define MAX_CONNS		4096	/* all connections, dom0's included */
-#define GNT_FIRST_REF		8	/* Xen reserves the first grant entries */
-#define GNT_MAX_REFS		16384	/* v1 table of 32 frames */
-#define EVT_MAX_PORTS		1024	/* per domain; port 0 is never valid */
-#define EVT_QUEUE_CAP		(2 * EVT_MAX_PORTS)
-#define XS_VALUE_MAX		4096	/* XENSTORE_PAYLOAD_MAX */
-#define XS_ABS_PATH_MAX		3072
-#define XS_REL_PATH_MAX		2048
-#define XS_GUEST_NODES		1000	/* xenstored's default quota-nb-entry-per-domain */
-#define XS_GUEST_WATCHES	128
-#define XS_GUEST_TX		10
-#define XS_DOM0_WATCHES		4096
-#define XS_DOM0_TX		64
-#define XS_TOTAL_NODES		200000
-#define XS_TX_MAX_OPS		2048
-#define XS_WATCHQ_GUEST		256	/* undelivered watch events per connection */
-#define XS_WATCHQ_DOM0		8192
+#define MAX_DOMID        0x7FEF /* DOMID_FIRST_RESERVED - 1 */
+#define MAX_DOMAINS      1024
+#define MAX_GUEST_CONNS  64    /* control connections per guest domain */
+#define MAX_CONNS        4096  /* all connections, dom0's included */
+#define GNT_FIRST_REF    8     /* Xen reserves the first grant entries */
+#define GNT_MAX_REFS     16384 /* v1 table of 32 frames */
+#define EVT_MAX_PORTS    1024  /* per domain; port 0 is never valid */
+#define EVT_QUEUE_CAP    (2 * EVT_MAX_PORTS)
+#define XS_VALUE_MAX     4096 /* XENSTORE_PAYLOAD_MAX */
+#define XS_ABS_PATH_MAX  3072
+#define XS_REL_PATH_MAX  2048
+#define XS_GUEST_NODES   1000 /* xenstored's default quota-nb-entry-per-domain */
+#define XS_GUEST_WATCHES 128
+#define XS_GUEST_TX      10
+#define XS_DOM0_WATCHES  4096
+#define XS_DOM0_TX       64
+#define XS_TOTAL_NODES   200000
+#define XS_TX_MAX_OPS    2048
+#define XS_WATCHQ_GUEST  256 /* undelivered watch events per connection */
+#define XS_WATCHQ_DOM0   8192
 
 struct conn;
 struct xs_node;
 struct grant;
 struct evt_port;
 
-enum dom_state { DOM_RUNNING, DOM_SHUTDOWN, DOM_DYING };
+enum dom_state {
+	DOM_RUNNING,
+	DOM_SHUTDOWN,
+	DOM_DYING
+};
 
 struct domain {
 	uint32_t domid;
 	char name[64];
-	pid_t pid;			/* process group of the guest; 0 for dom0 */
+	pid_t pid; /* process group of the guest; 0 for dom0 */
 	enum dom_state state;
 	bool crashed, paused, destroy_requested, crash_requested;
-	uint32_t flags;			/* SIMXEN_CREATE_* */
-	struct grant **gt;		/* grant table, indexed by ref */
+	uint32_t flags;    /* SIMXEN_CREATE_* */
+	struct grant **gt; /* grant table, indexed by ref */
 	uint32_t gt_cap, gt_next, ngrants;
-	struct evt_port *ports;		/* indexed by port */
+	struct evt_port *ports; /* indexed by port */
 	uint32_t nports;
-	unsigned long foreign_maps;	/* its pages mapped by others right now */
-	bool released;			/* dying; goes when foreign_maps drops to 0 */
-	unsigned xs_nodes;		/* quota accounting */
+	unsigned long foreign_maps; /* its pages mapped by others right now */
+	bool released;              /* dying; goes when foreign_maps drops to 0 */
+	unsigned xs_nodes;          /* quota accounting */
 	unsigned nconns;
-	unsigned long nreq, nnotify;	/* requests served, for the release log line */
+	unsigned long nreq, nnotify; /* requests served, for the release log line */
 };
 
 struct broker {
@@ -70,12 +74,12 @@ struct broker {
 	char sock_path[108];
 	int listen_fd;
 	struct event *listen_ev, *sigchld_ev, *sigterm_ev, *sigint_ev, *orphan_ev;
-	ino_t sock_ino;			/* our socket; another inode there means we are orphaned */
-	struct domain *doms[MAX_DOMAINS];	/* compact, for iteration; doms[0] is dom0 */
+	ino_t sock_ino; /* our socket; another inode there means we are orphaned */
+	struct domain *doms[MAX_DOMAINS]; /* compact, for iteration; doms[0] is dom0 */
 	unsigned ndoms;
 	struct domain *by_id[MAX_DOMID + 1];
 	uint32_t next_domid;
-	struct conn *conns;		/* all control connections */
+	struct conn *conns; /* all control connections */
 	unsigned nconns;
 	bool stopping;
 };
@@ -83,10 +87,10 @@ struct broker {
 struct gnt_maps;
 
 /* broker.c */
-struct gnt_maps **conn_maps(struct conn *c);	/* what c has mapped, per granter */
-int broker_run(const char *dir, int ready_fd);	/* ready_fd gets one byte when listening */
+struct gnt_maps **conn_maps(struct conn *c);   /* what c has mapped, per granter */
+int broker_run(const char *dir, int ready_fd); /* ready_fd gets one byte when listening */
 int conn_pair(struct broker *b, uint32_t domid, bool ident, int *client_fd);
-void conn_close(struct conn *c);	/* also used when a domain is released */
+void conn_close(struct conn *c); /* also used when a domain is released */
 uint32_t conn_domid(const struct conn *c);
 struct domain *conn_domain(const struct conn *c);
 struct conn *conn_first(struct broker *b);
@@ -94,29 +98,28 @@ struct conn *conn_next(struct conn *c);
 void blog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* domain.c */
-struct domain *dom_get(struct broker *b, uint32_t domid);	/* NULL if absent */
-int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *name,
-	       const char *log, const char *cwd, char *const argv[], uint32_t *out);
-int dom_ts_create(struct broker *b, const struct simxen_req *req, const char *pl, size_t len,
-		  uint32_t *domid);
-void dom_unmapped(struct broker *b, struct domain *d);	/* foreign_maps went to 0 */
+struct domain *dom_get(struct broker *b, uint32_t domid); /* NULL if absent */
+int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *name, const char *log,
+    const char *cwd, char *const argv[], uint32_t *out);
+int dom_ts_create(
+    struct broker *b, const struct simxen_req *req, const char *pl, size_t len, uint32_t *domid);
+void dom_unmapped(struct broker *b, struct domain *d); /* foreign_maps went to 0 */
 int dom_destroy(struct broker *b, uint32_t domid);
 int dom_crash(struct broker *b, uint32_t domid);
 int dom_pause(struct broker *b, uint32_t domid, bool pause);
-void dom_reap(struct broker *b);		/* SIGCHLD */
+void dom_reap(struct broker *b); /* SIGCHLD */
 void dom_kill_all(struct broker *b);
 size_t dom_list_text(struct broker *b, char *out, size_t max);
-size_t dom_list_info(struct broker *b, uint32_t first, unsigned max,
-		     struct simxen_dominfo *out);
+size_t dom_list_info(struct broker *b, uint32_t first, unsigned max, struct simxen_dominfo *out);
 int dom0_init(struct broker *b);
 
 /* gnt.c: errors are positive errno values */
-int gnt_share(struct broker *b, struct conn *c, uint32_t grantee, uint32_t count,
-	      bool writable, uint32_t *refs, int *fd);
+int gnt_share(struct broker *b, struct conn *c, uint32_t grantee, uint32_t count, bool writable,
+    uint32_t *refs, int *fd);
 int gnt_unshare(struct broker *b, struct conn *c, const uint32_t *refs, uint32_t count);
 /* fds[] receives at most SIMXEN_MAX_FDS borrowed descriptors (do not close). */
 int gnt_map(struct broker *b, struct conn *c, uint32_t granter, uint32_t count, int prot,
-	    const uint32_t *refs, struct simxen_map_ent *ent, int *fds, unsigned *nfds);
+    const uint32_t *refs, struct simxen_map_ent *ent, int *fds, unsigned *nfds);
 int gnt_unmap(struct broker *b, struct conn *c, uint32_t granter, uint32_t count);
 /* Revoke what c shared and forget what it mapped. */
 void gnt_conn_gone(struct broker *b, struct conn *c);
@@ -126,10 +129,10 @@ void gnt_domain_gone(struct domain *d);
 struct evt_handle;
 struct evt_handle *evt_open(struct broker *b, struct conn *c, int *client_fd);
 void evt_close(struct broker *b, struct conn *c, struct evt_handle *h);
-int evt_bind_unbound(struct broker *b, struct conn *c, struct evt_handle *h, uint32_t remote,
-		     uint32_t *port);
-int evt_bind_interdomain(struct broker *b, struct conn *c, struct evt_handle *h,
-			 uint32_t remote, uint32_t rport, uint32_t *port);
+int evt_bind_unbound(
+    struct broker *b, struct conn *c, struct evt_handle *h, uint32_t remote, uint32_t *port);
+int evt_bind_interdomain(struct broker *b, struct conn *c, struct evt_handle *h, uint32_t remote,
+    uint32_t rport, uint32_t *port);
 int evt_notify(struct broker *b, struct conn *c, struct evt_handle *h, uint32_t port);
 int evt_unmask(struct broker *b, struct conn *c, struct evt_handle *h, uint32_t port);
 int evt_unbind(struct broker *b, struct conn *c, struct evt_handle *h, uint32_t port);
@@ -141,8 +144,8 @@ int xs_init(void);
 struct xs_conn *xs_open(struct broker *b, struct conn *c, int *client_fd);
 void xs_close(struct broker *b, struct xs_conn *x);
 int xs_op(struct broker *b, struct conn *c, struct xs_conn *x, uint32_t op, uint32_t tx,
-	  uint32_t a0, const char *pl, size_t len, char *out, size_t outmax, size_t *outlen,
-	  uint32_t *res);
+    uint32_t a0, const char *pl, size_t len, char *out, size_t outmax, size_t *outlen,
+    uint32_t *res);
 /* Toolstack side, as dom0 and without permission checks. */
 int xs_ts_write(struct broker *b, const char *path, const char *val);
 /* Create path (empty) as domid's own, as libxl makes /local/domain/<id>/data. */

@@ -86,12 +86,12 @@ static void release(struct broker *b, struct domain *d)
 {
 	d->state = DOM_DYING;
 	if (d->pid > 0)
-		kill(-d->pid, SIGKILL);	/* stragglers of the process group */
+		kill(-d->pid, SIGKILL); /* stragglers of the process group */
 	d->pid = 0;
 	for (struct conn *c = conn_first(b); c;) {
 		if (conn_domid(c) == d->domid) {
 			conn_close(c);
-			c = conn_first(b);	/* the list changed under us */
+			c = conn_first(b); /* the list changed under us */
 		} else {
 			c = conn_next(c);
 		}
@@ -101,9 +101,8 @@ static void release(struct broker *b, struct domain *d)
 	char path[64];
 	snprintf(path, sizeof(path), "/local/domain/%u", d->domid);
 	xs_ts_rm(b, path);
-	blog("domain %u (%s) released after %lu requests (%lu notifications)%s", d->domid,
-	     d->name, d->nreq, d->nnotify,
-	     d->foreign_maps ? ", dying until its pages are unmapped" : "");
+	blog("domain %u (%s) released after %lu requests (%lu notifications)%s", d->domid, d->name,
+	    d->nreq, d->nnotify, d->foreign_maps ? ", dying until its pages are unmapped" : "");
 	/* Like Xen, a domain whose pages another domain still maps stays dying (listed,
 	 * nothing new can be mapped or bound) until the last of them is unmapped. */
 	d->released = true;
@@ -123,14 +122,14 @@ static bool valid_name(const char *n)
 	return true;
 }
 
-int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *name,
-	       const char *log, const char *cwd, char *const argv[], uint32_t *out)
+int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *name, const char *log,
+    const char *cwd, char *const argv[], uint32_t *out)
 {
 	if (!valid_name(name))
 		return EINVAL;
 	for (unsigned i = 0; i < b->ndoms; i++)
 		if (!b->doms[i]->released && !strcmp(b->doms[i]->name, name))
-			return EEXIST;	/* xl refuses two domains of one name */
+			return EEXIST; /* xl refuses two domains of one name */
 	if (domid > MAX_DOMID)
 		return EINVAL;
 	if (domid && b->by_id[domid])
@@ -185,7 +184,7 @@ int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *nam
 		sigset_t all;
 		sigemptyset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL);
-		fcntl(idfd, F_SETFD, 0);	/* the one descriptor the guest keeps */
+		fcntl(idfd, F_SETFD, 0); /* the one descriptor the guest keeps */
 		char num[16];
 		snprintf(num, sizeof(num), "%d", idfd);
 		setenv(SIMXEN_ENV_FD, num, 1);
@@ -193,7 +192,7 @@ int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *nam
 		int nul = open("/dev/null", O_RDWR);
 		if (nul >= 0) {
 			dup2(nul, 0);
-			if (!*log) {	/* no --log: output goes nowhere (see the man page) */
+			if (!*log) { /* no --log: output goes nowhere (see the man page) */
 				dup2(nul, 1);
 				dup2(nul, 2);
 			}
@@ -217,7 +216,7 @@ int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *nam
 		fprintf(stderr, "mtrace-simxen: domain %u: exec %s: %m\n", domid, argv[0]);
 		_exit(127);
 	}
-	setpgid(pid, pid);	/* both sides, so kill(-pid) works whoever runs first */
+	setpgid(pid, pid); /* both sides, so kill(-pid) works whoever runs first */
 	close(idfd);
 	d->pid = pid;
 	blog("domain %u (%s) created, pid %d", domid, name, (int)pid);
@@ -226,10 +225,12 @@ int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *nam
 	return 0;
 }
 
-int dom_ts_create(struct broker *b, const struct simxen_req *req, const char *pl, size_t len,
-		  uint32_t *domid)
+int dom_ts_create(
+    struct broker *b, const struct simxen_req *req, const char *pl, size_t len, uint32_t *domid)
 {
-	enum { MAX_ARGS = 256 };
+	enum {
+		MAX_ARGS = 256
+	};
 	const char *s[3 + MAX_ARGS];
 	uint32_t argc = req->a[2];
 	if (argc == 0 || argc > MAX_ARGS)
@@ -254,17 +255,17 @@ int dom_ts_create(struct broker *b, const struct simxen_req *req, const char *pl
 /* The domain stopped running: record why, tell xenstore watchers, maybe release it. */
 static void shut_down(struct broker *b, struct domain *d, bool crashed)
 {
-	d->pid = d->pid > 0 ? -d->pid : 0;	/* remember the group for the final kill */
+	d->pid = d->pid > 0 ? -d->pid : 0; /* remember the group for the final kill */
 	if (d->state == DOM_RUNNING) {
 		d->state = DOM_SHUTDOWN;
 		d->crashed = crashed;
-		xs_fire_special(b, "@releaseDomain");	/* xenstored fires it on shutdown too */
+		xs_fire_special(b, "@releaseDomain"); /* xenstored fires it on shutdown too */
 	}
 	bool keep = !d->destroy_requested &&
-		    (crashed ? d->flags & SIMXEN_CREATE_PRESERVE_CRASH :
-			       d->flags & SIMXEN_CREATE_PRESERVE_POWEROFF);
+	    (crashed ? d->flags & SIMXEN_CREATE_PRESERVE_CRASH
+	             : d->flags & SIMXEN_CREATE_PRESERVE_POWEROFF);
 	blog("domain %u (%s) %s%s", d->domid, d->name, crashed ? "crashed" : "shut down",
-	     keep ? ", preserved" : "");
+	    keep ? ", preserved" : "");
 	if (!keep) {
 		d->pid = -d->pid;
 		release(b, d);
@@ -280,8 +281,8 @@ void dom_reap(struct broker *b)
 			struct domain *d = b->doms[i];
 			if (d->pid != pid)
 				continue;
-			bool crashed = d->crash_requested ||
-				       (WIFSIGNALED(st) && !d->destroy_requested);
+			bool crashed =
+			    d->crash_requested || (WIFSIGNALED(st) && !d->destroy_requested);
 			shut_down(b, d, crashed);
 			break;
 		}
@@ -377,7 +378,7 @@ size_t dom_list_text(struct broker *b, char *out, size_t max)
 		if (!d)
 			continue;
 		int k = snprintf(out + n, max - n, "%u %s %s %d\n", d->domid, d->name,
-				 state_name(d), d->pid > 0 ? (int)d->pid : 0);
+		    state_name(d), d->pid > 0 ? (int)d->pid : 0);
 		if (k < 0 || (size_t)k >= max - n)
 			break;
 		n += (size_t)k;
@@ -385,8 +386,7 @@ size_t dom_list_text(struct broker *b, char *out, size_t max)
 	return n;
 }
 
-size_t dom_list_info(struct broker *b, uint32_t first, unsigned max,
-		     struct simxen_dominfo *out)
+size_t dom_list_info(struct broker *b, uint32_t first, unsigned max, struct simxen_dominfo *out)
 {
 	size_t n = 0;
 	for (uint32_t id = first; id <= MAX_DOMID && n < max; id++) {

@@ -17,9 +17,13 @@
 
 #include "broker.h"
 
-#define DOMID_SELF	0x7FF0u
+#define DOMID_SELF 0x7FF0u
 
-enum { PORT_FREE, PORT_UNBOUND, PORT_INTER };
+enum {
+	PORT_FREE,
+	PORT_UNBOUND,
+	PORT_INTER
+};
 
 struct evt_port {
 	uint8_t state;
@@ -40,14 +44,15 @@ struct evt_handle {
 static void flush(struct evt_handle *h)
 {
 	while (h->qn) {
-		ssize_t n = send(h->fd, &h->q[h->qh], sizeof(uint32_t), MSG_DONTWAIT | MSG_NOSIGNAL);
+		ssize_t n =
+		    send(h->fd, &h->q[h->qh], sizeof(uint32_t), MSG_DONTWAIT | MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0 && errno == EAGAIN) {
 			event_add(h->wev, NULL);
 			return;
 		}
-		if (n < 0) {	/* client closed its end: nobody to deliver to */
+		if (n < 0) { /* client closed its end: nobody to deliver to */
 			h->qn = 0;
 			return;
 		}
@@ -63,7 +68,7 @@ static void write_cb(evutil_socket_t fd, short what, void *arg)
 
 static void deliver(struct evt_handle *h, uint32_t port)
 {
-	if (h->qn == EVT_QUEUE_CAP) {	/* only if ports were rebound in a loop */
+	if (h->qn == EVT_QUEUE_CAP) { /* only if ports were rebound in a loop */
 		blog("domain %u: event queue full, port %u dropped", h->domid, port);
 		return;
 	}
@@ -166,8 +171,8 @@ void evt_close(struct broker *b, struct conn *c, struct evt_handle *h)
 	free(h);
 }
 
-int evt_bind_unbound(struct broker *b, struct conn *c, struct evt_handle *h, uint32_t remote,
-		     uint32_t *port)
+int evt_bind_unbound(
+    struct broker *b, struct conn *c, struct evt_handle *h, uint32_t remote, uint32_t *port)
 {
 	struct domain *d = conn_domain(c);
 	if (!d)
@@ -179,13 +184,13 @@ int evt_bind_unbound(struct broker *b, struct conn *c, struct evt_handle *h, uin
 	int err = alloc_port(d, port);
 	if (err)
 		return err;
-	d->ports[*port] = (struct evt_port){ .state = PORT_UNBOUND, .remote_dom = remote,
-					     .owner = h };
+	d->ports[*port] =
+	    (struct evt_port){ .state = PORT_UNBOUND, .remote_dom = remote, .owner = h };
 	return 0;
 }
 
-int evt_bind_interdomain(struct broker *b, struct conn *c, struct evt_handle *h,
-			 uint32_t remote, uint32_t rport, uint32_t *port)
+int evt_bind_interdomain(struct broker *b, struct conn *c, struct evt_handle *h, uint32_t remote,
+    uint32_t rport, uint32_t *port)
 {
 	struct domain *d = conn_domain(c);
 	if (!d)
@@ -201,9 +206,10 @@ int evt_bind_interdomain(struct broker *b, struct conn *c, struct evt_handle *h,
 	int err = alloc_port(d, port);
 	if (err)
 		return err;
-	rp = &rd->ports[rport];	/* d may be rd: alloc_port may have just made the array */
-	d->ports[*port] = (struct evt_port){ .state = PORT_INTER, .remote_dom = remote,
-					     .remote_port = rport, .owner = h };
+	rp = &rd->ports[rport]; /* d may be rd: alloc_port may have just made the array */
+	d->ports[*port] = (struct evt_port){
+		.state = PORT_INTER, .remote_dom = remote, .remote_port = rport, .owner = h
+	};
 	rp->state = PORT_INTER;
 	rp->remote_dom = d->domid;
 	rp->remote_port = *port;
@@ -223,17 +229,17 @@ int evt_notify(struct broker *b, struct conn *c, struct evt_handle *h, uint32_t 
 {
 	struct evt_port *p = owned(c, h, port);
 	if (!p)
-		return ENOTCONN;	/* the evtchn driver's answer for a port not bound here */
+		return ENOTCONN; /* the evtchn driver's answer for a port not bound here */
 	if (p->state == PORT_INTER)
 		fire(dom_get(b, p->remote_dom), p->remote_port);
-	return 0;			/* unbound: Xen drops it silently */
+	return 0; /* unbound: Xen drops it silently */
 }
 
 int evt_unmask(struct broker *b, struct conn *c, struct evt_handle *h, uint32_t port)
 {
 	struct evt_port *p = owned(c, h, port);
 	if (!p)
-		return 0;		/* the driver ignores unmasks of foreign ports */
+		return 0; /* the driver ignores unmasks of foreign ports */
 	p->masked = false;
 	if (p->pending) {
 		p->pending = false;

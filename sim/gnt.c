@@ -19,12 +19,12 @@
 #include "broker.h"
 
 struct gshare {
-	int fd;			/* read-write */
-	int rofd;		/* read-only reopen, made on first read-only map */
-	uint32_t live;		/* grant entries still pointing here */
+	int fd;        /* read-write */
+	int rofd;      /* read-only reopen, made on first read-only map */
+	uint32_t live; /* grant entries still pointing here */
 };
 
-struct gnt_maps {			/* pages a connection has mapped from one domain */
+struct gnt_maps { /* pages a connection has mapped from one domain */
 	struct gnt_maps *next;
 	uint32_t granter;
 	unsigned long pages;
@@ -35,7 +35,7 @@ struct grant {
 	uint32_t page;
 	uint32_t grantee;
 	bool writable;
-	struct conn *owner;	/* the connection that shared it */
+	struct conn *owner; /* the connection that shared it */
 };
 
 static void put_share(struct gshare *sh)
@@ -87,8 +87,8 @@ static int alloc_ref(struct domain *d, uint32_t *ref)
 	return ENOSPC;
 }
 
-int gnt_share(struct broker *b, struct conn *c, uint32_t grantee, uint32_t count,
-	      bool writable, uint32_t *refs, int *fd)
+int gnt_share(struct broker *b, struct conn *c, uint32_t grantee, uint32_t count, bool writable,
+    uint32_t *refs, int *fd)
 {
 	struct domain *d = conn_domain(c);
 	if (!d)
@@ -96,7 +96,7 @@ int gnt_share(struct broker *b, struct conn *c, uint32_t grantee, uint32_t count
 	if (grantee > MAX_DOMID || count == 0)
 		return EINVAL;
 	if (count > GNT_MAX_REFS - GNT_FIRST_REF - d->ngrants)
-		return ENOSPC;	/* gntalloc's answer when the limit is reached */
+		return ENOSPC; /* gntalloc's answer when the limit is reached */
 	struct gshare *sh = calloc(1, sizeof(*sh));
 	if (!sh)
 		return ENOMEM;
@@ -122,14 +122,15 @@ int gnt_share(struct broker *b, struct conn *c, uint32_t grantee, uint32_t count
 			err = err ? err : ENOMEM;
 			break;
 		}
-		*g = (struct grant){ .sh = sh, .page = i, .grantee = grantee,
-				     .writable = writable, .owner = c };
+		*g = (struct grant){
+			.sh = sh, .page = i, .grantee = grantee, .writable = writable, .owner = c
+		};
 		d->gt[refs[i]] = g;
 		d->ngrants++;
 		sh->live++;
 	}
 	if (err) {
-		sh->live++;	/* keep sh alive while unwinding */
+		sh->live++; /* keep sh alive while unwinding */
 		while (i--)
 			gnt_revoke(d, refs[i]);
 		put_share(sh);
@@ -157,7 +158,7 @@ int gnt_unshare(struct broker *b, struct conn *c, const uint32_t *refs, uint32_t
 		if (refs[i] >= d->gt_cap || !d->gt[refs[i]] || d->gt[refs[i]]->owner != c)
 			return EINVAL;
 	for (uint32_t i = 0; i < count; i++)
-		if (d->gt[refs[i]])	/* a ref listed twice */
+		if (d->gt[refs[i]]) /* a ref listed twice */
 			gnt_revoke(d, refs[i]);
 	return 0;
 }
@@ -173,7 +174,7 @@ static int ro_fd(struct gshare *sh)
 }
 
 int gnt_map(struct broker *b, struct conn *c, uint32_t granter, uint32_t count, int prot,
-	    const uint32_t *refs, struct simxen_map_ent *ent, int *fds, unsigned *nfds)
+    const uint32_t *refs, struct simxen_map_ent *ent, int *fds, unsigned *nfds)
 {
 	*nfds = 0;
 	if (prot != PROT_READ && prot != (PROT_READ | PROT_WRITE))

@@ -21,32 +21,32 @@
 #include "broker.h"
 #include "xenif.h"
 
-#define WAIT_MS 10000	/* destroy/crash/stop wait this long for the broker to finish */
+#define WAIT_MS 10000 /* destroy/crash/stop wait this long for the broker to finish */
 
 static const char *dir;
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-"usage: mtrace-simxen [-d DIR] COMMAND [ARGS]\n"
-"A simulated Xen host (hypervisor, xenstored and toolstack) for mtrace; all state\n"
-"lives under DIR (default $MTRACE_SIM_DIR).\n"
-"\n"
-"  start [--foreground]          start the broker (background unless --foreground)\n"
-"  stop                          kill every guest and stop the broker\n"
-"  create [--domid N] --name NAME [--log FILE] [--preserve-crash]\n"
-"         [--preserve-poweroff] -- PROG ARGS...\n"
-"                                create a domain running PROG; prints its domid\n"
-"  destroy DOMID                 shut the domain down, kill it, release it\n"
-"  crash DOMID                   kill the domain's process (shutdown reason: crash)\n"
-"  pause DOMID | unpause DOMID   stop / continue the domain's process\n"
-"  list                          domid name state pid, one domain a line\n"
-"  xs-read PATH | xs-write PATH VALUE | xs-ls PATH | xs-rm PATH\n"
-"                                xenstore access as dom0\n"
-"\n"
-"  -d, --dir DIR   state directory\n"
-"  -h, --help      this text\n"
-"  -V, --version   print the version\n");
+	    "usage: mtrace-simxen [-d DIR] COMMAND [ARGS]\n"
+	    "A simulated Xen host (hypervisor, xenstored and toolstack) for mtrace; all state\n"
+	    "lives under DIR (default $MTRACE_SIM_DIR).\n"
+	    "\n"
+	    "  start [--foreground]          start the broker (background unless --foreground)\n"
+	    "  stop                          kill every guest and stop the broker\n"
+	    "  create [--domid N] --name NAME [--log FILE] [--preserve-crash]\n"
+	    "         [--preserve-poweroff] -- PROG ARGS...\n"
+	    "                                create a domain running PROG; prints its domid\n"
+	    "  destroy DOMID                 shut the domain down, kill it, release it\n"
+	    "  crash DOMID                   kill the domain's process (shutdown reason: crash)\n"
+	    "  pause DOMID | unpause DOMID   stop / continue the domain's process\n"
+	    "  list                          domid name state pid, one domain a line\n"
+	    "  xs-read PATH | xs-write PATH VALUE | xs-ls PATH | xs-rm PATH\n"
+	    "                                xenstore access as dom0\n"
+	    "\n"
+	    "  -d, --dir DIR   state directory\n"
+	    "  -h, --help      this text\n"
+	    "  -V, --version   print the version\n");
 }
 
 static int connect_broker(void)
@@ -71,7 +71,7 @@ static int connect_broker(void)
 
 /* One toolstack request; the reply payload (if any) lands in out. */
 static int ts_call(const struct simxen_req *req, const void *pl, size_t len, struct simxen_rep *rep,
-		   char *out, size_t outmax, size_t *outlen)
+    char *out, size_t outmax, size_t *outlen)
 {
 	static char buf[SIMXEN_MAX_MSG];
 	int fd = connect_broker();
@@ -95,7 +95,8 @@ static int ts_call(const struct simxen_req *req, const void *pl, size_t len, str
 		n = -1, errno = ETIMEDOUT;
 	close(fd);
 	if (n < (ssize_t)sizeof(*rep)) {
-		fprintf(stderr, "mtrace-simxen: broker: %s\n", n < 0 ? strerror(errno) : "bad reply");
+		fprintf(
+		    stderr, "mtrace-simxen: broker: %s\n", n < 0 ? strerror(errno) : "bad reply");
 		return -1;
 	}
 	memcpy(rep, buf, sizeof(*rep));
@@ -396,7 +397,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!dir || !*dir) {
-		fprintf(stderr, "mtrace-simxen: no state directory (-d DIR or %s)\n", SIMXEN_ENV_DIR);
+		fprintf(
+		    stderr, "mtrace-simxen: no state directory (-d DIR or %s)\n", SIMXEN_ENV_DIR);
 		return 2;
 	}
 	argc -= optind;
@@ -410,8 +412,9 @@ int main(int argc, char **argv)
 		return cmd_stop();
 	if (!strcmp(cmd, "create"))
 		return cmd_create(argc, argv);
-	if (!strncmp(cmd, "xs-", 3) && (!strcmp(cmd, "xs-read") || !strcmp(cmd, "xs-write") ||
-					!strcmp(cmd, "xs-ls") || !strcmp(cmd, "xs-rm")))
+	if (!strncmp(cmd, "xs-", 3) &&
+	    (!strcmp(cmd, "xs-read") || !strcmp(cmd, "xs-write") || !strcmp(cmd, "xs-ls") ||
+	        !strcmp(cmd, "xs-rm")))
 		return cmd_xs(cmd, argc, argv);
 	if (!strcmp(cmd, "list")) {
 		struct simxen_req req = { .op = SIMXEN_TS_LIST };
@@ -431,9 +434,10 @@ int main(int argc, char **argv)
 		}
 		if (parse_domid(argv[1], &domid) < 0)
 			return 2;
-		uint32_t op = !strcmp(cmd, "destroy") ? SIMXEN_TS_DESTROY :
-			      !strcmp(cmd, "crash")   ? SIMXEN_TS_CRASH :
-			      !strcmp(cmd, "pause")   ? SIMXEN_TS_PAUSE : SIMXEN_TS_UNPAUSE;
+		uint32_t op = !strcmp(cmd, "destroy") ? SIMXEN_TS_DESTROY
+		    : !strcmp(cmd, "crash")           ? SIMXEN_TS_CRASH
+		    : !strcmp(cmd, "pause")           ? SIMXEN_TS_PAUSE
+		                                      : SIMXEN_TS_UNPAUSE;
 		if (simple(op, domid, cmd) < 0)
 			return 1;
 		if (op == SIMXEN_TS_DESTROY)

@@ -29,16 +29,16 @@ struct xs_node {
 	char *val;
 	size_t vlen;
 	uint64_t gen;
-	uint32_t owner;			/* domain charged for this node */
-	bool ts;			/* the toolstack's: read-only for the guest */
+	uint32_t owner; /* domain charged for this node */
+	bool ts;        /* the toolstack's: read-only for the guest */
 	struct xs_node *parent, *child, *next;
 };
 
 struct watch {
 	struct watch *next;
-	char *path;			/* absolute, or @special */
+	char *path; /* absolute, or @special */
 	char *token;
-	bool rel;			/* registered relative: events are reported relative */
+	bool rel; /* registered relative: events are reported relative */
 };
 
 struct wev {
@@ -47,7 +47,7 @@ struct wev {
 	char data[];
 };
 
-struct pathent {			/* an accessed or written path in a transaction */
+struct pathent { /* an accessed or written path in a transaction */
 	struct pathent *next;
 	uint64_t gen;
 	char path[];
@@ -64,7 +64,7 @@ struct op {
 struct xtx {
 	struct xtx *next;
 	uint32_t id;
-	uint32_t domid;			/* whose: nodes it creates are theirs */
+	uint32_t domid; /* whose: nodes it creates are theirs */
 	struct xs_node *root;
 	struct pathent *acc, *written;
 	unsigned nacc, nops, created;
@@ -98,7 +98,8 @@ static bool valid_chars(const char *p)
 {
 	for (; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-		      (*p >= '0' && *p <= '9') || *p == '-' || *p == '/' || *p == '_' || *p == '@'))
+		        (*p >= '0' && *p <= '9') || *p == '-' || *p == '/' || *p == '_' ||
+		        *p == '@'))
 			return false;
 	return true;
 }
@@ -139,7 +140,7 @@ static bool under(const char *p, const char *dir)
 {
 	size_t l = strlen(dir);
 	if (l == 1)
-		return true;	/* "/" */
+		return true; /* "/" */
 	return !strncmp(p, dir, l) && (p[l] == '\0' || p[l] == '/');
 }
 
@@ -184,7 +185,7 @@ static struct xs_node *node_new(const char *name, size_t nlen, struct xs_node *p
 		return NULL;
 	}
 	n->parent = parent;
-	if (parent) {	/* appended: directory lists children in creation order */
+	if (parent) { /* appended: directory lists children in creation order */
 		struct xs_node **pp = &parent->child;
 		while (*pp)
 			pp = &(*pp)->next;
@@ -252,8 +253,8 @@ static void charge(struct broker *b, uint32_t owner, int delta)
 static bool is_home(const struct xs_node *n)
 {
 	return n->parent && n->parent->parent && n->parent->parent->parent &&
-	       !n->parent->parent->parent->parent && !strcmp(n->parent->name, "domain") &&
-	       !strcmp(n->parent->parent->name, "local");
+	    !n->parent->parent->parent->parent && !strcmp(n->parent->name, "domain") &&
+	    !strcmp(n->parent->parent->name, "local");
 }
 
 /* Whether path, or a node above it below the home, is the toolstack's. */
@@ -275,7 +276,7 @@ static bool ts_locked(struct xs_node *r, const char *path)
 /* global: the real tree (generations, quota accounting); else a transaction's copy.
  * creator: the domain writing (dom0 for the toolstack). */
 static int tree_write(struct broker *b, struct xs_node *r, bool global, const char *path,
-		      const char *val, size_t vlen, uint32_t creator)
+    const char *val, size_t vlen, uint32_t creator)
 {
 	char *v = malloc(vlen ? vlen : 1);
 	if (!v)
@@ -295,7 +296,7 @@ static int tree_write(struct broker *b, struct xs_node *r, bool global, const ch
 			c->ts = creator == 0 && (n->ts || is_home(n));
 			if (global) {
 				c->gen = ++gen_counter;
-				n->gen = ++gen_counter;	/* its list of children changed */
+				n->gen = ++gen_counter; /* its list of children changed */
 				charge(b, c->owner, 1);
 			}
 		}
@@ -413,8 +414,8 @@ static struct xs_node *snapshot(uint32_t domid)
 		src = child_of(src, p, (size_t)(e - p));
 		if (!src)
 			break;
-		struct xs_node *c = *e ? node_new(src->name, strlen(src->name), NULL) :
-				     copy_tree(src);
+		struct xs_node *c =
+		    *e ? node_new(src->name, strlen(src->name), NULL) : copy_tree(src);
 		if (!c) {
 			node_free(r);
 			return NULL;
@@ -448,7 +449,7 @@ static void flush(struct xs_conn *x)
 			x->qt = &x->qh;
 		x->qn--;
 		free(e);
-		if (n < 0) {	/* client closed its end: drop the rest */
+		if (n < 0) { /* client closed its end: drop the rest */
 			while (x->qh) {
 				e = x->qh;
 				x->qh = e->next;
@@ -648,7 +649,7 @@ static int tx_commit(struct broker *b, struct xtx *t)
 			if (tree_rm(b, root, true, o->path) == 0)
 				fire(o->path, true);
 		} else if (total_nodes + missing(root, o->path) <= XS_TOTAL_NODES &&
-			   tree_write(b, root, true, o->path, o->val, o->vlen, t->domid) == 0) {
+		    tree_write(b, root, true, o->path, o->val, o->vlen, t->domid) == 0) {
 			fire(o->path, false);
 		}
 	}
@@ -676,8 +677,8 @@ static void tx_unlink(struct xs_conn *x, struct xtx *t)
 
 /* ---- requests ---- */
 
-static int do_write(struct broker *b, uint32_t domid, struct xtx *t, const char *path,
-		    const char *val, size_t vlen)
+static int do_write(
+    struct broker *b, uint32_t domid, struct xtx *t, const char *path, const char *val, size_t vlen)
 {
 	if (vlen > XS_VALUE_MAX)
 		return E2BIG;
@@ -753,7 +754,7 @@ static int watch_op(struct xs_conn *x, uint32_t op, const char *pl, size_t len)
 	if (!x)
 		return EBADF;
 	if (len > XS_VALUE_MAX)
-		return E2BIG;	/* xenstored's payload limit bounds path + token */
+		return E2BIG; /* xenstored's payload limit bounds path + token */
 	int err = two_strings(pl, len, &path, &token);
 	if (!err)
 		err = canon(x->domid, path, true, abs, &rel);
@@ -777,7 +778,7 @@ static int watch_op(struct xs_conn *x, uint32_t op, const char *pl, size_t len)
 	if (*pp)
 		return EEXIST;
 	if (x->nwatches >= (x->domid ? XS_GUEST_WATCHES : XS_DOM0_WATCHES))
-		return E2BIG;	/* xenstored's watch quota answer */
+		return E2BIG; /* xenstored's watch quota answer */
 	struct watch *w = calloc(1, sizeof(*w));
 	if (!w || !(w->path = strdup(abs)) || !(w->token = strdup(token))) {
 		if (w)
@@ -795,8 +796,8 @@ static int watch_op(struct xs_conn *x, uint32_t op, const char *pl, size_t len)
 }
 
 int xs_op(struct broker *b, struct conn *c, struct xs_conn *x, uint32_t op, uint32_t txid,
-	  uint32_t a0, const char *pl, size_t len, char *out, size_t outmax, size_t *outlen,
-	  uint32_t *res)
+    uint32_t a0, const char *pl, size_t len, char *out, size_t outmax, size_t *outlen,
+    uint32_t *res)
 {
 	uint32_t domid = conn_domid(c);
 	static char abs[XS_ABS_PATH_MAX + 1];
@@ -863,7 +864,7 @@ int xs_op(struct broker *b, struct conn *c, struct xs_conn *x, uint32_t op, uint
 		if (op == SIMXEN_XS_READ) {
 			if (n->vlen > outmax)
 				return E2BIG;
-			if (n->vlen)	/* a node made as a parent has no value at all */
+			if (n->vlen) /* a node made as a parent has no value at all */
 				memcpy(out, n->val, n->vlen);
 			*outlen = n->vlen;
 			return 0;

@@ -24,21 +24,21 @@
 #include "simxen-proto.h"
 #include "xenif.h"
 
-#define RPC_TIMEOUT_MS	20000	/* the broker answers at once; this only catches a wedged one */
-#define MAX_SHARE	1024	/* pages per share call: refs must fit one reply */
-#define MAX_MAP		65536
+#define RPC_TIMEOUT_MS 20000 /* the broker answers at once; this only catches a wedged one */
+#define MAX_SHARE      1024  /* pages per share call: refs must fit one reply */
+#define MAX_MAP        65536
 
-struct region {			/* a share or a mapping made through this handle */
+struct region { /* a share or a mapping made through this handle */
 	struct region *next;
 	void *addr;
 	uint32_t count;
-	xenif_domid_t domid;	/* maps only: the granting domain */
-	xenif_gref_t *refs;	/* shares only */
+	xenif_domid_t domid; /* maps only: the granting domain */
+	xenif_gref_t *refs;  /* shares only */
 };
 
 struct sim {
 	struct xenif x;
-	pthread_mutex_t lock;	/* guest producer threads kick concurrently */
+	pthread_mutex_t lock; /* guest producer threads kick concurrently */
 	int ctl, evt, xsw;
 	xenif_domid_t domid;
 	struct region *shares, *maps;
@@ -64,15 +64,18 @@ static void close_fds(int *fds, unsigned n)
  * any reply since all its replies are equivalent.
  */
 static int rpc_fd(int fd, const struct simxen_req *req0, const void *pl, size_t pllen,
-		  struct simxen_rep *rep, void *out, size_t outmax, size_t *outlen,
-		  int *fds, unsigned maxfds, unsigned *nfds, bool match_seq)
+    struct simxen_rep *rep, void *out, size_t outmax, size_t *outlen, int *fds, unsigned maxfds,
+    unsigned *nfds, bool match_seq)
 {
 	static __thread char buf[SIMXEN_MAX_MSG];
 	static uint32_t seq_counter;
 	struct simxen_req req = *req0;
 	struct iovec iov[2] = { { &req, sizeof(req) }, { (void *)pl, pllen } };
 	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = pllen ? 2 : 1 };
-	union { struct cmsghdr c; char b[CMSG_SPACE(sizeof(int) * SIMXEN_MAX_FDS)]; } cm;
+	union {
+		struct cmsghdr c;
+		char b[CMSG_SPACE(sizeof(int) * SIMXEN_MAX_FDS)];
+	} cm;
 	ssize_t n;
 
 	if (nfds)
@@ -106,8 +109,10 @@ static int rpc_fd(int fd, const struct simxen_req *req0, const void *pl, size_t 
 			return -1;
 		}
 		iov[0] = (struct iovec){ buf, sizeof(buf) };
-		mh = (struct msghdr){ .msg_iov = iov, .msg_iovlen = 1,
-				      .msg_control = cm.b, .msg_controllen = sizeof(cm.b) };
+		mh = (struct msghdr){ .msg_iov = iov,
+			.msg_iovlen = 1,
+			.msg_control = cm.b,
+			.msg_controllen = sizeof(cm.b) };
 		do
 			n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
 		while (n < 0 && errno == EINTR);
@@ -133,7 +138,7 @@ static int rpc_fd(int fd, const struct simxen_req *req0, const void *pl, size_t 
 		memcpy(rep, buf, sizeof(*rep));
 		if (!match_seq || rep->seq == req.seq || rep->seq == 0)
 			break;
-		close_fds(got, ngot);	/* a late answer to a request that gave up */
+		close_fds(got, ngot); /* a late answer to a request that gave up */
 	}
 	if (rep->err) {
 		close_fds(got, ngot);
@@ -162,12 +167,11 @@ static int rpc_fd(int fd, const struct simxen_req *req0, const void *pl, size_t 
 }
 
 static int rpc(struct sim *s, const struct simxen_req *req, const void *pl, size_t pllen,
-	       struct simxen_rep *rep, void *out, size_t outmax, size_t *outlen,
-	       int *fds, unsigned maxfds, unsigned *nfds)
+    struct simxen_rep *rep, void *out, size_t outmax, size_t *outlen, int *fds, unsigned maxfds,
+    unsigned *nfds)
 {
 	pthread_mutex_lock(&s->lock);
-	int r = rpc_fd(s->ctl, req, pl, pllen, rep, out, outmax, outlen, fds, maxfds, nfds,
-		       true);
+	int r = rpc_fd(s->ctl, req, pl, pllen, rep, out, outmax, outlen, fds, maxfds, nfds, true);
 	int e = errno;
 	pthread_mutex_unlock(&s->lock);
 	errno = e;
@@ -175,8 +179,7 @@ static int rpc(struct sim *s, const struct simxen_req *req, const void *pl, size
 }
 
 /* A simple call: args in, a[0] out. */
-static int call(struct sim *s, uint32_t op, uint32_t tx, uint32_t a0, uint32_t a1,
-		uint32_t *res)
+static int call(struct sim *s, uint32_t op, uint32_t tx, uint32_t a0, uint32_t a1, uint32_t *res)
 {
 	struct simxen_req req = { .op = op, .tx = tx, .a = { a0, a1 } };
 	struct simxen_rep rep;
@@ -189,8 +192,8 @@ static int call(struct sim *s, uint32_t op, uint32_t tx, uint32_t a0, uint32_t a
 
 /* ---- grants ---- */
 
-static void *sim_gnttab_map(struct xenif *x, xenif_domid_t domid, uint32_t count,
-			    const xenif_gref_t *refs, int prot)
+static void *sim_gnttab_map(
+    struct xenif *x, xenif_domid_t domid, uint32_t count, const xenif_gref_t *refs, int prot)
 {
 	struct sim *s = S(x);
 	if (count == 0 || count > MAX_MAP || !refs ||
@@ -202,8 +205,8 @@ static void *sim_gnttab_map(struct xenif *x, xenif_domid_t domid, uint32_t count
 	if (!rg)
 		return NULL;
 	/* Reserve the whole range first: the refs must end up contiguous, as with gntdev. */
-	uint8_t *base = mmap(NULL, (size_t)count * SIMXEN_PAGE, PROT_NONE,
-			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *base =
+	    mmap(NULL, (size_t)count * SIMXEN_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (base == MAP_FAILED) {
 		free(rg);
 		return NULL;
@@ -217,8 +220,8 @@ static void *sim_gnttab_map(struct xenif *x, xenif_domid_t domid, uint32_t count
 		int fds[SIMXEN_MAX_FDS];
 		unsigned nfds;
 		size_t len;
-		if (rpc(s, &req, refs + done, n * sizeof(*refs), &rep, ent, sizeof(ent), &len,
-			fds, SIMXEN_MAX_FDS, &nfds) < 0)
+		if (rpc(s, &req, refs + done, n * sizeof(*refs), &rep, ent, sizeof(ent), &len, fds,
+		        SIMXEN_MAX_FDS, &nfds) < 0)
 			goto fail;
 		int err = 0;
 		if (len != n * sizeof(ent[0]))
@@ -229,8 +232,8 @@ static void *sim_gnttab_map(struct xenif *x, xenif_domid_t domid, uint32_t count
 				break;
 			}
 			void *p = mmap(base + (size_t)(done + i) * SIMXEN_PAGE, SIMXEN_PAGE, prot,
-				       MAP_SHARED | MAP_FIXED, fds[ent[i].fd_index],
-				       (off_t)ent[i].page * SIMXEN_PAGE);
+			    MAP_SHARED | MAP_FIXED, fds[ent[i].fd_index],
+			    (off_t)ent[i].page * SIMXEN_PAGE);
 			if (p == MAP_FAILED)
 				err = errno;
 		}
@@ -252,7 +255,7 @@ static void *sim_gnttab_map(struct xenif *x, xenif_domid_t domid, uint32_t count
 fail:;
 	int e = errno;
 	munmap(base, (size_t)count * SIMXEN_PAGE);
-	if (done) {		/* the broker counted the chunks that worked */
+	if (done) { /* the broker counted the chunks that worked */
 		struct simxen_req un = { .op = SIMXEN_GNT_UNMAP, .a = { domid, done } };
 		struct simxen_rep rep;
 		rpc(s, &un, NULL, 0, &rep, NULL, 0, NULL, NULL, 0, NULL);
@@ -288,13 +291,13 @@ static int sim_gnttab_unmap(struct xenif *x, void *addr, uint32_t count)
 	/* Tell the broker: a destroyed granter stays dying until nobody maps it. */
 	struct simxen_req req = { .op = SIMXEN_GNT_UNMAP, .a = { rg->domid, rg->count } };
 	struct simxen_rep rep;
-	rpc(S(x), &req, NULL, 0, &rep, NULL, 0, NULL, NULL, 0, NULL);	/* best effort */
+	rpc(S(x), &req, NULL, 0, &rep, NULL, 0, NULL, NULL, 0, NULL); /* best effort */
 	free(rg);
 	return 0;
 }
 
-static void *sim_gntshr_share(struct xenif *x, xenif_domid_t domid, uint32_t count,
-			      xenif_gref_t *refs, bool writable)
+static void *sim_gntshr_share(
+    struct xenif *x, xenif_domid_t domid, uint32_t count, xenif_gref_t *refs, bool writable)
 {
 	struct sim *s = S(x);
 	if (count == 0 || count > MAX_SHARE || !refs) {
@@ -320,10 +323,10 @@ static void *sim_gntshr_share(struct xenif *x, xenif_domid_t domid, uint32_t cou
 		if (nfds)
 			close(fd);
 		errno = EPROTO;
-		goto fail;	/* the grants die with the connection or domain */
+		goto fail; /* the grants die with the connection or domain */
 	}
-	void *p = mmap(NULL, (size_t)count * SIMXEN_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		       fd, 0);
+	void *p =
+	    mmap(NULL, (size_t)count * SIMXEN_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	int e = errno;
 	close(fd);
 	if (p == MAP_FAILED) {
@@ -357,8 +360,8 @@ static int sim_gntshr_unshare(struct xenif *x, void *addr, uint32_t count)
 		return -1;
 	struct simxen_req req = { .op = SIMXEN_GNT_UNSHARE };
 	struct simxen_rep rep;
-	int r = rpc(s, &req, rg->refs, rg->count * sizeof(*rg->refs), &rep, NULL, 0, NULL,
-		    NULL, 0, NULL);
+	int r = rpc(
+	    s, &req, rg->refs, rg->count * sizeof(*rg->refs), &rep, NULL, 0, NULL, NULL, 0, NULL);
 	int e = errno;
 	munmap(rg->addr, (size_t)rg->count * SIMXEN_PAGE);
 	free(rg->refs);
@@ -429,7 +432,7 @@ static int sim_evtchn_pending(struct xenif *x)
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -1;
-	if (n == 0) {		/* broker gone: nothing will ever fire again */
+	if (n == 0) { /* broker gone: nothing will ever fire again */
 		errno = ECONNRESET;
 		return -1;
 	}
@@ -458,14 +461,13 @@ static char *sim_xs_read(struct xenif *x, uint32_t tx, const char *path, size_t 
 	if (!v)
 		return NULL;
 	memcpy(v, out, n);
-	v[n] = '\0';		/* libxenstore terminates values too */
+	v[n] = '\0'; /* libxenstore terminates values too */
 	if (len)
 		*len = n;
 	return v;
 }
 
-static int sim_xs_write(struct xenif *x, uint32_t tx, const char *path, const void *val,
-			size_t len)
+static int sim_xs_write(struct xenif *x, uint32_t tx, const char *path, const void *val, size_t len)
 {
 	static __thread char pl[SIMXEN_MAX_MSG];
 	struct simxen_req req = { .op = SIMXEN_XS_WRITE, .tx = tx };
@@ -623,8 +625,8 @@ static int sim_xs_read_watch(struct xenif *x, struct xenif_xs_watch_event *ev)
 }
 
 /* The reply is xenstored's text form: "n0", "r5", ... each NUL-terminated. */
-static struct xenif_xs_perm *sim_xs_get_perms(struct xenif *x, uint32_t tx, const char *path,
-					      unsigned *num)
+static struct xenif_xs_perm *sim_xs_get_perms(
+    struct xenif *x, uint32_t tx, const char *path, unsigned *num)
 {
 	static __thread char out[SIMXEN_MAX_MSG];
 	struct simxen_req req = { .op = SIMXEN_XS_GET_PERMS, .tx = tx };
@@ -646,8 +648,10 @@ static struct xenif_xs_perm *sim_xs_get_perms(struct xenif *x, uint32_t tx, cons
 			break;
 		unsigned long d = strtoul(out + i + 1, &end, 10);
 		p[k].domid = (xenif_domid_t)d;
-		p[k].perms = out[i] == 'r' ? XENIF_XS_PERM_READ : out[i] == 'w' ? XENIF_XS_PERM_WRITE :
-			     out[i] == 'b' ? XENIF_XS_PERM_READ | XENIF_XS_PERM_WRITE : 0;
+		p[k].perms = out[i] == 'r' ? XENIF_XS_PERM_READ
+		    : out[i] == 'w'        ? XENIF_XS_PERM_WRITE
+		    : out[i] == 'b'        ? XENIF_XS_PERM_READ | XENIF_XS_PERM_WRITE
+		                           : 0;
 		k++;
 		i = (size_t)(e - out) + 1;
 	}
@@ -663,11 +667,11 @@ static int sim_xs_get_domid(struct xenif *x, xenif_domid_t *domid)
 
 /* ---- domain list ---- */
 
-static int sim_ctrl_domain_list(struct xenif *x, xenif_domid_t first, struct xenif_dominfo *info,
-				unsigned max)
+static int sim_ctrl_domain_list(
+    struct xenif *x, xenif_domid_t first, struct xenif_dominfo *info, unsigned max)
 {
-	static __thread struct simxen_dominfo d[(SIMXEN_MAX_MSG - sizeof(struct simxen_rep)) /
-						sizeof(struct simxen_dominfo)];
+	static __thread struct simxen_dominfo
+	    d[(SIMXEN_MAX_MSG - sizeof(struct simxen_rep)) / sizeof(struct simxen_dominfo)];
 	unsigned got = 0;
 	while (got < max) {
 		unsigned want = max - got;
@@ -765,7 +769,7 @@ static int connect_ctl(const char *dir, char *err, size_t errlen)
 		long id = strtol(idfd, &end, 10);
 		if (*end || id < 0 || id > 65535 || fcntl((int)id, F_GETFD) < 0) {
 			snprintf(err, errlen, "%s=%s is not an open identity socket", SIMXEN_ENV_FD,
-				 idfd);
+			    idfd);
 			errno = EBADF;
 			return -1;
 		}
@@ -780,7 +784,7 @@ static int connect_ctl(const char *dir, char *err, size_t errlen)
 		pthread_mutex_unlock(&idlock);
 		if (r < 0 || n != 1) {
 			snprintf(err, errlen, "simulated Xen: identity socket: %s",
-				 strerror(r < 0 ? e : EPROTO));
+			    strerror(r < 0 ? e : EPROTO));
 			errno = r < 0 ? e : EPROTO;
 			return -1;
 		}
@@ -804,7 +808,7 @@ static int connect_ctl(const char *dir, char *err, size_t errlen)
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
 		int e = errno;
 		snprintf(err, errlen, "simulated Xen: connect %s: %s (is mtrace-simxen running?)",
-			 sa.sun_path, strerror(e));
+		    sa.sun_path, strerror(e));
 		if (fd >= 0)
 			close(fd);
 		errno = e;

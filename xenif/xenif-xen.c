@@ -35,10 +35,16 @@ static struct xen_priv *P(struct xenif *x)
 }
 
 /* A part that was not requested at open: the caller's bug, reported, not a crash. */
-#define NEED(h, ret) do { if (!(h)) { errno = EBADF; return ret; } } while (0)
+#define NEED(h, ret)                   \
+	do {                           \
+		if (!(h)) {            \
+			errno = EBADF; \
+			return ret;    \
+		}                      \
+	} while (0)
 
-static void *xen_gnttab_map(struct xenif *x, xenif_domid_t domid, uint32_t count,
-			    const xenif_gref_t *refs, int prot)
+static void *xen_gnttab_map(
+    struct xenif *x, xenif_domid_t domid, uint32_t count, const xenif_gref_t *refs, int prot)
 {
 	NEED(P(x)->gt, NULL);
 	if (count == 0) {
@@ -55,8 +61,8 @@ static int xen_gnttab_unmap(struct xenif *x, void *addr, uint32_t count)
 	return xengnttab_unmap(P(x)->gt, addr, count) ? -1 : 0;
 }
 
-static void *xen_gntshr_share(struct xenif *x, xenif_domid_t domid, uint32_t count,
-			      xenif_gref_t *refs, bool writable)
+static void *xen_gntshr_share(
+    struct xenif *x, xenif_domid_t domid, uint32_t count, xenif_gref_t *refs, bool writable)
 {
 	NEED(P(x)->gs, NULL);
 	if (count == 0 || count > INT32_MAX) {
@@ -129,8 +135,7 @@ static char *xen_xs_read(struct xenif *x, uint32_t tx, const char *path, size_t 
 	return v;
 }
 
-static int xen_xs_write(struct xenif *x, uint32_t tx, const char *path, const void *val,
-			size_t len)
+static int xen_xs_write(struct xenif *x, uint32_t tx, const char *path, const void *val, size_t len)
 {
 	NEED(P(x)->xs, -1);
 	if (len > UINT32_MAX) {
@@ -159,7 +164,7 @@ static char **xen_xs_directory(struct xenif *x, uint32_t tx, const char *path, u
 static uint32_t xen_xs_transaction_start(struct xenif *x)
 {
 	NEED(P(x)->xs, 0);
-	return xs_transaction_start(P(x)->xs);	/* XBT_NULL (0) on error */
+	return xs_transaction_start(P(x)->xs); /* XBT_NULL (0) on error */
 }
 
 static int xen_xs_transaction_end(struct xenif *x, uint32_t tx, bool abort)
@@ -193,7 +198,7 @@ static int xen_xs_read_watch(struct xenif *x, struct xenif_xs_watch_event *ev)
 	/* xs_check_watch never blocks; xs_read_watch would wait for the next event */
 	char **w = xs_check_watch(P(x)->xs);
 	if (!w)
-		return -1;	/* errno EAGAIN: nothing queued */
+		return -1; /* errno EAGAIN: nothing queued */
 	int rc = 0;
 	if (strlen(w[XS_WATCH_PATH]) >= sizeof ev->path ||
 	    strlen(w[XS_WATCH_TOKEN]) >= sizeof ev->token) {
@@ -208,8 +213,8 @@ static int xen_xs_read_watch(struct xenif *x, struct xenif_xs_watch_event *ev)
 	return rc;
 }
 
-static struct xenif_xs_perm *xen_xs_get_perms(struct xenif *x, uint32_t tx, const char *path,
-					      unsigned *num)
+static struct xenif_xs_perm *xen_xs_get_perms(
+    struct xenif *x, uint32_t tx, const char *path, unsigned *num)
 {
 	NEED(P(x)->xs, NULL);
 	unsigned int n = 0;
@@ -221,7 +226,7 @@ static struct xenif_xs_perm *xen_xs_get_perms(struct xenif *x, uint32_t tx, cons
 		for (unsigned i = 0; i < n; i++) {
 			out[i].domid = p[i].id;
 			out[i].perms = ((p[i].perms & XS_PERM_READ) ? XENIF_XS_PERM_READ : 0) |
-				       ((p[i].perms & XS_PERM_WRITE) ? XENIF_XS_PERM_WRITE : 0);
+			    ((p[i].perms & XS_PERM_WRITE) ? XENIF_XS_PERM_WRITE : 0);
 		}
 		*num = n;
 	}
@@ -240,7 +245,7 @@ static int xen_xs_get_domid(struct xenif *x, xenif_domid_t *domid)
 	char *end;
 	errno = 0;
 	unsigned long d = strtoul(v, &end, 10);
-	int bad = errno || end == v || *end || d >= 0x7ff0;	/* DOMID_FIRST_RESERVED */
+	int bad = errno || end == v || *end || d >= 0x7ff0; /* DOMID_FIRST_RESERVED */
 	free(v);
 	if (bad) {
 		errno = EPROTO;
@@ -250,8 +255,8 @@ static int xen_xs_get_domid(struct xenif *x, xenif_domid_t *domid)
 	return 0;
 }
 
-static int xen_ctrl_domain_list(struct xenif *x, xenif_domid_t first, struct xenif_dominfo *info,
-				unsigned max)
+static int xen_ctrl_domain_list(
+    struct xenif *x, xenif_domid_t first, struct xenif_dominfo *info, unsigned max)
 {
 	NEED(P(x)->xc, -1);
 	if (max == 0)

@@ -12,8 +12,8 @@
 
 #include "xenif.h"
 
-struct xenif *xenif_open(const char *backend, const char *sim_dir, unsigned parts,
-			 char *err, size_t errlen)
+struct xenif *xenif_open(
+    const char *backend, const char *sim_dir, unsigned parts, char *err, size_t errlen)
 {
 	char dummy[8];
 
@@ -34,7 +34,7 @@ struct xenif *xenif_open(const char *backend, const char *sim_dir, unsigned part
 		return xenif_xen_open(parts, err, errlen);
 #else
 		snprintf(err, errlen,
-			 "this build has no real Xen backend (built without the Xen libraries, -Dxen)");
+		    "this build has no real Xen backend (built without the Xen libraries, -Dxen)");
 		errno = ENOSYS;
 		return NULL;
 #endif
@@ -53,9 +53,9 @@ void xenif_close(struct xenif *x)
 bool xenif_xs_perm_writable(const struct xenif_xs_perm *p, unsigned num, xenif_domid_t domid)
 {
 	if (num == 0)
-		return true;	/* nothing known: assume the worst */
+		return true; /* nothing known: assume the worst */
 	if (p[0].domid == domid)
-		return true;	/* the owner */
+		return true; /* the owner */
 	for (unsigned i = 1; i < num; i++)
 		if (p[i].domid == domid)
 			return (p[i].perms & XENIF_XS_PERM_WRITE) != 0;

@@ -21,17 +21,17 @@ typedef uint32_t xenif_gref_t;
 typedef uint32_t xenif_domid_t;
 
 /* Which parts a process needs; unused libraries are not opened (a domU has no xenctrl). */
-#define XENIF_GNTTAB	0x01	/* map grants of other domains (dom0) */
-#define XENIF_GNTSHR	0x02	/* grant own pages to other domains (guest) */
-#define XENIF_EVTCHN	0x04
-#define XENIF_XS	0x08
-#define XENIF_CTRL	0x10	/* domain list (dom0) */
+#define XENIF_GNTTAB 0x01 /* map grants of other domains (dom0) */
+#define XENIF_GNTSHR 0x02 /* grant own pages to other domains (guest) */
+#define XENIF_EVTCHN 0x04
+#define XENIF_XS     0x08
+#define XENIF_CTRL   0x10 /* domain list (dom0) */
 
-#define XENIF_XS_PERM_READ	1
-#define XENIF_XS_PERM_WRITE	2
+#define XENIF_XS_PERM_READ  1
+#define XENIF_XS_PERM_WRITE 2
 struct xenif_xs_perm {
 	xenif_domid_t domid;
-	unsigned perms;		/* XENIF_XS_PERM_* */
+	unsigned perms; /* XENIF_XS_PERM_* */
 };
 
 /* Whether domid may write a node with these permissions (xenstored's rule). */
@@ -40,8 +40,8 @@ bool xenif_xs_perm_writable(const struct xenif_xs_perm *p, unsigned num, xenif_d
 struct xenif_dominfo {
 	xenif_domid_t domid;
 	bool dying;
-	bool shutdown;		/* shut down (crashed, powered off, ...) but not yet destroyed */
-	bool crashed;		/* shutdown reason was a crash */
+	bool shutdown; /* shut down (crashed, powered off, ...) but not yet destroyed */
+	bool crashed;  /* shutdown reason was a crash */
 };
 
 struct xenif_xs_watch_event {
@@ -52,49 +52,50 @@ struct xenif_xs_watch_event {
 struct xenif;
 
 struct xenif_ops {
-	const char *name;	/* "xen" or "sim" */
+	const char *name; /* "xen" or "sim" */
 
 	/* libxengnttab: map pages another domain granted us. prot is PROT_READ[|PROT_WRITE]. */
 	void *(*gnttab_map)(struct xenif *x, xenif_domid_t domid, uint32_t count,
-			    const xenif_gref_t *refs, int prot);
+	    const xenif_gref_t *refs, int prot);
 	int (*gnttab_unmap)(struct xenif *x, void *addr, uint32_t count);
 
 	/* libxengntshr: grant `count` fresh zeroed pages to domid; refs filled in. */
 	void *(*gntshr_share)(struct xenif *x, xenif_domid_t domid, uint32_t count,
-			      xenif_gref_t *refs, bool writable);
+	    xenif_gref_t *refs, bool writable);
 	int (*gntshr_unshare)(struct xenif *x, void *addr, uint32_t count);
 
 	/* libxenevtchn: one fd per handle; pending() returns a port once it fired
 	 * (the port is then masked until unmask, as the Linux evtchn driver does). */
 	int (*evtchn_fd)(struct xenif *x);
-	int (*evtchn_bind_unbound)(struct xenif *x, xenif_domid_t remote);	/* -> local port */
+	int (*evtchn_bind_unbound)(struct xenif *x, xenif_domid_t remote); /* -> local port */
 	int (*evtchn_bind_interdomain)(struct xenif *x, xenif_domid_t remote, xenif_port_t rport);
 	int (*evtchn_notify)(struct xenif *x, xenif_port_t port);
-	int (*evtchn_pending)(struct xenif *x);		/* -1/EAGAIN when none (fd is non-blocking) */
+	int (*evtchn_pending)(struct xenif *x); /* -1/EAGAIN when none (fd is non-blocking) */
 	int (*evtchn_unmask)(struct xenif *x, xenif_port_t port);
 	int (*evtchn_unbind)(struct xenif *x, xenif_port_t port);
 
 	/* libxenstore.  Strings returned are malloc'd; caller frees.  tx 0 = no transaction.
 	 * xs_directory returns one block (pointer array + names), freed with one free(). */
 	char *(*xs_read)(struct xenif *x, uint32_t tx, const char *path, size_t *len);
-	int (*xs_write)(struct xenif *x, uint32_t tx, const char *path, const void *val, size_t len);
+	int (*xs_write)(
+	    struct xenif *x, uint32_t tx, const char *path, const void *val, size_t len);
 	int (*xs_rm)(struct xenif *x, uint32_t tx, const char *path);
 	char **(*xs_directory)(struct xenif *x, uint32_t tx, const char *path, unsigned *num);
-	uint32_t (*xs_transaction_start)(struct xenif *x);	/* 0 on error */
-	int (*xs_transaction_end)(struct xenif *x, uint32_t tx, bool abort);	/* -1/EAGAIN: retry */
+	uint32_t (*xs_transaction_start)(struct xenif *x);                   /* 0 on error */
+	int (*xs_transaction_end)(struct xenif *x, uint32_t tx, bool abort); /* -1/EAGAIN: retry */
 	int (*xs_watch)(struct xenif *x, const char *path, const char *token);
 	int (*xs_unwatch)(struct xenif *x, const char *path, const char *token);
-	int (*xs_fileno)(struct xenif *x);		/* readable when a watch fired */
+	int (*xs_fileno)(struct xenif *x); /* readable when a watch fired */
 	int (*xs_read_watch)(struct xenif *x, struct xenif_xs_watch_event *ev); /* -1/EAGAIN */
-	int (*xs_get_domid)(struct xenif *x, xenif_domid_t *domid);	/* own domid */
+	int (*xs_get_domid)(struct xenif *x, xenif_domid_t *domid);             /* own domid */
 	/* libxenstore xs_get_permissions: *num entries, malloc'd (one free); entry 0 is
 	 * the owner, whose perms are everyone else's. */
-	struct xenif_xs_perm *(*xs_get_perms)(struct xenif *x, uint32_t tx, const char *path,
-					     unsigned *num);
+	struct xenif_xs_perm *(*xs_get_perms)(
+	    struct xenif *x, uint32_t tx, const char *path, unsigned *num);
 
 	/* libxenctrl: domains with domid >= first, up to max entries; returns count. */
-	int (*ctrl_domain_list)(struct xenif *x, xenif_domid_t first, struct xenif_dominfo *info,
-				unsigned max);
+	int (*ctrl_domain_list)(
+	    struct xenif *x, xenif_domid_t first, struct xenif_dominfo *info, unsigned max);
 
 	void (*close)(struct xenif *x);
 };
@@ -110,8 +111,8 @@ struct xenif {
  * state directory (NULL: $MTRACE_SIM_DIR).  parts is a mask of XENIF_*.
  * Returns NULL with errno set and a message in err (if non-NULL, size errlen).
  */
-struct xenif *xenif_open(const char *backend, const char *sim_dir, unsigned parts,
-			 char *err, size_t errlen);
+struct xenif *xenif_open(
+    const char *backend, const char *sim_dir, unsigned parts, char *err, size_t errlen);
 void xenif_close(struct xenif *x);
 
 /* Backend constructors (xenif-xen.c, sim/xenif-sim.c). */

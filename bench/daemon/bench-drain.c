@@ -18,9 +18,9 @@
 #include "ring-reader.h"
 #include "state.h"
 
-#define PAGES		512u			/* 2 MiB of data per ring */
-#define FILL		60000u			/* events per fill, below the ring's 65536 */
-#define BUDGET		65536u			/* drain.c's default per-guest budget */
+#define PAGES  512u   /* 2 MiB of data per ring */
+#define FILL   60000u /* events per fill, below the ring's 65536 */
+#define BUDGET 65536u /* drain.c's default per-guest budget */
 
 struct g {
 	struct mtrace_ring prod;
@@ -104,13 +104,14 @@ int main(int argc, char **argv)
 		g->data = aligned_alloc(MTRACE_PAGE_SIZE, (size_t)PAGES * MTRACE_PAGE_SIZE);
 		memset(g->hdr, 0, MTRACE_PAGE_SIZE);
 		memset(g->data, 0, (size_t)PAGES * MTRACE_PAGE_SIZE);
-		mtrace_ring_init_local(&g->prod, g->hdr, g->data, PAGES, MTRACE_CLOCK_MONOTONIC, 0,
-				       "bench");
+		mtrace_ring_init_local(
+		    &g->prod, g->hdr, g->data, PAGES, MTRACE_CLOCK_MONOTONIC, 0, "bench");
 		struct mtrace_ring_hdr hc;
 
 		g->rr = NULL;
 		if (ring_hdr_copy(g->hdr, PAGES, &hc, NULL, err, sizeof(err)) == 0)
-			g->rr = ring_reader_attach_copy(g->hdr, &hc, g->data, PAGES, err, sizeof(err));
+			g->rr =
+			    ring_reader_attach_copy(g->hdr, &hc, g->data, PAGES, err, sizeof(err));
 		if (!g->rr) {
 			fprintf(stderr, "attach: %s\n", err);
 			return 1;
@@ -130,9 +131,8 @@ int main(int argc, char **argv)
 			any = false;
 			for (unsigned i = 0; i < nguests; i++) {
 				bool more = false;
-				done += ring_reader_drain_batch(gs[i].rr, BUDGET, evbuf,
-								EVCAP, on_batch,
-								gs[i].sd, &more);
+				done += ring_reader_drain_batch(
+				    gs[i].rr, BUDGET, evbuf, EVCAP, on_batch, gs[i].sd, &more);
 				any |= more;
 			}
 		}
@@ -144,11 +144,11 @@ int main(int argc, char **argv)
 	}
 	printf("bench-drain: %u guest%s, %" PRIu64 " events decoded + applied in %.3f s of CPU: "
 	       "%.1f M events/s per core (%.1f ns/event), lost %" PRIu64 ", corrupt %" PRIu64 "\n",
-	       nguests, nguests == 1 ? "" : "s", done, t_drain / 1e9,
-	       done / (t_drain / 1e9) / 1e6, (double)t_drain / (double)done, lost, corrupt);
+	    nguests, nguests == 1 ? "" : "s", done, t_drain / 1e9, done / (t_drain / 1e9) / 1e6,
+	    (double)t_drain / (double)done, lost, corrupt);
 	for (unsigned i = 0; i < nguests && i < 1; i++)
 		printf("  domain 1: %" PRIu64 " events, %" PRIu64 " live threads\n",
-		       state_domain_events(gs[i].sd), state_domain_live_threads(gs[i].sd));
+		    state_domain_events(gs[i].sd), state_domain_live_threads(gs[i].sd));
 	if (lost || corrupt) {
 		fprintf(stderr, "bench-drain: the bench itself lost or corrupted events\n");
 		return 1;

@@ -18,23 +18,20 @@
  * Timed on this thread's CPU clock: the machine is shared (load often far above
  * its 2 cores), and wall time would mostly measure other people's work.
  */
-static double
-now(void)
+static double now(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static int
-cmp(const void *a, const void *b)
+static int cmp(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
 }
 
-static double
-median(double *v, int n)
+static double median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof(*v), cmp);
 	return v[n / 2];
@@ -44,16 +41,14 @@ static _Alignas(4096) uint8_t hdr_page[MTRACE_PAGE_SIZE];
 static _Alignas(4096) uint8_t data[MTRACE_RING_MAX_PAGES * MTRACE_PAGE_SIZE];
 static volatile uint64_t sink;
 
-static void
-cb(const struct mtrace_event *e, void *arg)
+static void cb(const struct mtrace_event *e, void *arg)
 {
 	(void)arg;
 	sink += e->arg;
 }
 
 /* Flight recorder flat out (nobody reads): includes the overwrite slow path. */
-static double
-producer(uint64_t n, bool ts, uint32_t pages, uint32_t clock)
+static double producer(uint64_t n, bool ts, uint32_t pages, uint32_t clock)
 {
 	struct mtrace_ring r;
 	mtrace_ring_init_local(&r, (struct mtrace_ring_hdr *)hdr_page, data, pages, clock, 0, "b");
@@ -72,8 +67,7 @@ producer(uint64_t n, bool ts, uint32_t pages, uint32_t clock)
  * CREATES without and with its creation site (a 48-byte record instead of 32), with
  * the clock read (ts) or without it, which isolates what the site costs.
  */
-static double
-producer_creates(uint64_t n, bool site, bool ts, uint32_t pages)
+static double producer_creates(uint64_t n, bool site, bool ts, uint32_t pages)
 {
 	struct mtrace_ring r;
 	mtrace_ring_init_local(&r, (struct mtrace_ring_hdr *)hdr_page, data, pages, 0, 0, "b");
@@ -86,8 +80,8 @@ producer_creates(uint64_t n, bool site, bool ts, uint32_t pages)
 			mtrace_creates(&r, i, i + 1, MTRACE_TT_TASK);
 	} else if (site) {
 		for (uint64_t i = 0; i < n; i++)
-			mtrace_creates_at_ts(&r, i, i, i + 1, MTRACE_TT_TASK, MTRACE_SITE_PC,
-					     mtrace_here());
+			mtrace_creates_at_ts(
+			    &r, i, i, i + 1, MTRACE_TT_TASK, MTRACE_SITE_PC, mtrace_here());
 	} else {
 		for (uint64_t i = 0; i < n; i++)
 			mtrace_emit_ts(&r, MTRACE_OP_CREATES, MTRACE_TT_TASK, i, i, i + 1);
@@ -95,8 +89,7 @@ producer_creates(uint64_t n, bool site, bool ts, uint32_t pages)
 	return (now() - t0) * 1e9 / (double)n;
 }
 
-static double
-clock_cost(uint64_t n)
+static double clock_cost(uint64_t n)
 {
 	struct timespec ts;
 	double t0 = now();
@@ -107,8 +100,7 @@ clock_cost(uint64_t n)
 	return (now() - t0) * 1e9 / (double)n;
 }
 
-static double
-rdtsc_cost(uint64_t n)
+static double rdtsc_cost(uint64_t n)
 {
 	double t0 = now();
 	for (uint64_t i = 0; i < n; i++)
@@ -117,8 +109,7 @@ rdtsc_cost(uint64_t n)
 }
 
 /* Fill 2 MiB, drain it all (timed), repeat until n events were decoded. */
-static double
-decoder(uint64_t n, const struct mtrace_tsc_cal *tsc)
+static double decoder(uint64_t n, const struct mtrace_tsc_cal *tsc)
 {
 	struct mtrace_ring r;
 	const uint32_t pages = MTRACE_RING_MAX_PAGES;
@@ -128,7 +119,7 @@ decoder(uint64_t n, const struct mtrace_tsc_cal *tsc)
 	double t = 0;
 
 	mtrace_ring_init_local(&r, (struct mtrace_ring_hdr *)hdr_page, data, pages,
-			       tsc ? MTRACE_CLOCK_TSC : 0, 0, "b");
+	    tsc ? MTRACE_CLOCK_TSC : 0, 0, "b");
 	if (tsc != NULL)
 		mtrace_tsc_publish(tsc, (struct mtrace_ring_hdr *)hdr_page);
 	struct mtrace_ring_hdr hc;
@@ -147,13 +138,12 @@ decoder(uint64_t n, const struct mtrace_tsc_cal *tsc)
 	const struct ring_reader_stats *st = ring_reader_stats(rd);
 	if (st->lost || st->corrupt)
 		fprintf(stderr, "bench-ring: decoder lost %llu corrupt %llu\n",
-			(unsigned long long)st->lost, (unsigned long long)st->corrupt);
+		    (unsigned long long)st->lost, (unsigned long long)st->corrupt);
 	ring_reader_free(rd);
 	return (double)done / t;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	uint64_t n = 50000000;
 	int runs = 5;
@@ -198,26 +188,27 @@ main(int argc, char **argv)
 		double t1 = median(tp, runs);
 		printf("ring producer, TSC clock ts:         %6.2f ns/event   (%s)\n", t1, cmd);
 		printf("rdtsc alone:                          %5.2f ns          (%s)\n",
-		       median(tc, runs), cmd);
+		    median(tc, runs), cmd);
 		printf("ring producer, TSC vs CLOCK_MONOTONIC: %.2fx cheaper per whole event\n",
-		       p1 / t1);
+		    p1 / t1);
 	} else {
 		printf("ring producer, TSC clock ts:         n/a (TSC not invariant here)\n");
 	}
-	printf("ring decoder, drain + callback:      %6.1f M events/s per core   (%s)\n",
-	       d / 1e6, cmd);
+	printf("ring decoder, drain + callback:      %6.1f M events/s per core   (%s)\n", d / 1e6,
+	    cmd);
 	printf("creates, no site, CLOCK_MONOTONIC ts: %5.2f ns/event   (%s)\n", median(cr[0], runs),
-	       cmd);
+	    cmd);
 	printf("creates with its site, same clock:    %5.2f ns/event   (%s)\n", median(cr[1], runs),
-	       cmd);
+	    cmd);
 	printf("creates, no site, no timestamp:       %5.2f ns/event   (%s)\n", median(cr[2], runs),
-	       cmd);
+	    cmd);
 	printf("creates with its site, no timestamp:  %5.2f ns/event   (%s)\n", median(cr[3], runs),
-	       cmd);
+	    cmd);
 	if (have_tsc)
 		printf("ring decoder, TSC ticks converted:   %6.1f M events/s per core   (%s)\n",
-		       median(td, runs) / 1e6, cmd);
+		    median(td, runs) / 1e6, cmd);
 	printf("(16-page ring overwritten flat out for the producer; 2 MiB windows for the decoder;"
-	       " medians of %d runs, thread CPU time)\n", runs);
+	       " medians of %d runs, thread CPU time)\n",
+	    runs);
 	return 0;
 }

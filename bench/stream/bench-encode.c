@@ -17,8 +17,7 @@
 #include "encodings.pb-c.h"
 #include "mtrace.pb-c.h"
 
-static double
-now_s(void)
+static double now_s(void)
 {
 	struct timespec t;
 
@@ -28,8 +27,7 @@ now_s(void)
 
 static uint64_t rnd_state = 0x9E3779B97F4A7C15ull;
 
-static uint64_t
-rnd(void)
+static uint64_t rnd(void)
 {
 	rnd_state ^= rnd_state << 13;
 	rnd_state ^= rnd_state >> 7;
@@ -44,8 +42,7 @@ struct cols {
 	uint32_t *op, *type;
 };
 
-static void
-fill(struct cols *c, int wide)
+static void fill(struct cols *c, int wide)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		c->ts32[i] = (int32_t)(50 + rnd() % 400);
@@ -57,47 +54,47 @@ fill(struct cols *c, int wide)
 			c->arg[i] = (int64_t)rnd();
 		} else {
 			c->thread[i] = rnd() % 10 == 0 ? -1 : (int64_t)(1 + rnd() % 4096);
-			c->arg[i] = rnd() % 3 == 0 ? (int64_t)(1 + rnd() % 4096) : (int64_t)(rnd() % 100);
+			c->arg[i] =
+			    rnd() % 3 == 0 ? (int64_t)(1 + rnd() % 4096) : (int64_t)(rnd() % 100);
 		}
 	}
 }
 
 /* pack = get_packed_size + pack, as mtraced does; unpack = unpack + free, as a client. */
-#define MEASURE(NAME, TYPE, PFX, SETUP)						\
-	do {									\
-		TYPE m;								\
-		PFX##__init(&m);						\
-		SETUP;								\
-		size_t len = PFX##__get_packed_size(&m);			\
-		uint8_t *buf = malloc(len);					\
-		double t0 = now_s();						\
-		for (int r = 0; r < rounds; r++) {				\
-			len = PFX##__get_packed_size(&m);			\
-			PFX##__pack(&m, buf);					\
-		}								\
-		double t1 = now_s();						\
-		for (int r = 0; r < rounds; r++) {				\
-			TYPE *u = PFX##__unpack(NULL, len, buf);		\
-			if (!u || u->n_op != c.n) {				\
-				fprintf(stderr, "bench-encode: %s does not decode\n", NAME); \
-				exit(1);					\
-			}							\
-			PFX##__free_unpacked(u, NULL);				\
-		}								\
-		double t2 = now_s();						\
-		double ev = (double)rounds * (double)c.n;			\
-		printf("  %-38s pack %5.1f ns/event  unpack+free %5.1f ns/event  %5.1f bytes/event\n", \
-		       NAME, (t1 - t0) * 1e9 / ev, (t2 - t1) * 1e9 / ev,	\
-		       (double)len / (double)c.n);				\
-		free(buf);							\
+#define MEASURE(NAME, TYPE, PFX, SETUP)                                                             \
+	do {                                                                                        \
+		TYPE m;                                                                             \
+		PFX##__init(&m);                                                                    \
+		SETUP;                                                                              \
+		size_t len = PFX##__get_packed_size(&m);                                            \
+		uint8_t *buf = malloc(len);                                                         \
+		double t0 = now_s();                                                                \
+		for (int r = 0; r < rounds; r++) {                                                  \
+			len = PFX##__get_packed_size(&m);                                           \
+			PFX##__pack(&m, buf);                                                       \
+		}                                                                                   \
+		double t1 = now_s();                                                                \
+		for (int r = 0; r < rounds; r++) {                                                  \
+			TYPE *u = PFX##__unpack(NULL, len, buf);                                    \
+			if (!u || u->n_op != c.n) {                                                 \
+				fprintf(stderr, "bench-encode: %s does not decode\n", NAME);        \
+				exit(1);                                                            \
+			}                                                                           \
+			PFX##__free_unpacked(u, NULL);                                              \
+		}                                                                                   \
+		double t2 = now_s();                                                                \
+		double ev = (double)rounds * (double)c.n;                                           \
+		printf(                                                                             \
+		    "  %-38s pack %5.1f ns/event  unpack+free %5.1f ns/event  %5.1f bytes/event\n", \
+		    NAME, (t1 - t0) * 1e9 / ev, (t2 - t1) * 1e9 / ev, (double)len / (double)c.n);   \
+		free(buf);                                                                          \
 	} while (0)
 
-#define COLS(ts)								\
-	(m.n_ts_delta = m.n_op = m.n_thread = m.n_arg = m.n_type = c.n,		\
-	 m.ts_delta = (ts), m.op = c.op, m.thread = c.thread, m.arg = c.arg, m.type = c.type)
+#define COLS(ts)                                                                           \
+	(m.n_ts_delta = m.n_op = m.n_thread = m.n_arg = m.n_type = c.n, m.ts_delta = (ts), \
+	    m.op = c.op, m.thread = c.thread, m.arg = c.arg, m.type = c.type)
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	size_t n = 4096;
 	int rounds = 2000, ch;
@@ -105,8 +102,12 @@ main(int argc, char **argv)
 
 	while ((ch = getopt(argc, argv, "n:r:")) != -1) {
 		switch (ch) {
-		case 'n': n = strtoul(optarg, NULL, 10); break;
-		case 'r': rounds = atoi(optarg); break;
+		case 'n':
+			n = strtoul(optarg, NULL, 10);
+			break;
+		case 'r':
+			rounds = atoi(optarg);
+			break;
 		default:
 			fprintf(stderr, "usage: bench-encode [-n events per batch] [-r rounds]\n");
 			return 2;
@@ -128,11 +129,11 @@ main(int argc, char **argv)
 		fill(&c, wide);
 		printf("%s values:\n", wide ? "wide (64-bit)" : "small");
 		MEASURE("shipped: sfixed32/sfixed64", Mtrace__EventBatch, mtrace__event_batch,
-			COLS(c.ts32));
+		    COLS(c.ts32));
 		MEASURE("mixed: sfixed32 deltas, sint64", MtraceBench__MixedBatch,
-			mtrace_bench__mixed_batch, COLS(c.ts32));
+		    mtrace_bench__mixed_batch, COLS(c.ts32));
 		MEASURE("varint: every column (until 2026-12)", MtraceBench__VarintBatch,
-			mtrace_bench__varint_batch, COLS(c.ts64));
+		    mtrace_bench__varint_batch, COLS(c.ts64));
 	}
 	return 0;
 }

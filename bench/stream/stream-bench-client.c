@@ -25,12 +25,11 @@
 #include "malloc-tune.h"
 #include "mtrace-client.h"
 
-#define HIST_US	100000		/* 1 us buckets up to 100 ms, then one overflow bucket */
+#define HIST_US 100000 /* 1 us buckets up to 100 ms, then one overflow bucket */
 
 static uint64_t hist[HIST_US + 1];
 
-static uint64_t
-mono_ns(void)
+static uint64_t mono_ns(void)
 {
 	struct timespec ts;
 
@@ -38,8 +37,7 @@ mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static double
-pct(uint64_t total, double p)
+static double pct(uint64_t total, double p)
 {
 	uint64_t want = (uint64_t)((double)total * p), acc = 0;
 
@@ -51,8 +49,7 @@ pct(uint64_t total, double p)
 	return (double)HIST_US;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	const char *sock = NULL;
 	FILE *timeline = NULL;
@@ -75,11 +72,21 @@ main(int argc, char **argv)
 	};
 	while ((ch = getopt_long(argc, argv, "s:N:t:i:qT:", longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'i': idle_ms = atoi(optarg); break;
-		case 's': sock = optarg; break;
-		case 'N': want = strtoull(optarg, NULL, 10); break;
-		case 't': seconds = atof(optarg); break;
-		case 'q': latency = 0; break;
+		case 'i':
+			idle_ms = atoi(optarg);
+			break;
+		case 's':
+			sock = optarg;
+			break;
+		case 'N':
+			want = strtoull(optarg, NULL, 10);
+			break;
+		case 't':
+			seconds = atof(optarg);
+			break;
+		case 'q':
+			latency = 0;
+			break;
 		case 'T':
 			timeline = fopen(optarg, "w");
 			if (!timeline) {
@@ -87,7 +94,8 @@ main(int argc, char **argv)
 				return 2;
 			}
 			break;
-		default: return 2;
+		default:
+			return 2;
 		}
 	}
 	c = mtc_connect(sock, "stream-bench-client", err, sizeof(err));
@@ -137,7 +145,7 @@ main(int argc, char **argv)
 			}
 			if (timeline && b->n_ts_delta)
 				fprintf(timeline, "%" PRIu64 " %zu %" PRIu64 " %" PRIu64 "\n", now,
-					b->n_op, oldest, newest);
+				    b->n_op, oldest, newest);
 		} else if (m->msg_case == MTRACE__SERVER_MSG__MSG_LOSS) {
 			dropped += m->loss->dropped_for_client;
 			lost += m->loss->lost_in_ring;
@@ -154,15 +162,16 @@ main(int argc, char **argv)
 	getrusage(RUSAGE_SELF, &ru);
 	/* CPU time: on a shared machine, wall-clock rates mostly measure the neighbours. */
 	double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-		     (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	    (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 	printf("{\"events\":%" PRIu64 ",\"seconds\":%.3f,\"events_per_s\":%.0f,"
 	       "\"dropped_for_client\":%" PRIu64 ",\"lost_in_ring\":%" PRIu64
-	       ",\"cpu_s\":%.3f,\"cpu_ns_per_event\":%.1f", events, el,
-	       el > 0 ? (double)events / el : 0, dropped, lost, cpu,
-	       events ? cpu * 1e9 / (double)events : 0);
+	       ",\"cpu_s\":%.3f,\"cpu_ns_per_event\":%.1f",
+	    events, el, el > 0 ? (double)events / el : 0, dropped, lost, cpu,
+	    events ? cpu * 1e9 / (double)events : 0);
 	if (latency && events)
-		printf(",\"latency_p50_us\":%.0f,\"latency_p99_us\":%.0f,\"latency_max_us\":%" PRIu64,
-		       pct(events, 0.5), pct(events, 0.99), maxlat);
+		printf(
+		    ",\"latency_p50_us\":%.0f,\"latency_p99_us\":%.0f,\"latency_max_us\":%" PRIu64,
+		    pct(events, 0.5), pct(events, 0.99), maxlat);
 	printf("}\n");
 	mtc_close(c);
 	if (timeline)

@@ -10,7 +10,7 @@
 #include "mtrace-client.h"
 #include "top.h"
 
-#define BATCH_MIN_WAIT_MS	10000	/* a stalled daemon is reported, not waited on forever */
+#define BATCH_MIN_WAIT_MS 10000 /* a stalled daemon is reported, not waited on forever */
 
 static bool batch_line(struct top_sink *s, enum top_attr a, const char *text)
 {
@@ -62,7 +62,7 @@ int batch_run(struct mtc *c, struct top_opts *o, long iterations)
 		int rc = mtc_next(c, wait_ms, &msg, NULL, NULL, err, sizeof(err));
 		if (rc == 0) {
 			fprintf(stderr, "mtrace-top: no statistics from mtraced for %d s\n",
-				wait_ms / 1000);
+			    wait_ms / 1000);
 			status = 1;
 			break;
 		}
@@ -71,7 +71,7 @@ int batch_run(struct mtc *c, struct top_opts *o, long iterations)
 		if (rc > 0)
 			rc = session_apply(&m, msg, err, sizeof(err));
 		else
-			rc = -2;	/* the connection went: mtraced stopped or restarts */
+			rc = -2; /* the connection went: mtraced stopped or restarts */
 		if (rc == -2 && !o->no_reconnect) {
 			mtc_close(c);
 			c = batch_wait(o, err[0] ? err : "mtraced closed the connection");
@@ -79,7 +79,7 @@ int batch_run(struct mtc *c, struct top_opts *o, long iterations)
 		}
 		if (rc < 0) {
 			fprintf(stderr, "mtrace-top: %s\n",
-				err[0] ? err : "mtraced closed the connection");
+			    err[0] ? err : "mtraced closed the connection");
 			status = 1;
 			break;
 		}

@@ -38,10 +38,10 @@ void fmt_duration(char *buf, size_t n, uint64_t ns)
 		snprintf(buf, n, "%.2fs", (double)ns / 1e9);
 	else if (ns < 3600000000000ull)
 		snprintf(buf, n, "%" PRIu64 "m%02" PRIu64 "s", ns / UINT64_C(60000000000),
-			 ns / UINT64_C(1000000000) % 60);
+		    ns / UINT64_C(1000000000) % 60);
 	else
 		snprintf(buf, n, "%" PRIu64 "h%02" PRIu64 "m", ns / UINT64_C(3600000000000),
-			 ns / UINT64_C(60000000000) % 60);
+		    ns / UINT64_C(60000000000) % 60);
 }
 
 /* Ids are u64 on the ring (sint64 on the wire only so that -1, "none", is short). */
@@ -72,68 +72,116 @@ static void p_domain(char *buf, size_t n, const struct top_row *r)
 }
 
 static int c_tid(const struct top_row *a, const struct top_row *b)
-{ return CMP(a->t->id, b->t->id); }
+{
+	return CMP(a->t->id, b->t->id);
+}
 static void p_tid(char *buf, size_t n, const struct top_row *r)
-{ print_tid(buf, n, r->t->id); }
+{
+	print_tid(buf, n, r->t->id);
+}
 
 static int c_type(const struct top_row *a, const struct top_row *b)
-{ return strcmp(mtrace_thread_type_name(a->t->type), mtrace_thread_type_name(b->t->type)); }
+{
+	return strcmp(mtrace_thread_type_name(a->t->type), mtrace_thread_type_name(b->t->type));
+}
 static void p_type(char *buf, size_t n, const struct top_row *r)
-{ snprintf(buf, n, "%s", mtrace_thread_type_name(r->t->type)); }
+{
+	snprintf(buf, n, "%s", mtrace_thread_type_name(r->t->type));
+}
 
 static const char *state_name(const Mtrace__ThreadStats *t)
 {
 	switch (t->state) {
-	case MTRACE__THREAD_STATE__PENDING:	return "pending";
-	case MTRACE__THREAD_STATE__RESOLVED:	return "resolved";
-	case MTRACE__THREAD_STATE__FAILED:	return "failed";
-	default:				return "?";
+	case MTRACE__THREAD_STATE__PENDING:
+		return "pending";
+	case MTRACE__THREAD_STATE__RESOLVED:
+		return "resolved";
+	case MTRACE__THREAD_STATE__FAILED:
+		return "failed";
+	default:
+		return "?";
 	}
 }
 static int c_state(const struct top_row *a, const struct top_row *b)
-{ return CMP(a->t->state, b->t->state); }
+{
+	return CMP(a->t->state, b->t->state);
+}
 static void p_state(char *buf, size_t n, const struct top_row *r)
-{ snprintf(buf, n, "%s", state_name(r->t)); }
+{
+	snprintf(buf, n, "%s", state_name(r->t));
+}
 
 static int c_parent(const struct top_row *a, const struct top_row *b)
-{ return CMP(a->t->parent, b->t->parent); }
+{
+	return CMP(a->t->parent, b->t->parent);
+}
 static void p_parent(char *buf, size_t n, const struct top_row *r)
-{ print_tid(buf, n, r->t->parent); }
+{
+	print_tid(buf, n, r->t->parent);
+}
 
 static int c_age(const struct top_row *a, const struct top_row *b)
-{ return CMP(thread_age(b), thread_age(a)); }
+{
+	return CMP(thread_age(b), thread_age(a));
+}
 static void p_age(char *buf, size_t n, const struct top_row *r)
-{ fmt_duration(buf, n, thread_age(r)); }
+{
+	fmt_duration(buf, n, thread_age(r));
+}
 
 static int c_rate(const struct top_row *a, const struct top_row *b)
-{ return CMP(b->t->events_rate, a->t->events_rate); }
+{
+	return CMP(b->t->events_rate, a->t->events_rate);
+}
 static void p_rate(char *buf, size_t n, const struct top_row *r)
-{ snprintf(buf, n, "%.0f", r->t->events_rate); }
+{
+	snprintf(buf, n, "%.0f", r->t->events_rate);
+}
 
 static int c_reads(const struct top_row *a, const struct top_row *b)
-{ return CMP(b->t->reads, a->t->reads); }
+{
+	return CMP(b->t->reads, a->t->reads);
+}
 static void p_reads(char *buf, size_t n, const struct top_row *r)
-{ snprintf(buf, n, "%" PRIu64, r->t->reads); }
+{
+	snprintf(buf, n, "%" PRIu64, r->t->reads);
+}
 
 static int c_resolves(const struct top_row *a, const struct top_row *b)
-{ return CMP(b->t->resolves, a->t->resolves); }
+{
+	return CMP(b->t->resolves, a->t->resolves);
+}
 static void p_resolves(char *buf, size_t n, const struct top_row *r)
-{ snprintf(buf, n, "%" PRIu64, r->t->resolves); }
+{
+	snprintf(buf, n, "%" PRIu64, r->t->resolves);
+}
 
 static int c_children(const struct top_row *a, const struct top_row *b)
-{ return CMP(b->t->children, a->t->children); }
+{
+	return CMP(b->t->children, a->t->children);
+}
 static void p_children(char *buf, size_t n, const struct top_row *r)
-{ snprintf(buf, n, "%" PRIu64, r->t->children); }
+{
+	snprintf(buf, n, "%" PRIu64, r->t->children);
+}
 
 static int c_pending(const struct top_row *a, const struct top_row *b)
-{ return CMP(b->t->pending_ns, a->t->pending_ns); }
+{
+	return CMP(b->t->pending_ns, a->t->pending_ns);
+}
 static void p_pending(char *buf, size_t n, const struct top_row *r)
-{ fmt_duration(buf, n, r->t->pending_ns); }
+{
+	fmt_duration(buf, n, r->t->pending_ns);
+}
 
 static int c_running(const struct top_row *a, const struct top_row *b)
-{ return CMP(b->t->running_ns, a->t->running_ns); }
+{
+	return CMP(b->t->running_ns, a->t->running_ns);
+}
 static void p_running(char *buf, size_t n, const struct top_row *r)
-{ fmt_duration(buf, n, r->t->running_ns); }
+{
+	fmt_duration(buf, n, r->t->running_ns);
+}
 
 static int c_label(const struct top_row *a, const struct top_row *b)
 {
@@ -158,92 +206,138 @@ static void p_label(char *buf, size_t n, const struct top_row *r)
 }
 
 static const struct top_field thread_fields[] = {
-	{ "DOMAIN",  12, true,  'D', -1, c_domain, p_domain },
-	{ "TID",      7, false, 'I', MTRACE__SORT_KEY__SORT_ID, c_tid, p_tid },
-	{ "TYPE",     9, true,  'Y', -1, c_type, p_type },
-	{ "STATE",    8, true,  'S', -1, c_state, p_state },
-	{ "PARENT",   7, false, 'P', -1, c_parent, p_parent },
-	{ "AGE",      8, false, 'A', MTRACE__SORT_KEY__SORT_AGE, c_age, p_age },
-	{ "EV/S",     7, false, 'E', MTRACE__SORT_KEY__SORT_EVENTS, c_rate, p_rate },
-	{ "READS",    6, false, 'R', MTRACE__SORT_KEY__SORT_READS, c_reads, p_reads },
-	{ "RESOLV",   6, false, 'O', MTRACE__SORT_KEY__SORT_RESOLVES, c_resolves, p_resolves },
-	{ "CHILD",    5, false, 'C', MTRACE__SORT_KEY__SORT_CHILDREN, c_children, p_children },
-	{ "PENDING",  8, false, 'W', MTRACE__SORT_KEY__SORT_PENDING, c_pending, p_pending },
-	{ "RUNNING",  8, false, 'U', MTRACE__SORT_KEY__SORT_RUNNING, c_running, p_running },
-	{ "LABEL",    0, true,  'L', -1, c_label, p_label },
+	{ "DOMAIN", 12, true, 'D', -1, c_domain, p_domain },
+	{ "TID", 7, false, 'I', MTRACE__SORT_KEY__SORT_ID, c_tid, p_tid },
+	{ "TYPE", 9, true, 'Y', -1, c_type, p_type },
+	{ "STATE", 8, true, 'S', -1, c_state, p_state },
+	{ "PARENT", 7, false, 'P', -1, c_parent, p_parent },
+	{ "AGE", 8, false, 'A', MTRACE__SORT_KEY__SORT_AGE, c_age, p_age },
+	{ "EV/S", 7, false, 'E', MTRACE__SORT_KEY__SORT_EVENTS, c_rate, p_rate },
+	{ "READS", 6, false, 'R', MTRACE__SORT_KEY__SORT_READS, c_reads, p_reads },
+	{ "RESOLV", 6, false, 'O', MTRACE__SORT_KEY__SORT_RESOLVES, c_resolves, p_resolves },
+	{ "CHILD", 5, false, 'C', MTRACE__SORT_KEY__SORT_CHILDREN, c_children, p_children },
+	{ "PENDING", 8, false, 'W', MTRACE__SORT_KEY__SORT_PENDING, c_pending, p_pending },
+	{ "RUNNING", 8, false, 'U', MTRACE__SORT_KEY__SORT_RUNNING, c_running, p_running },
+	{ "LABEL", 0, true, 'L', -1, c_label, p_label },
 };
 
 /* ---- label columns (the group-by-label view) ---- */
 
 static int c_count(const struct top_row *a, const struct top_row *b)
-{ return CMP(b->l->count, a->l->count); }
+{
+	return CMP(b->l->count, a->l->count);
+}
 static void p_count(char *buf, size_t n, const struct top_row *r)
-{ snprintf(buf, n, "%" PRIu64, r->l->count); }
+{
+	snprintf(buf, n, "%" PRIu64, r->l->count);
+}
 
 static int c_live(const struct top_row *a, const struct top_row *b)
-{ return CMP(b->l->live, a->l->live); }
+{
+	return CMP(b->l->live, a->l->live);
+}
 static void p_live(char *buf, size_t n, const struct top_row *r)
-{ snprintf(buf, n, "%" PRIu64, r->l->live); }
+{
+	snprintf(buf, n, "%" PRIu64, r->l->live);
+}
 
 static int c_lrate(const struct top_row *a, const struct top_row *b)
-{ return CMP(b->l->creation_rate, a->l->creation_rate); }
+{
+	return CMP(b->l->creation_rate, a->l->creation_rate);
+}
 static void p_lrate(char *buf, size_t n, const struct top_row *r)
-{ snprintf(buf, n, "%.1f", r->l->creation_rate); }
+{
+	snprintf(buf, n, "%.1f", r->l->creation_rate);
+}
 
 static int c_p50(const struct top_row *a, const struct top_row *b)
-{ return CMP(b->l->lifetime_p50_ns, a->l->lifetime_p50_ns); }
+{
+	return CMP(b->l->lifetime_p50_ns, a->l->lifetime_p50_ns);
+}
 static void p_p50(char *buf, size_t n, const struct top_row *r)
-{ fmt_duration(buf, n, r->l->lifetime_p50_ns); }
+{
+	fmt_duration(buf, n, r->l->lifetime_p50_ns);
+}
 
 static int c_p99(const struct top_row *a, const struct top_row *b)
-{ return CMP(b->l->lifetime_p99_ns, a->l->lifetime_p99_ns); }
+{
+	return CMP(b->l->lifetime_p99_ns, a->l->lifetime_p99_ns);
+}
 static void p_p99(char *buf, size_t n, const struct top_row *r)
-{ fmt_duration(buf, n, r->l->lifetime_p99_ns); }
+{
+	fmt_duration(buf, n, r->l->lifetime_p99_ns);
+}
 
 static const struct top_field label_fields[] = {
-	{ "DOMAIN",  12, true,  'D', -1, c_domain, p_domain },
-	{ "COUNT",    7, false, 'C', -1, c_count, p_count },
-	{ "LIVE",     6, false, 'V', -1, c_live, p_live },
-	{ "NEW/S",    7, false, 'E', -1, c_lrate, p_lrate },
+	{ "DOMAIN", 12, true, 'D', -1, c_domain, p_domain },
+	{ "COUNT", 7, false, 'C', -1, c_count, p_count },
+	{ "LIVE", 6, false, 'V', -1, c_live, p_live },
+	{ "NEW/S", 7, false, 'E', -1, c_lrate, p_lrate },
 	{ "LIFE-P50", 8, false, 'M', -1, c_p50, p_p50 },
 	{ "LIFE-P99", 8, false, 'X', -1, c_p99, p_p99 },
-	{ "LABEL",    0, true,  'L', -1, c_label, p_label },
+	{ "LABEL", 0, true, 'L', -1, c_label, p_label },
 };
 
 /* ---- site columns (the group-by-creation-site view) ---- */
 
 static int c_scount(const struct top_row *a, const struct top_row *b)
-{ return CMP(b->s->count, a->s->count); }
+{
+	return CMP(b->s->count, a->s->count);
+}
 static void p_scount(char *buf, size_t n, const struct top_row *r)
-{ snprintf(buf, n, "%" PRIu64, r->s->count); }
+{
+	snprintf(buf, n, "%" PRIu64, r->s->count);
+}
 
 static int c_slive(const struct top_row *a, const struct top_row *b)
-{ return CMP(b->s->live, a->s->live); }
+{
+	return CMP(b->s->live, a->s->live);
+}
 static void p_slive(char *buf, size_t n, const struct top_row *r)
-{ snprintf(buf, n, "%" PRIu64, r->s->live); }
+{
+	snprintf(buf, n, "%" PRIu64, r->s->live);
+}
 
 static int c_srate(const struct top_row *a, const struct top_row *b)
-{ return CMP(b->s->creation_rate, a->s->creation_rate); }
+{
+	return CMP(b->s->creation_rate, a->s->creation_rate);
+}
 static void p_srate(char *buf, size_t n, const struct top_row *r)
-{ snprintf(buf, n, "%.1f", r->s->creation_rate); }
+{
+	snprintf(buf, n, "%.1f", r->s->creation_rate);
+}
 
 static int c_sp50(const struct top_row *a, const struct top_row *b)
-{ return CMP(b->s->lifetime_p50_ns, a->s->lifetime_p50_ns); }
+{
+	return CMP(b->s->lifetime_p50_ns, a->s->lifetime_p50_ns);
+}
 static void p_sp50(char *buf, size_t n, const struct top_row *r)
-{ fmt_duration(buf, n, r->s->lifetime_p50_ns); }
+{
+	fmt_duration(buf, n, r->s->lifetime_p50_ns);
+}
 
 static int c_sp99(const struct top_row *a, const struct top_row *b)
-{ return CMP(b->s->lifetime_p99_ns, a->s->lifetime_p99_ns); }
+{
+	return CMP(b->s->lifetime_p99_ns, a->s->lifetime_p99_ns);
+}
 static void p_sp99(char *buf, size_t n, const struct top_row *r)
-{ fmt_duration(buf, n, r->s->lifetime_p99_ns); }
+{
+	fmt_duration(buf, n, r->s->lifetime_p99_ns);
+}
 
 static int c_spend(const struct top_row *a, const struct top_row *b)
-{ return CMP(b->s->pending_p99_ns, a->s->pending_p99_ns); }
+{
+	return CMP(b->s->pending_p99_ns, a->s->pending_p99_ns);
+}
 static void p_spend(char *buf, size_t n, const struct top_row *r)
-{ fmt_duration(buf, n, r->s->pending_p99_ns); }
+{
+	fmt_duration(buf, n, r->s->pending_p99_ns);
+}
 
 static int c_site(const struct top_row *a, const struct top_row *b)
-{ return strcmp(a->s->site ? a->s->site : "", b->s->site ? b->s->site : ""); }
+{
+	return strcmp(a->s->site ? a->s->site : "", b->s->site ? b->s->site : "");
+}
 static void p_site(char *buf, size_t n, const struct top_row *r)
 {
 	/* the inlined frames after the innermost one, outermost last */
@@ -253,14 +347,14 @@ static void p_site(char *buf, size_t n, const struct top_row *r)
 }
 
 static const struct top_field site_fields[] = {
-	{ "DOMAIN",  12, true,  'D', -1, c_domain, p_domain },
-	{ "COUNT",    7, false, 'C', -1, c_scount, p_scount },
-	{ "LIVE",     6, false, 'V', -1, c_slive, p_slive },
-	{ "NEW/S",    7, false, 'E', -1, c_srate, p_srate },
+	{ "DOMAIN", 12, true, 'D', -1, c_domain, p_domain },
+	{ "COUNT", 7, false, 'C', -1, c_scount, p_scount },
+	{ "LIVE", 6, false, 'V', -1, c_slive, p_slive },
+	{ "NEW/S", 7, false, 'E', -1, c_srate, p_srate },
 	{ "LIFE-P50", 8, false, 'M', -1, c_sp50, p_sp50 },
 	{ "LIFE-P99", 8, false, 'X', -1, c_sp99, p_sp99 },
 	{ "PEND-P99", 8, false, 'W', -1, c_spend, p_spend },
-	{ "SITE",     0, true,  'L', -1, c_site, p_site },
+	{ "SITE", 0, true, 'L', -1, c_site, p_site },
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))

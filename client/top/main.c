@@ -13,36 +13,36 @@
 #include "mtrace-client.h"
 #include "top.h"
 
-#define DEFAULT_TOP_N_SCREEN	500
-#define DEFAULT_TOP_N_BATCH	100
+#define DEFAULT_TOP_N_SCREEN 500
+#define DEFAULT_TOP_N_BATCH  100
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: mtrace-top [options]\n"
-		"Show the threads of traced Xen guests, busiest first (keys: h on the screen).\n"
-		"\n"
-		"  -b, --batch           plain text, one block per update (default when stdout\n"
-		"                        is not a terminal)\n"
-		"  -n, --iterations N    stop after N updates\n"
-		"  -d, --delay SECONDS   update interval (default 1, minimum 0.1)\n"
-		"  -s, --socket PATH     mtraced socket (default $MTRACE_SOCKET or %s);\n"
-		"                        -S is the same\n"
-		"  -o, --sort COLUMN     sort by column title or letter (e.g. READS, R)\n"
-		"  -r, --reverse         reverse the sort order\n"
-		"  -t, --tree            tree view (children under parents, becomes folded)\n"
-		"  -g, --labels          group by label: count, live, new/s, lifetime p50/p99\n"
-		"  -x, --sites           group by creation site: count, live, new/s, lifetime\n"
-		"                        p50/p99, pending p99, the site and its inlined frames\n"
-		"  -f, --finished        include resolved and failed threads\n"
-		"  -F, --filter TEXT     only labels or domain names containing TEXT\n"
-		"  -D, --domain ID|NAME  only this domain\n"
-		"  -N, --threads N       threads asked of the daemon (default %d, batch %d)\n"
-		"      --no-reconnect    exit when mtraced goes away (default: wait for it and\n"
-		"                        carry on, retrying every 0.25 s up to every 5 s)\n"
-		"  -h, --help            this text\n"
-		"  -V, --version         version\n",
-		MTRACE_DEFAULT_SOCKET, DEFAULT_TOP_N_SCREEN, DEFAULT_TOP_N_BATCH);
+	    "usage: mtrace-top [options]\n"
+	    "Show the threads of traced Xen guests, busiest first (keys: h on the screen).\n"
+	    "\n"
+	    "  -b, --batch           plain text, one block per update (default when stdout\n"
+	    "                        is not a terminal)\n"
+	    "  -n, --iterations N    stop after N updates\n"
+	    "  -d, --delay SECONDS   update interval (default 1, minimum 0.1)\n"
+	    "  -s, --socket PATH     mtraced socket (default $MTRACE_SOCKET or %s);\n"
+	    "                        -S is the same\n"
+	    "  -o, --sort COLUMN     sort by column title or letter (e.g. READS, R)\n"
+	    "  -r, --reverse         reverse the sort order\n"
+	    "  -t, --tree            tree view (children under parents, becomes folded)\n"
+	    "  -g, --labels          group by label: count, live, new/s, lifetime p50/p99\n"
+	    "  -x, --sites           group by creation site: count, live, new/s, lifetime\n"
+	    "                        p50/p99, pending p99, the site and its inlined frames\n"
+	    "  -f, --finished        include resolved and failed threads\n"
+	    "  -F, --filter TEXT     only labels or domain names containing TEXT\n"
+	    "  -D, --domain ID|NAME  only this domain\n"
+	    "  -N, --threads N       threads asked of the daemon (default %d, batch %d)\n"
+	    "      --no-reconnect    exit when mtraced goes away (default: wait for it and\n"
+	    "                        carry on, retrying every 0.25 s up to every 5 s)\n"
+	    "  -h, --help            this text\n"
+	    "  -V, --version         version\n",
+	    MTRACE_DEFAULT_SOCKET, DEFAULT_TOP_N_SCREEN, DEFAULT_TOP_N_BATCH);
 }
 
 static long parse_long(const char *s, const char *what, long min, long max)
@@ -88,26 +88,47 @@ int main(int argc, char **argv)
 	malloc_tune();
 	while ((c = getopt_long(argc, argv, "bn:d:s:S:o:rtgxfF:D:N:hV", lo, NULL)) != -1) {
 		switch (c) {
-		case 'b': batch = true; break;
-		case 'n': iterations = parse_long(optarg, "--iterations", 1, 1000000000); break;
+		case 'b':
+			batch = true;
+			break;
+		case 'n':
+			iterations = parse_long(optarg, "--iterations", 1, 1000000000);
+			break;
 		case 'd': {
 			double d = strtod(optarg, &end);
 			if (*end || !(d >= 0.1) || d > 3600) {
-				fprintf(stderr, "mtrace-top: bad --delay '%s' (0.1..3600 s)\n", optarg);
+				fprintf(
+				    stderr, "mtrace-top: bad --delay '%s' (0.1..3600 s)\n", optarg);
 				return 2;
 			}
 			o.delay_ms = (unsigned)(d * 1000 + 0.5);
 			break;
 		}
 		case 's':
-		case 'S': sock = optarg; break;
-		case 'o': sort = optarg; break;
-		case 'r': o.reverse = true; break;
-		case 't': o.view = VIEW_TREE; break;
-		case 'g': o.view = VIEW_LABELS; break;
-		case 'x': o.view = VIEW_SITES; break;
-		case 'f': o.finished = true; break;
-		case 'F': snprintf(o.filter, sizeof(o.filter), "%s", optarg); break;
+		case 'S':
+			sock = optarg;
+			break;
+		case 'o':
+			sort = optarg;
+			break;
+		case 'r':
+			o.reverse = true;
+			break;
+		case 't':
+			o.view = VIEW_TREE;
+			break;
+		case 'g':
+			o.view = VIEW_LABELS;
+			break;
+		case 'x':
+			o.view = VIEW_SITES;
+			break;
+		case 'f':
+			o.finished = true;
+			break;
+		case 'F':
+			snprintf(o.filter, sizeof(o.filter), "%s", optarg);
+			break;
 		case 'D': {
 			long v = strtol(optarg, &end, 10);
 			if (!*end && *optarg && v >= 0)
@@ -116,11 +137,21 @@ int main(int argc, char **argv)
 				snprintf(o.domname, sizeof(o.domname), "%s", optarg);
 			break;
 		}
-		case 'N': top_n = parse_long(optarg, "--threads", 0, 1000000); break;
-		case 'R': o.no_reconnect = true; break;
-		case 'h': usage(stdout); return 0;
-		case 'V': printf("mtrace-top %s\n", MTRACE_VERSION); return 0;
-		default: usage(stderr); return 2;
+		case 'N':
+			top_n = parse_long(optarg, "--threads", 0, 1000000);
+			break;
+		case 'R':
+			o.no_reconnect = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("mtrace-top %s\n", MTRACE_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
 		}
 	}
 	if (optind != argc) {
@@ -136,12 +167,14 @@ int main(int argc, char **argv)
 		int f = fields_find(fields_table(o.view), sort);
 		if (f < 0) {
 			fprintf(stderr, "mtrace-top: no column '%s' in the %s view\n", sort,
-				fields_table(o.view)->name);
+			    fields_table(o.view)->name);
 			return 2;
 		}
 		o.sort[o.view] = f;
 	}
-	o.top_n = (unsigned)(top_n >= 0 ? top_n : batch ? DEFAULT_TOP_N_BATCH : DEFAULT_TOP_N_SCREEN);
+	o.top_n = (unsigned)(top_n >= 0 ? top_n
+	        : batch                 ? DEFAULT_TOP_N_BATCH
+	                                : DEFAULT_TOP_N_SCREEN);
 
 	o.sock = sock;
 	char err[512];

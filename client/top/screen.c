@@ -17,7 +17,7 @@
 #include "mtrace-client.h"
 #include "top.h"
 
-#define CTRL_L	12
+#define CTRL_L 12
 
 struct screen {
 	struct mtc *c;
@@ -25,14 +25,14 @@ struct screen {
 	struct top_model m;
 	struct event_base *base;
 	bool help;
-	long iterations;	/* quit after this many updates; < 0 never */
-	int status;		/* exit code */
-	char msg[256];		/* bottom line: last error or hint */
-	char fatal[256];	/* why we stopped, printed after endwin */
-	struct event *ev_d;	/* the daemon socket; NULL while waiting for mtraced */
-	struct event *ev_retry;	/* next reconnect attempt */
+	long iterations;        /* quit after this many updates; < 0 never */
+	int status;             /* exit code */
+	char msg[256];          /* bottom line: last error or hint */
+	char fatal[256];        /* why we stopped, printed after endwin */
+	struct event *ev_d;     /* the daemon socket; NULL while waiting for mtraced */
+	struct event *ev_retry; /* next reconnect attempt */
 	unsigned attempt;
-	char waiting[300];	/* why we are waiting for mtraced ("" = connected) */
+	char waiting[300]; /* why we are waiting for mtraced ("" = connected) */
 };
 
 static void on_daemon(evutil_socket_t fd, short what, void *arg);
@@ -48,7 +48,10 @@ static bool curses_line(struct top_sink *s, enum top_attr a, const char *text)
 	/* The last screen line is the status line. */
 	if (cs->y >= LINES - 1)
 		return false;
-	int attr = a == ATTR_TITLE ? A_REVERSE : a == ATTR_BOLD ? A_BOLD : a == ATTR_DIM ? A_DIM : 0;
+	int attr = a == ATTR_TITLE ? A_REVERSE
+	    : a == ATTR_BOLD       ? A_BOLD
+	    : a == ATTR_DIM        ? A_DIM
+	                           : 0;
 	attron(attr);
 	mvaddnstr(cs->y, 0, text, COLS);
 	if (a == ATTR_TITLE) {
@@ -90,7 +93,7 @@ static void draw_help(struct screen *sc)
 	y++;
 	if (y < LINES - 1)
 		mvprintw(y++, 2, "Sort letters (%s view; again to reverse):",
-			 sc->o->view == VIEW_TREE ? "tree" : tab->name);
+		    sc->o->view == VIEW_TREE ? "tree" : tab->name);
 	for (unsigned i = 0; i < tab->n && y < LINES - 1; i++)
 		mvprintw(y++, 4, "%c  %s", tab->f[i].key, tab->f[i].title);
 	refresh();
@@ -114,9 +117,12 @@ static void draw(struct screen *sc)
 		refresh();
 		return;
 	}
-	mvaddnstr(LINES - 1, 0, sc->msg[0] ? sc->msg :
-		  "q quit  h help  < > sort  r reverse  t tree  g labels  x sites  / filter  d domain  "
-		  "s delay  space pause", COLS);
+	mvaddnstr(LINES - 1, 0,
+	    sc->msg[0]
+	        ? sc->msg
+	        : "q quit  h help  < > sort  r reverse  t tree  g labels  x sites  / filter  d domain  "
+	          "s delay  space pause",
+	    COLS);
 	attroff(A_REVERSE);
 	refresh();
 }
@@ -180,7 +186,7 @@ static void on_retry(evutil_socket_t fd, short what, void *arg)
 static void resubscribe(struct screen *sc)
 {
 	if (!sc->c)
-		return;		/* the new connection subscribes with the new options */
+		return; /* the new connection subscribes with the new options */
 	if (session_subscribe(sc->c, sc->o) < 0) {
 		snprintf(sc->fatal, sizeof(sc->fatal), "subscribe: %s", strerror(errno));
 		stop(sc, 1, NULL);
@@ -273,21 +279,55 @@ static void on_key(struct screen *sc, int ch)
 		return;
 	}
 	switch (ch) {
-	case 'q': stop(sc, 0, NULL); return;
-	case 'h': case '?': sc->help = true; return;
-	case '<': sort_by(sc, (sc->o->sort[sc->o->view] + n - 1) % n); return;
-	case '>': case KEY_F(6): sort_by(sc, (sc->o->sort[sc->o->view] + 1) % n); return;
-	case 'r': sc->o->reverse = !sc->o->reverse; resubscribe(sc); return;
-	case 't': set_view(sc, VIEW_TREE); return;
-	case 'g': set_view(sc, VIEW_LABELS); return;
-	case 'x': set_view(sc, VIEW_SITES); return;
-	case 'f': sc->o->finished = !sc->o->finished; resubscribe(sc); return;
-	case '/': ask_filter(sc); return;
-	case 'd': ask_domain(sc); return;
-	case 's': ask_delay(sc); return;
-	case ' ': case 'p': sc->o->paused = !sc->o->paused; return;
-	case CTRL_L: clearok(curscr, TRUE); return;
-	case KEY_RESIZE: return;
+	case 'q':
+		stop(sc, 0, NULL);
+		return;
+	case 'h':
+	case '?':
+		sc->help = true;
+		return;
+	case '<':
+		sort_by(sc, (sc->o->sort[sc->o->view] + n - 1) % n);
+		return;
+	case '>':
+	case KEY_F(6):
+		sort_by(sc, (sc->o->sort[sc->o->view] + 1) % n);
+		return;
+	case 'r':
+		sc->o->reverse = !sc->o->reverse;
+		resubscribe(sc);
+		return;
+	case 't':
+		set_view(sc, VIEW_TREE);
+		return;
+	case 'g':
+		set_view(sc, VIEW_LABELS);
+		return;
+	case 'x':
+		set_view(sc, VIEW_SITES);
+		return;
+	case 'f':
+		sc->o->finished = !sc->o->finished;
+		resubscribe(sc);
+		return;
+	case '/':
+		ask_filter(sc);
+		return;
+	case 'd':
+		ask_domain(sc);
+		return;
+	case 's':
+		ask_delay(sc);
+		return;
+	case ' ':
+	case 'p':
+		sc->o->paused = !sc->o->paused;
+		return;
+	case CTRL_L:
+		clearok(curscr, TRUE);
+		return;
+	case KEY_RESIZE:
+		return;
 	default:
 		break;
 	}
@@ -297,7 +337,8 @@ static void on_key(struct screen *sc, int ch)
 		if (f >= 0)
 			sort_by(sc, f);
 		else
-			snprintf(sc->msg, sizeof(sc->msg), "no column sorts on '%c' here (h: help)", ch);
+			snprintf(
+			    sc->msg, sizeof(sc->msg), "no column sorts on '%c' here (h: help)", ch);
 		return;
 	}
 	snprintf(sc->msg, sizeof(sc->msg), "unknown key (h: help)");

@@ -61,29 +61,29 @@ int session_apply(struct top_model *m, Mtrace__ServerMsg *msg, char *err, size_t
 	case MTRACE__SERVER_MSG__MSG_HELLO:
 		snprintf(m->host, sizeof(m->host), "%s", msg->hello->host ? msg->hello->host : "");
 		snprintf(m->software, sizeof(m->software), "%s",
-			 msg->hello->software ? msg->hello->software : "");
+		    msg->hello->software ? msg->hello->software : "");
 		break;
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_UP:
 		snprintf(m->note, sizeof(m->note), "domain %" PRIu32 " (%s) up",
-			 msg->domain_up->domid, msg->domain_up->name ? msg->domain_up->name : "?");
+		    msg->domain_up->domid, msg->domain_up->name ? msg->domain_up->name : "?");
 		break;
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
 		snprintf(m->note, sizeof(m->note), "domain %" PRIu32 " down: %s",
-			 msg->domain_down->domid,
-			 msg->domain_down->reason ? msg->domain_down->reason : "?");
+		    msg->domain_down->domid,
+		    msg->domain_down->reason ? msg->domain_down->reason : "?");
 		break;
 	case MTRACE__SERVER_MSG__MSG_ERROR: {
 		/* a place or a deadline: another connection may well be taken */
 		bool later = msg->error->code == MTRACE__ERROR__CODE__TOO_MANY_CLIENTS ||
-			     msg->error->code == MTRACE__ERROR__CODE__TIMEOUT;
+		    msg->error->code == MTRACE__ERROR__CODE__TIMEOUT;
 		snprintf(err, errlen, "mtraced refused the request: %s",
-			 msg->error->message ? msg->error->message : "(no reason)");
+		    msg->error->message ? msg->error->message : "(no reason)");
 		mtc_msg_free(msg);
 		return later ? -2 : -1;
 	}
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
 		snprintf(err, errlen, "mtraced ended the session: %s",
-			 msg->goodbye->reason ? msg->goodbye->reason : "(no reason)");
+		    msg->goodbye->reason ? msg->goodbye->reason : "(no reason)");
 		mtc_msg_free(msg);
 		return -2;
 	default:

@@ -18,59 +18,65 @@
 
 struct mtc;
 
-enum top_view { VIEW_THREADS, VIEW_TREE, VIEW_LABELS, VIEW_SITES, VIEW_COUNT };
+enum top_view {
+	VIEW_THREADS,
+	VIEW_TREE,
+	VIEW_LABELS,
+	VIEW_SITES,
+	VIEW_COUNT
+};
 
 /* What the user asked for.  Changing anything the daemon selects on resubscribes. */
 struct top_opts {
 	enum top_view view;
-	int sort[VIEW_COUNT];		/* field index per view's table */
+	int sort[VIEW_COUNT]; /* field index per view's table */
 	bool reverse;
-	char filter[64];		/* substring of a label or domain name; "" = none */
-	int64_t domid;			/* domain filter by id, -1 = none */
-	char domname[64];		/* domain filter by exact name, "" = none */
-	unsigned delay_ms;		/* statistics interval */
-	unsigned top_n;			/* threads asked of the daemon */
+	char filter[64];   /* substring of a label or domain name; "" = none */
+	int64_t domid;     /* domain filter by id, -1 = none */
+	char domname[64];  /* domain filter by exact name, "" = none */
+	unsigned delay_ms; /* statistics interval */
+	unsigned top_n;    /* threads asked of the daemon */
 	bool paused;
-	bool finished;			/* include resolved/failed threads */
-	const char *sock;		/* daemon socket (NULL: default) */
-	bool no_reconnect;		/* exit when the daemon goes away */
+	bool finished;     /* include resolved/failed threads */
+	const char *sock;  /* daemon socket (NULL: default) */
+	bool no_reconnect; /* exit when the daemon goes away */
 };
 
 /* What the daemon last told us. */
 struct top_model {
-	Mtrace__ServerMsg *msg;		/* owns stats */
+	Mtrace__ServerMsg *msg; /* owns stats */
 	const Mtrace__Stats *stats;
 	char host[64];
 	char software[64];
-	char note[160];			/* latest domain up/down, shown on the header */
+	char note[160]; /* latest domain up/down, shown on the header */
 	uint64_t updates;
 };
 
 /* ---- fields.c: the field tables ---- */
 
 struct top_row {
-	const Mtrace__ThreadStats *t;		/* thread views */
-	const Mtrace__LabelStats *l;		/* label view */
-	const Mtrace__SiteStats *s;		/* sites view */
-	const Mtrace__DomainStats *d;		/* the row's domain (NULL if unknown) */
-	uint64_t dom_now;			/* domain's latest guest time seen */
-	unsigned depth;				/* tree indent */
-	unsigned folded;			/* threads folded in by becomes */
-	int64_t folded_from;			/* one of them, for the tree's note */
+	const Mtrace__ThreadStats *t; /* thread views */
+	const Mtrace__LabelStats *l;  /* label view */
+	const Mtrace__SiteStats *s;   /* sites view */
+	const Mtrace__DomainStats *d; /* the row's domain (NULL if unknown) */
+	uint64_t dom_now;             /* domain's latest guest time seen */
+	unsigned depth;               /* tree indent */
+	unsigned folded;              /* threads folded in by becomes */
+	int64_t folded_from;          /* one of them, for the tree's note */
 };
 
 struct top_field {
 	const char *title;
-	int width;				/* minimum; 0 = rest of the line */
-	bool left;				/* left-aligned */
-	char key;				/* sort key letter (upper case) */
-	int server_sort;			/* Mtrace__SortKey, -1: sorted here only */
+	int width;       /* minimum; 0 = rest of the line */
+	bool left;       /* left-aligned */
+	char key;        /* sort key letter (upper case) */
+	int server_sort; /* Mtrace__SortKey, -1: sorted here only */
 	int (*cmp)(const struct top_row *a, const struct top_row *b);
 	void (*print)(char *buf, size_t n, const struct top_row *r);
 };
 
 struct top_table {
-	const char *name;			/* "threads", "labels" */
+	const char *name; /* "threads", "labels" */
 	const struct top_field *f;
 	unsigned n;
 	unsigned default_sort;
@@ -83,12 +89,17 @@ void fmt_duration(char *buf, size_t n, uint64_t ns);
 
 /* ---- view.c: rows and text, shared by curses and batch ---- */
 
-enum top_attr { ATTR_NORMAL, ATTR_BOLD, ATTR_TITLE, ATTR_DIM };
+enum top_attr {
+	ATTR_NORMAL,
+	ATTR_BOLD,
+	ATTR_TITLE,
+	ATTR_DIM
+};
 
 struct top_sink {
 	/* One line of text; returns false when there is no room for more. */
 	bool (*line)(struct top_sink *s, enum top_attr a, const char *text);
-	int width;				/* characters a line may use; <= 0: any */
+	int width; /* characters a line may use; <= 0: any */
 };
 
 /* The header (host, domain lines) then the current view's table. */

@@ -12,9 +12,9 @@
 
 #include "top.h"
 
-#define LINE_MAX_TOP	1024
-#define TREE_INDENT_MAX	24	/* deeper levels share the last indent */
-#define BECOMES_HOPS	64	/* bound on following becomes chains (guests may loop them) */
+#define LINE_MAX_TOP    1024
+#define TREE_INDENT_MAX 24 /* deeper levels share the last indent */
+#define BECOMES_HOPS    64 /* bound on following becomes chains (guests may loop them) */
 
 /*
  * Every line leaves through here.  Labels, names and failure strings come from guests:
@@ -52,8 +52,8 @@ static bool text_matches(const char *hay, const char *needle)
 	return hay && strcasestr(hay, needle) != NULL;
 }
 
-static bool row_passes(const struct top_opts *o, uint32_t domid, const Mtrace__DomainStats *d,
-		       const char *label)
+static bool row_passes(
+    const struct top_opts *o, uint32_t domid, const Mtrace__DomainStats *d, const char *label)
 {
 	if (o->domid >= 0 && (int64_t)domid != o->domid)
 		return false;
@@ -99,8 +99,9 @@ static void domain_nows(const Mtrace__Stats *s, uint64_t *now)
 		size_t di;
 		if (!find_domain(s, t->domid, &di))
 			continue;
-		uint64_t end = t->state == MTRACE__THREAD_STATE__PENDING ?
-			       t->created_ns + t->pending_ns : t->resolved_ns;
+		uint64_t end = t->state == MTRACE__THREAD_STATE__PENDING
+		    ? t->created_ns + t->pending_ns
+		    : t->resolved_ns;
 		if (end > now[di])
 			now[di] = end;
 	}
@@ -153,7 +154,11 @@ static size_t site_rows(const struct top_opts *o, const Mtrace__Stats *s, struct
 }
 
 /* Index of thread (domid, id) among rows[0..n), or -1.  keys is sorted by (domid, id). */
-struct key { uint32_t domid; int64_t id; size_t row; };
+struct key {
+	uint32_t domid;
+	int64_t id;
+	size_t row;
+};
 
 static int key_cmp(const void *a, const void *b)
 {
@@ -206,7 +211,7 @@ static size_t tree_order(struct top_row *rows, size_t n)
 	struct top_row *out = calloc(n + 1, sizeof(*out));
 	size_t m = 0;
 	if (!keys || !parent || !first || !next || !hidden || !done || !stack || !depth || !out) {
-		m = n;	/* out of memory: leave the flat, sorted list */
+		m = n; /* out of memory: leave the flat, sorted list */
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -223,8 +228,9 @@ static size_t tree_order(struct top_row *rows, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		first[i] = -1;
 		parent[i] = -1;
-		long p = rows[i].t->parent >= 0 ?
-			 lookup(keys, n, rows[i].t->domid, rows[i].t->parent) : -1;
+		long p = rows[i].t->parent >= 0
+		    ? lookup(keys, n, rows[i].t->domid, rows[i].t->parent)
+		    : -1;
 		if (p >= 0)
 			p = (long)chain_end(rows, keys, n, (size_t)p);
 		if (p >= 0 && (size_t)p != i && !hidden[p])
@@ -295,8 +301,8 @@ out:
 	return m;
 }
 
-static void put_cell(char *line, size_t *len, const struct top_field *f, const char *cell,
-		     bool last)
+static void put_cell(
+    char *line, size_t *len, const struct top_field *f, const char *cell, bool last)
 {
 	int w = f->width;
 	int tw = (int)strlen(f->title);
@@ -328,11 +334,11 @@ static void tree_label(char *buf, size_t n, const struct top_row *r, const struc
 		len += (size_t)snprintf(buf + len, n - len, "%s", cell);
 	if (r->folded && len < n)
 		snprintf(buf + len, n - len, " (was %" PRId64 "%s)", r->folded_from,
-			 r->folded > 1 ? ", ..." : "");
+		    r->folded > 1 ? ", ..." : "");
 }
 
 static bool emit_table(const struct top_opts *o, const struct top_table *tab,
-		       const struct top_row *rows, size_t n, struct top_sink *s)
+    const struct top_row *rows, size_t n, struct top_sink *s)
 {
 	char line[LINE_MAX_TOP], cell[512];
 	size_t len = 0;
@@ -341,7 +347,7 @@ static bool emit_table(const struct top_opts *o, const struct top_table *tab,
 		/* The sort column's title is marked, as htop does. */
 		char title[32];
 		snprintf(title, sizeof(title), "%s%s", tab->f[c].title,
-			 (int)c == sf ? (o->reverse ? "^" : "v") : "");
+		    (int)c == sf ? (o->reverse ? "^" : "v") : "");
 		put_cell(line, &len, &tab->f[c], title, c + 1 == tab->n);
 	}
 	if (!out(s, ATTR_TITLE, line))
@@ -369,7 +375,7 @@ static void counters_text(const Mtrace__DomainStats *d, char *buf, size_t n)
 	buf[0] = '\0';
 	for (size_t i = 0; i < d->n_counters && len + 1 < n; i++)
 		len += (size_t)snprintf(buf + len, n - len, "%s%s=%" PRId64, i ? " " : "",
-					d->counters[i]->name, d->counters[i]->value);
+		    d->counters[i]->name, d->counters[i]->value);
 	if (len >= n)
 		len = n - 1;
 	if (!len)
@@ -392,10 +398,10 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 	localtime_r(&secs, &tm);
 	strftime(tbuf, sizeof(tbuf), "%H:%M:%S", &tm);
 	snprintf(line, sizeof(line),
-		 "mtrace-top %s - %s  host %s  domains %zu  threads %" PRIu64 " live %" PRIu64
-		 " total  %.0f ev/s  clients %u%s", MTRACE_VERSION, tbuf,
-		 m->host[0] ? m->host : "?", st->n_domains, live, total, rate, st->clients,
-		 st->dropped_for_client ? "  (updates dropped)" : "");
+	    "mtrace-top %s - %s  host %s  domains %zu  threads %" PRIu64 " live %" PRIu64
+	    " total  %.0f ev/s  clients %u%s",
+	    MTRACE_VERSION, tbuf, m->host[0] ? m->host : "?", st->n_domains, live, total, rate,
+	    st->clients, st->dropped_for_client ? "  (updates dropped)" : "");
 	if (!out(s, ATTR_BOLD, line))
 		return false;
 	view_describe(o, desc, sizeof(desc));
@@ -403,8 +409,8 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 	if (!out(s, ATTR_DIM, line))
 		return false;
 	snprintf(line, sizeof(line), "%-12s %5s %-8s %6s %9s %12s %8s %8s %6s %8s %s", "DOMAIN",
-		 "ID", "STATE", "KIND", "EV/S", "EVENTS", "LOST", "CORRUPT", "LIVE", "THREADS",
-		 "COUNTERS");
+	    "ID", "STATE", "KIND", "EV/S", "EVENTS", "LOST", "CORRUPT", "LIVE", "THREADS",
+	    "COUNTERS");
 	if (!out(s, ATTR_TITLE, line))
 		return false;
 	if (!st->n_domains && !out(s, ATTR_NORMAL, "(no traced domains)"))
@@ -414,14 +420,17 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 		char counters[512], state[16];
 		counters_text(d, counters, sizeof(counters));
 		/* One word, so the column stays a column; the full status is in mtrace-cat. */
-		snprintf(state, sizeof(state), "%s", d->state && d->state[0] ? d->state :
-			 d->alive ? "running" : "dead");
+		snprintf(state, sizeof(state), "%s",
+		    d->state && d->state[0] ? d->state
+		        : d->alive          ? "running"
+		                            : "dead");
 		state[strcspn(state, " :")] = '\0';
 		snprintf(line, sizeof(line),
-			 "%-12s %5u %-8s %6s %9.0f %12" PRIu64 " %8" PRIu64 " %8" PRIu64 " %6" PRIu64
-			 " %8" PRIu64 " %s", d->name && d->name[0] ? d->name : "?", d->domid, state,
-			 d->legacy ? "legacy" : "ring", d->rate_1s, d->events, d->lost, d->corrupt,
-			 d->live_threads, d->threads_total, counters);
+		    "%-12s %5u %-8s %6s %9.0f %12" PRIu64 " %8" PRIu64 " %8" PRIu64 " %6" PRIu64
+		    " %8" PRIu64 " %s",
+		    d->name && d->name[0] ? d->name : "?", d->domid, state,
+		    d->legacy ? "legacy" : "ring", d->rate_1s, d->events, d->lost, d->corrupt,
+		    d->live_threads, d->threads_total, counters);
 		if (!out(s, ATTR_NORMAL, line))
 			return false;
 	}
@@ -438,11 +447,10 @@ void view_describe(const struct top_opts *o, char *buf, size_t n)
 	else if (o->domname[0])
 		snprintf(dom, sizeof(dom), "%s", o->domname);
 	snprintf(buf, n, "view %s  sort %s%s  filter %s%s%s  domain %s  every %.1fs%s",
-		 o->view == VIEW_TREE ? "tree" : t->name,
-		 sf >= 0 && (unsigned)sf < t->n ? t->f[sf].title : "?",
-		 o->reverse ? " (reversed)" : "", o->filter[0] ? "'" : "",
-		 o->filter[0] ? o->filter : "none", o->filter[0] ? "'" : "", dom,
-		 o->delay_ms / 1000.0, o->paused ? "  [PAUSED]" : "");
+	    o->view == VIEW_TREE ? "tree" : t->name,
+	    sf >= 0 && (unsigned)sf < t->n ? t->f[sf].title : "?", o->reverse ? " (reversed)" : "",
+	    o->filter[0] ? "'" : "", o->filter[0] ? o->filter : "none", o->filter[0] ? "'" : "",
+	    dom, o->delay_ms / 1000.0, o->paused ? "  [PAUSED]" : "");
 }
 
 void view_render(const struct top_opts *o, const struct top_model *m, struct top_sink *s)
@@ -456,15 +464,18 @@ void view_render(const struct top_opts *o, const struct top_model *m, struct top
 		return;
 	const Mtrace__Stats *st = m->stats;
 	const struct top_table *tab = fields_table(o->view);
-	size_t cap = (o->view == VIEW_LABELS ? st->n_labels :
-		      o->view == VIEW_SITES ? st->n_sites : st->n_threads) + 1;
+	size_t cap = (o->view == VIEW_LABELS         ? st->n_labels
+	                     : o->view == VIEW_SITES ? st->n_sites
+	                                             : st->n_threads) +
+	    1;
 	struct top_row *rows = calloc(cap, sizeof(*rows));
 	if (!rows) {
 		out(s, ATTR_BOLD, "(out of memory)");
 		return;
 	}
-	size_t n = o->view == VIEW_LABELS ? label_rows(o, st, rows) :
-		   o->view == VIEW_SITES ? site_rows(o, st, rows) : thread_rows(o, st, rows);
+	size_t n = o->view == VIEW_LABELS ? label_rows(o, st, rows)
+	    : o->view == VIEW_SITES       ? site_rows(o, st, rows)
+	                                  : thread_rows(o, st, rows);
 	int sf = o->sort[o->view];
 	if (sf < 0 || (unsigned)sf >= tab->n)
 		sf = (int)tab->default_sort;

@@ -8,34 +8,44 @@
 #include "mprof-writer.h"
 
 static const uint8_t uuid[16] = {
-	0x05, 0x88, 0x3b, 0x8d, 0x52, 0x1a, 0x48, 0x7b,
-	0xb3, 0x97, 0x45, 0x6a, 0xb1, 0x50, 0x68, 0x0c,
+	0x05,
+	0x88,
+	0x3b,
+	0x8d,
+	0x52,
+	0x1a,
+	0x48,
+	0x7b,
+	0xb3,
+	0x97,
+	0x45,
+	0x6a,
+	0xb1,
+	0x50,
+	0x68,
+	0x0c,
 };
 
 /* Byte stores: events are packed (unaligned), and volatile keeps the program order. */
-static void
-st8(struct mprof_writer *w, uint32_t off, uint8_t v)
+static void st8(struct mprof_writer *w, uint32_t off, uint8_t v)
 {
 	w->buf[off] = v;
 }
 
-static void
-st16(struct mprof_writer *w, uint32_t off, uint16_t v)
+static void st16(struct mprof_writer *w, uint32_t off, uint16_t v)
 {
 	st8(w, off, (uint8_t)v);
 	st8(w, off + 1, (uint8_t)(v >> 8));
 }
 
-static void
-st32(struct mprof_writer *w, uint32_t off, uint32_t v)
+static void st32(struct mprof_writer *w, uint32_t off, uint32_t v)
 {
 	st16(w, off, (uint16_t)v);
 	st16(w, off + 2, (uint16_t)(v >> 16));
 }
 
 /* Packet.set_content_end: two u16 stores, low half first, as the original does. */
-static void
-set_content_end(struct mprof_writer *w, unsigned pkt, uint32_t end)
+static void set_content_end(struct mprof_writer *w, unsigned pkt, uint32_t end)
 {
 	uint32_t bits = (end - w->pstart[pkt]) * 8;
 
@@ -44,15 +54,13 @@ set_content_end(struct mprof_writer *w, unsigned pkt, uint32_t end)
 }
 
 /* Packet.clear: counter first, then content_size back to the header alone. */
-static void
-clear_packet(struct mprof_writer *w, unsigned pkt, uint32_t count)
+static void clear_packet(struct mprof_writer *w, unsigned pkt, uint32_t count)
 {
 	st16(w, w->pstart[pkt] + 24, (uint16_t)count);
 	set_content_end(w, pkt, w->pstart[pkt] + MPW_HDR);
 }
 
-int
-mpw_init(struct mprof_writer *w, void *buf, size_t len)
+int mpw_init(struct mprof_writer *w, void *buf, size_t len)
 {
 	size_t ps = len / MPW_PACKETS;
 
@@ -82,21 +90,33 @@ mpw_init(struct mprof_writer *w, void *buf, size_t len)
 	return 0;
 }
 
-static uint32_t
-payload_len(uint8_t op, const char *str, bool *ok)
+static uint32_t payload_len(uint8_t op, const char *str, bool *ok)
 {
 	size_t sl = str ? strlen(str) : 0;
 
 	*ok = true;
 	switch (op) {
-	case 0: return 17;
-	case 1: case 2: case 4: case 9: case 10: case 12: case 13: return 16;
-	case 3: case 6: case 11: break;
+	case 0:
+		return 17;
+	case 1:
+	case 2:
+	case 4:
+	case 9:
+	case 10:
+	case 12:
+	case 13:
+		return 16;
+	case 3:
+	case 6:
+	case 11:
+		break;
 	case 5:
 		if (sl > 4000)
 			break;
 		return (uint32_t)(8 + sl + 1);
-	case 7: case 8: return 8;
+	case 7:
+	case 8:
+		return 8;
 	default:
 		*ok = false;
 		return 0;
@@ -108,8 +128,7 @@ payload_len(uint8_t op, const char *str, bool *ok)
 	return (uint32_t)(16 + sl + 1);
 }
 
-uint32_t
-mpw_event_len(const struct mprof_writer *w, const struct mpw_event *ev)
+uint32_t mpw_event_len(const struct mprof_writer *w, const struct mpw_event *ev)
 {
 	bool ok;
 	uint32_t n = payload_len(ev->op, ev->str, &ok);
@@ -120,15 +139,13 @@ mpw_event_len(const struct mprof_writer *w, const struct mpw_event *ev)
 	return 9 + n;
 }
 
-static void
-put64(uint8_t *p, uint64_t v)
+static void put64(uint8_t *p, uint64_t v)
 {
 	for (unsigned i = 0; i < 8; i++)
 		p[i] = (uint8_t)(v >> (8 * i));
 }
 
-bool
-mpw_begin(struct mprof_writer *w, const struct mpw_event *ev, bool *ok)
+bool mpw_begin(struct mprof_writer *w, const struct mpw_event *ev, bool *ok)
 {
 	uint32_t n = mpw_event_len(w, ev), i, new_i;
 	bool moved = false;
@@ -183,8 +200,7 @@ mpw_begin(struct mprof_writer *w, const struct mpw_event *ev, bool *ok)
 	return moved;
 }
 
-void
-mpw_write(struct mprof_writer *w, uint32_t upto)
+void mpw_write(struct mprof_writer *w, uint32_t upto)
 {
 	if (upto > w->pending_len)
 		upto = w->pending_len;
@@ -192,8 +208,7 @@ mpw_write(struct mprof_writer *w, uint32_t upto)
 		st8(w, w->pending_at + w->pending_done, w->pending[w->pending_done]);
 }
 
-bool
-mpw_emit(struct mprof_writer *w, const struct mpw_event *ev, bool *ok)
+bool mpw_emit(struct mprof_writer *w, const struct mpw_event *ev, bool *ok)
 {
 	bool moved = mpw_begin(w, ev, ok);
 
@@ -202,8 +217,7 @@ mpw_emit(struct mprof_writer *w, const struct mpw_event *ev, bool *ok)
 	return moved;
 }
 
-void
-mpw_gen(uint64_t i, struct mpw_event *ev, char *strbuf, size_t len)
+void mpw_gen(uint64_t i, struct mpw_event *ev, char *strbuf, size_t len)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->ts = MPW_GEN_T0 + i * 1000;
@@ -221,9 +235,10 @@ mpw_gen(uint64_t i, struct mpw_event *ev, char *strbuf, size_t len)
 	case 5:
 		snprintf(strbuf, len, "label-%u", (unsigned)(i % 7));
 		ev->str = strbuf;
-		ev->arg = 0;	/* a label has no second field */
+		ev->arg = 0; /* a label has no second field */
 		break;
-	case 6: case 11:
+	case 6:
+	case 11:
 		snprintf(strbuf, len, "ctr-%u", (unsigned)(i % 4));
 		ev->str = strbuf;
 		break;

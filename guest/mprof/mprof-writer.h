@@ -15,15 +15,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MPW_PACKETS	4u
-#define MPW_HDR		30u
+#define MPW_PACKETS 4u
+#define MPW_HDR     30u
 
 /* One event to write; str is used by the ops that carry one (fails, label, increase,
  * counter).  op 8 (gc) writes arg only, with no thread context, as mirage-profile does. */
 struct mpw_event {
 	uint64_t ts;
 	uint8_t op;
-	uint8_t type;		/* creates */
+	uint8_t type; /* creates */
 	uint64_t thread;
 	uint64_t arg;
 	const char *str;
@@ -34,12 +34,12 @@ struct mprof_writer {
 	size_t len;
 	uint32_t pstart[MPW_PACKETS], pend[MPW_PACKETS];
 	unsigned active;
-	uint32_t next_event;		/* always < packet end */
-	uint32_t next_count;		/* next stream_packet_count */
+	uint32_t next_event; /* always < packet end */
+	uint32_t next_count; /* next stream_packet_count */
 	/* the event begun by mpw_begin and not yet wholly written */
 	uint8_t pending[9 + 17 + 4096];
 	uint32_t pending_len, pending_at, pending_done;
-	uint64_t packets_started;	/* packets begun (counters 0..n-1): packet 0 at init */
+	uint64_t packets_started; /* packets begun (counters 0..n-1): packet 0 at init */
 };
 
 /* len >= 4 * (MPW_HDR + 9 + 17 + strings); the buffer is formatted (headers 0..3). */
@@ -65,7 +65,7 @@ bool mpw_emit(struct mprof_writer *w, const struct mpw_event *ev, bool *ok);
  *   fails: "Exn_<i % 3>";  label: "label-<i % 7>";  increase/counter: "ctr-<i % 4>".
  * strbuf (>= 32 bytes) holds the string.
  */
-#define MPW_GEN_T0	1000000000ull
+#define MPW_GEN_T0 1000000000ull
 void mpw_gen(uint64_t i, struct mpw_event *ev, char *strbuf, size_t len);
 
 #endif

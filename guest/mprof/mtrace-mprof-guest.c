@@ -36,17 +36,17 @@
 #include "mprof-writer.h"
 #include "xenif.h"
 
-#define PAGE		4096u
-#define MAX_PAGES	1024u	/* the reader's cap, and xenstore's value limit */
-#define N_OPS		14u
-#define N_LABELS	7u
+#define PAGE      4096u
+#define MAX_PAGES 1024u /* the reader's cap, and xenstore's value limit */
+#define N_OPS     14u
+#define N_LABELS  7u
 
 struct opts {
 	const char *file, *mmap_path, *summary, *backend, *sim_dir;
 	bool live, real_clock;
 	unsigned pages;
 	uint64_t rate, count;
-	uint64_t burst_every, burst;	/* every N events, write `burst` more at full speed */
+	uint64_t burst_every, burst; /* every N events, write `burst` more at full speed */
 	unsigned start_delay_ms;
 };
 
@@ -54,40 +54,36 @@ struct tally {
 	uint64_t events;
 	uint64_t per_op[N_OPS];
 	uint64_t per_label[N_LABELS];
-	uint64_t *first;		/* first event of each packet */
+	uint64_t *first; /* first event of each packet */
 	size_t nfirst, cap;
 };
 
 static volatile sig_atomic_t stop;
 
-static void
-on_signal(int sig)
+static void on_signal(int sig)
 {
 	stop = 1;
 }
 
-static void
-usage(int status)
+static void usage(int status)
 {
 	fprintf(status ? stderr : stdout,
-		"usage: mtrace-mprof-guest (--file CTF | --live) [--pages N] [--rate EV/S]\n"
-		"         [--count N] [--burst-every N --burst M] [--start-delay MS]\n"
-		"         [--real-clock] [--mmap PATH] [--summary PATH] [--backend xen|sim]\n"
-		"         [--sim-dir DIR]\n"
-		"       mtrace-mprof-guest --help | --version\n"
-		"A simulated mirage-profile guest: shares a CTF trace buffer read-only with dom0\n"
-		"and lists its grant refs in data/mprof/ring-ref, as MirageOS unikernels do.\n");
+	    "usage: mtrace-mprof-guest (--file CTF | --live) [--pages N] [--rate EV/S]\n"
+	    "         [--count N] [--burst-every N --burst M] [--start-delay MS]\n"
+	    "         [--real-clock] [--mmap PATH] [--summary PATH] [--backend xen|sim]\n"
+	    "         [--sim-dir DIR]\n"
+	    "       mtrace-mprof-guest --help | --version\n"
+	    "A simulated mirage-profile guest: shares a CTF trace buffer read-only with dom0\n"
+	    "and lists its grant refs in data/mprof/ring-ref, as MirageOS unikernels do.\n");
 	exit(status);
 }
 
-static uint64_t
-now_ns(void)
+static uint64_t now_ns(void)
 {
 	return clock_mono_ns();
 }
 
-static void
-sleep_ns(uint64_t ns)
+static void sleep_ns(uint64_t ns)
 {
 	struct timespec ts = ts_from_ns(ns);
 
@@ -96,8 +92,7 @@ sleep_ns(uint64_t ns)
 }
 
 /* The buffer in a MAP_SHARED file (mirage-profile's MProf_unix.mmap_buffer). */
-static uint8_t *
-share_mmap(const char *path, size_t len)
+static uint8_t *share_mmap(const char *path, size_t len)
 {
 	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	void *p;
@@ -120,8 +115,7 @@ static void load_file(const char *path, uint8_t *buf, size_t len);
 /* Grant every page read-only to dom0 and announce the refs, as mProf_xen.ml does; a
  * recorded buffer (file) is in the pages before they are announced, so that dom0
  * never polls it half-copied. */
-static uint8_t *
-share_xen(struct xenif *x, unsigned pages, const char *file)
+static uint8_t *share_xen(struct xenif *x, unsigned pages, const char *file)
 {
 	static xenif_gref_t refs[MAX_PAGES];
 	static char val[MAX_PAGES * 11];
@@ -144,19 +138,20 @@ share_xen(struct xenif *x, unsigned pages, const char *file)
 		exit(1);
 	}
 	for (unsigned i = 0; i < pages; i++)
-		off += (size_t)snprintf(val + off, sizeof(val) - off, "%s%" PRIu32,
-					i ? "," : "", refs[i]);
+		off += (size_t)snprintf(
+		    val + off, sizeof(val) - off, "%s%" PRIu32, i ? "," : "", refs[i]);
 	snprintf(path, sizeof(path), "/local/domain/%" PRIu32 "/data/mprof/ring-ref", self);
 	for (int tries = 0;; tries++) {
 		uint32_t tx = x->ops->xs_transaction_start(x);
 
 		if (tx == 0) {
 			fprintf(stderr, "mtrace-mprof-guest: xenstore transaction: %s\n",
-				strerror(errno));
+			    strerror(errno));
 			exit(1);
 		}
 		if (x->ops->xs_write(x, tx, path, val, off) < 0) {
-			fprintf(stderr, "mtrace-mprof-guest: write %s: %s\n", path, strerror(errno));
+			fprintf(
+			    stderr, "mtrace-mprof-guest: write %s: %s\n", path, strerror(errno));
 			x->ops->xs_transaction_end(x, tx, true);
 			exit(1);
 		}
@@ -171,8 +166,7 @@ share_xen(struct xenif *x, unsigned pages, const char *file)
 	return p;
 }
 
-static void
-note_packet(struct tally *t, uint64_t i)
+static void note_packet(struct tally *t, uint64_t i)
 {
 	if (t->nfirst == t->cap) {
 		t->cap = t->cap ? t->cap * 2 : 1024;
@@ -185,8 +179,7 @@ note_packet(struct tally *t, uint64_t i)
 	t->first[t->nfirst++] = i;
 }
 
-static void
-write_summary(const struct opts *o, const struct mprof_writer *w, const struct tally *t)
+static void write_summary(const struct opts *o, const struct mprof_writer *w, const struct tally *t)
 {
 	FILE *f = stdout;
 	char tmp[4096];
@@ -200,10 +193,11 @@ write_summary(const struct opts *o, const struct mprof_writer *w, const struct t
 		fprintf(stderr, "mtrace-mprof-guest: summary: %s\n", strerror(errno));
 		return;
 	}
-	fprintf(f, "{\"events\":%" PRIu64 ",\"buffer_bytes\":%zu,\"packets_begun\":%" PRIu64
-		",\"packets_overwritten\":%" PRIu64 ",\"per_op\":{", t->events, w->len,
-		w->packets_started,
-		w->packets_started > MPW_PACKETS ? w->packets_started - MPW_PACKETS : 0);
+	fprintf(f,
+	    "{\"events\":%" PRIu64 ",\"buffer_bytes\":%zu,\"packets_begun\":%" PRIu64
+	    ",\"packets_overwritten\":%" PRIu64 ",\"per_op\":{",
+	    t->events, w->len, w->packets_started,
+	    w->packets_started > MPW_PACKETS ? w->packets_started - MPW_PACKETS : 0);
 	for (unsigned i = 0; i < N_OPS; i++)
 		fprintf(f, "%s\"%u\":%" PRIu64, i ? "," : "", i, t->per_op[i]);
 	fprintf(f, "},\"per_label\":{");
@@ -222,8 +216,7 @@ write_summary(const struct opts *o, const struct mprof_writer *w, const struct t
 	}
 }
 
-static void
-run_live(const struct opts *o, uint8_t *buf, size_t len)
+static void run_live(const struct opts *o, uint8_t *buf, size_t len)
 {
 	struct mprof_writer w;
 	struct tally t = { 0 };
@@ -246,7 +239,7 @@ run_live(const struct opts *o, uint8_t *buf, size_t len)
 		if (o->burst_every && i && i % o->burst_every == 0 && in_burst == 0)
 			in_burst = o->burst;
 		if (in_burst) {
-			in_burst--;	/* bursts come on top of the paced events */
+			in_burst--; /* bursts come on top of the paced events */
 		} else if (o->rate) {
 			uint64_t due = start + paced++ * 1000000000u / o->rate, now = now_ns();
 
@@ -255,7 +248,7 @@ run_live(const struct opts *o, uint8_t *buf, size_t len)
 		}
 		mpw_gen(i, &ev, str, sizeof(str));
 		if (o->real_clock)
-			ev.ts = now_ns();	/* a demo's timeline; tests keep the synthetic one */
+			ev.ts = now_ns(); /* a demo's timeline; tests keep the synthetic one */
 		if (mpw_emit(&w, &ev, &ok))
 			note_packet(&t, i);
 		if (!ok) {
@@ -274,8 +267,7 @@ run_live(const struct opts *o, uint8_t *buf, size_t len)
 		pause();
 }
 
-static void
-load_file(const char *path, uint8_t *buf, size_t len)
+static void load_file(const char *path, uint8_t *buf, size_t len)
 {
 	FILE *f = fopen(path, "rb");
 
@@ -287,8 +279,7 @@ load_file(const char *path, uint8_t *buf, size_t len)
 	fprintf(stderr, "mtrace-mprof-guest: serving %s (%zu bytes)\n", path, len);
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "file", required_argument, NULL, 'f' },
@@ -317,22 +308,53 @@ main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "hV", lo, NULL)) != -1) {
 		switch (c) {
-		case 'f': o.file = optarg; break;
-		case 'l': o.live = true; break;
-		case 'p': o.pages = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 'r': o.rate = strtoull(optarg, NULL, 10); break;
-		case 'c': o.count = strtoull(optarg, NULL, 10); break;
-		case 'E': o.burst_every = strtoull(optarg, NULL, 10); break;
-		case 'B': o.burst = strtoull(optarg, NULL, 10); break;
-		case 'd': o.start_delay_ms = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 'm': o.mmap_path = optarg; break;
-		case 's': o.summary = optarg; break;
-		case 'b': o.backend = optarg; break;
-		case 'D': o.sim_dir = optarg; break;
-		case 'R': o.real_clock = true; break;
-		case 'h': usage(0); break;
-		case 'V': printf("mtrace-mprof-guest %s\n", MTRACE_VERSION); return 0;
-		default: usage(2);
+		case 'f':
+			o.file = optarg;
+			break;
+		case 'l':
+			o.live = true;
+			break;
+		case 'p':
+			o.pages = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'r':
+			o.rate = strtoull(optarg, NULL, 10);
+			break;
+		case 'c':
+			o.count = strtoull(optarg, NULL, 10);
+			break;
+		case 'E':
+			o.burst_every = strtoull(optarg, NULL, 10);
+			break;
+		case 'B':
+			o.burst = strtoull(optarg, NULL, 10);
+			break;
+		case 'd':
+			o.start_delay_ms = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'm':
+			o.mmap_path = optarg;
+			break;
+		case 's':
+			o.summary = optarg;
+			break;
+		case 'b':
+			o.backend = optarg;
+			break;
+		case 'D':
+			o.sim_dir = optarg;
+			break;
+		case 'R':
+			o.real_clock = true;
+			break;
+		case 'h':
+			usage(0);
+			break;
+		case 'V':
+			printf("mtrace-mprof-guest %s\n", MTRACE_VERSION);
+			return 0;
+		default:
+			usage(2);
 		}
 	}
 	if (optind != argc || (!o.file) == (!o.live))
@@ -343,7 +365,7 @@ main(int argc, char **argv)
 		/* Io_page buffers are whole pages, and the packet split depends on the size. */
 		if (stat(o.file, &sb) < 0 || sb.st_size == 0 || sb.st_size % PAGE) {
 			fprintf(stderr, "mtrace-mprof-guest: %s: not a whole number of pages\n",
-				o.file);
+			    o.file);
 			return 1;
 		}
 		o.pages = (unsigned)(sb.st_size / PAGE);

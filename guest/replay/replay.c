@@ -29,14 +29,14 @@
 #include "mtrace-ring.h"
 #include "trace.h"
 
-#define MAX_BAD_REPORTED	20
-#define SLEEP_SLACK_NS		50000	/* closer than this to due: emit now, no syscall */
+#define MAX_BAD_REPORTED 20
+#define SLEEP_SLACK_NS   50000 /* closer than this to due: emit now, no syscall */
 
 static volatile sig_atomic_t stop;
 
 struct opts {
-	double speed;		/* 0: as fast as possible */
-	uint64_t passes;	/* 0: forever (--loop) */
+	double speed;    /* 0: as fast as possible */
+	uint64_t passes; /* 0: forever (--loop) */
 	bool recorded_times;
 	bool hold;
 	bool check;
@@ -63,7 +63,7 @@ static void sleep_until(uint64_t mono_ns)
 static bool op_arg_is_thread(uint8_t op)
 {
 	return op == MTRACE_OP_CREATES || op == MTRACE_OP_READ || op == MTRACE_OP_FULFILLS ||
-	       op == MTRACE_OP_FAILS || op == MTRACE_OP_BECOMES;
+	    op == MTRACE_OP_FAILS || op == MTRACE_OP_BECOMES;
 }
 
 static bool op_has_string(uint8_t op)
@@ -77,7 +77,7 @@ static uint64_t shift_tid(int64_t tid, uint64_t shift)
 }
 
 static void emit(struct mtrace_ring *r, const struct trace *t, const struct trace_ev *e,
-		 uint64_t ts, uint64_t shift)
+    uint64_t ts, uint64_t shift)
 {
 	uint64_t thread = shift_tid(e->thread, shift);
 	uint64_t arg = op_arg_is_thread(e->op) ? shift_tid(e->arg, shift) : (uint64_t)e->arg;
@@ -90,8 +90,8 @@ static void emit(struct mtrace_ring *r, const struct trace *t, const struct trac
 }
 
 /* One pass over the trace.  Returns the events emitted. */
-static uint64_t play_pass(struct mtrace_ring *r, const struct trace *t, const struct opts *o,
-			  uint64_t pass)
+static uint64_t play_pass(
+    struct mtrace_ring *r, const struct trace *t, const struct opts *o, uint64_t pass)
 {
 	uint64_t stride = (uint64_t)t->max_thread + 1;
 	uint64_t shift = pass * stride;
@@ -128,20 +128,20 @@ static uint64_t play_pass(struct mtrace_ring *r, const struct trace *t, const st
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: mtrace-replay [options] TRACE.sexp\n"
-		"Replay a MirageOS 2014 sexp trace (one ((time T)(op(...))) a line) as a traced guest.\n"
-		"\n"
-		"  -s, --speed X         play X times the recorded pace (default 1; 0 = flat out)\n"
-		"  -l, --loop            repeat forever (each pass gets fresh thread ids)\n"
-		"  -c, --passes N        play N passes (default 1)\n"
-		"      --hold            stay announced after the last pass until SIGTERM/SIGINT\n"
-		"      --recorded-times  write the recorded 2014 times, not rebased ones\n"
-		"  -p, --pages N         ring data pages, a power of two (default 256)\n"
-		"  -B, --backend NAME    xen, sim or auto (default; sim when MTRACE_SIM_DIR is set)\n"
-		"      --check           parse only: print counts per op and bad lines, no Xen\n"
-		"      --dump            parse only: print each event as it would be written\n"
-		"  -q, --quiet           no summary on stderr\n"
-		"  -h, --help, -V, --version\n");
+	    "usage: mtrace-replay [options] TRACE.sexp\n"
+	    "Replay a MirageOS 2014 sexp trace (one ((time T)(op(...))) a line) as a traced guest.\n"
+	    "\n"
+	    "  -s, --speed X         play X times the recorded pace (default 1; 0 = flat out)\n"
+	    "  -l, --loop            repeat forever (each pass gets fresh thread ids)\n"
+	    "  -c, --passes N        play N passes (default 1)\n"
+	    "      --hold            stay announced after the last pass until SIGTERM/SIGINT\n"
+	    "      --recorded-times  write the recorded 2014 times, not rebased ones\n"
+	    "  -p, --pages N         ring data pages, a power of two (default 256)\n"
+	    "  -B, --backend NAME    xen, sim or auto (default; sim when MTRACE_SIM_DIR is set)\n"
+	    "      --check           parse only: print counts per op and bad lines, no Xen\n"
+	    "      --dump            parse only: print each event as it would be written\n"
+	    "  -q, --quiet           no summary on stderr\n"
+	    "  -h, --help, -V, --version\n");
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
@@ -185,26 +185,45 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			break;
-		case 'H': o->hold = true; break;
-		case 'R': o->recorded_times = true; break;
+		case 'H':
+			o->hold = true;
+			break;
+		case 'R':
+			o->recorded_times = true;
+			break;
 		case 'p': {
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (*end || v < MTRACE_RING_MIN_PAGES || v > MTRACE_RING_MAX_PAGES ||
 			    (v & (v - 1))) {
-				fprintf(stderr, "mtrace-replay: --pages must be a power of two, %u..%u\n",
-					MTRACE_RING_MIN_PAGES, MTRACE_RING_MAX_PAGES);
+				fprintf(stderr,
+				    "mtrace-replay: --pages must be a power of two, %u..%u\n",
+				    MTRACE_RING_MIN_PAGES, MTRACE_RING_MAX_PAGES);
 				return -1;
 			}
 			o->pages = (unsigned)v;
 			break;
 		}
-		case 'B': o->backend = optarg; break;
-		case 'C': o->check = true; break;
-		case 'D': o->dump = true; break;
-		case 'q': o->quiet = true; break;
-		case 'h': usage(stdout); exit(0);
-		case 'V': printf("mtrace-replay %s\n", MTRACE_VERSION); exit(0);
-		default: usage(stderr); return -1;
+		case 'B':
+			o->backend = optarg;
+			break;
+		case 'C':
+			o->check = true;
+			break;
+		case 'D':
+			o->dump = true;
+			break;
+		case 'q':
+			o->quiet = true;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("mtrace-replay %s\n", MTRACE_VERSION);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
 		}
 	}
 	if (optind != argc - 1) {
@@ -216,10 +235,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 }
 
 static const char *const op_names[] = {
-	[MTRACE_OP_CREATES] = "creates", [MTRACE_OP_READ] = "read",
-	[MTRACE_OP_FULFILLS] = "fulfills", [MTRACE_OP_FAILS] = "fails",
-	[MTRACE_OP_BECOMES] = "becomes", [MTRACE_OP_LABEL] = "label",
-	[MTRACE_OP_INCREASE] = "increase", [MTRACE_OP_SWITCH] = "switch",
+	[MTRACE_OP_CREATES] = "creates",
+	[MTRACE_OP_READ] = "read",
+	[MTRACE_OP_FULFILLS] = "fulfills",
+	[MTRACE_OP_FAILS] = "fails",
+	[MTRACE_OP_BECOMES] = "becomes",
+	[MTRACE_OP_LABEL] = "label",
+	[MTRACE_OP_INCREASE] = "increase",
+	[MTRACE_OP_SWITCH] = "switch",
 	[MTRACE_OP_GC] = "gc",
 };
 
@@ -229,8 +252,10 @@ static void print_dump(const struct trace *t)
 	for (size_t i = 0; i < t->n; i++) {
 		const struct trace_ev *e = &t->ev[i];
 		printf("%" PRIu64 " %s %" PRId64 " %" PRId64 " %u", e->t_ns,
-		       e->op < sizeof(op_names) / sizeof(op_names[0]) && op_names[e->op] ?
-		       op_names[e->op] : "?", e->thread, e->arg, e->type);
+		    e->op < sizeof(op_names) / sizeof(op_names[0]) && op_names[e->op]
+		        ? op_names[e->op]
+		        : "?",
+		    e->thread, e->arg, e->type);
 		if (op_has_string(e->op)) {
 			const unsigned char *p = (const unsigned char *)trace_str(t, e);
 			fputs(" \"", stdout);
@@ -250,8 +275,8 @@ static void print_dump(const struct trace *t)
 
 static void print_check(const struct trace *t)
 {
-	printf("lines %" PRIu64 "\nevents %zu\nbad %" PRIu64 "\nmax_thread %" PRId64 "\n",
-	       t->lines, t->n, t->bad, t->max_thread);
+	printf("lines %" PRIu64 "\nevents %zu\nbad %" PRIu64 "\nmax_thread %" PRId64 "\n", t->lines,
+	    t->n, t->bad, t->max_thread);
 	for (unsigned op = 0; op < sizeof(op_names) / sizeof(op_names[0]); op++)
 		if (op_names[op])
 			printf("%s %" PRIu64 "\n", op_names[op], t->per_op[op]);
@@ -287,12 +312,12 @@ int main(int argc, char **argv)
 	}
 	if (t.n == 0) {
 		fprintf(stderr, "mtrace-replay: %s: no events to replay (%" PRIu64 " bad lines)\n",
-			o.file, t.bad);
+		    o.file, t.bad);
 		trace_free(&t);
 		return 1;
 	}
 
-	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART: wake sleeps */
+	struct sigaction sa = { .sa_handler = on_signal }; /* no SA_RESTART: wake sleeps */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
@@ -320,8 +345,9 @@ int main(int argc, char **argv)
 	mtrace_ring_kick(r);
 	if (!o.quiet)
 		fprintf(stderr,
-			"mtrace-replay: %" PRIu64 " events in %" PRIu64 " pass(es) from %s, "
-			"%" PRIu64 " bad line(s) skipped\n", emitted, pass, o.file, t.bad);
+		    "mtrace-replay: %" PRIu64 " events in %" PRIu64 " pass(es) from %s, "
+		    "%" PRIu64 " bad line(s) skipped\n",
+		    emitted, pass, o.file, t.bad);
 	if (o.hold) {
 		/* Block first so a signal between the test and the wait is not lost. */
 		sigset_t block, old;

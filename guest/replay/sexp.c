@@ -59,7 +59,7 @@ static void skip_blank(struct parser *ps)
 static bool is_atom_char(char c)
 {
 	return !(c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\f' || c == '(' ||
-		 c == ')' || c == '"' || c == ';');
+	    c == ')' || c == '"' || c == ';');
 }
 
 static int digit_val(char c, int base)
@@ -96,7 +96,7 @@ static bool numeric_escape(struct parser *ps, int base, int digits)
 
 static bool quoted_body(struct parser *ps)
 {
-	ps->p++;	/* opening quote */
+	ps->p++; /* opening quote */
 	while (ps->p < ps->end) {
 		char c = *ps->p++;
 		if (c == '"')
@@ -110,11 +110,26 @@ static bool quoted_body(struct parser *ps)
 			break;
 		char e = *ps->p++;
 		switch (e) {
-		case 'n': if (!put(ps, '\n')) return false; break;
-		case 't': if (!put(ps, '\t')) return false; break;
-		case 'r': if (!put(ps, '\r')) return false; break;
-		case 'b': if (!put(ps, '\b')) return false; break;
-		case '\\': case '"': case '\'': case ' ':
+		case 'n':
+			if (!put(ps, '\n'))
+				return false;
+			break;
+		case 't':
+			if (!put(ps, '\t'))
+				return false;
+			break;
+		case 'r':
+			if (!put(ps, '\r'))
+				return false;
+			break;
+		case 'b':
+			if (!put(ps, '\b'))
+				return false;
+			break;
+		case '\\':
+		case '"':
+		case '\'':
+		case ' ':
 			if (!put(ps, e))
 				return false;
 			break;
@@ -156,7 +171,7 @@ static struct sexp *parse_list(struct parser *ps, unsigned depth)
 	if (!list)
 		return NULL;
 	list->is_list = true;
-	ps->p++;	/* '(' */
+	ps->p++; /* '(' */
 	struct sexp **tailp = &list->child;
 	for (;;) {
 		skip_blank(ps);
@@ -201,8 +216,8 @@ static struct sexp *parse_any(struct parser *ps, unsigned depth)
 	return a;
 }
 
-struct sexp *sexp_parse(struct sexp_doc *doc, const char *text, size_t len, char *err,
-			size_t errlen)
+struct sexp *sexp_parse(
+    struct sexp_doc *doc, const char *text, size_t len, char *err, size_t errlen)
 {
 	struct parser ps = { doc, text, text, text + len, err, errlen };
 	doc->used = 0;

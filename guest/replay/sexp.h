@@ -12,17 +12,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SEXP_MAX_NODES	256
-#define SEXP_MAX_DEPTH	16
-#define SEXP_ARENA	8192	/* decoded atom bytes, NULs included */
+#define SEXP_MAX_NODES 256
+#define SEXP_MAX_DEPTH 16
+#define SEXP_ARENA     8192 /* decoded atom bytes, NULs included */
 
 struct sexp {
 	bool is_list;
-	bool quoted;		/* atom written as "..." (so "()" is an atom, not a list) */
-	const char *atom;	/* NUL-terminated, decoded; NULL for lists */
-	size_t len;		/* atom length (an escape may put a NUL inside) */
-	struct sexp *child;	/* first element of a list */
-	struct sexp *next;	/* next sibling */
+	bool quoted;        /* atom written as "..." (so "()" is an atom, not a list) */
+	const char *atom;   /* NUL-terminated, decoded; NULL for lists */
+	size_t len;         /* atom length (an escape may put a NUL inside) */
+	struct sexp *child; /* first element of a list */
+	struct sexp *next;  /* next sibling */
 };
 
 struct sexp_doc {
@@ -36,8 +36,8 @@ struct sexp_doc {
  * Parse exactly one S-expression from text[0..len) (trailing blanks and ';' comments
  * allowed).  Returns the root, or NULL with a reason in err.  Nodes live in doc.
  */
-struct sexp *sexp_parse(struct sexp_doc *doc, const char *text, size_t len, char *err,
-			size_t errlen);
+struct sexp *sexp_parse(
+    struct sexp_doc *doc, const char *text, size_t len, char *err, size_t errlen);
 
 /* Number of elements of a list (0 for an atom). */
 unsigned sexp_list_len(const struct sexp *s);

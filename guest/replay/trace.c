@@ -14,9 +14,26 @@
 
 /* Sexplib writes the OCaml constructor names of mirage-profile's thread_type. */
 static const char *const type_names[MTRACE_TT_COUNT] = {
-	"Wait", "Task", "Bind", "Try", "Choose", "Pick", "Join", "Map", "Condition",
-	"On_success", "On_failure", "On_termination", "On_any", "Ignore_result", "Async",
-	"Promise", "Semaphore", "Switch", "Stream", "Mutex",
+	"Wait",
+	"Task",
+	"Bind",
+	"Try",
+	"Choose",
+	"Pick",
+	"Join",
+	"Map",
+	"Condition",
+	"On_success",
+	"On_failure",
+	"On_termination",
+	"On_any",
+	"Ignore_result",
+	"Async",
+	"Promise",
+	"Semaphore",
+	"Switch",
+	"Stream",
+	"Mutex",
 };
 
 static int bad(char *err, size_t errlen, const char *why)
@@ -66,7 +83,7 @@ static bool parse_seconds(const struct sexp *s, uint64_t *ns)
 	unsigned fdigits = 0;
 	bool any = false;
 	for (; *p >= '0' && *p <= '9'; p++, any = true) {
-		if (sec > 18000000000ull)	/* past year 2500: not a trace time */
+		if (sec > 18000000000ull) /* past year 2500: not a trace time */
 			return false;
 		sec = sec * 10 + (uint64_t)(*p - '0');
 	}
@@ -94,8 +111,8 @@ static bool parse_seconds_float(const struct sexp *s, int64_t *ns)
 	return true;
 }
 
-static int add_string(struct trace *t, const struct sexp *s, struct trace_ev *ev, char *err,
-		      size_t errlen)
+static int add_string(
+    struct trace *t, const struct sexp *s, struct trace_ev *ev, char *err, size_t errlen)
 {
 	if (!s || s->is_list)
 		return bad(err, errlen, "expected a string");
@@ -133,8 +150,8 @@ static uint8_t thread_type(const struct sexp *s)
 
 /* The (Op args...) list.  Argument counts are exact so that a garbled line is not
  * half-understood. */
-static int map_op(struct trace *t, const struct sexp *op, struct trace_ev *ev, char *err,
-		  size_t errlen)
+static int map_op(
+    struct trace *t, const struct sexp *op, struct trace_ev *ev, char *err, size_t errlen)
 {
 	const struct sexp *name = sexp_nth(op, 0);
 	unsigned argc = sexp_list_len(op) - 1;
@@ -192,17 +209,17 @@ static int map_op(struct trace *t, const struct sexp *op, struct trace_ev *ev, c
 		snprintf(err, errlen, "unknown op %.40s", name->atom);
 		return -1;
 	}
-	if (ev->thread < -1 || (ev->op != MTRACE_OP_GC && ev->op != MTRACE_OP_INCREASE &&
-				ev->op != MTRACE_OP_LABEL && ev->op != MTRACE_OP_SWITCH &&
-				ev->arg < -1))
+	if (ev->thread < -1 ||
+	    (ev->op != MTRACE_OP_GC && ev->op != MTRACE_OP_INCREASE && ev->op != MTRACE_OP_LABEL &&
+	        ev->op != MTRACE_OP_SWITCH && ev->arg < -1))
 		return bad(err, errlen, "negative thread id");
 	return 0;
 }
 
-int trace_parse_line(struct trace *t, const char *line, size_t len, struct trace_ev *ev,
-		     char *err, size_t errlen)
+int trace_parse_line(
+    struct trace *t, const char *line, size_t len, struct trace_ev *ev, char *err, size_t errlen)
 {
-	static struct sexp_doc doc;	/* 20 KiB: keep it off the stack; one loader at a time */
+	static struct sexp_doc doc; /* 20 KiB: keep it off the stack; one loader at a time */
 	struct sexp *root = sexp_parse(&doc, line, len, err, errlen);
 	if (!root)
 		return -1;
@@ -310,8 +327,8 @@ int trace_load(struct trace *t, FILE *in, const char *name, FILE *diag, unsigned
 		return -1;
 	}
 	if (diag && t->bad > max_report)
-		fprintf(diag, "%s: %" PRIu64 " more bad events not shown\n", name,
-			t->bad - max_report);
+		fprintf(
+		    diag, "%s: %" PRIu64 " more bad events not shown\n", name, t->bad - max_report);
 	return 0;
 }
 

@@ -15,27 +15,27 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define TRACE_LINE_MAX	65536	/* longer lines are bad lines */
+#define TRACE_LINE_MAX 65536 /* longer lines are bad lines */
 
 struct trace_ev {
-	uint64_t t_ns;		/* recorded time, ns (Unix epoch for the 2014 traces) */
-	int64_t thread;		/* -1: idle / none */
-	int64_t arg;		/* other thread, amount or GC duration in ns */
-	uint32_t str_off;	/* into trace.pool; valid when str_len or op carries a string */
+	uint64_t t_ns;    /* recorded time, ns (Unix epoch for the 2014 traces) */
+	int64_t thread;   /* -1: idle / none */
+	int64_t arg;      /* other thread, amount or GC duration in ns */
+	uint32_t str_off; /* into trace.pool; valid when str_len or op carries a string */
 	uint16_t str_len;
-	uint8_t op;		/* enum mtrace_op */
-	uint8_t type;		/* thread type for CREATES */
+	uint8_t op;   /* enum mtrace_op */
+	uint8_t type; /* thread type for CREATES */
 };
 
 struct trace {
 	struct trace_ev *ev;
 	size_t n, cap;
-	char *pool;		/* strings, each NUL-terminated */
+	char *pool; /* strings, each NUL-terminated */
 	size_t pool_len, pool_cap;
-	uint64_t lines;		/* non-blank lines read */
-	uint64_t bad;		/* lines rejected */
+	uint64_t lines; /* non-blank lines read */
+	uint64_t bad;   /* lines rejected */
 	uint64_t per_op[256];
-	int64_t max_thread;	/* largest thread id seen (-1 if none) */
+	int64_t max_thread; /* largest thread id seen (-1 if none) */
 };
 
 /*
@@ -52,7 +52,7 @@ static inline const char *trace_str(const struct trace *t, const struct trace_ev
 }
 
 /* Parse one line into *ev (strings appended to t's pool).  0, or -1 with a reason. */
-int trace_parse_line(struct trace *t, const char *line, size_t len, struct trace_ev *ev,
-		     char *err, size_t errlen);
+int trace_parse_line(
+    struct trace *t, const char *line, size_t len, struct trace_ev *ev, char *err, size_t errlen);
 
 #endif

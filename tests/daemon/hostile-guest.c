@@ -59,8 +59,9 @@ int main(int argc, char **argv)
 		a += 2;
 	}
 	if (a >= argc) {
-		fprintf(stderr, "usage: hostile-guest [--rings R] [--pages P] "
-			"count N | storm N | flood | scribble | reopen N M\n");
+		fprintf(stderr,
+		    "usage: hostile-guest [--rings R] [--pages P] "
+		    "count N | storm N | flood | scribble | reopen N M\n");
 		return 2;
 	}
 	g = mtrace_guest_open(&c, err, sizeof(err));
@@ -80,7 +81,7 @@ int main(int argc, char **argv)
 		struct mtrace_ring *r = mtrace_guest_ring(g, 0);
 		write_events(g, c.rings, strtoull(argv[a + 1], NULL, 10));
 		printf("{\"events\": %llu}\n",
-		       (unsigned long long)(strtoull(argv[a + 1], NULL, 10) + c.rings));
+		    (unsigned long long)(strtoull(argv[a + 1], NULL, 10) + c.rings));
 		fflush(stdout);
 		/* thousands of notifications a second, far above the limiter's 150, with a
 		 * breath now and then so that the test machine stays usable */
@@ -128,8 +129,10 @@ int main(int argc, char **argv)
 					uint64_t v = rnd();
 					memcpy(r->data + o, &v, 8);
 				}
-				__atomic_store_n(&r->hdr->head, rnd() % (4 * size), __ATOMIC_RELEASE);
-				__atomic_store_n(&r->hdr->tail, rnd() % (4 * size), __ATOMIC_RELEASE);
+				__atomic_store_n(
+				    &r->hdr->head, rnd() % (4 * size), __ATOMIC_RELEASE);
+				__atomic_store_n(
+				    &r->hdr->tail, rnd() % (4 * size), __ATOMIC_RELEASE);
 				mtrace_ring_kick(r);
 			}
 			usleep(1000);

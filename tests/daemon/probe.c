@@ -46,19 +46,20 @@ static void print_stats(const Mtrace__Stats *s)
 		       " corrupt=%" PRIu64 " unknown=%" PRIu64 " wakeups=%" PRIu64
 		       " ratelimited=%" PRIu64 " live=%" PRIu64 " total=%" PRIu64
 		       " evicted=%" PRIu64 " counters=%zu state=%s\n",
-		       d->domid, d->name, d->alive, d->legacy, d->rings, d->events, d->lost,
-		       d->corrupt, d->unknown, d->wakeups, d->ratelimited, d->live_threads,
-		       d->threads_total, d->threads_evicted, d->n_counters, d->state);
+		    d->domid, d->name, d->alive, d->legacy, d->rings, d->events, d->lost,
+		    d->corrupt, d->unknown, d->wakeups, d->ratelimited, d->live_threads,
+		    d->threads_total, d->threads_evicted, d->n_counters, d->state);
 	}
 	for (size_t i = 0; i < s->n_domains; i++)
 		for (size_t k = 0; k < s->domains[i]->n_counters; k++)
 			printf("counter %u %s %" PRId64 "\n", s->domains[i]->domid,
-			       s->domains[i]->counters[k]->name, s->domains[i]->counters[k]->value);
+			    s->domains[i]->counters[k]->name, s->domains[i]->counters[k]->value);
 	for (size_t i = 0; i < s->n_labels; i++)
-		printf("label %u %s count=%" PRIu64 " live=%" PRIu64 " p50=%" PRIu64 " p99=%" PRIu64 "\n",
-		       s->labels[i]->domid, s->labels[i]->label, s->labels[i]->count,
-		       s->labels[i]->live, s->labels[i]->lifetime_p50_ns,
-		       s->labels[i]->lifetime_p99_ns);
+		printf("label %u %s count=%" PRIu64 " live=%" PRIu64 " p50=%" PRIu64 " p99=%" PRIu64
+		       "\n",
+		    s->labels[i]->domid, s->labels[i]->label, s->labels[i]->count,
+		    s->labels[i]->live, s->labels[i]->lifetime_p50_ns,
+		    s->labels[i]->lifetime_p99_ns);
 	printf("end clients=%u\n", s->clients);
 }
 
@@ -88,8 +89,9 @@ int main(int argc, char **argv)
 	if (sock == NULL || argc < 1 || (strcmp(argv[0], "stats") && strcmp(argv[0], "events")) ||
 	    (!strcmp(argv[0], "events") && argc < 2)) {
 usage:
-		fprintf(stderr, "usage: mtraced-probe -s SOCKET stats | "
-				"mtraced-probe -s SOCKET events SECONDS\n");
+		fprintf(stderr,
+		    "usage: mtraced-probe -s SOCKET stats | "
+		    "mtraced-probe -s SOCKET events SECONDS\n");
 		return 2;
 	}
 	events = !strcmp(argv[0], "events");
@@ -117,12 +119,12 @@ usage:
 			break;
 		/* short waits: SIGTERM ends the run with the counts printed */
 		r = mtc_next(c, deadline - t < 100 ? (int)(deadline - t) : 100, &m, NULL, NULL, err,
-			     sizeof(err));
+		    sizeof(err));
 		if (r == 0)
 			continue;
 		if (r < 0) {
 			if (events)
-				break;		/* the daemon stopped: report what came */
+				break; /* the daemon stopped: report what came */
 			fprintf(stderr, "probe: %s\n", err[0] ? err : "connection closed");
 			mtc_close(c);
 			return 1;
@@ -142,7 +144,7 @@ usage:
 			break;
 		case MTRACE__SERVER_MSG__MSG_DOMAIN_UP:
 			printf("up %u %s legacy=%d\n", m->domain_up->domid, m->domain_up->name,
-			       m->domain_up->legacy);
+			    m->domain_up->legacy);
 			break;
 		case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
 			printf("down %u %s\n", m->domain_down->domid, m->domain_down->reason);

@@ -15,9 +15,8 @@
 #include "mtrace.pb-c.h"
 #include "state.h"
 
-
 static void ev(struct state_domain *d, uint8_t op, uint8_t type, uint64_t ts, uint64_t thread,
-	       uint64_t arg, const char *str)
+    uint64_t arg, const char *str)
 {
 	struct mtrace_event e = { .ts = ts, .thread = thread, .arg = arg, .op = op, .type = type };
 
@@ -50,22 +49,22 @@ static void test_lifecycle(void)
 	ev(d, MTRACE_OP_CREATES, MTRACE_TT_BIND, 120, 1, 3, NULL);
 	ev(d, MTRACE_OP_LABEL, 0, 125, 2, 0, "net.read");
 	ev(d, MTRACE_OP_LABEL, 0, 126, 3, 0, "net.read");
-	ev(d, MTRACE_OP_SWITCH, 0, 200, 2, 0, NULL);		/* 1 ran 100 ns */
+	ev(d, MTRACE_OP_SWITCH, 0, 200, 2, 0, NULL); /* 1 ran 100 ns */
 	ev(d, MTRACE_OP_READ, 0, 210, 2, 3, NULL);
-	ev(d, MTRACE_OP_FULFILLS, 0, 300, 2, 3, NULL);		/* 3 lived 180 ns */
-	ev(d, MTRACE_OP_SIGNAL, 0, 350, 1, 2, NULL);		/* 2 ran 150, 2 notified */
-	ev(d, MTRACE_OP_FAILS, 0, 400, 1, 2, "Not_found");	/* 2 lived 290 ns */
+	ev(d, MTRACE_OP_FULFILLS, 0, 300, 2, 3, NULL);     /* 3 lived 180 ns */
+	ev(d, MTRACE_OP_SIGNAL, 0, 350, 1, 2, NULL);       /* 2 ran 150, 2 notified */
+	ev(d, MTRACE_OP_FAILS, 0, 400, 1, 2, "Not_found"); /* 2 lived 290 ns */
 	ev(d, MTRACE_OP_BECOMES, 0, 410, 1, 7, NULL);
 	ev(d, MTRACE_OP_COUNTER, 0, 420, 1, 5, "queue");
 	ev(d, MTRACE_OP_INCREASE, 0, 430, 1, (uint64_t)-2, "queue");
 	ev(d, MTRACE_OP_INCREASE, 0, 440, 1, 10, "bytes");
-	ev(d, MTRACE_OP_SWITCH, 0, 500, MTRACE_THREAD_NONE, 0, NULL);	/* 1 ran 150 more */
+	ev(d, MTRACE_OP_SWITCH, 0, 500, MTRACE_THREAD_NONE, 0, NULL); /* 1 ran 150 more */
 	state_domain_add_counts(d, 3, 1, 2);
 	state_domain_add_wakeup(d, false);
 	state_domain_add_wakeup(d, true);
 
 	CHECK(state_domain_events(d) == 15);
-	CHECK(state_domain_live_threads(d) == 1);	/* thread 1 (first seen) is pending */
+	CHECK(state_domain_live_threads(d) == 1); /* thread 1 (first seen) is pending */
 	CHECK(state_thread_label(1, 2) && !strcmp(state_thread_label(1, 2), "net.read"));
 	CHECK(state_thread_label(1, 1) == NULL);
 	CHECK(state_thread_label(9, 1) == NULL);
@@ -89,19 +88,21 @@ static void test_lifecycle(void)
 			if (!strcmp(ds->counters[i]->name, "queue"))
 				CHECK(ds->counters[i]->value == 3);
 			else
-				CHECK(!strcmp(ds->counters[i]->name, "bytes") && ds->counters[i]->value == 10);
+				CHECK(!strcmp(ds->counters[i]->name, "bytes") &&
+				    ds->counters[i]->value == 10);
 		}
 	}
 	CHECK(s->n_threads == 3);
 	CHECK(s->n_threads == 3 && s->threads[0]->id == 1 && s->threads[2]->id == 3);
 	t = find_thread(s, 1, 1);
 	CHECK(t && t->running_ns == 250 && t->children == 2 && t->resolves == 1 && t->becomes == 7);
-	CHECK(t && t->parent == -1 && t->type == MTRACE_TT_UNKNOWN && t->state == MTRACE__THREAD_STATE__PENDING);
+	CHECK(t && t->parent == -1 && t->type == MTRACE_TT_UNKNOWN &&
+	    t->state == MTRACE__THREAD_STATE__PENDING);
 	t = find_thread(s, 1, 2);
 	CHECK(t && t->running_ns == 150 && t->reads == 1 && t->notifies == 1 && t->resolves == 1);
 	CHECK(t && t->state == MTRACE__THREAD_STATE__FAILED && !strcmp(t->failure, "Not_found"));
 	CHECK(t && t->parent == 1 && t->type == MTRACE_TT_TASK && t->created_ns == 110 &&
-	      t->resolved_ns == 400 && t->pending_ns == 290 && !strcmp(t->label, "net.read"));
+	    t->resolved_ns == 400 && t->pending_ns == 290 && !strcmp(t->label, "net.read"));
 	t = find_thread(s, 1, 3);
 	CHECK(t && t->state == MTRACE__THREAD_STATE__RESOLVED && t->pending_ns == 180);
 	CHECK(s->n_labels == 1);
@@ -165,7 +166,7 @@ static void test_filters(void)
 	for (size_t i = 0; i < s->n_domains; i++)
 		if (s->domains[i]->domid == 2)
 			CHECK(!s->domains[i]->alive && !strcmp(s->domains[i]->state, "destroyed") &&
-			      s->domains[i]->legacy);
+			    s->domains[i]->legacy);
 	state_stats_free(s);
 	/* a new domain with the same id starts afresh */
 	state_domain_attached(d, 1, MTRACE_CLOCK_XEN, false);

@@ -22,8 +22,7 @@ struct bounds {
 	const uint8_t *lo, *hi;
 };
 
-static void
-check_event(const struct mtrace_event *ev, void *arg)
+static void check_event(const struct mtrace_event *ev, void *arg)
 {
 	const struct bounds *b = arg;
 
@@ -38,8 +37,7 @@ check_event(const struct mtrace_event *ev, void *arg)
 	}
 }
 
-static void
-poll_one(struct mprof_reader *r, const uint8_t *src, size_t len)
+static void poll_one(struct mprof_reader *r, const uint8_t *src, size_t len)
 {
 	/* An exact-size heap copy, so ASan sees any read past it. */
 	uint8_t *copy = malloc(len);
@@ -52,8 +50,7 @@ poll_one(struct mprof_reader *r, const uint8_t *src, size_t len)
 	free(copy);
 }
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 2)
 		return 0;
@@ -66,8 +63,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!val)
 			return 0;
 		memcpy(val, data + 2, size - 2);
-		n = mprof_parse_refs(val, size - 2, refs, data[1] ? data[1] : MPROF_MAX_PAGES,
-				     err, sizeof(err));
+		n = mprof_parse_refs(
+		    val, size - 2, refs, data[1] ? data[1] : MPROF_MAX_PAGES, err, sizeof(err));
 		if (n == 0 || n > (int)MPROF_MAX_PAGES)
 			abort();
 		free(val);

@@ -40,14 +40,12 @@ struct out {
 
 static volatile sig_atomic_t stop;
 
-static void
-on_signal(int sig)
+static void on_signal(int sig)
 {
 	stop = 1;
 }
 
-static void
-json_str(FILE *f, const char *s, size_t len)
+static void json_str(FILE *f, const char *s, size_t len)
 {
 	fputc('"', f);
 	for (size_t i = 0; i < len; i++) {
@@ -63,8 +61,7 @@ json_str(FILE *f, const char *s, size_t len)
 	fputc('"', f);
 }
 
-static void
-on_event(const struct mtrace_event *ev, void *arg)
+static void on_event(const struct mtrace_event *ev, void *arg)
 {
 	struct out *o = arg;
 
@@ -74,8 +71,8 @@ on_event(const struct mtrace_event *ev, void *arg)
 		unsigned i;
 
 		for (i = 0; i < o->nlabels; i++)
-			if (strlen(o->label[i]) == ev->str_len && !memcmp(o->label[i], ev->str,
-									    ev->str_len))
+			if (strlen(o->label[i]) == ev->str_len &&
+			    !memcmp(o->label[i], ev->str, ev->str_len))
 				break;
 		if (i == o->nlabels && i < MAX_LABELS)
 			o->label[o->nlabels++] = strndup(ev->str, ev->str_len);
@@ -87,8 +84,9 @@ on_event(const struct mtrace_event *ev, void *arg)
 	if (!o->events)
 		return;
 	printf("{\"ts\":%" PRIu64 ",\"op\":\"%s\",\"thread\":%" PRId64 ",\"arg\":%" PRId64
-	       ",\"type\":%u,\"seq\":%u", ev->ts, mtrace_op_name(ev->op), (int64_t)ev->thread,
-	       (int64_t)ev->arg, ev->type, ev->seq);
+	       ",\"type\":%u,\"seq\":%u",
+	    ev->ts, mtrace_op_name(ev->op), (int64_t)ev->thread, (int64_t)ev->arg, ev->type,
+	    ev->seq);
 	if (ev->str) {
 		printf(",\"str\":");
 		json_str(stdout, ev->str, ev->str_len);
@@ -96,8 +94,7 @@ on_event(const struct mtrace_event *ev, void *arg)
 	printf("}\n");
 }
 
-static void
-summary(const struct out *o, const struct mprof_reader *r)
+static void summary(const struct out *o, const struct mprof_reader *r)
 {
 	const struct mprof_stats *st = mprof_reader_stats(r);
 	bool first = true;
@@ -116,18 +113,17 @@ summary(const struct out *o, const struct mprof_reader *r)
 		json_str(stdout, o->label[i], strlen(o->label[i]));
 		printf(":%" PRIu64, o->label_n[i]);
 	}
-	printf("},\"stats\":{\"events\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"lost_packets\":%"
-	       PRIu64 ",\"torn\":%" PRIu64 ",\"corrupt\":%" PRIu64 ",\"polls\":%" PRIu64
+	printf("},\"stats\":{\"events\":%" PRIu64 ",\"lost\":%" PRIu64 ",\"lost_packets\":%" PRIu64
+	       ",\"torn\":%" PRIu64 ",\"corrupt\":%" PRIu64 ",\"polls\":%" PRIu64
 	       ",\"truncated\":%" PRIu64 ",\"packets\":%" PRIu64 ",\"resyncs\":%" PRIu64
-	       ",\"unknown\":%" PRIu64 "},\"error\":", st->events, st->lost, st->lost_packets,
-	       st->torn, st->corrupt, st->polls, st->truncated, st->packets, st->resyncs,
-	       st->unknown);
+	       ",\"unknown\":%" PRIu64 "},\"error\":",
+	    st->events, st->lost, st->lost_packets, st->torn, st->corrupt, st->polls, st->truncated,
+	    st->packets, st->resyncs, st->unknown);
 	json_str(stdout, mprof_reader_error(r), strlen(mprof_reader_error(r)));
 	printf("}}\n");
 }
 
-static void
-sleep_ms(unsigned ms)
+static void sleep_ms(unsigned ms)
 {
 	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
 
@@ -135,8 +131,7 @@ sleep_ms(unsigned ms)
 		;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	unsigned polls = 2, interval = 0, after_done = 3;
 	const char *done = NULL;
@@ -148,12 +143,21 @@ main(int argc, char **argv)
 
 	while ((c = getopt(argc, argv, "n:i:eu:")) != -1) {
 		switch (c) {
-		case 'n': polls = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 'i': interval = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 'e': o.events = true; break;
-		case 'u': done = optarg; break;
+		case 'n':
+			polls = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'i':
+			interval = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'e':
+			o.events = true;
+			break;
+		case 'u':
+			done = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: mprof-poll [-n POLLS] [-i MS] [-e] [-u DONE] FILE\n");
+			fprintf(
+			    stderr, "usage: mprof-poll [-n POLLS] [-i MS] [-e] [-u DONE] FILE\n");
 			return 2;
 		}
 	}
@@ -171,7 +175,7 @@ main(int argc, char **argv)
 	r = mprof_reader_new((size_t)sb.st_size);
 	if (!r) {
 		fprintf(stderr, "mprof-poll: %s: unusable size %lld\n", argv[optind],
-			(long long)sb.st_size);
+		    (long long)sb.st_size);
 		return 1;
 	}
 	map = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_SHARED, fd, 0);

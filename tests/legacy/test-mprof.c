@@ -16,20 +16,18 @@
 #include "mprof.h"
 #include "mprof-writer.h"
 
-
 /* Emitted events, as the checks need them. */
 struct sink {
 	uint64_t n;
-	uint64_t next_index;	/* expected workload index of the next event, or UINT64_MAX */
-	uint64_t bad;		/* events differing from what was written */
-	uint64_t backwards;	/* duplicate or out of order */
+	uint64_t next_index; /* expected workload index of the next event, or UINT64_MAX */
+	uint64_t bad;        /* events differing from what was written */
+	uint64_t backwards;  /* duplicate or out of order */
 	uint64_t per_op[MTRACE_OP_COUNT_MIRAGE];
-	uint64_t *seen;		/* per-index flag for the loss checks */
+	uint64_t *seen; /* per-index flag for the loss checks */
 	size_t seen_len;
 };
 
-static void
-sink_cb(const struct mtrace_event *ev, void *arg)
+static void sink_cb(const struct mtrace_event *ev, void *arg)
 {
 	struct sink *s = arg;
 	struct mpw_event want;
@@ -40,7 +38,7 @@ sink_cb(const struct mtrace_event *ev, void *arg)
 	if (ev->op < MTRACE_OP_COUNT_MIRAGE)
 		s->per_op[ev->op]++;
 	if (s->next_index == UINT64_MAX - 1)
-		return;		/* not a workload buffer */
+		return; /* not a workload buffer */
 	if (ev->ts < MPW_GEN_T0 || (ev->ts - MPW_GEN_T0) % 1000) {
 		s->bad++;
 		return;
@@ -60,8 +58,7 @@ sink_cb(const struct mtrace_event *ev, void *arg)
 		s->seen[i] = 1;
 }
 
-static void
-sink_init(struct sink *s, size_t seen_len)
+static void sink_init(struct sink *s, size_t seen_len)
 {
 	memset(s, 0, sizeof(*s));
 	s->next_index = UINT64_MAX;
@@ -69,8 +66,7 @@ sink_init(struct sink *s, size_t seen_len)
 	s->seen = calloc(seen_len ? seen_len : 1, sizeof(*s->seen));
 }
 
-static size_t
-poll_copy(struct mprof_reader *r, const uint8_t *buf, size_t len, struct sink *s)
+static size_t poll_copy(struct mprof_reader *r, const uint8_t *buf, size_t len, struct sink *s)
 {
 	uint8_t *copy = malloc(len);
 	size_t n;
@@ -81,24 +77,42 @@ poll_copy(struct mprof_reader *r, const uint8_t *buf, size_t len, struct sink *s
 	return n;
 }
 
-static void
-test_refs(void)
+static void test_refs(void)
 {
 	uint32_t refs[8];
 	char err[128];
 	static const char *const bad[] = {
-		"", ",", "1,", ",1", "1,,2", "1, 2", " 1", "1 ", "-1", "+1", "01", "1,01",
-		"4294967296", "99999999999999999999", "1;2", "1\n", "a", "1,1", "1,2,3,4,5,6,7,8,9",
+		"",
+		",",
+		"1,",
+		",1",
+		"1,,2",
+		"1, 2",
+		" 1",
+		"1 ",
+		"-1",
+		"+1",
+		"01",
+		"1,01",
+		"4294967296",
+		"99999999999999999999",
+		"1;2",
+		"1\n",
+		"a",
+		"1,1",
+		"1,2,3,4,5,6,7,8,9",
 	};
 
 	CHECK(mprof_parse_refs("8,9,10", 6, refs, 8, err, sizeof(err)) == 3);
 	CHECK(refs[0] == 8 && refs[1] == 9 && refs[2] == 10);
 	CHECK(mprof_parse_refs("0", 1, refs, 8, err, sizeof(err)) == 1 && refs[0] == 0);
 	CHECK(mprof_parse_refs("4294967295", 10, refs, 8, err, sizeof(err)) == 1 &&
-	      refs[0] == UINT32_MAX);
+	    refs[0] == UINT32_MAX);
 	/* len bounds the value: bytes past it are not read, an embedded NUL is garbage */
 	CHECK(mprof_parse_refs("12,13xyz", 5, refs, 8, err, sizeof(err)) == 2);
-	CHECK(mprof_parse_refs("12\0" "13", 5, refs, 8, err, sizeof(err)) == -1);
+	CHECK(mprof_parse_refs("12\0"
+	                       "13",
+	          5, refs, 8, err, sizeof(err)) == -1);
 	CHECK(mprof_parse_refs(NULL, 0, refs, 8, err, sizeof(err)) == -1);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = 0;
@@ -112,8 +126,7 @@ test_refs(void)
 	CHECK(mprof_parse_refs("1,2,3,4,5,6,7,8", 15, refs, 8, err, sizeof(err)) == 8);
 }
 
-static uint8_t *
-read_file(const char *path, size_t *len)
+static uint8_t *read_file(const char *path, size_t *len)
 {
 	FILE *f = fopen(path, "rb");
 	uint8_t *buf;
@@ -136,8 +149,7 @@ read_file(const char *path, size_t *len)
 
 /* The real buffer: nothing on the first poll (not yet stable), everything on the
  * second, nothing again on the third; no loss, no damage. */
-static void
-test_net_ctf(const char *path)
+static void test_net_ctf(const char *path)
 {
 	size_t len;
 	uint8_t *buf = read_file(path, &len);
@@ -180,10 +192,9 @@ test_net_ctf(const char *path)
 }
 
 /* A writer and a reader polling after every event, across 16-bit counter wrap. */
-static void
-test_wrap(void)
+static void test_wrap(void)
 {
-	size_t len = 4 * 256 + 3;	/* not a multiple of 4: the last packet is longer */
+	size_t len = 4 * 256 + 3; /* not a multiple of 4: the last packet is longer */
 	uint8_t *buf = calloc(1, len);
 	struct mprof_writer w;
 	struct mprof_reader *r = mprof_reader_new(len);
@@ -219,8 +230,7 @@ test_wrap(void)
  * begun, partly written, polled, then finished.  No partial image may be emitted,
  * every finished event must be, once.
  */
-static void
-test_torn(void)
+static void test_torn(void)
 {
 	size_t len = 4 * 512;
 	uint8_t *buf = calloc(1, len);
@@ -253,7 +263,7 @@ test_torn(void)
 	CHECK(mprof_reader_stats(r)->corrupt == 0);
 	CHECK(mprof_reader_stats(r)->lost_packets == 0);
 	fprintf(stderr, "torn: %" PRIu64 " torn images rejected, %" PRIu64 " events\n",
-		mprof_reader_stats(r)->torn, s.n);
+	    mprof_reader_stats(r)->torn, s.n);
 	mprof_reader_free(r);
 	free(buf);
 	free(s.seen);
@@ -264,8 +274,7 @@ test_torn(void)
  * overwritten unseen.  The reader's lost_packets / truncated must equal the packets
  * of which nothing / a strict prefix was emitted, found from the writer's side.
  */
-static void
-test_loss(void)
+static void test_loss(void)
 {
 	size_t len = 4 * 400;
 	uint8_t *buf = calloc(1, len);
@@ -273,7 +282,7 @@ test_loss(void)
 	struct mprof_reader *r = mprof_reader_new(len);
 	struct sink s;
 	uint64_t n = 40000, i;
-	uint64_t *first = calloc(n + 8, sizeof(*first));	/* first event of packet k */
+	uint64_t *first = calloc(n + 8, sizeof(*first)); /* first event of packet k */
 	uint64_t npk = 1, lost = 0, trunc = 0, full = 0, k0 = UINT64_MAX;
 
 	srand(11);
@@ -292,8 +301,9 @@ test_loss(void)
 		if (rand() % 100 < 4 && rand() % 2) {
 			/* the packets in the buffer at the first poll are where reading starts */
 			if (k0 == UINT64_MAX)
-				k0 = w.packets_started > MPW_PACKETS ?
-				     w.packets_started - MPW_PACKETS : 0;
+				k0 = w.packets_started > MPW_PACKETS
+				    ? w.packets_started - MPW_PACKETS
+				    : 0;
 			poll_copy(r, buf, len, &s);
 		}
 	}
@@ -306,7 +316,7 @@ test_loss(void)
 		for (uint64_t e = first[k]; e < first[k + 1]; e++)
 			got += s.seen[e];
 		if (k < k0)
-			continue;	/* overwritten before the first poll: history, not loss */
+			continue; /* overwritten before the first poll: history, not loss */
 		/* what was emitted of a packet is always its beginning */
 		for (uint64_t e = first[k]; e + 1 < first[k + 1]; e++)
 			CHECK(!(s.seen[e + 1] && !s.seen[e]));
@@ -326,10 +336,10 @@ test_loss(void)
 	CHECK(mprof_reader_stats(r)->truncated <= trunc + full);
 	CHECK(mprof_reader_stats(r)->corrupt == 0);
 	CHECK(s.seen[n - 1]);
-	fprintf(stderr, "loss: %" PRIu64 " packets, %" PRIu64 " lost, %" PRIu64 " truncated, "
-		"%" PRIu64 " events emitted, %" PRIu64 " estimated lost (true %" PRIu64 ")\n",
-		npk, lost, trunc, s.n, mprof_reader_stats(r)->lost,
-		n - first[k0] - s.n);
+	fprintf(stderr,
+	    "loss: %" PRIu64 " packets, %" PRIu64 " lost, %" PRIu64 " truncated, "
+	    "%" PRIu64 " events emitted, %" PRIu64 " estimated lost (true %" PRIu64 ")\n",
+	    npk, lost, trunc, s.n, mprof_reader_stats(r)->lost, n - first[k0] - s.n);
 	mprof_reader_free(r);
 	free(buf);
 	free(first);
@@ -338,8 +348,7 @@ test_loss(void)
 
 /* Random damage of copies (headers and events): never a crash or a read outside the
  * copy (ASan), never an event outside what the copy holds. */
-static void
-test_damage(void)
+static void test_damage(void)
 {
 	size_t len = 4 * 300;
 	uint8_t *buf = calloc(1, len);
@@ -373,16 +382,14 @@ test_damage(void)
 	free(s.seen);
 }
 
-static void
-test_new_bounds(void)
+static void test_new_bounds(void)
 {
 	CHECK(mprof_reader_new(MPROF_MIN_BUF - 1) == NULL);
 	CHECK(mprof_reader_new((size_t)MPROF_MAX_PAGES * MPROF_PAGE_SIZE + 1) == NULL);
 	mprof_reader_free(mprof_reader_new(MPROF_MIN_BUF));
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	if (argc != 2) {
 		fprintf(stderr, "usage: test-mprof NET.CTF\n");

@@ -18,8 +18,7 @@
 
 static uint64_t sink;
 
-static void
-consume(const struct mtrace_event *e, void *arg)
+static void consume(const struct mtrace_event *e, void *arg)
 {
 	/* Touch every byte the event claims, so an out-of-range string is caught. */
 	sink += e->ts ^ e->thread ^ e->arg ^ e->op;
@@ -28,12 +27,11 @@ consume(const struct mtrace_event *e, void *arg)
 	(void)arg;
 }
 
-static uint8_t *mem;	/* [hdr][data x2][guard] */
+static uint8_t *mem; /* [hdr][data x2][guard] */
 
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct ring_reader_stats st = {0};
+	struct ring_reader_stats st = { 0 };
 	uint32_t next = 0;
 	bool known = false, more;
 	const uint32_t pages = 2;
@@ -43,7 +41,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (mem == NULL) {
 		mem = mmap(NULL, (pages + 2) * MTRACE_PAGE_SIZE, PROT_READ | PROT_WRITE,
-			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (mem == MAP_FAILED)
 			__builtin_trap();
 		mprotect(mem + (pages + 1) * MTRACE_PAGE_SIZE, MTRACE_PAGE_SIZE, PROT_NONE);
@@ -60,7 +58,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size >= 16) {
 		memcpy(&hdr->head, data, 8);
 		memcpy(&hdr->tail, data + 8, 8);
-		size_t n = size - 16 < pages * MTRACE_PAGE_SIZE ? size - 16 : pages * MTRACE_PAGE_SIZE;
+		size_t n =
+		    size - 16 < pages * MTRACE_PAGE_SIZE ? size - 16 : pages * MTRACE_PAGE_SIZE;
 		memcpy(ring, data + 16, n);
 		/* A few drains with small budgets, moving head on, like a live guest. */
 		for (int i = 0; i < 4; i++) {

@@ -28,23 +28,21 @@ struct rring {
 	struct ring_reader *rd;
 	uint64_t per_op[OPS];
 	uint64_t labels;
-	uint64_t ts_min, ts_max;	/* decoded timestamps (ns on the ring's clock) */
-	int64_t ahead_ns;		/* most a decoded ts lay ahead of our CLOCK_MONOTONIC */
+	uint64_t ts_min, ts_max; /* decoded timestamps (ns on the ring's clock) */
+	int64_t ahead_ns;        /* most a decoded ts lay ahead of our CLOCK_MONOTONIC */
 };
 
 static struct xenif *x;
 static char base[128];
 
-static double
-now_s(void)
+static double now_s(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static char *
-xs_get(const char *key)
+static char *xs_get(const char *key)
 {
 	char path[256];
 	size_t len;
@@ -53,8 +51,7 @@ xs_get(const char *key)
 	return x->ops->xs_read(x, 0, path, &len);
 }
 
-static bool
-xs_uint(const char *key, unsigned long max, unsigned long *v)
+static bool xs_uint(const char *key, unsigned long max, unsigned long *v)
 {
 	char *s = xs_get(key), *end;
 	bool ok = false;
@@ -68,8 +65,7 @@ xs_uint(const char *key, unsigned long max, unsigned long *v)
 	return ok;
 }
 
-static void
-on_event(const struct mtrace_event *e, void *arg)
+static void on_event(const struct mtrace_event *e, void *arg)
 {
 	struct rring *rr = arg;
 
@@ -82,16 +78,14 @@ on_event(const struct mtrace_event *e, void *arg)
 		rr->ts_max = e->ts;
 }
 
-static uint64_t
-mono_ns(void)
+static uint64_t mono_ns(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void
-drain(struct rring *rings, unsigned n)
+static void drain(struct rring *rings, unsigned n)
 {
 	for (unsigned i = 0; i < n; i++) {
 		bool more = true;
@@ -104,15 +98,13 @@ drain(struct rring *rings, unsigned n)
 	}
 }
 
-static void
-die(const char *what)
+static void die(const char *what)
 {
 	fprintf(stderr, "ring-read: %s\n", what);
 	exit(1);
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	const char *sim_dir = NULL;
 	double timeout = 30;
@@ -147,7 +139,7 @@ main(int argc, char **argv)
 			break;
 		if (now_s() > end)
 			die("timed out waiting for state=ready");
-		struct timespec ts = {0, 5000000};
+		struct timespec ts = { 0, 5000000 };
 		nanosleep(&ts, NULL);
 	}
 	char *clk = xs_get("clock");
@@ -158,8 +150,9 @@ main(int argc, char **argv)
 		die("bad rings key");
 	if (!xs_uint("event-channel", 1ul << 20, &port))
 		die("bad event-channel key");
-	if (clk == NULL || (strcmp(clk, "monotonic") && strcmp(clk, "xen") && strcmp(clk, "realtime") &&
-			    strcmp(clk, "tsc")))
+	if (clk == NULL ||
+	    (strcmp(clk, "monotonic") && strcmp(clk, "xen") && strcmp(clk, "realtime") &&
+	        strcmp(clk, "tsc")))
 		die("bad clock key");
 
 	struct rring *rings = calloc(nrings, sizeof(*rings));
@@ -177,20 +170,21 @@ main(int argc, char **argv)
 		if (!xs_uint(key, MTRACE_RING_MAX_PAGES, &pages))
 			die("bad ring pages key");
 		href = (xenif_gref_t)ref;
-		rings[r].hdr = x->ops->gnttab_map(x, (xenif_domid_t)domid, 1, &href,
-						  PROT_READ | PROT_WRITE);
+		rings[r].hdr =
+		    x->ops->gnttab_map(x, (xenif_domid_t)domid, 1, &href, PROT_READ | PROT_WRITE);
 		if (rings[r].hdr == NULL)
 			die("mapping a header page failed");
-		if (ring_hdr_copy(rings[r].hdr, (uint32_t)pages, &hcopy, refs, err, sizeof(err)) < 0)
+		if (ring_hdr_copy(rings[r].hdr, (uint32_t)pages, &hcopy, refs, err, sizeof(err)) <
+		    0)
 			die(err);
-		rings[r].data = x->ops->gnttab_map(x, (xenif_domid_t)domid, (uint32_t)pages, refs,
-						   PROT_READ);
+		rings[r].data =
+		    x->ops->gnttab_map(x, (xenif_domid_t)domid, (uint32_t)pages, refs, PROT_READ);
 		if (rings[r].data == NULL)
 			die("mapping data pages failed");
 		rings[r].pages = (uint32_t)pages;
 		rings[r].ahead_ns = INT64_MIN;
-		rings[r].rd = ring_reader_attach_copy(rings[r].hdr, &hcopy, rings[r].data,
-						      (uint32_t)pages, err, sizeof(err));
+		rings[r].rd = ring_reader_attach_copy(
+		    rings[r].hdr, &hcopy, rings[r].data, (uint32_t)pages, err, sizeof(err));
 		if (rings[r].rd == NULL)
 			die(err);
 	}
@@ -226,28 +220,29 @@ main(int argc, char **argv)
 	}
 	drain(rings, (unsigned)nrings);
 
-	printf("{\"withdrawn\": %s, \"wakeups\": %" PRIu64 ", \"clock\": \"%s\", \"attach_ns\": %"
-	       PRIu64 ", \"done_ns\": %" PRIu64 ", \"rings\": [",
-	       withdrawn ? "true" : "false", wakeups, clk, t_attach, mono_ns());
+	printf("{\"withdrawn\": %s, \"wakeups\": %" PRIu64
+	       ", \"clock\": \"%s\", \"attach_ns\": %" PRIu64 ", \"done_ns\": %" PRIu64
+	       ", \"rings\": [",
+	    withdrawn ? "true" : "false", wakeups, clk, t_attach, mono_ns());
 	for (unsigned r = 0; r < nrings; r++) {
 		const struct ring_reader_stats *st = ring_reader_stats(rings[r].rd);
 		const struct ring_reader_info *in = ring_reader_info(rings[r].rd);
-		printf("%s\n {\"ring\": %u, \"name\": \"%s\", \"index\": %" PRIu32 ", \"pages\": %"
-		       PRIu32 ", \"events\": %" PRIu64 ", \"lost\": %" PRIu64 ", \"corrupt\": %"
-		       PRIu64 ", \"unknown\": %" PRIu64 ", \"resyncs\": %" PRIu64 ", \"clock\": %"
-		       PRIu32 ", \"source_clock\": %" PRIu32 ", \"ts_min\": %" PRIu64 ", \"ts_max\": %"
-		       PRIu64 ", \"ahead_ns\": %" PRId64 ", \"time_updates\": %" PRIu64
-		       ", \"per_op\": {",
-		       r ? "," : "", r, in->name, in->ring_index, in->data_pages, st->events, st->lost,
-		       st->corrupt, st->unknown, st->resyncs, in->clock, in->source_clock,
-		       rings[r].ts_min, rings[r].ts_max, rings[r].ahead_ns,
-		       ring_reader_time_updates(rings[r].rd));
+		printf("%s\n {\"ring\": %u, \"name\": \"%s\", \"index\": %" PRIu32
+		       ", \"pages\": %" PRIu32 ", \"events\": %" PRIu64 ", \"lost\": %" PRIu64
+		       ", \"corrupt\": %" PRIu64 ", \"unknown\": %" PRIu64 ", \"resyncs\": %" PRIu64
+		       ", \"clock\": %" PRIu32 ", \"source_clock\": %" PRIu32
+		       ", \"ts_min\": %" PRIu64 ", \"ts_max\": %" PRIu64 ", \"ahead_ns\": %" PRId64
+		       ", \"time_updates\": %" PRIu64 ", \"per_op\": {",
+		    r ? "," : "", r, in->name, in->ring_index, in->data_pages, st->events, st->lost,
+		    st->corrupt, st->unknown, st->resyncs, in->clock, in->source_clock,
+		    rings[r].ts_min, rings[r].ts_max, rings[r].ahead_ns,
+		    ring_reader_time_updates(rings[r].rd));
 		bool first = true;
 		for (unsigned op = 0; op < OPS; op++) {
 			if (rings[r].per_op[op] == 0)
 				continue;
 			printf("%s\"%s\": %" PRIu64, first ? "" : ", ", mtrace_op_name(op),
-			       rings[r].per_op[op]);
+			    rings[r].per_op[op]);
 			first = false;
 		}
 		printf("}}");

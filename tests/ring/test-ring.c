@@ -19,7 +19,6 @@
 #include "mtrace-guest.h"
 #include "ring-reader.h"
 
-
 struct mem {
 	struct mtrace_ring_hdr *hdr;
 	uint8_t *data;
@@ -28,8 +27,7 @@ struct mem {
 	uint32_t pages;
 };
 
-static void
-mem_init(struct mem *m, uint32_t pages)
+static void mem_init(struct mem *m, uint32_t pages)
 {
 	size_t len = (size_t)(pages + 3) * MTRACE_PAGE_SIZE;
 	uint8_t *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -37,7 +35,8 @@ mem_init(struct mem *m, uint32_t pages)
 	REQUIRE(p != MAP_FAILED, "mmap: %s", strerror(errno));
 	/* [guard][hdr][data...][guard] */
 	REQUIRE(mprotect(p + MTRACE_PAGE_SIZE, (size_t)(pages + 1) * MTRACE_PAGE_SIZE,
-			 PROT_READ | PROT_WRITE) == 0, "mprotect");
+	            PROT_READ | PROT_WRITE) == 0,
+	    "mprotect");
 	m->map = p;
 	m->maplen = len;
 	m->hdr = (struct mtrace_ring_hdr *)(p + MTRACE_PAGE_SIZE);
@@ -45,8 +44,7 @@ mem_init(struct mem *m, uint32_t pages)
 	m->pages = pages;
 }
 
-static void
-mem_free(struct mem *m)
+static void mem_free(struct mem *m)
 {
 	munmap(m->map, m->maplen);
 }
@@ -54,15 +52,14 @@ mem_free(struct mem *m)
 /* Events collected by the callback, strings copied out (they die at the next drain). */
 struct ev {
 	struct mtrace_event e;
-	char *str;	/* copy, "" when the op has none */
+	char *str; /* copy, "" when the op has none */
 };
 struct coll {
 	struct ev *v;
 	size_t n, cap;
 };
 
-static void
-collect(const struct mtrace_event *e, void *arg)
+static void collect(const struct mtrace_event *e, void *arg)
 {
 	struct coll *c = arg;
 
@@ -80,23 +77,20 @@ collect(const struct mtrace_event *e, void *arg)
 	c->n++;
 }
 
-static void
-coll_reset(struct coll *c)
+static void coll_reset(struct coll *c)
 {
 	for (size_t i = 0; i < c->n; i++)
 		free(c->v[i].str);
 	c->n = 0;
 }
 
-static void
-coll_free(struct coll *c)
+static void coll_free(struct coll *c)
 {
 	coll_reset(c);
 	free(c->v);
 }
 
-static size_t
-drain_all(struct ring_reader *rd, struct coll *c)
+static size_t drain_all(struct ring_reader *rd, struct coll *c)
 {
 	size_t n = 0;
 	bool more = true;
@@ -106,8 +100,7 @@ drain_all(struct ring_reader *rd, struct coll *c)
 	return n;
 }
 
-static struct ring_reader *
-attach(struct mem *m)
+static struct ring_reader *attach(struct mem *m)
 {
 	char err[128];
 	struct mtrace_ring_hdr h;
@@ -120,26 +113,24 @@ attach(struct mem *m)
 }
 
 /* A deterministic event derived from its sequence number (contents checkable). */
-static void
-emit_seq(struct mtrace_ring *r, uint32_t seq)
+static void emit_seq(struct mtrace_ring *r, uint32_t seq)
 {
 	char s[64];
 
 	switch (seq % 7) {
 	case 3:
-		snprintf(s, sizeof(s), "label-%" PRIu32 "%.*s", seq, (int)(seq % 29), 
-			 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
-		mtrace_emit_slow(r, MTRACE_OP_LABEL, 0, seq * 3ull, seq ^ 0x5555ull, 0, s,
-				 strlen(s));
+		snprintf(s, sizeof(s), "label-%" PRIu32 "%.*s", seq, (int)(seq % 29),
+		    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+		mtrace_emit_slow(
+		    r, MTRACE_OP_LABEL, 0, seq * 3ull, seq ^ 0x5555ull, 0, s, strlen(s));
 		break;
 	default:
 		mtrace_emit_ts(r, (uint8_t)(seq % 5 == 0 ? MTRACE_OP_SWITCH : MTRACE_OP_READ),
-			       (uint8_t)(seq % 20), seq * 3ull, seq ^ 0x5555ull, seq * 7ull);
+		    (uint8_t)(seq % 20), seq * 3ull, seq ^ 0x5555ull, seq * 7ull);
 	}
 }
 
-static bool
-check_seq_event(const struct mtrace_event *e, const char *str)
+static bool check_seq_event(const struct mtrace_event *e, const char *str)
 {
 	uint32_t seq = e->seq;
 	char s[64];
@@ -148,21 +139,20 @@ check_seq_event(const struct mtrace_event *e, const char *str)
 		return false;
 	if (seq % 7 == 3) {
 		snprintf(s, sizeof(s), "label-%" PRIu32 "%.*s", seq, (int)(seq % 29),
-			 "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
+		    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxx");
 		return e->op == MTRACE_OP_LABEL && e->arg == 0 && str != NULL &&
-		       e->str_len == strlen(s) && strcmp(str, s) == 0;
+		    e->str_len == strlen(s) && strcmp(str, s) == 0;
 	}
-	return e->op == (seq % 5 == 0 ? MTRACE_OP_SWITCH : MTRACE_OP_READ) &&
-	       e->type == seq % 20 && e->arg == seq * 7ull && e->str == NULL;
+	return e->op == (seq % 5 == 0 ? MTRACE_OP_SWITCH : MTRACE_OP_READ) && e->type == seq % 20 &&
+	    e->arg == seq * 7ull && e->str == NULL;
 }
 
 /* ---- roundtrip: every op, every field, strings, names ---- */
-static void
-t_roundtrip(void)
+static void t_roundtrip(void)
 {
 	struct mem m;
 	struct mtrace_ring r;
-	struct coll c = {0};
+	struct coll c = { 0 };
 	char big[5000];
 
 	mem_init(&m, 4);
@@ -200,47 +190,56 @@ t_roundtrip(void)
 	REQUIRE(n == expect && c.n == expect, "delivered %zu, want %zu", n, expect);
 	for (size_t i = 0; i < c.n; i++) {
 		CHECK(c.v[i].e.seq == i, "seq %" PRIu32 " at %zu", c.v[i].e.seq, i);
-		if (i > 0 && c.v[i].e.op != MTRACE_OP_READ_LATER && c.v[i].e.op != MTRACE_OP_SIGNAL_NEW &&
-		    c.v[i - 1].e.op != MTRACE_OP_SIGNAL_NEW)
+		if (i > 0 && c.v[i].e.op != MTRACE_OP_READ_LATER &&
+		    c.v[i].e.op != MTRACE_OP_SIGNAL_NEW && c.v[i - 1].e.op != MTRACE_OP_SIGNAL_NEW)
 			CHECK(c.v[i].e.ts >= c.v[i - 1].e.ts, "ts goes back at %zu", i);
 	}
 	struct ev *v = c.v;
-	CHECK(v[0].e.op == MTRACE_OP_RING_START && v[0].e.arg == 3 && strcmp(v[0].str, "vcpu3") == 0,
-	      "ring_start");
+	CHECK(
+	    v[0].e.op == MTRACE_OP_RING_START && v[0].e.arg == 3 && strcmp(v[0].str, "vcpu3") == 0,
+	    "ring_start");
 	for (unsigned t = 0; t < MTRACE_TT_COUNT; t++) {
 		struct mtrace_event *e = &v[1 + t].e;
-		CHECK(e->op == MTRACE_OP_CREATES && e->thread == 1 && e->arg == 100 + t && e->type == t,
-		      "creates %u", t);
+		CHECK(e->op == MTRACE_OP_CREATES && e->thread == 1 && e->arg == 100 + t &&
+		        e->type == t,
+		    "creates %u", t);
 	}
 	v += 1 + MTRACE_TT_COUNT;
 	CHECK(v[0].e.op == MTRACE_OP_READ && v[0].e.thread == 2 && v[0].e.arg == 3, "read");
 	CHECK(v[1].e.op == MTRACE_OP_FULFILLS && v[1].e.thread == 3 && v[1].e.arg == 4, "fulfills");
-	CHECK(v[2].e.op == MTRACE_OP_FAILS && v[2].e.arg == 5 && strcmp(v[2].str, "Not_found") == 0 &&
-	      v[2].e.str_len == 9, "fails");
+	CHECK(v[2].e.op == MTRACE_OP_FAILS && v[2].e.arg == 5 &&
+	        strcmp(v[2].str, "Not_found") == 0 && v[2].e.str_len == 9,
+	    "fails");
 	CHECK(v[3].e.op == MTRACE_OP_BECOMES && v[3].e.thread == 5 && v[3].e.arg == 6, "becomes");
-	CHECK(v[4].e.op == MTRACE_OP_LABEL && v[4].e.thread == 6 && strcmp(v[4].str, "http-server") == 0,
-	      "label");
+	CHECK(v[4].e.op == MTRACE_OP_LABEL && v[4].e.thread == 6 &&
+	        strcmp(v[4].str, "http-server") == 0,
+	    "label");
 	CHECK(v[5].e.op == MTRACE_OP_INCREASE && (int64_t)v[5].e.arg == -42 &&
-	      strcmp(v[5].str, "bytes") == 0, "increase");
+	        strcmp(v[5].str, "bytes") == 0,
+	    "increase");
 	CHECK(v[6].e.op == MTRACE_OP_SWITCH && v[6].e.thread == MTRACE_THREAD_NONE, "switch");
 	CHECK(v[7].e.op == MTRACE_OP_GC && v[7].e.arg == 12345, "gc");
 	CHECK(v[8].e.op == MTRACE_OP_SIGNAL && v[8].e.thread == 9 && v[8].e.arg == 10, "signal");
 	CHECK(v[9].e.op == MTRACE_OP_TRY_READ && v[9].e.arg == 11, "try_read");
 	CHECK(v[10].e.op == MTRACE_OP_COUNTER && (int64_t)v[10].e.arg == INT64_MIN &&
-	      strcmp(v[10].str, "queue") == 0, "counter");
-	CHECK(v[11].e.op == MTRACE_OP_READ_LATER && v[11].e.ts == 777 && v[11].e.arg == 13, "read_later");
-	CHECK(v[12].e.op == MTRACE_OP_SIGNAL_NEW && v[12].e.ts == 778 && v[12].e.arg == 14, "signal_new");
+	        strcmp(v[10].str, "queue") == 0,
+	    "counter");
+	CHECK(v[11].e.op == MTRACE_OP_READ_LATER && v[11].e.ts == 777 && v[11].e.arg == 13,
+	    "read_later");
+	CHECK(v[12].e.op == MTRACE_OP_SIGNAL_NEW && v[12].e.ts == 778 && v[12].e.arg == 14,
+	    "signal_new");
 	CHECK(v[13].e.op == MTRACE_OP_EVTCHN_SEND && v[13].e.arg == 7, "evtchn_send");
 	CHECK(v[14].e.op == MTRACE_OP_EVTCHN_RECV && v[14].e.arg == 8, "evtchn_recv");
 	CHECK(v[15].e.op == MTRACE_OP_LABEL && v[15].e.str_len == MTRACE_STR_MAX &&
-	      strspn(v[15].str, "a") == MTRACE_STR_MAX, "truncated label, len %u", v[15].e.str_len);
+	        strspn(v[15].str, "a") == MTRACE_STR_MAX,
+	    "truncated label, len %u", v[15].e.str_len);
 	CHECK(v[16].e.str_len == 0 && v[16].str[0] == 0, "empty label");
 	CHECK(v[17].e.str_len == 0, "NULL label");
 
 	const struct ring_reader_stats *st = ring_reader_stats(rd);
 	CHECK(st->events == expect && st->lost == 0 && st->corrupt == 0 && st->unknown == 0 &&
-	      st->resyncs == 0, "stats %" PRIu64 "/%" PRIu64 "/%" PRIu64, st->events, st->lost,
-	      st->corrupt);
+	        st->resyncs == 0,
+	    "stats %" PRIu64 "/%" PRIu64 "/%" PRIu64, st->events, st->lost, st->corrupt);
 	CHECK(st->bytes == m.hdr->head, "bytes %" PRIu64 " head %" PRIu64, st->bytes, m.hdr->head);
 	CHECK(m.hdr->reader_pos == m.hdr->head, "reader_pos");
 
@@ -251,7 +250,8 @@ t_roundtrip(void)
 	CHECK(mtrace_op_name(14) == NULL && mtrace_op_name(200) == NULL, "unknown op name");
 	CHECK(strcmp(mtrace_thread_type_name(MTRACE_TT_MUTEX), "Mutex") == 0, "tt");
 	CHECK(strcmp(mtrace_thread_type_name(MTRACE_TT_UNKNOWN), "Unknown") == 0, "tt unknown");
-	CHECK(mtrace_op_has_string(MTRACE_OP_FAILS) && !mtrace_op_has_string(MTRACE_OP_READ), "str");
+	CHECK(
+	    mtrace_op_has_string(MTRACE_OP_FAILS) && !mtrace_op_has_string(MTRACE_OP_READ), "str");
 
 	/* Nothing new: a drain delivers nothing, and wake-up semantics hold. */
 	bool more;
@@ -276,12 +276,11 @@ t_roundtrip(void)
 }
 
 /* ---- wrap: a 1-page ring read as it fills, many wraps with PAD records ---- */
-static void
-t_wrap(void)
+static void t_wrap(void)
 {
 	struct mem m;
 	struct mtrace_ring r;
-	struct coll c = {0};
+	struct coll c = { 0 };
 	const uint32_t total = 200000;
 
 	mem_init(&m, 1);
@@ -310,7 +309,7 @@ t_wrap(void)
 	}
 	const struct ring_reader_stats *st = ring_reader_stats(rd);
 	CHECK(st->lost == 0 && st->corrupt == 0, "lost %" PRIu64 " corrupt %" PRIu64, st->lost,
-	      st->corrupt);
+	    st->corrupt);
 	CHECK(r.head / (r.mask + 1) > 1000, "wrapped %" PRIu64 " times", r.head / (r.mask + 1));
 	CHECK(pads > 100, "pads %" PRIu64, pads);
 	printf("wrap: %" PRIu64 " laps, ~%" PRIu64 " pads\n", r.head / (r.mask + 1), pads);
@@ -320,12 +319,11 @@ t_wrap(void)
 }
 
 /* ---- overwrite: the reader falls behind; it loses exactly what it did not get ---- */
-static void
-t_overwrite(void)
+static void t_overwrite(void)
 {
 	struct mem m;
 	struct mtrace_ring r;
-	struct coll c = {0};
+	struct coll c = { 0 };
 	uint32_t seq = 0;
 
 	mem_init(&m, 2);
@@ -338,7 +336,7 @@ t_overwrite(void)
 	const struct ring_reader_stats *st = ring_reader_stats(rd);
 	CHECK(c.n > 100 && c.n < 300, "delivered %zu", c.n);
 	CHECK(st->events + st->lost == seq, "events %" PRIu64 " + lost %" PRIu64 " != %" PRIu32,
-	      st->events, st->lost, seq);
+	    st->events, st->lost, seq);
 	CHECK(c.v[c.n - 1].e.seq == seq - 1, "last seq %" PRIu32, c.v[c.n - 1].e.seq);
 	for (size_t i = 1; i < c.n; i++)
 		CHECK(c.v[i].e.seq == c.v[i - 1].e.seq + 1, "contiguous tail at %zu", i);
@@ -356,7 +354,7 @@ t_overwrite(void)
 		drain_all(rd, &c);
 	}
 	CHECK(st->events + st->lost == seq, "events %" PRIu64 " + lost %" PRIu64 " != %" PRIu32,
-	      st->events, st->lost, seq);
+	    st->events, st->lost, seq);
 	CHECK(st->corrupt == 0 && st->lost > 0, "corrupt %" PRIu64, st->corrupt);
 	for (size_t i = 0; i < c.n; i++) {
 		if (!check_seq_event(&c.v[i].e, c.v[i].str) ||
@@ -366,19 +364,18 @@ t_overwrite(void)
 		}
 	}
 	printf("overwrite: %" PRIu32 " written, %" PRIu64 " read, %" PRIu64 " lost\n", seq,
-	       st->events, st->lost);
+	    st->events, st->lost);
 	ring_reader_free(rd);
 	coll_free(&c);
 	mem_free(&m);
 }
 
 /* ---- budget: a drain stops at its budget and says more is waiting ---- */
-static void
-t_budget(void)
+static void t_budget(void)
 {
 	struct mem m;
 	struct mtrace_ring r;
-	struct coll c = {0};
+	struct coll c = { 0 };
 	bool more;
 
 	mem_init(&m, 8);
@@ -400,8 +397,7 @@ t_budget(void)
 
 /* ---- corrupt: hostile bytes and indexes never crash, are counted, and we recover ---- */
 static uint64_t rng = 88172645463325252ull;
-static uint64_t
-xorshift(void)
+static uint64_t xorshift(void)
 {
 	rng ^= rng << 13;
 	rng ^= rng >> 7;
@@ -409,20 +405,18 @@ xorshift(void)
 	return rng;
 }
 
-static void
-write_raw(struct mem *m, uint64_t pos, const void *p, size_t n)
+static void write_raw(struct mem *m, uint64_t pos, const void *p, size_t n)
 {
 	uint64_t size = (uint64_t)m->pages * MTRACE_PAGE_SIZE;
 	for (size_t i = 0; i < n; i++)
 		m->data[(pos + i) & (size - 1)] = ((const uint8_t *)p)[i];
 }
 
-static void
-t_corrupt(void)
+static void t_corrupt(void)
 {
 	struct mem m;
 	struct mtrace_ring r;
-	struct coll c = {0};
+	struct coll c = { 0 };
 	const struct ring_reader_stats *st;
 	struct mtrace_rec rec;
 
@@ -441,13 +435,26 @@ t_corrupt(void)
 			write_raw(&m, xorshift() & ~7ull, &rec, 4);
 		}
 		switch (x % 6) {
-		case 0: m.hdr->head = xorshift(); m.hdr->tail = xorshift(); break;
-		case 1: m.hdr->head += 8 * (xorshift() % 2048); break;
-		case 2: m.hdr->tail = m.hdr->head - 8 * (xorshift() % 4096); break;
-		case 3: m.hdr->head -= 8 * (xorshift() % 64); break;
-		case 4: m.hdr->head = (m.hdr->head & ~7ull) + 8 * (xorshift() % 512);
-			m.hdr->tail = m.hdr->head - 8 * (xorshift() % 1024); break;
-		default: m.hdr->head |= 4; break;
+		case 0:
+			m.hdr->head = xorshift();
+			m.hdr->tail = xorshift();
+			break;
+		case 1:
+			m.hdr->head += 8 * (xorshift() % 2048);
+			break;
+		case 2:
+			m.hdr->tail = m.hdr->head - 8 * (xorshift() % 4096);
+			break;
+		case 3:
+			m.hdr->head -= 8 * (xorshift() % 64);
+			break;
+		case 4:
+			m.hdr->head = (m.hdr->head & ~7ull) + 8 * (xorshift() % 512);
+			m.hdr->tail = m.hdr->head - 8 * (xorshift() % 1024);
+			break;
+		default:
+			m.hdr->head |= 4;
+			break;
 		}
 		bool more;
 		ring_reader_drain(rd, 1 + xorshift() % 5000, collect, &c, &more);
@@ -456,20 +463,26 @@ t_corrupt(void)
 	st = ring_reader_stats(rd);
 	CHECK(st->corrupt > 1000, "corrupt %" PRIu64, st->corrupt);
 	printf("random: corrupt %" PRIu64 " resyncs %" PRIu64 " events %" PRIu64 " unknown %" PRIu64
-	       "\n", st->corrupt, st->resyncs, st->events, st->unknown);
+	       "\n",
+	    st->corrupt, st->resyncs, st->events, st->unknown);
 	ring_reader_free(rd);
 
 	/* 2. Precise cases: each bad record is counted, what precedes it delivered, and the
 	 * reader resumes with the producer's next records (skipped ones counted lost). */
-	struct { const char *what; uint16_t len; uint8_t op; bool nul; } bad[] = {
-		{"len 0", 0, MTRACE_OP_READ, true},
-		{"len 7", 7, MTRACE_OP_READ, true},
-		{"len 12", 12, MTRACE_OP_READ, true},
-		{"len 24 event", 24, MTRACE_OP_READ, true},
-		{"len > REC_MAX", MTRACE_REC_MAX + 8, MTRACE_OP_READ, true},
-		{"len past head", 512, MTRACE_OP_READ, true},
-		{"label without NUL", 64, MTRACE_OP_LABEL, false},
-		{"label with no room for NUL", 32, MTRACE_OP_LABEL, false},
+	struct {
+		const char *what;
+		uint16_t len;
+		uint8_t op;
+		bool nul;
+	} bad[] = {
+		{ "len 0", 0, MTRACE_OP_READ, true },
+		{ "len 7", 7, MTRACE_OP_READ, true },
+		{ "len 12", 12, MTRACE_OP_READ, true },
+		{ "len 24 event", 24, MTRACE_OP_READ, true },
+		{ "len > REC_MAX", MTRACE_REC_MAX + 8, MTRACE_OP_READ, true },
+		{ "len past head", 512, MTRACE_OP_READ, true },
+		{ "label without NUL", 64, MTRACE_OP_LABEL, false },
+		{ "label with no room for NUL", 32, MTRACE_OP_LABEL, false },
 	};
 	for (size_t b = 0; b < sizeof(bad) / sizeof(bad[0]); b++) {
 		mtrace_ring_init_local(&r, m.hdr, m.data, 2, 0, 0, "c");
@@ -494,12 +507,12 @@ t_corrupt(void)
 		drain_all(rd, &c);
 		st = ring_reader_stats(rd);
 		CHECK(c.n == 10 && st->corrupt == 1 && st->resyncs == 1,
-		      "%s: delivered %zu corrupt %" PRIu64, bad[b].what, c.n, st->corrupt);
+		    "%s: delivered %zu corrupt %" PRIu64, bad[b].what, c.n, st->corrupt);
 		for (uint32_t s = 11; s < 20; s++)
 			emit_seq(&r, s);
 		drain_all(rd, &c);
 		CHECK(c.n == 19 && c.v[10].e.seq == 11 && check_seq_event(&c.v[18].e, c.v[18].str),
-		      "%s: recovered %zu", bad[b].what, c.n);
+		    "%s: recovered %zu", bad[b].what, c.n);
 		CHECK(st->lost == 1, "%s: lost %" PRIu64, bad[b].what, st->lost);
 		ring_reader_free(rd);
 	}
@@ -515,7 +528,7 @@ t_corrupt(void)
 	drain_all(rd, &c);
 	st = ring_reader_stats(rd);
 	CHECK(c.n == 2 && st->unknown == 2 && st->corrupt == 0 && st->lost == 0,
-	      "unknown: n %zu unknown %" PRIu64, c.n, st->unknown);
+	    "unknown: n %zu unknown %" PRIu64, c.n, st->unknown);
 	ring_reader_free(rd);
 
 	/* 4. Index garbage: misaligned head, tail > head, head backwards, huge jumps. */
@@ -539,7 +552,7 @@ t_corrupt(void)
 	CHECK(ring_reader_drain(rd, 100, collect, &c, NULL) == 0, "head backwards");
 	st = ring_reader_stats(rd);
 	CHECK(st->corrupt == 4 && c.n == 10, "index garbage: corrupt %" PRIu64 " n %zu",
-	      st->corrupt, c.n);
+	    st->corrupt, c.n);
 	/* head far ahead over stale bytes: copied at most one ring, no crash */
 	m.hdr->tail = 0;
 	m.hdr->head = 1ull << 40;
@@ -553,8 +566,7 @@ t_corrupt(void)
 }
 
 /* ---- header: every bad header is refused at attach with a reason ---- */
-static void
-t_header(void)
+static void t_header(void)
 {
 	struct mem m;
 	struct mtrace_ring r;
@@ -562,17 +574,18 @@ t_header(void)
 	uint32_t refs[8];
 
 	mem_init(&m, 4);
-#define BAD(what, stmt, pages) do {						\
-		mtrace_ring_init_local(&r, m.hdr, m.data, 4, 0, 0, "h");		\
-		struct mtrace_ring_hdr *h = m.hdr;				\
-		stmt;								\
-		struct mtrace_ring_hdr hc;					\
-		errno = 0;							\
-		err[0] = 0;							\
-		CHECK(ring_hdr_copy(m.hdr, pages, &hc, refs, err, sizeof(err)) < 0 &&	\
-		      (errno == EPROTO || errno == EINVAL) && err[0],		\
-		      "%s: accepted (errno %d)", what, errno);			\
-		printf("header %-22s -> %s\n", what, err);			\
+#define BAD(what, stmt, pages)                                                        \
+	do {                                                                          \
+		mtrace_ring_init_local(&r, m.hdr, m.data, 4, 0, 0, "h");              \
+		struct mtrace_ring_hdr *h = m.hdr;                                    \
+		stmt;                                                                 \
+		struct mtrace_ring_hdr hc;                                            \
+		errno = 0;                                                            \
+		err[0] = 0;                                                           \
+		CHECK(ring_hdr_copy(m.hdr, pages, &hc, refs, err, sizeof(err)) < 0 && \
+		        (errno == EPROTO || errno == EINVAL) && err[0],               \
+		    "%s: accepted (errno %d)", what, errno);                          \
+		printf("header %-22s -> %s\n", what, err);                            \
 	} while (0)
 	BAD("magic", h->magic = 0xdeadbeef, 4);
 	BAD("byte-swapped magic", h->magic = __builtin_bswap32(MTRACE_RING_MAGIC), 4);
@@ -588,35 +601,36 @@ t_header(void)
 	BAD("name unterminated", memset(h->name, 'n', sizeof(h->name)), 4);
 	struct mtrace_ring_hdr hc;
 	errno = 0;
-	CHECK(ring_hdr_copy(NULL, 4, &hc, refs, err, sizeof(err)) < 0 && errno == EINVAL,
-	      "NULL hdr");
+	CHECK(
+	    ring_hdr_copy(NULL, 4, &hc, refs, err, sizeof(err)) < 0 && errno == EINVAL, "NULL hdr");
 
 	/* A good header: refs copied; a non-printable name is made printable. */
 	mtrace_ring_init_local(&r, m.hdr, m.data, 4, MTRACE_CLOCK_XEN, 5, "a\tb");
 	for (uint32_t i = 0; i < 4; i++)
 		m.hdr->data_refs[i] = 100 + i;
-	CHECK(ring_hdr_copy(m.hdr, 4, &hc, refs, err, sizeof(err)) == 0 && refs[3] == 103,
-	      "refs");
+	CHECK(ring_hdr_copy(m.hdr, 4, &hc, refs, err, sizeof(err)) == 0 && refs[3] == 103, "refs");
 	/* the copy is what attach uses: the page changing afterwards is not looked at */
 	m.hdr->clock = 0;
 	struct ring_reader *rd = ring_reader_attach_copy(m.hdr, &hc, m.data, 4, err, sizeof(err));
 	errno = 0;
 	CHECK(ring_reader_attach_copy(m.hdr, &hc, NULL, 4, err, sizeof(err)) == NULL &&
-	      errno == EINVAL, "NULL data");
+	        errno == EINVAL,
+	    "NULL data");
 	REQUIRE(rd != NULL, "good header: %s", err);
-	CHECK(strcmp(ring_reader_info(rd)->name, "a?b") == 0 && ring_reader_info(rd)->clock ==
-	      MTRACE_CLOCK_XEN && ring_reader_info(rd)->ring_index == 5, "info");
+	CHECK(strcmp(ring_reader_info(rd)->name, "a?b") == 0 &&
+	        ring_reader_info(rd)->clock == MTRACE_CLOCK_XEN &&
+	        ring_reader_info(rd)->ring_index == 5,
+	    "info");
 	ring_reader_free(rd);
 	mem_free(&m);
 }
 
 /* ---- truncated: every prefix of a valid stream decodes its whole records only ---- */
-static void
-t_truncated(void)
+static void t_truncated(void)
 {
 	struct mem m;
 	struct mtrace_ring r;
-	struct coll c = {0};
+	struct coll c = { 0 };
 
 	mem_init(&m, 1);
 	mtrace_ring_init_local(&r, m.hdr, m.data, 1, 0, 0, "t");
@@ -628,7 +642,7 @@ t_truncated(void)
 	}
 	REQUIRE(r.head < MTRACE_PAGE_SIZE, "fits");
 	for (size_t len = 0; len <= r.head; len++) {
-		struct ring_reader_stats st = {0};
+		struct ring_reader_stats st = { 0 };
 		uint32_t next = 0;
 		bool known = false;
 		/* a private copy exactly len long, so any over-read is caught by ASan */
@@ -642,7 +656,7 @@ t_truncated(void)
 		bool aligned = whole == 0 ? len == 0 : ends[whole - 1] == len;
 		CHECK(got == whole, "len %zu: got %zu want %zu", len, got, whole);
 		CHECK(aligned ? st.corrupt == 0 : st.corrupt > 0, "len %zu corrupt %" PRIu64, len,
-		      st.corrupt);
+		    st.corrupt);
 		free(copy);
 	}
 	coll_free(&c);
@@ -658,8 +672,7 @@ struct conc {
 	volatile int done;
 };
 
-static void *
-producer(void *arg)
+static void *producer(void *arg)
 {
 	struct conc *k = arg;
 	struct timespec t0, t;
@@ -684,26 +697,24 @@ struct verify {
 	bool any;
 };
 
-static void
-verify_cb(const struct mtrace_event *e, void *arg)
+static void verify_cb(const struct mtrace_event *e, void *arg)
 {
 	struct verify *v = arg;
 
 	if (!check_seq_event(e, e->str) || (v->any && e->seq <= v->last)) {
 		if (v->bad++ < 5)
 			fprintf(stderr, "bad event seq %" PRIu32 " op %u ts %" PRIu64 "\n", e->seq,
-				e->op, e->ts);
+			    e->op, e->ts);
 	}
 	v->last = e->seq;
 	v->any = true;
 	v->n++;
 }
 
-static void
-t_concurrent(double seconds, uint32_t pages)
+static void t_concurrent(double seconds, uint32_t pages)
 {
-	struct conc k = {.seconds = seconds};
-	struct verify v = {0};
+	struct conc k = { .seconds = seconds };
+	struct verify v = { 0 };
 	pthread_t th;
 	bool more;
 
@@ -723,11 +734,12 @@ t_concurrent(double seconds, uint32_t pages)
 	const struct ring_reader_stats *st = ring_reader_stats(rd);
 	uint32_t produced = k.produced;
 	printf("concurrent (%u pages): produced %" PRIu32 ", delivered %" PRIu64 ", lost %" PRIu64
-	       ", corrupt %" PRIu64 ", drains %" PRIu64 "\n", pages, produced, st->events, st->lost,
-	       st->corrupt, drains);
+	       ", corrupt %" PRIu64 ", drains %" PRIu64 "\n",
+	    pages, produced, st->events, st->lost, st->corrupt, drains);
 	CHECK(v.bad == 0, "%" PRIu64 " events delivered damaged or out of order", v.bad);
-	CHECK(st->events + st->lost == produced, "delivered %" PRIu64 " + lost %" PRIu64
-	      " != produced %" PRIu32, st->events, st->lost, produced);
+	CHECK(st->events + st->lost == produced,
+	    "delivered %" PRIu64 " + lost %" PRIu64 " != produced %" PRIu32, st->events, st->lost,
+	    produced);
 	CHECK(st->corrupt == 0 && st->unknown == 0, "corrupt %" PRIu64, st->corrupt);
 	CHECK(st->events > 0 && v.n == st->events, "delivered");
 	ring_reader_free(rd);
@@ -735,8 +747,7 @@ t_concurrent(double seconds, uint32_t pages)
 }
 
 /* ---- sites: a CREATES with its site decodes as CREATES then SITE; site records ---- */
-static __attribute__((noinline)) uint64_t
-create_here(struct mtrace_ring *r, uint64_t child)
+static __attribute__((noinline)) uint64_t create_here(struct mtrace_ring *r, uint64_t child)
 {
 	uint64_t before = mtrace_here();
 
@@ -744,12 +755,11 @@ create_here(struct mtrace_ring *r, uint64_t child)
 	return before;
 }
 
-static void
-t_sites(void)
+static void t_sites(void)
 {
 	struct mem m;
 	struct mtrace_ring r;
-	struct coll c = {0};
+	struct coll c = { 0 };
 	uint64_t here[2];
 
 	mem_init(&m, 4);
@@ -768,39 +778,44 @@ t_sites(void)
 	struct ev *v = c.v;
 	for (int i = 0; i < 2; i++, v += 2) {
 		CHECK(v[0].e.op == MTRACE_OP_CREATES && v[0].e.arg == 10 + (uint64_t)i &&
-		      v[0].e.thread == 1 && v[0].e.type == MTRACE_TT_BIND, "creates %d", i);
+		        v[0].e.thread == 1 && v[0].e.type == MTRACE_TT_BIND,
+		    "creates %d", i);
 		CHECK(v[1].e.op == MTRACE_OP_SITE && v[1].e.thread == 10 + (uint64_t)i &&
-		      v[1].e.type == MTRACE_SITE_PC && v[1].e.seq == v[0].e.seq &&
-		      v[1].e.ts == v[0].e.ts, "site %d", i);
+		        v[1].e.type == MTRACE_SITE_PC && v[1].e.seq == v[0].e.seq &&
+		        v[1].e.ts == v[0].e.ts,
+		    "site %d", i);
 		/* the site is the creating line's own code, next to the mtrace_here before it */
-		CHECK(v[1].e.arg - here[i] + 256 < 512,
-		      "site 0x%" PRIx64 " far from 0x%" PRIx64, v[1].e.arg, here[i]);
+		CHECK(v[1].e.arg - here[i] + 256 < 512, "site 0x%" PRIx64 " far from 0x%" PRIx64,
+		    v[1].e.arg, here[i]);
 	}
 	CHECK(c.v[1].e.arg == c.v[3].e.arg, "one line, one site");
 	CHECK(v[0].e.op == MTRACE_OP_SITE_NAME && v[0].e.arg == 42 &&
-	      strcmp(v[0].str, "server.ml:42 Server.handle") == 0, "site_name");
+	        strcmp(v[0].str, "server.ml:42 Server.handle") == 0,
+	    "site_name");
 	CHECK(v[1].e.op == MTRACE_OP_CREATES && v[2].e.op == MTRACE_OP_SITE &&
-	      v[2].e.type == MTRACE_SITE_NAMED && v[2].e.arg == 42 && v[2].e.thread == 20, "named");
+	        v[2].e.type == MTRACE_SITE_NAMED && v[2].e.arg == 42 && v[2].e.thread == 20,
+	    "named");
 	CHECK(v[3].e.op == MTRACE_OP_CREATES && v[3].e.arg == 21 &&
-	      (v + 4 == c.v + n || v[4].e.op != MTRACE_OP_SITE), "a CREATES without a site has none");
+	        (v + 4 == c.v + n || v[4].e.op != MTRACE_OP_SITE),
+	    "a CREATES without a site has none");
 	for (v += 4; v < c.v + n; v++) {
 		char hex[129];
 		unsigned long long lo, hi;
 		CHECK(v->e.op == MTRACE_OP_MODULE && v->str &&
-		      sscanf(v->str, "%128[0-9a-f] %llx %llx", hex, &lo, &hi) == 3 && lo < hi &&
-		      strlen(hex) >= 4 && strlen(hex) % 2 == 0, "module record '%s'", v->str);
+		        sscanf(v->str, "%128[0-9a-f] %llx %llx", hex, &lo, &hi) == 3 && lo < hi &&
+		        strlen(hex) >= 4 && strlen(hex) % 2 == 0,
+		    "module record '%s'", v->str);
 	}
 	/* 48 bytes per CREATES with a site: an older reader steps over the tail by len */
 	CHECK(((struct mtrace_rec *)m.data)->len == MTRACE_REC_CREATES_SITE, "record length");
-	CHECK(ring_reader_stats(rd)->corrupt == 0 && ring_reader_stats(rd)->unknown == 0,
-	      "corrupt");
+	CHECK(
+	    ring_reader_stats(rd)->corrupt == 0 && ring_reader_stats(rd)->unknown == 0, "corrupt");
 	coll_free(&c);
 	ring_reader_free(rd);
 	mem_free(&m);
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
 
@@ -825,8 +840,10 @@ main(int argc, char **argv)
 		t_concurrent(s, 1);
 		t_concurrent(s, 16);
 	} else {
-		fprintf(stderr, "usage: %s roundtrip|wrap|overwrite|budget|corrupt|header|"
-			"truncated|concurrent [seconds]\n", argv[0]);
+		fprintf(stderr,
+		    "usage: %s roundtrip|wrap|overwrite|budget|corrupt|header|"
+		    "truncated|concurrent [seconds]\n",
+		    argv[0]);
 		return 2;
 	}
 	return check_status(what);

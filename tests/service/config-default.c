@@ -31,8 +31,9 @@ int main(int argc, char **argv)
 	if (memcmp(&def, &got, sizeof(def)) != 0) {
 		for (size_t i = 0; i < sizeof(def); i++)
 			if (((unsigned char *)&def)[i] != ((unsigned char *)&got)[i]) {
-				fprintf(stderr, "config-default: %s changes the setting at byte %zu\n",
-					argv[1], i);
+				fprintf(stderr,
+				    "config-default: %s changes the setting at byte %zu\n", argv[1],
+				    i);
 				break;
 			}
 		return 1;

@@ -27,7 +27,7 @@
 
 #define PAGE 4096
 
-static const char *self;	/* argv[0], made absolute */
+static const char *self; /* argv[0], made absolute */
 
 static long now_ms(void)
 {
@@ -43,8 +43,7 @@ static void sleep_ms(long ms)
 }
 
 /* Run mtrace-simxen with the given arguments; first line of its stdout into out. */
-__attribute__((format(printf, 3, 4)))
-static int cli(char *out, size_t outlen, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static int cli(char *out, size_t outlen, const char *fmt, ...)
 {
 	char cmd[4096], args[3500];
 	va_list ap;
@@ -72,7 +71,7 @@ static unsigned create_guest(const char *name, const char *flags, const char *mo
 {
 	char out[64];
 	int rc = cli(out, sizeof(out), "create --name %s %s --log %s.log -- '%s' guest %s", name,
-		     flags, name, self, mode);
+	    flags, name, self, mode);
 	REQUIRE(rc == 0 && atoi(out) > 0, "create %s: rc %d out '%s'", name, rc, out);
 	return (unsigned)atoi(out);
 }
@@ -86,8 +85,8 @@ static struct xenif *open_x(unsigned parts)
 }
 
 /* Wait for a xenstore node to exist (and, if want, to hold want). */
-__attribute__((format(printf, 4, 5)))
-static char *wait_xs(struct xenif *x, const char *want, long ms, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static char *wait_xs(
+    struct xenif *x, const char *want, long ms, const char *fmt, ...)
 {
 	char path[256];
 	va_list ap;
@@ -120,8 +119,8 @@ static int parse_refs(const char *s, xenif_gref_t *refs, int max)
 	return n;
 }
 
-__attribute__((format(printf, 3, 4)))
-static void xs_printf(struct xenif *x, const char *path, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void xs_printf(
+    struct xenif *x, const char *path, const char *fmt, ...)
 {
 	char v[512];
 	va_list ap;
@@ -173,7 +172,7 @@ static int guest_share(void)
 	long end = now_ms() + 40000;
 	while (now_ms() < end) {
 		struct pollfd p[2] = { { .fd = x->ops->xs_fileno(x), .events = POLLIN },
-				       { .fd = x->ops->evtchn_fd(x), .events = POLLIN } };
+			{ .fd = x->ops->evtchn_fd(x), .events = POLLIN } };
 		poll(p, 2, 1000);
 		int pp;
 		while ((pp = x->ops->evtchn_pending(x)) >= 0) {
@@ -218,9 +217,11 @@ static int guest_xsperm(void)
 	xenif_domid_t me;
 	char path[128], res[1024] = "";
 	size_t rl = 0;
-#define T(cond, what) do {						\
-		if (!(cond))						\
-			rl += (size_t)snprintf(res + rl, sizeof(res) - rl, "%s(errno %d);", what, errno); \
+#define T(cond, what)                                                                  \
+	do {                                                                           \
+		if (!(cond))                                                           \
+			rl += (size_t)snprintf(                                        \
+			    res + rl, sizeof(res) - rl, "%s(errno %d);", what, errno); \
 	} while (0)
 	x->ops->xs_get_domid(x, &me);
 	snprintf(path, sizeof(path), "/local/domain/%u/data/own", me);
@@ -234,7 +235,7 @@ static int guest_xsperm(void)
 	free(v);
 	errno = 0;
 	T(x->ops->xs_write(x, 0, "/local/domain/0/evil", "x", 1) < 0 && errno == EACCES,
-	  "write-dom0");
+	    "write-dom0");
 	errno = 0;
 	T(x->ops->xs_write(x, 0, "/evil", "x", 1) < 0 && errno == EACCES, "write-root");
 	snprintf(path, sizeof(path), "/local/domain/%u", me);
@@ -298,7 +299,8 @@ static int guest_xsperm(void)
 	/* Grants and ports for bad peers. */
 	xenif_gref_t r;
 	errno = 0;
-	T(x->ops->gntshr_share(x, 0x7FF5, 1, &r, true) == NULL && errno == EINVAL, "grant-bad-domid");
+	T(x->ops->gntshr_share(x, 0x7FF5, 1, &r, true) == NULL && errno == EINVAL,
+	    "grant-bad-domid");
 	errno = 0;
 	T(x->ops->evtchn_bind_interdomain(x, 0, 1) < 0, "bind-foreign-port");
 	errno = 0;
@@ -307,10 +309,12 @@ static int guest_xsperm(void)
 	struct xenif_xs_watch_event ev = { 0 };
 	T(x->ops->xs_watch(x, "data/w", "rel") == 0, "watch-rel");
 	T(readable(x->ops->xs_fileno(x), 2000) && x->ops->xs_read_watch(x, &ev) == 0 &&
-	  !strcmp(ev.path, "data/w") && !strcmp(ev.token, "rel"), "watch-rel-initial");
+	        !strcmp(ev.path, "data/w") && !strcmp(ev.token, "rel"),
+	    "watch-rel-initial");
 	T(x->ops->xs_write(x, 0, "data/w/x", "1", 1) == 0, "write-watched");
 	T(readable(x->ops->xs_fileno(x), 2000) && x->ops->xs_read_watch(x, &ev) == 0 &&
-	  !strcmp(ev.path, "data/w/x"), "watch-rel-event");
+	        !strcmp(ev.path, "data/w/x"),
+	    "watch-rel-event");
 #undef T
 	xs_printf(x, "data/result", "%s", rl ? res : "ok");
 	pause();
@@ -451,8 +455,8 @@ static bool page_is(const uint8_t *p, uint8_t v)
 	return true;
 }
 
-static void cmd(struct xenif *x, unsigned dom, const char *c, const char *ack_prefix, char *ack,
-		size_t acklen)
+static void cmd(
+    struct xenif *x, unsigned dom, const char *c, const char *ack_prefix, char *ack, size_t acklen)
 {
 	char path[64];
 	snprintf(path, sizeof(path), "/local/domain/%u/data/ack", dom);
@@ -511,10 +515,10 @@ static int case_grants(void)
 	CHECK(mprotect(m, PAGE, PROT_READ | PROT_WRITE) < 0, "mprotect RO grant mapping writable");
 	errno = 0;
 	CHECK(!x->ops->gnttab_map(x, g, 2, ro, PROT_READ | PROT_WRITE) && errno == EINVAL,
-	      "ro grant mapped writable must fail with EINVAL");
+	    "ro grant mapped writable must fail with EINVAL");
 	errno = 0;
 	CHECK(!x->ops->gnttab_map(x, g, 1, &ro[1], PROT_READ | PROT_WRITE) && errno == EINVAL,
-	      "ro grant (one ref) mapped writable");
+	    "ro grant (one ref) mapped writable");
 
 	/* Read-write grant: our writes reach the guest. */
 	uint8_t *w = x->ops->gnttab_map(x, g, 2, rw, PROT_READ | PROT_WRITE);
@@ -528,35 +532,36 @@ static int case_grants(void)
 	xenif_gref_t mix[3] = { rw[1], ro[0], rw[0] };
 	uint8_t *mx = x->ops->gnttab_map(x, g, 3, mix, PROT_READ);
 	CHECK(mx && !strcmp((char *)mx, "dom0 was here") && page_is(mx + PAGE, 0xA0) &&
-	      page_is(mx + 2 * PAGE, 0xB0), "mixed refs map in order");
+	        page_is(mx + 2 * PAGE, 0xB0),
+	    "mixed refs map in order");
 	if (mx)
 		CHECK(x->ops->gnttab_unmap(x, mx, 3) == 0, "unmap mixed");
 
 	/* Not the grantee, wrong granter, bad refs. */
 	errno = 0;
 	CHECK(!x->ops->gnttab_map(x, g, 1, other, PROT_READ) && errno == EINVAL,
-	      "page granted to domain 999 mapped by dom0");
+	    "page granted to domain 999 mapped by dom0");
 	errno = 0;
 	CHECK(!x->ops->gnttab_map(x, 0, 1, ro, PROT_READ) && errno == EINVAL,
-	      "ref mapped from the wrong granting domain");
+	    "ref mapped from the wrong granting domain");
 	errno = 0;
 	CHECK(!x->ops->gnttab_map(x, 4242, 1, ro, PROT_READ) && errno == EINVAL,
-	      "map from a domain that does not exist");
+	    "map from a domain that does not exist");
 	xenif_gref_t bad[4] = { 0, 7, 99999, 0xFFFFFFFFu };
 	for (int i = 0; i < 4; i++) {
 		errno = 0;
 		CHECK(!x->ops->gnttab_map(x, g, 1, &bad[i], PROT_READ) && errno == EINVAL,
-		      "bad ref %u", bad[i]);
+		    "bad ref %u", bad[i]);
 	}
 	xenif_gref_t half[2] = { ro[0], 99999 };
 	errno = 0;
 	CHECK(!x->ops->gnttab_map(x, g, 2, half, PROT_READ) && errno == EINVAL,
-	      "one bad ref fails the whole map");
+	    "one bad ref fails the whole map");
 	errno = 0;
 	CHECK(!x->ops->gnttab_map(x, g, 0, ro, PROT_READ) && errno == EINVAL, "count 0");
 	errno = 0;
 	CHECK(x->ops->gnttab_unmap(x, (void *)0x10000, 1) < 0 && errno == EINVAL,
-	      "unmap of something never mapped");
+	    "unmap of something never mapped");
 
 	/* Revocation: a new map fails, the existing mapping stays valid. */
 	cmd(x, g, "unshare-ro", "unshare-ro", ack, sizeof(ack));
@@ -572,12 +577,12 @@ static int case_grants(void)
 	struct xenif_dominfo di;
 	CHECK(dominfo(x, g, &di) && di.dying, "destroyed domain still mapped: dying");
 	CHECK(!strcmp((char *)w + PAGE, "dom0 was here") && page_is(w, 0xB0),
-	      "dead domain's pages still readable");
+	    "dead domain's pages still readable");
 	w[0] = 1;
 	CHECK(w[0] == 1, "and writable");
 	errno = 0;
 	CHECK(!x->ops->gnttab_map(x, g, 1, rw, PROT_READ) && errno == EINVAL,
-	      "map from a destroyed domain");
+	    "map from a destroyed domain");
 	CHECK(x->ops->gnttab_unmap(x, w, 2) == 0, "unmap rw");
 	long end = now_ms() + 5000;
 	while (dominfo(x, g, &di) && now_ms() < end)
@@ -606,7 +611,7 @@ static int case_grants(void)
 	xenif_close(s);
 	errno = 0;
 	CHECK(!x->ops->gnttab_map(x, 0, 1, &cr, PROT_READ) && errno == EINVAL,
-	      "grant of a closed handle");
+	    "grant of a closed handle");
 	xenif_close(x);
 	return check_failures != 0;
 }
@@ -640,7 +645,7 @@ static int case_evtchn(void)
 	CHECK(drain(b, 1000, true) == 1, "initial event on the binding side");
 	errno = 0;
 	CHECK(b->ops->evtchn_bind_interdomain(b, 0, (xenif_port_t)pa) < 0 && errno == EINVAL,
-	      "bind a port that is already connected");
+	    "bind a port that is already connected");
 	/* One notification, one delivery. */
 	CHECK(a->ops->evtchn_notify(a, (xenif_port_t)pa) == 0, "notify");
 	CHECK(readable(b->ops->evtchn_fd(b), 2000), "evtchn fd pollable");
@@ -668,13 +673,13 @@ static int case_evtchn(void)
 	/* Ports of another handle. */
 	errno = 0;
 	CHECK(a->ops->evtchn_notify(a, (xenif_port_t)pb) < 0 && errno == ENOTCONN,
-	      "notify a port of another handle");
+	    "notify a port of another handle");
 	errno = 0;
 	CHECK(a->ops->evtchn_unbind(a, (xenif_port_t)pb) < 0 && errno == ENOTCONN,
-	      "unbind a port of another handle");
+	    "unbind a port of another handle");
 	errno = 0;
 	CHECK(a->ops->evtchn_bind_interdomain(a, 4242, 1) < 0 && errno == ESRCH,
-	      "bind to a domain that does not exist");
+	    "bind to a domain that does not exist");
 	errno = 0;
 	CHECK(a->ops->evtchn_bind_interdomain(a, 0, 999) < 0 && errno == EINVAL, "bad remote port");
 	/* Unbind: the peer's notifications go nowhere. */
@@ -700,7 +705,8 @@ static int case_evtchn(void)
 	int gport = atoi(v);
 	free(v);
 	errno = 0;
-	CHECK(b->ops->evtchn_bind_interdomain(b, g, 1000) < 0 && errno == EINVAL, "bad port of guest");
+	CHECK(b->ops->evtchn_bind_interdomain(b, g, 1000) < 0 && errno == EINVAL,
+	    "bad port of guest");
 	int lp = x->ops->evtchn_bind_interdomain(x, g, (xenif_port_t)gport);
 	REQUIRE(lp > 0, "bind to guest port");
 	drain(x, 500, true);
@@ -725,7 +731,7 @@ static int case_evtchn(void)
 	CHECK(drain(x, 100, true) == 0, "nothing from a dead peer");
 	errno = 0;
 	CHECK(x->ops->evtchn_bind_interdomain(x, g, (xenif_port_t)gport) < 0 && errno == ESRCH,
-	      "bind to a destroyed domain");
+	    "bind to a destroyed domain");
 	xenif_close(b);
 	xenif_close(x);
 	return check_failures != 0;
@@ -748,7 +754,8 @@ static bool expect_watch(struct xenif *x, const char *path, const char *token)
 		return false;
 	}
 	if (strcmp(ev.path, path) || strcmp(ev.token, token)) {
-		fprintf(stderr, "  watch event %s %s (want %s %s)\n", ev.path, ev.token, path, token);
+		fprintf(
+		    stderr, "  watch event %s %s (want %s %s)\n", ev.path, ev.token, path, token);
 		return false;
 	}
 	return true;
@@ -783,8 +790,10 @@ static int case_xenstore(void)
 	free(v);
 	unsigned n;
 	char **d = x->ops->xs_directory(x, 0, "/t/a", &n);
-	CHECK(d && n == 2 && ((!strcmp(d[0], "b") && !strcmp(d[1], "c")) ||
-			      (!strcmp(d[0], "c") && !strcmp(d[1], "b"))), "directory");
+	CHECK(d && n == 2 &&
+	        ((!strcmp(d[0], "b") && !strcmp(d[1], "c")) ||
+	            (!strcmp(d[0], "c") && !strcmp(d[1], "b"))),
+	    "directory");
 	free(d);
 	errno = 0;
 	CHECK(!x->ops->xs_read(x, 0, "/t/none", NULL) && errno == ENOENT, "ENOENT");
@@ -836,7 +845,7 @@ static int case_xenstore(void)
 	CHECK(x->ops->xs_transaction_end(x, t, false) < 0 && errno == EAGAIN, "conflict: EAGAIN");
 	errno = 0;
 	CHECK(!y->ops->xs_read(y, 0, "/t/tx/three", NULL) && errno == ENOENT,
-	      "conflicting transaction applied nothing");
+	    "conflicting transaction applied nothing");
 	/* No conflict with an unrelated write. */
 	t = x->ops->xs_transaction_start(x);
 	v = x->ops->xs_read(x, t, "/t/tx/one", NULL);
@@ -861,8 +870,8 @@ static int case_xenstore(void)
 
 	/* Watches: fire at registration, for the path and below, on removal. */
 	errno = 0;
-	CHECK(x->ops->xs_read_watch(x, &(struct xenif_xs_watch_event){ 0 }) < 0 &&
-	      errno == EAGAIN, "no event: EAGAIN");
+	CHECK(x->ops->xs_read_watch(x, &(struct xenif_xs_watch_event){ 0 }) < 0 && errno == EAGAIN,
+	    "no event: EAGAIN");
 	CHECK(x->ops->xs_watch(x, "/w", "tok1") == 0, "watch");
 	CHECK(expect_watch(x, "/w", "tok1"), "initial watch event");
 	errno = 0;
@@ -877,9 +886,10 @@ static int case_xenstore(void)
 	y->ops->xs_rm(y, 0, "/w");
 	struct xenif_xs_watch_event e1, e2;
 	bool ok = next_watch(x, &e1, 2000) == 0 && next_watch(x, &e2, 2000) == 0;
-	CHECK(ok && ((!strcmp(e1.path, "/w") && !strcmp(e2.path, "/w/deep/node")) ||
-		     (!strcmp(e2.path, "/w") && !strcmp(e1.path, "/w/deep/node"))),
-	      "rm fires the watch and the watch below");
+	CHECK(ok &&
+	        ((!strcmp(e1.path, "/w") && !strcmp(e2.path, "/w/deep/node")) ||
+	            (!strcmp(e2.path, "/w") && !strcmp(e1.path, "/w/deep/node"))),
+	    "rm fires the watch and the watch below");
 	CHECK(x->ops->xs_unwatch(x, "/w", "tok1") == 0, "unwatch");
 	errno = 0;
 	CHECK(x->ops->xs_unwatch(x, "/w", "tok1") < 0 && errno == ENOENT, "unwatch twice");
@@ -899,7 +909,8 @@ static int case_xenstore(void)
 	CHECK(x->ops->xs_watch(x, "@releaseDomain", "rel") == 0, "watch @releaseDomain");
 	CHECK(expect_watch(x, "@releaseDomain", "rel"), "initial @releaseDomain");
 	CHECK(x->ops->xs_watch(x, "/local/domain", "ld") == 0 &&
-	      expect_watch(x, "/local/domain", "ld"), "watch /local/domain");
+	        expect_watch(x, "/local/domain", "ld"),
+	    "watch /local/domain");
 	unsigned g = create_guest("xsperm", "", "xsperm");
 	/* Events: @introduceDomain and the toolstack's writes, in some order. */
 	bool intro = false;
@@ -994,13 +1005,16 @@ static int case_many(void)
 	CHECK(fixed == 77, "--domid honoured");
 
 	/* 20 guests at once, each with a grant and a port; created in parallel. */
-	enum { N = 20 };
+	enum {
+		N = 20
+	};
 	unsigned ids[N];
 	char sh[1024];
 	snprintf(sh, sizeof(sh),
-		 "i=0; while [ $i -lt %d ]; do \"$SIMXEN\" create --domid $((200 + i)) "
-		 "--name many$i --log many$i.log -- '%s' guest idle >/dev/null & i=$((i + 1)); "
-		 "done; wait", N, self);
+	    "i=0; while [ $i -lt %d ]; do \"$SIMXEN\" create --domid $((200 + i)) "
+	    "--name many$i --log many$i.log -- '%s' guest idle >/dev/null & i=$((i + 1)); "
+	    "done; wait",
+	    N, self);
 	CHECK(system(sh) == 0, "parallel create");
 	for (int i = 0; i < N; i++)
 		ids[i] = 200 + (unsigned)i;
@@ -1068,37 +1082,50 @@ static int case_garbage(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	REQUIRE((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s",
-				 getenv("MTRACE_SIM_DIR"), SIMXEN_SOCK) < sizeof(sa.sun_path),
-		"socket path too long");
+	            getenv("MTRACE_SIM_DIR"), SIMXEN_SOCK) < sizeof(sa.sun_path),
+	    "socket path too long");
 	srand(42);
 	static char buf[40000];
 	for (int round = 0; round < 300; round++) {
 		int fd = socket(AF_UNIX, SOCK_SEQPACKET, 0);
 		REQUIRE(fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0,
-			"connect round %d", round);
+		    "connect round %d", round);
 		size_t len;
 		switch (round % 6) {
-		case 0: len = (size_t)(rand() % 8); break;		/* short */
-		case 1: len = 24 + (size_t)(rand() % 64); break;	/* header-sized */
-		case 2: len = SIMXEN_MAX_MSG + 1 + (size_t)(rand() % 1000); break;
-		default: len = (size_t)(rand() % 2000); break;
+		case 0:
+			len = (size_t)(rand() % 8);
+			break; /* short */
+		case 1:
+			len = 24 + (size_t)(rand() % 64);
+			break; /* header-sized */
+		case 2:
+			len = SIMXEN_MAX_MSG + 1 + (size_t)(rand() % 1000);
+			break;
+		default:
+			len = (size_t)(rand() % 2000);
+			break;
 		}
 		for (size_t i = 0; i < len; i++)
 			buf[i] = (char)rand();
-		if (round % 6 == 1) {	/* plausible op with absurd arguments */
+		if (round % 6 == 1) { /* plausible op with absurd arguments */
 			struct simxen_req r = { .op = (uint32_t)(1 + rand() % (SIMXEN_OP_MAX + 3)),
-						.tx = (uint32_t)rand(),
-						.a = { (uint32_t)rand(), (uint32_t)rand(),
-						       (uint32_t)rand(), (uint32_t)rand() } };
+				.tx = (uint32_t)rand(),
+				.a = { (uint32_t)rand(), (uint32_t)rand(), (uint32_t)rand(),
+				    (uint32_t)rand() } };
 			if (r.op == SIMXEN_TS_STOP)
 				r.op = SIMXEN_TS_LIST;
 			memcpy(buf, &r, sizeof(r));
 		}
-		if (round % 17 == 0) {	/* with a descriptor attached */
-			union { struct cmsghdr c; char b[CMSG_SPACE(sizeof(int))]; } cm;
+		if (round % 17 == 0) { /* with a descriptor attached */
+			union {
+				struct cmsghdr c;
+				char b[CMSG_SPACE(sizeof(int))];
+			} cm;
 			struct iovec iov = { buf, len ? len : 1 };
-			struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b,
-					     .msg_controllen = sizeof(cm.b) };
+			struct msghdr mh = { .msg_iov = &iov,
+				.msg_iovlen = 1,
+				.msg_control = cm.b,
+				.msg_controllen = sizeof(cm.b) };
 			struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
 			h->cmsg_level = SOL_SOCKET;
 			h->cmsg_type = SCM_RIGHTS;
@@ -1125,7 +1152,7 @@ static int case_garbage(void)
 	/* The broker must still work normally. */
 	char out[128];
 	CHECK(cli(out, sizeof(out), "list") == 0 && !strncmp(out, "0 Domain-0", 10),
-	      "broker alive after garbage: %s", out);
+	    "broker alive after garbage: %s", out);
 	struct xenif *x = open_x(XENIF_XS | XENIF_EVTCHN | XENIF_GNTSHR | XENIF_GNTTAB);
 	CHECK(x->ops->xs_write(x, 0, "/alive", "yes", 3) == 0, "xenstore works after garbage");
 	unsigned g = create_guest("after", "", "idle");
@@ -1153,11 +1180,12 @@ int main(int argc, char **argv)
 	if (argc >= 2 && !strcmp(argv[1], "guest"))
 		return guest_main(argc, argv);
 	if (argc != 2 || !getenv("SIMXEN") || !getenv("MTRACE_SIM_DIR")) {
-		fprintf(stderr, "usage: SIMXEN=... MTRACE_SIM_DIR=... sim-test "
-				"grants|evtchn|xenstore|domains|many|garbage\n");
+		fprintf(stderr,
+		    "usage: SIMXEN=... MTRACE_SIM_DIR=... sim-test "
+		    "grants|evtchn|xenstore|domains|many|garbage\n");
 		return 2;
 	}
-	alarm(55);	/* never outlive the meson timeout silently */
+	alarm(55); /* never outlive the meson timeout silently */
 	int rc;
 	if (!strcmp(argv[1], "grants"))
 		rc = case_grants();

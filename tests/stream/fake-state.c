@@ -14,8 +14,7 @@
 static struct fake_domain doms[FAKE_MAX_DOMAINS];
 static unsigned ndoms;
 
-void
-fake_state_add(uint32_t domid, const char *name, uint32_t rings)
+void fake_state_add(uint32_t domid, const char *name, uint32_t rings)
 {
 	if (ndoms == FAKE_MAX_DOMAINS)
 		return;
@@ -26,24 +25,21 @@ fake_state_add(uint32_t domid, const char *name, uint32_t rings)
 	ndoms++;
 }
 
-void
-fake_state_remove(uint32_t domid)
+void fake_state_remove(uint32_t domid)
 {
 	for (unsigned i = 0; i < ndoms; i++)
 		if (doms[i].domid == domid)
 			doms[i].alive = false;
 }
 
-void
-fake_state_count(uint32_t domid, uint64_t n)
+void fake_state_count(uint32_t domid, uint64_t n)
 {
 	for (unsigned i = 0; i < ndoms; i++)
 		if (doms[i].domid == domid)
 			doms[i].events += n;
 }
 
-const char *
-fake_label_of(uint64_t thread)
+const char *fake_label_of(uint64_t thread)
 {
 	static const char *const labels[] = { "net/rx", "net/tx", "disk/read", NULL };
 
@@ -52,14 +48,12 @@ fake_label_of(uint64_t thread)
 	return labels[thread % 4];
 }
 
-const char *
-state_thread_label(uint32_t domid, uint64_t thread)
+const char *state_thread_label(uint32_t domid, uint64_t thread)
 {
 	return fake_label_of(thread);
 }
 
-static const struct fake_domain *
-find(uint32_t domid)
+static const struct fake_domain *find(uint32_t domid)
 {
 	for (unsigned i = 0; i < ndoms; i++)
 		if (doms[i].domid == domid)
@@ -67,8 +61,7 @@ find(uint32_t domid)
 	return NULL;
 }
 
-bool
-state_domain_matches(uint32_t domid, const Mtrace__Subscribe *sub)
+bool state_domain_matches(uint32_t domid, const Mtrace__Subscribe *sub)
 {
 	const struct fake_domain *d = find(domid);
 	size_t i;
@@ -84,16 +77,14 @@ state_domain_matches(uint32_t domid, const Mtrace__Subscribe *sub)
 	return false;
 }
 
-void
-state_foreach_domain(state_domain_cb cb, void *arg)
+void state_foreach_domain(state_domain_cb cb, void *arg)
 {
 	for (unsigned i = 0; i < ndoms; i++)
 		if (doms[i].alive)
 			cb(doms[i].domid, doms[i].name, doms[i].rings, 1, false, arg);
 }
 
-Mtrace__Stats *
-state_stats(const Mtrace__Subscribe *sub, uint64_t dropped_for_client)
+Mtrace__Stats *state_stats(const Mtrace__Subscribe *sub, uint64_t dropped_for_client)
 {
 	Mtrace__Stats *s = calloc(1, sizeof(*s));
 	struct timespec ts;
@@ -127,8 +118,7 @@ state_stats(const Mtrace__Subscribe *sub, uint64_t dropped_for_client)
 	return s;
 }
 
-void
-state_stats_free(Mtrace__Stats *s)
+void state_stats_free(Mtrace__Stats *s)
 {
 	if (!s)
 		return;
@@ -141,14 +131,12 @@ state_stats_free(Mtrace__Stats *s)
 	free(s);
 }
 
-unsigned
-state_guest_count(void)
+unsigned state_guest_count(void)
 {
 	return ndoms;
 }
 
-uint64_t
-state_now_ns(void)
+uint64_t state_now_ns(void)
 {
 	struct timespec ts;
 

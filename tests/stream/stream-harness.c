@@ -31,9 +31,18 @@
 #define CHUNK 256
 
 static const uint8_t op_cycle[] = {
-	MTRACE_OP_CREATES, MTRACE_OP_READ, MTRACE_OP_FULFILLS, MTRACE_OP_SWITCH,
-	MTRACE_OP_LABEL, MTRACE_OP_COUNTER, MTRACE_OP_TRY_READ, MTRACE_OP_GC,
-	MTRACE_OP_EVTCHN_SEND, MTRACE_OP_INCREASE, MTRACE_OP_SIGNAL, MTRACE_OP_BECOMES,
+	MTRACE_OP_CREATES,
+	MTRACE_OP_READ,
+	MTRACE_OP_FULFILLS,
+	MTRACE_OP_SWITCH,
+	MTRACE_OP_LABEL,
+	MTRACE_OP_COUNTER,
+	MTRACE_OP_TRY_READ,
+	MTRACE_OP_GC,
+	MTRACE_OP_EVTCHN_SEND,
+	MTRACE_OP_INCREASE,
+	MTRACE_OP_SIGNAL,
+	MTRACE_OP_BECOMES,
 	MTRACE_OP_FAILS,
 };
 
@@ -49,8 +58,7 @@ static struct {
 	uint64_t seq[FAKE_MAX_DOMAINS][8];
 } h;
 
-static uint64_t
-mono_ns(void)
+static uint64_t mono_ns(void)
 {
 	struct timespec ts;
 
@@ -58,29 +66,31 @@ mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static const char *
-str_for(uint8_t op)
+static const char *str_for(uint8_t op)
 {
 	switch (op) {
-	case MTRACE_OP_LABEL: return "net/rx \"quoted\"\tand tabbed caf\xc3\xa9";
-	case MTRACE_OP_COUNTER: return "pkts";
-	case MTRACE_OP_INCREASE: return "bytes";
-	case MTRACE_OP_FAILS: return "Not_found";
-	default: return NULL;
+	case MTRACE_OP_LABEL:
+		return "net/rx \"quoted\"\tand tabbed caf\xc3\xa9";
+	case MTRACE_OP_COUNTER:
+		return "pkts";
+	case MTRACE_OP_INCREASE:
+		return "bytes";
+	case MTRACE_OP_FAILS:
+		return "Not_found";
+	default:
+		return NULL;
 	}
 }
 
 /* Both jumps are beyond the 2^31 ns a batch's 32-bit deltas hold. */
-static uint64_t
-clock_jump_ts(uint64_t k)
+static uint64_t clock_jump_ts(uint64_t k)
 {
 	return 1000000000000u + k * 1000u + (k / 997u) * 3000000000u -
-	       (k % 101u == 50u ? 2500000000u : 0u);
+	    (k % 101u == 50u ? 2500000000u : 0u);
 }
 
 /* Emit one run of up to CHUNK events for one (domain, ring). */
-static void
-emit_run(unsigned dom, unsigned ring, size_t n)
+static void emit_run(unsigned dom, unsigned ring, size_t n)
 {
 	struct mtrace_event ev[CHUNK];
 	uint64_t now = mono_ns();
@@ -95,10 +105,14 @@ emit_run(unsigned dom, unsigned ring, size_t n)
 		unsigned li = thread == MTRACE_THREAD_NONE ? 3 : (unsigned)(thread % 4);
 
 		ev[i] = (struct mtrace_event){
-			.ts = h.clock_jumps ? clock_jump_ts(k) : now + i, .thread = thread, .arg = k, .op = op,
+			.ts = h.clock_jumps ? clock_jump_ts(k) : now + i,
+			.thread = thread,
+			.arg = k,
+			.op = op,
 			.type = op == MTRACE_OP_CREATES ? MTRACE_TT_TASK : 0,
 			.seq = (uint32_t)h.seq[dom][ring]++,
-			.str = s, .str_len = s ? (uint16_t)strlen(s) : 0,
+			.str = s,
+			.str_len = s ? (uint16_t)strlen(s) : 0,
 		};
 		h.counts[dom][op][li]++;
 	}
@@ -107,8 +121,7 @@ emit_run(unsigned dom, unsigned ring, size_t n)
 	h.sent += n;
 }
 
-static void
-finish(void)
+static void finish(void)
 {
 	struct timeval tv = { h.linger_ms / 1000, (h.linger_ms % 1000) * 1000 };
 
@@ -121,8 +134,7 @@ finish(void)
 	evtimer_add(h.end_ev, &tv);
 }
 
-static void
-gen_cb(evutil_socket_t fd, short what, void *arg)
+static void gen_cb(evutil_socket_t fd, short what, void *arg)
 {
 	uint64_t due = h.total;
 	static unsigned dom, ring;
@@ -133,7 +145,7 @@ gen_cb(evutil_socket_t fd, short what, void *arg)
 		if (due > h.total)
 			due = h.total;
 	} else if (due > h.sent + 64 * CHUNK) {
-		due = h.sent + 64 * CHUNK;	/* yield to the loop between slices */
+		due = h.sent + 64 * CHUNK; /* yield to the loop between slices */
 	}
 	while (h.sent < due) {
 		size_t n = due - h.sent < CHUNK ? (size_t)(due - h.sent) : CHUNK;
@@ -153,8 +165,7 @@ gen_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-static void
-start(void)
+static void start(void)
 {
 	struct timeval tv = { 0, 1000 };
 
@@ -174,8 +185,7 @@ start(void)
 	}
 }
 
-static void
-wait_cb(evutil_socket_t fd, short what, void *arg)
+static void wait_cb(evutil_socket_t fd, short what, void *arg)
 {
 	static int settled;
 
@@ -186,8 +196,7 @@ wait_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-static void
-end_cb(evutil_socket_t fd, short what, void *arg)
+static void end_cb(evutil_socket_t fd, short what, void *arg)
 {
 	static unsigned waits;
 	struct timeval tv = { 0, 50000 };
@@ -201,8 +210,7 @@ end_cb(evutil_socket_t fd, short what, void *arg)
 	event_base_loopexit(h.base, NULL);
 }
 
-static void
-sig_cb(evutil_socket_t fd, short what, void *arg)
+static void sig_cb(evutil_socket_t fd, short what, void *arg)
 {
 	static bool stopping;
 
@@ -217,8 +225,7 @@ sig_cb(evutil_socket_t fd, short what, void *arg)
 	finish();
 }
 
-static void
-print_summary(double secs)
+static void print_summary(double secs)
 {
 	static const char *const ln[] = { "net/rx", "net/tx", "disk/read", NULL };
 	bool first = true;
@@ -230,16 +237,15 @@ print_summary(double secs)
 				if (!h.counts[d][op][l])
 					continue;
 				printf("%s[%u,\"guest%u\",%u,%s%s%s,%" PRIu64 "]", first ? "" : ",",
-				       d + 1, d + 1, op, ln[l] ? "\"" : "", ln[l] ? ln[l] : "null",
-				       ln[l] ? "\"" : "", h.counts[d][op][l]);
+				    d + 1, d + 1, op, ln[l] ? "\"" : "", ln[l] ? ln[l] : "null",
+				    ln[l] ? "\"" : "", h.counts[d][op][l]);
 				first = false;
 			}
 	printf("]}\n");
 	fflush(stdout);
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	static struct mtraced_config cfg;
 	struct timeval tv = { 0, 50000 };
@@ -266,21 +272,50 @@ main(int argc, char **argv)
 	h.linger_ms = 300;
 	while ((ch = getopt_long(argc, argv, "s:N:r:D:R:w:q:m:L:C:K:v", lo, NULL)) != -1) {
 		switch (ch) {
-		case 's': snprintf(cfg.socket_path, sizeof(cfg.socket_path), "%s", optarg); break;
-		case 'N': h.total = strtoull(optarg, NULL, 10); break;
-		case 'r': h.rate = strtoull(optarg, NULL, 10); break;
-		case 'D': h.domains = (unsigned)atoi(optarg); break;
-		case 'R': h.rings = (unsigned)atoi(optarg); break;
-		case 'w': h.wait_clients = (unsigned)atoi(optarg); break;
-		case 'q': cfg.client_queue_bytes = strtoull(optarg, NULL, 10); break;
-		case 'm': cfg.max_clients = (unsigned)atoi(optarg); break;
-		case 'L': h.linger_ms = (unsigned)atoi(optarg); break;
-		case 'C': cfg.client_coalesce_us = (unsigned)atoi(optarg); break;
-		case 'K': cfg.client_coalesce_rate = (unsigned)atoi(optarg); break;
-		case 'v': cfg.log_level = 3; break;
-		case 'l': h.ring_loss = true; break;
-		case 'J': h.clock_jumps = true; break;
-		default: return 2;
+		case 's':
+			snprintf(cfg.socket_path, sizeof(cfg.socket_path), "%s", optarg);
+			break;
+		case 'N':
+			h.total = strtoull(optarg, NULL, 10);
+			break;
+		case 'r':
+			h.rate = strtoull(optarg, NULL, 10);
+			break;
+		case 'D':
+			h.domains = (unsigned)atoi(optarg);
+			break;
+		case 'R':
+			h.rings = (unsigned)atoi(optarg);
+			break;
+		case 'w':
+			h.wait_clients = (unsigned)atoi(optarg);
+			break;
+		case 'q':
+			cfg.client_queue_bytes = strtoull(optarg, NULL, 10);
+			break;
+		case 'm':
+			cfg.max_clients = (unsigned)atoi(optarg);
+			break;
+		case 'L':
+			h.linger_ms = (unsigned)atoi(optarg);
+			break;
+		case 'C':
+			cfg.client_coalesce_us = (unsigned)atoi(optarg);
+			break;
+		case 'K':
+			cfg.client_coalesce_rate = (unsigned)atoi(optarg);
+			break;
+		case 'v':
+			cfg.log_level = 3;
+			break;
+		case 'l':
+			h.ring_loss = true;
+			break;
+		case 'J':
+			h.clock_jumps = true;
+			break;
+		default:
+			return 2;
 		}
 	}
 	if (h.domains < 1 || h.domains > FAKE_MAX_DOMAINS || h.rings < 1 || h.rings > 8)

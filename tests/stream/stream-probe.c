@@ -22,8 +22,7 @@
 
 #include "mtrace-client.h"
 
-static size_t
-unhex(const char *s, uint8_t *out, size_t max)
+static size_t unhex(const char *s, uint8_t *out, size_t max)
 {
 	size_t n = 0;
 
@@ -37,8 +36,7 @@ unhex(const char *s, uint8_t *out, size_t max)
 	return n;
 }
 
-int
-main(int argc, char **argv)
+int main(int argc, char **argv)
 {
 	const char *sock = NULL;
 	unsigned flags = 0;
@@ -61,18 +59,38 @@ main(int argc, char **argv)
 	};
 	while ((ch = getopt_long(argc, argv, "s:HSI:x:a:P:cp:T:", longopts, NULL)) != -1) {
 		switch (ch) {
-		case 'I': stats_ms = (unsigned)atoi(optarg); break;
-		case 's': sock = optarg; break;
-		case 'H': flags |= MTC_NO_HELLO; break;
-		case 'S': subscribe = true; break;
-		case 'x': sendlen += unhex(optarg, sendbuf + sendlen, sizeof(sendbuf) - sendlen);
+		case 'I':
+			stats_ms = (unsigned)atoi(optarg);
 			break;
-		case 'P': ping = strtoull(optarg, NULL, 10); break;
-		case 'a': send_after = strtoull(optarg, NULL, 10); break;
-		case 'c': close_now = true; break;
-		case 'p': pause = atof(optarg); break;
-		case 'T': limit = atof(optarg); break;
-		default: return 2;
+		case 's':
+			sock = optarg;
+			break;
+		case 'H':
+			flags |= MTC_NO_HELLO;
+			break;
+		case 'S':
+			subscribe = true;
+			break;
+		case 'x':
+			sendlen += unhex(optarg, sendbuf + sendlen, sizeof(sendbuf) - sendlen);
+			break;
+		case 'P':
+			ping = strtoull(optarg, NULL, 10);
+			break;
+		case 'a':
+			send_after = strtoull(optarg, NULL, 10);
+			break;
+		case 'c':
+			close_now = true;
+			break;
+		case 'p':
+			pause = atof(optarg);
+			break;
+		case 'T':
+			limit = atof(optarg);
+			break;
+		default:
+			return 2;
 		}
 	}
 	c = mtc_connect_flags(sock, "stream-probe", flags, err, sizeof(err));
@@ -132,8 +150,8 @@ main(int argc, char **argv)
 			break;
 		case MTRACE__SERVER_MSG__MSG_LOSS:
 			dropped += m->loss->dropped_for_client;
-			printf("loss %u %u %" PRIu64 " %" PRIu64 "\n", m->loss->domid, m->loss->ring,
-			       m->loss->lost_in_ring, m->loss->dropped_for_client);
+			printf("loss %u %u %" PRIu64 " %" PRIu64 "\n", m->loss->domid,
+			    m->loss->ring, m->loss->lost_in_ring, m->loss->dropped_for_client);
 			break;
 		case MTRACE__SERVER_MSG__MSG_STATS:
 			printf("stats %" PRIu64 "\n", m->stats->dropped_for_client);

@@ -147,19 +147,19 @@ static void images(void)
 	CHECK(strcmp(c.debug_dirs, "/usr/lib/debug") == 0 && c.nimages == 0);
 	CHECK(set(&c, "image", "web /srv/img/web.elf") == 0 && c.nimages == 1, "%s", err);
 	CHECK(strcmp(c.images[0].domain, "web") == 0 &&
-	      strcmp(c.images[0].path, "/srv/img/web.elf") == 0);
+	    strcmp(c.images[0].path, "/srv/img/web.elf") == 0);
 	CHECK(set(&c, "image", "web   /srv/img/web2.elf") == 0 && c.nimages == 1 &&
-	          strcmp(c.images[0].path, "/srv/img/web2.elf") == 0,
-	      "a second image for one name replaces the first");
+	        strcmp(c.images[0].path, "/srv/img/web2.elf") == 0,
+	    "a second image for one name replaces the first");
 	CHECK(set(&c, "image", "db /srv/db") == 0 && c.nimages == 2);
 	CHECK(set(&c, "image", "web relative/path") < 0 && strstr(err, "absolute"), "%s", err);
 	CHECK(set(&c, "image", "/only/a/path") < 0, "no domain name");
 	CHECK(set(&c, "image", "") < 0);
-	CHECK(set(&c, "max_sites_per_guest", "0") < 0 && set(&c, "max_sites_per_guest", "64") == 0 &&
-	      c.max_sites_per_guest == 64);
+	CHECK(set(&c, "max_sites_per_guest", "0") < 0 &&
+	    set(&c, "max_sites_per_guest", "64") == 0 && c.max_sites_per_guest == 64);
 	CHECK(load(&c, "debug_dirs = /a:/b\nimage = x /x\n") == 0 &&
-	          strcmp(c.debug_dirs, "/a:/b") == 0,
-	      "%s", err);
+	        strcmp(c.debug_dirs, "/a:/b") == 0,
+	    "%s", err);
 }
 
 const struct unit_test unit_config[] = {
