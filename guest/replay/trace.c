@@ -9,32 +9,9 @@
 #include <strings.h>
 
 #include "mtrace-ring.h"
+#include "ops.h"
 #include "sexp.h"
 #include "trace.h"
-
-/* Sexplib writes the OCaml constructor names of mirage-profile's thread_type. */
-static const char *const type_names[MTRACE_TT_COUNT] = {
-	"Wait",
-	"Task",
-	"Bind",
-	"Try",
-	"Choose",
-	"Pick",
-	"Join",
-	"Map",
-	"Condition",
-	"On_success",
-	"On_failure",
-	"On_termination",
-	"On_any",
-	"Ignore_result",
-	"Async",
-	"Promise",
-	"Semaphore",
-	"Switch",
-	"Stream",
-	"Mutex",
-};
 
 static int bad(char *err, size_t errlen, const char *why)
 {
@@ -143,7 +120,7 @@ static uint8_t thread_type(const struct sexp *s)
 {
 	if (s && !s->is_list)
 		for (unsigned i = 0; i < MTRACE_TT_COUNT; i++)
-			if (strcasecmp(s->atom, type_names[i]) == 0)
+			if (strcasecmp(s->atom, mtrace_thread_type_name(i)) == 0)
 				return (uint8_t)i;
 	return MTRACE_TT_UNKNOWN;
 }
