@@ -58,6 +58,7 @@ dump_domu() { # name
 # checks run: domain building is the slow part under TCG
 if want mtrace; then
 	. /root/mtrace-tests.sh
+	. /root/service-tests.sh
 	phase mtrace-start
 	start_mtraced && pass mtraced_starts || fail mtraced_starts
 fi
@@ -65,10 +66,10 @@ fi
 # mtrace, the peer side of check 2 runs in the background of domU B.
 (
 	if want mtrace; then
-		for n in mtA mtB mtLO; do
+		for n in mtA mtB mtLO mtK; do
 			eval "domu $n \$DOMU_$n" > /run/dom.$n.tmp; mv /run/dom.$n.tmp /run/dom.$n
+			[ $n = mtB ] && ln -s dom.mtB /run/dom.peer
 		done
-		ln -s dom.mtB /run/dom.peer
 	elif want peer; then
 		domu peer xenif-selftest domu > /run/dom.peer.tmp; mv /run/dom.peer.tmp /run/dom.peer
 	fi
@@ -96,7 +97,7 @@ fi
 
 if want mtrace; then
 	mtrace_checks
-	for n in mtA mtB mtLO; do
+	for n in mtA mtB mtLO mtK; do
 		[ $RC = 0 ] || dump_domu $n 15
 		xl destroy $n 2>/dev/null
 	done
