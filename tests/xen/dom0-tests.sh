@@ -66,7 +66,7 @@ fi
 # mtrace, the peer side of check 2 runs in the background of domU B.
 (
 	if want mtrace; then
-		for n in mtA mtB mtLO mtK; do
+		for n in mtA mtB mtLO; do
 			eval "domu $n \$DOMU_$n" > /run/dom.$n.tmp; mv /run/dom.$n.tmp /run/dom.$n
 			[ $n = mtB ] && ln -s dom.mtB /run/dom.peer
 		done
@@ -97,7 +97,7 @@ fi
 
 if want mtrace; then
 	mtrace_checks
-	for n in mtA mtB mtLO mtK; do
+	for n in mtA mtB mtLO; do
 		[ $RC = 0 ] || dump_domu $n 15
 		xl destroy $n 2>/dev/null
 	done

@@ -1,7 +1,7 @@
 # mtrace on real Xen (sourced by dom0-tests.sh, whose helpers it uses); mtraced runs
 # as the installed mtraced.service under systemd (PID 1).
 #
-# Four domUs run xen-guest on the guest library (real gntalloc, event channels,
+# Three domUs run xen-guest on the guest library (real gntalloc, event channels,
 # xenstore); each waits for dom0 to write a data/mtrace-test/go key, so that every
 # check starts at a known moment:
 #   A  2 rings x 256 pages: 20000 events each (with labels) in one burst; later it
@@ -14,16 +14,16 @@
 #   O  (the same domU) opens a new one, 1 ring x 1 page (128 records), only while
 #      mtraced is stopped, and writes 5000 events: the loss is exactly what the ring
 #      could not hold
-#   K  mtrace-load again, 2 rings x 64 pages, 10000 events each at 500/s, running
-#      while mtraced is killed (kill -9) and restarted by systemd (service-tests.sh)
+#   K  (the same domU) once dom0 writes go3, O closes its session and mtrace-load
+#      opens one again: 2 rings x 64 pages, 10000 events each at 250/s (40 s), running while
+#      mtraced is killed (kill -9) and restarted by systemd (service-tests.sh)
 # (B also runs the domU side of xenif-selftest's dom0<->domU check in the background)
 SOCK=/run/mtrace/mtraced.sock
 MTRACED_PID=
 NA=20000 NB=20000 NO=5000 NL=10000 NK=10000
 DOMU_mtA="xen-guest load --rings 2 --pages 256 --events $NA --labels --wait-go --then-garbage 8 --linger 3000"
 DOMU_mtB="bg xenif-selftest domu + xen-guest load --rings 1 --pages 64 --events $NB --rate 2000 --wait-go --then-rate 100 --linger 3000"
-DOMU_mtLO="go mtrace-load --rings 2 --pages 64 --events $NL --rate 1000 --seed 7 --backend xen --linger 20 + xen-guest load --rings 1 --pages 1 --events $NO --go-first --go-key go2 --linger 3000"
-DOMU_mtK="go mtrace-load --rings 2 --pages 64 --events $NK --rate 500 --seed 9 --backend xen --linger 120"
+DOMU_mtLO="go mtrace-load --rings 2 --pages 64 --events $NL --rate 1000 --seed 7 --backend xen --linger 20 + xen-guest load --rings 1 --pages 1 --events $NO --go-first --go-key go2 --linger 3000 --until-key go3 + mtrace-load --rings 2 --pages 64 --events $NK --rate 250 --seed 9 --backend xen --linger 120"
 
 # mtraced runs as the installed mtraced.service, socket from mtraced.socket
 mtraced_pid() { systemctl show -p MainPID --value mtraced.service; }

@@ -12,6 +12,9 @@ systemctl --failed --no-legend --plain | sed 's/^/XENTEST INFO failed unit: /'
 	echo "XENTEST INFO alive uptime=$(up) mtraced-cpu=$([ -n "$m" ] &&
 		awk '{ printf "%.1fs", ($14 + $15) / 100 }' /proc/${m%% *}/stat) domains: $(xl list 2>/dev/null |
 		awk 'NR > 1 { printf "%s:%s:%.0fs ", $1, $5, $6 }')"
+	for f in /var/log/xen/guest-*.log; do
+		[ -s "$f" ] && echo "XENTEST INFO   ${f##*/guest-}: $(tail -1 "$f" | cut -c1-120)"
+	done
 done) &
 HB=$!
 rc=0
