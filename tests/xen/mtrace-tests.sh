@@ -66,7 +66,7 @@ wait_key() { # domid key [tenths of a second]: by the clock, not by loop turns, 
 	local end=$(( $(now_s) + ${3:-1200} / 10 ))	# a loaded host makes slow
 	while ! xenstore-read /local/domain/$1/data/mtrace-test/$2 >/dev/null 2>&1; do
 		[ "$(now_s)" -gt $end ] && { dump_domu "$(xl domname $1 2>/dev/null)" 20; return 1; }
-		sleep 0.1
+		sleep 0.5
 	done
 }
 json() { sed -n "s/.*\"$1\":\\([^,}]*\\).*/\\1/p"; }	# key < json

@@ -296,6 +296,7 @@ for g in "$R0"/lib/systemd/system-generators/*; do
 done
 install -D -m755 "$D0/xen-up.sh" "$R0/usr/lib/mtrace-xen-test/xen-up.sh"
 install -m755 "$D0/run.sh" "$R0/root/run.sh"
+install -m644 "$D0/diag.sh" "$R0/root/diag.sh"
 install -m755 "$HERE/dom0-tests.sh" "$R0/root/tests.sh"
 install -m644 "$HERE/mtrace-tests.sh" "$R0/root/mtrace-tests.sh"
 install -m644 "$HERE/service-tests.sh" "$R0/root/service-tests.sh"
