@@ -106,6 +106,7 @@ static void
 text_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
 {
 	unsigned op = b->op[i];
+	const struct mtrace_op_info *info = mtrace_op_info(op);
 	int64_t arg = b->arg[i];
 	const char *dn = cat_names_get(b->domid);
 	char ob[16];
@@ -122,57 +123,29 @@ text_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const ch
 		fputs("thread=idle", f);
 	else
 		fprintf(f, "thread=%" PRId64, b->thread[i]);
-	switch (op) {
-	case MTRACE_OP_CREATES:
-		fprintf(f, " child=%" PRId64 " type=%s", arg,
-			mtrace_thread_type_name(i < b->n_type ? b->type[i] : MTRACE_TT_UNKNOWN));
-		break;
-	case MTRACE_OP_READ: case MTRACE_OP_FULFILLS: case MTRACE_OP_BECOMES:
-	case MTRACE_OP_SIGNAL: case MTRACE_OP_TRY_READ: case MTRACE_OP_READ_LATER:
-	case MTRACE_OP_SIGNAL_NEW:
-		fprintf(f, " other=%" PRId64, arg);
-		break;
-	case MTRACE_OP_FAILS:
-		fprintf(f, " other=%" PRId64 " exn=", arg);
-		text_str(f, str);
-		break;
-	case MTRACE_OP_LABEL:
-		fputs(" label=", f);
-		text_str(f, str);
-		if (arg)	/* unused by the vocabulary, but never hide what came */
-			fprintf(f, " arg=%" PRId64, arg);
-		break;
-	case MTRACE_OP_INCREASE:
-		fputs(" counter=", f);
-		text_str(f, str);
-		fprintf(f, " amount=%" PRId64, arg);
-		break;
-	case MTRACE_OP_COUNTER:
-		fputs(" counter=", f);
-		text_str(f, str);
-		fprintf(f, " value=%" PRId64, arg);
-		break;
-	case MTRACE_OP_SWITCH:
-		if (arg)
-			fprintf(f, " arg=%" PRId64, arg);
-		break;
-	case MTRACE_OP_GC:
-		fprintf(f, " duration_ns=%" PRId64, arg);
-		break;
-	case MTRACE_OP_EVTCHN_SEND: case MTRACE_OP_EVTCHN_RECV:
-		fprintf(f, " port=%" PRId64, arg);
-		break;
-	case MTRACE_OP_RING_START:
-		fprintf(f, " ring_index=%" PRId64 " name=", arg);
-		text_str(f, str);
-		break;
-	default:
+	/* what arg and str mean comes from the op table (common/ops.c) */
+	if (!info->name) {
 		fprintf(f, " arg=%" PRId64, arg);
 		if (str) {
 			fputs(" str=", f);
 			text_str(f, str);
 		}
-		break;
+	} else {
+		if (info->str && info->str_first) {
+			fprintf(f, " %s=", info->str);
+			text_str(f, str);
+		}
+		if (info->arg)
+			fprintf(f, " %s=%" PRId64, info->arg, arg);
+		else if (arg)	/* unused by the vocabulary, but never hide what came */
+			fprintf(f, " arg=%" PRId64, arg);
+		if (op == MTRACE_OP_CREATES)
+			fprintf(f, " type=%s",
+				mtrace_thread_type_name(i < b->n_type ? b->type[i] : MTRACE_TT_UNKNOWN));
+		if (info->str && !info->str_first) {
+			fprintf(f, " %s=", info->str);
+			text_str(f, str);
+		}
 	}
 	fputc('\n', f);
 }

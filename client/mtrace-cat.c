@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "cat-format.h"
 #include "malloc-tune.h"
 #include "mtrace-client.h"
@@ -249,10 +250,7 @@ on_signal(int sig)
 static double
 now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return clock_mono_s();
 }
 
 /* Print a batch's events; returns false once the -n count is reached. */

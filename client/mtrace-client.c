@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "frame.h"
 #include "mtrace-client.h"
 #include "unpack-arena.h"
@@ -119,10 +120,7 @@ mtc_subscribe(struct mtc *c, const Mtrace__Subscribe *sub)
 static int64_t
 now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (int64_t)(clock_mono_ns() / 1000000u);
 }
 
 /* Make room for `need` bytes of the frame at start. */

@@ -8,9 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mtrace-proto.h"
 #include "mtrace.pb-c.h"
 
-#define MTRACE_PROTOCOL_VERSION	1
 #define MTRACE_DEFAULT_SOCKET	"/run/mtrace/mtraced.sock"
 
 struct mtc;

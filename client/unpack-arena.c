@@ -1,112 +1,71 @@
 /*
- * unpack-arena.c - a bump allocator for protobuf-c's unpack, one arena a message.
+ * unpack-arena.c - protobuf-c's unpack into a bump allocator (common/arena.h), one
+ * arena a message.
  *
  * protobuf-c allocates the top-level message first, so it sits right after the
- * arena's header in the first block: that is how arena_msg_free finds the arena.
+ * arena's own header in the first block: that is how arena_msg_free finds the arena.
  * Frees during unpack (its temporary scan buffers) are ignored; they are small and
  * go with the arena.
  */
 #include <stdalign.h>
 #include <stdlib.h>
 
+#include "arena.h"
 #include "unpack-arena.h"
 
-#define BLOCK_MIN	(64u * 1024)
+#define BLOCK_MIN   (64u * 1024)
+#define ARENA_MAGIC 0x6d747261636541UL /* "mtraceA" */
+#define ALIGN(n)    (((n) + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1))
 
-struct block {
-	struct block *next;
-	size_t cap, used;
-	alignas(max_align_t) unsigned char data[];
-};
-
-struct arena {
-	struct block *blocks;		/* newest first; the first one holds this header */
+/* The first allocation of the arena: the message follows it in the same block. */
+struct unpack {
+	struct arena a;
 	unsigned long magic;
-	alignas(max_align_t) unsigned char first[];
 };
 
-#define ARENA_MAGIC	0x6d747261636541UL	/* "mtraceA" */
-#define ALIGN(n)	(((n) + alignof(max_align_t) - 1) & ~(alignof(max_align_t) - 1))
-
-static void *
-arena_alloc(void *data, size_t size)
+static void *unpack_alloc(void *data, size_t size)
 {
-	struct arena *a = data;
-	struct block *b = a->blocks;
-	size_t need = ALIGN(size ? size : 1);
-
-	if (b->cap - b->used < need) {
-		size_t cap = need > BLOCK_MIN ? need : BLOCK_MIN;
-
-		if (!(b = malloc(sizeof(*b) + cap)))
-			return NULL;
-		b->cap = cap;
-		b->used = 0;
-		b->next = a->blocks;
-		a->blocks = b;
-	}
-	b->used += need;
-	return b->data + b->used - need;
+	return arena_alloc(data, size);
 }
 
-static void
-arena_ignore_free(void *data, void *p)
+static void unpack_ignore_free(void *data, void *p)
 {
 	(void)data;
 	(void)p;
 }
 
-static void
-arena_destroy(struct arena *a)
+Mtrace__ServerMsg *arena_msg_unpack(const uint8_t *data, size_t len)
 {
-	struct block *b = a->blocks, *next;
-
-	/* the last block in the list is the first one, which holds *a itself */
-	while (b) {
-		next = b->next;
-		free(b);
-		b = next;
-	}
-}
-
-Mtrace__ServerMsg *
-arena_msg_unpack(const uint8_t *data, size_t len)
-{
-	/* Unpacked columns take at most about twice their wire size. */
-	size_t cap = ALIGN(sizeof(struct arena)) + 2 * len + 4096;
-	struct block *b = malloc(sizeof(*b) + cap);
-	struct arena *a;
-	ProtobufCAllocator alloc = { arena_alloc, arena_ignore_free, NULL };
+	struct arena first;
+	struct unpack *u;
+	ProtobufCAllocator alloc = { unpack_alloc, unpack_ignore_free, NULL };
 	Mtrace__ServerMsg *m;
 
-	if (!b)
-		return NULL;
-	b->next = NULL;
-	b->cap = cap;
-	b->used = ALIGN(sizeof(struct arena));
-	a = (struct arena *)b->data;
-	a->blocks = b;
-	a->magic = ARENA_MAGIC;
-	alloc.allocator_data = a;
+	/* Unpacked columns take at most about twice their wire size: one block. */
+	arena_init(&first, ALIGN(sizeof(*u)) + 2 * len + 4096);
+	u = arena_alloc(&first, sizeof(*u));
+	u->a = first;
+	u->a.block_min = BLOCK_MIN;
+	u->magic = ARENA_MAGIC;
+	alloc.allocator_data = &u->a;
 	m = mtrace__server_msg__unpack(&alloc, len, data);
-	if (!m || (unsigned char *)m != a->first) {
+	if (!m || (unsigned char *)m != (unsigned char *)u + ALIGN(sizeof(*u))) {
 		/* not ours to free piecewise: everything it took is in the arena */
-		arena_destroy(a);
+		arena_free(&u->a);
 		return NULL;
 	}
 	return m;
 }
 
-void
-arena_msg_free(Mtrace__ServerMsg *m)
+void arena_msg_free(Mtrace__ServerMsg *m)
 {
-	struct arena *a;
+	struct unpack *u;
 
 	if (!m)
 		return;
-	a = (struct arena *)((unsigned char *)m - offsetof(struct arena, first));
-	if (a->magic != ARENA_MAGIC)
-		abort();	/* not from arena_msg_unpack: a caller's bug, caught early */
-	a->magic = 0;
-	arena_destroy(a);
+	u = (struct unpack *)((unsigned char *)m - ALIGN(sizeof(*u)));
+	if (u->magic != ARENA_MAGIC)
+		abort(); /* not from arena_msg_unpack: a caller's bug, caught early */
+	u->magic = 0;
+	arena_free(&u->a);
 }

@@ -1,6 +1,6 @@
 /*
  * frame.h - protobuf "delimited" framing: a varint length, then the message.
- * Shared by mtraced and the client library so both ends agree on limits.
+ * Shared by mtraced and the client library; the limits are in proto/mtrace-proto.h.
  */
 #ifndef MTRACE_FRAME_H
 #define MTRACE_FRAME_H
@@ -8,9 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FRAME_MAX_TO_DAEMON	(64u * 1024)
-#define FRAME_MAX_TO_CLIENT	(4u * 1024 * 1024)
-#define FRAME_VARINT_MAX	10
+#include "mtrace-proto.h"	/* the limits */
 
 enum frame_status {
 	FRAME_OK = 1,		/* a whole frame is there */

@@ -124,35 +124,6 @@ ring_hdr_copy(const void *hdr_page, uint32_t data_pages, struct mtrace_ring_hdr 
 	return 0;
 }
 
-int
-ring_hdr_copy_refs(const void *hdr_page, uint32_t data_pages, uint32_t *refs, char *err,
-		   size_t errlen)
-{
-	struct mtrace_ring_hdr h;
-
-	if (refs == NULL) {
-		set_err(err, errlen, "bad arguments");
-		errno = EINVAL;
-		return -1;
-	}
-	return ring_hdr_copy(hdr_page, data_pages, &h, refs, err, errlen);
-}
-
-struct ring_reader *
-ring_reader_attach(void *hdr, const void *data, uint32_t data_pages, char *err, size_t errlen)
-{
-	struct mtrace_ring_hdr h;
-
-	if (data == NULL || ring_hdr_copy(hdr, data_pages, &h, NULL, err, errlen) < 0) {
-		if (data == NULL) {
-			set_err(err, errlen, "bad arguments");
-			errno = EINVAL;
-		}
-		return NULL;
-	}
-	return ring_reader_attach_copy(hdr, &h, data, data_pages, err, errlen);
-}
-
 struct ring_reader *
 ring_reader_attach_copy(void *hdr, const struct mtrace_ring_hdr *copy, const void *data,
 			uint32_t data_pages, char *err, size_t errlen)
@@ -209,59 +180,6 @@ const struct ring_reader_stats *
 ring_reader_stats(const struct ring_reader *r)
 {
 	return &r->st;
-}
-
-bool
-mtrace_op_has_string(unsigned op)
-{
-	switch (op) {
-	case MTRACE_OP_FAILS:
-	case MTRACE_OP_LABEL:
-	case MTRACE_OP_INCREASE:
-	case MTRACE_OP_COUNTER:
-	case MTRACE_OP_RING_START:
-		return true;
-	default:
-		return false;
-	}
-}
-
-static const char *const op_names[MTRACE_OP_COUNT_MIRAGE] = {
-	"creates", "read", "fulfills", "fails", "becomes", "label", "increase", "switch",
-	"gc", "signal", "try_read", "counter", "read_later", "signal_new",
-};
-
-const char *
-mtrace_op_name(unsigned op)
-{
-	if (op < MTRACE_OP_COUNT_MIRAGE)
-		return op_names[op];
-	switch (op) {
-	case MTRACE_OP_EVTCHN_SEND:	return "evtchn_send";
-	case MTRACE_OP_EVTCHN_RECV:	return "evtchn_recv";
-	case MTRACE_OP_RING_START:	return "ring_start";
-	case MTRACE_OP_PAD:		return "pad";
-	default:			return NULL;
-	}
-}
-
-static const char *const tt_names[MTRACE_TT_COUNT] = {
-	"Wait", "Task", "Bind", "Try", "Choose", "Pick", "Join", "Map", "Condition",
-	"On_success", "On_failure", "On_termination", "On_any", "Ignore_result", "Async",
-	"Promise", "Semaphore", "Switch", "Stream", "Mutex",
-};
-
-const char *
-mtrace_thread_type_name(unsigned type)
-{
-	return type < MTRACE_TT_COUNT ? tt_names[type] : "Unknown";
-}
-
-static bool
-op_known(unsigned op)
-{
-	return op < MTRACE_OP_COUNT_MIRAGE || op == MTRACE_OP_EVTCHN_SEND ||
-	       op == MTRACE_OP_EVTCHN_RECV || op == MTRACE_OP_RING_START;
 }
 
 enum parse_end {
@@ -352,7 +270,7 @@ parse(const uint8_t *buf, size_t len, bool complete, size_t budget, ring_event_c
 		off += rlen;
 		/* Unknown ops still consume a sequence number: they are events of a newer producer. */
 		seq_account(rec.seq, st, next_seq, seq_known);
-		if (!op_known(rec.op)) {
+		if (!mtrace_op_known(rec.op)) {
 			st->unknown++;
 			continue;
 		}
@@ -487,7 +405,7 @@ ring_reader_request_wakeup(struct ring_reader *r, uint64_t bytes_ahead)
 
 	/* The producer notifies when a publish moves head from below want+1 to at least it. */
 	__atomic_store_n(&r->hdr->req_event, want + 1, __ATOMIC_RELAXED);
-	/* Store req_event before re-reading head (io/ring.h FINAL_CHECK); the producer
+	/* Store req_event before re-reading head (Xen's public/io/ring.h, RING_FINAL_CHECK_FOR_REQUESTS); the producer
 	 * side has no matching full barrier, so a wake-up can still be missed: the
 	 * daemon's periodic drain covers that window. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "mtrace-ring.h"
+#include "ops.h"
 
 /* A decoded, validated event.  str points into the reader's private copy window and is
  * valid only until the callback returns (the next window of the same drain call
@@ -49,33 +50,23 @@ struct ring_reader_info {
 };
 
 /*
- * Attach to a mapped ring.  hdr is the mapped header page (read-write: we write
- * req_event), data the mapped data pages (read-only), data_pages the page count
- * dom0 expects (from xenstore) which must match the header.  Returns NULL with errno
- * EINVAL/EPROTO and a reason in err on a bad header.
- */
-struct ring_reader *ring_reader_attach(void *hdr, const void *data, uint32_t data_pages,
-				       char *err, size_t errlen);
-void ring_reader_free(struct ring_reader *r);
-
-/*
- * Validate a mapped header page (as attach does, on a private copy) and copy the
- * grant refs of its data_pages data pages into refs[].  dom0 calls this before it
- * maps the data pages.  Returns 0, or -1 with errno EINVAL/EPROTO and a reason in err.
- */
-int ring_hdr_copy_refs(const void *hdr_page, uint32_t data_pages, uint32_t *refs, char *err,
-		       size_t errlen);
-
-/*
- * The same, also handing back the checked private copy of the header (refs may be
- * NULL), so that ring_reader_attach_copy can use it without reading the page again.
+ * Attaching is two steps around mapping the data pages, and the guest's header page
+ * is read once: ring_hdr_copy copies the mapped header page into *h, checks the copy
+ * (data_pages is the count dom0 expects from xenstore and must match) and copies the
+ * grant refs of the data pages into refs[] (refs may be NULL).  Returns 0, or -1 with
+ * errno EINVAL/EPROTO and a reason in err.
  */
 int ring_hdr_copy(const void *hdr_page, uint32_t data_pages, struct mtrace_ring_hdr *h,
 		  uint32_t *refs, char *err, size_t errlen);
-/* ring_reader_attach over a header already copied and checked by ring_hdr_copy. */
+/*
+ * Then attach over that checked copy: hdr is the mapped header page (read-write: we
+ * write req_event), data the mapped data pages (read-only).  NULL with errno EINVAL
+ * and a reason in err on bad arguments.
+ */
 struct ring_reader *ring_reader_attach_copy(void *hdr, const struct mtrace_ring_hdr *copy,
 					    const void *data, uint32_t data_pages, char *err,
 					    size_t errlen);
+void ring_reader_free(struct ring_reader *r);
 
 /* Our position (byte count) in the ring: the next record boundary we will read. */
 uint64_t ring_reader_position(const struct ring_reader *r);
@@ -105,8 +96,5 @@ const struct ring_reader_stats *ring_reader_stats(const struct ring_reader *r);
 size_t ring_decode_buffer(const uint8_t *buf, size_t len, ring_event_cb cb, void *arg,
 			  struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known);
 
-const char *mtrace_op_name(unsigned op);		/* "creates", ..., NULL if unknown */
-const char *mtrace_thread_type_name(unsigned type);	/* "Task", ..., "Unknown" */
-bool mtrace_op_has_string(unsigned op);
 
 #endif

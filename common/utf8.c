@@ -1,3 +1,4 @@
+/* utf8.c - UTF-8 checks and repair of guest-written strings (utf8.h). */
 #include <stdint.h>
 
 #include "utf8.h"
@@ -30,4 +31,19 @@ utf8_len(const unsigned char *s)
 	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
 		return 0;
 	return n;
+}
+
+void
+utf8_fix(char *str)
+{
+	unsigned char *s = (unsigned char *)str;
+
+	while (s && *s) {
+		size_t n = utf8_len(s);
+
+		if (n == 0)
+			*s++ = '?';
+		else
+			s += n;
+	}
 }

@@ -10,4 +10,8 @@
 /* Length (1..4) of the valid UTF-8 sequence at s (NUL-terminated), or 0. */
 size_t utf8_len(const unsigned char *s);
 
+/* Replace every byte that is not part of valid UTF-8 with '?', in place (s may be
+ * NULL). */
+void utf8_fix(char *s);
+
 #endif

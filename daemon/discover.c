@@ -16,21 +16,24 @@
 
 #include <event2/event.h>
 
-#include "config.h"
+#include "discover.h"
 #include "guest.h"
 #include "log.h"
 #include "mprof.h"
+#include "mtrace-ring.h"
 #include "state.h"
+#include "xenif.h"
 
-#define X		(guests_x->ops)
-#define MAX_DOMID	32768u		/* DOMID_FIRST_RESERVED: ids above are not guests */
-#define WATCH_MAX	1024		/* watch events per fd wake-up before yielding */
-#define RESCAN_S	5		/* safety net for lost watch events */
+#define MAX_DOMID 32768u /* DOMID_FIRST_RESERVED: ids above are not guests */
+#define WATCH_MAX 1024   /* watch events per fd wake-up before yielding */
+#define RESCAN_S  5      /* safety net for lost watch events */
 
 static const char TOK_INTRO[] = "mtraced-intro";
 static const char TOK_RELEASE[] = "mtraced-release";
 static const char TOK_DOM[] = "mtraced-dom";
 
+static const struct guests_ctx *ctx;
+static const struct discover_ops *ops;
 static struct event *xs_ev, *work_ev, *rescan_ev;
 static bool full_scan, deep_scan;
 static uint8_t dirty[MAX_DOMID / 8];
@@ -58,7 +61,7 @@ static long dom_of_path(const char *path)
 	if (id >= MAX_DOMID || (*end && *end != '/'))
 		return -1;
 	if (!*end)
-		return (long)id;		/* the domain's directory itself (removal) */
+		return (long)id; /* the domain's directory itself (removal) */
 	rest = end + 1;
 	if (!strncmp(rest, MTRACE_XS_DIR, strlen(MTRACE_XS_DIR)) ||
 	    !strncmp(rest, "data/mprof", 10) || !strcmp(rest, "name"))
@@ -70,11 +73,13 @@ static void xs_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct xenif_xs_watch_event ev;
 
-	(void)fd; (void)what; (void)arg;
+	(void)fd;
+	(void)what;
+	(void)arg;
 	for (int k = 0; k < WATCH_MAX; k++) {
 		long id;
 
-		if (X->xs_read_watch(guests_x, &ev) < 0) {
+		if (ctx->x->ops->xs_read_watch(ctx->x, &ev) < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 				return;
 			if (errno == ENAMETOOLONG || errno == EPROTO) {
@@ -112,7 +117,7 @@ static void bury_unseen(struct guest *g, void *arg)
 {
 	(void)arg;
 	if (!g->seen)
-		guest_death(g, "destroyed");
+		ops->death(g, "destroyed");
 }
 
 /* The domains of the last scan, running ones only: for state_mark_gone. */
@@ -143,10 +148,11 @@ void discover_scan_all(bool deep)
 	deep_scan = false;
 	guest_foreach(mark_seen, NULL);
 	do {
-		n = X->ctrl_domain_list(guests_x, first, info, sizeof(info) / sizeof(info[0]));
+		n = ctx->x->ops->ctrl_domain_list(
+		    ctx->x, first, info, sizeof(info) / sizeof(info[0]));
 		if (n < 0) {
 			log_err("domain list: %s", strerror(errno));
-			return;		/* without the list no death can be confirmed */
+			return; /* without the list no death can be confirmed */
 		}
 		for (int i = 0; i < n; i++) {
 			struct xenif_dominfo *d = &info[i];
@@ -160,13 +166,13 @@ void discover_scan_all(bool deep)
 				running_map[d->domid / 8] |= (uint8_t)(1u << (d->domid % 8));
 			if (d->dying || d->shutdown) {
 				if (g)
-					guest_death(g, d->crashed ? "crashed" : "destroyed");
+					ops->death(g, d->crashed ? "crashed" : "destroyed");
 				continue;
 			}
 			/* known guests announce changes through the /local/domain watch; a deep
 			 * scan re-reads them anyway, in case a watch event was lost */
 			if (!g || deep)
-				guest_refresh(d->domid);
+				ops->refresh(d->domid);
 			g = guest_find(d->domid);
 			if (g)
 				g->seen = true;
@@ -183,7 +189,9 @@ void discover_scan_all(bool deep)
 
 static void work_cb(evutil_socket_t fd, short what, void *arg)
 {
-	(void)fd; (void)what; (void)arg;
+	(void)fd;
+	(void)what;
+	(void)arg;
 	if (full_scan) {
 		bool deep = deep_scan;
 		discover_scan_all(deep);
@@ -201,23 +209,31 @@ static void work_cb(evutil_socket_t fd, short what, void *arg)
 			continue;
 		for (uint32_t b = 0; b < 8; b++)
 			if (dirty[i] & (1u << b))
-				guest_refresh(i * 8 + b);
+				ops->refresh(i * 8 + b);
 		dirty[i] = 0;
 	}
 }
 
 static void rescan_cb(evutil_socket_t fd, short what, void *arg)
 {
-	(void)fd; (void)what; (void)arg;
+	(void)fd;
+	(void)what;
+	(void)arg;
 	full_scan = true;
 	deep_scan = true;
 	schedule();
 }
 
-int discover_init(struct event_base *base, char *err, size_t errlen)
+int discover_init(
+    const struct guests_ctx *c, const struct discover_ops *o, char *err, size_t errlen)
 {
 	struct timeval slow = { RESCAN_S, 0 };
-	int fd = X->xs_fileno(guests_x);
+	struct event_base *base = c->base;
+	int fd;
+
+	ctx = c;
+	ops = o;
+	fd = ctx->x->ops->xs_fileno(ctx->x);
 
 	if (fd < 0) {
 		snprintf(err, errlen, "xenstore fd: %s", strerror(errno));
@@ -231,9 +247,9 @@ int discover_init(struct event_base *base, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot set up the xenstore events");
 		return -1;
 	}
-	if (X->xs_watch(guests_x, "@introduceDomain", TOK_INTRO) < 0 ||
-	    X->xs_watch(guests_x, "@releaseDomain", TOK_RELEASE) < 0 ||
-	    X->xs_watch(guests_x, "/local/domain", TOK_DOM) < 0) {
+	if (ctx->x->ops->xs_watch(ctx->x, "@introduceDomain", TOK_INTRO) < 0 ||
+	    ctx->x->ops->xs_watch(ctx->x, "@releaseDomain", TOK_RELEASE) < 0 ||
+	    ctx->x->ops->xs_watch(ctx->x, "/local/domain", TOK_DOM) < 0) {
 		snprintf(err, errlen, "xenstore watch: %s", strerror(errno));
 		return -1;
 	}
@@ -242,10 +258,10 @@ int discover_init(struct event_base *base, char *err, size_t errlen)
 
 void discover_fini(void)
 {
-	if (guests_x) {
-		X->xs_unwatch(guests_x, "@introduceDomain", TOK_INTRO);
-		X->xs_unwatch(guests_x, "@releaseDomain", TOK_RELEASE);
-		X->xs_unwatch(guests_x, "/local/domain", TOK_DOM);
+	if (ctx) {
+		ctx->x->ops->xs_unwatch(ctx->x, "@introduceDomain", TOK_INTRO);
+		ctx->x->ops->xs_unwatch(ctx->x, "@releaseDomain", TOK_RELEASE);
+		ctx->x->ops->xs_unwatch(ctx->x, "/local/domain", TOK_DOM);
 	}
 	if (xs_ev)
 		event_free(xs_ev);
@@ -254,4 +270,5 @@ void discover_fini(void)
 	if (rescan_ev)
 		event_free(rescan_ev);
 	xs_ev = work_ev = rescan_ev = NULL;
+	ctx = NULL;
 }

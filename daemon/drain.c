@@ -23,86 +23,30 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/queue.h>
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "config.h"
+#include "deliver.h"
+#include "drain.h"
 #include "guest.h"
 #include "log.h"
 #include "state.h"
-#include "stream.h"
+#include "xenif.h"
 
-#define BATCH_MAX	1024u	/* events per stream_events call and per decoder call */
-#define PENDING_MAX	4096	/* ports taken per fd wake-up before yielding to the loop */
+#define PENDING_MAX 4096 /* ports taken per fd wake-up before yielding to the loop */
 /* Empty polls in a row before a polled guest is woken again: a guest that writes in
  * bursts (every millisecond, say) must not flip back and forth. */
-#define POLL_IDLE_MAX	16
+#define POLL_IDLE_MAX 16
 
-#define X	(guests_x->ops)
-
-static struct event_base *base;
+static const struct guests_ctx *ctx;
 static struct event *evtchn_ev, *tick_ev, *busy_ev, *poll_ev;
-static struct guest *busy_head, *busy_tail;
-static unsigned npolling;		/* guests drained by poll_ev */
-static uint64_t period_start_ns;	/* all guests' wake-ups in the current period */
+static TAILQ_HEAD(guest_list, guest) busy = TAILQ_HEAD_INITIALIZER(busy);
+static unsigned npolling;        /* guests drained by poll_ev */
+static uint64_t period_start_ns; /* all guests' wake-ups in the current period */
 static unsigned period_wakeups;
-
-/* An event's string points into the reader's copy window, which the next window of
- * the same drain call overwrites: a batch keeps its own copies. */
-#define BATCH_STR	(64u * 1024)
-_Static_assert(BATCH_STR >= MTRACE_STR_MAX + 1, "a batch holds any string");
-
-static struct {
-	struct guest *g;
-	uint32_t ring, clock;
-	size_t n, str_len;
-	struct mtrace_event ev[BATCH_MAX];
-	char str[BATCH_STR];
-} batch;
-
-/* ---- batches: state first, then the stream ---- */
-
-static void batch_flush(void)
-{
-	if (batch.n)
-		stream_events(batch.g->domid, batch.ring, batch.clock, batch.ev, batch.n);
-	batch.n = 0;
-	batch.str_len = 0;
-}
-
-void drain_batch_begin(struct guest *g, uint32_t ring, uint32_t clock)
-{
-	batch.g = g;
-	batch.ring = ring;
-	batch.clock = clock;
-	batch.n = 0;
-	batch.str_len = 0;
-}
-
-void drain_batch_event(const struct mtrace_event *ev, void *arg)
-{
-	(void)arg;
-	state_apply(batch.g->sd, ev);
-	if (batch.n == BATCH_MAX ||
-	    (ev->str && batch.str_len + ev->str_len + 1u > sizeof(batch.str)))
-		batch_flush();
-	batch.ev[batch.n] = *ev;
-	if (ev->str) {
-		char *s = batch.str + batch.str_len;
-
-		memcpy(s, ev->str, ev->str_len);
-		s[ev->str_len] = '\0';
-		batch.ev[batch.n].str = s;
-		batch.str_len += ev->str_len + 1u;
-	}
-	batch.n++;
-}
-
-void drain_batch_end(void)
-{
-	batch_flush();
-	batch.g = NULL;
-}
 
 /* ---- draining ---- */
 
@@ -112,15 +56,11 @@ static void pass_stats(struct guest *g, unsigned i)
 	const struct ring_reader_stats *st = ring_reader_stats(r->rr);
 	uint64_t lost = st->lost - r->seen.lost;
 
-	if (lost || st->corrupt != r->seen.corrupt || st->unknown != r->seen.unknown) {
-		state_domain_add_counts(g->sd, lost, st->corrupt - r->seen.corrupt,
-					st->unknown - r->seen.unknown);
-		if (lost)
-			stream_ring_loss(g->domid, i, lost);
-		if (st->corrupt != r->seen.corrupt)
-			log_debug("domain %" PRIu32 " ring %u: %" PRIu64 " corrupt so far", g->domid,
-				  i, st->corrupt);
-	}
+	deliver_counts(
+	    g->sd, g->domid, i, lost, st->corrupt - r->seen.corrupt, st->unknown - r->seen.unknown);
+	if (st->corrupt != r->seen.corrupt)
+		log_debug("domain %" PRIu32 " ring %u: %" PRIu64 " corrupt so far", g->domid, i,
+		    st->corrupt);
 	r->seen = *st;
 }
 
@@ -142,12 +82,13 @@ size_t drain_guest(struct guest *g, size_t budget, bool *more)
 			break;
 		}
 		do {
-			size_t want = budget - total < BATCH_MAX ? budget - total : BATCH_MAX;
+			size_t want =
+			    budget - total < DELIVER_BATCH_MAX ? budget - total : DELIVER_BATCH_MAX;
 			size_t got;
 
-			drain_batch_begin(g, i, g->ann.clock);
-			got = ring_reader_drain(r->rr, want, drain_batch_event, NULL, &m);
-			drain_batch_end();
+			deliver_begin(g->sd, g->domid, i, g->ann.clock);
+			got = ring_reader_drain(r->rr, want, deliver_event, NULL, &m);
+			deliver_end();
 			total += got;
 			if (!got)
 				break;
@@ -168,12 +109,7 @@ static void busy_add(struct guest *g)
 	if (g->busy)
 		return;
 	g->busy = true;
-	g->busy_next = NULL;
-	if (busy_tail)
-		busy_tail->busy_next = g;
-	else
-		busy_head = g;
-	busy_tail = g;
+	TAILQ_INSERT_TAIL(&busy, g, busy_entry);
 	if (!evtimer_pending(busy_ev, NULL))
 		evtimer_add(busy_ev, &now);
 }
@@ -184,8 +120,8 @@ static void poll_each(struct guest *g, void *arg)
 
 	if (g->kind != GUEST_RING || !g->polling || g->busy)
 		return;
-	if (*got >= guests_cfg->drain_budget)
-		busy_add(g);	/* this turn has had its budget: the busy round takes it */
+	if (*got >= ctx->cfg->drain_budget)
+		busy_add(g); /* this turn has had its budget: the busy round takes it */
 	else
 		*got += drain_service(g);
 }
@@ -194,7 +130,9 @@ static void poll_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	size_t got = 0;
 
-	(void)fd; (void)what; (void)arg;
+	(void)fd;
+	(void)what;
+	(void)arg;
 	guest_foreach(poll_each, &got);
 }
 
@@ -205,8 +143,8 @@ static void polling_set(struct guest *g, bool on)
 	g->polling = on;
 	g->poll_idle = 0;
 	if (on && npolling++ == 0) {
-		struct timeval tv = { (time_t)(guests_cfg->poll_interval_us / 1000000u),
-				      (suseconds_t)(guests_cfg->poll_interval_us % 1000000u) };
+		struct timeval tv = tv_from_us(ctx->cfg->poll_interval_us);
+
 		event_add(poll_ev, &tv);
 	} else if (!on && --npolling == 0) {
 		event_del(poll_ev);
@@ -216,8 +154,7 @@ static void polling_set(struct guest *g, bool on)
 /* Wake-ups in a period past which a poll timer wakes the daemon less often. */
 static unsigned poll_threshold(void)
 {
-	uint64_t t = (uint64_t)guests_cfg->ratelimit_period_ms * 1000u /
-		     guests_cfg->poll_interval_us;
+	uint64_t t = (uint64_t)ctx->cfg->ratelimit_period_ms * 1000u / ctx->cfg->poll_interval_us;
 
 	return t ? (unsigned)(t < UINT_MAX ? t : UINT_MAX) : 1;
 }
@@ -246,7 +183,7 @@ size_t drain_service(struct guest *g)
 	if (g->kind != GUEST_RING)
 		return 0;
 	for (int pass = 0;; pass++) {
-		got += drain_guest(g, guests_cfg->drain_budget, &more);
+		got += drain_guest(g, ctx->cfg->drain_budget, &more);
 		if (more) {
 			/* a full budget: the others get their turn first */
 			busy_add(g);
@@ -281,16 +218,8 @@ void drain_final(struct guest *g)
 
 void drain_forget(struct guest *g)
 {
-	struct guest **pp, *prev = NULL;
-
 	if (g->busy) {
-		for (pp = &busy_head; *pp; prev = *pp, pp = &(*pp)->busy_next)
-			if (*pp == g) {
-				*pp = g->busy_next;
-				if (busy_tail == g)
-					busy_tail = prev;
-				break;
-			}
+		TAILQ_REMOVE(&busy, g, busy_entry);
 		g->busy = false;
 	}
 	if (g->unhold_ev) {
@@ -306,25 +235,25 @@ void drain_forget(struct guest *g)
 static void busy_cb(evutil_socket_t fd, short what, void *arg)
 {
 	static const struct timeval now = { 0, 0 };
-	struct guest *stop = busy_tail;
+	struct guest *stop = TAILQ_LAST(&busy, guest_list);
 	size_t got = 0;
 
-	(void)fd; (void)what; (void)arg;
+	(void)fd;
+	(void)what;
+	(void)arg;
 	/* One round: every guest queued now gets one budget; re-queued ones wait a turn.
 	 * Clients are written to only between loop turns, and a socket takes a few
 	 * hundred KiB at a time: past one budget in this turn, the rest of the round
 	 * waits for the next one, or the stream falls behind the rings. */
-	while (busy_head) {
-		struct guest *g = busy_head;
+	struct guest *g;
 
-		if (got >= guests_cfg->drain_budget) {
+	while ((g = TAILQ_FIRST(&busy)) != NULL) {
+		if (got >= ctx->cfg->drain_budget) {
 			if (!evtimer_pending(busy_ev, NULL))
 				evtimer_add(busy_ev, &now);
 			break;
 		}
-		busy_head = g->busy_next;
-		if (!busy_head)
-			busy_tail = NULL;
+		TAILQ_REMOVE(&busy, g, busy_entry);
 		g->busy = false;
 		got += drain_service(g);
 		if (g == stop)
@@ -338,20 +267,21 @@ static void unhold_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct guest *g = arg;
 
-	(void)fd; (void)what;
+	(void)fd;
+	(void)what;
 	g->held = false;
 	g->period_start_ns = state_now_ns();
 	g->period_wakeups = 0;
 	g->period_spurious = 0;
 	if (g->lport >= 0)
-		X->evtchn_unmask(guests_x, (uint32_t)g->lport);
+		ctx->x->ops->evtchn_unmask(ctx->x, (uint32_t)g->lport);
 	drain_service(g);
 }
 
 static void wakeup(struct guest *g)
 {
 	uint64_t now = state_now_ns();
-	uint64_t period = (uint64_t)guests_cfg->ratelimit_period_ms * 1000000u;
+	uint64_t period = (uint64_t)ctx->cfg->ratelimit_period_ms * 1000000u;
 
 	if (now - period_start_ns >= period) {
 		period_start_ns = now;
@@ -362,19 +292,18 @@ static void wakeup(struct guest *g)
 		g->period_wakeups = 0;
 		g->period_spurious = 0;
 	}
-	if (g->period_spurious >= guests_cfg->ratelimit_wakeups) {
+	if (g->period_spurious >= ctx->cfg->ratelimit_wakeups) {
 		uint64_t left = g->period_start_ns + period - now;
-		struct timeval tv = { (time_t)(left / 1000000000u),
-				      (suseconds_t)(left % 1000000000u / 1000u) };
+		struct timeval tv = tv_from_ns(left);
 
 		state_domain_add_wakeup(g->sd, true);
 		if (g->held)
 			return;
 		if (!g->unhold_ev)
-			g->unhold_ev = evtimer_new(base, unhold_cb, g);
+			g->unhold_ev = evtimer_new(ctx->base, unhold_cb, g);
 		if (!g->unhold_ev) {
 			/* cannot hold it off: serve it rather than lose it */
-			X->evtchn_unmask(guests_x, (uint32_t)g->lport);
+			ctx->x->ops->evtchn_unmask(ctx->x, (uint32_t)g->lport);
 			drain_service(g);
 			return;
 		}
@@ -384,33 +313,35 @@ static void wakeup(struct guest *g)
 		 * other's wake-up, and its data must not wait for the periodic drain. */
 		polling_set(g, true);
 		log_debug("domain %" PRIu32 ": wake-up storm, port held for %" PRIu64 " us",
-			  g->domid, left / 1000);
+		    g->domid, left / 1000);
 		return;
 	}
 	g->period_wakeups++;
 	period_wakeups++;
 	state_domain_add_wakeup(g->sd, false);
-	X->evtchn_unmask(guests_x, (uint32_t)g->lport);
+	ctx->x->ops->evtchn_unmask(ctx->x, (uint32_t)g->lport);
 	if (drain_service(g) == 0)
 		g->period_spurious++;
 }
 
 static void evtchn_cb(evutil_socket_t fd, short what, void *arg)
 {
-	(void)fd; (void)what; (void)arg;
+	(void)fd;
+	(void)what;
+	(void)arg;
 	for (int k = 0; k < PENDING_MAX; k++) {
-		int port = X->evtchn_pending(guests_x);
+		int port = ctx->x->ops->evtchn_pending(ctx->x);
 		struct guest *g;
 
 		if (port < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-				log_warn("evtchn pending: %s", strerror(errno));
+				log_warn("evtchn pending");
 			return;
 		}
 		g = guest_by_port((uint32_t)port);
 		if (!g || g->kind != GUEST_RING || g->lport != port) {
 			/* a port we already unbound raced its last notification */
-			X->evtchn_unmask(guests_x, (uint32_t)port);
+			ctx->x->ops->evtchn_unmask(ctx->x, (uint32_t)port);
 			continue;
 		}
 		wakeup(g);
@@ -426,40 +357,28 @@ static void tick_each(struct guest *g, void *arg)
 
 static void tick_cb(evutil_socket_t fd, short what, void *arg)
 {
-	(void)fd; (void)what; (void)arg;
+	(void)fd;
+	(void)what;
+	(void)arg;
 	state_tick(state_now_ns());
 	guest_foreach(tick_each, NULL);
 }
 
-static void final_each(struct guest *g, void *arg)
-{
-	(void)arg;
-	if (g->kind == GUEST_RING)
-		drain_final(g);
-	else if (g->kind == GUEST_LEGACY)
-		legacy_poll(g);
-}
-
-void guests_drain_all(void)
-{
-	guest_foreach(final_each, NULL);
-}
-
 static void tick_arm(void)
 {
-	struct timeval tv = { guests_cfg->drain_interval_ms / 1000,
-			      (suseconds_t)(guests_cfg->drain_interval_ms % 1000) * 1000 };
+	struct timeval tv = tv_from_ms(ctx->cfg->drain_interval_ms);
 
 	evtimer_del(tick_ev);
 	event_add(tick_ev, &tv);
 }
 
-int drain_init(struct event_base *b, char *err, size_t errlen)
+int drain_init(const struct guests_ctx *c, char *err, size_t errlen)
 {
-	int fd = X->evtchn_fd(guests_x);
+	struct event_base *base = c->base;
+	int fd;
 
-	base = b;
-	legacy_init(b);
+	ctx = c;
+	fd = ctx->x->ops->evtchn_fd(ctx->x);
 	if (fd < 0) {
 		snprintf(err, errlen, "event channel fd: %s", strerror(errno));
 		return -1;
@@ -480,13 +399,12 @@ void drain_reconfigure(void)
 {
 	if (tick_ev)
 		tick_arm();
-	if (poll_ev && npolling) {	/* poll_interval_us may have changed */
-		struct timeval tv = { (time_t)(guests_cfg->poll_interval_us / 1000000u),
-				      (suseconds_t)(guests_cfg->poll_interval_us % 1000000u) };
+	if (poll_ev && npolling) { /* poll_interval_us may have changed */
+		struct timeval tv = tv_from_us(ctx->cfg->poll_interval_us);
+
 		event_del(poll_ev);
 		event_add(poll_ev, &tv);
 	}
-	legacy_reconfigure();
 }
 
 void drain_fini(void)
@@ -501,5 +419,5 @@ void drain_fini(void)
 		event_free(poll_ev);
 	evtchn_ev = tick_ev = busy_ev = poll_ev = NULL;
 	npolling = 0;
-	busy_head = busy_tail = NULL;
+	TAILQ_INIT(&busy);
 }

@@ -13,14 +13,15 @@
 
 #include <event2/event.h>
 
+#include "clock.h"
 #include "config.h"
+#include "deliver.h"
 #include "guest.h"
+#include "legacy.h"
 #include "log.h"
 #include "mprof.h"
-#include "state.h"
-#include "stream.h"
-
-#define X	(guests_x->ops)
+#include "xenif.h"
+#include "xalloc.h"
 
 struct legacy {
 	uint32_t refs[MPROF_MAX_PAGES];
@@ -34,7 +35,7 @@ struct legacy {
 	struct guest *g;
 };
 
-static struct event_base *legacy_base;
+static const struct guests_ctx *ctx;
 
 bool legacy_same(const struct guest *g, const char *refs, size_t len)
 {
@@ -58,23 +59,19 @@ void legacy_poll(struct guest *g)
 		return;
 	/* one copy per poll; the parser only ever sees the private copy */
 	memcpy(lg->copy, lg->map, lg->len);
-	drain_batch_begin(g, 0, MTRACE_CLOCK_XEN);
-	mprof_reader_poll(lg->mr, lg->copy, lg->len, drain_batch_event, NULL);
-	drain_batch_end();
+	deliver_begin(g->sd, g->domid, 0, MTRACE_CLOCK_XEN);
+	mprof_reader_poll(lg->mr, lg->copy, lg->len, deliver_event, NULL);
+	deliver_end();
 	st = mprof_reader_stats(lg->mr);
 	/* snapshot semantics: events overwritten between polls and events caught half
 	 * written (torn, dropped) are both events the guest wrote that we could not
 	 * deliver, i.e. lost; corrupt is kept for what no writer could have produced */
 	lost = (st->lost + st->torn) - (lg->seen.lost + lg->seen.torn);
 	bad = st->corrupt - lg->seen.corrupt;
-	if (lost || bad || st->unknown != lg->seen.unknown) {
-		state_domain_add_counts(g->sd, lost, bad, st->unknown - lg->seen.unknown);
-		if (lost)
-			stream_ring_loss(g->domid, 0, lost);
-		if (bad)
-			log_debug("domain %" PRIu32 ": legacy buffer: %s", g->domid,
-				  mprof_reader_error(lg->mr));
-	}
+	deliver_counts(g->sd, g->domid, 0, lost, bad, st->unknown - lg->seen.unknown);
+	if (bad)
+		log_debug(
+		    "domain %" PRIu32 ": legacy buffer: %s", g->domid, mprof_reader_error(lg->mr));
 	lg->seen = *st;
 }
 
@@ -82,14 +79,14 @@ static void poll_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct legacy *lg = arg;
 
-	(void)fd; (void)what;
+	(void)fd;
+	(void)what;
 	legacy_poll(lg->g);
 }
 
 static void poll_arm(struct legacy *lg)
 {
-	struct timeval tv = { guests_cfg->mprof_poll_ms / 1000,
-			      (suseconds_t)(guests_cfg->mprof_poll_ms % 1000) * 1000 };
+	struct timeval tv = tv_from_ms(ctx->cfg->mprof_poll_ms);
 
 	evtimer_del(lg->poll_ev);
 	event_add(lg->poll_ev, &tv);
@@ -106,81 +103,64 @@ void legacy_detach(struct guest *g)
 	if (lg->mr)
 		mprof_reader_free(lg->mr);
 	if (lg->map)
-		X->gnttab_unmap(guests_x, lg->map, lg->npages);
+		ctx->x->ops->gnttab_unmap(ctx->x, lg->map, lg->npages);
 	free(lg->copy);
-	guests_pages_total -= g->pages_mapped;
-	g->pages_mapped = 0;
 	free(lg);
 	g->lg = NULL;
 }
 
-int legacy_attach(struct guest *g, const char *refs, size_t len, char *why, size_t wl)
+int legacy_parse_refs(
+    const char *refs, size_t len, uint32_t r[MPROF_MAX_PAGES], char *why, size_t wl)
 {
-	struct legacy *lg = calloc(1, sizeof(*lg));
 	char err[160];
-	int n;
+	int n = mprof_parse_refs(refs, len, r, MPROF_MAX_PAGES, err, sizeof(err));
 
-	if (!lg) {
-		snprintf(why, wl, "out of memory");
-		return -1;
-	}
-	n = mprof_parse_refs(refs, len, lg->refs, MPROF_MAX_PAGES, err, sizeof(err));
 	if (n <= 0) {
 		snprintf(why, wl, "%s: %s", MPROF_XS_REFS, n < 0 ? err : "no refs");
-		free(lg);
 		return -1;
 	}
-	if ((unsigned)n > guests_cfg->max_pages_per_guest) {
-		snprintf(why, wl, "%d legacy pages, more than max_pages_per_guest %u", n,
-			 guests_cfg->max_pages_per_guest);
-		free(lg);
-		return -1;
-	}
-	if (guests_pages_total + (unsigned)n > guests_cfg->max_pages_total) {
-		snprintf(why, wl, "%d legacy pages would pass max_pages_total %u", n,
-			 guests_cfg->max_pages_total);
-		free(lg);
-		return -1;
-	}
-	lg->npages = (unsigned)n;
+	return n;
+}
+
+int legacy_attach(struct guest *g, const uint32_t *r, unsigned n, char *why, size_t wl)
+{
+	struct legacy *lg = xcalloc(1, sizeof(*lg));
+
+	memcpy(lg->refs, r, n * sizeof(r[0]));
+	lg->npages = n;
 	lg->len = (size_t)n * MPROF_PAGE_SIZE;
 	lg->g = g;
 	g->lg = lg;
-	g->pages_mapped = lg->npages;
-	guests_pages_total += lg->npages;
-	lg->map = X->gnttab_map(guests_x, g->domid, lg->npages, lg->refs, PROT_READ);
+	lg->map = ctx->x->ops->gnttab_map(ctx->x, g->domid, lg->npages, lg->refs, PROT_READ);
 	if (!lg->map) {
-		snprintf(why, wl, "legacy buffer: cannot map %u pages: %s", lg->npages,
-			 strerror(errno));
+		snprintf(
+		    why, wl, "legacy buffer: cannot map %u pages: %s", lg->npages, strerror(errno));
 		goto fail;
 	}
 	lg->copy = malloc(lg->len);
 	lg->mr = mprof_reader_new(lg->len);
 	if (!lg->copy || !lg->mr) {
 		snprintf(why, wl, "legacy buffer of %zu bytes refused: %s", lg->len,
-			 strerror(errno ? errno : EINVAL));
+		    strerror(errno ? errno : EINVAL));
 		goto fail;
 	}
-	lg->poll_ev = event_new(legacy_base, -1, EV_PERSIST, poll_cb, lg);
+	lg->poll_ev = event_new(ctx->base, -1, EV_PERSIST, poll_cb, lg);
 	if (!lg->poll_ev) {
 		snprintf(why, wl, "cannot create the poll timer");
 		goto fail;
 	}
 	poll_arm(lg);
-	state_domain_attached(g->sd, 1, MTRACE_CLOCK_XEN, true);
-	stream_domain_up(g->domid, g->name, 1, MTRACE_CLOCK_XEN, true);
 	log_info("domain %" PRIu32 " (%s): traced (legacy mirage-profile buffer, %u pages)",
-		 g->domid, g->name, lg->npages);
-	legacy_poll(g);
+	    g->domid, g->name, lg->npages);
 	return 0;
 fail:
 	legacy_detach(g);
 	return -1;
 }
 
-void legacy_init(struct event_base *base)
+void legacy_init(const struct guests_ctx *c)
 {
-	legacy_base = base;
+	ctx = c;
 }
 
 static void rearm_each(struct guest *g, void *arg)

@@ -1,4 +1,5 @@
 /* log.c - levelled messages to stderr (see log.h). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,8 +23,9 @@ void log_set_journal(int on)
 	journal = on;
 }
 
-void log_msg(unsigned level, const char *func, const char *fmt, ...)
+void log_msg(unsigned level, int with_errno, const char *func, const char *fmt, ...)
 {
+	int saved = errno;
 	/* syslog priorities: err 3, warning 4, info 6, debug 7 */
 	static const int prio[] = { 3, 4, 6, 7 };
 	static const char *const name[] = { "error", "warning", "info", "debug" };
@@ -38,6 +40,8 @@ void log_msg(unsigned level, const char *func, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		return;
+	if (with_errno && (size_t)n < sizeof(line))
+		snprintf(line + n, sizeof(line) - (size_t)n, ": %s", strerror(saved));
 	/* One fprintf per line: stderr is unbuffered, so this keeps lines whole. */
 	if (journal)
 		fprintf(stderr, "<%d>%s: %s\n", prio[level], func, line);

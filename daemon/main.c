@@ -17,7 +17,7 @@
 #include <event2/event.h>
 
 #include "config.h"
-#include "guest.h"
+#include "guests.h"
 #include "log.h"
 #include "malloc-tune.h"
 #include "service.h"
@@ -114,7 +114,7 @@ static void on_reload(evutil_socket_t sig, short what, void *arg)
 	/* what start-up opened stays as it was */
 #define KEEP(f) do {								\
 		if (strcmp(n.f, cfg.f))						\
-			log_warn("reload: " #f " changes only on restart");	\
+			log_warnx("reload: " #f " changes only on restart");	\
 		memcpy(n.f, cfg.f, sizeof(n.f));				\
 	} while (0)
 	KEEP(backend);
@@ -123,7 +123,7 @@ static void on_reload(evutil_socket_t sig, short what, void *arg)
 	KEEP(socket_group);
 #undef KEEP
 	if (n.drop_privileges != cfg.drop_privileges)
-		log_warn("reload: drop_privileges changes only on restart");
+		log_warnx("reload: drop_privileges changes only on restart");
 	n.drop_privileges = cfg.drop_privileges;
 	cfg = n;
 	log_set_level(cfg.log_level);
@@ -259,7 +259,7 @@ int main(int argc, char **argv)
 		log_err("cannot set up signal handling");
 		return 1;
 	}
-	discover_scan_all(true);
+	guests_scan();
 	service_boost_priority(cfg.priority_boost);
 	if (cfg.drop_privileges)
 		service_drop_privileges();

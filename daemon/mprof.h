@@ -3,7 +3,7 @@
  * 4 CTF packets in read-only granted pages, no index, no event channel.  The core maps
  * the pages, and on every poll copies the whole buffer once and hands the copy here.
  *
- * Format (brief/mirage-profile.md §2): the buffer is split into 4 packets, packet_size =
+ * Format (../shared/brief/mirage-profile.md §2): the buffer is split into 4 packets, packet_size =
  * len / 4, the last one takes the remainder.  Each starts with a 30-byte little-endian
  * header { u32 magic 0xc1fc1fc1; u8 uuid[16]; u32 size_bits; u16 count; u16 content_lo;
  * u16 content_hi } followed by packed events { u64 ts; u8 op; payload }.
@@ -58,7 +58,6 @@ struct mprof_stats {
 	uint64_t torn;		/* half-written or torn events dropped */
 	uint64_t corrupt;	/* bad packet headers, bad events */
 	uint64_t polls;
-	/* added by the legacy work, source-compatible: */
 	uint64_t truncated;	/* packets read in part, whose tail was overwritten */
 	uint64_t packets;	/* packets read to their end */
 	uint64_t resyncs;	/* packet counters went backwards: reading restarted */

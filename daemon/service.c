@@ -15,6 +15,7 @@
 #include <event2/event.h>
 #include <systemd/sd-daemon.h>
 
+#include "clock.h"
 #include "config.h"
 #include "log.h"
 #include "service.h"
@@ -46,7 +47,7 @@ static void status_cb(evutil_socket_t fd, short what, void *arg)
 
 static void status_arm(void)
 {
-	struct timeval tv = { interval_ms / 1000, (suseconds_t)(interval_ms % 1000) * 1000 };
+	struct timeval tv = tv_from_ms(interval_ms);
 
 	evtimer_del(status_ev);
 	event_add(status_ev, &tv);
@@ -92,7 +93,7 @@ int service_drop_privileges(void)
 	struct __user_cap_data_struct data[2];
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-		log_warn("no_new_privs: %s", strerror(errno));
+		log_warn("no_new_privs");
 		return -1;
 	}
 	if (geteuid() != 0)
@@ -103,7 +104,7 @@ int service_drop_privileges(void)
 			break;
 	memset(data, 0, sizeof(data));
 	if (syscall(SYS_capset, &hdr, data) < 0) {
-		log_warn("dropping capabilities: %s", strerror(errno));
+		log_warn("dropping capabilities");
 		return -1;
 	}
 	log_debug("privileges dropped");

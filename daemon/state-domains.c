@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "config.h"
 #include "mtrace-ring.h"
 #include "state-int.h"
@@ -22,37 +23,9 @@ uint64_t state_cur_sec;
 static struct mtraced_config cfg_copy;
 static struct state_domain *last_dom;	/* state_thread_label is called per event */
 
-void *state_xcalloc(size_t n, size_t sz)
-{
-	void *p = calloc(n ? n : 1, sz);
-
-	if (!p) {
-		fprintf(stderr, "mtraced: out of memory\n");
-		abort();
-	}
-	return p;
-}
-
-void *state_xrealloc(void *p, size_t n, size_t sz)
-{
-	void *q;
-
-	if (n && sz > SIZE_MAX / n)
-		abort();
-	q = realloc(p, n && sz ? n * sz : 1);
-	if (!q) {
-		fprintf(stderr, "mtraced: out of memory\n");
-		abort();
-	}
-	return q;
-}
-
 uint64_t state_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return clock_mono_ns();
 }
 
 /* ---- rolling windows ---- */
@@ -87,10 +60,10 @@ static void domain_free_tables(struct state_domain *d)
 {
 	free(d->thr);
 	free(d->tab);
-	state_strtab_free(&d->labels);
+	strtab_free(&d->labels);
 	free(d->lstat);
-	state_strtab_free(&d->failures);
-	state_strtab_free(&d->counters);
+	strtab_free(&d->failures);
+	strtab_free(&d->counters);
 	free(d->cval);
 }
 
@@ -120,9 +93,9 @@ static void domain_reset(struct state_domain *d)
 	d->cache_idx = NO_IDX;
 	d->win.sec = state_cur_sec;
 	state_tab_resize(d, 16);
-	state_strtab_init(&d->labels, state_cfg->max_labels_per_guest);
-	state_strtab_init(&d->failures, 256);
-	state_strtab_init(&d->counters, 256);
+	strtab_init(&d->labels, state_cfg->max_labels_per_guest);
+	strtab_init(&d->failures, 256);
+	strtab_init(&d->counters, 256);
 	snprintf(d->status, sizeof(d->status), "discovered");
 }
 
@@ -142,10 +115,10 @@ struct state_domain *state_domain_get(uint32_t domid)
 
 	if (d)
 		return d;
-	d = state_xcalloc(1, sizeof(*d));
+	d = xcalloc(1, sizeof(*d));
 	d->domid = domid;
 	domain_reset(d);
-	state_doms = state_xrealloc(state_doms, state_ndoms + 1, sizeof(*state_doms));
+	state_doms = xreallocarray(state_doms, state_ndoms + 1, sizeof(*state_doms));
 	state_doms[state_ndoms++] = d;
 	return d;
 }
@@ -268,27 +241,7 @@ const char *state_thread_label(uint32_t domid, uint64_t thread)
 	i = tab_find(d, thread);
 	if (i == NO_IDX || d->thr[i].label == NO_IDX)
 		return NULL;
-	return d->labels.s[d->thr[i].label];
-}
-
-bool state_domain_matches(uint32_t domid, const Mtrace__Subscribe *sub)
-{
-	struct state_domain *d;
-
-	if (!sub || (!sub->n_domids && !sub->n_domain_names))
-		return true;
-	for (size_t i = 0; i < sub->n_domids; i++)
-		if (sub->domids[i] == domid)
-			return true;
-	if (!sub->n_domain_names)
-		return false;
-	d = state_domain_find(domid);
-	if (!d)
-		return false;
-	for (size_t i = 0; i < sub->n_domain_names; i++)
-		if (sub->domain_names[i] && !strcmp(sub->domain_names[i], d->name))
-			return true;
-	return false;
+	return strtab_str(&d->labels, d->thr[i].label);
 }
 
 void state_foreach_domain(state_domain_cb cb, void *arg)

@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "state.h"
+#include "strtab.h"
+#include "xalloc.h"
 
 #define WIN_SECS	60	/* longest rolling window */
 #define LABEL_WIN	10	/* label creation rate window */
@@ -43,15 +45,6 @@ struct thr {
 	uint32_t prev, next;			/* pending or finished list; free list */
 	uint8_t type;
 	uint8_t state;
-};
-
-/* Interned strings with open addressing; capped, never shrinks until the domain goes. */
-struct strtab {
-	char **s;
-	uint32_t *hash;
-	uint32_t n, cap, max;
-	uint32_t *slots;	/* index + 1, 0 = empty */
-	uint32_t nslots;	/* power of two */
 };
 
 struct label {
@@ -116,9 +109,6 @@ extern unsigned state_ndoms;
 extern const struct mtraced_config *state_cfg;
 extern uint64_t state_cur_sec;
 
-/* Out of memory aborts: the hot path has no way to report it and no way to go on. */
-void *state_xcalloc(size_t n, size_t sz);
-void *state_xrealloc(void *p, size_t n, size_t sz);
 
 double state_win_rate(const struct win *w, uint64_t now_sec, unsigned secs);
 
@@ -136,9 +126,8 @@ void state_thr_remove(struct state_domain *d, uint32_t i);
 
 /* ---- state-strtab.c: interned strings (labels, failures, counter names) ---- */
 
-void state_strtab_init(struct strtab *t, uint32_t max);
-void state_strtab_free(struct strtab *t);
-/* Index of s (n bytes) or NO_IDX; *added tells whether it is new.  Full: NO_IDX. */
+/* Index of s (n bytes, cut at STR_MAX_STORE - 1 and at a NUL) or NO_IDX when the
+ * table is full; *added tells whether it is new. */
 uint32_t state_strtab_intern(struct strtab *t, const char *s, size_t n, bool *added);
 
 /* ---- state-labels.c: per-label counts, creation rate and lifetime histogram ---- */

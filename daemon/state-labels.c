@@ -71,7 +71,7 @@ void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, s
 		return;
 	}
 	if (added) {
-		d->lstat = state_xrealloc(d->lstat, d->labels.cap, sizeof(struct label));
+		d->lstat = xreallocarray(d->lstat, d->labels.cap, sizeof(struct label));
 		memset(&d->lstat[li], 0, sizeof(struct label));
 		d->lstat[li].cr_sec = state_cur_sec;
 	}

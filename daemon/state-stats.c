@@ -1,5 +1,7 @@
 /*
- * state-stats.c - build a Stats message for one subscription from the state tables.
+ * state-stats.c - build a Stats message for one subscription from the state tables:
+ * the state's one edge with the wire format (proto/mtrace.proto), with the filters of
+ * a Subscribe that the stream applies too.
  * Everything the message points to lives in one arena freed by state_stats_free, so
  * the message never aliases state that the next event may change.
  */
@@ -7,60 +9,50 @@
 #include <string.h>
 #include <time.h>
 
+#include "arena.h"
+#include "clock.h"
 #include "config.h"
+#include "label-prefix.h"
 #include "mtrace-ring.h"
+#include "mtrace.pb-c.h"
 #include "state-int.h"
 
-struct arena_blk {
-	struct arena_blk *next;
-	size_t used, size;
-	max_align_t data[];
-};
-
 struct stats_box {
-	Mtrace__Stats s;		/* first: state_stats_free gets it back by cast */
-	struct arena_blk *blk;
+	Mtrace__Stats s; /* first: state_stats_free gets it back by cast */
+	struct arena a;
 };
 
-static void *arena_alloc(struct stats_box *b, size_t n)
+static void *arena_get(struct stats_box *b, size_t n)
 {
-	struct arena_blk *k = b->blk;
-	void *p;
-
-	n = (n + sizeof(max_align_t) - 1) & ~(sizeof(max_align_t) - 1);
-	if (!k || k->size - k->used < n) {
-		size_t sz = n > 65536 ? n : 65536;
-		k = malloc(sizeof(*k) + sz);
-		if (!k)
-			abort();
-		k->next = b->blk;
-		k->used = 0;
-		k->size = sz;
-		b->blk = k;
-	}
-	p = (char *)k->data + k->used;
-	k->used += n;
-	memset(p, 0, n);
-	return p;
+	return arena_zalloc(&b->a, n);
 }
 
 static char *arena_str(struct stats_box *b, const char *s)
 {
-	size_t n = strlen(s) + 1;
-	char *p = arena_alloc(b, n);
-
-	memcpy(p, s, n);
-	return p;
+	return arena_strdup(&b->a, s);
 }
 
 static bool label_passes(const Mtrace__Subscribe *sub, const char *label)
 {
-	if (!sub || !sub->n_labels)
+	return !sub || label_prefix_match(label, sub->labels, sub->n_labels);
+}
+
+bool state_domain_matches(uint32_t domid, const Mtrace__Subscribe *sub)
+{
+	struct state_domain *d;
+
+	if (!sub || (!sub->n_domids && !sub->n_domain_names))
 		return true;
-	if (!label)
+	for (size_t i = 0; i < sub->n_domids; i++)
+		if (sub->domids[i] == domid)
+			return true;
+	if (!sub->n_domain_names)
 		return false;
-	for (size_t i = 0; i < sub->n_labels; i++)
-		if (sub->labels[i] && !strncmp(label, sub->labels[i], strlen(sub->labels[i])))
+	d = state_domain_find(domid);
+	if (!d)
+		return false;
+	for (size_t i = 0; i < sub->n_domain_names; i++)
+		if (sub->domain_names[i] && !strcmp(sub->domain_names[i], d->name))
 			return true;
 	return false;
 }
@@ -133,11 +125,11 @@ static void fill_domain(struct stats_box *b, Mtrace__DomainStats *ds, const stru
 	ds->state = arena_str(b, d->status);
 	if (d->counters.n) {
 		ds->n_counters = d->counters.n;
-		ds->counters = arena_alloc(b, d->counters.n * sizeof(*ds->counters));
+		ds->counters = arena_get(b, d->counters.n * sizeof(*ds->counters));
 		for (uint32_t i = 0; i < d->counters.n; i++) {
-			Mtrace__Counter *c = arena_alloc(b, sizeof(*c));
+			Mtrace__Counter *c = arena_get(b, sizeof(*c));
 			mtrace__counter__init(c);
-			c->name = arena_str(b, d->counters.s[i]);
+			c->name = arena_str(b, strtab_str(&d->counters, i));
 			c->value = d->cval[i];
 			ds->counters[i] = c;
 		}
@@ -150,7 +142,7 @@ static void fill_thread(struct stats_box *b, Mtrace__ThreadStats *ts, const stru
 	mtrace__thread_stats__init(ts);
 	ts->domid = d->domid;
 	ts->id = (int64_t)t->id;
-	ts->label = arena_str(b, t->label != NO_IDX ? d->labels.s[t->label] : "");
+	ts->label = arena_str(b, t->label != NO_IDX ? strtab_str(&d->labels, t->label) : "");
 	ts->type = t->type;
 	ts->state = t->state == TS_RESOLVED ? MTRACE__THREAD_STATE__RESOLVED :
 		    t->state == TS_FAILED ? MTRACE__THREAD_STATE__FAILED :
@@ -170,7 +162,7 @@ static void fill_thread(struct stats_box *b, Mtrace__ThreadStats *ts, const stru
 	ts->events_rate = (double)state_thr_rate(t);
 	ts->events = t->events;
 	ts->becomes = (int64_t)t->becomes;
-	ts->failure = arena_str(b, t->failure != NO_IDX ? d->failures.s[t->failure] : "");
+	ts->failure = arena_str(b, t->failure != NO_IDX ? strtab_str(&d->failures, t->failure) : "");
 }
 
 static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub)
@@ -193,13 +185,11 @@ static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub)
 				break;
 			for (; j != NO_IDX; j = d->thr[j].next) {
 				const struct thr *t = &d->thr[j];
-				if (!label_passes(sub, t->label != NO_IDX ? d->labels.s[t->label] : NULL))
+				if (!label_passes(sub, t->label != NO_IDX ? strtab_str(&d->labels, t->label) : NULL))
 					continue;
 				if (ncand == cap) {
 					cap = cap ? cap * 2 : 256;
-					c = realloc(c, cap * sizeof(*c));
-					if (!c)
-						abort();
+					c = xreallocarray(c, cap, sizeof(*c));
 				}
 				c[ncand].d = d;
 				c[ncand].t = t;
@@ -212,9 +202,9 @@ static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub)
 	if (ncand > top)
 		ncand = top;
 	b->s.n_threads = ncand;
-	b->s.threads = arena_alloc(b, ncand * sizeof(*b->s.threads));
+	b->s.threads = arena_get(b, ncand * sizeof(*b->s.threads));
 	for (size_t k = 0; k < ncand; k++) {
-		b->s.threads[k] = arena_alloc(b, sizeof(Mtrace__ThreadStats));
+		b->s.threads[k] = arena_get(b, sizeof(Mtrace__ThreadStats));
 		fill_thread(b, b->s.threads[k], c[k].d, c[k].t);
 	}
 	free(c);
@@ -227,7 +217,7 @@ static void add_labels(struct stats_box *b, const Mtrace__Subscribe *sub)
 	for (unsigned i = 0; i < state_ndoms; i++)
 		if (state_domain_matches(state_doms[i]->domid, sub))
 			n += state_doms[i]->labels.n;
-	b->s.labels = arena_alloc(b, n * sizeof(*b->s.labels));
+	b->s.labels = arena_get(b, n * sizeof(*b->s.labels));
 	for (unsigned i = 0; i < state_ndoms; i++) {
 		const struct state_domain *d = state_doms[i];
 		if (!state_domain_matches(d->domid, sub))
@@ -236,12 +226,12 @@ static void add_labels(struct stats_box *b, const Mtrace__Subscribe *sub)
 			const struct label *l = &d->lstat[j];
 			Mtrace__LabelStats *ls;
 
-			if (!label_passes(sub, d->labels.s[j]))
+			if (!label_passes(sub, strtab_str(&d->labels, j)))
 				continue;
-			ls = arena_alloc(b, sizeof(*ls));
+			ls = arena_get(b, sizeof(*ls));
 			mtrace__label_stats__init(ls);
 			ls->domid = d->domid;
-			ls->label = arena_str(b, d->labels.s[j]);
+			ls->label = arena_str(b, strtab_str(&d->labels, j));
 			ls->count = l->count;
 			ls->live = l->live;
 			ls->creation_rate = state_label_rate_sum(l, state_cur_sec) / (double)LABEL_WIN;
@@ -256,23 +246,20 @@ static void add_labels(struct stats_box *b, const Mtrace__Subscribe *sub)
 Mtrace__Stats *state_stats(const Mtrace__Subscribe *sub, uint64_t dropped_for_client)
 {
 	static const Mtrace__Subscribe all = MTRACE__SUBSCRIBE__INIT;
-	struct stats_box *b = calloc(1, sizeof(*b));
-	struct timespec now;
+	struct stats_box *b = xcalloc(1, sizeof(*b));
 	size_t k = 0;
 
-	if (!b)
-		abort();
 	if (!sub)
 		sub = &all;
+	arena_init(&b->a, 65536);
 	mtrace__stats__init(&b->s);
-	clock_gettime(CLOCK_REALTIME, &now);
-	b->s.time_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	b->s.time_ns = clock_ns(CLOCK_REALTIME);
 	b->s.dropped_for_client = dropped_for_client;
-	b->s.domains = arena_alloc(b, state_ndoms * sizeof(*b->s.domains));
+	b->s.domains = arena_get(b, state_ndoms * sizeof(*b->s.domains));
 	for (unsigned i = 0; i < state_ndoms; i++) {
 		if (!state_domain_matches(state_doms[i]->domid, sub))
 			continue;
-		b->s.domains[k] = arena_alloc(b, sizeof(Mtrace__DomainStats));
+		b->s.domains[k] = arena_get(b, sizeof(Mtrace__DomainStats));
 		fill_domain(b, b->s.domains[k++], state_doms[i]);
 	}
 	b->s.n_domains = k;
@@ -285,13 +272,9 @@ Mtrace__Stats *state_stats(const Mtrace__Subscribe *sub, uint64_t dropped_for_cl
 void state_stats_free(Mtrace__Stats *s)
 {
 	struct stats_box *b = (struct stats_box *)s;
-	struct arena_blk *k, *next;
 
 	if (!s)
 		return;
-	for (k = b->blk; k; k = next) {
-		next = k->next;
-		free(k);
-	}
+	arena_free(&b->a);
 	free(b);
 }

@@ -29,7 +29,7 @@ void state_tab_resize(struct state_domain *d, uint32_t nslots)
 	struct tslot *old = d->tab;
 	uint32_t oldn = d->tab ? d->tab_mask + 1 : 0;
 
-	d->tab = state_xcalloc(nslots, sizeof(struct tslot));
+	d->tab = xcalloc(nslots, sizeof(struct tslot));
 	d->tab_mask = nslots - 1;
 	for (uint32_t j = 0; j < nslots; j++)
 		d->tab[j].idx = NO_IDX;
@@ -94,7 +94,7 @@ static uint32_t thr_alloc(struct state_domain *d, uint32_t avoid)
 		uint32_t ncap = d->thr_cap ? d->thr_cap * 2 : 64;
 		if (ncap > max)
 			ncap = max;
-		d->thr = state_xrealloc(d->thr, ncap, sizeof(struct thr));
+		d->thr = xreallocarray(d->thr, ncap, sizeof(struct thr));
 		for (i = ncap; i-- > d->thr_cap;) {
 			d->thr[i].next = d->free_head;
 			d->free_head = i;

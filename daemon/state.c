@@ -71,7 +71,7 @@ static void counter_apply(struct state_domain *d, const struct mtrace_event *ev,
 		return;
 	}
 	if (added) {
-		d->cval = state_xrealloc(d->cval, d->counters.cap, sizeof(int64_t));
+		d->cval = xreallocarray(d->cval, d->counters.cap, sizeof(int64_t));
 		d->cval[ci] = 0;
 	}
 	if (set)

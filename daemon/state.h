@@ -10,7 +10,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mtrace.pb-c.h"
+/* The wire format's messages, as state-stats.c builds and reads them; the tables
+ * themselves know nothing of them (mtrace.pb-c.h defines them). */
+typedef struct Mtrace__Stats Mtrace__Stats;
+typedef struct Mtrace__Subscribe Mtrace__Subscribe;
+
+/* ---- state-stats.c: the read-outs the stream server makes ---- */
 
 /* Build a Stats message for one subscription (domain filter, top-N, sort key, label
  * stats).  Free with state_stats_free. */
@@ -31,7 +36,7 @@ void state_foreach_domain(state_domain_cb cb, void *arg);
 /* Counts for sd_notify STATUS. */
 unsigned state_guest_count(void);
 
-/* ---- the core's side (guest.c, discover.c, main.c) ---- */
+/* ---- the core's side (guests.c, deliver.c, drain.c, main.c) ---- */
 
 struct mtraced_config;
 struct mtrace_event;

@@ -11,115 +11,67 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
 
 #include "frame.h"
+#include "label-prefix.h"
+#include "ring-reader.h"
 #include "state.h"
-#include "stream-int.h"
-#include "stream.h"
-#include "utf8.h"
+#include "stream-batch.h"
+#include "stream-blob.h"
+#include "stream-dict.h"
+#include "xalloc.h"
 
 /* Flush a ring's columns early past these, which keeps a frame far below
  * FRAME_MAX_TO_CLIENT: 8192 events * 40 bytes + 512 KiB of strings. */
-#define ACC_MAX_EVENTS	8192u
-#define ACC_MAX_STR	(512u * 1024)
+#define ACC_MAX_EVENTS 8192u
+#define ACC_MAX_STR    (512u * 1024)
 
 /* Columns of one (domain, ring) for one group, in ring order. */
 struct acc {
-	struct acc *next;
+	TAILQ_ENTRY(acc) entry;
 	uint32_t domid, ring, clock;
 	uint64_t first_seq;
 	size_t n, cap;
-	uint64_t *ts;		/* absolute */
-	int32_t *dts;		/* deltas, filled when encoded */
+	uint64_t *ts; /* absolute */
+	int32_t *dts; /* deltas, filled when encoded */
 	uint32_t *op;
 	int64_t *thread;
 	int64_t *arg;
 	uint32_t *type;
-	struct stream_dict dict;	/* the batch's distinct strings */
-	uint32_t *str_ref;		/* per event with a string: index into dict */
-	size_t nref;			/* <= n: str_ref has the columns' capacity */
+	struct stream_dict dict; /* the batch's distinct strings */
+	uint32_t *str_ref;       /* per event with a string: index into dict */
+	size_t nref;             /* <= n: str_ref has the columns' capacity */
 };
 
 struct stream_group {
-	struct stream_group *next;
+	LIST_ENTRY(stream_group) entry;
 	char *key;
-	Mtrace__Subscribe *sub;		/* own copy: members come and go */
+	Mtrace__Subscribe *sub; /* own copy: members come and go */
 	bool all_ops;
-	uint8_t ops[32];		/* bit per op */
+	uint8_t ops[32]; /* bit per op */
 	struct stream_client **members;
 	size_t nmembers, cap;
-	struct acc *accs;
+	TAILQ_HEAD(, acc) accs; /* in the order their rings first spoke */
 };
 
-static struct stream_group *groups;
+/* Columns grow to at most ACC_MAX_EVENTS: out of memory aborts (xalloc.h). */
+static int grow(void **p, size_t size, size_t n)
+{
+	*p = xreallocarray(*p, n, size);
+	return 0;
+}
+
+static stream_batch_send_fn send_events;
+static LIST_HEAD(, stream_group) groups = LIST_HEAD_INITIALIZER(groups);
 static unsigned ngroups;
 static struct event *flush_ev;
 static bool flush_scheduled;
 
-struct stream_blob *
-stream_blob_pack(const Mtrace__ServerMsg *msg)
-{
-	size_t len = mtrace__server_msg__get_packed_size(msg);
-	uint8_t pfx[FRAME_VARINT_MAX];
-	size_t hl;
-	struct stream_blob *b;
-
-	if (len > FRAME_MAX_TO_CLIENT)
-		return NULL;
-	hl = frame_put_len(pfx, len);
-	b = malloc(sizeof(*b) + hl + len);
-	if (!b)
-		return NULL;
-	b->refs = 1;
-	b->len = hl + len;
-	memcpy(b->data, pfx, hl);
-	mtrace__server_msg__pack(msg, b->data + hl);
-	return b;
-}
-
-void
-stream_blob_unref(struct stream_blob *b)
-{
-	if (b && --b->refs == 0)
-		free(b);
-}
-
-static void
-blob_cleanup(const void *data, size_t len, void *arg)
-{
-	stream_blob_unref(arg);
-}
-
-int
-stream_blob_queue(struct evbuffer *out, struct stream_blob *b)
-{
-	b->refs++;
-	if (evbuffer_add_reference(out, b->data, b->len, blob_cleanup, b) < 0) {
-		b->refs--;
-		return -1;
-	}
-	return 0;
-}
-
-void
-stream_utf8_fix(char *str)
-{
-	unsigned char *s = (unsigned char *)str;
-
-	while (s && *s) {
-		size_t n = utf8_len(s);
-		if (n == 0)
-			*s++ = '?';
-		else
-			s += n;
-	}
-}
-
-static void
-acc_free(struct acc *a)
+static void acc_free(struct acc *a)
 {
 	free(a->ts);
 	free(a->dts);
@@ -132,8 +84,7 @@ acc_free(struct acc *a)
 	free(a);
 }
 
-static int
-acc_reserve(struct acc *a, size_t n)
+static int acc_reserve(struct acc *a, size_t n)
 {
 	size_t cap = a->cap;
 
@@ -141,20 +92,19 @@ acc_reserve(struct acc *a, size_t n)
 		return 0;
 	while (cap < a->n + n)
 		cap = cap ? cap * 2 : 256;
-	if (stream_grow((void **)&a->ts, sizeof(*a->ts), cap) ||
-	    stream_grow((void **)&a->dts, sizeof(*a->dts), cap) ||
-	    stream_grow((void **)&a->op, sizeof(*a->op), cap) ||
-	    stream_grow((void **)&a->thread, sizeof(*a->thread), cap) ||
-	    stream_grow((void **)&a->arg, sizeof(*a->arg), cap) ||
-	    stream_grow((void **)&a->type, sizeof(*a->type), cap) ||
-	    stream_grow((void **)&a->str_ref, sizeof(*a->str_ref), cap))
+	if (grow((void **)&a->ts, sizeof(*a->ts), cap) ||
+	    grow((void **)&a->dts, sizeof(*a->dts), cap) ||
+	    grow((void **)&a->op, sizeof(*a->op), cap) ||
+	    grow((void **)&a->thread, sizeof(*a->thread), cap) ||
+	    grow((void **)&a->arg, sizeof(*a->arg), cap) ||
+	    grow((void **)&a->type, sizeof(*a->type), cap) ||
+	    grow((void **)&a->str_ref, sizeof(*a->str_ref), cap))
 		return -1;
 	a->cap = cap;
 	return 0;
 }
 
-static int
-acc_add_str(struct acc *a, const char *s, size_t len)
+static int acc_add_str(struct acc *a, const char *s, size_t len)
 {
 	uint32_t idx;
 
@@ -164,8 +114,7 @@ acc_add_str(struct acc *a, const char *s, size_t len)
 	return 0;
 }
 
-static void
-group_send(struct stream_group *g, struct acc *a)
+static void group_send(struct stream_group *g, struct acc *a)
 {
 	Mtrace__ServerMsg msg = MTRACE__SERVER_MSG__INIT;
 	Mtrace__EventBatch eb = MTRACE__EVENT_BATCH__INIT;
@@ -175,16 +124,17 @@ group_send(struct stream_group *g, struct acc *a)
 
 	if (a->n == 0)
 		return;
-	if (a->dict.n > 64 && !(strs = malloc(a->dict.n * sizeof(*strs)))) {
+	if (stream_dict_count(&a->dict) > 64 &&
+	    !(strs = malloc(stream_dict_count(&a->dict) * sizeof(*strs)))) {
 		for (i = 0; i < g->nmembers; i++)
-			stream_client_send_events(g->members[i], NULL, a->n);
+			send_events(g->members[i], NULL, a->n);
 		goto out;
 	}
-	for (i = 0; i < a->dict.n; i++)
-		strs[i] = a->dict.arena + a->dict.off[i];
+	for (i = 0; i < stream_dict_count(&a->dict); i++)
+		strs[i] = stream_dict_str(&a->dict, i);
 	eb.base_ts = a->ts[0];
 	a->dts[0] = 0;
-	for (i = 1; i < a->n; i++)	/* group_events kept each one within 32 bits */
+	for (i = 1; i < a->n; i++) /* group_events kept each one within 32 bits */
 		a->dts[i] = (int32_t)(int64_t)(a->ts[i] - a->ts[i - 1]);
 	eb.domid = a->domid;
 	eb.ring = a->ring;
@@ -196,7 +146,7 @@ group_send(struct stream_group *g, struct acc *a)
 	eb.thread = a->thread;
 	eb.arg = a->arg;
 	eb.type = a->type;
-	eb.n_str = a->dict.n;
+	eb.n_str = stream_dict_count(&a->dict);
 	eb.str = strs;
 	eb.n_str_ref = a->nref;
 	eb.str_ref = a->str_ref;
@@ -205,13 +155,13 @@ group_send(struct stream_group *g, struct acc *a)
 	b = stream_blob_pack(&msg);
 	if (b) {
 		for (i = 0; i < g->nmembers; i++)
-			stream_client_send_events(g->members[i], b, a->n);
+			send_events(g->members[i], b, a->n);
 		stream_blob_unref(b);
 	} else {
 		/* Cannot happen within the ACC_MAX_* bounds short of ENOMEM: count it as a
 		 * drop for every member so nobody silently misses events. */
 		for (i = 0; i < g->nmembers; i++)
-			stream_client_send_events(g->members[i], NULL, a->n);
+			send_events(g->members[i], NULL, a->n);
 	}
 	if (strs != strs_stack)
 		free(strs);
@@ -221,38 +171,34 @@ out:
 	stream_dict_reset(&a->dict);
 }
 
-void
-stream_batch_flush(void)
+void stream_batch_flush(void)
 {
 	struct stream_group *g;
-	struct acc *a;
+	struct acc *a, *next;
 
 	flush_scheduled = false;
-	for (g = groups; g; g = g->next) {
-		struct acc **pp = &g->accs;
-
-		while ((a = *pp)) {
+	LIST_FOREACH(g, &groups, entry)
+	{
+		for (a = TAILQ_FIRST(&g->accs); a; a = next) {
+			next = TAILQ_NEXT(a, entry);
 			if (a->n == 0) {
 				/* Idle for a whole turn: give the columns back, or every filter
 				 * times every ring ever seen would keep its buffers forever. */
-				*pp = a->next;
+				TAILQ_REMOVE(&g->accs, a, entry);
 				acc_free(a);
 				continue;
 			}
 			group_send(g, a);
-			pp = &a->next;
 		}
 	}
 }
 
-static void
-flush_cb(evutil_socket_t fd, short what, void *arg)
+static void flush_cb(evutil_socket_t fd, short what, void *arg)
 {
 	stream_batch_flush();
 }
 
-static void
-schedule_flush(void)
+static void schedule_flush(void)
 {
 	/* Activated, not timed: it runs after the callbacks already active in this loop
 	 * turn, so the rings drained in one turn share frames and nothing waits for a
@@ -263,15 +209,15 @@ schedule_flush(void)
 	}
 }
 
-static struct acc *
-group_acc(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clock)
+static struct acc *group_acc(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clock)
 {
-	struct acc **pp, *a;
+	struct acc *a;
 
-	for (pp = &g->accs; (a = *pp); pp = &a->next) {
+	TAILQ_FOREACH(a, &g->accs, entry)
+	{
 		if (a->domid == domid && a->ring == ring) {
 			if (a->clock != clock && a->n)
-				group_send(g, a);	/* one clock per batch */
+				group_send(g, a); /* one clock per batch */
 			a->clock = clock;
 			return a;
 		}
@@ -282,39 +228,27 @@ group_acc(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clock)
 	a->domid = domid;
 	a->ring = ring;
 	a->clock = clock;
-	*pp = a;	/* at the tail: rings are flushed in the order they first spoke */
+	TAILQ_INSERT_TAIL(&g->accs, a, entry);
 	return a;
 }
 
-static bool
-label_matches(const Mtrace__Subscribe *sub, uint32_t domid, uint64_t thread)
+static bool label_matches(const Mtrace__Subscribe *sub, uint32_t domid, uint64_t thread)
 {
-	const char *label;
-	size_t i;
-
 	if (sub->n_labels == 0)
 		return true;
 	if (thread == MTRACE_THREAD_NONE)
 		return false;
-	label = state_thread_label(domid, thread);
-	if (!label)
-		return false;
-	for (i = 0; i < sub->n_labels; i++)
-		if (strncmp(label, sub->labels[i], strlen(sub->labels[i])) == 0)
-			return true;
-	return false;
+	return label_prefix_match(state_thread_label(domid, thread), sub->labels, sub->n_labels);
 }
 
 /* A guest clock may step back, or jump by more than the 2 s a 32-bit delta holds. */
-static bool
-delta_fits(uint64_t d)
+static bool delta_fits(uint64_t d)
 {
 	return (int64_t)d >= INT32_MIN && (int64_t)d <= INT32_MAX;
 }
 
-static void
-group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clock,
-	     const struct mtrace_event *ev, size_t n)
+static void group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clock,
+    const struct mtrace_event *ev, size_t n)
 {
 	struct acc *a;
 	size_t i;
@@ -324,7 +258,7 @@ group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clo
 	a = group_acc(g, domid, ring, clock);
 	if (!a) {
 		for (i = 0; i < g->nmembers; i++)
-			stream_client_send_events(g->members[i], NULL, n);
+			send_events(g->members[i], NULL, n);
 		return;
 	}
 	bool everything = g->all_ops && g->sub->n_labels == 0;
@@ -334,17 +268,18 @@ group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clo
 
 		if (!everything &&
 		    ((!g->all_ops && !(g->ops[e->op >> 3] & (1u << (e->op & 7)))) ||
-		     !label_matches(g->sub, domid, e->thread)))
+		        !label_matches(g->sub, domid, e->thread)))
 			continue;
-		if (a->n >= ACC_MAX_EVENTS || a->dict.arena_len + e->str_len + 1 > ACC_MAX_STR ||
+		if (a->n >= ACC_MAX_EVENTS ||
+		    strtab_bytes(&a->dict.t) + e->str_len + 1 > ACC_MAX_STR ||
 		    (a->n && !delta_fits(e->ts - a->ts[a->n - 1])))
 			group_send(g, a);
 		if (acc_reserve(a, 1) < 0 ||
-		    (mtrace_op_has_string(e->op) && acc_add_str(a, e->str ? e->str : "",
-								 e->str ? e->str_len : 0) < 0)) {
+		    (mtrace_op_has_string(e->op) &&
+		        acc_add_str(a, e->str ? e->str : "", e->str ? e->str_len : 0) < 0)) {
 			size_t k;
 			for (k = 0; k < g->nmembers; k++)
-				stream_client_send_events(g->members[k], NULL, 1);
+				send_events(g->members[k], NULL, 1);
 			continue;
 		}
 		if (a->n == 0)
@@ -360,35 +295,31 @@ group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clo
 		schedule_flush();
 }
 
-void
-stream_events(uint32_t domid, uint32_t ring, uint32_t clock, const struct mtrace_event *ev,
-	      size_t n)
+void stream_batch_events(
+    uint32_t domid, uint32_t ring, uint32_t clock, const struct mtrace_event *ev, size_t n)
 {
 	struct stream_group *g;
 
 	if (n == 0)
 		return;
-	for (g = groups; g; g = g->next)
-		group_events(g, domid, ring, clock, ev, n);
+	LIST_FOREACH(g, &groups, entry)
+	group_events(g, domid, ring, clock, ev, n);
 }
 
 /* A canonical text of the event filter: equal filters give equal keys whatever the
  * order the client listed things in. */
-static int
-cmp_u32(const void *a, const void *b)
+static int cmp_u32(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	return x < y ? -1 : x > y;
 }
 
-static int
-cmp_str(const void *a, const void *b)
+static int cmp_str(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static char *
-filter_key(const Mtrace__Subscribe *sub, const uint8_t ops[32], bool all_ops)
+static char *filter_key(const Mtrace__Subscribe *sub, const uint8_t ops[32], bool all_ops)
 {
 	size_t len = 128 + sub->n_domids * 12, i, off = 0;
 	uint32_t *ids = NULL;
@@ -427,12 +358,12 @@ filter_key(const Mtrace__Subscribe *sub, const uint8_t ops[32], bool all_ops)
 	/* Strings are length-prefixed so no separator can be forged inside one. */
 	off += (size_t)snprintf(key + off, len - off, ";n");
 	for (i = 0; i < sub->n_domain_names; i++)
-		off += (size_t)snprintf(key + off, len - off, ",%zu:%s", strlen(names[i]),
-					names[i]);
+		off +=
+		    (size_t)snprintf(key + off, len - off, ",%zu:%s", strlen(names[i]), names[i]);
 	off += (size_t)snprintf(key + off, len - off, ";l");
 	for (i = 0; i < sub->n_labels; i++)
-		off += (size_t)snprintf(key + off, len - off, ",%zu:%s", strlen(labels[i]),
-					labels[i]);
+		off +=
+		    (size_t)snprintf(key + off, len - off, ",%zu:%s", strlen(labels[i]), labels[i]);
 	off += (size_t)snprintf(key + off, len - off, ";o");
 	if (all_ops)
 		off += (size_t)snprintf(key + off, len - off, "*");
@@ -446,8 +377,7 @@ out:
 	return key;
 }
 
-static Mtrace__Subscribe *
-sub_copy(const Mtrace__Subscribe *sub)
+static Mtrace__Subscribe *sub_copy(const Mtrace__Subscribe *sub)
 {
 	size_t len = mtrace__subscribe__get_packed_size(sub);
 	uint8_t *buf = malloc(len ? len : 1);
@@ -461,8 +391,7 @@ sub_copy(const Mtrace__Subscribe *sub)
 	return c;
 }
 
-struct stream_group *
-stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub)
+struct stream_group *stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub)
 {
 	uint8_t ops[32] = { 0 };
 	bool all_ops = sub->n_ops == 0;
@@ -476,9 +405,9 @@ stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub)
 	key = filter_key(sub, ops, all_ops);
 	if (!key)
 		return NULL;
-	for (g = groups; g; g = g->next)
-		if (strcmp(g->key, key) == 0)
-			break;
+	LIST_FOREACH(g, &groups, entry)
+	if (strcmp(g->key, key) == 0)
+		break;
 	if (!g) {
 		g = calloc(1, sizeof(*g));
 		if (!g || !(g->sub = sub_copy(sub))) {
@@ -490,14 +419,14 @@ stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub)
 		key = NULL;
 		g->all_ops = all_ops;
 		memcpy(g->ops, ops, sizeof(ops));
-		g->next = groups;
-		groups = g;
+		TAILQ_INIT(&g->accs);
+		LIST_INSERT_HEAD(&groups, g, entry);
 		ngroups++;
 	}
 	free(key);
 	if (g->nmembers == g->cap) {
 		size_t cap = g->cap ? g->cap * 2 : 4;
-		if (stream_grow((void **)&g->members, sizeof(*g->members), cap)) {
+		if (grow((void **)&g->members, sizeof(*g->members), cap)) {
 			if (g->nmembers == 0)
 				stream_group_leave(g, NULL);
 			return NULL;
@@ -508,10 +437,8 @@ stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub)
 	return g;
 }
 
-void
-stream_group_leave(struct stream_group *g, struct stream_client *c)
+void stream_group_leave(struct stream_group *g, struct stream_client *c)
 {
-	struct stream_group **pp;
 	struct acc *a;
 	size_t i;
 
@@ -523,14 +450,9 @@ stream_group_leave(struct stream_group *g, struct stream_client *c)
 	}
 	if (g->nmembers)
 		return;
-	for (pp = &groups; *pp; pp = &(*pp)->next) {
-		if (*pp == g) {
-			*pp = g->next;
-			break;
-		}
-	}
-	while ((a = g->accs)) {
-		g->accs = a->next;
+	LIST_REMOVE(g, entry);
+	while ((a = TAILQ_FIRST(&g->accs))) {
+		TAILQ_REMOVE(&g->accs, a, entry);
 		acc_free(a);
 	}
 	mtrace__subscribe__free_unpacked(g->sub, NULL);
@@ -540,39 +462,36 @@ stream_group_leave(struct stream_group *g, struct stream_client *c)
 	ngroups--;
 }
 
-void
-stream_batch_domain_gone(uint32_t domid)
+void stream_batch_domain_gone(uint32_t domid)
 {
 	struct stream_group *g;
-	struct acc **pp, *a;
+	struct acc *a, *next;
 
-	for (g = groups; g; g = g->next) {
-		for (pp = &g->accs; (a = *pp);) {
+	LIST_FOREACH(g, &groups, entry)
+	{
+		for (a = TAILQ_FIRST(&g->accs); a; a = next) {
+			next = TAILQ_NEXT(a, entry);
 			if (a->domid == domid) {
 				group_send(g, a);
-				*pp = a->next;
+				TAILQ_REMOVE(&g->accs, a, entry);
 				acc_free(a);
-			} else {
-				pp = &a->next;
 			}
 		}
 	}
 }
 
-unsigned
-stream_group_count(void)
+unsigned stream_group_count(void)
 {
 	return ngroups;
 }
 
-void
-stream_batch_init(struct event_base *base)
+void stream_batch_init(struct event_base *base, stream_batch_send_fn send)
 {
+	send_events = send;
 	flush_ev = event_new(base, -1, 0, flush_cb, NULL);
 }
 
-void
-stream_batch_fini(void)
+void stream_batch_fini(void)
 {
 	if (flush_ev)
 		event_free(flush_ev);

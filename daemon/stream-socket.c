@@ -16,7 +16,7 @@
 
 #include "config.h"
 #include "log.h"
-#include "stream-int.h"
+#include "stream-socket.h"
 
 static int
 mkdir_parent(const char *path, char *err, size_t errlen)
@@ -115,13 +115,13 @@ make_socket(const struct mtraced_config *cfg, char *path, size_t pathlen, char *
 		return -1;
 	}
 	if (chmod(sa.sun_path, 0660) < 0)
-		log_warn("chmod %s: %s", sa.sun_path, strerror(errno));
+		log_warn("chmod %s", sa.sun_path);
 	gr = cfg->socket_group[0] ? getgrnam(cfg->socket_group) : NULL;
 	if (!gr)
 		log_info("group '%s' does not exist: %s stays 0660 for its owner only",
 			 cfg->socket_group, sa.sun_path);
 	else if (chown(sa.sun_path, (uid_t)-1, gr->gr_gid) < 0)
-		log_warn("chgrp %s %s: %s", cfg->socket_group, sa.sun_path, strerror(errno));
+		log_warn("chgrp %s %s", cfg->socket_group, sa.sun_path);
 	snprintf(path, pathlen, "%s", sa.sun_path);
 	return fd;
 }
@@ -136,7 +136,7 @@ systemd_socket(void)
 	for (int fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++)
 		if (sd_is_socket_unix(fd, SOCK_STREAM, 1, NULL, 0) > 0)
 			return fd;
-	log_warn("socket activation: none of %d descriptors is a listening Unix socket", n);
+	log_warnx("socket activation: none of %d descriptors is a listening Unix socket", n);
 	return -1;
 }
 

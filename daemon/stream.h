@@ -1,5 +1,5 @@
 /*
- * stream.h - the client socket server (stream.c, server side of proto/mtrace.proto).
+ * stream.h - the client socket server (stream*.c, server side of proto/mtrace.proto).
  * The core calls these; they never block and never fail the caller: a slow client
  * loses its own events (counted, told), nobody else's.
  */

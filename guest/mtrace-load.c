@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "mtrace-guest.h"
 
 #define MAX_NAMES	64	/* distinct labels / counters */
@@ -95,9 +96,7 @@ rnd(struct ring_job *j)
 static double
 now_s(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+	return clock_mono_s();
 }
 
 static void

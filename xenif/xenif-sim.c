@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "simxen-proto.h"
 #include "xenif.h"
 
@@ -89,15 +90,11 @@ static int rpc_fd(int fd, const struct simxen_req *req0, const void *pl, size_t 
 	if (n < 0)
 		return -1;
 
-	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t t0 = clock_mono_ns();
 	int got[SIMXEN_MAX_FDS];
 	unsigned ngot;
 	for (;;) {
-		struct timespec t;
-		clock_gettime(CLOCK_MONOTONIC, &t);
-		long left = RPC_TIMEOUT_MS - ((t.tv_sec - t0.tv_sec) * 1000L +
-					      (t.tv_nsec - t0.tv_nsec) / 1000000L);
+		long left = RPC_TIMEOUT_MS - (long)((clock_mono_ns() - t0) / 1000000u);
 		struct pollfd p = { .fd = fd, .events = POLLIN };
 		int r = left > 0 ? poll(&p, 1, (int)left) : 0;
 		if (r < 0 && errno == EINTR)

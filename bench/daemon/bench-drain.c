@@ -100,7 +100,11 @@ int main(int argc, char **argv)
 		memset(g->data, 0, (size_t)PAGES * MTRACE_PAGE_SIZE);
 		mtrace_ring_init_local(&g->prod, g->hdr, g->data, PAGES, MTRACE_CLOCK_MONOTONIC, 0,
 				       "bench");
-		g->rr = ring_reader_attach(g->hdr, g->data, PAGES, err, sizeof(err));
+		struct mtrace_ring_hdr hc;
+
+		g->rr = NULL;
+		if (ring_hdr_copy(g->hdr, PAGES, &hc, NULL, err, sizeof(err)) == 0)
+			g->rr = ring_reader_attach_copy(g->hdr, &hc, g->data, PAGES, err, sizeof(err));
 		if (!g->rr) {
 			fprintf(stderr, "attach: %s\n", err);
 			return 1;

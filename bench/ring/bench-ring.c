@@ -92,7 +92,10 @@ decoder(uint64_t n)
 	double t = 0;
 
 	mtrace_ring_init_local(&r, (struct mtrace_ring_hdr *)hdr_page, data, pages, 0, 0, "b");
-	struct ring_reader *rd = ring_reader_attach(hdr_page, data, pages, NULL, 0);
+	struct mtrace_ring_hdr hc;
+	struct ring_reader *rd = NULL;
+	if (ring_hdr_copy(hdr_page, pages, &hc, NULL, NULL, 0) == 0)
+		rd = ring_reader_attach_copy(hdr_page, &hc, data, pages, NULL, 0);
 	while (done < n) {
 		for (uint64_t i = 0; i < per_fill; i++)
 			mtrace_emit_ts(&r, MTRACE_OP_READ, 0, i, i, i + 1);

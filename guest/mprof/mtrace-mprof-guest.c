@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "mprof-writer.h"
 #include "xenif.h"
 
@@ -82,17 +83,13 @@ usage(int status)
 static uint64_t
 now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return clock_mono_ns();
 }
 
 static void
 sleep_ns(uint64_t ns)
 {
-	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000u),
-			       .tv_nsec = (long)(ns % 1000000000u) };
+	struct timespec ts = ts_from_ns(ns);
 
 	while (nanosleep(&ts, &ts) == -1 && errno == EINTR && !stop)
 		;

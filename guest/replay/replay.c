@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "mtrace-guest.h"
 #include "mtrace-ring.h"
 #include "trace.h"
@@ -52,16 +53,9 @@ static void on_signal(int sig)
 	stop = 1;
 }
 
-static uint64_t now_ns(clockid_t clk)
-{
-	struct timespec ts;
-	clock_gettime(clk, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void sleep_until(uint64_t mono_ns)
 {
-	struct timespec ts = { (time_t)(mono_ns / 1000000000u), (long)(mono_ns % 1000000000u) };
+	struct timespec ts = ts_from_ns(mono_ns);
 	/* EINTR is how a signal ends the wait; the caller checks `stop`. */
 	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 }
@@ -102,7 +96,7 @@ static uint64_t play_pass(struct mtrace_ring *r, const struct trace *t, const st
 	uint64_t stride = (uint64_t)t->max_thread + 1;
 	uint64_t shift = pass * stride;
 	uint64_t t0 = t->n ? t->ev[0].t_ns : 0;
-	uint64_t mono0 = now_ns(CLOCK_MONOTONIC), real0 = now_ns(CLOCK_REALTIME);
+	uint64_t mono0 = clock_mono_ns(), real0 = clock_ns(CLOCK_REALTIME);
 	uint64_t last_off = 0, n = 0;
 	for (size_t i = 0; i < t->n && !stop; i++) {
 		const struct trace_ev *e = &t->ev[i];
@@ -115,13 +109,13 @@ static uint64_t play_pass(struct mtrace_ring *r, const struct trace *t, const st
 		uint64_t ts;
 		if (o->speed > 0) {
 			uint64_t due = mono0 + off;
-			if (due > now_ns(CLOCK_MONOTONIC) + SLEEP_SLACK_NS)
+			if (due > clock_mono_ns() + SLEEP_SLACK_NS)
 				sleep_until(due);
 			if (stop)
 				break;
 			ts = real0 + off;
 		} else {
-			ts = now_ns(CLOCK_REALTIME);
+			ts = clock_ns(CLOCK_REALTIME);
 		}
 		if (o->recorded_times)
 			ts = e->t_ns;

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "ring-reader.h"
+#include "mtrace.pb-c.h"
 #include "state.h"
 
 static int failures;

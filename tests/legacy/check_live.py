@@ -17,10 +17,13 @@ writes), and is not zero (the bursts overwrite packets between polls).  Through 
 per packet): it must be within 10 % (+2 packets' worth) of the events really missing.
 """
 import json
+import os
 import sys
 
-OPS = ["creates", "read", "fulfills", "fails", "becomes", "label", "increase", "switch",
-       "gc", "signal", "try_read", "counter", "read_later", "signal_new"]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+import mtrace_ops  # noqa: E402  (the op table of common/ops.c)
+
+OPS = mtrace_ops.MIRAGE
 T0 = 1000000000
 
 

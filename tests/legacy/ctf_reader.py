@@ -8,13 +8,16 @@ Usage: ctf_reader.py FILE            -> JSON {"events", "per_op", "per_label", "
 """
 import json
 import struct
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+import mtrace_ops  # noqa: E402  (the op table of common/ops.c)
 
 MAGIC = 0xC1FC1FC1
 UUID = bytes.fromhex("05883b8d521a487bb397456ab150680c")
 HDR = 30
-OPS = ["creates", "read", "fulfills", "fails", "becomes", "label", "increase", "switch",
-       "gc", "signal", "try_read", "counter", "read_later", "signal_new"]
+OPS = mtrace_ops.MIRAGE  # mirage-profile's CTF op numbering is the same
 # payload after the 9-byte event header: (fixed bytes, has a NUL-terminated string)
 PAYLOAD = {0: (17, False), 1: (16, False), 2: (16, False), 3: (16, True), 4: (16, False),
            5: (8, True), 6: (16, True), 7: (8, False), 8: (8, False), 9: (16, False),

@@ -50,7 +50,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct mtrace_ring_hdr *hdr = (struct mtrace_ring_hdr *)mem;
 	uint8_t *ring = mem + MTRACE_PAGE_SIZE;
 	mtrace_ring_init_local(&r, hdr, ring, pages, 0, 0, "fuzz");
-	struct ring_reader *rd = ring_reader_attach(hdr, ring, pages, NULL, 0);
+	struct mtrace_ring_hdr hc;
+	struct ring_reader *rd = NULL;
+	if (ring_hdr_copy(hdr, pages, &hc, NULL, NULL, 0) == 0)
+		rd = ring_reader_attach_copy(hdr, &hc, ring, pages, NULL, 0);
 	if (rd == NULL)
 		__builtin_trap();
 	if (size >= 16) {

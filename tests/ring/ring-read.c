@@ -147,6 +147,7 @@ main(int argc, char **argv)
 		char key[64];
 		unsigned long ref, pages;
 		uint32_t refs[MTRACE_RING_MAX_PAGES];
+		struct mtrace_ring_hdr hcopy;
 		xenif_gref_t href;
 
 		snprintf(key, sizeof(key), "ring/%u/ref", r);
@@ -160,15 +161,15 @@ main(int argc, char **argv)
 						  PROT_READ | PROT_WRITE);
 		if (rings[r].hdr == NULL)
 			die("mapping a header page failed");
-		if (ring_hdr_copy_refs(rings[r].hdr, (uint32_t)pages, refs, err, sizeof(err)) < 0)
+		if (ring_hdr_copy(rings[r].hdr, (uint32_t)pages, &hcopy, refs, err, sizeof(err)) < 0)
 			die(err);
 		rings[r].data = x->ops->gnttab_map(x, (xenif_domid_t)domid, (uint32_t)pages, refs,
 						   PROT_READ);
 		if (rings[r].data == NULL)
 			die("mapping data pages failed");
 		rings[r].pages = (uint32_t)pages;
-		rings[r].rd = ring_reader_attach(rings[r].hdr, rings[r].data, (uint32_t)pages, err,
-						 sizeof(err));
+		rings[r].rd = ring_reader_attach_copy(rings[r].hdr, &hcopy, rings[r].data,
+						      (uint32_t)pages, err, sizeof(err));
 		if (rings[r].rd == NULL)
 			die(err);
 	}

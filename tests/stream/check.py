@@ -6,12 +6,13 @@
   check.py expect HARNESS_JSON ARGS...   print the expected event count for a filter
 """
 import json
+import os
 import sys
 
-OPS = {"creates": 0, "read": 1, "fulfills": 2, "fails": 3, "becomes": 4, "label": 5,
-       "increase": 6, "switch": 7, "gc": 8, "signal": 9, "try_read": 10, "counter": 11,
-       "read_later": 12, "signal_new": 13, "evtchn_send": 64, "evtchn_recv": 65,
-       "ring_start": 66}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+import mtrace_ops  # noqa: E402  (the op table of common/ops.c)
+
+OPS = mtrace_ops.BY_NAME
 
 
 def parse_filter(args):

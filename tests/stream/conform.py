@@ -9,13 +9,14 @@ name was written: the stream must carry exactly those strings."""
 import json
 import re
 import subprocess
+import os
 import sys
 
-STR_OPS = {3, 5, 6, 11, 66}
-OP_NAMES = {0: "creates", 1: "read", 2: "fulfills", 3: "fails", 4: "becomes", 5: "label",
-            6: "increase", 7: "switch", 8: "gc", 9: "signal", 10: "try_read", 11: "counter",
-            12: "read_later", 13: "signal_new", 64: "evtchn_send", 65: "evtchn_recv",
-            66: "ring_start"}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "common"))
+import mtrace_ops  # noqa: E402  (the op table of common/ops.c)
+
+STR_OPS = mtrace_ops.STR_OPS
+OP_NAMES = mtrace_ops.NAMES
 
 
 def split_frames(data):

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "fake-state.h"
+#include "mtrace.pb-c.h"
 #include "state.h"
 
 static struct fake_domain doms[FAKE_MAX_DOMAINS];

@@ -1,0 +1,117 @@
+/* strtab.c - distinct strings by index (strtab.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "strtab.h"
+#include "xalloc.h"
+
+#define SLOTS_MIN 16u
+
+/* FNV-1a: strings are short; anything simple and well spread does. */
+static uint32_t hash(const char *s, size_t len)
+{
+	uint32_t h = 2166136261u;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 16777619u;
+	return h;
+}
+
+void strtab_init(struct strtab *t, uint32_t max)
+{
+	memset(t, 0, sizeof(*t));
+	t->max = max < STRTAB_NONE ? max : STRTAB_NONE - 1;
+}
+
+void strtab_free(struct strtab *t)
+{
+	free(t->arena);
+	free(t->off);
+	free(t->len);
+	free(t->hash);
+	free(t->slots);
+	memset(t, 0, sizeof(*t));
+}
+
+void strtab_reset(struct strtab *t)
+{
+	if (t->n && t->slots)
+		memset(t->slots, 0, t->nslots * sizeof(*t->slots));
+	t->n = 0;
+	t->arena_len = 0;
+}
+
+static void rehash(struct strtab *t, uint32_t nslots)
+{
+	free(t->slots);
+	t->slots = xcalloc(nslots, sizeof(*t->slots));
+	t->nslots = nslots;
+	for (uint32_t i = 0; i < t->n; i++) {
+		uint32_t j = t->hash[i] & (nslots - 1);
+
+		while (t->slots[j])
+			j = (j + 1) & (nslots - 1);
+		t->slots[j] = i + 1;
+	}
+}
+
+char *strtab_reserve(struct strtab *t, size_t len)
+{
+	if (t->arena_len + len + 1 > t->arena_cap) {
+		size_t cap = t->arena_cap ? t->arena_cap : 256;
+
+		while (cap < t->arena_len + len + 1)
+			cap *= 2;
+		t->arena = xreallocarray(t->arena, cap, 1);
+		t->arena_cap = cap;
+	}
+	return t->arena + t->arena_len;
+}
+
+uint32_t strtab_commit(struct strtab *t, size_t len, bool *added)
+{
+	const char *s = t->arena + t->arena_len;
+	uint32_t h = hash(s, len), j;
+
+	*added = false;
+	if (t->nslots) {
+		for (j = h & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1)) {
+			uint32_t i = t->slots[j] - 1;
+
+			if (t->hash[i] == h && t->len[i] == len &&
+			    !memcmp(t->arena + t->off[i], s, len))
+				return i;
+		}
+	}
+	if (t->n >= t->max)
+		return STRTAB_NONE;
+	if (t->n == t->cap) {
+		t->cap = t->cap ? t->cap * 2 : 8;
+		t->off = xreallocarray(t->off, t->cap, sizeof(*t->off));
+		t->len = xreallocarray(t->len, t->cap, sizeof(*t->len));
+		t->hash = xreallocarray(t->hash, t->cap, sizeof(*t->hash));
+	}
+	t->arena[t->arena_len + len] = '\0';
+	t->off[t->n] = (uint32_t)t->arena_len;
+	t->len[t->n] = (uint32_t)len;
+	t->hash[t->n] = h;
+	t->arena_len += len + 1;
+	t->n++;
+	if (t->n * 2 > t->nslots) {
+		rehash(t, t->nslots ? t->nslots * 2 : SLOTS_MIN);
+	} else {
+		for (j = h & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1))
+			;
+		t->slots[j] = t->n;
+	}
+	*added = true;
+	return t->n - 1;
+}
+
+uint32_t strtab_intern(struct strtab *t, const char *s, size_t len, bool *added)
+{
+	char *p = strtab_reserve(t, len);
+
+	memcpy(p, s, len);
+	return strtab_commit(t, len, added);
+}

@@ -1,0 +1,36 @@
+/*
+ * deliver.h - the sink of every decoded event and every change of a traced domain:
+ * the state first (statistics, labels the stream's filters look up), then the stream
+ * to clients.  Ring guests (drain.c) and legacy guests (legacy.c) both deliver here.
+ */
+#ifndef MTRACED_DELIVER_H
+#define MTRACED_DELIVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Events a batch holds: the stream gets runs of at most this many. */
+#define DELIVER_BATCH_MAX 1024u
+
+struct mtrace_event;
+struct state_domain;
+
+/*
+ * Events of one ring, in batches: ev->str need only be valid during deliver_event
+ * (the reader's copy window moves, the legacy poller's copy is reused); the batch
+ * keeps its own copies until deliver_end.
+ */
+void deliver_begin(struct state_domain *sd, uint32_t domid, uint32_t ring, uint32_t clock);
+void deliver_event(const struct mtrace_event *ev, void *arg); /* a ring_event_cb */
+void deliver_end(void);
+
+/* Decoder deltas of one ring: lost events are also told to clients. */
+void deliver_counts(struct state_domain *sd, uint32_t domid, uint32_t ring, uint64_t lost,
+    uint64_t corrupt, uint64_t unknown);
+
+/* The domain is traced (DomainUp), or no longer (DomainDown with reason). */
+void deliver_domain_up(struct state_domain *sd, uint32_t domid, const char *name, uint32_t rings,
+    uint32_t clock, bool legacy);
+void deliver_domain_down(uint32_t domid, const char *reason);
+
+#endif

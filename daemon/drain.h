@@ -1,0 +1,26 @@
+/*
+ * drain.h - when ring guests are read (drain.c): event-channel wake-ups with a storm
+ * limiter, the periodic drain, polling of busy guests and round-robin budgets.
+ */
+#ifndef MTRACED_DRAIN_H
+#define MTRACED_DRAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct guest;
+struct guests_ctx;
+
+int drain_init(const struct guests_ctx *ctx, char *err, size_t errlen);
+void drain_reconfigure(void);
+void drain_fini(void);
+/* Drain up to budget events of g's rings; returns the count, *more if data is left. */
+size_t drain_guest(struct guest *g, size_t budget, bool *more);
+/* Drain g now within its budget, re-arm its wake-ups, queue it if data remains;
+ * returns how many events it read. */
+size_t drain_service(struct guest *g);
+/* Drain everything (death, shutdown), bounded by the rings' size. */
+void drain_final(struct guest *g);
+void drain_forget(struct guest *g); /* before g is unmapped or freed */
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * stream-batch.h - event filters and batches (stream-batch.c): clients with the same
+ * event filter share a group; events are appended to each matching group's per-ring
+ * columns and encoded once per group.
+ */
+#ifndef MTRACED_STREAM_BATCH_H
+#define MTRACED_STREAM_BATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mtrace.pb-c.h"
+
+struct event_base;
+struct mtrace_event;
+struct stream_blob;
+struct stream_client;
+struct stream_group;
+
+/* How a group's batch of n events (NULL: dropped for want of memory) reaches one of
+ * its clients: stream-client.c's stream_client_send_events. */
+typedef void (*stream_batch_send_fn)(struct stream_client *c, struct stream_blob *b, size_t n);
+
+void stream_batch_init(struct event_base *base, stream_batch_send_fn send);
+void stream_batch_fini(void);
+/* Join the group for sub's event filter (creating it); NULL when out of memory. */
+struct stream_group *stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub);
+void stream_group_leave(struct stream_group *g, struct stream_client *c);
+unsigned stream_group_count(void);
+/* Encode and send everything accumulated so far (before control messages, so the
+ * order a client sees matches the order things happened). */
+void stream_batch_flush(void);
+/* Append a run of one ring's events to every group that selects them (stream.h's
+ * stream_events). */
+void stream_batch_events(
+    uint32_t domid, uint32_t ring, uint32_t clock, const struct mtrace_event *ev, size_t n);
+/* Send and free a gone domain's columns. */
+void stream_batch_domain_gone(uint32_t domid);
+
+#endif

@@ -1,0 +1,49 @@
+/* stream-blob.c - encoded messages shared by the clients that get them (stream-blob.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include <event2/buffer.h>
+
+#include "frame.h"
+#include "stream-blob.h"
+
+struct stream_blob *stream_blob_pack(const Mtrace__ServerMsg *msg)
+{
+	size_t len = mtrace__server_msg__get_packed_size(msg);
+	uint8_t pfx[FRAME_VARINT_MAX];
+	size_t hl;
+	struct stream_blob *b;
+
+	if (len > FRAME_MAX_TO_CLIENT)
+		return NULL;
+	hl = frame_put_len(pfx, len);
+	b = malloc(sizeof(*b) + hl + len);
+	if (!b)
+		return NULL;
+	b->refs = 1;
+	b->len = hl + len;
+	memcpy(b->data, pfx, hl);
+	mtrace__server_msg__pack(msg, b->data + hl);
+	return b;
+}
+
+void stream_blob_unref(struct stream_blob *b)
+{
+	if (b && --b->refs == 0)
+		free(b);
+}
+
+static void blob_cleanup(const void *data, size_t len, void *arg)
+{
+	stream_blob_unref(arg);
+}
+
+int stream_blob_queue(struct evbuffer *out, struct stream_blob *b)
+{
+	b->refs++;
+	if (evbuffer_add_reference(out, b->data, b->len, blob_cleanup, b) < 0) {
+		b->refs--;
+		return -1;
+	}
+	return 0;
+}

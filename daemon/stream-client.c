@@ -1,0 +1,459 @@
+/*
+ * stream-client.c - one client of mtraced's socket: its bufferevent, the request side
+ * of proto/mtrace.proto (Hello, Subscribe, Ping), its queue cap, statistics timer and
+ * write coalescing.  stream.c accepts the connections; stream-batch.c builds the
+ * event batches handed to stream_client_send_events.
+ *
+ * Nothing here may block the loop or let one client hurt another: a client's output
+ * is capped at client_queue_bytes, past which its event batches are dropped and
+ * counted (and it is told once it drains), its statistics coalesced, and a client
+ * that breaks the protocol gets an Error and is closed.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/queue.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "clock.h"
+#include "frame.h"
+#include "log.h"
+#include "mtrace-proto.h"
+#include "state.h"
+#include "stream-batch.h"
+#include "stream-blob.h"
+#include "stream-client.h"
+#include "stream-msg.h"
+#include "utf8.h"
+
+/* Control messages (domain up/down, loss, errors) are small and few; a client that
+ * lets even those pile up this far past its cap is not reading at all and is closed. */
+#define CONTROL_SLACK     (1u << 20)
+#define PARTIAL_TIMEOUT_S 5           /* a request frame left half-sent this long is bad */
+#define CLOSE_TIMEOUT_S   2           /* time to flush an Error before closing anyway */
+#define MAX_SINGLE_WRITE  (64u << 20) /* no cap of ours: the socket's is enough */
+/* Clients past this many events a second get coalesced writes (client_coalesce_us),
+ * measured over windows of COALESCE_WINDOW_NS: far above the rates where the latency
+ * of single events matters, far below where wake-ups dominate. */
+#define COALESCE_RATE      1000000u
+#define COALESCE_WINDOW_NS 10000000u
+
+static TAILQ_HEAD(, stream_client) clients = TAILQ_HEAD_INITIALIZER(clients);
+static unsigned nclients;
+static unsigned next_id;
+static struct event_base *ev_base;
+static void (*client_freed)(void);
+
+static size_t queue_cap = 8u << 20;
+static uint64_t coalesce_ns = 2000000u;
+static struct event *coalesce_ev; /* one tick resumes every deferred client */
+static uint64_t writes_put_off;   /* for the log at shutdown */
+static unsigned max_top_n = 1000;
+
+static void client_free(struct stream_client *c);
+static void write_resume(struct stream_client *c);
+
+static size_t out_len(const struct stream_client *c)
+{
+	return evbuffer_get_length(bufferevent_get_output(c->bev));
+}
+
+static void queue_blob(struct stream_client *c, struct stream_blob *b)
+{
+	if (c->closing || !b)
+		return;
+	if (out_len(c) + b->len > queue_cap + CONTROL_SLACK) {
+		log_warnx("client %u: not reading, control queue past %zu bytes: closing", c->id,
+		    queue_cap + CONTROL_SLACK);
+		c->closing = true;
+		bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+		/* Freed from its own close timer, never under a caller's feet. */
+		event_active(c->close_ev, EV_TIMEOUT, 0);
+		return;
+	}
+	if (stream_blob_queue(bufferevent_get_output(c->bev), b) < 0)
+		log_warnx("client %u: out of memory queueing a message", c->id);
+}
+
+void stream_client_send_msg(struct stream_client *c, const Mtrace__ServerMsg *m)
+{
+	struct stream_blob *b = stream_blob_pack(m);
+
+	if (!b) {
+		log_warnx("client %u: cannot encode a message", c->id);
+		return;
+	}
+	queue_blob(c, b);
+	stream_blob_unref(b);
+}
+
+void stream_client_error(struct stream_client *c, Mtrace__Error__Code code, const char *fmt, ...)
+{
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__Error e = MTRACE__ERROR__INIT;
+	struct timeval tv = { CLOSE_TIMEOUT_S, 0 };
+	char text[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	log_info("client %u (pid %ld): %s; closing", c->id, (long)c->pid, text);
+	e.code = code;
+	e.message = text;
+	m.msg_case = MTRACE__SERVER_MSG__MSG_ERROR;
+	m.error = &e;
+	stream_client_send_msg(c, &m);
+	if (c->closing)
+		return;
+	c->closing = true;
+	write_resume(c);
+	bufferevent_disable(c->bev, EV_READ);
+	bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
+	event_add(c->close_ev, &tv);
+}
+
+static void send_stats(struct stream_client *c)
+{
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__Subscribe sub = *c->sub;
+	Mtrace__Stats *s;
+
+	c->stats_pending = false;
+	if (sub.top_n > max_top_n)
+		sub.top_n = max_top_n;
+	s = state_stats(&sub, c->dropped_total);
+	if (!s) {
+		log_warnx("client %u: no statistics (out of memory)", c->id);
+		return;
+	}
+	s->dropped_for_client = c->dropped_total;
+	s->clients = nclients;
+	stream_stats_fix_strings(s);
+	m.msg_case = MTRACE__SERVER_MSG__MSG_STATS;
+	m.stats = s;
+	stream_client_send_msg(c, &m);
+	state_stats_free(s);
+}
+
+static void send_loss_notice(struct stream_client *c)
+{
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__Loss l = MTRACE__LOSS__INIT;
+
+	l.dropped_for_client = c->dropped_unreported;
+	m.msg_case = MTRACE__SERVER_MSG__MSG_LOSS;
+	m.loss = &l;
+	c->dropped_unreported = 0;
+	stream_client_send_msg(c, &m);
+}
+
+static bool congested(const struct stream_client *c)
+{
+	return c->dropped_unreported > 0 || out_len(c) > queue_cap / 2;
+}
+
+static void write_resume(struct stream_client *c)
+{
+	if (!c->deferred)
+		return;
+	c->deferred = false;
+	c->write_due = true;
+	if (!c->closing)
+		bufferevent_enable(c->bev, EV_WRITE);
+}
+
+/* One tick for all: per-client timers would each cost a loop turn of their own. */
+static void coalesce_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct stream_client *c;
+
+	TAILQ_FOREACH(c, &clients, entry)
+	write_resume(c);
+}
+
+/*
+ * Interrupt moderation for sockets: every write wakes the client, a context switch on
+ * each side, which with many fast clients costs more than the events themselves.  A
+ * client taking over COALESCE_RATE events a second gets one write per coalesce_ns at
+ * most; the batches meanwhile wait in its queue (a few hundred KiB at these rates).
+ */
+static void coalesce(struct stream_client *c, size_t n)
+{
+	uint64_t now = state_now_ns();
+
+	if (now - c->win_start_ns >= COALESCE_WINDOW_NS) {
+		c->fast = c->win_events * 1000000000u >=
+		    (uint64_t)COALESCE_RATE * (now - c->win_start_ns);
+		c->win_start_ns = now;
+		c->win_events = 0;
+	}
+	c->win_events += n;
+	/* write_due: a write is on its way (write_cb clears it); turning writes off now
+	 * would put it off again and again */
+	if (!c->fast || !coalesce_ns || c->deferred || c->write_due || c->closing)
+		return;
+	if (now - c->last_write_ns >= coalesce_ns) {
+		c->write_due = true;
+		return;
+	}
+	if (!evtimer_pending(coalesce_ev, NULL)) {
+		uint64_t left = c->last_write_ns + coalesce_ns - now;
+		struct timeval tv = tv_from_ns(left);
+
+		if (evtimer_add(coalesce_ev, &tv) < 0)
+			return;
+	}
+	c->deferred = true;
+	writes_put_off++;
+	bufferevent_disable(c->bev, EV_WRITE);
+}
+
+void stream_client_send_events(struct stream_client *c, struct stream_blob *b, size_t n)
+{
+	if (c->closing)
+		return;
+	/* Once dropping, keep dropping until the queue has drained to the low-water mark
+	 * and the client was told: a client must never see a gap it was not told of. */
+	if (b && c->dropped_unreported == 0 && out_len(c) + b->len <= queue_cap &&
+	    stream_blob_queue(bufferevent_get_output(c->bev), b) == 0) {
+		coalesce(c, n);
+		return;
+	}
+	c->dropped_total += n;
+	c->dropped_unreported += n;
+	/* Already drained (a batch larger than the whole cap, or out of memory): no write
+	 * will come to trigger the notice, so it goes now. */
+	if (out_len(c) <= queue_cap / 4)
+		send_loss_notice(c);
+}
+
+static void stats_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct stream_client *c = arg;
+
+	if (c->closing || !c->sub)
+		return;
+	/* Only the newest snapshot matters: a congested client gets one when it drains. */
+	if (congested(c))
+		c->stats_pending = true;
+	else
+		send_stats(c);
+}
+
+static void close_cb(evutil_socket_t fd, short what, void *arg)
+{
+	client_free(arg);
+}
+
+static void partial_cb(evutil_socket_t fd, short what, void *arg)
+{
+	stream_client_error(arg, MTRACE__ERROR__CODE__BAD_FRAME,
+	    "truncated frame: request incomplete after %d s", PARTIAL_TIMEOUT_S);
+}
+
+static void write_cb(struct bufferevent *bev, void *arg)
+{
+	struct stream_client *c = arg;
+
+	c->write_due = false;
+	c->last_write_ns = state_now_ns();
+	if (c->closing) {
+		if (out_len(c) == 0)
+			client_free(c);
+		return;
+	}
+	/* Drained to the low-water mark: report what this client lost, then the newest
+	 * statistics it missed. */
+	if (c->dropped_unreported > 0)
+		send_loss_notice(c);
+	if (c->stats_pending && c->sub)
+		send_stats(c);
+}
+
+static void event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct stream_client *c = arg;
+
+	if (what & BEV_EVENT_EOF)
+		log_info("client %u: disconnected", c->id);
+	else if (what & BEV_EVENT_ERROR)
+		log_info("client %u: %s", c->id, strerror(EVUTIL_SOCKET_ERROR()));
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		client_free(c);
+}
+
+static void client_free(struct stream_client *c)
+{
+	if (c->group)
+		stream_group_leave(c->group, c);
+	if (c->submsg)
+		mtrace__client_msg__free_unpacked(c->submsg, NULL);
+	event_free(c->stats_ev);
+	event_free(c->partial_ev);
+	event_free(c->close_ev);
+	bufferevent_free(c->bev);
+	TAILQ_REMOVE(&clients, c, entry);
+	nclients--;
+	free(c);
+	/* A descriptor was freed: accepting may work again. */
+	if (client_freed)
+		client_freed();
+}
+
+int stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
+    void (*read_cb)(struct bufferevent *bev, void *arg))
+{
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__Hello h = MTRACE__HELLO__INIT;
+	struct stream_client *c;
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(fd);
+		return -1;
+	}
+	c->id = ++next_id;
+	c->pid = pid;
+	c->uid = uid;
+	c->bev = bufferevent_socket_new(ev_base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->stats_ev = evtimer_new(ev_base, stats_cb, c);
+	c->partial_ev = evtimer_new(ev_base, partial_cb, c);
+	c->close_ev = evtimer_new(ev_base, close_cb, c);
+	if (!c->bev || !c->stats_ev || !c->partial_ev || !c->close_ev) {
+		log_warnx("client pid %ld: out of memory", (long)pid);
+		if (c->bev)
+			bufferevent_free(c->bev);
+		else
+			close(fd);
+		if (c->stats_ev)
+			event_free(c->stats_ev);
+		if (c->partial_ev)
+			event_free(c->partial_ev);
+		if (c->close_ev)
+			event_free(c->close_ev);
+		free(c);
+		return -1;
+	}
+	/* Stats timers repeat; the others are one-shot. */
+	event_assign(c->stats_ev, ev_base, -1, EV_PERSIST, stats_cb, c);
+	TAILQ_INSERT_TAIL(&clients, c, entry);
+	nclients++;
+	log_info(
+	    "client %u connected: pid %ld uid %ld gid %ld", c->id, (long)pid, (long)uid, (long)gid);
+	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
+	/* Never buffer more than one largest request. */
+	bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_MAX_TO_DAEMON + FRAME_VARINT_MAX);
+	bufferevent_setwatermark(c->bev, EV_WRITE, queue_cap / 4, 0);
+	/* libevent writes 16 KiB per wake-up by default: far too little for millions of
+	 * events a second.  Clients are written to once per loop turn, so each write
+	 * must take all the socket will. */
+	bufferevent_set_max_single_write(c->bev, MAX_SINGLE_WRITE);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+
+	h.version = MTRACE_PROTOCOL_VERSION;
+	h.software = (char *)"mtraced " MTRACE_VERSION;
+	h.host = (char *)host;
+	m.msg_case = MTRACE__SERVER_MSG__MSG_HELLO;
+	m.hello = &h;
+	stream_client_send_msg(c, &m);
+	return 0;
+}
+
+void stream_clients_reconfigure(const struct stream_client_settings *s)
+{
+	struct stream_client *c;
+
+	queue_cap = s->queue_cap ? s->queue_cap : 1;
+	coalesce_ns = s->coalesce_ns;
+	max_top_n = s->max_top_n;
+	TAILQ_FOREACH(c, &clients, entry)
+	if (!c->closing)
+		bufferevent_setwatermark(c->bev, EV_WRITE, queue_cap / 4, 0);
+}
+
+int stream_clients_init(struct event_base *base, void (*on_free)(void))
+{
+	ev_base = base;
+	client_freed = on_free;
+	coalesce_ev = evtimer_new(base, coalesce_cb, NULL);
+	return coalesce_ev ? 0 : -1;
+}
+
+void stream_clients_broadcast(uint32_t domid, bool events_only, const Mtrace__ServerMsg *m)
+{
+	struct stream_client *c;
+	struct stream_blob *b = NULL;
+
+	/* queue_blob never frees a client (it defers that to a timer), so a plain walk. */
+	TAILQ_FOREACH(c, &clients, entry)
+	{
+		if (c->closing || !c->sub || (events_only && !c->sub->events) ||
+		    !state_domain_matches(domid, c->sub))
+			continue;
+		if (!b && !(b = stream_blob_pack(m)))
+			return;
+		queue_blob(c, b);
+	}
+	stream_blob_unref(b);
+}
+
+unsigned stream_clients_count(void)
+{
+	return nclients;
+}
+
+size_t stream_clients_pending_bytes(void)
+{
+	struct stream_client *c;
+	size_t n = 0;
+
+	TAILQ_FOREACH(c, &clients, entry)
+	n += out_len(c);
+	return n;
+}
+
+void stream_clients_close_all(const char *reason)
+{
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__Goodbye g = MTRACE__GOODBYE__INIT;
+	struct stream_client *c;
+
+	log_debug("%" PRIu64 " client writes put off (client_coalesce_us)", writes_put_off);
+	g.reason = (char *)(reason ? reason : "");
+	m.msg_case = MTRACE__SERVER_MSG__MSG_GOODBYE;
+	m.goodbye = &g;
+	while ((c = TAILQ_FIRST(&clients))) {
+		struct evbuffer *out = bufferevent_get_output(c->bev);
+		evutil_socket_t fd = bufferevent_getfd(c->bev);
+
+		c->closing = false; /* the goodbye goes even to a client being closed */
+		if (c->dropped_unreported > 0)
+			send_loss_notice(c); /* a gap is always told, even at the end */
+		stream_client_send_msg(c, &m);
+		/* One pass of non-blocking writes: what the socket takes now, it gets.  The
+		 * bufferevent keeps the start of its output frozen to everyone but itself;
+		 * it is being torn down, so thaw it. */
+		evbuffer_unfreeze(out, 1);
+		while (evbuffer_get_length(out) > 0 && evbuffer_write(out, fd) > 0)
+			;
+		client_free(c);
+	}
+}
+
+void stream_clients_fini(void)
+{
+	if (coalesce_ev)
+		event_free(coalesce_ev);
+	coalesce_ev = NULL;
+	client_freed = NULL;
+	ev_base = NULL;
+}

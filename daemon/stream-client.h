@@ -1,0 +1,82 @@
+/*
+ * stream-client.h - one client connection of the stream server (stream-client.c):
+ * its bufferevent, the request side of the protocol, its queue cap, statistics timer
+ * and write coalescing.  stream.c (the listener) creates them; stream-batch.c hands
+ * them event batches.
+ */
+#ifndef MTRACED_STREAM_CLIENT_H
+#define MTRACED_STREAM_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+#include <sys/types.h>
+
+#include "mtrace.pb-c.h"
+
+struct bufferevent;
+struct event;
+struct event_base;
+struct stream_blob;
+struct stream_group;
+
+/* A client, as the connection (stream-client.c) and its requests (stream-request.c)
+ * see it; the rest of the stream server only passes pointers around. */
+struct stream_client {
+	TAILQ_ENTRY(stream_client) entry;
+	struct bufferevent *bev;
+	unsigned id;
+	pid_t pid;
+	uid_t uid;
+	bool hello;                /* the client's Hello was accepted */
+	bool closing;              /* flushing a last message, then close */
+	bool stats_pending;        /* a Stats came due while congested */
+	Mtrace__ClientMsg *submsg; /* owns *sub */
+	const Mtrace__Subscribe *sub;
+	struct stream_group *group;
+	struct event *stats_ev;
+	struct event *partial_ev;
+	struct event *close_ev;
+	uint64_t dropped_total;
+	uint64_t dropped_unreported;
+	/* write coalescing for fast clients: events in the current rate window */
+	uint64_t win_start_ns, win_events, last_write_ns;
+	bool fast;      /* past COALESCE_RATE in the last window */
+	bool deferred;  /* writes off until the coalescing tick */
+	bool write_due; /* writes on, data queued: the next turn writes it */
+};
+
+/* What SIGHUP may change. */
+struct stream_client_settings {
+	size_t queue_cap;     /* client_queue_bytes */
+	uint64_t coalesce_ns; /* client_coalesce_us */
+	unsigned max_top_n;
+};
+
+/* on_free runs after every client is freed (a descriptor is free again). */
+int stream_clients_init(struct event_base *base, void (*on_free)(void));
+void stream_clients_reconfigure(const struct stream_client_settings *s);
+/* A connected socket fd (taken over; closed on failure), peer credentials, and what
+ * reads its requests (stream-request.c); sends the server's Hello.  -1 when out of
+ * memory. */
+int stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
+    void (*read_cb)(struct bufferevent *bev, void *arg));
+/* Queue one message to c (control messages: past the cap by CONTROL_SLACK at most). */
+void stream_client_send_msg(struct stream_client *c, const Mtrace__ServerMsg *m);
+/* Tell the client why, flush what can be flushed, then close. */
+void stream_client_error(struct stream_client *c, Mtrace__Error__Code code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* stream-request.c: the bufferevent read callback of every client. */
+void stream_client_read_cb(struct bufferevent *bev, void *arg);
+/* Hand one batch of n events to a client, subject to its queue cap. */
+void stream_client_send_events(struct stream_client *c, struct stream_blob *b, size_t n);
+/* One notice to every subscribed client whose domain filter matches domid. */
+void stream_clients_broadcast(uint32_t domid, bool events_only, const Mtrace__ServerMsg *m);
+unsigned stream_clients_count(void);
+size_t stream_clients_pending_bytes(void);
+/* Goodbye with reason to every client, one pass of non-blocking writes, free them. */
+void stream_clients_close_all(const char *reason);
+void stream_clients_fini(void);
+
+#endif

@@ -1,0 +1,77 @@
+/*
+ * stream-msg.c - protocol messages checked and built without a connection: the
+ * checks of a client's Subscribe, and the guest-written strings of what we send made
+ * valid UTF-8 (proto3 strings must be, or Google's parsers reject the whole message).
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "stream-msg.h"
+#include "utf8.h"
+
+#define MAX_FILTER_ITEMS 256
+#define MAX_LABEL_LEN    256
+
+static bool valid_str(const char *s, size_t max)
+{
+	return s && strnlen(s, max + 1) <= max;
+}
+
+/* Check a Subscribe completely before anything of it is used. */
+const char *stream_subscribe_invalid(const Mtrace__Subscribe *s)
+{
+	size_t i;
+
+	if (s->stats_interval_ms != 0 && s->stats_interval_ms < 100)
+		return "stats_interval_ms must be 0 or >= 100";
+	if (s->stats_interval_ms > 3600u * 1000)
+		return "stats_interval_ms above one hour";
+	if (s->n_domids > MAX_FILTER_ITEMS || s->n_domain_names > MAX_FILTER_ITEMS ||
+	    s->n_ops > MAX_FILTER_ITEMS || s->n_labels > MAX_FILTER_ITEMS)
+		return "too many filter entries";
+	for (i = 0; i < s->n_ops; i++)
+		if (s->ops[i] > 255)
+			return "op out of range";
+	for (i = 0; i < s->n_domain_names; i++)
+		if (!valid_str(s->domain_names[i], MAX_LABEL_LEN))
+			return "domain name too long";
+	for (i = 0; i < s->n_labels; i++)
+		if (!valid_str(s->labels[i], MAX_LABEL_LEN))
+			return "label prefix too long";
+	if ((unsigned)s->sort > MTRACE__SORT_KEY__SORT_ID)
+		return "unknown sort key";
+	return NULL;
+}
+
+void stream_msg_domain_up(Mtrace__ServerMsg *m, Mtrace__DomainUp *u, char nm[static 256],
+    uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy)
+{
+	snprintf(nm, 256, "%s", name ? name : "");
+	utf8_fix(nm);
+	u->domid = domid;
+	u->name = nm;
+	u->rings = rings;
+	u->clock = clock;
+	u->legacy = legacy;
+	m->msg_case = MTRACE__SERVER_MSG__MSG_DOMAIN_UP;
+	m->domain_up = u;
+}
+
+/* Names and labels come from guests (xenstore, rings): keep the message valid proto3. */
+void stream_stats_fix_strings(Mtrace__Stats *s)
+{
+	size_t i, k;
+
+	for (i = 0; i < s->n_domains; i++) {
+		utf8_fix(s->domains[i]->name);
+		utf8_fix(s->domains[i]->state);
+		for (k = 0; k < s->domains[i]->n_counters; k++)
+			utf8_fix(s->domains[i]->counters[k]->name);
+	}
+	for (i = 0; i < s->n_threads; i++) {
+		utf8_fix(s->threads[i]->label);
+		utf8_fix(s->threads[i]->failure);
+	}
+	for (i = 0; i < s->n_labels; i++)
+		utf8_fix(s->labels[i]->label);
+}

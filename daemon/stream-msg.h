@@ -1,0 +1,21 @@
+/*
+ * stream-msg.h - protocol messages checked and built without a connection
+ * (stream-msg.c): pure functions of proto/mtrace.proto messages.
+ */
+#ifndef MTRACED_STREAM_MSG_H
+#define MTRACED_STREAM_MSG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mtrace.pb-c.h"
+
+/* Why a Subscribe is refused (NULL: valid), checked whole before any of it is used. */
+const char *stream_subscribe_invalid(const Mtrace__Subscribe *s);
+/* A DomainUp in m/u; the name (guest-written in xenstore) is made valid UTF-8 in nm. */
+void stream_msg_domain_up(Mtrace__ServerMsg *m, Mtrace__DomainUp *u, char nm[static 256],
+    uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy);
+/* Make every guest-written string of a Stats valid UTF-8, in place. */
+void stream_stats_fix_strings(Mtrace__Stats *s);
+
+#endif

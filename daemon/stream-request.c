@@ -1,0 +1,162 @@
+/*
+ * stream-request.c - the request side of a client connection: frames read off the
+ * socket (at most FRAME_MAX_TO_DAEMON each), then Hello, Subscribe and Ping.  A
+ * client that breaks the protocol gets an Error and is closed (stream_client_error).
+ */
+#include <string.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+
+#include "clock.h"
+#include "frame.h"
+#include "log.h"
+#include "mtrace-proto.h"
+#include "state.h"
+#include "stream-batch.h"
+#include "stream-client.h"
+#include "stream-msg.h"
+
+#define PARTIAL_TIMEOUT_S 5 /* a request frame left half-sent this long is bad */
+
+static void domain_up_one(
+    uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy, void *arg)
+{
+	struct stream_client *c = arg;
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__DomainUp u = MTRACE__DOMAIN_UP__INIT;
+	char nm[256];
+
+	if (!state_domain_matches(domid, c->sub))
+		return;
+	stream_msg_domain_up(&m, &u, nm, domid, name, rings, clock, legacy);
+	stream_client_send_msg(c, &m);
+}
+
+static void handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
+{
+	const Mtrace__Subscribe *s = msg->subscribe;
+	const char *why;
+
+	if (!c->hello) {
+		stream_client_error(c, MTRACE__ERROR__CODE__BAD_REQUEST, "Subscribe before Hello");
+		goto drop;
+	}
+	if ((why = stream_subscribe_invalid(s))) {
+		stream_client_error(c, MTRACE__ERROR__CODE__BAD_REQUEST, "bad Subscribe: %s", why);
+		goto drop;
+	}
+	/* Whatever was accumulated under the old filter goes out first. */
+	stream_batch_flush();
+	if (c->group)
+		stream_group_leave(c->group, c);
+	c->group = NULL;
+	if (c->submsg)
+		mtrace__client_msg__free_unpacked(c->submsg, NULL);
+	c->submsg = msg;
+	c->sub = s;
+	if (s->events && !(c->group = stream_group_join(c, s)))
+		log_warnx("client %u: out of memory: no events", c->id);
+	event_del(c->stats_ev);
+	if (s->stats_interval_ms) {
+		struct timeval tv = tv_from_ms(s->stats_interval_ms);
+		event_add(c->stats_ev, &tv);
+	}
+	log_debug("client %u: subscribed events=%d stats=%u ms top=%u", c->id, s->events,
+	    s->stats_interval_ms, s->top_n);
+	state_foreach_domain(domain_up_one, c);
+	return;
+drop:
+	mtrace__client_msg__free_unpacked(msg, NULL);
+}
+
+static void handle_msg(struct stream_client *c, Mtrace__ClientMsg *msg)
+{
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__Pong p = MTRACE__PONG__INIT;
+
+	switch (msg->msg_case) {
+	case MTRACE__CLIENT_MSG__MSG_HELLO:
+		if (c->hello) {
+			stream_client_error(c, MTRACE__ERROR__CODE__BAD_REQUEST, "second Hello");
+		} else if (msg->hello->version != MTRACE_PROTOCOL_VERSION) {
+			stream_client_error(c, MTRACE__ERROR__CODE__VERSION,
+			    "protocol version %u not supported (mtraced speaks %d)",
+			    msg->hello->version, MTRACE_PROTOCOL_VERSION);
+		} else {
+			c->hello = true;
+			log_info("client %u: %.64s", c->id,
+			    msg->hello->software ? msg->hello->software : "?");
+		}
+		break;
+	case MTRACE__CLIENT_MSG__MSG_SUBSCRIBE:
+		handle_subscribe(c, msg);
+		return; /* it keeps or frees msg */
+	case MTRACE__CLIENT_MSG__MSG_PING:
+		p.cookie = msg->ping->cookie;
+		m.msg_case = MTRACE__SERVER_MSG__MSG_PONG;
+		m.pong = &p;
+		stream_client_send_msg(c, &m);
+		break;
+	default:
+		stream_client_error(
+		    c, MTRACE__ERROR__CODE__BAD_REQUEST, "empty or unknown request");
+		break;
+	}
+	mtrace__client_msg__free_unpacked(msg, NULL);
+}
+
+void stream_client_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct stream_client *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+
+	while (!c->closing) {
+		size_t len = evbuffer_get_length(in), hdr, mlen;
+		size_t pl = len < FRAME_VARINT_MAX ? len : FRAME_VARINT_MAX;
+		const uint8_t *p;
+		Mtrace__ClientMsg *msg;
+		enum frame_status st;
+
+		if (len == 0)
+			break;
+		/* Only the prefix is made contiguous: frame_parse reads no further than the
+		 * varint, and compares the rest against the whole length. */
+		p = evbuffer_pullup(in, (ev_ssize_t)pl);
+		if (!p)
+			break;
+		st = frame_parse(p, len, FRAME_MAX_TO_DAEMON, &hdr, &mlen);
+		if (st == FRAME_NEED_MORE)
+			break;
+		if (st == FRAME_BAD) {
+			stream_client_error(
+			    c, MTRACE__ERROR__CODE__BAD_FRAME, "malformed length prefix");
+			break;
+		}
+		if (st == FRAME_TOO_LARGE) {
+			stream_client_error(c, MTRACE__ERROR__CODE__TOO_LARGE,
+			    "request of %zu bytes exceeds the %u byte limit", mlen,
+			    FRAME_MAX_TO_DAEMON);
+			break;
+		}
+		p = evbuffer_pullup(in, (ev_ssize_t)(hdr + mlen));
+		msg = p ? mtrace__client_msg__unpack(NULL, mlen, p + hdr) : NULL;
+		evbuffer_drain(in, hdr + mlen);
+		if (!msg) {
+			stream_client_error(c, MTRACE__ERROR__CODE__BAD_FRAME,
+			    "request does not decode as a ClientMsg");
+			break;
+		}
+		handle_msg(c, msg);
+	}
+	if (c->closing) {
+		event_del(c->partial_ev);
+	} else if (evbuffer_get_length(in) > 0) {
+		struct timeval tv = { PARTIAL_TIMEOUT_S, 0 };
+		if (!event_pending(c->partial_ev, EV_TIMEOUT, NULL))
+			event_add(c->partial_ev, &tv);
+	} else {
+		event_del(c->partial_ev);
+	}
+}
