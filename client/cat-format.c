@@ -1,10 +1,13 @@
 /*
- * cat-format.c - text, JSON-lines and Chrome trace-event output for mtrace-cat.
+ * cat-format.c - text and JSON-lines output for mtrace-cat, and the dispatch to the
+ * converters (cat-chrome.c, cat-ctf.c).
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cat-chrome.h"
+#include "cat-ctf.h"
 #include "cat-format.h"
 #include "ring-reader.h"
 #include "utf8.h"
@@ -17,8 +20,7 @@ static struct {
 } names[NAMES_MAX];
 static size_t nnames;
 
-void
-cat_names_note(uint32_t domid, const char *name)
+void cat_names_note(uint32_t domid, const char *name)
 {
 	size_t i;
 
@@ -34,8 +36,7 @@ cat_names_note(uint32_t domid, const char *name)
 	names[i].name = strdup(name ? name : "");
 }
 
-const char *
-cat_names_get(uint32_t domid)
+const char *cat_names_get(uint32_t domid)
 {
 	for (size_t i = 0; i < nnames; i++)
 		if (names[i].domid == domid)
@@ -43,39 +44,39 @@ cat_names_get(uint32_t domid)
 	return NULL;
 }
 
-void
-cat_json_str(FILE *f, const char *str)
+void cat_json_str(FILE *f, const char *str)
 {
-	const unsigned char *s = (const unsigned char *)(str ? str : "");
+	const unsigned char *s = (const unsigned char *)(str ? str : ""), *run;
+	size_t n = 1;
 
 	fputc('"', f);
-	while (*s) {
-		size_t n;
-
+	/* Runs of bytes that need no escape go out in one write. */
+	for (run = s; *s;) {
+		if (*s >= 0x20 && *s != '"' && *s != '\\' && *s != 0x7f &&
+		    (*s < 0x80 || (n = utf8_len(s)) > 0)) {
+			s += *s < 0x80 ? 1 : n;
+			continue;
+		}
+		fwrite(run, 1, (size_t)(s - run), f);
 		if (*s == '"' || *s == '\\') {
 			fputc('\\', f);
-			fputc(*s++, f);
+			fputc(*s, f);
 		} else if (*s == '\n') {
 			fputs("\\n", f);
-			s++;
 		} else if (*s == '\t') {
 			fputs("\\t", f);
-			s++;
-		} else if (*s < 0x20 || *s == 0x7f) {
-			fprintf(f, "\\u%04x", *s++);
-		} else if ((n = utf8_len(s)) > 0) {
-			fwrite(s, 1, n, f);
-			s += n;
 		} else {
-			fprintf(f, "\\u%04x", *s++);
+			/* a control byte, or a byte that is not UTF-8 (read as Latin-1) */
+			fprintf(f, "\\u%04x", *s);
 		}
+		run = ++s;
 	}
+	fwrite(run, 1, (size_t)(s - run), f);
 	fputc('"', f);
 }
 
 /* Text form: printable ASCII as is, everything else as \xNN, inside quotes. */
-static void
-text_str(FILE *f, const char *str)
+static void text_str(FILE *f, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)(str ? str : "");
 
@@ -91,8 +92,7 @@ text_str(FILE *f, const char *str)
 	fputc('"', f);
 }
 
-static const char *
-op_name(unsigned op, char *buf, size_t len)
+static const char *op_name(unsigned op, char *buf, size_t len)
 {
 	const char *n = mtrace_op_name(op);
 
@@ -102,8 +102,7 @@ op_name(unsigned op, char *buf, size_t len)
 	return buf;
 }
 
-static void
-text_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
+static void text_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
 {
 	unsigned op = b->op[i];
 	const struct mtrace_op_info *info = mtrace_op_info(op);
@@ -111,8 +110,8 @@ text_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const ch
 	const char *dn = cat_names_get(b->domid);
 	char ob[16];
 
-	fprintf(f, "%" PRIu64 ".%09" PRIu64 " dom=%u", ts / 1000000000u, ts % 1000000000u,
-		b->domid);
+	fprintf(
+	    f, "%" PRIu64 ".%09" PRIu64 " dom=%u", ts / 1000000000u, ts % 1000000000u, b->domid);
 	if (dn && *dn) {
 		fputc('(', f);
 		text_str(f, dn);
@@ -150,15 +149,15 @@ text_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const ch
 	fputc('\n', f);
 }
 
-static void
-json_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
+static void json_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
 {
 	char ob[16];
 
-	fprintf(f, "{\"type\":\"event\",\"domid\":%u,\"ring\":%u,\"ts\":%" PRIu64
-		",\"op\":\"%s\",\"op_code\":%u,\"thread\":%" PRId64 ",\"arg\":%" PRId64,
-		b->domid, b->ring, ts, op_name(b->op[i], ob, sizeof(ob)), b->op[i], b->thread[i],
-		b->arg[i]);
+	fprintf(f,
+	    "{\"type\":\"event\",\"domid\":%u,\"ring\":%u,\"ts\":%" PRIu64
+	    ",\"op\":\"%s\",\"op_code\":%u,\"thread\":%" PRId64 ",\"arg\":%" PRId64,
+	    b->domid, b->ring, ts, op_name(b->op[i], ob, sizeof(ob)), b->op[i], b->thread[i],
+	    b->arg[i]);
 	if (b->op[i] == MTRACE_OP_CREATES && i < b->n_type)
 		fprintf(f, ",\"thread_type\":\"%s\"", mtrace_thread_type_name(b->type[i]));
 	if (str) {
@@ -168,91 +167,8 @@ json_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const ch
 	fputs("}\n", f);
 }
 
-/* Chrome trace events: one lane per ring (tid), a slice per running thread, and an
- * instant for everything else.  ts in microseconds. */
-static struct lane {
-	uint32_t domid, ring;
-	int64_t running;
-	bool used;
-} lanes[256];
-static bool chrome_first = true;
-
-static struct lane *
-lane_get(uint32_t domid, uint32_t ring)
-{
-	size_t h = (domid * 131u + ring) % 256, k;
-
-	for (k = 0; k < 256; k++) {
-		struct lane *l = &lanes[(h + k) % 256];
-		if (!l->used) {
-			l->used = true;
-			l->domid = domid;
-			l->ring = ring;
-			l->running = -1;
-			return l;
-		}
-		if (l->domid == domid && l->ring == ring)
-			return l;
-	}
-	return NULL;
-}
-
-static void
-chrome_sep(FILE *f)
-{
-	if (!chrome_first)
-		fputs(",\n", f);
-	chrome_first = false;
-}
-
-void
-cat_chrome_begin(FILE *f)
-{
-	fputs("[\n", f);
-}
-
-void
-cat_chrome_end(FILE *f)
-{
-	fputs("\n]\n", f);
-}
-
-static void
-chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
-{
-	struct lane *l = lane_get(b->domid, b->ring);
-	double us = (double)ts / 1000.0;
-	char ob[16];
-
-	if (b->op[i] == MTRACE_OP_SWITCH && l) {
-		if (l->running != -1) {
-			chrome_sep(f);
-			fprintf(f, "{\"ph\":\"E\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f}", b->domid,
-				b->ring, us);
-		}
-		l->running = b->thread[i];
-		if (l->running != -1) {
-			chrome_sep(f);
-			fprintf(f, "{\"ph\":\"B\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,"
-				"\"name\":\"thread %" PRId64 "\"}", b->domid, b->ring, us,
-				b->thread[i]);
-		}
-		return;
-	}
-	chrome_sep(f);
-	fprintf(f, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"name\":\"%s\","
-		"\"args\":{\"thread\":%" PRId64 ",\"arg\":%" PRId64, b->domid, b->ring, us,
-		op_name(b->op[i], ob, sizeof(ob)), b->thread[i], b->arg[i]);
-	if (str) {
-		fputs(",\"str\":", f);
-		cat_json_str(f, str);
-	}
-	fputs("}}", f);
-}
-
-void
-cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t i, uint64_t ts,
-	  const char *str)
+void cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t i, uint64_t ts,
+    const char *str)
 {
 	switch (fmt) {
 	case CAT_TEXT:
@@ -262,33 +178,37 @@ cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t i, u
 		json_event(f, b, i, ts, str);
 		break;
 	case CAT_CHROME:
-		chrome_event(f, b, i, ts, str);
+		cat_chrome_event(f, b, i, ts, str);
+		break;
+	case CAT_CTF:
+		cat_ctf_event(b, i, ts, str);
 		break;
 	default:
 		break;
 	}
 }
 
-static void
-json_stats(FILE *f, const Mtrace__Stats *s)
+static void json_stats(FILE *f, const Mtrace__Stats *s)
 {
 	size_t i, k;
 
-	fprintf(f, "{\"type\":\"stats\",\"time_ns\":%" PRIu64 ",\"dropped_for_client\":%" PRIu64
-		",\"clients\":%u,\"domains\":[", s->time_ns, s->dropped_for_client, s->clients);
+	fprintf(f,
+	    "{\"type\":\"stats\",\"time_ns\":%" PRIu64 ",\"dropped_for_client\":%" PRIu64
+	    ",\"clients\":%u,\"domains\":[",
+	    s->time_ns, s->dropped_for_client, s->clients);
 	for (i = 0; i < s->n_domains; i++) {
 		const Mtrace__DomainStats *d = s->domains[i];
 		fprintf(f, "%s{\"domid\":%u,\"name\":", i ? "," : "", d->domid);
 		cat_json_str(f, d->name);
-		fprintf(f, ",\"alive\":%s,\"legacy\":%s,\"rings\":%u,\"events\":%" PRIu64
-			",\"lost\":%" PRIu64 ",\"corrupt\":%" PRIu64 ",\"unknown\":%" PRIu64
-			",\"rate_1s\":%.1f,\"rate_10s\":%.1f,\"rate_60s\":%.1f"
-			",\"live_threads\":%" PRIu64 ",\"threads_total\":%" PRIu64
-			",\"wakeups\":%" PRIu64 ",\"ratelimited\":%" PRIu64 ",\"state\":",
-			d->alive ? "true" : "false", d->legacy ? "true" : "false", d->rings,
-			d->events, d->lost, d->corrupt, d->unknown, d->rate_1s, d->rate_10s,
-			d->rate_60s, d->live_threads, d->threads_total, d->wakeups,
-			d->ratelimited);
+		fprintf(f,
+		    ",\"alive\":%s,\"legacy\":%s,\"rings\":%u,\"events\":%" PRIu64
+		    ",\"lost\":%" PRIu64 ",\"corrupt\":%" PRIu64 ",\"unknown\":%" PRIu64
+		    ",\"rate_1s\":%.1f,\"rate_10s\":%.1f,\"rate_60s\":%.1f"
+		    ",\"live_threads\":%" PRIu64 ",\"threads_total\":%" PRIu64
+		    ",\"wakeups\":%" PRIu64 ",\"ratelimited\":%" PRIu64 ",\"state\":",
+		    d->alive ? "true" : "false", d->legacy ? "true" : "false", d->rings, d->events,
+		    d->lost, d->corrupt, d->unknown, d->rate_1s, d->rate_10s, d->rate_60s,
+		    d->live_threads, d->threads_total, d->wakeups, d->ratelimited);
 		cat_json_str(f, d->state);
 		fputs(",\"counters\":{", f);
 		for (k = 0; k < d->n_counters; k++) {
@@ -302,54 +222,55 @@ json_stats(FILE *f, const Mtrace__Stats *s)
 	for (i = 0; i < s->n_threads; i++) {
 		const Mtrace__ThreadStats *t = s->threads[i];
 		fprintf(f, "%s{\"domid\":%u,\"id\":%" PRId64 ",\"label\":", i ? "," : "", t->domid,
-			t->id);
+		    t->id);
 		cat_json_str(f, t->label);
-		fprintf(f, ",\"type\":\"%s\",\"state\":\"%s\",\"parent\":%" PRId64 ",\"reads\":%" PRIu64
-			",\"resolves\":%" PRIu64 ",\"children\":%" PRIu64 ",\"running_ns\":%" PRIu64
-			",\"pending_ns\":%" PRIu64 ",\"events\":%" PRIu64 ",\"events_rate\":%.1f}",
-			mtrace_thread_type_name(t->type),
-			t->state == MTRACE__THREAD_STATE__RESOLVED ? "resolved"
-			: t->state == MTRACE__THREAD_STATE__FAILED ? "failed" : "pending",
-			t->parent, t->reads,
-			t->resolves, t->children, t->running_ns, t->pending_ns, t->events,
-			t->events_rate);
+		fprintf(f,
+		    ",\"type\":\"%s\",\"state\":\"%s\",\"parent\":%" PRId64 ",\"reads\":%" PRIu64
+		    ",\"resolves\":%" PRIu64 ",\"children\":%" PRIu64 ",\"running_ns\":%" PRIu64
+		    ",\"pending_ns\":%" PRIu64 ",\"events\":%" PRIu64 ",\"events_rate\":%.1f}",
+		    mtrace_thread_type_name(t->type),
+		    t->state == MTRACE__THREAD_STATE__RESOLVED     ? "resolved"
+		        : t->state == MTRACE__THREAD_STATE__FAILED ? "failed"
+		                                                   : "pending",
+		    t->parent, t->reads, t->resolves, t->children, t->running_ns, t->pending_ns,
+		    t->events, t->events_rate);
 	}
 	fputs("],\"labels\":[", f);
 	for (i = 0; i < s->n_labels; i++) {
 		const Mtrace__LabelStats *l = s->labels[i];
 		fprintf(f, "%s{\"domid\":%u,\"label\":", i ? "," : "", l->domid);
 		cat_json_str(f, l->label);
-		fprintf(f, ",\"count\":%" PRIu64 ",\"live\":%" PRIu64 ",\"creation_rate\":%.2f"
-			",\"lifetime_p50_ns\":%" PRIu64 ",\"lifetime_p99_ns\":%" PRIu64 "}",
-			l->count, l->live, l->creation_rate, l->lifetime_p50_ns, l->lifetime_p99_ns);
+		fprintf(f,
+		    ",\"count\":%" PRIu64 ",\"live\":%" PRIu64 ",\"creation_rate\":%.2f"
+		    ",\"lifetime_p50_ns\":%" PRIu64 ",\"lifetime_p99_ns\":%" PRIu64 "}",
+		    l->count, l->live, l->creation_rate, l->lifetime_p50_ns, l->lifetime_p99_ns);
 	}
 	fputs("]}\n", f);
 }
 
-static void
-text_stats(FILE *f, const Mtrace__Stats *s)
+static void text_stats(FILE *f, const Mtrace__Stats *s)
 {
 	size_t i;
 
 	fprintf(f, "# stats %" PRIu64 ".%09" PRIu64 " clients=%u dropped_for_client=%" PRIu64 "\n",
-		s->time_ns / 1000000000u, s->time_ns % 1000000000u, s->clients,
-		s->dropped_for_client);
+	    s->time_ns / 1000000000u, s->time_ns % 1000000000u, s->clients, s->dropped_for_client);
 	for (i = 0; i < s->n_domains; i++) {
 		const Mtrace__DomainStats *d = s->domains[i];
 		fprintf(f, "#  dom=%u name=", d->domid);
 		text_str(f, d->name);
 		fprintf(f, " state=");
 		text_str(f, d->state);
-		fprintf(f, " events=%" PRIu64 " lost=%" PRIu64 " corrupt=%" PRIu64
-			" rate_1s=%.0f live_threads=%" PRIu64 "\n", d->events, d->lost, d->corrupt,
-			d->rate_1s, d->live_threads);
+		fprintf(f,
+		    " events=%" PRIu64 " lost=%" PRIu64 " corrupt=%" PRIu64
+		    " rate_1s=%.0f live_threads=%" PRIu64 "\n",
+		    d->events, d->lost, d->corrupt, d->rate_1s, d->live_threads);
 	}
 	for (i = 0; i < s->n_threads; i++) {
 		const Mtrace__ThreadStats *t = s->threads[i];
 		fprintf(f, "#  thread dom=%u id=%" PRId64 " label=", t->domid, t->id);
 		text_str(f, t->label);
-		fprintf(f, " events=%" PRIu64 " running_ns=%" PRIu64 "\n", t->events,
-			t->running_ns);
+		fprintf(
+		    f, " events=%" PRIu64 " running_ns=%" PRIu64 "\n", t->events, t->running_ns);
 	}
 	for (i = 0; i < s->n_labels; i++) {
 		const Mtrace__LabelStats *l = s->labels[i];
@@ -359,8 +280,7 @@ text_stats(FILE *f, const Mtrace__Stats *s)
 	}
 }
 
-void
-cat_other(FILE *f, enum cat_format fmt, const Mtrace__ServerMsg *m)
+void cat_other(FILE *f, enum cat_format fmt, const Mtrace__ServerMsg *m)
 {
 	bool json = fmt == CAT_JSON;
 
@@ -372,21 +292,23 @@ cat_other(FILE *f, enum cat_format fmt, const Mtrace__ServerMsg *m)
 		break;
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_UP:
 		if (json) {
-			fprintf(f, "{\"type\":\"domain_up\",\"domid\":%u,\"name\":", m->domain_up->domid);
+			fprintf(f,
+			    "{\"type\":\"domain_up\",\"domid\":%u,\"name\":", m->domain_up->domid);
 			cat_json_str(f, m->domain_up->name);
-			fprintf(f, ",\"rings\":%u,\"clock\":%u,\"legacy\":%s}\n", m->domain_up->rings,
-				m->domain_up->clock, m->domain_up->legacy ? "true" : "false");
+			fprintf(f, ",\"rings\":%u,\"clock\":%u,\"legacy\":%s}\n",
+			    m->domain_up->rings, m->domain_up->clock,
+			    m->domain_up->legacy ? "true" : "false");
 		} else {
 			fprintf(f, "# domain up dom=%u name=", m->domain_up->domid);
 			text_str(f, m->domain_up->name);
 			fprintf(f, " rings=%u%s\n", m->domain_up->rings,
-				m->domain_up->legacy ? " legacy" : "");
+			    m->domain_up->legacy ? " legacy" : "");
 		}
 		break;
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
 		if (json) {
 			fprintf(f, "{\"type\":\"domain_down\",\"domid\":%u,\"reason\":",
-				m->domain_down->domid);
+			    m->domain_down->domid);
 			cat_json_str(f, m->domain_down->reason);
 			fputs("}\n", f);
 		} else {
@@ -396,11 +318,13 @@ cat_other(FILE *f, enum cat_format fmt, const Mtrace__ServerMsg *m)
 		}
 		break;
 	case MTRACE__SERVER_MSG__MSG_LOSS:
-		fprintf(f, json ? "{\"type\":\"loss\",\"domid\":%u,\"ring\":%u,\"lost_in_ring\":%"
-			PRIu64 ",\"dropped_for_client\":%" PRIu64 "}\n"
-			: "# loss dom=%u ring=%u lost_in_ring=%" PRIu64 " dropped_for_client=%"
-			PRIu64 "\n", m->loss->domid, m->loss->ring, m->loss->lost_in_ring,
-			m->loss->dropped_for_client);
+		fprintf(f,
+		    json ? "{\"type\":\"loss\",\"domid\":%u,\"ring\":%u,\"lost_in_ring\":%" PRIu64
+		           ",\"dropped_for_client\":%" PRIu64 "}\n"
+		         : "# loss dom=%u ring=%u lost_in_ring=%" PRIu64
+		           " dropped_for_client=%" PRIu64 "\n",
+		    m->loss->domid, m->loss->ring, m->loss->lost_in_ring,
+		    m->loss->dropped_for_client);
 		break;
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
 		if (json) {
@@ -415,7 +339,8 @@ cat_other(FILE *f, enum cat_format fmt, const Mtrace__ServerMsg *m)
 		break;
 	case MTRACE__SERVER_MSG__MSG_ERROR:
 		if (json) {
-			fprintf(f, "{\"type\":\"error\",\"code\":%d,\"message\":", (int)m->error->code);
+			fprintf(
+			    f, "{\"type\":\"error\",\"code\":%d,\"message\":", (int)m->error->code);
 			cat_json_str(f, m->error->message);
 			fputs("}\n", f);
 		} else {

@@ -12,7 +12,7 @@
 
 #include "mtrace.pb-c.h"
 
-enum cat_format { CAT_TEXT, CAT_JSON, CAT_PROTO, CAT_COUNT, CAT_CHROME };
+enum cat_format { CAT_TEXT, CAT_JSON, CAT_PROTO, CAT_COUNT, CAT_CHROME, CAT_CTF };
 
 /* Domain names learnt from DomainUp, for the text form. */
 void cat_names_note(uint32_t domid, const char *name);
@@ -26,9 +26,6 @@ void cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t
 	       uint64_t ts, const char *str);
 /* Print any non-event message. */
 void cat_other(FILE *f, enum cat_format fmt, const Mtrace__ServerMsg *m);
-/* Chrome trace-event JSON: opening and closing of the array. */
-void cat_chrome_begin(FILE *f);
-void cat_chrome_end(FILE *f);
 
 /* JSON string with escapes; bytes >= 0x80 that are not valid UTF-8 become \u00XX. */
 void cat_json_str(FILE *f, const char *s);

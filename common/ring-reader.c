@@ -22,24 +22,31 @@
 #endif
 
 /* Copy window: large enough to amortise the fences, small enough to stay in L2. */
-#define RING_CHUNK	(64u * 1024)
+#define RING_CHUNK (64u * 1024)
+/* Seqlock reads of a TSC ring's time block per drain before keeping the old copy. */
+#define TIME_TRIES 4
 /* Copy rounds per drain: a producer lapping us forever must not keep us here. */
-#define RING_MAX_ROUNDS	64
+#define RING_MAX_ROUNDS 64
 
 _Static_assert(RING_CHUNK >= 2 * MTRACE_REC_MAX, "a chunk holds a whole record");
+_Static_assert(RING_READER_WINDOW_EVENTS == RING_CHUNK / MTRACE_REC_FIXED, "events a window holds");
 
 struct ring_reader {
-	struct mtrace_ring_hdr *hdr;	/* mapped, guest-writable */
-	const uint8_t *data;		/* mapped, guest-writable */
-	uint64_t size;			/* from our validated copy, never re-read */
+	struct mtrace_ring_hdr *hdr; /* mapped, guest-writable */
+	const uint8_t *data;         /* mapped, guest-writable */
+	uint64_t size;               /* from our validated copy, never re-read */
 	uint64_t mask;
-	uint64_t pos;			/* next record boundary we expect */
+	uint64_t pos; /* next record boundary we expect */
 	uint32_t next_seq;
 	bool seq_known;
-	bool stalled;			/* last drain stopped on impossible indexes */
+	bool stalled;      /* last drain stopped on impossible indexes */
+	bool tsc;          /* convert ticks with `time` */
+	uint32_t time_seq; /* seq of the block we hold */
+	uint64_t time_updates, time_retries;
+	struct mtrace_time_info time; /* private copy of the header's time block */
 	struct ring_reader_info info;
 	struct ring_reader_stats st;
-	uint8_t buf[RING_CHUNK];	/* the private copy */
+	uint8_t buf[RING_CHUNK]; /* the private copy */
 };
 
 static void __attribute__((format(printf, 3, 4)))
@@ -55,8 +62,7 @@ set_err(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* Validate a private copy of the header; returns 0 or an errno value. */
-static int
-hdr_check(const struct mtrace_ring_hdr *h, uint32_t data_pages, char *err, size_t errlen)
+static int hdr_check(const struct mtrace_ring_hdr *h, uint32_t data_pages, char *err, size_t errlen)
 {
 	if (h->magic != MTRACE_RING_MAGIC) {
 		if (h->magic == __builtin_bswap32(MTRACE_RING_MAGIC))
@@ -65,7 +71,7 @@ hdr_check(const struct mtrace_ring_hdr *h, uint32_t data_pages, char *err, size_
 			set_err(err, errlen, "bad ring magic 0x%08x", h->magic);
 		return EPROTO;
 	}
-	if (h->version != MTRACE_RING_VERSION) {
+	if (h->version < MTRACE_RING_VERSION_MIN || h->version > MTRACE_RING_VERSION) {
 		set_err(err, errlen, "unsupported ring version %u", h->version);
 		return EPROTO;
 	}
@@ -80,11 +86,18 @@ hdr_check(const struct mtrace_ring_hdr *h, uint32_t data_pages, char *err, size_
 	}
 	if (h->data_pages != data_pages) {
 		set_err(err, errlen, "header has %u data pages, xenstore said %u", h->data_pages,
-			data_pages);
+		    data_pages);
 		return EPROTO;
 	}
-	if (h->clock < MTRACE_CLOCK_MONOTONIC || h->clock > MTRACE_CLOCK_REALTIME) {
+	if (h->clock < MTRACE_CLOCK_MONOTONIC || h->clock > MTRACE_CLOCK_TSC ||
+	    (h->clock == MTRACE_CLOCK_TSC && h->version < 2)) {
 		set_err(err, errlen, "unknown clock %u", h->clock);
+		return EPROTO;
+	}
+	/* The block's other fields may change at any time; its timeline may not. */
+	if (h->clock == MTRACE_CLOCK_TSC && h->time.timeline != MTRACE_CLOCK_MONOTONIC &&
+	    h->time.timeline != MTRACE_CLOCK_XEN) {
+		set_err(err, errlen, "TSC ring with unknown timeline %u", h->time.timeline);
 		return EPROTO;
 	}
 	if (memchr(h->name, 0, sizeof(h->name)) == NULL) {
@@ -94,16 +107,14 @@ hdr_check(const struct mtrace_ring_hdr *h, uint32_t data_pages, char *err, size_
 	return 0;
 }
 
-static bool
-pages_ok(uint32_t data_pages)
+static bool pages_ok(uint32_t data_pages)
 {
 	return data_pages >= MTRACE_RING_MIN_PAGES && data_pages <= MTRACE_RING_MAX_PAGES &&
-	       (data_pages & (data_pages - 1)) == 0;
+	    (data_pages & (data_pages - 1)) == 0;
 }
 
-int
-ring_hdr_copy(const void *hdr_page, uint32_t data_pages, struct mtrace_ring_hdr *h,
-	      uint32_t *refs, char *err, size_t errlen)
+int ring_hdr_copy(const void *hdr_page, uint32_t data_pages, struct mtrace_ring_hdr *h,
+    uint32_t *refs, char *err, size_t errlen)
 {
 	int e;
 
@@ -119,20 +130,17 @@ ring_hdr_copy(const void *hdr_page, uint32_t data_pages, struct mtrace_ring_hdr 
 	}
 	/* Refs are copied once; the guest may change them afterwards, we do not look again. */
 	if (refs != NULL)
-		memcpy(refs, (const uint8_t *)hdr_page + sizeof(*h),
-		       data_pages * sizeof(uint32_t));
+		memcpy(refs, (const uint8_t *)hdr_page + sizeof(*h), data_pages * sizeof(uint32_t));
 	return 0;
 }
 
-struct ring_reader *
-ring_reader_attach_copy(void *hdr, const struct mtrace_ring_hdr *copy, const void *data,
-			uint32_t data_pages, char *err, size_t errlen)
+struct ring_reader *ring_reader_attach_copy(void *hdr, const struct mtrace_ring_hdr *copy,
+    const void *data, uint32_t data_pages, char *err, size_t errlen)
 {
 	struct ring_reader *r;
 	const struct mtrace_ring_hdr h = *copy;
 
-	if (hdr == NULL || data == NULL || !pages_ok(data_pages) ||
-	    h.data_pages != data_pages) {
+	if (hdr == NULL || data == NULL || !pages_ok(data_pages) || h.data_pages != data_pages) {
 		set_err(err, errlen, "bad arguments");
 		errno = EINVAL;
 		return NULL;
@@ -147,7 +155,16 @@ ring_reader_attach_copy(void *hdr, const struct mtrace_ring_hdr *copy, const voi
 	r->size = (uint64_t)data_pages * MTRACE_PAGE_SIZE;
 	r->mask = r->size - 1;
 	r->info.data_pages = h.data_pages;
+	r->info.source_clock = h.clock;
 	r->info.clock = h.clock;
+	if (h.clock == MTRACE_CLOCK_TSC) {
+		r->tsc = true;
+		r->info.clock = h.time.timeline;
+		r->time = h.time;
+		/* A block copied mid-update is refreshed at the first drain (UINT32_MAX is odd:
+		 * it never matches). */
+		r->time_seq = (h.time.seq & 1) ? UINT32_MAX : h.time.seq;
+	}
 	r->info.ring_index = h.ring_index;
 	/* The name reaches logs and clients: keep it printable. */
 	for (size_t i = 0; i < sizeof(h.name) && h.name[i] != '\0'; i++) {
@@ -164,33 +181,76 @@ ring_reader_attach_copy(void *hdr, const struct mtrace_ring_hdr *copy, const voi
 	return r;
 }
 
-void
-ring_reader_free(struct ring_reader *r)
+void ring_reader_free(struct ring_reader *r)
 {
 	free(r);
 }
 
-const struct ring_reader_info *
-ring_reader_info(const struct ring_reader *r)
+const struct ring_reader_info *ring_reader_info(const struct ring_reader *r)
 {
 	return &r->info;
 }
 
-const struct ring_reader_stats *
-ring_reader_stats(const struct ring_reader *r)
+const struct ring_reader_stats *ring_reader_stats(const struct ring_reader *r)
 {
 	return &r->st;
 }
 
+uint64_t ring_reader_time_updates(const struct ring_reader *r)
+{
+	return r->time_updates;
+}
+
+uint64_t ring_reader_time_retries(const struct ring_reader *r)
+{
+	return r->time_retries;
+}
+
+/*
+ * Copy the guest's time block if it changed (seqlock: an even seq, the same before and
+ * after the copy).  A guest that keeps it odd or rewrites it under us gets its previous
+ * block: bounded work, and only its own timestamps can suffer.
+ */
+static void time_refresh(struct ring_reader *r)
+{
+	struct mtrace_time_info *src = &r->hdr->time;
+
+	for (int i = 0; i < TIME_TRIES; i++) {
+		uint32_t s1 = __atomic_load_n(&src->seq, __ATOMIC_ACQUIRE), s2;
+		struct mtrace_time_info t;
+
+		if (s1 == r->time_seq)
+			return;
+		if (s1 & 1)
+			continue;
+		t.tsc_timestamp = __atomic_load_n(&src->tsc_timestamp, __ATOMIC_RELAXED);
+		t.system_time = __atomic_load_n(&src->system_time, __ATOMIC_RELAXED);
+		t.tsc_to_system_mul = __atomic_load_n(&src->tsc_to_system_mul, __ATOMIC_RELAXED);
+		t.tsc_shift = __atomic_load_n(&src->tsc_shift, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		s2 = __atomic_load_n(&src->seq, __ATOMIC_RELAXED);
+		if (s1 != s2)
+			continue;
+		r->time.tsc_timestamp = t.tsc_timestamp;
+		r->time.system_time = t.system_time;
+		r->time.tsc_to_system_mul = t.tsc_to_system_mul;
+		r->time.tsc_shift = t.tsc_shift;
+		r->time_seq = s1;
+		r->time_updates++;
+		return;
+	}
+	r->time_retries++;
+}
+
 enum parse_end {
-	PARSE_DONE,		/* consumed everything, or the budget ran out */
-	PARSE_PARTIAL,		/* a record runs past the end of an incomplete window */
-	PARSE_CORRUPT,		/* a record failed a check; *consumed stops before it */
+	PARSE_DONE,    /* consumed everything, or the budget ran out */
+	PARSE_PARTIAL, /* a record runs past the end of an incomplete window */
+	PARSE_CORRUPT, /* a record failed a check; *consumed stops before it */
 };
 
 /* Sequence accounting: gaps are events the producer wrote that we never saw. */
-static void
-seq_account(uint32_t seq, struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known)
+static void seq_account(
+    uint32_t seq, struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known)
 {
 	if (!*seq_known) {
 		/* Numbering starts at 0 per ring: whatever came before our first record is lost. */
@@ -201,7 +261,7 @@ seq_account(uint32_t seq, struct ring_reader_stats *st, uint32_t *next_seq, bool
 		if (gap < 0x80000000u)
 			st->lost += gap;
 		else
-			st->corrupt++;	/* went backwards: a broken producer; the event is still whole */
+			st->corrupt++; /* went backwards: a broken producer; the event is still whole */
 	}
 	*next_seq = seq + 1;
 }
@@ -211,10 +271,9 @@ seq_account(uint32_t seq, struct ring_reader_stats *st, uint32_t *next_seq, bool
  * window ends at the producer's head, so a record running past the end is corrupt
  * rather than "continued in the next chunk".
  */
-static size_t
-parse(const uint8_t *buf, size_t len, bool complete, size_t budget, ring_event_cb cb,
-      void *arg, struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known,
-      size_t *consumed, enum parse_end *end)
+static size_t parse(const uint8_t *buf, size_t len, bool complete, size_t budget,
+    struct mtrace_event *out, struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known,
+    const struct mtrace_time_info *time, size_t *consumed, enum parse_end *end)
 {
 	size_t off = 0, n = 0;
 
@@ -224,7 +283,7 @@ parse(const uint8_t *buf, size_t len, bool complete, size_t budget, ring_event_c
 		const uint8_t *p = buf + off;
 		uint16_t rlen;
 		struct mtrace_rec rec;
-		struct mtrace_event ev;
+		struct mtrace_event *evp = &out[n], ev;
 
 		if (rem < MTRACE_REC_ALIGN) {
 			*end = complete ? PARSE_CORRUPT : PARSE_PARTIAL;
@@ -249,7 +308,7 @@ parse(const uint8_t *buf, size_t len, bool complete, size_t budget, ring_event_c
 			break;
 		}
 		memcpy(&rec, p, sizeof(rec));
-		ev.ts = rec.ts;
+		ev.ts = time != NULL ? mtrace_time_convert(time, rec.ts) : rec.ts;
 		ev.thread = rec.thread;
 		ev.arg = rec.arg;
 		ev.seq = rec.seq;
@@ -274,7 +333,7 @@ parse(const uint8_t *buf, size_t len, bool complete, size_t budget, ring_event_c
 			st->unknown++;
 			continue;
 		}
-		cb(&ev, arg);
+		*evp = ev;
 		n++;
 	}
 	*consumed = off;
@@ -283,19 +342,25 @@ parse(const uint8_t *buf, size_t len, bool complete, size_t budget, ring_event_c
 	return n;
 }
 
-size_t
-ring_decode_buffer(const uint8_t *buf, size_t len, ring_event_cb cb, void *arg,
-		   struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known)
+size_t ring_decode_buffer(const uint8_t *buf, size_t len, ring_event_cb cb, void *arg,
+    struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known)
 {
 	size_t total = 0, off = 0, consumed;
 	enum parse_end end;
 
+	struct mtrace_event ev[64];
+
 	/* Standalone buffers have no producer to resync with: skip a corrupt record's
 	 * 8-byte slot and look for the next plausible boundary, so every byte is tried. */
 	while (off < len) {
-		total += parse(buf + off, len - off, true, SIZE_MAX, cb, arg, st, next_seq,
-			       seq_known, &consumed, &end);
+		size_t n = parse(buf + off, len - off, true, 64, ev, st, next_seq, seq_known, NULL,
+		    &consumed, &end);
+		for (size_t i = 0; i < n; i++)
+			cb(&ev[i], arg);
+		total += n;
 		off += consumed;
+		if (n == 64 && end == PARSE_DONE && off < len)
+			continue; /* the array was full, not the buffer done */
 		if (end != PARSE_CORRUPT)
 			break;
 		st->corrupt++;
@@ -305,8 +370,7 @@ ring_decode_buffer(const uint8_t *buf, size_t len, ring_event_cb cb, void *arg,
 }
 
 /* Copy ring bytes [from, to) (to - from <= RING_CHUNK <= size) in at most two pieces. */
-static void
-copy_window(struct ring_reader *r, uint64_t from, uint64_t to)
+static void copy_window(struct ring_reader *r, uint64_t from, uint64_t to)
 {
 	uint64_t off = from & r->mask, n = to - from;
 	uint64_t first = r->size - off < n ? r->size - off : n;
@@ -316,14 +380,15 @@ copy_window(struct ring_reader *r, uint64_t from, uint64_t to)
 		memcpy(r->buf + first, r->data, n - first);
 }
 
-size_t
-ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *arg,
-		  bool *more)
+size_t ring_reader_drain_batch(struct ring_reader *r, size_t budget, struct mtrace_event *ev,
+    size_t cap, ring_batch_cb cb, void *arg, bool *more)
 {
 	size_t delivered = 0;
 	bool more_data = false;
 
 	r->stalled = false;
+	if (r->tsc)
+		time_refresh(r);
 	for (int round = 0; delivered < budget; round++) {
 		uint64_t t1, h, t2, start, cstart, cend, begin;
 		size_t consumed;
@@ -348,9 +413,9 @@ ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *
 			r->pos = t1;
 			break;
 		}
-		start = r->pos > t1 ? r->pos : t1;	/* below t1 is already gone */
+		start = r->pos > t1 ? r->pos : t1; /* below t1 is already gone */
 		if (start == h)
-			break;				/* caught up */
+			break; /* caught up */
 		cstart = h - start > r->size ? h - r->size : start;
 		cend = h - cstart > RING_CHUNK ? cstart + RING_CHUNK : h;
 		copy_window(r, cstart, cend);
@@ -372,13 +437,24 @@ ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *
 			break;
 		}
 		if (begin >= cend) {
-			r->pos = begin;	/* the producer lapped the whole chunk; seq gaps count it */
+			r->pos = begin; /* the producer lapped the whole chunk; seq gaps count it */
 			continue;
 		}
-		delivered += parse(r->buf + (begin - cstart), cend - begin, cend == h,
-				   budget - delivered, cb, arg, &r->st, &r->next_seq, &r->seq_known,
-				   &consumed, &end);
-		r->pos = begin + consumed;
+		/* The private copy stays consistent: parse it in arrays of up to cap events,
+		 * each handed over while its strings (pointers into the copy) are valid. */
+		for (;;) {
+			size_t want = budget - delivered < cap ? budget - delivered : cap;
+			size_t n = parse(r->buf + (begin - cstart), cend - begin, cend == h, want,
+			    ev, &r->st, &r->next_seq, &r->seq_known, r->tsc ? &r->time : NULL,
+			    &consumed, &end);
+			begin += consumed;
+			r->pos = begin;
+			if (n)
+				cb(ev, n, arg);
+			delivered += n;
+			if (n < want || end != PARSE_DONE || begin == cend || delivered == budget)
+				break;
+		}
 		if (end == PARSE_CORRUPT) {
 			/* The head is a record boundary: resume there; skipped events show up
 			 * as a sequence gap (lost) at the next record. */
@@ -398,8 +474,29 @@ ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *
 	return delivered;
 }
 
-bool
-ring_reader_request_wakeup(struct ring_reader *r, uint64_t bytes_ahead)
+struct one_by_one {
+	ring_event_cb cb;
+	void *arg;
+};
+
+static void one_by_one(const struct mtrace_event *ev, size_t n, void *arg)
+{
+	const struct one_by_one *o = arg;
+
+	for (size_t i = 0; i < n; i++)
+		o->cb(&ev[i], o->arg);
+}
+
+size_t ring_reader_drain(
+    struct ring_reader *r, size_t budget, ring_event_cb cb, void *arg, bool *more)
+{
+	struct mtrace_event ev[128];
+	struct one_by_one o = { cb, arg };
+
+	return ring_reader_drain_batch(r, budget, ev, 128, one_by_one, &o, more);
+}
+
+bool ring_reader_request_wakeup(struct ring_reader *r, uint64_t bytes_ahead)
 {
 	uint64_t want = r->pos + bytes_ahead, h;
 
@@ -415,8 +512,7 @@ ring_reader_request_wakeup(struct ring_reader *r, uint64_t bytes_ahead)
 	return !r->stalled && h > want && h % MTRACE_REC_ALIGN == 0;
 }
 
-uint64_t
-ring_reader_position(const struct ring_reader *r)
+uint64_t ring_reader_position(const struct ring_reader *r)
 {
 	return r->pos;
 }

@@ -44,7 +44,8 @@ struct ring_reader;
 /* The header copy, validated at attach. */
 struct ring_reader_info {
 	uint32_t data_pages;
-	uint32_t clock;
+	uint32_t clock;		/* the clock of decoded timestamps (a TSC ring's timeline) */
+	uint32_t source_clock;	/* the header's clock: the same, or MTRACE_CLOCK_TSC */
 	uint32_t ring_index;
 	char name[40];
 };
@@ -82,12 +83,27 @@ typedef void (*ring_event_cb)(const struct mtrace_event *ev, void *arg);
 size_t ring_reader_drain(struct ring_reader *r, size_t budget, ring_event_cb cb, void *arg,
 			 bool *more);
 
+/*
+ * The same, handing the events over in arrays: cb gets up to cap events at a time,
+ * decoded into ev[] (the caller's, cap >= 1) straight from the reader's private copy.
+ * Their strings point into that copy and are valid until cb returns.  A copy window
+ * holds at most RING_READER_WINDOW_EVENTS events: with cap that large, each window is
+ * handed over whole.
+ */
+#define RING_READER_WINDOW_EVENTS	(64u * 1024 / 32)
+typedef void (*ring_batch_cb)(const struct mtrace_event *ev, size_t n, void *arg);
+size_t ring_reader_drain_batch(struct ring_reader *r, size_t budget, struct mtrace_event *ev,
+			       size_t cap, ring_batch_cb cb, void *arg, bool *more);
+
 /* Ask the producer to notify when head passes our position + `bytes_ahead`
  * (0 = at the next record).  Returns true if head is already past that point (drain
  * again rather than sleep).  attach already asks for the next record. */
 bool ring_reader_request_wakeup(struct ring_reader *r, uint64_t bytes_ahead);
 
 const struct ring_reader_stats *ring_reader_stats(const struct ring_reader *r);
+/* A TSC ring: recalibrations seen, and seqlock reads given up (previous block kept). */
+uint64_t ring_reader_time_updates(const struct ring_reader *r);
+uint64_t ring_reader_time_retries(const struct ring_reader *r);
 
 /* Decode the records in a private buffer [buf, buf+len) with the same checks as a
  * drain, continuing the sequence expectation in *next_seq / *seq_known.  A corrupt

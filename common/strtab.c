@@ -68,21 +68,32 @@ char *strtab_reserve(struct strtab *t, size_t len)
 	return t->arena + t->arena_len;
 }
 
+static uint32_t lookup(const struct strtab *t, const char *s, size_t len, uint32_t h)
+{
+	if (!t->nslots)
+		return STRTAB_NONE;
+	for (uint32_t j = h & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1)) {
+		uint32_t i = t->slots[j] - 1;
+
+		if (t->hash[i] == h && t->len[i] == len && !memcmp(t->arena + t->off[i], s, len))
+			return i;
+	}
+	return STRTAB_NONE;
+}
+
+uint32_t strtab_find(const struct strtab *t, const char *s, size_t len)
+{
+	return lookup(t, s, len, hash(s, len));
+}
+
 uint32_t strtab_commit(struct strtab *t, size_t len, bool *added)
 {
 	const char *s = t->arena + t->arena_len;
-	uint32_t h = hash(s, len), j;
+	uint32_t h = hash(s, len), j, i;
 
 	*added = false;
-	if (t->nslots) {
-		for (j = h & (t->nslots - 1); t->slots[j]; j = (j + 1) & (t->nslots - 1)) {
-			uint32_t i = t->slots[j] - 1;
-
-			if (t->hash[i] == h && t->len[i] == len &&
-			    !memcmp(t->arena + t->off[i], s, len))
-				return i;
-		}
-	}
+	if ((i = lookup(t, s, len, h)) != STRTAB_NONE)
+		return i;
 	if (t->n >= t->max)
 		return STRTAB_NONE;
 	if (t->n == t->cap) {
@@ -110,7 +121,16 @@ uint32_t strtab_commit(struct strtab *t, size_t len, bool *added)
 
 uint32_t strtab_intern(struct strtab *t, const char *s, size_t len, bool *added)
 {
-	char *p = strtab_reserve(t, len);
+	/* Strings repeat (a handful of labels and counters, thousands of events): look up
+	 * in place first, copy only what is new. */
+	uint32_t i = strtab_find(t, s, len);
+	char *p;
+
+	if (i != STRTAB_NONE) {
+		*added = false;
+		return i;
+	}
+	p = strtab_reserve(t, len);
 
 	memcpy(p, s, len);
 	return strtab_commit(t, len, added);

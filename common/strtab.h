@@ -30,6 +30,8 @@ void strtab_free(struct strtab *t);
 /* Forget every string, keep the memory. */
 void strtab_reset(struct strtab *t);
 
+/* The index of s (len bytes) if it is in the table, else STRTAB_NONE. */
+uint32_t strtab_find(const struct strtab *t, const char *s, size_t len);
 /* The index of s (len bytes), added if new (*added); STRTAB_NONE when full. */
 uint32_t strtab_intern(struct strtab *t, const char *s, size_t len, bool *added);
 /*

@@ -88,9 +88,10 @@ static enum announce_status parse(struct announce *a, struct reader *r, char *wh
 		return ANNOUNCE_BAD;
 	}
 	get(r, "version");
-	if (!val_is(r->v, r->len, "1")) {
-		snprintf(
-		    why, wl, "version: %s is not 1", announce_show(r->v, r->len, sh, sizeof(sh)));
+	bool v2 = val_is(r->v, r->len, "2");
+	if (!val_is(r->v, r->len, "1") && !v2) {
+		snprintf(why, wl, "version: %s is not 1 or 2",
+		    announce_show(r->v, r->len, sh, sizeof(sh)));
 		return ANNOUNCE_BAD;
 	}
 	get(r, "clock");
@@ -100,6 +101,8 @@ static enum announce_status parse(struct announce *a, struct reader *r, char *wh
 		a->clock = MTRACE_CLOCK_XEN;
 	else if (val_is(r->v, r->len, "realtime"))
 		a->clock = MTRACE_CLOCK_REALTIME;
+	else if (v2 && val_is(r->v, r->len, "tsc"))
+		a->clock = MTRACE_CLOCK_TSC; /* ticks + a time block: ring header version 2 */
 	else {
 		snprintf(why, wl, "clock: %s", announce_show(r->v, r->len, sh, sizeof(sh)));
 		return ANNOUNCE_BAD;

@@ -37,7 +37,11 @@ void config_defaults(struct mtraced_config *c)
 	c->max_labels_per_guest = 1024;
 	c->max_clients = 64;
 	c->client_queue_bytes = 8u << 20;
+	c->client_queue_total = 64u << 20;
+	c->max_clients_per_uid = 32;
+	c->client_hello_ms = 5000;
 	c->client_coalesce_us = 2000;
+	c->client_coalesce_rate = 1000000;
 	c->max_top_n = 1000;
 	c->drop_privileges = true;
 	c->priority_boost = 4;
@@ -124,7 +128,12 @@ static const struct key keys[] = {
 	U(max_clients, 1, 65536),
 	{ "client_queue_bytes", K_SIZE, offsetof(struct mtraced_config, client_queue_bytes), 0,
 	  4096, 1ull << 32 },
+	{ "client_queue_total", K_SIZE, offsetof(struct mtraced_config, client_queue_total), 0,
+	  4096, 1ull << 36 },
+	U(max_clients_per_uid, 1, 65536),
+	U(client_hello_ms, 100, 600000),
 	U(client_coalesce_us, 0, 1000000),
+	U(client_coalesce_rate, 1, 1000000000),
 	U(max_top_n, 0, 100000),
 	{ "drop_privileges", K_BOOL, offsetof(struct mtraced_config, drop_privileges), 0, 0, 0 },
 	U(priority_boost, 0, 20),

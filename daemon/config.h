@@ -39,7 +39,11 @@ struct mtraced_config {
 	/* clients */
 	unsigned max_clients;
 	size_t client_queue_bytes;	/* per-client output queue cap */
+	size_t client_queue_total;	/* all clients' queues together (0: no cap of its own) */
+	unsigned max_clients_per_uid;	/* one uid's share of max_clients (0: max_clients) */
+	unsigned client_hello_ms;	/* a client's Hello must come within this (0: 5000) */
 	unsigned client_coalesce_us;	/* fast clients written at most this often */
+	unsigned client_coalesce_rate;	/* events/s that make a client fast (0: 1000000) */
 	unsigned max_top_n;
 
 	/* service */

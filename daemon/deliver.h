@@ -23,6 +23,13 @@ struct state_domain;
 void deliver_begin(struct state_domain *sd, uint32_t domid, uint32_t ring, uint32_t clock);
 void deliver_event(const struct mtrace_event *ev, void *arg); /* a ring_event_cb */
 void deliver_end(void);
+/*
+ * A ring's events straight from the decoder: each copy window is decoded into an
+ * array that the state and then the stream read in place (no per-event callback, no
+ * copy of events or strings).  Between deliver_begin and deliver_end.
+ */
+struct ring_reader;
+size_t deliver_ring(struct ring_reader *rr, size_t budget, bool *more);
 
 /* Decoder deltas of one ring: lost events are also told to clients. */
 void deliver_counts(struct state_domain *sd, uint32_t domid, uint32_t ring, uint64_t lost,

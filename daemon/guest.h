@@ -52,6 +52,7 @@ struct guest {
 	uint32_t domid;
 	enum guest_kind kind;
 	char name[64];
+	bool name_untrusted;	/* its name node was writable by it: told once */
 	struct state_domain *sd;
 	bool sd_fresh; /* sd was created for this guest (not kept from before) */
 	char bad[128]; /* why the announcement was refused */

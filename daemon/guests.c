@@ -7,8 +7,10 @@
  * is trusted: caps bound what we map (guest_admit, for ring and legacy guests alike), and a
  * refusal is logged once per reason and shown as the domain's "bad: reason" status.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,12 +98,103 @@ static int read_announce(uint32_t domid, struct announce *a, char *why, size_t w
 	return -2;
 }
 
+/*
+ * Log lines a guest causes (announcements, refusals, withdrawals) come out of a
+ * per-domain allowance: GLOG_BURST at once, one more every GLOG_REFILL_S seconds, so
+ * that a guest rewriting its xenstore keys thousands of times a second costs the
+ * host's journal a line every few seconds, with a count of what was held back.
+ */
+#define GLOG_BURST    10
+#define GLOG_REFILL_S 6
+#define GLOG_SLOTS    1024 /* by domid modulo; a collision only shares an allowance */
+
+static struct {
+	uint32_t domid;
+	unsigned tokens;
+	uint64_t refill_ns;
+	unsigned held;
+	bool used;
+} glog_slot[GLOG_SLOTS];
+
+static void guest_log_at(uint32_t domid, unsigned level, const char *func, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void guest_log_at(uint32_t domid, unsigned level, const char *func, const char *fmt, ...)
+{
+	__typeof__(glog_slot[0]) *s = &glog_slot[domid % GLOG_SLOTS];
+	uint64_t now = state_now_ns(), step = (uint64_t)GLOG_REFILL_S * 1000000000u;
+	char line[512], held[64] = "";
+	va_list ap;
+
+	if (level > log_get_level())
+		return;
+	if (!s->used || s->domid != domid) {
+		s->used = true;
+		s->domid = domid;
+		s->tokens = GLOG_BURST;
+		s->refill_ns = now;
+		s->held = 0;
+	}
+	while (s->tokens < GLOG_BURST && now - s->refill_ns >= step) {
+		s->tokens++;
+		s->refill_ns += step;
+	}
+	if (s->tokens == GLOG_BURST)
+		s->refill_ns = now;
+	if (s->tokens == 0) {
+		s->held++;
+		return;
+	}
+	s->tokens--;
+	if (s->held)
+		snprintf(held, sizeof(held), " (%u earlier lines of this domain held back)", s->held);
+	s->held = 0;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	log_msg(level, 0, func, "%s%s", line, held);
+}
+
+#define guest_log(domid, level, ...) guest_log_at(domid, level, __func__, __VA_ARGS__)
+
+/*
+ * Clients filter by name (-d NAME), so a name must be one the guest cannot choose:
+ * /local/domain/<id>/name is the toolstack's (owner dom0, read-only for the guest) on
+ * real Xen.  A name node the guest could write, or whose permissions cannot be read,
+ * is not believed: the domain is called domain-<id>.
+ */
+static bool name_trusted(uint32_t domid)
+{
+	char path[64];
+	unsigned num = 0;
+	struct xenif_xs_perm *p;
+	bool ok;
+
+	if (!ctx.x->ops->xs_get_perms)
+		return false;
+	snprintf(path, sizeof(path), "/local/domain/%" PRIu32 "/name", domid);
+	p = ctx.x->ops->xs_get_perms(ctx.x, 0, path, &num);
+	if (!p)
+		return false;
+	ok = !xenif_xs_perm_writable(p, num, domid);
+	free(p);
+	return ok;
+}
+
 static void read_name(struct guest *g)
 {
 	size_t len = 0;
 	char *v = xs_get(0, g->domid, "name", &len);
 	size_t i;
 
+	if (v && !name_trusted(g->domid)) {
+		if (!g->name_untrusted)
+			guest_log(g->domid, LOG_LVL_WARN,
+			    "domain %" PRIu32 ": its xenstore name is writable by the guest: not used",
+			    g->domid);
+		g->name_untrusted = true;
+		free(v);
+		v = NULL;
+	}
 	if (!v) {
 		snprintf(g->name, sizeof(g->name), "domain-%" PRIu32, g->domid);
 	} else {
@@ -264,11 +357,32 @@ static void final_drain(struct guest *g)
 		legacy_poll(g);
 }
 
-static size_t reason_len(const char *why)
+/*
+ * Whether two reasons are the same but for the values in them: digits and quoted
+ * text come from the guest (or from the others' page counts), so a guest writing a
+ * new value each time must not make a new reason each time.  A trailing "(...)" is
+ * detail too.
+ */
+static bool reason_same(const char *a, const char *b)
 {
-	const char *p = strstr(why, " (");
-
-	return p ? (size_t)(p - why) : strlen(why);
+	for (;;) {
+		while (*a && (isdigit((unsigned char)*a) || *a == '"')) {
+			if (*a++ == '"')
+				while (*a && *a++ != '"')
+					;
+		}
+		while (*b && (isdigit((unsigned char)*b) || *b == '"')) {
+			if (*b++ == '"')
+				while (*b && *b++ != '"')
+					;
+		}
+		if (!strncmp(a, " (", 2) || !*a)
+			return !strncmp(b, " (", 2) || !*b;
+		if (*a != *b)
+			return false;
+		a++;
+		b++;
+	}
 }
 
 static void set_bad(struct guest *g, const char *why)
@@ -282,11 +396,10 @@ static void set_bad(struct guest *g, const char *why)
 		detach(g, reason);
 	}
 	g->kind = GUEST_BAD;
-	/* Logged once per reason: a trailing "(...)" is detail that changes from one
-	 * rescan to the next (pages mapped by the others), not a new reason. */
-	size_t k = reason_len(why);
-	if (reason_len(g->bad) != k || strncmp(g->bad, why, k))
-		log_warnx("domain %" PRIu32 " (%s): not traced: %s", g->domid, g->name, why);
+	/* Logged once per reason (reason_same), out of the domain's allowance. */
+	if (!reason_same(g->bad, why))
+		guest_log(g->domid, LOG_LVL_WARN, "domain %" PRIu32 " (%s): not traced: %s",
+		    g->domid, g->name, why);
 	snprintf(g->bad, sizeof(g->bad), "%s", why);
 	state_domain_bad(g->sd, why);
 }
@@ -303,8 +416,8 @@ static void attach_rings(struct guest *g, const struct announce *a)
 	}
 	g->ann = *a;
 	guest_up(g, GUEST_RING, a->rings, a->clock);
-	log_info("domain %" PRIu32 " (%s): traced: %" PRIu32 " rings, port %" PRIu32
-	         " -> %d, %u pages",
+	guest_log(g->domid, LOG_LVL_INFO,
+	    "domain %" PRIu32 " (%s): traced: %" PRIu32 " rings, port %" PRIu32 " -> %d, %u pages",
 	    g->domid, g->name, a->rings, a->port, g->lport, g->pages_mapped);
 	drain_service(g);
 }
@@ -392,8 +505,8 @@ static void guest_refresh(uint32_t domid)
 		if (g->kind == GUEST_RING && !memcmp(&g->ann, &a, sizeof(a)))
 			return; /* unchanged: a spurious or unrelated watch */
 		if (g->kind == GUEST_RING) {
-			log_info(
-			    "domain %" PRIu32 " (%s): re-announced, remapping", domid, g->name);
+			guest_log(domid, LOG_LVL_INFO, "domain %" PRIu32 " (%s): re-announced, remapping",
+			    domid, g->name);
 			drain_final(g);
 			detach(g, "reannounced");
 		} else if (g->kind == GUEST_LEGACY) {
@@ -429,7 +542,7 @@ static void guest_refresh(uint32_t domid)
 	if (g->kind == GUEST_RING)
 		drain_final(g);
 	if (g->kind != GUEST_NEW)
-		log_info("domain %" PRIu32 " (%s): withdrawn", domid, g->name);
+		guest_log(domid, LOG_LVL_INFO, "domain %" PRIu32 " (%s): withdrawn", domid, g->name);
 	detach(g, "withdrawn");
 	state_domain_detached(g->sd, "withdrawn", false);
 	guest_free(g);

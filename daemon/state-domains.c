@@ -94,8 +94,8 @@ static void domain_reset(struct state_domain *d)
 	d->win.sec = state_cur_sec;
 	state_tab_resize(d, 16);
 	strtab_init(&d->labels, state_cfg->max_labels_per_guest);
-	strtab_init(&d->failures, 256);
-	strtab_init(&d->counters, 256);
+	strtab_init(&d->failures, MAX_FAILURES);
+	strtab_init(&d->counters, MAX_COUNTERS);
 	snprintf(d->status, sizeof(d->status), "discovered");
 }
 

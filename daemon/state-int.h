@@ -18,9 +18,12 @@
 #define WIN_SECS	60	/* longest rolling window */
 #define LABEL_WIN	10	/* label creation rate window */
 #define HIST_BUCKETS	252	/* 4 log-linear buckets per power of two of ns */
+#define LABEL_PAST	3	/* earlier labels a thread remembers: counts stay distinct */
 #define NAME_MAX_LEN	64
 #define STR_MAX_STORE	256	/* labels, failures and counter names are cut here */
 #define NO_IDX		UINT32_MAX
+#define MAX_FAILURES	256	/* distinct failure strings per guest (mtraced(8)) */
+#define MAX_COUNTERS	256	/* distinct counter names per guest (mtraced(8)) */
 
 enum { TS_PENDING = 0, TS_RESOLVED = 1, TS_FAILED = 2 };
 
@@ -31,24 +34,37 @@ struct win {
 	uint32_t b[WIN_SECS];	/* b[s % WIN_SECS] for s in (sec - WIN_SECS, sec) */
 };
 
+/*
+ * What an event touches is in the first cache line (the counters of the current
+ * thread, the per-second count, the list links and state a resolve moves), the rest in
+ * the second; entries are line-aligned so that no hot field straddles two lines.
+ */
 struct thr {
+	uint64_t events;
+	uint32_t ev_sec, ev_cur, ev_prev;	/* per-second event count, last two seconds */
+	uint32_t prev, next;			/* pending or finished list; free list */
+	uint8_t type;
+	uint8_t state;
+	uint32_t label;				/* label index or NO_IDX */
+	uint64_t reads, resolves;
+	uint64_t running_ns;
+	uint32_t failure;			/* failure string index or NO_IDX */
+	/* second line */
 	uint64_t id;
 	uint64_t parent;
 	uint64_t becomes;
 	uint64_t created_ns;
 	uint64_t resolved_ns;
-	uint64_t reads, resolves, notifies, children, events;
-	uint64_t running_ns;
-	uint32_t ev_sec, ev_cur, ev_prev;	/* per-second event count, last two seconds */
-	uint32_t label;				/* label index or NO_IDX */
-	uint32_t failure;			/* failure string index or NO_IDX */
-	uint32_t prev, next;			/* pending or finished list; free list */
-	uint8_t type;
-	uint8_t state;
-};
+	uint64_t notifies, children;
+	/* third line: read only when a thread is relabelled */
+	uint32_t past[LABEL_PAST];		/* labels it had before, newest first */
+} __attribute__((aligned(64)));
+
+_Static_assert(sizeof(struct thr) % 64 == 0, "whole cache lines a thread");
 
 struct label {
-	uint64_t count, live;
+	uint64_t count, live;		/* distinct threads given it; of those, pending */
+	uint64_t relabels;		/* times a thread was given it */
 	uint64_t cr_sec;		/* second of cr[cr_sec % LABEL_WIN] */
 	uint32_t cr[LABEL_WIN];		/* creations per second */
 	uint64_t nlife;
@@ -95,8 +111,10 @@ struct state_domain {
 
 	struct strtab labels;
 	struct label *lstat;
+	uint32_t lstat_cap;	/* entries allocated in lstat (labels.cap when last grown) */
 	uint64_t labels_dropped;
 	struct strtab failures;
+	uint64_t failures_dropped;
 	struct strtab counters;
 	int64_t *cval;
 	uint64_t counters_dropped;

@@ -71,7 +71,12 @@ void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, s
 		return;
 	}
 	if (added) {
-		d->lstat = xreallocarray(d->lstat, d->labels.cap, sizeof(struct label));
+		/* grown with the table, not at every new label: a realloc to the same size
+		 * copies everything under some allocators (ASan's does) */
+		if (d->lstat_cap != d->labels.cap) {
+			d->lstat = xreallocarray(d->lstat, d->labels.cap, sizeof(struct label));
+			d->lstat_cap = d->labels.cap;
+		}
 		memset(&d->lstat[li], 0, sizeof(struct label));
 		d->lstat[li].cr_sec = state_cur_sec;
 	}
@@ -79,11 +84,34 @@ void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, s
 		return;
 	if (t->state == TS_PENDING)
 		label_unlive(d, t);
+	/* Counted once per thread: a thread toggling between two labels is one thread of
+	 * each.  It remembers LABEL_PAST earlier labels; one cycling through more is
+	 * counted again when it comes back to a label it has forgotten. */
+	bool seen = false;
+	unsigned k;
+	for (k = 0; k < LABEL_PAST && t->past[k] != NO_IDX; k++)
+		if (t->past[k] == li) {
+			seen = true;
+			break;
+		}
+	if (k == LABEL_PAST)
+		k = LABEL_PAST - 1; /* forget the oldest */
+	if (t->label != NO_IDX) {
+		/* the previous label to the front of past[], over li's old place if any */
+		memmove(&t->past[1], &t->past[0], k * sizeof(t->past[0]));
+		t->past[0] = t->label;
+	} else if (seen) {
+		memmove(&t->past[k], &t->past[k + 1], (LABEL_PAST - 1 - k) * sizeof(t->past[0]));
+		t->past[LABEL_PAST - 1] = NO_IDX;
+	}
 	t->label = li;
 	l = &d->lstat[li];
-	l->count++;
+	l->relabels++;
 	if (t->state == TS_PENDING)
 		l->live++;
+	if (seen)
+		return;
+	l->count++;
 	label_roll(l, state_cur_sec);
 	l->cr[state_cur_sec % LABEL_WIN]++;
 }

@@ -32,11 +32,6 @@ static char *arena_str(struct stats_box *b, const char *s)
 	return arena_strdup(&b->a, s);
 }
 
-static bool label_passes(const Mtrace__Subscribe *sub, const char *label)
-{
-	return !sub || label_prefix_match(label, sub->labels, sub->n_labels);
-}
-
 bool state_domain_matches(uint32_t domid, const Mtrace__Subscribe *sub)
 {
 	struct state_domain *d;
@@ -123,6 +118,9 @@ static void fill_domain(struct stats_box *b, Mtrace__DomainStats *ds, const stru
 	ds->wakeups = d->wakeups;
 	ds->ratelimited = d->ratelimited;
 	ds->state = arena_str(b, d->status);
+	ds->labels_dropped = d->labels_dropped;
+	ds->counters_dropped = d->counters_dropped;
+	ds->failures_dropped = d->failures_dropped;
 	if (d->counters.n) {
 		ds->n_counters = d->counters.n;
 		ds->counters = arena_get(b, d->counters.n * sizeof(*ds->counters));
@@ -165,16 +163,57 @@ static void fill_thread(struct stats_box *b, Mtrace__ThreadStats *ts, const stru
 	ts->failure = arena_str(b, t->failure != NO_IDX ? strtab_str(&d->failures, t->failure) : "");
 }
 
-static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub)
+typedef int (*cand_cmp_fn)(const void *, const void *);
+
+/* The kept candidates are a heap with the one that sorts last at the root. */
+static void heap_down(struct cand *h, size_t n, size_t i, cand_cmp_fn cmp)
 {
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && cmp(&h[l], &h[m]) > 0)
+			m = l;
+		if (r < n && cmp(&h[r], &h[m]) > 0)
+			m = r;
+		if (m == i)
+			return;
+		struct cand t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void heap_up(struct cand *h, size_t i, cand_cmp_fn cmp)
+{
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (cmp(&h[i], &h[p]) <= 0)
+			return;
+		struct cand t = h[i];
+		h[i] = h[p];
+		h[p] = t;
+		i = p;
+	}
+}
+
+/*
+ * Top-N without sorting every thread: one pass keeps the best `top` in a heap
+ * (O(threads x log top)), and only those are sorted.  The heap is at most max_top_n
+ * entries, allocated once per Stats.
+ */
+static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub,
+    const struct label_filter *lf)
+{
+	cand_cmp_fn cmp = sub->sort_reverse ? cand_cmp_rev : cand_cmp;
 	unsigned top = sub->top_n;
-	size_t ncand = 0, cap = 0;
-	struct cand *c = NULL;
+	size_t n = 0;
+	struct cand *h;
 
 	if (top > state_cfg->max_top_n)
 		top = state_cfg->max_top_n;
 	if (!top)
 		return;
+	h = xreallocarray(NULL, top, sizeof(*h));
 	for (unsigned i = 0; i < state_ndoms; i++) {
 		const struct state_domain *d = state_doms[i];
 		if (!state_domain_matches(d->domid, sub))
@@ -185,39 +224,41 @@ static void add_threads(struct stats_box *b, const Mtrace__Subscribe *sub)
 				break;
 			for (; j != NO_IDX; j = d->thr[j].next) {
 				const struct thr *t = &d->thr[j];
-				if (!label_passes(sub, t->label != NO_IDX ? strtab_str(&d->labels, t->label) : NULL))
+				struct cand c = { d, t, 0 };
+				if (!label_filter_match(lf,
+				        t->label != NO_IDX ? strtab_str(&d->labels, t->label) : NULL))
 					continue;
-				if (ncand == cap) {
-					cap = cap ? cap * 2 : 256;
-					c = xreallocarray(c, cap, sizeof(*c));
+				c.key = sort_key(d, t, sub->sort);
+				if (n < top) {
+					h[n] = c;
+					heap_up(h, n++, cmp);
+				} else if (cmp(&c, &h[0]) < 0) {
+					h[0] = c;
+					heap_down(h, n, 0, cmp);
 				}
-				c[ncand].d = d;
-				c[ncand].t = t;
-				c[ncand].key = sort_key(d, t, sub->sort);
-				ncand++;
 			}
 		}
 	}
-	qsort(c, ncand, sizeof(*c), sub->sort_reverse ? cand_cmp_rev : cand_cmp);
-	if (ncand > top)
-		ncand = top;
-	b->s.n_threads = ncand;
-	b->s.threads = arena_get(b, ncand * sizeof(*b->s.threads));
-	for (size_t k = 0; k < ncand; k++) {
+	if (n > 1)
+		qsort(h, n, sizeof(*h), cmp);
+	b->s.n_threads = n;
+	b->s.threads = arena_get(b, (n ? n : 1) * sizeof(*b->s.threads));
+	for (size_t k = 0; k < n; k++) {
 		b->s.threads[k] = arena_get(b, sizeof(Mtrace__ThreadStats));
-		fill_thread(b, b->s.threads[k], c[k].d, c[k].t);
+		fill_thread(b, b->s.threads[k], h[k].d, h[k].t);
 	}
-	free(c);
+	free(h);
 }
 
-static void add_labels(struct stats_box *b, const Mtrace__Subscribe *sub)
+static void add_labels(struct stats_box *b, const Mtrace__Subscribe *sub,
+    const struct label_filter *lf)
 {
 	size_t n = 0, k = 0;
 
 	for (unsigned i = 0; i < state_ndoms; i++)
 		if (state_domain_matches(state_doms[i]->domid, sub))
 			n += state_doms[i]->labels.n;
-	b->s.labels = arena_get(b, n * sizeof(*b->s.labels));
+	b->s.labels = arena_get(b, (n ? n : 1) * sizeof(*b->s.labels));
 	for (unsigned i = 0; i < state_ndoms; i++) {
 		const struct state_domain *d = state_doms[i];
 		if (!state_domain_matches(d->domid, sub))
@@ -226,13 +267,14 @@ static void add_labels(struct stats_box *b, const Mtrace__Subscribe *sub)
 			const struct label *l = &d->lstat[j];
 			Mtrace__LabelStats *ls;
 
-			if (!label_passes(sub, strtab_str(&d->labels, j)))
+			if (!label_filter_match(lf, strtab_str(&d->labels, j)))
 				continue;
 			ls = arena_get(b, sizeof(*ls));
 			mtrace__label_stats__init(ls);
 			ls->domid = d->domid;
 			ls->label = arena_str(b, strtab_str(&d->labels, j));
 			ls->count = l->count;
+			ls->relabels = l->relabels;
 			ls->live = l->live;
 			ls->creation_rate = state_label_rate_sum(l, state_cur_sec) / (double)LABEL_WIN;
 			ls->lifetime_p50_ns = state_hist_pct(l, 0.50);
@@ -263,9 +305,13 @@ Mtrace__Stats *state_stats(const Mtrace__Subscribe *sub, uint64_t dropped_for_cl
 		fill_domain(b, b->s.domains[k++], state_doms[i]);
 	}
 	b->s.n_domains = k;
-	add_threads(b, sub);
+	struct label_filter lf;
+	if (label_filter_compile(&lf, sub->labels, sub->n_labels) < 0)
+		abort(); /* as xalloc: statistics have no way to report it */
+	add_threads(b, sub, &lf);
 	if (sub->label_stats)
-		add_labels(b, sub);
+		add_labels(b, sub, &lf);
+	label_filter_free(&lf);
 	return &b->s;
 }
 

@@ -7,6 +7,7 @@
  * and the list moves are static inline in state-int.h because state_apply runs them
  * per event; this file is what runs when a thread is created or removed.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,22 @@ void state_thr_remove(struct state_domain *d, uint32_t i)
 	d->nthr--;
 }
 
+/* The slab, line-aligned (struct thr is): realloc only promises 16 bytes. */
+static struct thr *slab_grow(struct thr *old, uint32_t n, uint32_t ncap)
+{
+	struct thr *t = aligned_alloc(_Alignof(struct thr), (size_t)ncap * sizeof(*t));
+
+	if (t == NULL) {
+		fprintf(stderr, "mtraced: out of memory (%zu bytes of threads)\n",
+		    (size_t)ncap * sizeof(*t));
+		abort();
+	}
+	if (n)
+		memcpy(t, old, (size_t)n * sizeof(*t));
+	free(old);
+	return t;
+}
+
 static uint32_t thr_alloc(struct state_domain *d, uint32_t avoid)
 {
 	uint32_t max = state_cfg->max_threads_per_guest, i;
@@ -94,23 +111,29 @@ static uint32_t thr_alloc(struct state_domain *d, uint32_t avoid)
 		uint32_t ncap = d->thr_cap ? d->thr_cap * 2 : 64;
 		if (ncap > max)
 			ncap = max;
-		d->thr = xreallocarray(d->thr, ncap, sizeof(struct thr));
+		d->thr = slab_grow(d->thr, d->thr_cap, ncap);
 		for (i = ncap; i-- > d->thr_cap;) {
 			d->thr[i].next = d->free_head;
 			d->free_head = i;
 		}
 		d->thr_cap = ncap;
-		if ((d->tab_mask + 1) < 2 * ncap)
-			state_tab_resize(d, 2 * ncap);
+		/* a power of two (the mask), at least twice the slab: probes stay short and
+		 * always find an empty slot, whatever max_threads_per_guest is */
+		uint32_t nslots = d->tab_mask + 1;
+		while (nslots < 2 * ncap)
+			nslots *= 2;
+		if (nslots != d->tab_mask + 1)
+			state_tab_resize(d, nslots);
 	}
 	if (d->free_head == NO_IDX || d->nthr >= max) {
 		/* full: the oldest finished thread goes first, then the oldest pending one */
 		uint32_t v = d->finished.head;
-		if (v == avoid)
+		/* avoid may be NO_IDX, as is an empty list's head: never index with it */
+		if (v != NO_IDX && v == avoid)
 			v = d->thr[v].next;
 		if (v == NO_IDX) {
 			v = d->pending.head;
-			if (v == avoid)
+			if (v != NO_IDX && v == avoid)
 				v = d->thr[v].next;
 		}
 		if (v == NO_IDX)
@@ -124,8 +147,8 @@ static uint32_t thr_alloc(struct state_domain *d, uint32_t avoid)
 	return i;
 }
 
-uint32_t state_thr_new(struct state_domain *d, uint64_t id, uint64_t ts, uint64_t parent,
-		       uint8_t type, uint32_t avoid)
+uint32_t state_thr_new(
+    struct state_domain *d, uint64_t id, uint64_t ts, uint64_t parent, uint8_t type, uint32_t avoid)
 {
 	uint32_t i = thr_alloc(d, avoid);
 	struct thr *t;
@@ -139,6 +162,8 @@ uint32_t state_thr_new(struct state_domain *d, uint64_t id, uint64_t ts, uint64_
 	t->becomes = MTRACE_THREAD_NONE;
 	t->created_ns = ts;
 	t->label = NO_IDX;
+	for (unsigned k = 0; k < LABEL_PAST; k++)
+		t->past[k] = NO_IDX;
 	t->failure = NO_IDX;
 	t->type = type;
 	t->state = TS_PENDING;

@@ -63,8 +63,8 @@ static void thr_finish(struct state_domain *d, uint32_t i, uint64_t ts, uint8_t 
 static void counter_apply(struct state_domain *d, const struct mtrace_event *ev, bool set)
 {
 	bool added;
-	uint32_t ci = state_strtab_intern(&d->counters, ev->str ? ev->str : "", ev->str_len,
-					  &added);
+	uint32_t ci =
+	    state_strtab_intern(&d->counters, ev->str ? ev->str : "", ev->str_len, &added);
 
 	if (ci == NO_IDX) {
 		d->counters_dropped++;
@@ -77,7 +77,7 @@ static void counter_apply(struct state_domain *d, const struct mtrace_event *ev,
 	if (set)
 		d->cval[ci] = (int64_t)ev->arg;
 	else
-		d->cval[ci] = (int64_t)((uint64_t)d->cval[ci] + ev->arg);	/* wraps, no UB */
+		d->cval[ci] = (int64_t)((uint64_t)d->cval[ci] + ev->arg); /* wraps, no UB */
 }
 
 /* The running thread changes at ts: charge the interval to the one that ran. */
@@ -90,8 +90,9 @@ static inline void run_switch(struct state_domain *d, uint64_t to, uint64_t ts)
 	d->running = to;
 	d->run_start = ts;
 	/* the caller has just looked `to` up: it is the one-entry cache */
-	d->running_idx = (to != MTRACE_THREAD_NONE && d->cache_id == to) ? d->cache_idx :
-			 to != MTRACE_THREAD_NONE ? tab_find(d, to) : NO_IDX;
+	d->running_idx = (to != MTRACE_THREAD_NONE && d->cache_id == to) ? d->cache_idx
+	    : to != MTRACE_THREAD_NONE                                   ? tab_find(d, to)
+	                                                                 : NO_IDX;
 }
 
 void state_apply(struct state_domain *d, const struct mtrace_event *ev)
@@ -118,7 +119,8 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
 			t = &d->thr[ti];
 			t->events++;
 			if (t->ev_sec != (uint32_t)state_cur_sec) {
-				t->ev_prev = t->ev_sec + 1 == (uint32_t)state_cur_sec ? t->ev_cur : 0;
+				t->ev_prev =
+				    t->ev_sec + 1 == (uint32_t)state_cur_sec ? t->ev_cur : 0;
 				t->ev_cur = 0;
 				t->ev_sec = (uint32_t)state_cur_sec;
 			}
@@ -131,13 +133,13 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
 		if (ev->arg == MTRACE_THREAD_NONE)
 			break;
 		ai = tab_find(d, ev->arg);
-		if (ai != NO_IDX && ai == ti)	/* a thread cannot create itself */
+		if (ai != NO_IDX && ai == ti) /* a thread cannot create itself */
 			break;
-		if (ai != NO_IDX)		/* id reused: the old thread is gone */
+		if (ai != NO_IDX) /* id reused: the old thread is gone */
 			state_thr_remove(d, ai);
 		ai = state_thr_new(d, ev->arg, ts, ev->thread, ev->type, ti);
 		if (ti != NO_IDX)
-			d->thr[ti].children++;	/* thr_new may have moved the slab */
+			d->thr[ti].children++; /* thr_new may have moved the slab */
 		break;
 	case MTRACE_OP_READ:
 		if (t)
@@ -163,6 +165,8 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
 			bool added;
 			d->thr[ai].failure = state_strtab_intern(&d->failures, ev->str, ev->str_len,
 								 &added);
+			if (d->thr[ai].failure == NO_IDX)
+				d->failures_dropped++;
 		}
 		break;
 	case MTRACE_OP_BECOMES:
@@ -196,4 +200,11 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
 	default:
 		break;
 	}
+}
+
+/* A copy window's events in ring order (the daemon's path: no per-event callback). */
+void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		state_apply(d, &ev[i]);
 }

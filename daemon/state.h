@@ -65,6 +65,8 @@ void state_domain_forget(uint32_t domid);
 
 /* The hot path: one decoded event of domain d.  No allocation in the steady state. */
 void state_apply(struct state_domain *d, const struct mtrace_event *ev);
+/* The same for n events in ring order. */
+void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, size_t n);
 /* Decoder deltas since the last call. */
 void state_domain_add_counts(struct state_domain *d, uint64_t lost, uint64_t corrupt,
 			     uint64_t unknown);

@@ -23,6 +23,7 @@
 #include "stream-batch.h"
 #include "stream-blob.h"
 #include "stream-dict.h"
+#include "stream-msg.h"
 #include "xalloc.h"
 
 /* Flush a ring's columns early past these, which keeps a frame far below
@@ -53,6 +54,7 @@ struct stream_group {
 	Mtrace__Subscribe *sub; /* own copy: members come and go */
 	bool all_ops;
 	uint8_t ops[32]; /* bit per op */
+	struct label_filter labels; /* sub->labels compiled */
 	struct stream_client **members;
 	size_t nmembers, cap;
 	TAILQ_HEAD(, acc) accs; /* in the order their rings first spoke */
@@ -232,13 +234,13 @@ static struct acc *group_acc(struct stream_group *g, uint32_t domid, uint32_t ri
 	return a;
 }
 
-static bool label_matches(const Mtrace__Subscribe *sub, uint32_t domid, uint64_t thread)
+static bool label_matches(const struct stream_group *g, uint32_t domid, uint64_t thread)
 {
-	if (sub->n_labels == 0)
+	if (g->labels.any)
 		return true;
 	if (thread == MTRACE_THREAD_NONE)
 		return false;
-	return label_prefix_match(state_thread_label(domid, thread), sub->labels, sub->n_labels);
+	return label_filter_match(&g->labels, state_thread_label(domid, thread));
 }
 
 /* A guest clock may step back, or jump by more than the 2 s a 32-bit delta holds. */
@@ -268,7 +270,7 @@ static void group_events(struct stream_group *g, uint32_t domid, uint32_t ring, 
 
 		if (!everything &&
 		    ((!g->all_ops && !(g->ops[e->op >> 3] & (1u << (e->op & 7)))) ||
-		        !label_matches(g->sub, domid, e->thread)))
+		        !label_matches(g, domid, e->thread)))
 			continue;
 		if (a->n >= ACC_MAX_EVENTS ||
 		    strtab_bytes(&a->dict.t) + e->str_len + 1 > ACC_MAX_STR ||
@@ -377,20 +379,6 @@ out:
 	return key;
 }
 
-static Mtrace__Subscribe *sub_copy(const Mtrace__Subscribe *sub)
-{
-	size_t len = mtrace__subscribe__get_packed_size(sub);
-	uint8_t *buf = malloc(len ? len : 1);
-	Mtrace__Subscribe *c;
-
-	if (!buf)
-		return NULL;
-	mtrace__subscribe__pack(sub, buf);
-	c = mtrace__subscribe__unpack(NULL, len, buf);
-	free(buf);
-	return c;
-}
-
 struct stream_group *stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub)
 {
 	uint8_t ops[32] = { 0 };
@@ -410,7 +398,10 @@ struct stream_group *stream_group_join(struct stream_client *c, const Mtrace__Su
 		break;
 	if (!g) {
 		g = calloc(1, sizeof(*g));
-		if (!g || !(g->sub = sub_copy(sub))) {
+		if (!g || !(g->sub = stream_sub_copy(sub)) ||
+		    label_filter_compile(&g->labels, g->sub->labels, g->sub->n_labels) < 0) {
+			if (g && g->sub)
+				mtrace__subscribe__free_unpacked(g->sub, NULL);
 			free(g);
 			free(key);
 			return NULL;
@@ -456,6 +447,7 @@ void stream_group_leave(struct stream_group *g, struct stream_client *c)
 		acc_free(a);
 	}
 	mtrace__subscribe__free_unpacked(g->sub, NULL);
+	label_filter_free(&g->labels);
 	free(g->members);
 	free(g->key);
 	free(g);

@@ -40,11 +40,19 @@
 #define PARTIAL_TIMEOUT_S 5           /* a request frame left half-sent this long is bad */
 #define CLOSE_TIMEOUT_S   2           /* time to flush an Error before closing anyway */
 #define MAX_SINGLE_WRITE  (64u << 20) /* no cap of ours: the socket's is enough */
-/* Clients past this many events a second get coalesced writes (client_coalesce_us),
+/* Clients past client_coalesce_rate events a second get coalesced writes (client_coalesce_us),
  * measured over windows of COALESCE_WINDOW_NS: far above the rates where the latency
  * of single events matters, far below where wake-ups dominate. */
-#define COALESCE_RATE      1000000u
 #define COALESCE_WINDOW_NS 10000000u
+/*
+ * Messages shorter than this are copied into the client's buffer, not queued by
+ * reference: libevent gives every reference a chain of its own (>= 1 KiB with its
+ * header), which for a Pong of a few bytes is 100 times the payload that the queue
+ * cap counts.  Copies fill chains end to end, so what is counted is what is held:
+ * at most twice the counted bytes with the chains of the longer messages
+ * (docs/man/mtraced.8: MEMORY).
+ */
+#define COPY_MAX 2048u
 
 static TAILQ_HEAD(, stream_client) clients = TAILQ_HEAD_INITIALIZER(clients);
 static unsigned nclients;
@@ -53,6 +61,11 @@ static struct event_base *ev_base;
 static void (*client_freed)(void);
 
 static size_t queue_cap = 8u << 20;
+static size_t queue_total_cap = SIZE_MAX; /* all clients' queues together */
+static size_t queued_total;               /* bytes in all clients' output buffers */
+static unsigned max_clients = 64;
+static unsigned hello_ms = 5000;
+static uint64_t coalesce_rate = 1000000u;
 static uint64_t coalesce_ns = 2000000u;
 static struct event *coalesce_ev; /* one tick resumes every deferred client */
 static uint64_t writes_put_off;   /* for the log at shutdown */
@@ -66,12 +79,41 @@ static size_t out_len(const struct stream_client *c)
 	return evbuffer_get_length(bufferevent_get_output(c->bev));
 }
 
+/* Queue one framed message: small ones copied, large ones by reference (COPY_MAX). */
+static int queue_bytes(struct stream_client *c, struct stream_blob *b)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+
+	if (b->len < COPY_MAX)
+		return evbuffer_add(out, b->data, b->len);
+	return stream_blob_queue(out, b);
+}
+
+/* Keeps queued_total: libevent calls this for every change of an output buffer. */
+static void out_changed(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
+{
+	queued_total += info->n_added;
+	queued_total -= info->n_deleted;
+}
+
+/* Events may be queued for c: below its own cap, and below the total cap or within
+ * its fair share of it (so that clients that never read cannot starve a new one). */
+static bool queue_room(const struct stream_client *c, size_t len)
+{
+	size_t mine = out_len(c) + len;
+
+	if (mine > queue_cap)
+		return false;
+	return queued_total + len <= queue_total_cap || mine <= queue_total_cap / max_clients;
+}
+
 static void queue_blob(struct stream_client *c, struct stream_blob *b)
 {
 	if (c->closing || !b)
 		return;
 	if (out_len(c) + b->len > queue_cap + CONTROL_SLACK) {
-		log_warnx("client %u: not reading, control queue past %zu bytes: closing", c->id,
+		/* at debug: a client that does not read must not be able to fill the log */
+		log_debug("client %u: not reading, replies past %zu bytes: closing", c->id,
 		    queue_cap + CONTROL_SLACK);
 		c->closing = true;
 		bufferevent_disable(c->bev, EV_READ | EV_WRITE);
@@ -79,8 +121,8 @@ static void queue_blob(struct stream_client *c, struct stream_blob *b)
 		event_active(c->close_ev, EV_TIMEOUT, 0);
 		return;
 	}
-	if (stream_blob_queue(bufferevent_get_output(c->bev), b) < 0)
-		log_warnx("client %u: out of memory queueing a message", c->id);
+	if (queue_bytes(c, b) < 0)
+		log_debug("client %u: out of memory queueing a message", c->id);
 }
 
 void stream_client_send_msg(struct stream_client *c, const Mtrace__ServerMsg *m)
@@ -106,7 +148,7 @@ void stream_client_error(struct stream_client *c, Mtrace__Error__Code code, cons
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	log_info("client %u (pid %ld): %s; closing", c->id, (long)c->pid, text);
+	log_debug("client %u (pid %ld): %s; closing", c->id, (long)c->pid, text);
 	e.code = code;
 	e.message = text;
 	m.msg_case = MTRACE__SERVER_MSG__MSG_ERROR;
@@ -119,6 +161,50 @@ void stream_client_error(struct stream_client *c, Mtrace__Error__Code code, cons
 	bufferevent_disable(c->bev, EV_READ);
 	bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
 	event_add(c->close_ev, &tv);
+}
+
+/*
+ * Guests choose how large their tables are (labels, counters, threads): a Stats that
+ * would not fit the frame is cut, largest table first, and says how much it left out
+ * (labels_omitted, threads_omitted, counters_omitted) rather than not being sent.
+ */
+static void stats_fit(const Mtrace__ServerMsg *m, Mtrace__Stats *s)
+{
+	const size_t target = FRAME_MAX_TO_CLIENT - FRAME_MAX_TO_CLIENT / 16;
+	size_t len;
+
+	while ((len = mtrace__server_msg__get_packed_size(m)) > FRAME_MAX_TO_CLIENT) {
+		/* keep the share of the table that would bring the whole under target */
+		size_t *n = s->n_labels ? &s->n_labels : s->n_threads ? &s->n_threads : NULL;
+		size_t keep;
+
+		if (n) {
+			keep = (size_t)((double)*n * ((double)target / (double)len));
+			if (keep >= *n)
+				keep = *n - 1;
+			if (n == &s->n_labels)
+				s->labels_omitted += (uint32_t)(*n - keep);
+			else
+				s->threads_omitted += (uint32_t)(*n - keep);
+			*n = keep;
+			continue;
+		}
+		/* then the counters of every domain, the longest lists first */
+		size_t most = 0;
+		for (size_t i = 0; i < s->n_domains; i++)
+			if (s->domains[i]->n_counters > most)
+				most = s->domains[i]->n_counters;
+		if (most == 0)
+			return; /* domains alone: cannot happen below max_guests */
+		most = (size_t)((double)most * ((double)target / (double)len));
+		for (size_t i = 0; i < s->n_domains; i++) {
+			Mtrace__DomainStats *d = s->domains[i];
+			if (d->n_counters > most) {
+				d->counters_omitted += (uint32_t)(d->n_counters - most);
+				d->n_counters = most;
+			}
+		}
+	}
 }
 
 static void send_stats(struct stream_client *c)
@@ -140,6 +226,7 @@ static void send_stats(struct stream_client *c)
 	stream_stats_fix_strings(s);
 	m.msg_case = MTRACE__SERVER_MSG__MSG_STATS;
 	m.stats = s;
+	stats_fit(&m, s);
 	stream_client_send_msg(c, &m);
 	state_stats_free(s);
 }
@@ -183,7 +270,7 @@ static void coalesce_cb(evutil_socket_t fd, short what, void *arg)
 /*
  * Interrupt moderation for sockets: every write wakes the client, a context switch on
  * each side, which with many fast clients costs more than the events themselves.  A
- * client taking over COALESCE_RATE events a second gets one write per coalesce_ns at
+ * client taking over client_coalesce_rate events a second gets one write per coalesce_ns at
  * most; the batches meanwhile wait in its queue (a few hundred KiB at these rates).
  */
 static void coalesce(struct stream_client *c, size_t n)
@@ -191,8 +278,7 @@ static void coalesce(struct stream_client *c, size_t n)
 	uint64_t now = state_now_ns();
 
 	if (now - c->win_start_ns >= COALESCE_WINDOW_NS) {
-		c->fast = c->win_events * 1000000000u >=
-		    (uint64_t)COALESCE_RATE * (now - c->win_start_ns);
+		c->fast = c->win_events * 1000000000u >= coalesce_rate * (now - c->win_start_ns);
 		c->win_start_ns = now;
 		c->win_events = 0;
 	}
@@ -223,16 +309,17 @@ void stream_client_send_events(struct stream_client *c, struct stream_blob *b, s
 		return;
 	/* Once dropping, keep dropping until the queue has drained to the low-water mark
 	 * and the client was told: a client must never see a gap it was not told of. */
-	if (b && c->dropped_unreported == 0 && out_len(c) + b->len <= queue_cap &&
-	    stream_blob_queue(bufferevent_get_output(c->bev), b) == 0) {
+	if (b && c->dropped_unreported == 0 && queue_room(c, b->len) && queue_bytes(c, b) == 0) {
 		coalesce(c, n);
 		return;
 	}
 	c->dropped_total += n;
 	c->dropped_unreported += n;
-	/* Already drained (a batch larger than the whole cap, or out of memory): no write
-	 * will come to trigger the notice, so it goes now. */
-	if (out_len(c) <= queue_cap / 4)
+	/* Nothing queued (a batch larger than the whole cap, out of memory, or the total
+	 * cap reached): no write will come to trigger the notice, so it goes now.  With
+	 * anything queued, write_cb sends it once that is written: a notice per dropped
+	 * batch would itself pile up in a client that does not read. */
+	if (out_len(c) == 0)
 		send_loss_notice(c);
 }
 
@@ -252,6 +339,11 @@ static void stats_cb(evutil_socket_t fd, short what, void *arg)
 static void close_cb(evutil_socket_t fd, short what, void *arg)
 {
 	client_free(arg);
+}
+
+static void hello_cb(evutil_socket_t fd, short what, void *arg)
+{
+	stream_client_error(arg, MTRACE__ERROR__CODE__TIMEOUT, "no Hello within %u ms", hello_ms);
 }
 
 static void partial_cb(evutil_socket_t fd, short what, void *arg)
@@ -284,9 +376,9 @@ static void event_cb(struct bufferevent *bev, short what, void *arg)
 	struct stream_client *c = arg;
 
 	if (what & BEV_EVENT_EOF)
-		log_info("client %u: disconnected", c->id);
+		log_debug("client %u: disconnected", c->id);
 	else if (what & BEV_EVENT_ERROR)
-		log_info("client %u: %s", c->id, strerror(EVUTIL_SOCKET_ERROR()));
+		log_debug("client %u: %s", c->id, strerror(EVUTIL_SOCKET_ERROR()));
 	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
 		client_free(c);
 }
@@ -300,6 +392,9 @@ static void client_free(struct stream_client *c)
 	event_free(c->stats_ev);
 	event_free(c->partial_ev);
 	event_free(c->close_ev);
+	event_free(c->hello_ev);
+	evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->out_cb);
+	queued_total -= out_len(c);
 	bufferevent_free(c->bev);
 	TAILQ_REMOVE(&clients, c, entry);
 	nclients--;
@@ -328,7 +423,10 @@ int stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
 	c->stats_ev = evtimer_new(ev_base, stats_cb, c);
 	c->partial_ev = evtimer_new(ev_base, partial_cb, c);
 	c->close_ev = evtimer_new(ev_base, close_cb, c);
-	if (!c->bev || !c->stats_ev || !c->partial_ev || !c->close_ev) {
+	c->hello_ev = evtimer_new(ev_base, hello_cb, c);
+	c->out_cb = c->bev ? evbuffer_add_cb(bufferevent_get_output(c->bev), out_changed, c) : NULL;
+	if (!c->bev || !c->stats_ev || !c->partial_ev || !c->close_ev || !c->hello_ev ||
+	    !c->out_cb) {
 		log_warnx("client pid %ld: out of memory", (long)pid);
 		if (c->bev)
 			bufferevent_free(c->bev);
@@ -340,6 +438,8 @@ int stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
 			event_free(c->partial_ev);
 		if (c->close_ev)
 			event_free(c->close_ev);
+		if (c->hello_ev)
+			event_free(c->hello_ev);
 		free(c);
 		return -1;
 	}
@@ -347,8 +447,10 @@ int stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
 	event_assign(c->stats_ev, ev_base, -1, EV_PERSIST, stats_cb, c);
 	TAILQ_INSERT_TAIL(&clients, c, entry);
 	nclients++;
-	log_info(
+	log_debug(
 	    "client %u connected: pid %ld uid %ld gid %ld", c->id, (long)pid, (long)uid, (long)gid);
+	struct timeval htv = { hello_ms / 1000, (hello_ms % 1000) * 1000 };
+	evtimer_add(c->hello_ev, &htv);
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
 	/* Never buffer more than one largest request. */
 	bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_MAX_TO_DAEMON + FRAME_VARINT_MAX);
@@ -373,6 +475,11 @@ void stream_clients_reconfigure(const struct stream_client_settings *s)
 	struct stream_client *c;
 
 	queue_cap = s->queue_cap ? s->queue_cap : 1;
+	/* 0 (a test double's zeroed config): the setting has no cap of its own */
+	queue_total_cap = s->queue_total_cap ? s->queue_total_cap : SIZE_MAX;
+	max_clients = s->max_clients ? s->max_clients : 1;
+	hello_ms = s->hello_ms ? s->hello_ms : 5000;
+	coalesce_rate = s->coalesce_rate ? s->coalesce_rate : 1000000u;
 	coalesce_ns = s->coalesce_ns;
 	max_top_n = s->max_top_n;
 	TAILQ_FOREACH(c, &clients, entry)
@@ -409,6 +516,16 @@ void stream_clients_broadcast(uint32_t domid, bool events_only, const Mtrace__Se
 unsigned stream_clients_count(void)
 {
 	return nclients;
+}
+
+unsigned stream_clients_of_uid(uid_t uid)
+{
+	struct stream_client *c;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(c, &clients, entry)
+	n += c->uid == uid;
+	return n;
 }
 
 size_t stream_clients_pending_bytes(void)

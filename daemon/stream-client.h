@@ -16,6 +16,7 @@
 #include "mtrace.pb-c.h"
 
 struct bufferevent;
+struct evbuffer_cb_entry;
 struct event;
 struct event_base;
 struct stream_blob;
@@ -38,6 +39,8 @@ struct stream_client {
 	struct event *stats_ev;
 	struct event *partial_ev;
 	struct event *close_ev;
+	struct event *hello_ev;            /* handshake deadline */
+	struct evbuffer_cb_entry *out_cb; /* keeps the total of queued bytes */
 	uint64_t dropped_total;
 	uint64_t dropped_unreported;
 	/* write coalescing for fast clients: events in the current rate window */
@@ -49,8 +52,12 @@ struct stream_client {
 
 /* What SIGHUP may change. */
 struct stream_client_settings {
-	size_t queue_cap;     /* client_queue_bytes */
-	uint64_t coalesce_ns; /* client_coalesce_us */
+	size_t queue_cap;       /* client_queue_bytes */
+	size_t queue_total_cap; /* client_queue_total (0: no cap of its own) */
+	unsigned max_clients;   /* for the fair share of queue_total_cap */
+	unsigned hello_ms;      /* client_hello_ms (0: 5000) */
+	uint64_t coalesce_ns;   /* client_coalesce_us */
+	uint64_t coalesce_rate; /* client_coalesce_rate (0: 1000000) */
 	unsigned max_top_n;
 };
 
@@ -74,6 +81,8 @@ void stream_client_send_events(struct stream_client *c, struct stream_blob *b, s
 /* One notice to every subscribed client whose domain filter matches domid. */
 void stream_clients_broadcast(uint32_t domid, bool events_only, const Mtrace__ServerMsg *m);
 unsigned stream_clients_count(void);
+/* Clients connected with this uid (for max_clients_per_uid). */
+unsigned stream_clients_of_uid(uid_t uid);
 size_t stream_clients_pending_bytes(void);
 /* Goodbye with reason to every client, one pass of non-blocking writes, free them. */
 void stream_clients_close_all(const char *reason);

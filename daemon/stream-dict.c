@@ -19,7 +19,12 @@ int stream_dict_add(struct stream_dict *d, const char *s, size_t len, uint32_t *
 
 	if (!d->t.max)
 		strtab_init(&d->t, STRTAB_NONE - 1);
-	/* Fixed before it is looked up: the batch holds what clients will see, and
+	/* What the table holds is fixed UTF-8, so a string found as it is was valid and
+	 * needs neither the copy nor the fix (one with invalid bytes is never found). */
+	*idx = strtab_find(&d->t, s, len);
+	if (*idx != STRTAB_NONE)
+		return 0;
+	/* Fixed before it is added: the batch holds what clients will see, and
 	 * proto3 strings must be UTF-8 or Google's parsers reject the whole message. */
 	copy = strtab_reserve(&d->t, len);
 	memcpy(copy, s, len);

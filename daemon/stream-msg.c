@@ -4,6 +4,7 @@
  * valid UTF-8 (proto3 strings must be, or Google's parsers reject the whole message).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "stream-msg.h"
@@ -74,4 +75,26 @@ void stream_stats_fix_strings(Mtrace__Stats *s)
 	}
 	for (i = 0; i < s->n_labels; i++)
 		utf8_fix(s->labels[i]->label);
+}
+
+Mtrace__Subscribe *stream_sub_copy(const Mtrace__Subscribe *sub)
+{
+	/* Without the fields we do not know: none of them is used, and a copy packed
+	 * from what protobuf-c kept of them need not unpack again (issue 13 saw one with
+	 * a non-minimal tag fail; a copy that fails anyway gets the client an Error). */
+	Mtrace__Subscribe known = *sub;
+	size_t len;
+	uint8_t *buf;
+	Mtrace__Subscribe *c;
+
+	known.base.n_unknown_fields = 0;
+	known.base.unknown_fields = NULL;
+	len = mtrace__subscribe__get_packed_size(&known);
+	buf = malloc(len ? len : 1);
+	if (!buf)
+		return NULL;
+	mtrace__subscribe__pack(&known, buf);
+	c = mtrace__subscribe__unpack(NULL, len, buf);
+	free(buf);
+	return c;
 }

@@ -12,6 +12,9 @@
 
 /* Why a Subscribe is refused (NULL: valid), checked whole before any of it is used. */
 const char *stream_subscribe_invalid(const Mtrace__Subscribe *s);
+/* The group's own copy of a Subscribe (unknown fields left out); NULL when out of
+ * memory. */
+Mtrace__Subscribe *stream_sub_copy(const Mtrace__Subscribe *sub);
 /* A DomainUp in m/u; the name (guest-written in xenstore) is made valid UTF-8 in nm. */
 void stream_msg_domain_up(Mtrace__ServerMsg *m, Mtrace__DomainUp *u, char nm[static 256],
     uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy);

@@ -3,6 +3,7 @@
  * socket (at most FRAME_MAX_TO_DAEMON each), then Hello, Subscribe and Ping.  A
  * client that breaks the protocol gets an Error and is closed (stream_client_error).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include <event2/buffer.h>
@@ -56,8 +57,12 @@ static void handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 		mtrace__client_msg__free_unpacked(c->submsg, NULL);
 	c->submsg = msg;
 	c->sub = s;
-	if (s->events && !(c->group = stream_group_join(c, s)))
-		log_warnx("client %u: out of memory: no events", c->id);
+	if (s->events && !(c->group = stream_group_join(c, s))) {
+		/* the client must know, not wait for events that will never come */
+		stream_client_error(
+		    c, MTRACE__ERROR__CODE__UNKNOWN, "cannot take this Subscribe (out of memory)");
+		return;
+	}
 	event_del(c->stats_ev);
 	if (s->stats_interval_ms) {
 		struct timeval tv = tv_from_ms(s->stats_interval_ms);
@@ -85,9 +90,15 @@ static void handle_msg(struct stream_client *c, Mtrace__ClientMsg *msg)
 			    "protocol version %u not supported (mtraced speaks %d)",
 			    msg->hello->version, MTRACE_PROTOCOL_VERSION);
 		} else {
+			char sw[65];
 			c->hello = true;
-			log_info("client %u: %.64s", c->id,
-			    msg->hello->software ? msg->hello->software : "?");
+			event_del(c->hello_ev);
+			/* one line per client at info: who, with what */
+			snprintf(sw, sizeof(sw), "%s", msg->hello->software ? msg->hello->software : "?");
+			for (char *q = sw; *q; q++)
+				if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f)
+					*q = '?';
+			log_info("client %u: %s, pid %ld uid %ld", c->id, sw, (long)c->pid, (long)c->uid);
 		}
 		break;
 	case MTRACE__CLIENT_MSG__MSG_SUBSCRIBE:

@@ -17,6 +17,7 @@
 #include <event2/event.h>
 #include <event2/listener.h>
 
+#include "clock.h"
 #include "config.h"
 #include "frame.h"
 #include "log.h"
@@ -39,6 +40,7 @@ static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static bool own_socket; /* we created it (not systemd): remove at shutdown */
 static char host[256];
 static unsigned max_clients = 64;
+static unsigned max_per_uid = 64;
 
 static int pack_frame(const Mtrace__ServerMsg *m, uint8_t *buf, size_t size)
 {
@@ -70,18 +72,40 @@ static void refuse(int fd, const char *why)
 	close(fd);
 }
 
+/* Refusals are logged at most every 10 s with a count: a client that keeps
+ * reconnecting must not fill the host's journal. */
+static void refused_log(const struct ucred *cred, unsigned same_uid)
+{
+	static uint64_t last_ns;
+	static unsigned since;
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	since++;
+	if (last_ns && now - last_ns < 10000000000u)
+		return;
+	log_warnx("client pid %ld uid %ld refused: %u clients, %u of this uid (max_clients %u, "
+		  "max_clients_per_uid %u); %u refused since the last such line",
+	    (long)cred->pid, (long)cred->uid, stream_clients_count(), same_uid, max_clients,
+	    max_per_uid, since);
+	last_ns = now;
+	since = 0;
+}
+
 static void accept_cb(
     struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen, void *arg)
 {
 	struct ucred cred = { 0, (uid_t)-1, (gid_t)-1 };
 	socklen_t clen = sizeof(cred);
+	unsigned same_uid;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0)
 		log_warn("SO_PEERCRED");
-	if (stream_clients_count() >= max_clients) {
-		log_warnx("client pid %ld uid %ld refused: %u clients already", (long)cred.pid,
-		    (long)cred.uid, stream_clients_count());
-		refuse(fd, "too many clients");
+	/* one uid's connections cannot take every place (max_clients_per_uid) */
+	same_uid = stream_clients_of_uid(cred.uid);
+	if (stream_clients_count() >= max_clients || same_uid >= max_per_uid) {
+		refused_log(&cred, same_uid);
+		refuse(fd, stream_clients_count() >= max_clients ? "too many clients"
+		                                                 : "too many clients of this uid");
 		return;
 	}
 	/* The socket buffer is what a client can take while the loop is busy draining
@@ -129,11 +153,17 @@ void stream_reconfigure(const struct mtraced_config *cfg)
 {
 	struct stream_client_settings s = {
 		.queue_cap = cfg->client_queue_bytes,
+		.queue_total_cap = cfg->client_queue_total,
+		.max_clients = cfg->max_clients,
+		.hello_ms = cfg->client_hello_ms,
 		.coalesce_ns = (uint64_t)cfg->client_coalesce_us * 1000u,
+		.coalesce_rate = cfg->client_coalesce_rate,
 		.max_top_n = cfg->max_top_n,
 	};
 
 	max_clients = cfg->max_clients ? cfg->max_clients : 1;
+	/* 0 (a test double's zeroed config): no share of its own */
+	max_per_uid = cfg->max_clients_per_uid ? cfg->max_clients_per_uid : max_clients;
 	stream_clients_reconfigure(&s);
 }
 

@@ -14,7 +14,9 @@
 #include "mtrace-guest.h"
 #include "xenif.h"
 
-#define XS_TX_TRIES	64	/* EAGAIN retries of the announcement transaction */
+#define XS_TX_TRIES   64   /* EAGAIN retries of the announcement transaction */
+#define TSC_SETTLE_US 5000 /* first calibration: two samples this far apart */
+#define TSC_PERIOD_MS 100  /* default recalibration period */
 
 struct guest_ring {
 	struct mtrace_ring ring;
@@ -27,12 +29,20 @@ struct mtrace_guest {
 	struct xenif *x;
 	xenif_domid_t domid;
 	xenif_domid_t backend;
-	int port;			/* -1 until bound */
+	int port; /* -1 until bound */
 	unsigned nrings;
 	unsigned data_pages;
 	uint32_t clock;
 	pthread_mutex_t kick_lock;
 	uint64_t kicks_skipped;
+	/* TSC clock: the calibration, and the thread that keeps it (and the headers) current */
+	struct mtrace_tsc_cal tsc;
+	bool tsc_thread;
+	bool tsc_stop;
+	unsigned tsc_period_ms;
+	pthread_t tsc_tid;
+	pthread_mutex_t tsc_lock;
+	pthread_cond_t tsc_cond;
 	struct guest_ring rings[];
 };
 
@@ -48,13 +58,17 @@ set_err(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const char *
-clock_name(uint32_t clock)
+static const char *clock_name(uint32_t clock)
 {
 	switch (clock) {
-	case MTRACE_CLOCK_XEN:		return "xen";
-	case MTRACE_CLOCK_REALTIME:	return "realtime";
-	default:			return "monotonic";
+	case MTRACE_CLOCK_XEN:
+		return "xen";
+	case MTRACE_CLOCK_REALTIME:
+		return "realtime";
+	case MTRACE_CLOCK_TSC:
+		return "tsc";
+	default:
+		return "monotonic";
 	}
 }
 
@@ -63,8 +77,7 @@ clock_name(uint32_t clock)
  * notification adds nothing dom0 would not see on that wake-up's drain, and a
  * producer must never wait: skip it.
  */
-static void
-guest_notify(struct mtrace_guest *g)
+static void guest_notify(struct mtrace_guest *g)
 {
 	if (g->port < 0)
 		return;
@@ -93,8 +106,7 @@ xs_printf(struct mtrace_guest *g, uint32_t tx, const char *path, const char *fmt
 	return g->x->ops->xs_write(g->x, tx, path, val, (size_t)n);
 }
 
-static int
-announce_tx(struct mtrace_guest *g, uint32_t tx, const char *base)
+static int announce_tx(struct mtrace_guest *g, uint32_t tx, const char *base)
 {
 	char path[256];
 	unsigned i;
@@ -102,12 +114,13 @@ announce_tx(struct mtrace_guest *g, uint32_t tx, const char *base)
 	/* A previous announcement may have had more rings: start from nothing. */
 	if (g->x->ops->xs_rm(g->x, tx, base) < 0 && errno != ENOENT)
 		return -1;
-#define W(key, ...) do {							\
-		snprintf(path, sizeof(path), "%s/%s", base, key);		\
-		if (xs_printf(g, tx, path, __VA_ARGS__) < 0)			\
-			return -1;						\
+#define W(key, ...)                                               \
+	do {                                                      \
+		snprintf(path, sizeof(path), "%s/%s", base, key); \
+		if (xs_printf(g, tx, path, __VA_ARGS__) < 0)      \
+			return -1;                                \
 	} while (0)
-	W("version", "%u", MTRACE_RING_VERSION);
+	W("version", "%u", g->clock == MTRACE_CLOCK_TSC ? MTRACE_RING_VERSION : 1);
 	W("clock", "%s", clock_name(g->clock));
 	W("event-channel", "%d", g->port);
 	W("rings", "%u", g->nrings);
@@ -125,9 +138,8 @@ announce_tx(struct mtrace_guest *g, uint32_t tx, const char *base)
 }
 
 /* Run fn in a xenstore transaction, retrying on EAGAIN (another writer raced us). */
-static int
-xs_transact(struct mtrace_guest *g, int (*fn)(struct mtrace_guest *, uint32_t, const char *),
-	    const char *base)
+static int xs_transact(struct mtrace_guest *g,
+    int (*fn)(struct mtrace_guest *, uint32_t, const char *), const char *base)
 {
 	for (int tries = 0; tries < XS_TX_TRIES; tries++) {
 		uint32_t tx = g->x->ops->xs_transaction_start(g->x);
@@ -148,14 +160,12 @@ xs_transact(struct mtrace_guest *g, int (*fn)(struct mtrace_guest *, uint32_t, c
 	return -1;
 }
 
-static void
-base_path(const struct mtrace_guest *g, char *buf, size_t len)
+static void base_path(const struct mtrace_guest *g, char *buf, size_t len)
 {
 	snprintf(buf, len, "/local/domain/%" PRIu32 "/%s", g->domid, MTRACE_XS_DIR);
 }
 
-int
-mtrace_guest_reannounce(struct mtrace_guest *g)
+int mtrace_guest_reannounce(struct mtrace_guest *g)
 {
 	char base[128];
 	int rc = -1, e;
@@ -174,8 +184,7 @@ mtrace_guest_reannounce(struct mtrace_guest *g)
 	return rc;
 }
 
-static int
-withdraw_tx(struct mtrace_guest *g, uint32_t tx, const char *base)
+static int withdraw_tx(struct mtrace_guest *g, uint32_t tx, const char *base)
 {
 	char path[256];
 
@@ -183,9 +192,82 @@ withdraw_tx(struct mtrace_guest *g, uint32_t tx, const char *base)
 	return g->x->ops->xs_write(g->x, tx, path, "closed", 6);
 }
 
-static void
-guest_free(struct mtrace_guest *g)
+static void tsc_publish_all(struct mtrace_guest *g)
 {
+	for (unsigned i = 0; i < g->nrings; i++)
+		mtrace_tsc_publish(&g->tsc, g->rings[i].ring.hdr);
+}
+
+/* Recalibrate every period until the session closes. */
+static void *tsc_main(void *arg)
+{
+	struct mtrace_guest *g = arg;
+	struct timespec dl;
+
+	pthread_mutex_lock(&g->tsc_lock);
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	while (!g->tsc_stop) {
+		dl.tv_nsec += (long)g->tsc_period_ms * 1000000;
+		while (dl.tv_nsec >= 1000000000) {
+			dl.tv_nsec -= 1000000000;
+			dl.tv_sec++;
+		}
+		if (pthread_cond_timedwait(&g->tsc_cond, &g->tsc_lock, &dl) == ETIMEDOUT) {
+			mtrace_tsc_recalibrate(&g->tsc);
+			tsc_publish_all(g);
+			clock_gettime(CLOCK_MONOTONIC, &dl);
+		}
+	}
+	pthread_mutex_unlock(&g->tsc_lock);
+	return NULL;
+}
+
+static void tsc_stop(struct mtrace_guest *g)
+{
+	if (!g->tsc_thread)
+		return;
+	pthread_mutex_lock(&g->tsc_lock);
+	g->tsc_stop = true;
+	pthread_cond_signal(&g->tsc_cond);
+	pthread_mutex_unlock(&g->tsc_lock);
+	pthread_join(g->tsc_tid, NULL);
+	pthread_cond_destroy(&g->tsc_cond);
+	g->tsc_thread = false;
+}
+
+/* Clock TSC is kept only where it is invariant and calibrates; else monotonic. */
+static void tsc_choose(struct mtrace_guest *g)
+{
+	if (g->clock != MTRACE_CLOCK_TSC)
+		return;
+	if (mtrace_tsc_calibrate(&g->tsc, TSC_SETTLE_US) < 0)
+		g->clock = MTRACE_CLOCK_MONOTONIC;
+}
+
+static int tsc_start(struct mtrace_guest *g, char *err, size_t errlen)
+{
+	pthread_condattr_t ca;
+	int e;
+
+	if (g->clock != MTRACE_CLOCK_TSC)
+		return 0;
+	tsc_publish_all(g);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&g->tsc_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if ((e = pthread_create(&g->tsc_tid, NULL, tsc_main, g)) != 0) {
+		set_err(err, errlen, "starting the TSC calibration thread: %s", strerror(e));
+		errno = e;
+		return -1;
+	}
+	g->tsc_thread = true;
+	return 0;
+}
+
+static void guest_free(struct mtrace_guest *g)
+{
+	tsc_stop(g);
 	for (unsigned i = 0; i < g->nrings; i++) {
 		struct guest_ring *gr = &g->rings[i];
 		if (gr->data != NULL)
@@ -197,11 +279,11 @@ guest_free(struct mtrace_guest *g)
 		g->x->ops->evtchn_unbind(g->x, (xenif_port_t)g->port);
 	xenif_close(g->x);
 	pthread_mutex_destroy(&g->kick_lock);
+	pthread_mutex_destroy(&g->tsc_lock);
 	free(g);
 }
 
-static int
-share_ring(struct mtrace_guest *g, unsigned i, char *err, size_t errlen)
+static int share_ring(struct mtrace_guest *g, unsigned i, char *err, size_t errlen)
 {
 	struct guest_ring *gr = &g->rings[i];
 	struct mtrace_ring_hdr *hdr;
@@ -214,11 +296,10 @@ share_ring(struct mtrace_guest *g, unsigned i, char *err, size_t errlen)
 		return -1;
 	}
 	hdr = gr->hdr_page;
-	gr->data = g->x->ops->gntshr_share(g->x, g->backend, g->data_pages, hdr->data_refs,
-					   false);
+	gr->data = g->x->ops->gntshr_share(g->x, g->backend, g->data_pages, hdr->data_refs, false);
 	if (gr->data == NULL) {
 		set_err(err, errlen, "sharing %u data pages of ring %u: %s", g->data_pages, i,
-			strerror(errno));
+		    strerror(errno));
 		return -1;
 	}
 	/* init_local zeroes the header page: keep the refs across it. */
@@ -232,8 +313,8 @@ share_ring(struct mtrace_guest *g, unsigned i, char *err, size_t errlen)
 	return 0;
 }
 
-struct mtrace_guest *
-mtrace_guest_open(const struct mtrace_guest_config *cfg, char *err, size_t errlen)
+struct mtrace_guest *mtrace_guest_open(
+    const struct mtrace_guest_config *cfg, char *err, size_t errlen)
 {
 	struct mtrace_guest *g;
 	struct xenif *x;
@@ -249,17 +330,17 @@ mtrace_guest_open(const struct mtrace_guest_config *cfg, char *err, size_t errle
 	if (pages < MTRACE_RING_MIN_PAGES || pages > MTRACE_RING_MAX_PAGES ||
 	    (pages & (pages - 1)) != 0) {
 		set_err(err, errlen, "data pages must be a power of two in %u..%u",
-			MTRACE_RING_MIN_PAGES, MTRACE_RING_MAX_PAGES);
+		    MTRACE_RING_MIN_PAGES, MTRACE_RING_MAX_PAGES);
 		errno = EINVAL;
 		return NULL;
 	}
-	if (clock > MTRACE_CLOCK_REALTIME) {
+	if (clock > MTRACE_CLOCK_TSC) {
 		set_err(err, errlen, "unknown clock %u", clock);
 		errno = EINVAL;
 		return NULL;
 	}
-	x = xenif_open(cfg->backend, cfg->sim_dir, XENIF_GNTSHR | XENIF_EVTCHN | XENIF_XS, err,
-		       errlen);
+	x = xenif_open(
+	    cfg->backend, cfg->sim_dir, XENIF_GNTSHR | XENIF_EVTCHN | XENIF_XS, err, errlen);
 	if (x == NULL)
 		return NULL;
 	g = calloc(1, sizeof(*g) + cfg->rings * sizeof(g->rings[0]));
@@ -276,6 +357,9 @@ mtrace_guest_open(const struct mtrace_guest_config *cfg, char *err, size_t errle
 	g->data_pages = pages;
 	g->clock = clock;
 	pthread_mutex_init(&g->kick_lock, NULL);
+	pthread_mutex_init(&g->tsc_lock, NULL);
+	g->tsc_period_ms = cfg->recalibrate_ms ? cfg->recalibrate_ms : TSC_PERIOD_MS;
+	tsc_choose(g);
 	if (x->ops->xs_get_domid(x, &g->domid) < 0) {
 		set_err(err, errlen, "reading own domid: %s", strerror(errno));
 		goto fail;
@@ -285,10 +369,13 @@ mtrace_guest_open(const struct mtrace_guest_config *cfg, char *err, size_t errle
 			goto fail;
 	g->port = x->ops->evtchn_bind_unbound(x, g->backend);
 	if (g->port < 0) {
-		set_err(err, errlen, "binding an event channel for dom%" PRIu32 ": %s",
-			g->backend, strerror(errno));
+		set_err(err, errlen, "binding an event channel for dom%" PRIu32 ": %s", g->backend,
+		    strerror(errno));
 		goto fail;
 	}
+	/* The time block is in place before the first record and the announcement. */
+	if (tsc_start(g, err, errlen) < 0)
+		goto fail;
 	for (unsigned i = 0; i < g->nrings; i++)
 		mtrace_ring_start(&g->rings[i].ring);
 	if (mtrace_guest_reannounce(g) < 0) {
@@ -303,32 +390,32 @@ fail:
 	return NULL;
 }
 
-struct mtrace_ring *
-mtrace_guest_ring(struct mtrace_guest *g, unsigned i)
+struct mtrace_ring *mtrace_guest_ring(struct mtrace_guest *g, unsigned i)
 {
 	return i < g->nrings ? &g->rings[i].ring : NULL;
 }
 
-uint32_t
-mtrace_guest_domid(const struct mtrace_guest *g)
+uint32_t mtrace_guest_domid(const struct mtrace_guest *g)
 {
 	return g->domid;
 }
 
-uint32_t
-mtrace_guest_port(const struct mtrace_guest *g)
+uint32_t mtrace_guest_port(const struct mtrace_guest *g)
 {
 	return g->port < 0 ? 0 : (uint32_t)g->port;
 }
 
-uint64_t
-mtrace_guest_kicks_skipped(const struct mtrace_guest *g)
+uint32_t mtrace_guest_clock(const struct mtrace_guest *g)
+{
+	return g->clock;
+}
+
+uint64_t mtrace_guest_kicks_skipped(const struct mtrace_guest *g)
 {
 	return __atomic_load_n(&g->kicks_skipped, __ATOMIC_RELAXED);
 }
 
-void
-mtrace_guest_close(struct mtrace_guest *g)
+void mtrace_guest_close(struct mtrace_guest *g)
 {
 	char base[128];
 

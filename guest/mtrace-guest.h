@@ -37,7 +37,10 @@ struct mtrace_ring {
 struct mtrace_guest_config {
 	unsigned rings;			/* 1..MTRACE_MAX_RINGS */
 	unsigned data_pages;		/* per ring, power of two */
-	uint32_t clock;			/* enum mtrace_clock; 0 = monotonic */
+	uint32_t clock;			/* enum mtrace_clock; 0 = monotonic.  TSC: used if the
+					 * TSC is invariant and calibrates, else monotonic
+					 * (mtrace_guest_clock says which) */
+	unsigned recalibrate_ms;	/* TSC: recalibration period; 0 = 100 ms */
 	const char *backend;		/* "xen", "sim", NULL = auto */
 	const char *sim_dir;		/* NULL = $MTRACE_SIM_DIR */
 	uint32_t backend_domid;		/* reader domain, normally 0 */
@@ -55,6 +58,8 @@ int mtrace_guest_reannounce(struct mtrace_guest *g);
 /* Our domid and the event-channel port offered to dom0. */
 uint32_t mtrace_guest_domid(const struct mtrace_guest *g);
 uint32_t mtrace_guest_port(const struct mtrace_guest *g);
+/* The clock the session's rings use (decided at open: TSC may fall back to monotonic). */
+uint32_t mtrace_guest_clock(const struct mtrace_guest *g);
 /* Notifications skipped because another producer thread was notifying (diagnostic). */
 uint64_t mtrace_guest_kicks_skipped(const struct mtrace_guest *g);
 
@@ -72,9 +77,44 @@ void mtrace_ring_init_local(struct mtrace_ring *r, struct mtrace_ring_hdr *hdr, 
 /* RING_START: arg = ring index, string = producer name (from the header). */
 void mtrace_ring_start(struct mtrace_ring *r);
 
+/*
+ * The TSC clock (tsc.c).  A session with clock TSC calibrates at open and recalibrates
+ * on a thread of its own; over local rings the caller does both and publishes.
+ */
+static inline uint64_t mtrace_rdtsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	return __builtin_ia32_rdtsc();
+#else
+	return 0; /* never chosen: mtrace_tsc_invariant() is false */
+#endif
+}
+
+struct mtrace_tsc_sample {
+	uint64_t tsc, ns;
+};
+#define MTRACE_TSC_HIST 64	/* samples the rate is taken over (64 periods) */
+struct mtrace_tsc_cal {
+	struct mtrace_time_info ti;	/* the current line (ti.seq unused) */
+	double rate;			/* measured ns per tick */
+	double last_err_ns;		/* CLOCK_MONOTONIC minus the line, at the last sample */
+	unsigned nhist;
+	struct mtrace_tsc_sample hist[MTRACE_TSC_HIST];
+};
+/* CPUID 0x80000007 EDX bit 8 (and MTRACE_TSC is not "0"). */
+bool mtrace_tsc_invariant(void);
+/* First line from two samples settle_us apart.  -1 with errno ENOTSUP (TSC not
+ * invariant) or ERANGE (implausible rate). */
+int mtrace_tsc_calibrate(struct mtrace_tsc_cal *c, unsigned settle_us);
+void mtrace_tsc_recalibrate(struct mtrace_tsc_cal *c);
+/* Write the line into a ring header's time block (seqlock). */
+void mtrace_tsc_publish(const struct mtrace_tsc_cal *c, struct mtrace_ring_hdr *h);
+
 static inline uint64_t mtrace_now(const struct mtrace_ring *r)
 {
 	struct timespec ts;
+	if (__builtin_expect(r->clock == MTRACE_CLOCK_TSC, 1))
+		return mtrace_rdtsc();
 	clock_gettime(r->clock == MTRACE_CLOCK_REALTIME ? CLOCK_REALTIME : CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

@@ -402,6 +402,13 @@ print_name_map(FILE *f, const char *prefix, const uint64_t *v, unsigned n)
 	fputc('}', f);
 }
 
+static const char *
+clock_str(uint32_t clock)
+{
+	static const char *const names[] = { "?", "monotonic", "xen", "realtime", "tsc" };
+	return clock < sizeof(names) / sizeof(names[0]) ? names[clock] : "?";
+}
+
 static void
 summary(FILE *f, const struct opts *o, struct mtrace_guest *g, struct ring_job *jobs,
 	double elapsed, bool reader_caught_up)
@@ -424,12 +431,13 @@ summary(FILE *f, const struct opts *o, struct mtrace_guest *g, struct ring_job *
 		", \"event_channel\": %" PRIu32 ", \"seed\": %" PRIu64 ", \"rings\": %u, "
 		"\"pages\": %u, \"rate\": %" PRIu64 ", \"garbage\": \"%s\", "
 		"\"garbage_writes\": %" PRIu64 ", \"elapsed_s\": %.3f, \"kicks\": %" PRIu64
-		", \"kicks_skipped\": %" PRIu64 ", \"reannounced\": %u, \"reader_caught_up\": %s,\n"
+		", \"kicks_skipped\": %" PRIu64 ", \"reannounced\": %u, \"reader_caught_up\": %s,"
+		" \"clock\": \"%s\",\n"
 		" \"events\": %" PRIu64
 		",\n \"per_op\": ", MTRACE_VERSION, mtrace_guest_domid(g), mtrace_guest_port(g),
 		o->seed, o->rings, o->pages, o->rate, garbage_names[o->garbage], garbage, elapsed,
 		kicks, mtrace_guest_kicks_skipped(g), reannounced, reader_caught_up ? "true" : "false",
-		total);
+		clock_str(mtrace_guest_clock(g)), total);
 	print_op_map(f, per_op);
 	fprintf(f, ",\n \"labels\": ");
 	print_name_map(f, "label", labels, MAX_NAMES);
@@ -465,7 +473,8 @@ usage(FILE *f, const char *argv0)
 "  -n, --events N         events per ring, including ring_start (default 100000)\n"
 "  -d, --duration S       run S seconds instead of a fixed count\n"
 "  -s, --seed N           workload seed (default 1); same seed, same events\n"
-"      --clock NAME       monotonic | realtime | xen (default monotonic)\n"
+"      --clock NAME       monotonic | realtime | xen | tsc (default monotonic; tsc falls\n"
+"                         back to monotonic where the TSC is not invariant)\n"
 "      --garbage MODE     hostile guest: random | lengths | strings | indexes | mixed\n"
 "      --wait-reader S    first wait up to S s for dom0 to attach to every ring\n"
 "      --linger S         afterwards wait up to S s for dom0 to read everything\n"
@@ -547,6 +556,7 @@ parse_args(int argc, char **argv, struct opts *o)
 			if (strcmp(optarg, "monotonic") == 0) o->clock = MTRACE_CLOCK_MONOTONIC;
 			else if (strcmp(optarg, "realtime") == 0) o->clock = MTRACE_CLOCK_REALTIME;
 			else if (strcmp(optarg, "xen") == 0) o->clock = MTRACE_CLOCK_XEN;
+			else if (strcmp(optarg, "tsc") == 0) o->clock = MTRACE_CLOCK_TSC;
 			else ok = false;
 			break;
 		case O_GARBAGE:

@@ -183,7 +183,8 @@ mtrace_ring_init_local(struct mtrace_ring *r, struct mtrace_ring_hdr *hdr, void 
 	memset(hdr, 0, MTRACE_PAGE_SIZE);
 	memset(data, 0, (size_t)data_pages * MTRACE_PAGE_SIZE);
 	hdr->magic = MTRACE_RING_MAGIC;
-	hdr->version = MTRACE_RING_VERSION;
+	/* Version 1 unless the header needs the time block: older readers keep working. */
+	hdr->version = clock == MTRACE_CLOCK_TSC ? MTRACE_RING_VERSION : 1;
 	hdr->hdr_size = sizeof(*hdr);
 	hdr->data_pages = data_pages;
 	hdr->clock = clock ? clock : MTRACE_CLOCK_MONOTONIC;

@@ -17,7 +17,8 @@
 #include <stdint.h>
 
 #define MTRACE_RING_MAGIC	0x4352544dU	/* "MTRC" little-endian */
-#define MTRACE_RING_VERSION	1
+#define MTRACE_RING_VERSION	2		/* 2: the header carries a time block (clock "tsc") */
+#define MTRACE_RING_VERSION_MIN	1		/* what a reader still accepts */
 #define MTRACE_PAGE_SIZE	4096U
 #define MTRACE_RING_MIN_PAGES	1U
 #define MTRACE_RING_MAX_PAGES	512U		/* 2 MiB of data per ring */
@@ -65,6 +66,8 @@ enum mtrace_clock {
 	MTRACE_CLOCK_MONOTONIC	= 1,	/* Linux CLOCK_MONOTONIC, ns */
 	MTRACE_CLOCK_XEN	= 2,	/* Xen system time, ns since boot */
 	MTRACE_CLOCK_REALTIME	= 3,	/* CLOCK_REALTIME, ns since the epoch (replays) */
+	MTRACE_CLOCK_TSC	= 4,	/* TSC ticks; the header's time block turns them into ns
+					 * on its `timeline` clock (header version 2) */
 };
 
 /*
@@ -88,6 +91,53 @@ struct mtrace_rec {
 #define MTRACE_STR_MAX		(MTRACE_REC_MAX - MTRACE_REC_FIXED - 1)
 
 /*
+ * The time block of a version-2 header whose clock is MTRACE_CLOCK_TSC: how dom0 turns a
+ * record's ticks into ns on `timeline` (MONOTONIC for a Linux guest, XEN for a
+ * unikernel, which copies its vcpu_time_info here).  The fields and the formula are
+ * Xen's pvclock (vcpu_time_info, public/xen.h), extended to ticks before tsc_timestamp:
+ *
+ *   d  = tsc - tsc_timestamp          (two's complement; negative: before the base)
+ *   d' = shift >= 0 ? |d| << shift : |d| >> -shift
+ *   ns = system_time +/- (d' * mul) >> 32
+ *
+ * The guest rewrites the block when it recalibrates, under a seqlock: `seq` odd while it
+ * writes, incremented again (even) after, with release ordering; a reader copies the
+ * block between two equal even reads of seq, and otherwise keeps its previous copy.
+ * A recalibration keeps the conversion continuous at its own instant (the new base is
+ * where the old line stood), so records converted with a newer block stay within the
+ * calibration error of where the older one put them.
+ */
+struct mtrace_time_info {
+	uint32_t seq;			/* seqlock: odd while the guest rewrites the block */
+	uint32_t timeline;		/* enum mtrace_clock: MONOTONIC or XEN */
+	uint64_t tsc_timestamp;		/* ticks at the base point */
+	uint64_t system_time;		/* ns on `timeline` at tsc_timestamp */
+	uint32_t tsc_to_system_mul;	/* ns per tick as a 0.32 fixed-point fraction */
+	int8_t	 tsc_shift;		/* applied to the tick delta before mul */
+	uint8_t	 _pad0[3];
+	uint64_t calibrations;		/* times the guest rewrote the block (diagnostic) */
+	uint8_t	 _pad1[24];
+};
+
+/* Ticks to ns with a (copied, checked) time block. */
+static inline uint64_t
+mtrace_time_convert(const struct mtrace_time_info *ti, uint64_t tsc)
+{
+	uint64_t d = tsc - ti->tsc_timestamp;
+	int neg = (int64_t)d < 0;
+	uint64_t ns;
+
+	if (neg)
+		d = -d;
+	if (ti->tsc_shift >= 0)
+		d <<= ti->tsc_shift & 63;
+	else
+		d >>= -ti->tsc_shift & 63;
+	ns = (uint64_t)(((unsigned __int128)d * ti->tsc_to_system_mul) >> 32);
+	return neg ? ti->system_time - ns : ti->system_time + ns;
+}
+
+/*
  * The header page.  Producer-owned and reader-owned fields sit on separate cache
  * lines.  Fields written by the guest are hints to dom0 and are copied and checked
  * before use; fields written by dom0 are hints to the guest.
@@ -102,7 +152,9 @@ struct mtrace_ring_hdr {
 	uint32_t ring_index;		/* this ring's index among the guest's rings */
 	uint32_t flags;
 	char	 name[40];		/* producer name, NUL-terminated ("vcpu0", "main") */
-	uint8_t	 _pad0[64];
+	/* version 2, clock TSC: rewritten by the guest at each recalibration (seqlock);
+	 * zero otherwise.  Version 1 had 64 bytes of zero padding here. */
+	struct mtrace_time_info time;
 
 	/* producer cache line: free-running byte positions */
 	uint64_t head;			/* end of the last complete record (release store) */
@@ -124,11 +176,12 @@ struct mtrace_ring_hdr {
 
 _Static_assert(sizeof(struct mtrace_rec) == MTRACE_REC_FIXED, "record fixed part");
 _Static_assert(sizeof(struct mtrace_ring_hdr) == 256, "header layout");
+_Static_assert(sizeof(struct mtrace_time_info) == 64, "time block layout");
 
 /*
  * xenstore announcement, under /local/domain/<domid>/data/mtrace/ :
- *   version         "1"
- *   clock           "monotonic" | "xen" | "realtime"
+ *   version         "1", or "2" when clock is "tsc" (version-1 readers refuse it cleanly)
+ *   clock           "monotonic" | "xen" | "realtime" | "tsc"
  *   event-channel   unbound port offered to dom0
  *   rings           number of rings N (1..MTRACE_MAX_RINGS)
  *   ring/<i>/ref    grant ref of ring i's header page

@@ -319,6 +319,7 @@ static bool dispatch(struct conn *c, const char *msg, size_t n)
 	case SIMXEN_XS_TX_END:
 	case SIMXEN_XS_WATCH:
 	case SIMXEN_XS_UNWATCH:
+	case SIMXEN_XS_GET_PERMS:
 		rep.err = xs_op(b, c, c->xs, req.op, req.tx, req.a[0], pl, plen, outbuf, outmax,
 				&outlen, &rep.a[0]);
 		break;

@@ -145,6 +145,8 @@ int xs_op(struct broker *b, struct conn *c, struct xs_conn *x, uint32_t op, uint
 	  uint32_t *res);
 /* Toolstack side, as dom0 and without permission checks. */
 int xs_ts_write(struct broker *b, const char *path, const char *val);
+/* Create path (empty) as domid's own, as libxl makes /local/domain/<id>/data. */
+int xs_ts_give(struct broker *b, const char *path, uint32_t domid);
 void xs_ts_rm(struct broker *b, const char *path);
 void xs_fire_special(struct broker *b, const char *special);
 

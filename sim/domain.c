@@ -43,6 +43,10 @@ static void xs_announce(struct broker *b, struct domain *d)
 	snprintf(path, sizeof(path), "/local/domain/%u/domid", d->domid);
 	snprintf(val, sizeof(val), "%u", d->domid);
 	xs_ts_write(b, path, val);
+	/* the guest's own, as libxl makes it */
+	snprintf(path, sizeof(path), "/local/domain/%u/data", d->domid);
+	if (d->domid)
+		xs_ts_give(b, path, d->domid);
 }
 
 int dom0_init(struct broker *b)

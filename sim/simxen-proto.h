@@ -54,6 +54,7 @@ enum simxen_op {
 	SIMXEN_XS_TX_END,		/* tx; a0 abort */
 	SIMXEN_XS_WATCH,		/* payload path\0token\0 */
 	SIMXEN_XS_UNWATCH,		/* payload path\0token\0 */
+	SIMXEN_XS_GET_PERMS,		/* tx; payload path\0 -> payload "n0\0r5\0" as xenstored */
 
 	SIMXEN_CTRL_LIST,		/* a0 first, a1 max -> payload struct simxen_dominfo[] */
 

@@ -3,7 +3,10 @@
  *
  * Permissions are simplified to what mtrace needs from xenstored's model: dom0 may do
  * anything; a guest may read /local/domain/<id> and below, and write or remove only
- * below it (the node itself belongs to the toolstack).
+ * below it.  The node itself belongs to the toolstack, and so does every node dom0
+ * creates right below it (name, domid: in xenstored they inherit the home node's
+ * permissions, owner dom0 and read-only for the guest) and below those: a guest cannot
+ * rename itself.  The toolstack makes data/ the guest's own, as libxl does.
  *
  * Transactions work on a private copy of the tree the connection can see.  Every node
  * the transaction reads, lists or changes is remembered with the generation it had
@@ -27,6 +30,7 @@ struct xs_node {
 	size_t vlen;
 	uint64_t gen;
 	uint32_t owner;			/* domain charged for this node */
+	bool ts;			/* the toolstack's: read-only for the guest */
 	struct xs_node *parent, *child, *next;
 };
 
@@ -60,6 +64,7 @@ struct op {
 struct xtx {
 	struct xtx *next;
 	uint32_t id;
+	uint32_t domid;			/* whose: nodes it creates are theirs */
 	struct xs_node *root;
 	struct pathent *acc, *written;
 	unsigned nacc, nops, created;
@@ -243,9 +248,34 @@ static void charge(struct broker *b, uint32_t owner, int delta)
 	total_nodes += (unsigned)delta;
 }
 
-/* global: the real tree (generations, quota accounting); else a transaction's copy. */
+/* A domain's home, /local/domain/<id>. */
+static bool is_home(const struct xs_node *n)
+{
+	return n->parent && n->parent->parent && n->parent->parent->parent &&
+	       !n->parent->parent->parent->parent && !strcmp(n->parent->name, "domain") &&
+	       !strcmp(n->parent->parent->name, "local");
+}
+
+/* Whether path, or a node above it below the home, is the toolstack's. */
+static bool ts_locked(struct xs_node *r, const char *path)
+{
+	struct xs_node *n = r;
+	const char *p = path + 1;
+
+	while (n && *p) {
+		const char *e = strchrnul(p, '/');
+		n = child_of(n, p, (size_t)(e - p));
+		if (n && n->ts)
+			return true;
+		p = *e ? e + 1 : e;
+	}
+	return false;
+}
+
+/* global: the real tree (generations, quota accounting); else a transaction's copy.
+ * creator: the domain writing (dom0 for the toolstack). */
 static int tree_write(struct broker *b, struct xs_node *r, bool global, const char *path,
-		      const char *val, size_t vlen)
+		      const char *val, size_t vlen, uint32_t creator)
 {
 	char *v = malloc(vlen ? vlen : 1);
 	if (!v)
@@ -262,6 +292,7 @@ static int tree_write(struct broker *b, struct xs_node *r, bool global, const ch
 				return ENOMEM;
 			}
 			c->owner = owner_of(path);
+			c->ts = creator == 0 && (n->ts || is_home(n));
 			if (global) {
 				c->gen = ++gen_counter;
 				n->gen = ++gen_counter;	/* its list of children changed */
@@ -336,6 +367,7 @@ static struct xs_node *copy_tree(const struct xs_node *n)
 		return NULL;
 	c->gen = n->gen;
 	c->owner = n->owner;
+	c->ts = n->ts;
 	if (n->vlen || n->val) {
 		c->val = malloc(n->vlen ? n->vlen : 1);
 		if (!c->val) {
@@ -616,7 +648,7 @@ static int tx_commit(struct broker *b, struct xtx *t)
 			if (tree_rm(b, root, true, o->path) == 0)
 				fire(o->path, true);
 		} else if (total_nodes + missing(root, o->path) <= XS_TOTAL_NODES &&
-			   tree_write(b, root, true, o->path, o->val, o->vlen) == 0) {
+			   tree_write(b, root, true, o->path, o->val, o->vlen, t->domid) == 0) {
 			fire(o->path, false);
 		}
 	}
@@ -649,9 +681,9 @@ static int do_write(struct broker *b, uint32_t domid, struct xtx *t, const char 
 {
 	if (vlen > XS_VALUE_MAX)
 		return E2BIG;
-	if (!can_write(domid, path))
-		return EACCES;
 	struct xs_node *r = t ? t->root : root;
+	if (!can_write(domid, path) || (domid && ts_locked(r, path)))
+		return EACCES;
 	unsigned k = missing(r, path);
 	if (k) {
 		struct domain *d = dom_get(b, domid);
@@ -662,7 +694,7 @@ static int do_write(struct broker *b, uint32_t domid, struct xtx *t, const char 
 			return ENOSPC;
 	}
 	if (!t) {
-		int err = tree_write(b, root, true, path, val, vlen);
+		int err = tree_write(b, root, true, path, val, vlen, domid);
 		if (!err)
 			fire(path, false);
 		return err;
@@ -671,7 +703,7 @@ static int do_write(struct broker *b, uint32_t domid, struct xtx *t, const char 
 	if (!err)
 		err = log_op(t, false, path, val, vlen);
 	if (!err)
-		err = tree_write(b, t->root, false, path, val, vlen);
+		err = tree_write(b, t->root, false, path, val, vlen, domid);
 	if (!err)
 		t->created += k;
 	return err;
@@ -681,7 +713,7 @@ static int do_rm(struct broker *b, uint32_t domid, struct xtx *t, const char *pa
 {
 	if (!strcmp(path, "/"))
 		return EINVAL;
-	if (!can_write(domid, path))
+	if (!can_write(domid, path) || (domid && ts_locked(t ? t->root : root, path)))
 		return EACCES;
 	if (!t) {
 		int err = tree_rm(b, root, true, path);
@@ -783,6 +815,7 @@ int xs_op(struct broker *b, struct conn *c, struct xs_conn *x, uint32_t op, uint
 			return ENOMEM;
 		}
 		t->opt = &t->ops;
+		t->domid = domid;
 		do
 			t->id = ++x->next_tx;
 		while (t->id == 0 || tx_find(x, t->id));
@@ -844,6 +877,25 @@ int xs_op(struct broker *b, struct conn *c, struct xs_conn *x, uint32_t op, uint
 			o += l;
 		}
 		*outlen = o;
+		return 0;
+	}
+	case SIMXEN_XS_GET_PERMS: {
+		if (!can_read(domid, abs))
+			return EACCES;
+		struct xs_node *n = find(t ? t->root : root, abs);
+		if (!n)
+			return ENOENT;
+		uint32_t own = owner_of(abs);
+		int l;
+		/* as xenstored lists them: the owner (and everyone else's access), then the
+		 * domains given more */
+		if (n->ts || is_home(n))
+			l = snprintf(out, outmax, "n0%cr%u%c", 0, own, 0);
+		else
+			l = snprintf(out, outmax, "n%u%c", own, 0);
+		if (l < 0 || (size_t)l >= outmax)
+			return E2BIG;
+		*outlen = (size_t)l;
 		return 0;
 	}
 	case SIMXEN_XS_WRITE:
@@ -928,7 +980,15 @@ void xs_close(struct broker *b, struct xs_conn *x)
 
 int xs_ts_write(struct broker *b, const char *path, const char *val)
 {
-	int err = tree_write(b, root, true, path, val, strlen(val));
+	int err = tree_write(b, root, true, path, val, strlen(val), 0);
+	if (!err)
+		fire(path, false);
+	return err;
+}
+
+int xs_ts_give(struct broker *b, const char *path, uint32_t domid)
+{
+	int err = tree_write(b, root, true, path, "", 0, domid);
 	if (!err)
 		fire(path, false);
 	return err;

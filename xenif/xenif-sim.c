@@ -622,6 +622,39 @@ static int sim_xs_read_watch(struct xenif *x, struct xenif_xs_watch_event *ev)
 	return 0;
 }
 
+/* The reply is xenstored's text form: "n0", "r5", ... each NUL-terminated. */
+static struct xenif_xs_perm *sim_xs_get_perms(struct xenif *x, uint32_t tx, const char *path,
+					      unsigned *num)
+{
+	static __thread char out[SIMXEN_MAX_MSG];
+	struct simxen_req req = { .op = SIMXEN_XS_GET_PERMS, .tx = tx };
+	struct simxen_rep rep;
+	size_t n, k = 0;
+	if (!path) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (rpc(S(x), &req, path, strlen(path) + 1, &rep, out, sizeof(out), &n, NULL, 0, NULL) < 0)
+		return NULL;
+	struct xenif_xs_perm *p = calloc(n / 2 + 1, sizeof(*p));
+	if (!p)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		const char *e = memchr(out + i, '\0', n - i);
+		char *end;
+		if (!e || e == out + i)
+			break;
+		unsigned long d = strtoul(out + i + 1, &end, 10);
+		p[k].domid = (xenif_domid_t)d;
+		p[k].perms = out[i] == 'r' ? XENIF_XS_PERM_READ : out[i] == 'w' ? XENIF_XS_PERM_WRITE :
+			     out[i] == 'b' ? XENIF_XS_PERM_READ | XENIF_XS_PERM_WRITE : 0;
+		k++;
+		i = (size_t)(e - out) + 1;
+	}
+	*num = (unsigned)k;
+	return p;
+}
+
 static int sim_xs_get_domid(struct xenif *x, xenif_domid_t *domid)
 {
 	*domid = S(x)->domid;
@@ -713,6 +746,7 @@ static const struct xenif_ops sim_ops = {
 	.xs_fileno = sim_xs_fileno,
 	.xs_read_watch = sim_xs_read_watch,
 	.xs_get_domid = sim_xs_get_domid,
+	.xs_get_perms = sim_xs_get_perms,
 	.ctrl_domain_list = sim_ctrl_domain_list,
 	.close = sim_close,
 };

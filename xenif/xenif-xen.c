@@ -208,6 +208,27 @@ static int xen_xs_read_watch(struct xenif *x, struct xenif_xs_watch_event *ev)
 	return rc;
 }
 
+static struct xenif_xs_perm *xen_xs_get_perms(struct xenif *x, uint32_t tx, const char *path,
+					      unsigned *num)
+{
+	NEED(P(x)->xs, NULL);
+	unsigned int n = 0;
+	struct xs_permissions *p = xs_get_permissions(P(x)->xs, tx, path, &n);
+	if (!p)
+		return NULL;
+	struct xenif_xs_perm *out = calloc(n ? n : 1, sizeof(*out));
+	if (out) {
+		for (unsigned i = 0; i < n; i++) {
+			out[i].domid = p[i].id;
+			out[i].perms = ((p[i].perms & XS_PERM_READ) ? XENIF_XS_PERM_READ : 0) |
+				       ((p[i].perms & XS_PERM_WRITE) ? XENIF_XS_PERM_WRITE : 0);
+		}
+		*num = n;
+	}
+	free(p);
+	return out;
+}
+
 static int xen_xs_get_domid(struct xenif *x, xenif_domid_t *domid)
 {
 	NEED(P(x)->xs, -1);
@@ -295,6 +316,7 @@ static const struct xenif_ops xen_ops = {
 	.xs_fileno = xen_xs_fileno,
 	.xs_read_watch = xen_xs_read_watch,
 	.xs_get_domid = xen_xs_get_domid,
+	.xs_get_perms = xen_xs_get_perms,
 	.ctrl_domain_list = xen_ctrl_domain_list,
 	.close = xen_close,
 };

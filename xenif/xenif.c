@@ -33,7 +33,8 @@ struct xenif *xenif_open(const char *backend, const char *sim_dir, unsigned part
 #ifdef XENIF_HAVE_XEN
 		return xenif_xen_open(parts, err, errlen);
 #else
-		snprintf(err, errlen, "this build has no real Xen backend (xenif-xen.c)");
+		snprintf(err, errlen,
+			 "this build has no real Xen backend (built without the Xen libraries, -Dxen)");
 		errno = ENOSYS;
 		return NULL;
 #endif
@@ -47,4 +48,16 @@ void xenif_close(struct xenif *x)
 {
 	if (x)
 		x->ops->close(x);
+}
+
+bool xenif_xs_perm_writable(const struct xenif_xs_perm *p, unsigned num, xenif_domid_t domid)
+{
+	if (num == 0)
+		return true;	/* nothing known: assume the worst */
+	if (p[0].domid == domid)
+		return true;	/* the owner */
+	for (unsigned i = 1; i < num; i++)
+		if (p[i].domid == domid)
+			return (p[i].perms & XENIF_XS_PERM_WRITE) != 0;
+	return (p[0].perms & XENIF_XS_PERM_WRITE) != 0;
 }

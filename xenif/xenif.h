@@ -27,6 +27,16 @@ typedef uint32_t xenif_domid_t;
 #define XENIF_XS	0x08
 #define XENIF_CTRL	0x10	/* domain list (dom0) */
 
+#define XENIF_XS_PERM_READ	1
+#define XENIF_XS_PERM_WRITE	2
+struct xenif_xs_perm {
+	xenif_domid_t domid;
+	unsigned perms;		/* XENIF_XS_PERM_* */
+};
+
+/* Whether domid may write a node with these permissions (xenstored's rule). */
+bool xenif_xs_perm_writable(const struct xenif_xs_perm *p, unsigned num, xenif_domid_t domid);
+
 struct xenif_dominfo {
 	xenif_domid_t domid;
 	bool dying;
@@ -77,6 +87,10 @@ struct xenif_ops {
 	int (*xs_fileno)(struct xenif *x);		/* readable when a watch fired */
 	int (*xs_read_watch)(struct xenif *x, struct xenif_xs_watch_event *ev); /* -1/EAGAIN */
 	int (*xs_get_domid)(struct xenif *x, xenif_domid_t *domid);	/* own domid */
+	/* libxenstore xs_get_permissions: *num entries, malloc'd (one free); entry 0 is
+	 * the owner, whose perms are everyone else's. */
+	struct xenif_xs_perm *(*xs_get_perms)(struct xenif *x, uint32_t tx, const char *path,
+					     unsigned *num);
 
 	/* libxenctrl: domains with domid >= first, up to max entries; returns count. */
 	int (*ctrl_domain_list)(struct xenif *x, xenif_domid_t first, struct xenif_dominfo *info,

@@ -13,7 +13,8 @@
 # Knobs: EVENTS (per ring for e2e*, default 5000000; zl*/sweep run 4 s), RINGS (default 2),
 #   PAGES (default 512), LATENCY_BURSTS_ONLY=1 (latency: only the guest writing 1 ms
 #   bursts), TIMELINE=FILE (latency: keep the client's per-batch timeline in FILE.1000 and
-#   FILE.20), MTRACED_OPTS (more mtraced options, e.g. "-o poll_interval_us=200").
+#   FILE.20), MTRACED_OPTS (more mtraced options, e.g. "-o poll_interval_us=200"),
+#   GUEST_CLOCK (mtrace-load --clock: monotonic, the default, or tsc).
 set -u
 B=$(cd "${1:?usage: run.sh BUILD_DIR [zl1 zl16 sweep1 e2e1 e2e16 latency server]}" && pwd)
 shift
@@ -23,6 +24,7 @@ ZL16_RATE=${ZL16_RATE:-3000000}
 EVENTS=${EVENTS:-5000000}
 RINGS=${RINGS:-2}
 PAGES=${PAGES:-512}
+GUEST_CLOCK=${GUEST_CLOCK:-monotonic}
 SIMXEN=$B/sim/mtrace-simxen
 MTRACED=$B/daemon/mtraced
 LOAD=$B/guest/mtrace-load
@@ -86,9 +88,9 @@ e2e() {
 		CP[$i]=$!
 	done
 	sleep 0.5
-	echo "+ mtrace-simxen create --name bench -- mtrace-load $*"
+	echo "+ mtrace-simxen create --name bench -- mtrace-load --clock $GUEST_CLOCK $*"
 	"$SIMXEN" -d "$T/sim" create --name bench -- "$LOAD" --wait-reader 10 --linger 10 \
-		--summary "$T/load.json" "$@" >/dev/null
+		--summary "$T/load.json" --clock "$GUEST_CLOCK" "$@" >/dev/null
 	# No polling while the clients measure: on a 2-CPU machine every fork + exec of
 	# sleep(1) costs milliseconds of CPU that would show up in the figures.
 	for ((i = 0; i < n; i++)); do wait "${CP[$i]}"; done
@@ -100,8 +102,8 @@ load = json.load(open(sys.argv[1]))
 n, d, dcpu = int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
 cs = [json.loads(open("%s/client%d.json" % (d, i)).read()) for i in range(n)]
 w = load["events"]
-print("guest wrote %d events in %.3f s (%.1f M events/s)" % (w, load["elapsed_s"],
-      w / load["elapsed_s"] / 1e6))
+print("guest wrote %d events in %.3f s (%.1f M events/s), clock %s" % (w, load["elapsed_s"],
+      w / load["elapsed_s"] / 1e6, load.get("clock", "?")))
 rates = [c["events_per_s"] for c in cs]
 lost = cs[0]["lost_in_ring"]
 print("clients: %d; events/s per client min %.2f M avg %.2f M; aggregate %.2f M/s" % (
@@ -162,10 +164,10 @@ for what in $WHAT; do
 			PIDS+=("$CPID")
 			sleep 0.5
 			echo "+ mtrace-simxen create --name lat -- mtrace-load -r 1 -p 64 -R 100000" \
-				"--batch-us $bus -d 5"
+				"--batch-us $bus -d 5 --clock $GUEST_CLOCK"
 			"$SIMXEN" -d "$T/sim" create --name lat -- "$LOAD" --wait-reader 10 --linger 10 \
 				--summary "$T/load.json" -r 1 -p 64 -R 100000 --batch-us "$bus" -d 5 \
-				>/dev/null
+				--clock "$GUEST_CLOCK" >/dev/null
 			wait "$CPID"
 			for _ in $(seq 300); do [ -s "$T/load.json" ] && break; sleep 0.1; done
 			snap_wakeups

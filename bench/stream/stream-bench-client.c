@@ -2,8 +2,10 @@
  * stream-bench-client - a client that decodes every batch, counts events and measures
  * the delay from the guest's timestamp (CLOCK_MONOTONIC, same host) to receipt.
  *
- *   stream-bench-client -s SOCK [-N events] [-t seconds] [-i idle-ms] [-q (no latency)]
- *                       [-T FILE (one line per batch: receipt ns, events, oldest/newest delay us)]
+ *   stream-bench-client -s|--socket SOCK [-N|--count events] [-t|--time seconds]
+ *                       [-i|--idle idle-ms] [-q|--no-latency]
+ *                       [-T|--timeline FILE (one line per batch: receipt ns, events,
+ *                        oldest/newest delay us)]
  *
  * Ends at N events, after t seconds, idle-ms after the last message once events came,
  * or on Goodbye/EOF, then prints one JSON line:
@@ -11,6 +13,7 @@
  * losses, latency p50/p99/max in microseconds.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,7 +64,16 @@ main(int argc, char **argv)
 	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
 
 	malloc_tune();
-	while ((ch = getopt(argc, argv, "s:N:t:i:qT:")) != -1) {
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "count", required_argument, NULL, 'N' },
+		{ "time", required_argument, NULL, 't' },
+		{ "idle", required_argument, NULL, 'i' },
+		{ "no-latency", no_argument, NULL, 'q' },
+		{ "timeline", required_argument, NULL, 'T' },
+		{ NULL, 0, NULL, 0 },
+	};
+	while ((ch = getopt_long(argc, argv, "s:N:t:i:qT:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'i': idle_ms = atoi(optarg); break;
 		case 's': sock = optarg; break;

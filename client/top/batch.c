@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "mtrace-client.h"
 #include "top.h"
@@ -18,12 +19,32 @@ static bool batch_line(struct top_sink *s, enum top_attr a, const char *text)
 	return fputs(text, stdout) >= 0 && putchar('\n') != EOF;
 }
 
+/* Wait for mtraced to come back: one line on stderr when it goes, one when it is back. */
+static struct mtc *batch_wait(struct top_opts *o, const char *why)
+{
+	char err[512];
+	unsigned attempt = 0;
+
+	fprintf(stderr, "mtrace-top: %s; waiting for mtraced\n", why);
+	for (;;) {
+		unsigned ms = session_backoff_ms(attempt++);
+		struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+		nanosleep(&ts, NULL);
+		struct mtc *c = session_reconnect(o, err, sizeof(err));
+		if (c) {
+			fprintf(stderr, "mtrace-top: reconnected to mtraced\n");
+			return c;
+		}
+	}
+}
+
 int batch_run(struct mtc *c, struct top_opts *o, long iterations)
 {
 	struct top_model m = { 0 };
 	struct top_sink sink = { batch_line, 0 };
 	char err[256];
 	long done = 0;
+	int status = 0;
 	int wait_ms = (int)o->delay_ms * 5;
 	if (wait_ms < BATCH_MIN_WAIT_MS)
 		wait_ms = BATCH_MIN_WAIT_MS;
@@ -32,6 +53,7 @@ int batch_run(struct mtc *c, struct top_opts *o, long iterations)
 		snprintf(m.host, sizeof(m.host), "%s", h->host ? h->host : "");
 	if (session_subscribe(c, o) < 0) {
 		fprintf(stderr, "mtrace-top: subscribe: %s\n", strerror(errno));
+		mtc_close(c);
 		return 1;
 	}
 	while (iterations < 0 || done < iterations) {
@@ -41,20 +63,25 @@ int batch_run(struct mtc *c, struct top_opts *o, long iterations)
 		if (rc == 0) {
 			fprintf(stderr, "mtrace-top: no statistics from mtraced for %d s\n",
 				wait_ms / 1000);
-			session_model_free(&m);
-			return 1;
+			status = 1;
+			break;
+		}
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc > 0)
+			rc = session_apply(&m, msg, err, sizeof(err));
+		else
+			rc = -2;	/* the connection went: mtraced stopped or restarts */
+		if (rc == -2 && !o->no_reconnect) {
+			mtc_close(c);
+			c = batch_wait(o, err[0] ? err : "mtraced closed the connection");
+			continue;
 		}
 		if (rc < 0) {
 			fprintf(stderr, "mtrace-top: %s\n",
 				err[0] ? err : "mtraced closed the connection");
-			session_model_free(&m);
-			return 1;
-		}
-		rc = session_apply(&m, msg, err, sizeof(err));
-		if (rc < 0) {
-			fprintf(stderr, "mtrace-top: %s\n", err);
-			session_model_free(&m);
-			return 1;
+			status = 1;
+			break;
 		}
 		if (rc == 0)
 			continue;
@@ -63,11 +90,12 @@ int batch_run(struct mtc *c, struct top_opts *o, long iterations)
 		/* Flush per update: a script reading a pipe sees each one as it happens. */
 		if (fflush(stdout) == EOF) {
 			/* The reader went away (EPIPE); that is the end of the job, not an error. */
-			session_model_free(&m);
-			return errno == EPIPE ? 0 : 1;
+			status = errno == EPIPE ? 0 : 1;
+			break;
 		}
 		done++;
 	}
 	session_model_free(&m);
-	return 0;
+	mtc_close(c);
+	return status;
 }

@@ -26,7 +26,8 @@ static void usage(FILE *f)
 		"                        is not a terminal)\n"
 		"  -n, --iterations N    stop after N updates\n"
 		"  -d, --delay SECONDS   update interval (default 1, minimum 0.1)\n"
-		"  -S, --socket PATH     mtraced socket (default $MTRACE_SOCKET or %s)\n"
+		"  -s, --socket PATH     mtraced socket (default $MTRACE_SOCKET or %s);\n"
+		"                        -S is the same\n"
 		"  -o, --sort COLUMN     sort by column title or letter (e.g. READS, R)\n"
 		"  -r, --reverse         reverse the sort order\n"
 		"  -t, --tree            tree view (children under parents, becomes folded)\n"
@@ -35,6 +36,8 @@ static void usage(FILE *f)
 		"  -F, --filter TEXT     only labels or domain names containing TEXT\n"
 		"  -D, --domain ID|NAME  only this domain\n"
 		"  -N, --threads N       threads asked of the daemon (default %d, batch %d)\n"
+		"      --no-reconnect    exit when mtraced goes away (default: wait for it and\n"
+		"                        carry on, retrying every 0.25 s up to every 5 s)\n"
 		"  -h, --help            this text\n"
 		"  -V, --version         version\n",
 		MTRACE_DEFAULT_SOCKET, DEFAULT_TOP_N_SCREEN, DEFAULT_TOP_N_BATCH);
@@ -58,7 +61,7 @@ int main(int argc, char **argv)
 		{ "batch", no_argument, NULL, 'b' },
 		{ "iterations", required_argument, NULL, 'n' },
 		{ "delay", required_argument, NULL, 'd' },
-		{ "socket", required_argument, NULL, 'S' },
+		{ "socket", required_argument, NULL, 's' },
 		{ "sort", required_argument, NULL, 'o' },
 		{ "reverse", no_argument, NULL, 'r' },
 		{ "tree", no_argument, NULL, 't' },
@@ -67,6 +70,7 @@ int main(int argc, char **argv)
 		{ "filter", required_argument, NULL, 'F' },
 		{ "domain", required_argument, NULL, 'D' },
 		{ "threads", required_argument, NULL, 'N' },
+		{ "no-reconnect", no_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -79,7 +83,7 @@ int main(int argc, char **argv)
 	char *end;
 
 	malloc_tune();
-	while ((c = getopt_long(argc, argv, "bn:d:S:o:rtgfF:D:N:hV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "bn:d:s:S:o:rtgfF:D:N:hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'b': batch = true; break;
 		case 'n': iterations = parse_long(optarg, "--iterations", 1, 1000000000); break;
@@ -92,6 +96,7 @@ int main(int argc, char **argv)
 			o.delay_ms = (unsigned)(d * 1000 + 0.5);
 			break;
 		}
+		case 's':
 		case 'S': sock = optarg; break;
 		case 'o': sort = optarg; break;
 		case 'r': o.reverse = true; break;
@@ -108,6 +113,7 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'N': top_n = parse_long(optarg, "--threads", 0, 1000000); break;
+		case 'R': o.no_reconnect = true; break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("mtrace-top %s\n", MTRACE_VERSION); return 0;
 		default: usage(stderr); return 2;
@@ -133,13 +139,12 @@ int main(int argc, char **argv)
 	}
 	o.top_n = (unsigned)(top_n >= 0 ? top_n : batch ? DEFAULT_TOP_N_BATCH : DEFAULT_TOP_N_SCREEN);
 
+	o.sock = sock;
 	char err[512];
 	struct mtc *conn = mtc_connect(sock, "mtrace-top " MTRACE_VERSION, err, sizeof(err));
 	if (!conn) {
 		fprintf(stderr, "mtrace-top: %s\n", err);
 		return 1;
 	}
-	int rc = batch ? batch_run(conn, &o, iterations) : screen_run(conn, &o, iterations);
-	mtc_close(conn);
-	return rc;
+	return batch ? batch_run(conn, &o, iterations) : screen_run(conn, &o, iterations);
 }

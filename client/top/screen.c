@@ -29,7 +29,13 @@ struct screen {
 	int status;		/* exit code */
 	char msg[256];		/* bottom line: last error or hint */
 	char fatal[256];	/* why we stopped, printed after endwin */
+	struct event *ev_d;	/* the daemon socket; NULL while waiting for mtraced */
+	struct event *ev_retry;	/* next reconnect attempt */
+	unsigned attempt;
+	char waiting[300];	/* why we are waiting for mtraced ("" = connected) */
 };
+
+static void on_daemon(evutil_socket_t fd, short what, void *arg);
 
 struct curses_sink {
 	struct top_sink s;
@@ -99,6 +105,14 @@ static void draw(struct screen *sc)
 	erase();
 	view_render(sc->o, &sc->m, &cs.s);
 	attron(A_REVERSE);
+	if (sc->waiting[0]) {
+		/* what is on the screen is the last snapshot: say so, and why */
+		attron(A_BOLD);
+		mvaddnstr(LINES - 1, 0, sc->waiting, COLS);
+		attroff(A_BOLD | A_REVERSE);
+		refresh();
+		return;
+	}
 	mvaddnstr(LINES - 1, 0, sc->msg[0] ? sc->msg :
 		  "q quit  h help  < > sort  r reverse  t tree  g labels  / filter  d domain  "
 		  "s delay  space pause", COLS);
@@ -114,8 +128,58 @@ static void stop(struct screen *sc, int status, const char *why)
 	event_base_loopbreak(sc->base);
 }
 
+static void retry_later(struct screen *sc)
+{
+	unsigned ms = session_backoff_ms(sc->attempt++);
+	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+
+	event_add(sc->ev_retry, &tv);
+}
+
+/* mtraced went away (stopped, restarting, or full): keep the last snapshot on the
+ * screen, say that we wait and why, and try again with back-off. */
+static void go_away(struct screen *sc, const char *why)
+{
+	if (sc->ev_d) {
+		event_free(sc->ev_d);
+		sc->ev_d = NULL;
+	}
+	mtc_close(sc->c);
+	sc->c = NULL;
+	sc->attempt = 0;
+	snprintf(sc->waiting, sizeof(sc->waiting), "waiting for mtraced (%s) - q quits", why);
+	retry_later(sc);
+}
+
+static void on_retry(evutil_socket_t fd, short what, void *arg)
+{
+	struct screen *sc = arg;
+	char err[256];
+	struct mtc *c = session_reconnect(sc->o, err, sizeof(err));
+
+	if (!c) {
+		retry_later(sc);
+		return;
+	}
+	sc->ev_d = event_new(sc->base, mtc_fd(c), EV_READ | EV_PERSIST, on_daemon, sc);
+	if (!sc->ev_d) {
+		mtc_close(c);
+		retry_later(sc);
+		return;
+	}
+	sc->c = c;
+	sc->waiting[0] = '\0';
+	snprintf(sc->msg, sizeof(sc->msg), "reconnected to mtraced");
+	event_add(sc->ev_d, NULL);
+	draw(sc);
+	/* the Hello exchange may have read more than the Hello */
+	on_daemon(mtc_fd(c), EV_READ, sc);
+}
+
 static void resubscribe(struct screen *sc)
 {
+	if (!sc->c)
+		return;		/* the new connection subscribes with the new options */
 	if (session_subscribe(sc->c, sc->o) < 0) {
 		snprintf(sc->fatal, sizeof(sc->fatal), "subscribe: %s", strerror(errno));
 		stop(sc, 1, NULL);
@@ -259,12 +323,21 @@ static void on_daemon(evutil_socket_t fd, short what, void *arg)
 	for (;;) {
 		Mtrace__ServerMsg *msg;
 		char err[256] = "";
+		if (!sc->c)
+			break;
 		int rc = mtc_next(sc->c, 0, &msg, NULL, NULL, err, sizeof(err));
 		if (rc == 0)
 			break;
+		if (rc < 0 && errno == EINTR)
+			continue;
 		if (rc < 0) {
-			stop(sc, 1, err[0] ? err : "mtraced closed the connection");
-			return;
+			if (sc->o->no_reconnect) {
+				stop(sc, 1, err[0] ? err : "mtraced closed the connection");
+				return;
+			}
+			go_away(sc, err[0] ? err : "it closed the connection");
+			redraw = true;
+			break;
 		}
 		/* Paused: keep the frozen snapshot, but still hear about domains. */
 		if (sc->o->paused && msg->msg_case == MTRACE__SERVER_MSG__MSG_STATS) {
@@ -272,6 +345,11 @@ static void on_daemon(evutil_socket_t fd, short what, void *arg)
 			continue;
 		}
 		rc = session_apply(&sc->m, msg, err, sizeof(err));
+		if (rc == -2 && !sc->o->no_reconnect) {
+			go_away(sc, err);
+			redraw = true;
+			break;
+		}
 		if (rc < 0) {
 			stop(sc, 1, err);
 			return;
@@ -316,20 +394,24 @@ int screen_run(struct mtc *c, struct top_opts *o, long iterations)
 	sc.base = event_base_new();
 	if (!sc.base) {
 		fprintf(stderr, "mtrace-top: cannot create the event loop\n");
+		mtc_close(c);
 		return 1;
 	}
 	if (session_subscribe(c, o) < 0) {
 		fprintf(stderr, "mtrace-top: subscribe: %s\n", strerror(errno));
 		event_base_free(sc.base);
+		mtc_close(c);
 		return 1;
 	}
 	/* libevent owns SIGWINCH from here: curses learns the size in resize(). */
 	struct event *ev_in = event_new(sc.base, STDIN_FILENO, EV_READ | EV_PERSIST, on_stdin, &sc);
 	struct event *ev_d = event_new(sc.base, mtc_fd(c), EV_READ | EV_PERSIST, on_daemon, &sc);
+	sc.ev_d = ev_d;
+	sc.ev_retry = evtimer_new(sc.base, on_retry, &sc);
 	struct event *ev_w = evsignal_new(sc.base, SIGWINCH, on_signal, &sc);
 	struct event *ev_i = evsignal_new(sc.base, SIGINT, on_signal, &sc);
 	struct event *ev_t = evsignal_new(sc.base, SIGTERM, on_signal, &sc);
-	if (!ev_in || !ev_d || !ev_w || !ev_i || !ev_t) {
+	if (!ev_in || !ev_d || !ev_w || !ev_i || !ev_t || !sc.ev_retry) {
 		fprintf(stderr, "mtrace-top: cannot set up events\n");
 		sc.status = 1;
 		goto out;
@@ -363,8 +445,11 @@ int screen_run(struct mtc *c, struct top_opts *o, long iterations)
 out:
 	if (ev_in)
 		event_free(ev_in);
-	if (ev_d)
-		event_free(ev_d);
+	if (sc.ev_d)
+		event_free(sc.ev_d);
+	if (sc.ev_retry)
+		event_free(sc.ev_retry);
+	mtc_close(sc.c);
 	if (ev_w)
 		event_free(ev_w);
 	if (ev_i)

@@ -2,6 +2,7 @@
  * session.c - mtrace-top's side of the stream: one statistics subscription (no events:
  * a thin client never needs them) and the model the views draw from.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -70,22 +71,43 @@ int session_apply(struct top_model *m, Mtrace__ServerMsg *msg, char *err, size_t
 			 msg->domain_down->domid,
 			 msg->domain_down->reason ? msg->domain_down->reason : "?");
 		break;
-	case MTRACE__SERVER_MSG__MSG_ERROR:
+	case MTRACE__SERVER_MSG__MSG_ERROR: {
+		/* a place or a deadline: another connection may well be taken */
+		bool later = msg->error->code == MTRACE__ERROR__CODE__TOO_MANY_CLIENTS ||
+			     msg->error->code == MTRACE__ERROR__CODE__TIMEOUT;
 		snprintf(err, errlen, "mtraced refused the request: %s",
 			 msg->error->message ? msg->error->message : "(no reason)");
 		mtc_msg_free(msg);
-		return -1;
+		return later ? -2 : -1;
+	}
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
 		snprintf(err, errlen, "mtraced ended the session: %s",
 			 msg->goodbye->reason ? msg->goodbye->reason : "(no reason)");
 		mtc_msg_free(msg);
-		return -1;
+		return -2;
 	default:
 		/* Events, losses and pongs are not for a statistics view. */
 		break;
 	}
 	mtc_msg_free(msg);
 	return 0;
+}
+
+struct mtc *session_reconnect(const struct top_opts *o, char *err, size_t errlen)
+{
+	struct mtc *c = mtc_connect(o->sock, "mtrace-top " MTRACE_VERSION, err, errlen);
+
+	if (c && session_subscribe(c, o) < 0) {
+		snprintf(err, errlen, "subscribe: %s", strerror(errno));
+		mtc_close(c);
+		c = NULL;
+	}
+	return c;
+}
+
+unsigned session_backoff_ms(unsigned attempt)
+{
+	return attempt >= 5 ? 5000 : 250u << attempt;
 }
 
 void session_model_free(struct top_model *m)

@@ -32,6 +32,8 @@ struct top_opts {
 	unsigned top_n;			/* threads asked of the daemon */
 	bool paused;
 	bool finished;			/* include resolved/failed threads */
+	const char *sock;		/* daemon socket (NULL: default) */
+	bool no_reconnect;		/* exit when the daemon goes away */
 };
 
 /* What the daemon last told us. */
@@ -98,12 +100,19 @@ void view_describe(const struct top_opts *o, char *buf, size_t n);
 /* Build the subscription for o (statistics only, no events). */
 int session_subscribe(struct mtc *c, const struct top_opts *o);
 /* Account one message into the model (takes ownership).  Returns 1 when it was a Stats,
- * 0 otherwise, -1 when the daemon ended the session (reason in err). */
+ * 0 otherwise, -1 when the daemon refused our request, -2 when it ended the session
+ * in a way a later connection may not meet (Goodbye, too many clients, a timeout):
+ * reason in err either way. */
 int session_apply(struct top_model *m, Mtrace__ServerMsg *msg, char *err, size_t errlen);
+/* Connect again (Hello) and subscribe: NULL with the reason in err. */
+struct mtc *session_reconnect(const struct top_opts *o, char *err, size_t errlen);
+/* Wait before reconnect attempt n (0, 1, ...): 250 ms doubling up to 5 s. */
+unsigned session_backoff_ms(unsigned attempt);
 void session_model_free(struct top_model *m);
 
 /* ---- batch.c / screen.c: the two front ends ---- */
 
+/* Both take the connection over (and close it). */
 int batch_run(struct mtc *c, struct top_opts *o, long iterations);
 int screen_run(struct mtc *c, struct top_opts *o, long iterations);
 

@@ -115,9 +115,13 @@ share_mmap(const char *path, size_t len)
 	return p;
 }
 
-/* Grant every page read-only to dom0 and announce the refs, as mProf_xen.ml does. */
+static void load_file(const char *path, uint8_t *buf, size_t len);
+
+/* Grant every page read-only to dom0 and announce the refs, as mProf_xen.ml does; a
+ * recorded buffer (file) is in the pages before they are announced, so that dom0
+ * never polls it half-copied. */
 static uint8_t *
-share_xen(struct xenif *x, unsigned pages)
+share_xen(struct xenif *x, unsigned pages, const char *file)
 {
 	static xenif_gref_t refs[MAX_PAGES];
 	static char val[MAX_PAGES * 11];
@@ -133,6 +137,8 @@ share_xen(struct xenif *x, unsigned pages)
 		fprintf(stderr, "mtrace-mprof-guest: gntshr_share: %s\n", strerror(errno));
 		exit(1);
 	}
+	if (file)
+		load_file(file, p, (size_t)pages * PAGE);
 	if (x->ops->xs_get_domid(x, &self) < 0) {
 		fprintf(stderr, "mtrace-mprof-guest: own domid: %s\n", strerror(errno));
 		exit(1);
@@ -269,7 +275,7 @@ run_live(const struct opts *o, uint8_t *buf, size_t len)
 }
 
 static void
-serve_file(const char *path, uint8_t *buf, size_t len)
+load_file(const char *path, uint8_t *buf, size_t len)
 {
 	FILE *f = fopen(path, "rb");
 
@@ -279,8 +285,6 @@ serve_file(const char *path, uint8_t *buf, size_t len)
 	}
 	fclose(f);
 	fprintf(stderr, "mtrace-mprof-guest: serving %s (%zu bytes)\n", path, len);
-	while (!stop)
-		pause();
 }
 
 int
@@ -362,12 +366,16 @@ main(int argc, char **argv)
 			fprintf(stderr, "mtrace-mprof-guest: %s\n", err);
 			return 1;
 		}
-		buf = share_xen(x, o.pages);
+		buf = share_xen(x, o.pages, o.file);
 	}
-	if (o.file)
-		serve_file(o.file, buf, len);
-	else
+	if (o.file) {
+		if (o.mmap_path)
+			load_file(o.file, buf, len);
+		while (!stop)
+			pause();
+	} else {
 		run_live(&o, buf, len);
+	}
 	/* mirage-profile never revokes its grants; we leave with the domain. */
 	if (x)
 		xenif_close(x);

@@ -3,11 +3,13 @@
  * tests grep.  Unlike mtrace-cat it prints every DomainStats field the tests check
  * (ratelimited, evicted, state) and counts streamed events per domain.
  *
- *   probe SOCKET stats            one Stats: a "dom" line per domain, "counter" and
- *                                 "label" lines, then "end"
- *   probe SOCKET events SECONDS   stream events: "up"/"down" lines as they come, then a
- *                                 "count DOMID N" line per domain at the end
+ *   mtraced-probe -s SOCKET stats           one Stats: a "dom" line per domain,
+ *                                           "counter" and "label" lines, then "end"
+ *   mtraced-probe -s SOCKET events SECONDS  stream events: "up"/"down" lines as they
+ *                                           come, then a "count DOMID N" line per domain
+ *                                           at the end
  */
+#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -69,15 +71,31 @@ int main(int argc, char **argv)
 	char err[256];
 	struct mtc *c;
 
-	if (argc < 3 || (strcmp(argv[2], "stats") && strcmp(argv[2], "events")) ||
-	    (!strcmp(argv[2], "events") && argc < 4)) {
-		fprintf(stderr, "usage: probe SOCKET stats | probe SOCKET events SECONDS\n");
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *sock = NULL;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "s:", longopts, NULL)) != -1) {
+		if (ch != 's')
+			goto usage;
+		sock = optarg;
+	}
+	argc -= optind;
+	argv += optind;
+	if (sock == NULL || argc < 1 || (strcmp(argv[0], "stats") && strcmp(argv[0], "events")) ||
+	    (!strcmp(argv[0], "events") && argc < 2)) {
+usage:
+		fprintf(stderr, "usage: mtraced-probe -s SOCKET stats | "
+				"mtraced-probe -s SOCKET events SECONDS\n");
 		return 2;
 	}
-	events = !strcmp(argv[2], "events");
+	events = !strcmp(argv[0], "events");
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
-	c = mtc_connect(argv[1], "mtraced-probe", err, sizeof(err));
+	c = mtc_connect(sock, "mtraced-probe", err, sizeof(err));
 	if (!c) {
 		fprintf(stderr, "probe: %s\n", err);
 		return 1;
@@ -89,7 +107,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "probe: subscribe failed\n");
 		return 1;
 	}
-	deadline = now_ms() + (events ? (uint64_t)(atof(argv[3]) * 1000) : 10000);
+	deadline = now_ms() + (events ? (uint64_t)(atof(argv[1]) * 1000) : 10000);
 	for (;;) {
 		Mtrace__ServerMsg *m;
 		uint64_t t = now_ms();

@@ -3,7 +3,7 @@
 # garbage, an event-channel storm and a guest that never stops writing.  Each is
 # logged and counted against that guest only: the well-behaved guests' counts stay
 # exact and the daemon keeps serving.
-. "$(dirname "$0")/lib.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 
 # time_snap: milliseconds one statistics round trip takes (process start included)
 time_snap() {
@@ -49,8 +49,8 @@ xsw $P/clock monotonic
 xsw $P/event-channel 99999999999
 wait_match "$XS" state '^bad: event-channel: "99999999999"'
 xsw $P/event-channel 5
-xsw $P/version 2
-wait_match "$XS" state '^bad: version: "2" is not 1'
+xsw $P/version 3
+wait_match "$XS" state '^bad: version: "3" is not 1 or 2'
 xsw $P/version 1
 xsw $P/state "readyy"
 wait_match "$XS" state '^bad: state: "readyy"'

@@ -3,7 +3,7 @@
 # polled and marked legacy; a guest announcing both is read through data/mtrace; a
 # legacy guest's death unmaps its buffer; dead guests' statistics are kept dead_keep_s,
 # then forgotten.  (Exact legacy decoding: tests/legacy.)
-. "$(dirname "$0")/lib.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 : "${MPROF_GUEST:?}"
 
 sim_start

@@ -3,13 +3,13 @@
 # on the stream); destroyed and crashed guests are cleaned up (unmapped, unbound,
 # DomainDown, last statistics kept); a guest that re-announces with fresh rings is
 # remapped; SIGTERM drains and says goodbye.
-. "$(dirname "$0")/lib.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 
 sim_start
 daemon_start
-"$PROBE" "$SOCK" events 60 >"$T/stream" 2>&1 &
+"$MTRACED_PROBE" -s "$SOCK" events 60 >"$T/stream" 2>&1 &
 PROBE_PID=$!
-BG_PIDS="$PROBE_PID"
+PIDS+=("$PROBE_PID")
 sleep 0.3
 
 D1=$(guest one -- "$HOSTILE" --rings 1 --pages 64 count 5000)
@@ -59,7 +59,6 @@ grep -q "unbind" "$DLOG" && fail "an unbind failed: $(grep unbind "$DLOG")"
 # SIGTERM: the stream client gets Goodbye
 daemon_stop
 wait "$PROBE_PID"
-BG_PIDS=
 grep -q "^goodbye daemon stopping" "$T/stream" || fail "no Goodbye: $(cat "$T/stream")"
 for d in $D1 $D2 $D3; do
 	grep -q "^up $d " "$T/stream" || fail "no DomainUp for $d"

@@ -3,19 +3,23 @@
 # it wrote is decoded and counted (total, per label), streamed exactly once per op to a
 # client (mtrace-cat), nothing lost or corrupt; a garbage-writing mtrace-load next to it
 # is counted as corrupt and changes nothing for the others.
-. "$(dirname "$0")/lib.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 : "${LOAD:?}" "${CAT:?}"
 
 sim_start
 daemon_start
 "$CAT" -s "$SOCK" -f count --summary -t 120 2>"$T/cat.json" &
 CAT_PID=$!
-BG_PIDS="$CAT_PID"
+PIDS+=("$CAT_PID")
 sleep 0.3
 # flat out, rings big enough to hold everything: the counts must be exact
 A=$(guest a --preserve-poweroff -- "$LOAD" -r 2 -p 128 -n 8000 -l 3 -c 2 -s 7 --wait-reader 10 --linger 10)
 B=$(guest b --preserve-poweroff -- "$LOAD" -r 1 -p 16 --garbage mixed -d 3 -R 20000)
-C=$(guest c --preserve-poweroff -- "$LOAD" -r 4 -p 64 -n 3000 -l 5 -s 9 --wait-reader 10 --linger 10)
+# c stamps raw TSC ticks where the TSC is invariant: mtraced converts them at decode
+CCLOCK=monotonic
+grep -qw nonstop_tsc /proc/cpuinfo 2>/dev/null && CCLOCK=tsc
+C=$(guest c --preserve-poweroff -- "$LOAD" -r 4 -p 64 -n 3000 -l 5 -s 9 --wait-reader 10 --linger 10 \
+	--clock "$CCLOCK")
 EA=$(json_events a); EC=$(json_events c)
 note "mtrace-load a wrote $EA events, c $EC"
 wait_field "$A" events "$EA" 20
@@ -28,7 +32,7 @@ for d in $A $C; do
 		fail "domain $d: lost/corrupt/unknown"
 done
 # label counts as the guest wrote them
-"$PYTHON" - "$T/a.out" "$T/stats" "$A" <<'PY' || fail "label counts differ"
+"$PYTHON" - "$T/a.log" "$T/stats" "$A" <<'PY' || fail "label counts differ"
 import json, sys
 want = json.load(open(sys.argv[1]))["labels"]
 got = {}
@@ -47,14 +51,11 @@ sleep 0.5
 note "stopping the client"
 kill -TERM "$CAT_PID"
 wait "$CAT_PID"
-BG_PIDS=
 # the stream carried every event of a and c once, op by op (b's are its own)
-MTRACE_COMMON="$(cd "$(dirname "$0")/../../common" && pwd)" \
-"$PYTHON" - "$T/a.out" "$T/c.out" "$T/cat.json" "$(field "$B" events)" <<'PY' || fail "stream differs"
-import json, os, sys
-sys.path.insert(0, os.environ["MTRACE_COMMON"])
-import mtrace_ops  # the op table of common/ops.c
-ops = mtrace_ops.BY_NAME
+"$PYTHON" - "$T/a.log" "$T/c.log" "$T/cat.json" "$(field "$B" events)" "$MTRACE_SRC/tests/lib" <<'PY' || fail "stream differs"
+import json, sys
+sys.path.insert(0, sys.argv[5])
+from subscribe_model import OPS as ops
 want = {}
 for p in sys.argv[1:3]:
     for name, n in json.load(open(p))["per_op"].items():

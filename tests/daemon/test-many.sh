@@ -1,7 +1,7 @@
 #!/bin/bash
 # 20 guests at once, each counted exactly; the daemon restarts and re-discovers every
 # guest (re-reading their rings from the start: the counts are exact again).
-. "$(dirname "$0")/lib.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 
 N=20
 sim_start

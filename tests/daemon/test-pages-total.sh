@@ -6,7 +6,7 @@
 # and refused guests are taken on by the periodic rescan once they fit.
 #
 # A guest of R rings of P data pages needs R * (1 + P) pages (a header page per ring).
-. "$(dirname "$0")/lib.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 
 CAP=148
 

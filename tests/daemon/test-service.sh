@@ -2,7 +2,7 @@
 # Service behaviour: flags and config errors, sd_notify READY/STATUS/RELOADING/STOPPING,
 # SIGHUP reloads the file and keeps guests and clients (a bad file keeps the running
 # configuration), SIGTERM drains and says goodbye.
-. "$(dirname "$0")/lib.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 
 "$MTRACED" --help | grep -q -- "--sim-dir" || fail "--help"
 "$MTRACED" --version | grep -Eq '^mtraced [0-9]' || fail "--version"
@@ -14,8 +14,8 @@ echo "$out" | grep -q "bad.conf:2: max_guests: expected a number" || fail "no fi
 "$MTRACED" -f -c "$T/missing.conf" --backend sim 2>&1 | grep -q "missing.conf" || fail "missing config"
 
 sim_start
-"$PYTHON" "$(dirname "$0")/notify-listen.py" "$T/notify" "$T/notify.log" &
-BG_PIDS="$!"
+"$PYTHON" "$HERE/notify-listen.py" "$T/notify" "$T/notify.log" &
+PIDS+=("$!")
 for _ in $(seq 50); do [ -S "$T/notify" ] && break; sleep 0.1; done
 G1=$(guest one -- "$HOSTILE" --rings 1 --pages 64 count 3000)
 E1=$(json_events one)
@@ -29,9 +29,9 @@ NOTIFY_SOCKET=$T/notify daemon_start -c "$T/mtraced.conf"
 grep -q "^READY=1" "$T/notify.log" || fail "no READY=1: $(cat "$T/notify.log")"
 grep -q "^STATUS=1 guest, 0 clients" "$T/notify.log" || fail "no STATUS before READY"
 wait_field "$G1" events "$E1"
-"$PROBE" "$SOCK" events 60 >"$T/stream" 2>&1 &
+"$MTRACED_PROBE" -s "$SOCK" events 60 >"$T/stream" 2>&1 &
 PROBE_PID=$!
-BG_PIDS="$BG_PIDS $PROBE_PID"
+PIDS+=("$PROBE_PID")
 for _ in $(seq 50); do grep -q "STATUS=1 guest, [12] client" "$T/notify.log" && break; sleep 0.1; done
 grep -q "STATUS=1 guest, [12] client" "$T/notify.log" || fail "STATUS not updated: $(cat "$T/notify.log")"
 

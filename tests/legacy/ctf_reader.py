@@ -38,7 +38,14 @@ def packets(buf):
         if bits != (end - start) * 8 or content > bits or content % 8 or content < HDR * 8:
             raise ValueError("packet %d: bad sizes" % i)
         out.append((count, start, start + content // 8))
-    # mtv's rule: the earliest packet is the first whose counter jumps by > 0x8000
+    return mtv_order(out)
+
+
+def mtv_order(out):
+    """Packets (counter, ...) in mirage-trace-viewer's order: the earliest is the first
+    whose 16-bit counter jumps by > 0x8000 from its predecessor's."""
+    if not out:
+        return out
     first = out[0]
     prev = out[0][0]
     for p in out:

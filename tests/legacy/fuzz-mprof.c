@@ -9,15 +9,14 @@
  * it is handed lies inside the copy and is well-formed.
  *
  * Built with -fsanitize=fuzzer under clang (meson -Dfuzzer=enabled); for other builds
- * fuzz-replay.c supplies main() and replays the corpus plus deterministic mutations.
+ * tests/lib/fuzz-main.c supplies main() and replays the corpus plus mutations.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz.h"
 #include "mprof.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 struct bounds {
 	const uint8_t *lo, *hi;

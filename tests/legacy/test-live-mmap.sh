@@ -4,22 +4,15 @@
 # it and polls it with daemon/mprof.c.  Bursts overwrite whole packets between polls.
 # check_live.py: no duplicate, no corrupt event, the loss counter equals the packets
 # that never arrived.
-# Usage: test-live-mmap.sh GUEST MPROF-POLL CHECK_LIVE.PY
-set -eu
-guest=$1 poll=$2 check=$3
-dir=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait; rm -rf "$dir"; }
-trap cleanup EXIT
+. "$MTRACE_SRC/tests/rig.sh"
 
-"$guest" --live --mmap "$dir/buf" --pages 4 --rate 20000 --count 40000 \
-	--burst-every 8000 --burst 3000 --start-delay 300 --summary "$dir/summary.json" \
-	2>"$dir/guest.err" &
-pids+=($!)
+"$MPROF_GUEST" --live --mmap "$T/buf" --pages 4 --rate 20000 --count 40000 \
+	--burst-every 8000 --burst 3000 --start-delay 300 --summary "$T/summary.json" \
+	2>"$T/guest.err" &
+PIDS+=($!)
 # the guest creates the file and sizes it before it writes anything
-for _ in $(seq 100); do
-	[ "$(stat -c %s "$dir/buf" 2>/dev/null || echo 0)" = 16384 ] && break
-	sleep 0.05
-done
-timeout 50 "$poll" -i 10 -e -u "$dir/summary.json" "$dir/buf" >"$dir/events.jsonl"
-python3 "$check" "$dir/summary.json" "$dir/events.jsonl"
+sized() { [ "$(stat -c %s "$T/buf" 2>/dev/null || echo 0)" = 16384 ]; }
+wait_until 5 sized
+timeout 50 "$MPROF_POLL" -i 10 -e -u "$T/summary.json" "$T/buf" >"$T/events.jsonl" ||
+	fail "mprof-poll exited $?"
+python3 "$HERE/check_live.py" "$T/summary.json" "$T/events.jsonl" || fail "check_live"

@@ -12,13 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "mprof.h"
 #include "mprof-writer.h"
 
-static int failures;
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "%s:%d: %s: check failed: %s\n", \
-	__FILE__, __LINE__, __func__, #c); failures++; } } while (0)
 
 /* Emitted events, as the checks need them. */
 struct sink {
@@ -107,7 +104,7 @@ test_refs(void)
 		err[0] = 0;
 		if (mprof_parse_refs(bad[i], strlen(bad[i]), refs, 8, err, sizeof(err)) != -1) {
 			fprintf(stderr, "accepted bad ref list \"%s\"\n", bad[i]);
-			failures++;
+			check_failures++;
 		}
 		CHECK(err[0] != 0);
 	}
@@ -398,10 +395,5 @@ main(int argc, char **argv)
 	test_torn();
 	test_loss();
 	test_damage();
-	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
-		return 1;
-	}
-	fprintf(stderr, "all checks passed\n");
-	return 0;
+	return check_status("mprof");
 }

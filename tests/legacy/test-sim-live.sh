@@ -3,16 +3,17 @@
 # bursts that overwrite whole packets between polls: at the client no duplicate and no
 # corrupt event, the guest's last event arrives, and the daemon's loss estimate matches
 # the events of the packets overwritten unread (check_live.py --cat).
-# Usage: test-sim-live.sh SIMXEN MTRACED CAT GUEST CHECK_LIVE.PY
-SIMXEN=$1 MTRACED=$2 CAT=$3 GUEST=$4 CHECK=$5
-. "$(dirname "$0")/lib-sim.sh"
+. "$MTRACE_SRC/tests/rig.sh"
 
-start_chain 20
-"$SIMXEN" -d "$dir/xen" create --name mirage-live --log "$dir/guest.log" -- \
-	"$GUEST" --live --pages 4 --rate 20000 --count 40000 --burst-every 8000 --burst 3000 \
-	--start-delay 500 --summary "$dir/summary.json" >/dev/null || fail "create"
-wait_for test -f "$dir/summary.json" || fail "the guest did not finish"
-last() { grep -q "\"ts\":$((1000000000 + 39999 * 1000))," "$dir/cat.jsonl"; }
-wait_for last || true	# check_live.py says what is missing
+sim_start
+daemon_start -o mprof_poll_ms=20
+"$CAT" -s "$SOCK" -f json --stats 200 >"$T/cat.jsonl" 2>"$T/cat.err" &
+PIDS+=($!)
+sleep 0.3
+guest mirage-live -- "$MPROF_GUEST" --live --pages 4 --rate 20000 --count 40000 \
+	--burst-every 8000 --burst 3000 --start-delay 500 --summary "$T/summary.json" >/dev/null
+wait_until 40 test -f "$T/summary.json" || fail "the guest did not finish"
+last() { grep -q "\"ts\":$((1000000000 + 39999 * 1000))," "$T/cat.jsonl"; }
+wait_until 40 last	# check_live.py says what is missing
 sleep 0.5
-python3 "$CHECK" "$dir/summary.json" "$dir/cat.jsonl" --cat || fail "check_live"
+python3 "$HERE/check_live.py" "$T/summary.json" "$T/cat.jsonl" --cat || fail "check_live"

@@ -4,16 +4,17 @@
  * (first 16 bytes: head and tail; the rest: data pages) drained by the full reader,
  * so the index checks, the windowing and the parser all see hostile bytes.
  * The data page sits right before a PROT_NONE page: a read past the ring faults.
+ * fuzz_seeds: a real ring's bytes (with and without the head/tail prefix) for the
+ * replay main (tests/lib/fuzz-main.c) to mutate.
  */
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
 
+#include "fuzz.h"
 #include "mtrace-guest.h"
 #include "ring-reader.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static uint64_t sink;
 
@@ -69,4 +70,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	ring_reader_free(rd);
 	return 0;
+}
+
+void fuzz_seeds(void (*run)(const uint8_t *data, size_t size))
+{
+	static _Alignas(4096) uint8_t hdr[MTRACE_PAGE_SIZE], data[2 * MTRACE_PAGE_SIZE];
+	static uint8_t in[16 + sizeof(data)];
+	struct mtrace_ring r;
+
+	mtrace_ring_init_local(&r, (struct mtrace_ring_hdr *)hdr, data, 2, 0, 0, "seed");
+	mtrace_ring_start(&r);
+	for (int k = 0; k < 700; k++) {
+		if (k % 5 == 0)
+			mtrace_label(&r, (uint64_t)k, "label-for-the-fuzzer");
+		else
+			mtrace_emit_ts(&r, (uint8_t)(k % 14), (uint8_t)k, (uint64_t)k, 1, 2);
+	}
+	memcpy(in, &r.head, 8);
+	memcpy(in + 8, &r.tail, 8);
+	memcpy(in + 16, data, sizeof(data));
+	run(in, sizeof(in));
+	/* The plain-buffer view: no 16-byte prefix. */
+	run(in + 16, sizeof(data));
 }

@@ -28,6 +28,8 @@ struct rring {
 	struct ring_reader *rd;
 	uint64_t per_op[OPS];
 	uint64_t labels;
+	uint64_t ts_min, ts_max;	/* decoded timestamps (ns on the ring's clock) */
+	int64_t ahead_ns;		/* most a decoded ts lay ahead of our CLOCK_MONOTONIC */
 };
 
 static struct xenif *x;
@@ -74,6 +76,18 @@ on_event(const struct mtrace_event *e, void *arg)
 	rr->per_op[e->op]++;
 	if (e->op == MTRACE_OP_LABEL)
 		rr->labels++;
+	if (rr->ts_min == 0 || e->ts < rr->ts_min)
+		rr->ts_min = e->ts;
+	if (e->ts > rr->ts_max)
+		rr->ts_max = e->ts;
+}
+
+static uint64_t
+mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 static void
@@ -83,6 +97,10 @@ drain(struct rring *rings, unsigned n)
 		bool more = true;
 		for (int k = 0; more && k < 1000; k++)
 			ring_reader_drain(rings[i].rd, 4096, on_event, &rings[i], &more);
+		/* Same host, same CLOCK_MONOTONIC: an event cannot be stamped after we read it. */
+		int64_t ahead = (int64_t)(rings[i].ts_max - mono_ns());
+		if (rings[i].ts_max && ahead > rings[i].ahead_ns)
+			rings[i].ahead_ns = ahead;
 	}
 }
 
@@ -133,13 +151,15 @@ main(int argc, char **argv)
 		nanosleep(&ts, NULL);
 	}
 	char *clk = xs_get("clock");
-	if (!xs_uint("version", 1000, &version) || version != MTRACE_RING_VERSION)
+	if (!xs_uint("version", 1000, &version) || version < MTRACE_RING_VERSION_MIN ||
+	    version > MTRACE_RING_VERSION)
 		die("bad version key");
 	if (!xs_uint("rings", MTRACE_MAX_RINGS, &nrings) || nrings == 0)
 		die("bad rings key");
 	if (!xs_uint("event-channel", 1ul << 20, &port))
 		die("bad event-channel key");
-	if (clk == NULL || (strcmp(clk, "monotonic") && strcmp(clk, "xen") && strcmp(clk, "realtime")))
+	if (clk == NULL || (strcmp(clk, "monotonic") && strcmp(clk, "xen") && strcmp(clk, "realtime") &&
+			    strcmp(clk, "tsc")))
 		die("bad clock key");
 
 	struct rring *rings = calloc(nrings, sizeof(*rings));
@@ -168,6 +188,7 @@ main(int argc, char **argv)
 		if (rings[r].data == NULL)
 			die("mapping data pages failed");
 		rings[r].pages = (uint32_t)pages;
+		rings[r].ahead_ns = INT64_MIN;
 		rings[r].rd = ring_reader_attach_copy(rings[r].hdr, &hcopy, rings[r].data,
 						      (uint32_t)pages, err, sizeof(err));
 		if (rings[r].rd == NULL)
@@ -177,7 +198,7 @@ main(int argc, char **argv)
 	if (lport < 0)
 		die("binding the event channel failed");
 
-	uint64_t wakeups = 0, loops = 0;
+	uint64_t wakeups = 0, loops = 0, t_attach = mono_ns();
 	bool withdrawn = false;
 	while (now_s() < end) {
 		drain(rings, (unsigned)nrings);
@@ -205,16 +226,22 @@ main(int argc, char **argv)
 	}
 	drain(rings, (unsigned)nrings);
 
-	printf("{\"withdrawn\": %s, \"wakeups\": %" PRIu64 ", \"clock\": \"%s\", \"rings\": [",
-	       withdrawn ? "true" : "false", wakeups, clk);
+	printf("{\"withdrawn\": %s, \"wakeups\": %" PRIu64 ", \"clock\": \"%s\", \"attach_ns\": %"
+	       PRIu64 ", \"done_ns\": %" PRIu64 ", \"rings\": [",
+	       withdrawn ? "true" : "false", wakeups, clk, t_attach, mono_ns());
 	for (unsigned r = 0; r < nrings; r++) {
 		const struct ring_reader_stats *st = ring_reader_stats(rings[r].rd);
 		const struct ring_reader_info *in = ring_reader_info(rings[r].rd);
 		printf("%s\n {\"ring\": %u, \"name\": \"%s\", \"index\": %" PRIu32 ", \"pages\": %"
 		       PRIu32 ", \"events\": %" PRIu64 ", \"lost\": %" PRIu64 ", \"corrupt\": %"
-		       PRIu64 ", \"unknown\": %" PRIu64 ", \"resyncs\": %" PRIu64 ", \"per_op\": {",
+		       PRIu64 ", \"unknown\": %" PRIu64 ", \"resyncs\": %" PRIu64 ", \"clock\": %"
+		       PRIu32 ", \"source_clock\": %" PRIu32 ", \"ts_min\": %" PRIu64 ", \"ts_max\": %"
+		       PRIu64 ", \"ahead_ns\": %" PRId64 ", \"time_updates\": %" PRIu64
+		       ", \"per_op\": {",
 		       r ? "," : "", r, in->name, in->ring_index, in->data_pages, st->events, st->lost,
-		       st->corrupt, st->unknown, st->resyncs);
+		       st->corrupt, st->unknown, st->resyncs, in->clock, in->source_clock,
+		       rings[r].ts_min, rings[r].ts_max, rings[r].ahead_ns,
+		       ring_reader_time_updates(rings[r].rd));
 		bool first = true;
 		for (unsigned op = 0; op < OPS; op++) {
 			if (rings[r].per_op[op] == 0)

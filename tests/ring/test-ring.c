@@ -15,27 +15,10 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "check.h"
 #include "mtrace-guest.h"
 #include "ring-reader.h"
 
-static int failures;
-
-#define CHECK(cond, ...) do {							\
-		if (!(cond)) {							\
-			failures++;						\
-			fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__,	\
-				__LINE__, #cond);				\
-			fprintf(stderr, __VA_ARGS__);				\
-			fputc('\n', stderr);					\
-		}							\
-	} while (0)
-/* cond is evaluated once: it may have side effects (pthread_create). */
-#define REQUIRE(cond, ...) do {							\
-		bool ok_ = (cond);						\
-		CHECK(ok_, __VA_ARGS__);					\
-		if (!ok_)							\
-			exit(1);						\
-	} while (0)
 
 struct mem {
 	struct mtrace_ring_hdr *hdr;
@@ -593,7 +576,7 @@ t_header(void)
 	} while (0)
 	BAD("magic", h->magic = 0xdeadbeef, 4);
 	BAD("byte-swapped magic", h->magic = __builtin_bswap32(MTRACE_RING_MAGIC), 4);
-	BAD("version", h->version = 2, 4);
+	BAD("version", h->version = 3, 4);
 	BAD("hdr_size", h->hdr_size = 128, 4);
 	BAD("pages mismatch", (void)h, 8);
 	BAD("pages not pow2", h->data_pages = 3, 3);
@@ -779,9 +762,5 @@ main(int argc, char **argv)
 			"truncated|concurrent [seconds]\n", argv[0]);
 		return 2;
 	}
-	if (failures)
-		fprintf(stderr, "%s: %d check(s) failed\n", what, failures);
-	else
-		printf("%s: ok\n", what);
-	return failures ? 1 : 0;
+	return check_status(what);
 }

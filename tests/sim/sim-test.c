@@ -21,28 +21,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "simxen-proto.h"
 #include "xenif.h"
 
 #define PAGE 4096
 
 static const char *self;	/* argv[0], made absolute */
-static int failures;
-
-#define CHECK(cond, ...) do {							\
-	if (!(cond)) {								\
-		fprintf(stderr, "FAIL %s:%d: ", __func__, __LINE__);		\
-		fprintf(stderr, __VA_ARGS__);					\
-		fprintf(stderr, " (errno %d %s)\n", errno, strerror(errno));	\
-		failures++;							\
-	}									\
-} while (0)
-#define REQUIRE(cond, ...) do {							\
-	bool ok_ = (cond);							\
-	CHECK(ok_, __VA_ARGS__);						\
-	if (!ok_)								\
-		exit(1);							\
-} while (0)
 
 static long now_ms(void)
 {
@@ -623,7 +608,7 @@ static int case_grants(void)
 	CHECK(!x->ops->gnttab_map(x, 0, 1, &cr, PROT_READ) && errno == EINVAL,
 	      "grant of a closed handle");
 	xenif_close(x);
-	return failures != 0;
+	return check_failures != 0;
 }
 
 /* Count what is pending now on handle h, unmasking each; waits ms first. */
@@ -743,7 +728,7 @@ static int case_evtchn(void)
 	      "bind to a destroyed domain");
 	xenif_close(b);
 	xenif_close(x);
-	return failures != 0;
+	return check_failures != 0;
 }
 
 static int next_watch(struct xenif *x, struct xenif_xs_watch_event *ev, int ms)
@@ -945,7 +930,7 @@ static int case_xenstore(void)
 
 	xenif_close(x);
 	xenif_close(y);
-	return failures != 0;
+	return check_failures != 0;
 }
 
 static int case_domains(void)
@@ -998,7 +983,7 @@ static int case_domains(void)
 	CHECK(nd == 2 && all[0].domid == 0 && all[1].domid == 77, "dom0 and 77 listed: %d", nd);
 
 	xenif_close(x);
-	return failures != 0;
+	return check_failures != 0;
 }
 
 static int case_many(void)
@@ -1075,7 +1060,7 @@ static int case_many(void)
 	CHECK(d && nl == 2, "xenstore has dom0 + fixed left: %u", nl);
 	free(d);
 	xenif_close(x);
-	return failures != 0;
+	return check_failures != 0;
 }
 
 /* Garbage on the broker socket: every bad client is dropped, the broker carries on. */
@@ -1154,7 +1139,7 @@ static int case_garbage(void)
 	free(v);
 	CHECK(cli(out, sizeof(out), "list") == 0, "broker alive after the flood");
 	xenif_close(x);
-	return failures != 0;
+	return check_failures != 0;
 }
 
 int main(int argc, char **argv)
@@ -1188,6 +1173,6 @@ int main(int argc, char **argv)
 		rc = case_garbage();
 	else
 		return 2;
-	printf("%s: %s (%d failures)\n", argv[1], rc ? "FAIL" : "PASS", failures);
+	printf("%s: %s (%d failures)\n", argv[1], rc ? "FAIL" : "PASS", check_failures);
 	return rc;
 }

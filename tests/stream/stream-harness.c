@@ -264,7 +264,7 @@ main(int argc, char **argv)
 	h.domains = 2;
 	h.rings = 2;
 	h.linger_ms = 300;
-	while ((ch = getopt_long(argc, argv, "s:N:r:D:R:w:q:m:L:C:v", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:N:r:D:R:w:q:m:L:C:K:v", lo, NULL)) != -1) {
 		switch (ch) {
 		case 's': snprintf(cfg.socket_path, sizeof(cfg.socket_path), "%s", optarg); break;
 		case 'N': h.total = strtoull(optarg, NULL, 10); break;
@@ -276,6 +276,7 @@ main(int argc, char **argv)
 		case 'm': cfg.max_clients = (unsigned)atoi(optarg); break;
 		case 'L': h.linger_ms = (unsigned)atoi(optarg); break;
 		case 'C': cfg.client_coalesce_us = (unsigned)atoi(optarg); break;
+		case 'K': cfg.client_coalesce_rate = (unsigned)atoi(optarg); break;
 		case 'v': cfg.log_level = 3; break;
 		case 'l': h.ring_loss = true; break;
 		case 'J': h.clock_jumps = true; break;

@@ -1,8 +1,8 @@
 /*
  * stream-probe - a scriptable misbehaving (or slow) client for the stream tests.
  *
- *   stream-probe -s SOCK [-H] [-S] [-I STATS_MS] [-x HEX]... [-a EVENTS] [-P COOKIE] [-c]
- *                [-p SECONDS] [-T SECONDS]
+ *   stream-probe -s|--socket SOCK [-H] [-S] [-I STATS_MS] [-x HEX]... [-a EVENTS]
+ *                [-P COOKIE] [-c] [-p SECONDS] [-T|--time SECONDS]
  *
  * -H: do not answer the daemon's Hello; -S: subscribe to all events (-I: and to
  * statistics every STATS_MS, printed as "stats DROPPED_FOR_CLIENT"); -x: send these
@@ -12,6 +12,7 @@
  * "loss 0 0 4567", "goodbye", "eof") and a final "summary events=N dropped=D".
  */
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -53,7 +54,12 @@ main(int argc, char **argv)
 
 	/* Line by line: tests watch this output while the probe runs. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	while ((ch = getopt(argc, argv, "s:HSI:x:a:P:cp:T:")) != -1) {
+	static const struct option longopts[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "time", required_argument, NULL, 'T' },
+		{ NULL, 0, NULL, 0 },
+	};
+	while ((ch = getopt_long(argc, argv, "s:HSI:x:a:P:cp:T:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'I': stats_ms = (unsigned)atoi(optarg); break;
 		case 's': sock = optarg; break;

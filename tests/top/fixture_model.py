@@ -6,7 +6,8 @@ can check each other.
 
 Thread semantics are those of docs (daemon/state.c): a thread exists once it is created,
 or first seen as the current thread of an event, or resolved; `Creates` of an id already
-held replaces it; a label's count goes up each time a thread takes that label (again)."""
+held replaces it; a label's count is the number of distinct threads that ever took it
+(a thread taking it again does not count again)."""
 import json
 import re
 import sys
@@ -71,7 +72,7 @@ def model(path, rings=1):
 
     def new(tid):
         nonlocal total
-        threads[tid] = {'pending': True, 'label': None, 'becomes': -1}
+        threads[tid] = {'pending': True, 'label': None, 'becomes': -1, 'had': set()}
         total += 1
 
     def get(tid):
@@ -121,7 +122,9 @@ def model(path, rings=1):
                 continue
             unlive(t)
             t['label'] = lab
-            labels[lab][0] += 1
+            if lab not in t['had']:
+                t['had'].add(lab)
+                labels[lab][0] += 1
             if t['pending']:
                 labels[lab][1] += 1
     # mtrace-top's tree folds X into Y when X became Y (chains followed, 64 hops at most).

@@ -1,0 +1,122 @@
+#!/bin/bash
+# bench/daemon/growth.sh BUILD_DIR [guests] [threads] - how mtraced's cost per event and
+# its memory grow, with real processes on the simulated Xen and one stream client:
+#   guests   1, 10 and 100 busy guests (GUESTS), TOTAL_RATE events/s in all, split evenly
+#   threads  one guest (2 rings) with 1 k, 100 k and 1 M live threads (THREADS), the
+#            per-guest thread cap raised to fit (max_threads_per_guest = 2 x threads)
+# Each row: events written and lost, mtraced's CPU ns per event read (utime + stime over
+# the run, so other people's load on the machine does not count), its peak and final
+# memory (VmHWM, RssAnon: the daemon's own heap; RssShmem: the mapped guest rings).
+# Knobs: TOTAL_RATE (default 10000000), SECS (seconds of events, default 4), GUESTS,
+# THREADS, PAGES (data pages per ring, default 128), GUEST_CLOCK (mtrace-load --clock,
+# default tsc), MTRACED_OPTS.
+set -u
+B=$(cd "${1:?usage: growth.sh BUILD_DIR [guests] [threads]}" && pwd)
+shift
+WHAT=${*:-guests threads}
+TOTAL_RATE=${TOTAL_RATE:-10000000}
+SECS=${SECS:-4}
+GUESTS=${GUESTS:-1 10 100}
+THREADS=${THREADS:-1000 100000 1000000}
+PAGES=${PAGES:-128}
+GUEST_CLOCK=${GUEST_CLOCK:-tsc}
+SIMXEN=$B/sim/mtrace-simxen
+MTRACED=$B/daemon/mtraced
+LOAD=$B/guest/mtrace-load
+CLIENT=$B/bench/stream/stream-bench-client
+T=$(mktemp -d /tmp/mtrace-growth.XXXXXX)
+DPID=
+CPID=
+cleanup() {
+	[ -n "$CPID" ] && kill "$CPID" 2>/dev/null
+	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null
+	[ -d "$T/sim" ] && "$SIMXEN" -d "$T/sim" stop >/dev/null 2>&1
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+kib() { awk -v k="$1" '/^'"$1"':/ { print $2 }' "/proc/$DPID/status"; }
+
+# run LABEL GUESTS RINGS THREADS MAXTHREADS: one configuration, one table row
+run() {
+	local label=$1 ng=$2 rings=$3 nthr=$4 maxthr=$5 i per n
+	rm -rf "$T/sim" "$T/sock" "$T"/load*.json
+	export MTRACE_SIM_DIR=$T/sim
+	"$SIMXEN" -d "$T/sim" start >/dev/null || exit 1
+	# shellcheck disable=SC2086
+	"$MTRACED" -f -c /dev/null --sim-dir "$T/sim" -s "$T/sock" -o drop_privileges=false -q \
+		-o max_threads_per_guest="$maxthr" -o max_guests=$((ng + 16)) \
+		-o max_pages_total=$(((ng * rings * (PAGES + 1)) + 4096)) ${MTRACED_OPTS:-} &
+	DPID=$!
+	for _ in $(seq 200); do [ -S "$T/sock" ] && break; sleep 0.05; done
+	timeout $((SECS + 120)) "$CLIENT" -s "$T/sock" -q -i 3000 >"$T/client.json" &
+	CPID=$!
+	per=$((TOTAL_RATE / ng / rings))
+	n=$((per * SECS))
+	# A guest paces in batches; many guests use longer ones so that waking them does
+	# not take the CPU mtraced is measured on.
+	local bus=$((ng >= 10 ? 10000 : 1000))
+	echo "+ $ng x mtrace-load -r $rings -p $PAGES -t $nthr -R $per -n $n --batch-us $bus --clock $GUEST_CLOCK" \
+		"; mtraced -o max_threads_per_guest=$maxthr ${MTRACED_OPTS:-}"
+	for ((i = 0; i < ng; i++)); do
+		"$SIMXEN" -d "$T/sim" create --name "g$i" -- "$LOAD" --wait-reader 20 --linger 20 \
+			--summary "$T/load$i.json" -r "$rings" -p "$PAGES" -t "$nthr" -R "$per" \
+			-n "$n" --batch-us "$bus" --clock "$GUEST_CLOCK" >/dev/null || exit 1
+	done
+	wait "$CPID"
+	CPID=
+	kill -0 "$DPID" 2>/dev/null || { echo "ROW $label: mtraced died (see dmesg)"; DPID=; return 1; }
+	for _ in $(seq 600); do
+		[ "$(ls "$T"/load*.json 2>/dev/null | wc -l)" -ge "$ng" ] && break
+		sleep 0.1
+	done
+	local cpu hwm anon shm
+	cpu=$(awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$DPID/stat")
+	hwm=$(kib VmHWM)
+	anon=$(kib RssAnon)
+	shm=$(kib RssShmem)
+	kill -TERM "$DPID"
+	wait "$DPID" 2>/dev/null
+	DPID=
+	"$SIMXEN" -d "$T/sim" stop >/dev/null 2>&1
+	python3 - "$T" "$ng" "$label" "$cpu" "$hwm" "$anon" "$shm" <<'EOF'
+import glob, json, sys
+d, ng, label = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+cpu, hwm, anon, shm = float(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
+loads = [json.load(open(f)) for f in glob.glob(d + "/load*.json")]
+c = json.load(open(d + "/client.json"))
+w = sum(l["events"] for l in loads)
+span = max(l["elapsed_s"] for l in loads)
+got = c["events"]
+print("ROW %-16s guests %3d  written %9d (%.1f M/s while all ran ~%.1f s)  received %9d  "
+      "lost %6.3f %%  mtraced %6.1f ns/event  VmHWM %7.1f MiB  RssAnon %7.1f MiB  "
+      "RssShmem %6.1f MiB" % (label, len(loads), w, w / span / 1e6, span, got,
+      100.0 * (w - got) / max(w, 1), cpu * 1e9 / max(got, 1), hwm / 1024, anon / 1024,
+      shm / 1024))
+if len(loads) != ng:
+    print("  (only %d of %d guest summaries)" % (len(loads), ng))
+EOF
+}
+
+echo "== growth: TOTAL_RATE=$TOTAL_RATE events/s in all, $SECS s of events, GUEST_CLOCK=$GUEST_CLOCK"
+echo "   load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs"
+for w in $WHAT; do
+	case $w in
+	guests)
+		for g in $GUESTS; do
+			run "guests=$g" "$g" 1 64 16384
+		done
+		;;
+	threads)
+		for t in $THREADS; do
+			# the guest's threads are split over its 2 rings
+			run "threads=$t" 1 2 $((t / 2)) $((t * 2))
+		done
+		;;
+	*)
+		echo "unknown: $w" >&2
+		exit 2
+		;;
+	esac
+done
+echo "(load average at the end $(cut -d' ' -f1-3 /proc/loadavg); command: bench/daemon/growth.sh $B $WHAT)"

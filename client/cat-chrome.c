@@ -1,0 +1,650 @@
+/*
+ * cat-chrome.c - mtrace events as Chrome trace-event JSON with causality.
+ *
+ * Layout: pid = domid.  Each ring of a domain has a scheduler track (idle intervals),
+ * a GC track, and one track per thread; on a thread's track a "thread" slice spans
+ * creation (or first sight) to resolve or fail, with "running" slices inside it.
+ * Perfetto reads tids as 32-bit and system-wide, so tids are handed out in order of
+ * first sight (1, 2, ...) rather than derived from the 64-bit thread ids, which are
+ * in the args and track names.  A finished thread keeps its tid while it is among the
+ * last FINISHED_MAX finished ones (a read of a resolved promise lands on its track);
+ * older ones are forgotten, so memory follows the live threads.  Timestamps are
+ * written from integers (µs with three decimals: exact ns).  A ring's times are made
+ * monotonic (a guest clock that steps back is held at its highest value) so every
+ * track is ordered, which B/E nesting needs.
+ */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cat-chrome.h"
+#include "cat-format.h"
+#include "ops.h"
+#include "thread-table.h"
+
+#define COUNTERS_MAX 65536      /* distinct counter names with a running sum */
+#define FINISHED_MAX (1u << 16) /* finished threads that keep their track */
+
+enum {
+	OPEN_LIFE = 1,
+	OPEN_RUN = 2
+};
+
+struct ring_state {
+	uint64_t max_ts;
+	int64_t cur_thread; /* running thread, if cur_valid */
+	uint64_t gc_end;
+	uint32_t sched_tid, gc_tid;
+	bool cur_valid, idle_open, seen;
+};
+
+struct track {
+	uint32_t tid;
+	uint8_t open;
+	bool finished;
+};
+
+struct counter {
+	char *name;
+	int64_t sum;
+	uint64_t last_ts;
+};
+
+static struct {
+	struct ttab rings;     /* (domid, ring) */
+	struct ttab tracks;    /* (ring << 32 | domid, thread): live + recently finished */
+	struct ttab procs;     /* (domid, 0): process named */
+	struct ttab counters;  /* (domid, hash of name) */
+	struct ttab_fifo fifo; /* finished threads, oldest first */
+	size_t finished;
+	uint64_t flow_id;
+	uint32_t next_tid;
+	bool first, init;
+} C;
+
+static void init(void)
+{
+	if (C.init)
+		return;
+	ttab_init(&C.rings, sizeof(struct ring_state));
+	ttab_init(&C.tracks, sizeof(struct track));
+	ttab_init(&C.procs, 1);
+	ttab_init(&C.counters, sizeof(struct counter));
+	C.first = true;
+	C.next_tid = 1;
+	C.init = true;
+}
+
+static void sep(FILE *f)
+{
+	if (!C.first)
+		fputs(",\n", f);
+	C.first = false;
+}
+
+/* Decimal digits of v at p; returns the end.  printf is most of a converter's time. */
+static char *digits(char *p, uint64_t v)
+{
+	char tmp[20];
+	int n = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (n > 0)
+		*p++ = tmp[--n];
+	return p;
+}
+
+/* µs with three decimals, from integer ns: exact. */
+static char *ts_digits(char *p, uint64_t ns)
+{
+	unsigned frac = (unsigned)(ns % 1000);
+
+	p = digits(p, ns / 1000);
+	*p++ = '.';
+	*p++ = (char)('0' + frac / 100);
+	*p++ = (char)('0' + frac / 10 % 10);
+	*p++ = (char)('0' + frac % 10);
+	return p;
+}
+
+static void put_ts(FILE *f, uint64_t ns)
+{
+	char buf[32];
+
+	fwrite(buf, 1, (size_t)(ts_digits(buf, ns) - buf), f);
+}
+
+/* Open an event object up to (not including) its args and closing brace. */
+static void head(FILE *f, const char *ph, uint32_t pid, uint32_t tid, uint64_t ts, const char *name,
+    const char *cat)
+{
+	char buf[128], *p = buf;
+
+	if (!C.first) {
+		*p++ = ',';
+		*p++ = '\n';
+	}
+	C.first = false;
+	memcpy(p, "{\"ph\":\"", 7);
+	p += 7;
+	*p++ = ph[0];
+	memcpy(p, "\",\"pid\":", 8);
+	p = digits(p + 8, pid);
+	memcpy(p, ",\"tid\":", 7);
+	p = digits(p + 7, tid);
+	memcpy(p, ",\"ts\":", 6);
+	p = ts_digits(p + 6, ts);
+	fwrite(buf, 1, (size_t)(p - buf), f);
+	fputs(",\"name\":", f);
+	cat_json_str(f, name);
+	if (cat)
+		fprintf(f, ",\"cat\":\"%s\"", cat);
+}
+
+static void thread_name(FILE *f, uint32_t pid, uint32_t tid, const char *name)
+{
+	sep(f);
+	fprintf(f,
+	    "{\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"name\":\"thread_name\","
+	    "\"args\":{\"name\":",
+	    pid, tid);
+	cat_json_str(f, name);
+	fputs("}}", f);
+}
+
+static void proc_ensure(FILE *f, uint32_t domid, const char *name)
+{
+	int fresh;
+	char buf[64];
+
+	if (!ttab_put(&C.procs, domid, 0, &fresh) || (!fresh && !name))
+		return;
+	if (!name) {
+		snprintf(buf, sizeof(buf), "dom%u", domid);
+		name = buf;
+	}
+	sep(f);
+	fprintf(f, "{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_name\",\"args\":{\"name\":", domid);
+	cat_json_str(f, name);
+	fputs("}}", f);
+}
+
+static struct ring_state *ring_get(FILE *f, uint32_t domid, uint32_t ring)
+{
+	int fresh;
+	struct ring_state *r = ttab_put(&C.rings, domid, ring, &fresh);
+	char buf[48];
+
+	if (r && fresh) {
+		r->sched_tid = C.next_tid++;
+		r->gc_tid = C.next_tid++;
+		snprintf(buf, sizeof(buf), "ring %u", ring);
+		thread_name(f, domid, r->sched_tid, buf);
+		snprintf(buf, sizeof(buf), "GC (ring %u)", ring);
+		thread_name(f, domid, r->gc_tid, buf);
+	}
+	return r;
+}
+
+/* A thread is finished (or only ever seen from others): it may be forgotten later. */
+static void finish(struct track *t, uint64_t k1, uint64_t k2)
+{
+	if (t->finished)
+		return;
+	t->finished = true;
+	C.finished++;
+	ttab_fifo_push(&C.fifo, k1, k2);
+	while (C.finished > FINISHED_MAX) {
+		uint64_t a, b;
+		struct track *o;
+		if (!ttab_fifo_pop(&C.fifo, &a, &b))
+			break;
+		o = ttab_get(&C.tracks, a, b);
+		if (o && o->finished) {
+			ttab_del(&C.tracks, a, b, NULL);
+			C.finished--;
+		}
+	}
+}
+
+static uint64_t track_k1(uint32_t domid, uint32_t ring)
+{
+	return (uint64_t)ring << 32 | domid;
+}
+
+/* The thread's track, made (with a tid and a name) when first seen. */
+static struct track *track(FILE *f, uint32_t domid, uint32_t ring, int64_t thread)
+{
+	int fresh;
+	struct track *t = ttab_put(&C.tracks, track_k1(domid, ring), (uint64_t)thread, &fresh);
+	char buf[64];
+
+	if (t && fresh) {
+		t->tid = C.next_tid++;
+		if (ring)
+			snprintf(buf, sizeof(buf), "thread %" PRId64 " (ring %u)", thread, ring);
+		else
+			snprintf(buf, sizeof(buf), "thread %" PRId64, thread);
+		thread_name(f, domid, t->tid, buf);
+	}
+	return t;
+}
+
+/* The thread's live track, opening its "thread" slice when first seen. */
+static struct track *live(FILE *f, uint32_t domid, uint32_t ring, int64_t thread, uint64_t ts)
+{
+	struct track *t = track(f, domid, ring, thread);
+	char buf[64];
+
+	if (!t)
+		return NULL;
+	if (t->finished) {
+		t->finished = false; /* its fifo entry is skipped when it comes up */
+		C.finished--;
+	}
+	if (!(t->open & OPEN_LIFE)) {
+		snprintf(buf, sizeof(buf), "thread %" PRId64, thread);
+		head(f, "B", domid, t->tid, ts, buf, "thread");
+		fprintf(f, ",\"args\":{\"id\":%" PRId64 ",\"ring\":%u,\"from\":\"first sight\"}}",
+		    thread, ring);
+		t->open |= OPEN_LIFE;
+	}
+	return t;
+}
+
+static void stop_running(FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, uint64_t ts)
+{
+	if (r->idle_open) {
+		head(f, "E", domid, r->sched_tid, ts, "idle", "run");
+		fputc('}', f);
+		r->idle_open = false;
+	} else if (r->cur_valid) {
+		struct track *t =
+		    ttab_get(&C.tracks, track_k1(domid, ring), (uint64_t)r->cur_thread);
+		if (t && (t->open & OPEN_RUN)) {
+			head(f, "E", domid, t->tid, ts, "running", "run");
+			fputc('}', f);
+			t->open &= (uint8_t)~OPEN_RUN;
+		}
+	}
+	r->cur_valid = false;
+}
+
+static void run(
+    FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, int64_t thread, uint64_t ts)
+{
+	struct track *t;
+
+	if (thread == -1) {
+		if (r->idle_open)
+			return;
+		stop_running(f, domid, ring, r, ts);
+		head(f, "B", domid, r->sched_tid, ts, "idle", "run");
+		fputc('}', f);
+		r->idle_open = true;
+		return;
+	}
+	t = live(f, domid, ring, thread, ts);
+	if (!t || (r->cur_valid && r->cur_thread == thread && (t->open & OPEN_RUN)))
+		return;
+	stop_running(f, domid, ring, r, ts);
+	t = live(f, domid, ring, thread, ts); /* stop_running may not drop it, but be sure */
+	if (!t)
+		return;
+	head(f, "B", domid, t->tid, ts, "running", "run");
+	fputc('}', f);
+	t->open |= OPEN_RUN;
+	r->cur_thread = thread;
+	r->cur_valid = true;
+}
+
+/* End the thread's slice; the caller writes the E's args and closing brace. */
+static bool end_life(
+    FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, int64_t thread, uint64_t ts)
+{
+	uint64_t k1 = track_k1(domid, ring);
+	struct track *t = ttab_get(&C.tracks, k1, (uint64_t)thread);
+	uint32_t tid;
+
+	if (!t || !(t->open & OPEN_LIFE))
+		return false;
+	tid = t->tid;
+	if (t->open & OPEN_RUN) {
+		head(f, "E", domid, tid, ts, "running", "run");
+		fputc('}', f);
+	}
+	if (r && r->cur_valid && r->cur_thread == thread)
+		r->cur_valid = false;
+	t->open = 0;
+	finish(t, k1, (uint64_t)thread); /* may free t */
+	head(f, "E", domid, tid, ts, "thread", "thread");
+	return true;
+}
+
+/*
+ * A flow end needs a slice to bind to: the thread's own slice when it is live, the
+ * idle slice on the scheduler track, else a zero-length marker (a resolved thread
+ * being read, a thread never seen alive in this capture).
+ */
+static uint32_t endpoint(
+    FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, int64_t thread, uint64_t ts)
+{
+	struct track *t = NULL;
+	uint32_t tid;
+	char buf[64];
+
+	if (thread == -1) {
+		tid = r->sched_tid;
+		if (r->idle_open)
+			return tid;
+		snprintf(buf, sizeof(buf), "scheduler");
+	} else {
+		t = track(f, domid, ring, thread);
+		if (!t)
+			return r->sched_tid;
+		tid = t->tid;
+		if (t->open & OPEN_LIFE)
+			return tid;
+		finish(t, track_k1(domid, ring), (uint64_t)thread); /* seen, never alive */
+		snprintf(buf, sizeof(buf), "thread %" PRId64, thread);
+	}
+	head(f, "X", domid, tid, ts, buf, "marker");
+	fprintf(f, ",\"dur\":0,\"args\":{\"id\":%" PRId64 "}}", thread);
+	return tid;
+}
+
+static void flow(FILE *f, uint32_t domid, uint32_t from, uint32_t to, uint64_t ts, const char *cat)
+{
+	uint64_t id = ++C.flow_id;
+
+	head(f, "s", domid, from, ts, cat, cat);
+	fprintf(f, ",\"id\":%" PRIu64 "}", id);
+	head(f, "f", domid, to, ts, cat, cat);
+	fprintf(f, ",\"id\":%" PRIu64 ",\"bp\":\"e\"}", id);
+}
+
+/* A flow arrow from one thread's track to another's. */
+static void arrow(FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, int64_t from,
+    int64_t to, uint64_t ts, const char *cat)
+{
+	uint32_t a = endpoint(f, domid, ring, r, from, ts);
+
+	flow(f, domid, a, endpoint(f, domid, ring, r, to, ts), ts, cat);
+}
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void counter(FILE *f, uint32_t domid, const char *name, int64_t v, bool delta, uint64_t ts)
+{
+	uint64_t h = name_hash(name);
+	struct counter *c = ttab_get(&C.counters, domid, h);
+	int fresh = 0;
+
+	if (!c && C.counters.n < COUNTERS_MAX) {
+		c = ttab_put(&C.counters, domid, h, &fresh);
+		if (c && fresh && !(c->name = strdup(name))) {
+			ttab_del(&C.counters, domid, h, NULL);
+			c = NULL;
+		}
+	}
+	if (c && strcmp(c->name, name) != 0)
+		c = NULL; /* a hash collision: no running sum for this one */
+	if (c) {
+		if (ts < c->last_ts)
+			ts = c->last_ts;
+		c->last_ts = ts;
+		c->sum = delta ? (int64_t)((uint64_t)c->sum + (uint64_t)v) : v;
+		v = c->sum;
+	}
+	sep(f);
+	fprintf(f, "{\"ph\":\"C\",\"pid\":%u,\"ts\":", domid);
+	put_ts(f, ts);
+	fputs(",\"name\":", f);
+	cat_json_str(f, name);
+	fprintf(f, ",\"args\":{\"value\":%" PRId64 "}}", v);
+}
+
+static void instant(
+    FILE *f, uint32_t domid, uint32_t tid, uint64_t ts, const char *name, const char *cat)
+{
+	head(f, "i", domid, tid, ts, name, cat);
+	fputs(",\"s\":\"t\"", f);
+}
+
+void cat_chrome_begin(FILE *f)
+{
+	init();
+	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
+}
+
+void cat_chrome_domain_up(FILE *f, uint32_t domid, const char *name)
+{
+	char buf[300];
+
+	init();
+	snprintf(buf, sizeof(buf), "%.256s (dom%u)", name ? name : "", domid);
+	proc_ensure(f, domid, buf);
+}
+
+void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
+{
+	uint32_t domid = b->domid, ring = b->ring, from, to;
+	unsigned op = b->op[i];
+	int64_t th = b->thread[i], arg = b->arg[i];
+	struct ring_state *r;
+	char buf[64];
+
+	init();
+	proc_ensure(f, domid, NULL);
+	r = ring_get(f, domid, ring);
+	if (!r)
+		return;
+	if (r->seen && ts < r->max_ts)
+		ts = r->max_ts;
+	r->max_ts = ts;
+	r->seen = true;
+	/* Every op but these is something the thread itself did: it is alive. */
+	if (th != -1 && op != MTRACE_OP_GC && op != MTRACE_OP_RING_START)
+		live(f, domid, ring, th, ts);
+	switch (op) {
+	case MTRACE_OP_CREATES: {
+		struct track *t;
+		from = endpoint(f, domid, ring, r, th, ts);
+		if (end_life(f, domid, ring, r, arg, ts))
+			fputs(",\"args\":{\"ended_by\":\"id reused\"}}", f);
+		t = track(f, domid, ring, arg);
+		if (!t)
+			break;
+		if (t->finished) {
+			t->finished = false;
+			C.finished--;
+		}
+		if (!(t->open & OPEN_LIFE)) {
+			const char *type =
+			    mtrace_thread_type_name(i < b->n_type ? b->type[i] : MTRACE_TT_UNKNOWN);
+			snprintf(buf, sizeof(buf), "%s %" PRId64, type, arg); /* "Bind 12" */
+			head(f, "B", domid, t->tid, ts, buf, "thread");
+			fprintf(f,
+			    ",\"args\":{\"id\":%" PRId64 ",\"ring\":%u,\"type\":\"%s\","
+			    "\"parent\":%" PRId64 "}}",
+			    arg, ring, type, th);
+			t->open |= OPEN_LIFE;
+		}
+		flow(f, domid, from, t->tid, ts, "creates");
+		break;
+	}
+	case MTRACE_OP_READ:
+	case MTRACE_OP_READ_LATER:
+	case MTRACE_OP_SIGNAL:
+	case MTRACE_OP_SIGNAL_NEW: /* arg's result reaches th, which runs (not for Eio's) */
+		if (op == MTRACE_OP_READ || op == MTRACE_OP_SIGNAL)
+			run(f, domid, ring, r, th, ts);
+		arrow(f, domid, ring, r, arg, th, ts,
+		    op == MTRACE_OP_READ || op == MTRACE_OP_READ_LATER ? "read" : "signal");
+		break;
+	case MTRACE_OP_FULFILLS:
+	case MTRACE_OP_FAILS:
+		arrow(f, domid, ring, r, th, arg, ts, "resolve");
+		if (end_life(f, domid, ring, r, arg, ts)) {
+			fprintf(f, ",\"args\":{\"resolved_by\":%" PRId64, th);
+			if (op == MTRACE_OP_FAILS) {
+				fputs(",\"failed\":true,\"exn\":", f);
+				cat_json_str(f, str);
+			}
+			fputs("}}", f);
+		}
+		break;
+	case MTRACE_OP_BECOMES:
+		arrow(f, domid, ring, r, th, arg, ts, "becomes");
+		break;
+	case MTRACE_OP_SWITCH:
+		run(f, domid, ring, r, th, ts);
+		break;
+	case MTRACE_OP_LABEL:
+		to = endpoint(f, domid, ring, r, th, ts);
+		if (th != -1)
+			thread_name(f, domid, to, str ? str : "");
+		instant(f, domid, to, ts, "label", "label");
+		fputs(",\"args\":{\"label\":", f);
+		cat_json_str(f, str);
+		fputs("}}", f);
+		break;
+	case MTRACE_OP_INCREASE:
+	case MTRACE_OP_COUNTER:
+		counter(f, domid, str ? str : "", arg, op == MTRACE_OP_INCREASE, ts);
+		break;
+	case MTRACE_OP_GC: {
+		uint64_t dur = (uint64_t)arg, start = dur > ts ? 0 : ts - dur;
+		if (start < r->gc_end)
+			start = r->gc_end; /* overlapping GCs would break the track's nesting */
+		r->gc_end = ts;
+		head(f, "X", domid, r->gc_tid, start, "GC", "gc");
+		fputs(",\"dur\":", f);
+		put_ts(f, ts - start);
+		fprintf(f, ",\"args\":{\"duration_ns\":%" PRIu64 "}}", dur);
+		break;
+	}
+	case MTRACE_OP_TRY_READ:
+		instant(f, domid, endpoint(f, domid, ring, r, th, ts), ts, "try_read", "try_read");
+		fprintf(f, ",\"args\":{\"source\":%" PRId64 "}}", arg);
+		break;
+	case MTRACE_OP_EVTCHN_SEND:
+	case MTRACE_OP_EVTCHN_RECV:
+		instant(f, domid, endpoint(f, domid, ring, r, th, ts), ts, mtrace_op_name(op),
+		    "evtchn");
+		fprintf(f, ",\"args\":{\"port\":%" PRId64 "}}", arg);
+		break;
+	case MTRACE_OP_RING_START: {
+		char nb[128];
+		snprintf(nb, sizeof(nb), "ring %u: %.64s", ring, str ? str : "");
+		thread_name(f, domid, r->sched_tid, nb);
+		instant(f, domid, r->sched_tid, ts, "ring_start", "ring");
+		fputs(",\"args\":{\"name\":", f);
+		cat_json_str(f, str);
+		fputs("}}", f);
+		break;
+	}
+	default:
+		snprintf(buf, sizeof(buf), "op%u", op);
+		instant(f, domid, endpoint(f, domid, ring, r, th, ts), ts, buf, "other");
+		fprintf(f, ",\"args\":{\"thread\":%" PRId64 ",\"arg\":%" PRId64, th, arg);
+		if (str) {
+			fputs(",\"str\":", f);
+			cat_json_str(f, str);
+		}
+		fputs("}}", f);
+		break;
+	}
+}
+
+struct closing {
+	uint32_t domid;
+	bool all;
+	uint64_t (*keys)[2];
+	size_t n, cap;
+};
+
+static void collect(void *payload, void *arg)
+{
+	struct closing *c = arg;
+	const struct ttab_entry *e = ttab_entry_of(payload);
+
+	if (!c->all && (uint32_t)e->k1 != c->domid)
+		return;
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		void *k = realloc(c->keys, cap * sizeof(*c->keys));
+		if (!k)
+			return;
+		c->keys = k;
+		c->cap = cap;
+	}
+	c->keys[c->n][0] = e->k1;
+	c->keys[c->n][1] = e->k2;
+	c->n++;
+}
+
+/* Close every open slice of a domain (or of all), at its ring's last time. */
+static void close_all(FILE *f, bool all, uint32_t domid)
+{
+	struct closing c = { .domid = domid, .all = all };
+	size_t i;
+
+	ttab_each(&C.tracks, collect, &c);
+	for (i = 0; i < c.n; i++) {
+		uint32_t d = (uint32_t)c.keys[i][0], ring = (uint32_t)(c.keys[i][0] >> 32);
+		struct ring_state *r = ttab_get(&C.rings, d, ring);
+		if (end_life(f, d, ring, r, (int64_t)c.keys[i][1], r ? r->max_ts : 0))
+			fputs(",\"args\":{\"ended_by\":\"end of capture\"}}", f);
+	}
+	c.n = 0;
+	ttab_each(&C.rings, collect, &c);
+	for (i = 0; i < c.n; i++) {
+		struct ring_state *r = ttab_get(&C.rings, c.keys[i][0], c.keys[i][1]);
+		if (r && r->idle_open) {
+			head(
+			    f, "E", (uint32_t)c.keys[i][0], r->sched_tid, r->max_ts, "idle", "run");
+			fputc('}', f);
+			r->idle_open = false;
+		}
+		if (r)
+			r->cur_valid = false;
+	}
+	free(c.keys);
+}
+
+void cat_chrome_domain_down(FILE *f, uint32_t domid)
+{
+	init();
+	close_all(f, false, domid);
+}
+
+static void counter_free(void *p)
+{
+	free(((struct counter *)p)->name);
+}
+
+void cat_chrome_end(FILE *f)
+{
+	init();
+	close_all(f, true, 0);
+	fputs("\n]}\n", f);
+	ttab_free(&C.tracks, NULL);
+	ttab_free(&C.rings, NULL);
+	ttab_free(&C.procs, NULL);
+	ttab_free(&C.counters, counter_free);
+	ttab_fifo_free(&C.fifo);
+	C.finished = 0;
+	C.flow_id = 0;
+	C.init = false;
+}

@@ -1,0 +1,515 @@
+/*
+ * cat-ctf.c - write mtrace events as a CTF 1.8 trace (see cat-ctf.h).
+ *
+ * The binary layout is mirage-profile's, byte for byte: packets start with {u32
+ * magic 0xc1fc1fc1, u8 uuid[16], u32 packet_size bits, u16 packet counter, u32
+ * content_size bits}, then packed little-endian events {u64 ns, u8 op, i64 thread
+ * (not for gc), fields, NUL-terminated strings}.  mirage-trace-viewer ignores the
+ * metadata and hard-codes exactly that; babeltrace2 reads the metadata, which is
+ * mirage-profile's with the version babeltrace2 requires (1.8), a clock, and our
+ * extra event types.  Packets are written whole (packet_size = content_size).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <dirent.h>
+
+#include "cat-ctf.h"
+#include "ops.h"
+#include "thread-table.h"
+#include "utf8.h"
+
+#define CTF_MAGIC 0xc1fc1fc1u
+#define PKT_HDR   30
+#define PKT_MAX   (64u * 1024)
+#define STR_MAX   MTRACE_STR_MAX
+#define EV_MAX    (9 + 17 + STR_MAX + 1)
+/* the last ns babeltrace2 converts from a 1 GHz clock without overflow (292 years) */
+#define TS_MAX ((uint64_t)(INT64_MAX / 1000000000) * 1000000000 - 1)
+
+static const uint8_t ctf_uuid[16] = { 0x05, 0x88, 0x3b, 0x8d, 0x52, 0x1a, 0x48, 0x7b, 0xb3, 0x97,
+	0x45, 0x6a, 0xb1, 0x50, 0x68, 0x0c };
+
+struct stream {
+	FILE *f;
+	uint8_t *buf;
+	size_t used;
+	uint16_t count;
+	uint64_t last_ts, events;
+};
+
+struct dom {
+	char name[520]; /* escaped */
+	uint32_t clock;
+	bool up;
+};
+
+static struct {
+	char *dir;
+	struct ttab streams; /* (domid, ring << 1 | mtrace-only) */
+	struct ttab doms;    /* (domid, 0) */
+	char host[520], software[520];
+	uint64_t skipped, truncated;
+	int err;             /* first errno of a write or open */
+	char err_what[4200]; /* and on what */
+	bool open;
+} W;
+
+/*
+ * A TSDL string literal's contents.  babeltrace2 prints some environment strings
+ * (the hostname) as they are, so control characters (C0, DEL, C1) and bytes that
+ * are not UTF-8 become '?'; the quote and the backslash are escaped, other non-ASCII
+ * characters written as octal escapes of their UTF-8 bytes.
+ */
+static void tsdl_escape(char *out, size_t len, const char *in)
+{
+	const unsigned char *s = (const unsigned char *)(in ? in : "");
+	size_t o = 0;
+
+	while (*s && o + 17 < len) {
+		size_t n = *s >= 0x80 ? utf8_len(s) : 1;
+
+		if (n == 0 || *s < 0x20 || *s == 0x7f || (*s == 0xc2 && s[1] < 0xa0)) {
+			out[o++] = '?';
+			s += n ? n : 1;
+		} else if (*s == '"' || *s == '\\') {
+			out[o++] = '\\';
+			out[o++] = (char)*s++;
+		} else if (*s >= 0x80) {
+			for (; n > 0; n--)
+				o += (size_t)snprintf(out + o, len - o, "\\%03o", *s++);
+		} else {
+			out[o++] = (char)*s++;
+		}
+	}
+	out[o] = 0;
+}
+
+static void write_metadata(void);
+
+int cat_ctf_open(const char *dir, char *err, size_t errlen)
+{
+	DIR *d;
+	struct dirent *e;
+
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	d = opendir(dir);
+	if (!d) {
+		snprintf(err, errlen, "cannot open %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+			closedir(d);
+			snprintf(err, errlen,
+			    "%s is not empty: a CTF trace needs a directory of "
+			    "its own",
+			    dir);
+			return -1;
+		}
+	closedir(d);
+	W.dir = strdup(dir);
+	ttab_init(&W.streams, sizeof(struct stream));
+	ttab_init(&W.doms, sizeof(struct dom));
+	W.open = W.dir != NULL;
+	if (W.open)
+		write_metadata();
+	return W.open ? 0 : -1;
+}
+
+void cat_ctf_hello(const Mtrace__Hello *h)
+{
+	if (h) {
+		tsdl_escape(W.host, sizeof(W.host), h->host);
+		tsdl_escape(W.software, sizeof(W.software), h->software);
+		if (W.open)
+			write_metadata();
+	}
+}
+
+static struct dom *dom_get(uint32_t domid)
+{
+	int fresh;
+
+	return ttab_put(&W.doms, domid, 0, &fresh);
+}
+
+void cat_ctf_domain_up(uint32_t domid, const char *name, uint32_t clock)
+{
+	struct dom *d;
+
+	if (!W.open || !(d = dom_get(domid)))
+		return;
+	tsdl_escape(d->name, sizeof(d->name), name);
+	d->clock = clock;
+	d->up = true;
+	write_metadata();
+}
+
+static void fail(int e, const char *what)
+{
+	if (!W.err) {
+		W.err = e ? e : EIO;
+		snprintf(W.err_what, sizeof(W.err_what), "%s", what);
+	}
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void flush_packet(struct stream *s)
+{
+	if (!s->f || s->used <= PKT_HDR)
+		return;
+	put32(s->buf, CTF_MAGIC);
+	memcpy(s->buf + 4, ctf_uuid, 16);
+	put32(s->buf + 20, (uint32_t)(s->used * 8));
+	s->buf[24] = (uint8_t)s->count;
+	s->buf[25] = (uint8_t)(s->count >> 8);
+	put32(s->buf + 26, (uint32_t)(s->used * 8));
+	if (fwrite(s->buf, 1, s->used, s->f) != s->used)
+		fail(errno, "writing a stream file");
+	s->count++; /* wraps at 16 bits, as mirage-trace-viewer expects */
+	s->used = PKT_HDR;
+}
+
+static struct stream *stream_get(uint32_t domid, uint32_t ring, bool extra)
+{
+	int fresh;
+	struct stream *s = ttab_put(&W.streams, domid, (uint64_t)ring << 1 | extra, &fresh);
+	char path[4096];
+
+	if (!s || !fresh)
+		return s;
+	dom_get(domid);
+	snprintf(
+	    path, sizeof(path), "%s/dom%u-ring%u%s", W.dir, domid, ring, extra ? "-mtrace" : "");
+	s->buf = malloc(PKT_MAX);
+	s->f = s->buf ? fopen(path, "wbx") : NULL;
+	if (!s->f) {
+		fail(errno, path);
+		free(s->buf);
+		s->buf = NULL;
+	} else {
+		/* a packet is one write: the file never ends inside one, even if we are killed */
+		setvbuf(s->f, NULL, _IONBF, 0);
+	}
+	s->used = PKT_HDR;
+	return s;
+}
+
+/* Strings go out as they came, but for bytes that are not UTF-8 ('?', as mtraced
+ * does), so babeltrace2 and its Python bindings decode every one. */
+static size_t put_str(uint8_t *p, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)(str ? str : "");
+	size_t o = 0, n;
+
+	while (*s && o < STR_MAX) {
+		n = utf8_len(s);
+		if (n == 0) {
+			p[o++] = '?';
+			s++;
+		} else if (o + n > STR_MAX) {
+			break;
+		} else {
+			memcpy(p + o, s, n);
+			o += n;
+			s += n;
+		}
+	}
+	if (*s)
+		W.truncated++;
+	p[o++] = 0;
+	return o;
+}
+
+void cat_ctf_event(const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
+{
+	unsigned op = b->op[i];
+	uint8_t ev[EV_MAX], *p = ev;
+	struct stream *s;
+
+	if (!W.open || W.err)
+		return;
+	if (!mtrace_op_known(op)) {
+		W.skipped++; /* an op the metadata (the op table) does not describe */
+		return;
+	}
+	s = stream_get(b->domid, b->ring, op >= MTRACE_OP_COUNT_MIRAGE);
+	if (!s || !s->f)
+		return;
+	/* babeltrace2 wants a stream's times in order (a clock that steps back is held)
+	 * and below 2^63 ns */
+	if (ts > TS_MAX)
+		ts = TS_MAX;
+	if (s->events && ts < s->last_ts)
+		ts = s->last_ts;
+	s->last_ts = ts;
+	s->events++;
+	put64(p, ts);
+	p[8] = (uint8_t)op;
+	p += 9;
+	/* the layout metadata_event() declares */
+	if (op != MTRACE_OP_GC) {
+		put64(p, (uint64_t)b->thread[i]);
+		p += 8;
+	}
+	if (mtrace_ops[op].arg) {
+		put64(p, (uint64_t)b->arg[i]);
+		p += 8;
+	}
+	if (op == MTRACE_OP_CREATES)
+		*p++ = (uint8_t)(i < b->n_type ? b->type[i] : MTRACE_TT_UNKNOWN);
+	if (mtrace_ops[op].str)
+		p += put_str(p, str);
+	if (s->used + (size_t)(p - ev) > PKT_MAX)
+		flush_packet(s);
+	memcpy(s->buf + s->used, ev, (size_t)(p - ev));
+	s->used += (size_t)(p - ev);
+}
+
+static const char metadata_head[] =
+    "/* CTF 1.8 */\n"
+    "/* mirage-profile's trace layout (mirage/mirage-profile metadata), with the\n"
+    " * version babeltrace2 requires, a clock and mtrace's extra event types. */\n"
+    "typealias integer { size = 8; align = 8; signed = false; base = 10; } := uint8_t;\n"
+    "typealias integer { size = 16; align = 8; signed = false; base = 10; } := uint16_t;\n"
+    "typealias integer { size = 32; align = 8; signed = false; base = hex; } := uint32_t;\n"
+    "typealias integer { size = 64; align = 8; signed = false; base = 10; } := uint64_t;\n"
+    "typealias integer { size = 64; align = 8; signed = true; base = 10; } := int64_t;\n"
+    "typealias integer { size = 64; align = 8; signed = false; base = 10;\n"
+    "\tmap = clock.guest.value; } := uint64_clock_t;\n"
+    "\n"
+    "trace {\n"
+    "\tmajor = 1;\n"
+    "\tminor = 8;\n"
+    "\tuuid = \"05883b8d-521a-487b-b397-456ab150680c\";\n"
+    "\tbyte_order = le;\n"
+    "\tpacket.header := struct {\n"
+    "\t\tuint32_t magic;\n"
+    "\t\tuint8_t  uuid[16];\n"
+    "\t};\n"
+    "};\n"
+    "\n";
+
+static const char metadata_types[] =
+    "enum thread_type : uint8_t {\n"
+    "\tWait = 0, Task = 1, Bind = 2, Try = 3, Choose = 4, Pick = 5, Join = 6, Map = 7,\n"
+    "\tCondition = 8, On_success = 9, On_failure = 10, On_termination = 11, On_any = 12,\n"
+    "\tIgnore_result = 13, Async = 14, Promise = 15, Semaphore = 16, Switch = 17,\n"
+    "\tStream = 18, Mutex = 19, Unknown = 99\n"
+    "};\n"
+    "\n";
+
+static const char metadata_stream[] =
+    "/* thread ids are signed here (mirage-profile: unsigned): -1 is \"no thread\" */\n"
+    "struct thread_context {\n"
+    "\tint64_t thread;\n"
+    "} align(8);\n"
+    "\n"
+    "stream {\n"
+    "\tpacket.context := struct {\n"
+    "\t\tuint32_t packet_size;\n"
+    "\t\tuint16_t stream_packet_count;\n"
+    "\t\tuint32_t content_size;\n"
+    "\t};\n"
+    "\tevent.header := struct event_header;\n"
+    "};\n"
+    "\n";
+
+/* mirage-profile's names for the other thread of an event (its metadata's fields). */
+static const char *field_name(unsigned op)
+{
+	switch (op) {
+	case MTRACE_OP_READ:
+	case MTRACE_OP_SIGNAL:
+	case MTRACE_OP_TRY_READ:
+	case MTRACE_OP_READ_LATER:
+	case MTRACE_OP_SIGNAL_NEW:
+		return "source";
+	case MTRACE_OP_FULFILLS:
+	case MTRACE_OP_FAILS:
+		return "resolvee";
+	case MTRACE_OP_BECOMES:
+		return "sleeper";
+	default:
+		return mtrace_ops[op].arg; /* "child", "amount", "duration_ns", "port", ... */
+	}
+}
+
+/* An event class for each op of the table, in the layout cat_ctf_event writes. */
+static void metadata_events(FILE *f)
+{
+	unsigned op;
+
+	fputs("struct event_header {\n\tuint64_clock_t timestamp;\n\tenum : uint8_t {", f);
+	for (op = 0; op < 256; op++)
+		if (mtrace_op_known(op))
+			fprintf(f, "%s\n\t\t%s = %u", op ? "," : "", mtrace_ops[op].name, op);
+	fputs("\n\t} id;\n} align(8);\n\n", f);
+	fputs(metadata_stream, f);
+	for (op = 0; op < 256; op++) {
+		const struct mtrace_op_info *in = &mtrace_ops[op];
+		bool wide = in->arg_kind == MTRACE_ARG_NS || in->arg_kind == MTRACE_ARG_PORT ||
+		    in->arg_kind == MTRACE_ARG_RING;
+
+		if (!mtrace_op_known(op))
+			continue;
+		fprintf(f, "event {\n\tname = %s;\n\tid = %u;\n", in->name, op);
+		if (op != MTRACE_OP_GC)
+			fputs("\tcontext := struct thread_context;\n", f);
+		if (in->arg || in->str) {
+			fputs("\tfields := struct {\n", f);
+			if (in->arg)
+				fprintf(f, "\t\t%s %s;\n", wide ? "uint64_t" : "int64_t",
+				    field_name(op));
+			if (op == MTRACE_OP_CREATES)
+				fputs("\t\tenum thread_type thread_type;\n", f);
+			if (in->str)
+				fprintf(f, "\t\tstring %s;\n", in->str);
+			fputs("\t};\n", f);
+		}
+		fputs("};\n\n", f);
+	}
+}
+
+static const char *clock_name(uint32_t c)
+{
+	switch (c) {
+	case MTRACE_CLOCK_MONOTONIC:
+		return "monotonic";
+	case MTRACE_CLOCK_XEN:
+		return "xen";
+	case MTRACE_CLOCK_REALTIME:
+		return "realtime";
+	default:
+		return "unknown";
+	}
+}
+
+struct env_walk {
+	FILE *f;
+	size_t n;
+	uint32_t domid;
+	const struct dom *one;
+	bool realtime;
+};
+
+static void env_dom(void *payload, void *arg)
+{
+	struct env_walk *w = arg;
+	const struct dom *d = payload;
+	uint32_t domid = (uint32_t)ttab_entry_of(payload)->k1;
+
+	fprintf(w->f, "\tdomain_%u = \"%s\";\n\tclock_%u = \"%s\";\n", domid, d->name, domid,
+	    clock_name(d->clock));
+	w->n++;
+	w->domid = domid;
+	w->one = d;
+	w->realtime = w->n == 1 ? d->clock == MTRACE_CLOCK_REALTIME
+	                        : w->realtime && d->clock == MTRACE_CLOCK_REALTIME;
+}
+
+static void close_stream(void *payload, void *arg)
+{
+	struct stream *s = payload;
+
+	(void)arg;
+	flush_packet(s);
+	if (s->f && fclose(s->f) != 0)
+		fail(errno, "closing a stream file");
+	s->f = NULL;
+	free(s->buf);
+	s->buf = NULL;
+}
+
+/*
+ * The metadata, replaced whole (written aside, then renamed): at the start, whenever a
+ * domain comes or the daemon is known, and at the end, so that a capture killed even
+ * with SIGKILL has metadata for every whole packet it wrote.
+ */
+static void write_metadata(void)
+{
+	char path[4096], tmp[4096];
+	struct env_walk w = { 0 };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/metadata", W.dir);
+	snprintf(tmp, sizeof(tmp), "%s/.metadata.new", W.dir);
+	f = fopen(tmp, "w");
+	if (!f) {
+		fail(errno, tmp);
+		return;
+	}
+	fputs(metadata_head, f);
+	fputs("env {\n\ttracer_name = \"mtrace\";\n", f);
+	fprintf(f, "\ttracer_version = \"%s\";\n", MTRACE_VERSION);
+	if (*W.host)
+		fprintf(f, "\thostname = \"%s\";\n", W.host);
+	if (*W.software)
+		fprintf(f, "\tdaemon = \"%s\";\n", W.software);
+	w.f = f;
+	ttab_each(&W.doms, env_dom, &w);
+	fprintf(f, "\tdomains = %zu;\n", w.n);
+	if (w.n == 1)
+		fprintf(f, "\tdomid = %u;\n\tdomain = \"%s\";\n\ttrace_clock = \"%s\";\n", w.domid,
+		    w.one->name, clock_name(w.one->clock));
+	fputs("};\n\n", f);
+	/* One clock class: every guest's clock counts ns; which clock each domain uses is
+	 * in env.clock_<domid>.  Realtime clocks are absolute. */
+	fprintf(f,
+	    "clock {\n\tname = guest;\n\tdescription = \"the guest's trace clock, "
+	    "ns (see env.clock_<domid>)\";\n\tfreq = 1000000000;\n\tprecision = 1;\n"
+	    "\toffset_s = 0;\n\toffset = 0;\n\tabsolute = %s;\n};\n\n",
+	    w.n && w.realtime ? "true" : "false");
+	fputs(metadata_types, f);
+	metadata_events(f);
+	if (ferror(f))
+		fail(EIO, tmp);
+	if (fclose(f) != 0)
+		fail(errno, tmp);
+	else if (rename(tmp, path) != 0)
+		fail(errno, path);
+}
+
+int cat_ctf_close(char *err, size_t errlen)
+{
+	if (!W.open)
+		return 0;
+	ttab_each(&W.streams, close_stream, NULL);
+	write_metadata();
+	ttab_free(&W.streams, NULL);
+	ttab_free(&W.doms, NULL);
+	W.open = false;
+	if (W.skipped)
+		fprintf(stderr,
+		    "mtrace-cat: %" PRIu64 " events of ops CTF has no type for were "
+		    "not written\n",
+		    W.skipped);
+	if (W.truncated)
+		fprintf(stderr, "mtrace-cat: %" PRIu64 " strings longer than %u bytes were cut\n",
+		    W.truncated, STR_MAX);
+	if (W.err) {
+		snprintf(err, errlen, "CTF output: %.300s: %s", W.err_what, strerror(W.err));
+		return -1;
+	}
+	return 0;
+}

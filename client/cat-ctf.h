@@ -1,0 +1,24 @@
+/*
+ * cat-ctf.h - a CTF 1.8 trace directory in mirage-profile's layout, for babeltrace2
+ * and mirage-trace-viewer: DIR/metadata plus one stream file per domain and ring
+ * (dom<D>-ring<R>: the MirageOS vocabulary, ops 0..13, what mirage-trace-viewer
+ * loads) and, for mtrace's own ops (event channels, ring start), dom<D>-ring<R>-mtrace.
+ * Packets carry mirage-profile's 30-byte header (magic, UUID, sizes, counter).
+ */
+#ifndef MTRACE_CAT_CTF_H
+#define MTRACE_CAT_CTF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mtrace.pb-c.h"
+
+/* Create (or reuse an empty) DIR.  -1 with a sentence in err. */
+int cat_ctf_open(const char *dir, char *err, size_t errlen);
+void cat_ctf_hello(const Mtrace__Hello *h);
+void cat_ctf_domain_up(uint32_t domid, const char *name, uint32_t clock);
+void cat_ctf_event(const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str);
+/* Flush the last packets and write the metadata.  -1 with err on a write error. */
+int cat_ctf_close(char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,232 @@
+/*
+ * mtrace-web - the live causality timeline of every traced Xen guest, in a browser:
+ * a thin client of mtraced serving its own page, /api/state and the /events feed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "malloc-tune.h"
+#include "web.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mtrace-web [options]\n"
+	    "Serve the live timeline of the traced Xen guests to browsers.\n"
+	    "\n"
+	    "  -s, --socket PATH       mtraced socket (default $MTRACE_SOCKET or %s)\n"
+	    "  -l, --listen ADDR:PORT  where to listen (default %s); an address other\n"
+	    "                          than loopback needs --token-file\n"
+	    "  -t, --token-file FILE   every request must carry the token in FILE\n"
+	    "      --assets DIR        the page's files (default: installed, or the\n"
+	    "                          source tree when run from the build tree)\n"
+	    "      --history MIB       feed history kept for browsers (default 32)\n"
+	    "      --queue MIB         how far one browser may fall behind before its\n"
+	    "                          events are dropped (default 4)\n"
+	    "      --max-connections N HTTP connections at once (default 512)\n"
+	    "      --header-timeout S  a request's headers must arrive within S seconds,\n"
+	    "                          the next one on a kept-alive connection too (10)\n"
+	    "      --stats MS          statistics interval asked of mtraced (default 1000)\n"
+	    "  -h, --help              this text\n"
+	    "  -V, --version           version\n",
+	    MTRACE_DEFAULT_SOCKET, WEB_DEFAULT_LISTEN);
+}
+
+static unsigned long parse_num(
+    const char *s, const char *what, unsigned long min, unsigned long max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || !*s || *s == '-' || v < min || v > max) {
+		fprintf(stderr, "mtrace-web: bad %s '%s' (%lu..%lu)\n", what, s, min, max);
+		exit(2);
+	}
+	return v;
+}
+
+/* Uninstalled (run from the build tree): the page comes from the source tree. */
+static const char *default_assets(void)
+{
+	static char exe[PATH_MAX];
+	const char *env = getenv("MTRACE_WEB_ASSETS");
+	ssize_t n;
+
+	if (env && *env)
+		return env;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = 0;
+		if (!strncmp(exe, MTRACE_BUILD_ROOT "/", strlen(MTRACE_BUILD_ROOT) + 1))
+			return MTRACE_WEB_SOURCE_ASSETS;
+	}
+	return MTRACE_WEB_INSTALLED_ASSETS;
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+	event_base_loopexit(arg, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	enum {
+		O_ASSETS = 256,
+		O_HISTORY,
+		O_QUEUE,
+		O_MAXC,
+		O_STATS,
+		O_HDRT
+	};
+	static const struct option lo[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "token-file", required_argument, NULL, 't' },
+		{ "assets", required_argument, NULL, O_ASSETS },
+		{ "history", required_argument, NULL, O_HISTORY },
+		{ "queue", required_argument, NULL, O_QUEUE },
+		{ "max-connections", required_argument, NULL, O_MAXC },
+		{ "stats", required_argument, NULL, O_STATS },
+		{ "header-timeout", required_argument, NULL, O_HDRT },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct web_opts o = {
+		.listen = WEB_DEFAULT_LISTEN,
+		.history_bytes = 32u << 20,
+		.queue_bytes = 4u << 20,
+		.max_conns = 512,
+		.header_timeout_s = 10,
+		.stats_ms = 1000,
+		.top_n = 200,
+	};
+	struct listen_addr la;
+	struct event_base *base;
+	struct event *sigint, *sigterm;
+	uint64_t instance = 0;
+	char err[512];
+	int c;
+
+	malloc_tune();
+	while ((c = getopt_long(argc, argv, "s:l:t:hV", lo, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			o.socket = optarg;
+			break;
+		case 'l':
+			o.listen = optarg;
+			break;
+		case 't':
+			o.token_file = optarg;
+			break;
+		case O_ASSETS:
+			o.assets = optarg;
+			break;
+		case O_HISTORY:
+			o.history_bytes = parse_num(optarg, "--history", 1, 4096) << 20;
+			break;
+		case O_QUEUE:
+			o.queue_bytes = parse_num(optarg, "--queue", 1, 1024) << 20;
+			break;
+		case O_MAXC:
+			o.max_conns = (unsigned)parse_num(optarg, "--max-connections", 1, 100000);
+			break;
+		case O_HDRT:
+			o.header_timeout_s =
+			    (unsigned)parse_num(optarg, "--header-timeout", 1, 3600);
+			break;
+		case O_STATS:
+			o.stats_ms = (unsigned)parse_num(optarg, "--stats", 100, 3600000);
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("mtrace-web %s\n", MTRACE_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (access_parse_listen(o.listen, &la, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mtrace-web: %s\n", err);
+		return 2;
+	}
+	if (!la.loopback && !o.token_file) {
+		fprintf(stderr,
+		    "mtrace-web: refusing to listen on %s without a token: traces carry guest "
+		    "data.  Give --token-file FILE, or keep the default 127.0.0.1 and use an "
+		    "SSH tunnel (mtrace-web(1))\n",
+		    o.listen);
+		return 2;
+	}
+	if (o.token_file && access_load_token(o.token_file, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mtrace-web: %s\n", err);
+		return 2;
+	}
+	if (!o.assets)
+		o.assets = default_assets();
+	if (getrandom(&instance, sizeof(instance), GRND_NONBLOCK) != sizeof(instance))
+		instance = (uint64_t)time(NULL) << 20 ^ (uint64_t)getpid();
+	signal(SIGPIPE, SIG_IGN);
+
+	base = event_base_new();
+	if (!base) {
+		fprintf(stderr, "mtrace-web: cannot create the event loop\n");
+		return 1;
+	}
+	hist_init(o.history_bytes, instance);
+	sse_init(base, o.queue_bytes);
+	if (http_start(base, &o, &la, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mtrace-web: %s\n", err);
+		return 1;
+	}
+	if (feed_start(base, &o, err, sizeof(err)) < 0) {
+		/* The page says so and the link is retried: the server need not wait. */
+		fprintf(stderr, "mtrace-web: %s; trying again every second\n", err);
+		feed_retry_soon();
+	}
+	sigint = evsignal_new(base, SIGINT, on_signal, base);
+	sigterm = evsignal_new(base, SIGTERM, on_signal, base);
+	event_add(sigint, NULL);
+	event_add(sigterm, NULL);
+
+	if (la.ss.ss_family == AF_INET6)
+		printf("mtrace-web: serving http://[%s]:%u/%s\n", la.host, http_bound_port(),
+		    o.token_file ? "?token=<the token in the file>" : "");
+	else
+		printf("mtrace-web: serving http://%s:%u/%s\n", la.host, http_bound_port(),
+		    o.token_file ? "?token=<the token in the file>" : "");
+	fflush(stdout);
+	sd_notify(0, "READY=1");
+
+	event_base_dispatch(base);
+
+	sse_close_all();
+	http_stop();
+	feed_stop();
+	hist_free();
+	event_free(sigint);
+	event_free(sigterm);
+	event_base_free(base);
+	return 0;
+}

@@ -1,0 +1,415 @@
+// model.js - what the page knows: per domain, threads with their rows, arrows,
+// running intervals, event-channel marks, GC intervals and counters, built from the
+// /events feed.  Bounded: a time span and an event cap (both settable) decide what is
+// kept, so a tab left open for a day keeps its memory bounded.
+//
+// Times are milliseconds on one wall-clock axis: each domain's guest clock is anchored
+// to the time mtrace-web received its first batch (and re-anchored if they drift far
+// apart), so guests with unrelated clocks line up.
+'use strict';
+
+const OP = {
+  CREATES: 0, READ: 1, FULFILLS: 2, FAILS: 3, BECOMES: 4, LABEL: 5, INCREASE: 6,
+  SWITCH: 7, GC: 8, SIGNAL: 9, TRY_READ: 10, COUNTER: 11, READ_LATER: 12,
+  SIGNAL_NEW: 13, EVTCHN_SEND: 64, EVTCHN_RECV: 65, RING_START: 66,
+};
+const DRIFT_MS = 2000;	// re-anchor a domain's clock beyond this
+
+// A min-heap of numbers in an array.
+function heapPush(h, v) {
+  let i = h.length;
+  h.push(v);
+  while (i > 0) {
+    const p = (i - 1) >> 1;
+    if (h[p] <= v) break;
+    h[i] = h[p]; i = p;
+  }
+  h[i] = v;
+}
+function heapPop(h) {
+  const top = h[0], v = h.pop();
+  if (h.length) {
+    let i = 0;
+    for (;;) {
+      let c = 2 * i + 1;
+      if (c >= h.length) break;
+      if (c + 1 < h.length && h[c + 1] < h[c]) c++;
+      if (h[c] >= v) break;
+      h[i] = h[c]; i = c;
+    }
+    h[i] = v;
+  }
+  return top;
+}
+
+// A thread's current row.
+const cur = th => th.segs[th.segs.length - 1].row;
+
+class Domain {
+  constructor(domid) {
+    this.domid = domid;
+    this.name = '';
+    this.alive = true;
+    this.reason = '';
+    this.rings = 0;
+    this.origin = null;	// BigInt ns: the first base_ts seen
+    this.offset = 0;	// wall ms = rel ms + offset
+    this.threads = new Map();
+    this.order = [];	// threads in creation order
+    this.rowFree = [];	// per row: the time it is free again (Infinity: taken)
+    this.freeRows = [];	// rows freed, a min-heap (see Model.takeRow)
+    this.rowSegs = [];	// per row: the line stretches drawn on it, in time order
+    this.creates = []; this.reads = []; this.resolves = []; this.signals = [];
+    this.becomes = []; this.labels = []; this.sends = []; this.recvs = []; this.joins = [];
+    this.fulfills = []; this.fails = [];
+    this.gcs = [];
+    this.runs = [];	// closed running intervals {th, t0, t1}
+    this.running = new Map();	// ring -> {th, t0}
+    this.counters = new Map();	// name -> {value, points: [[t, v]]}
+    this.lastPort = new Map();	// port -> last send {th, t}
+    this.events = 0;
+    this.lastT = -Infinity;
+    this.stats = null;
+  }
+}
+
+class Model {
+  constructor() {
+    this.domains = new Map();
+    this.spanMs = 10 * 60 * 1000;
+    this.maxEvents = 500000;
+    this.stored = 0;
+    this.received = 0;	// events applied since the model was last reset
+    this.batches = 0;
+    this.version = 0;	// bumped at every change (the renderer redraws)
+    this.latest = -Infinity;	// latest event time, wall ms
+    this.dropped = 0;	// events mtrace-web dropped for this browser (it told us)
+    this.upstreamDropped = 0;	// events mtraced dropped for mtrace-web
+    this.lostInRing = 0;
+    this.typeNames = [];	// thread types by number: mtrace-web's hello says
+  }
+
+  reset() {
+    const keep = { spanMs: this.spanMs, maxEvents: this.maxEvents, typeNames: this.typeNames };
+    Object.assign(this, new Model(), keep);
+    this.version++;
+  }
+
+  dom(domid) {
+    let d = this.domains.get(domid);
+    if (!d) {
+      d = new Domain(domid);
+      this.domains.set(domid, d);
+    }
+    return d;
+  }
+
+  domainUp(u) {
+    const d = this.dom(u.domid);
+    d.name = u.name; d.alive = true; d.reason = ''; d.rings = u.rings;
+    this.version++;
+  }
+
+  domainDown(u) {
+    const d = this.dom(u.domid);
+    d.alive = false; d.reason = u.reason;
+    // Whatever was running stops with the domain.
+    for (const r of d.running.values()) d.runs.push({ th: r.th, t0: r.t0, t1: d.lastT, row: r.row });
+    d.running.clear();
+    this.version++;
+  }
+
+  thread(d, id, t) {
+    let th = d.threads.get(id);
+    if (!th) {
+      th = {
+        id, dom: d, label: '', type: 'Unknown', parent: -1, created: t, end: null,
+        failed: false, exn: '', reads: 0, resolves: 0, children: 0, running: 0,
+        segs: [], becomes: -1, explicit: false,
+      };
+      this.addSeg(d, th, this.takeRow(d, t), t);
+      d.threads.set(id, th);
+      d.order.push(th);
+    }
+    return th;
+  }
+
+  // A stretch of a thread's line on one row; each row keeps its stretches in time
+  // order, so that drawing visits the visible rows only.
+  addSeg(d, th, row, t) {
+    const seg = { row, t0: t, th };
+    th.segs.push(seg);
+    while (d.rowSegs.length <= row) d.rowSegs.push([]);
+    d.rowSegs[row].push(seg);
+  }
+
+  // The lowest row free by t.  Rows freed wait in a min-heap (d.freeRows, entries
+  // made stale by a later take are skipped): a scan of every row per thread created
+  // costs a frame's worth with thousands of rows.  Only a row freed after t (events of
+  // several rings slightly out of order) needs the scan.
+  takeRow(d, t) {
+    const h = d.freeRows;
+    while (h.length && d.rowFree[h[0]] === Infinity) heapPop(h);
+    let r = -1;
+    if (h.length && d.rowFree[h[0]] <= t) r = heapPop(h);
+    else if (h.length) {
+      for (let i = 0; i < d.rowFree.length; i++) if (d.rowFree[i] <= t) { r = i; break; }
+    }
+    if (r < 0) { d.rowFree.push(Infinity); return d.rowFree.length - 1; }
+    d.rowFree[r] = Infinity;
+    return r;
+  }
+
+  freeRow(d, row, t) {
+    d.rowFree[row] = t;
+    heapPush(d.freeRows, row);
+    if (d.freeRows.length > 2 * d.rowFree.length + 64) {	// stale entries: rebuilt
+      d.freeRows = [];
+      for (let r = 0; r < d.rowFree.length; r++) if (d.rowFree[r] !== Infinity) heapPush(d.freeRows, r);
+    }
+  }
+
+  endThread(d, th, t) {
+    if (th.end !== null) return;
+    th.end = t;
+    this.freeRow(d, th.segs[th.segs.length - 1].row, t);
+  }
+
+  // One batch from the feed (the server's column form of an EventBatch).
+  batch(b) {
+    const d = this.dom(b.d);
+    const n = b.op.length;
+    if (d.origin === null) d.origin = BigInt(b.t);
+    let rel = Number(BigInt(b.t) - d.origin) / 1e6;
+    let sum = 0;
+    for (let i = 0; i < n; i++) sum += b.dt[i];
+    // Anchor: the batch's last event happened about when mtrace-web got it.
+    const lastRel = rel + sum / 1e6;
+    if (d.events === 0 || Math.abs(lastRel + d.offset - b.w) > DRIFT_MS) d.offset = b.w - lastRel;
+    let t = rel + d.offset;
+    for (let i = 0; i < n; i++) {
+      t += b.dt[i] / 1e6;
+      const si = b.si[i];
+      this.event(d, b.r, t, b.op[i], b.th[i], b.a[i], b.ty ? b.ty[i] : 0,
+        si >= 0 ? b.s[si] : null);
+    }
+    d.events += n;
+    this.received += n;
+    this.stored += n;
+    this.batches++;
+    if (t > this.latest) this.latest = t;
+    if (t > d.lastT) d.lastT = t;
+    this.version++;
+  }
+
+  event(d, ring, t, op, tid, arg, type, str) {
+    switch (op) {
+    case OP.CREATES: {
+      const parent = this.thread(d, tid, t);
+      let child = d.threads.get(arg);
+      // An id seen before its creation is that thread; a created one is an id reused.
+      if (child && child.explicit) {
+        if (child.end === null) this.endThread(d, child, t);
+        d.threads.delete(arg);
+        child = null;
+      }
+      child = this.thread(d, arg, t);
+      child.parent = tid; child.explicit = true;
+      child.type = this.typeNames[type] || 'Unknown';
+      parent.children++;
+      d.creates.push({ t, from: tid, to: arg, ra: cur(parent), rb: cur(child) });
+      break;
+    }
+    case OP.READ: case OP.READ_LATER: case OP.TRY_READ: {
+      const reader = this.thread(d, tid, t);
+      this.thread(d, arg, t);
+      const src = d.threads.get(arg);
+      if (op !== OP.TRY_READ) reader.reads++;
+      // From where the source resolved, if it had by then.
+      const ts = src.end !== null && src.end <= t ? src.end : t;
+      d.reads.push({ t, from: arg, to: tid, op, ts, ra: cur(src), rb: cur(reader) });
+      break;
+    }
+    case OP.FULFILLS: case OP.FAILS: {
+      const by = this.thread(d, tid, t);
+      const target = this.thread(d, arg, t);
+      by.resolves++;
+      if (op === OP.FAILS) { target.failed = true; target.exn = str || ''; }
+      this.endThread(d, target, t);
+      const r = { t, from: tid, to: arg, failed: op === OP.FAILS, exn: str || '', ra: cur(by), rb: cur(target) };
+      d.resolves.push(r);
+      (op === OP.FAILS ? d.fails : d.fulfills).push(r);
+      break;
+    }
+    case OP.BECOMES: {
+      const a = this.thread(d, tid, t);
+      const b = this.thread(d, arg, t);
+      // A chain continues on one row: b moves to a's row from now on.
+      const aRow = a.segs[a.segs.length - 1].row;
+      a.becomes = arg;
+      if (a.end === null) a.end = t;
+      if (b.end === null) {
+        const bRow = b.segs[b.segs.length - 1].row;
+        if (bRow !== aRow) {
+          this.freeRow(d, bRow, t);
+          this.addSeg(d, b, aRow, t);
+          d.rowFree[aRow] = Infinity;
+        }
+      } else {
+        this.freeRow(d, aRow, t);
+      }
+      d.becomes.push({ t, from: tid, to: arg, ra: aRow, rb: cur(b) });
+      break;
+    }
+    case OP.LABEL: {
+      const th = this.thread(d, tid, t);
+      th.label = str || '';
+      d.labels.push({ t, th: tid, label: th.label });
+      break;
+    }
+    case OP.INCREASE: case OP.COUNTER: {
+      const name = str || '';
+      let c = d.counters.get(name);
+      if (!c) { c = { value: 0, points: [] }; d.counters.set(name, c); }
+      c.value = op === OP.INCREASE ? c.value + arg : arg;
+      c.points.push([t, c.value]);
+      break;
+    }
+    case OP.SWITCH: case OP.SIGNAL: case OP.SIGNAL_NEW: {
+      if (op !== OP.SWITCH) {
+        this.thread(d, tid, t); this.thread(d, arg, t);
+        d.signals.push({ t, from: arg, to: tid, ra: cur(d.threads.get(arg)), rb: cur(d.threads.get(tid)) });
+        if (op === OP.SIGNAL_NEW) break;
+      }
+      const was = d.running.get(ring);
+      if (was && was.th === tid) break;
+      if (was) {
+        d.runs.push({ th: was.th, t0: was.t0, t1: t, row: was.row });
+        const prev = d.threads.get(was.th);
+        if (prev) prev.running += t - was.t0;
+      }
+      if (tid === -1) d.running.delete(ring);
+      else d.running.set(ring, { th: tid, t0: t, row: cur(this.thread(d, tid, t)) });
+      break;
+    }
+    case OP.GC:
+      d.gcs.push({ t0: t - arg / 1e6, t1: t });
+      break;
+    case OP.EVTCHN_SEND: {
+      this.thread(d, tid, t);
+      const s = { t, th: tid, port: arg, row: cur(d.threads.get(tid)) };
+      d.sends.push(s);
+      d.lastPort.set(arg, s);
+      break;
+    }
+    case OP.EVTCHN_RECV: {
+      this.thread(d, tid, t);
+      const rv = { t, th: tid, port: arg, row: cur(d.threads.get(tid)) };
+      d.recvs.push(rv);
+      // Within one guest, a send on this port and the receive that follows it.
+      const s = d.lastPort.get(arg);
+      if (s && s.t <= t) {
+        d.joins.push({ ts: s.t, t: t, t1: t, from: s.th, to: tid, port: arg, ra: s.row, rb: rv.row });
+        d.lastPort.delete(arg);
+      }
+      break;
+    }
+    default:
+      break;
+    }
+  }
+
+  // Drop what lies before the window or beyond the event cap.
+  prune(now) {
+    let cutoff = now - this.spanMs;
+    const lists = ['creates', 'reads', 'resolves', 'fulfills', 'fails', 'signals', 'becomes',
+      'labels', 'sends', 'recvs', 'gcs', 'runs', 'joins'];
+    const count = () => {
+      let n = 0;
+      for (const d of this.domains.values()) {
+        for (const l of lists) n += d[l].length;
+        n += d.order.length;
+        for (const c of d.counters.values()) n += c.points.length;
+      }
+      return n;
+    };
+    let n = count();
+    for (let guard = 0; guard < 20 && (n > this.maxEvents || guard === 0); guard++) {
+      if (guard > 0) cutoff += (now - cutoff) * 0.2;	// over the cap: keep less
+      for (const d of this.domains.values()) this.pruneDomain(d, cutoff, lists);
+      n = count();
+    }
+    this.stored = n;
+  }
+
+  pruneDomain(d, cutoff, lists) {
+    const tOf = x => (x.t1 !== undefined ? x.t1 : x.t);
+    for (const l of lists) {
+      const a = d[l];
+      let k = 0;
+      while (k < a.length && tOf(a[k]) < cutoff) k++;
+      if (k) a.splice(0, k);
+    }
+    for (const c of d.counters.values()) {
+      let k = 0;
+      while (k < c.points.length - 1 && c.points[k][0] < cutoff) k++;
+      if (k) c.points.splice(0, k);
+    }
+    // Threads that ended before the window go; pending ones stay (open to now).
+    let gone = 0;
+    for (const th of d.order) if (th.end !== null && th.end < cutoff) gone++;
+    if (gone) {
+      d.order = d.order.filter(th => {
+        if (th.end !== null && th.end < cutoff) { this.forget(d, th); return false; }
+        return true;
+      });
+    }
+    if (d.order.length > this.maxEvents / 2) {
+      // Pending threads past the cap: the oldest go.
+      const drop = d.order.splice(0, d.order.length - Math.floor(this.maxEvents / 2));
+      for (const th of drop) this.forget(d, th);
+    }
+    if (gone || d.forgotten) {
+      for (let r = 0; r < d.rowSegs.length; r++) d.rowSegs[r] = d.rowSegs[r].filter(sg => !sg.th.gone);
+      d.forgotten = false;
+    }
+  }
+
+  forget(d, th) {
+    if (d.threads.get(th.id) === th) d.threads.delete(th.id);
+    th.gone = true;
+    d.forgotten = true;
+  }
+
+  // What the tests compare with mtrace-cat -f json: per domain, the events as received.
+  summary() {
+    const out = {};
+    for (const d of this.domains.values()) {
+      const ids = new Set();
+      for (const th of d.threads.keys()) ids.add(th);
+      out[d.domid] = {
+        name: d.name, alive: d.alive, reason: d.reason, events: d.events,
+        threads: [...ids].sort((a, b) => a - b),
+        creates: d.creates.map(x => [x.from, x.to]),
+        reads: d.reads.filter(x => x.op === OP.READ).map(x => [x.to, x.from]),
+        resolves: d.resolves.map(x => [x.from, x.to, x.failed ? 1 : 0]),
+        labels: d.labels.map(x => [x.th, x.label]),
+        sends: d.sends.map(x => [x.th, x.port]),
+      };
+    }
+    return out;
+  }
+}
+
+// Guest strings on the canvas and in details: text only, and control bytes visible.
+function printable(s, max) {
+  let out = '';
+  for (const ch of String(s)) {
+    const c = ch.codePointAt(0);
+    out += c < 0x20 || c === 0x7f ? '\\x' + c.toString(16).padStart(2, '0') : ch;
+    if (max && out.length >= max) return out.slice(0, max) + '\u2026';
+  }
+  return out;
+}
+
+window.MtraceModel = { Model, OP, printable };

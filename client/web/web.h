@@ -1,0 +1,112 @@
+/*
+ * web.h - mtrace-web: a thin client of mtraced that serves the live timeline page,
+ * a JSON state endpoint and the event feed (Server-Sent Events) over evhttp.
+ *
+ * One libevent loop, one context.  The feed from mtraced becomes SSE messages in one
+ * shared, bounded history (hist.c); every browser is a cursor into it (sse.c), so a
+ * slow browser costs memory only in its own bounded socket buffer and is told how
+ * many events it skipped, while mtraced, other clients and other browsers go on.
+ */
+#ifndef MTRACE_WEB_H
+#define MTRACE_WEB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include <event2/buffer.h>
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "mtrace-client.h"
+
+#define WEB_DEFAULT_LISTEN "127.0.0.1:8470"
+#define WEB_TOKEN_MIN      16
+
+struct web_opts {
+	const char *socket;     /* NULL: $MTRACE_SOCKET or the default */
+	const char *listen;     /* ADDR:PORT */
+	const char *token_file; /* needed unless listening on loopback */
+	const char *assets;     /* NULL: installed, or the source tree when uninstalled */
+	size_t history_bytes;   /* shared history of SSE messages */
+	size_t queue_bytes;     /* how far one browser may lag before it skips */
+	unsigned max_conns;
+	unsigned header_timeout_s; /* a request's headers must come within this */
+	unsigned stats_ms;
+	unsigned top_n;
+};
+
+/* hist.c: the shared history of formatted SSE messages, oldest evicted first. */
+struct hmsg {
+	uint64_t id;
+	uint64_t ev_before; /* events in all messages before this one */
+	uint64_t bytes_before;
+	uint32_t events;
+	uint32_t len;
+	char data[]; /* "id: ...\nevent: ...\ndata: ...\n\n" */
+};
+void hist_init(size_t max_bytes, uint64_t instance);
+void hist_free(void);
+/* Append one message; data is the JSON payload (one line).  Returns its id. */
+uint64_t hist_push(const char *event, const char *data, size_t len, uint32_t events);
+const struct hmsg *hist_get(uint64_t id); /* NULL: evicted or not yet */
+uint64_t hist_tail(void);                 /* oldest id held */
+uint64_t hist_head(void);                 /* next id to be given */
+uint64_t hist_events_total(void);         /* events in every message ever pushed */
+uint64_t hist_bytes_total(void);
+uint64_t hist_events_before(uint64_t id); /* id in [tail, head] */
+uint64_t hist_bytes_before(uint64_t id);
+size_t hist_bytes_held(void);
+uint64_t hist_instance(void);
+
+/* json.c: JSON into evbuffers; guest strings always escaped, invalid UTF-8 as \u00XX. */
+void json_str(struct evbuffer *b, const char *s);
+/* One EventBatch as the page's column object; -1 if its columns disagree. */
+int json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_ms);
+void json_domain_up(struct evbuffer *b, const Mtrace__DomainUp *u);
+void json_domain_down(struct evbuffer *b, const Mtrace__DomainDown *d);
+void json_loss(struct evbuffer *b, const Mtrace__Loss *l);
+void json_stats(struct evbuffer *b, const Mtrace__Stats *s, bool threads);
+
+/* feed.c: the link to mtraced. */
+int feed_start(struct event_base *base, const struct web_opts *o, char *err, size_t errlen);
+void feed_stop(void);
+void feed_retry_soon(void); /* after a failed feed_start */
+bool feed_connected(void);
+const char *feed_daemon(void); /* "mtraced 0.1.0 on HOST" */
+const Mtrace__Stats *feed_last_stats(void);
+void feed_state_json(struct evbuffer *b); /* domains as last seen */
+uint64_t feed_events(void);
+uint64_t feed_malformed(void);
+
+/* sse.c: browsers on /events. */
+void sse_init(struct event_base *base, size_t queue_bytes);
+void sse_open(struct evhttp_request *req);
+void sse_pump_all(void); /* new messages in the history */
+void sse_close_all(void);
+unsigned sse_count(void);
+void sse_state_json(struct evbuffer *b);
+
+/* access.c: who may ask. */
+struct listen_addr {
+	struct sockaddr_storage ss;
+	socklen_t len;
+	bool loopback;
+	char host[128];
+	unsigned port;
+};
+int access_parse_listen(const char *spec, struct listen_addr *a, char *err, size_t errlen);
+int access_load_token(const char *path, char *err, size_t errlen);
+bool access_has_token(void);
+/* 0: go on; else the HTTP status already sent (401, 403, 421). */
+int access_check(struct evhttp_request *req, bool loopback);
+
+/* http.c: the server. */
+int http_start(struct event_base *base, const struct web_opts *o, const struct listen_addr *a,
+    char *err, size_t errlen);
+void http_stop(void);
+unsigned http_bound_port(void);
+void http_common_headers(struct evhttp_request *req, const char *type);
+
+#endif

@@ -1,0 +1,32 @@
+#!/bin/bash
+# Every installed program answers --help (usage on stdout) and --version (the project
+# version) with exit status 0, without a terminal, a daemon or Xen.
+. "$MTRACE_SRC/tests/rig.sh"
+
+install_destdir
+export LD_LIBRARY_PATH=$D$MTRACE_LIBDIR
+expected="mtraced mtrace-cat mtrace-top mtrace-simxen mtrace-load"
+
+for p in $expected; do
+	[ -x "$D$MTRACE_BINDIR/$p" ] || [ -x "$D$MTRACE_SBINDIR/$p" ] ||
+		fail "$p is not installed (bindir $MTRACE_BINDIR, sbindir $MTRACE_SBINDIR)"
+done
+
+n=0
+for f in "$D$MTRACE_BINDIR"/* "$D$MTRACE_SBINDIR"/*; do
+	[ -f "$f" ] && [ -x "$f" ] || continue
+	p=$(basename "$f")
+	timeout 10 "$f" --help </dev/null >"$T/help.out" 2>"$T/help.err"
+	rc=$?
+	[ $rc = 0 ] || { cat "$T/help.err"; fail "$p --help exited $rc"; }
+	grep -qi "usage" "$T/help.out" || { cat "$T/help.out"; fail "$p --help printed no usage on stdout"; }
+	timeout 10 "$f" --version </dev/null >"$T/version.out" 2>"$T/version.err"
+	rc=$?
+	[ $rc = 0 ] || { cat "$T/version.err"; fail "$p --version exited $rc"; }
+	grep -qF "$MTRACE_VERSION" "$T/version.out" ||
+		{ cat "$T/version.out"; fail "$p --version does not say $MTRACE_VERSION"; }
+	echo "$p: --help and --version ok ($(head -1 "$T/version.out"))"
+	n=$((n + 1))
+done
+[ $n -ge 5 ] || fail "only $n programs checked"
+echo "ok"

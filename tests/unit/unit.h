@@ -1,0 +1,24 @@
+/*
+ * unit.h - the table of unit tests of pure modules (no process, socket or Xen): one
+ * runner (runner.c), each module's tests in its own file, each exporting its rows.
+ * A row is { module, name, function }; the function CHECKs (check.h).
+ */
+#ifndef MTRACE_TEST_UNIT_H
+#define MTRACE_TEST_UNIT_H
+
+#include "check.h"
+
+struct unit_test {
+	const char *module;
+	const char *name;
+	void (*run)(void);
+};
+
+/* Each module's rows, ended by a row whose name is NULL. */
+extern const struct unit_test unit_frame[];
+extern const struct unit_test unit_utf8[];
+extern const struct unit_test unit_config[];
+extern const struct unit_test unit_strtab[];
+extern const struct unit_test unit_announce[];
+
+#endif

@@ -1,0 +1,54 @@
+#!/bin/bash
+# test-http.sh - mtrace-web against abuse (bad paths and methods, oversized headers,
+# slowloris, 1,000 connections: a clear HTTP error, no crash, bounded memory) and its
+# access rules (loopback Host check; elsewhere a token on every request, and no start
+# without one).  No browser: Python's sockets.
+. "$(dirname "$0")/lib.sh"
+rig_start || fail "the rig did not start"
+web_start --header-timeout 2 --max-connections 400
+note "mtrace-web at $WEB_URL"
+rss0=$(web_rss_kb)
+"$PYTHON" "$MTRACE_SRC/tests/web/http_abuse.py" abuse "$WEB_URL" "$WEB_PID" || fail "abuse"
+kill -0 "$WEB_PID" 2>/dev/null || fail "mtrace-web died under abuse"
+rss1=$(web_rss_kb)
+
+# mtraced goes away and comes back: the state says so, and mtrace-web connects again.
+state() { "$PYTHON" -c 'import json,sys,urllib.request; print(json.load(urllib.request.urlopen(sys.argv[1] + "api/state"))["connected"])' "$WEB_URL"; }
+kill -TERM -- "-$RIG_DAEMON" 2>/dev/null || kill -TERM "$RIG_DAEMON"
+wait "$RIG_DAEMON" 2>/dev/null
+for _ in $(seq 50); do [ "$(state)" = False ] && break; sleep 0.1; done
+[ "$(state)" = False ] || fail "mtrace-web did not notice mtraced leaving"
+setsid "$RIG_MTRACED" --backend sim --sim-dir "$RIG_SIM" -s "$RIG_SOCK" -f -c /dev/null \
+	>>"$RIG_DIR/mtraced.log" 2>&1 </dev/null &
+RIG_DAEMON=$!
+for _ in $(seq 100); do [ "$(state)" = True ] && break; sleep 0.1; done
+[ "$(state)" = True ] || fail "mtrace-web did not connect to the new mtraced"
+echo "ok: mtraced stopped and started again: mtrace-web said so and connected again"
+grep -q 'lost mtraced' "$RIG_DIR/web.err" || fail "no word of it on stderr"
+
+note "mtrace-web resident memory: ${rss0} kB before, ${rss1} kB after"
+[ "$rss1" -lt $((rss0 + 65536)) ] || fail "memory grew by $((rss1 - rss0)) kB"
+kill -TERM "$WEB_PID"
+wait "$WEB_PID" || fail "mtrace-web exited with status $? on SIGTERM"
+WEB_PID=
+
+# Not loopback: no start without a token; a token file others can read is refused.
+out=$("$WEB" -s "$RIG_SOCK" -l 0.0.0.0:0 2>&1)
+rc=$?
+[ $rc -eq 2 ] && grep -q 'refusing to listen on 0.0.0.0:0 without a token' <<<"$out" ||
+	fail "0.0.0.0 without a token: status $rc, '$out'"
+echo "ok: refuses 0.0.0.0 without a token: $out"
+TOK=$RIG_DIR/token
+head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$TOK"
+chmod 644 "$TOK"
+out=$("$WEB" -s "$RIG_SOCK" -l 0.0.0.0:0 -t "$TOK" 2>&1)
+[ $? -eq 2 ] && grep -q 'readable by everyone' <<<"$out" || fail "world-readable token: '$out'"
+echo "ok: refuses a world-readable token file: $out"
+chmod 600 "$TOK"
+web_start -l 0.0.0.0:0 -t "$TOK"
+PORT=$(sed -n 's|^mtrace-web: serving http://0.0.0.0:\([0-9]*\)/.*|\1|p' "$RIG_DIR/web.out")
+[ -n "$PORT" ] || fail "no port in $(cat "$RIG_DIR/web.out")"
+"$PYTHON" "$MTRACE_SRC/tests/web/http_abuse.py" token "http://127.0.0.1:$PORT/" "$WEB_PID" "$(cat "$TOK")" ||
+	fail "token"
+kill -0 "$WEB_PID" 2>/dev/null || fail "mtrace-web died"
+exit 0
