@@ -29,7 +29,9 @@ extra = "console=hvc0 rdinit=/init quiet mtrace=$cmd"
 on_poweroff = "destroy"
 on_crash = "destroy"
 CFG
-	i=0; while [ ! -f /run/vmlinux ] && [ $i -lt 3000 ]; do sleep 0.1; i=$((i+1)); done
+	# (waits poll at 0.5 s: each turn forks, which is dear in a PV dom0 under TCG and
+	# takes the CPU the booting domUs need)
+	i=0; while [ ! -f /run/vmlinux ] && [ $i -lt 600 ]; do sleep 0.5; i=$((i+1)); done
 	for try in 1 2; do
 		if xl create -q /run/$name.cfg >/run/$name.xl 2>&1; then
 			echo "XENTEST INFO created $name at $(up)" >&2
@@ -45,7 +47,7 @@ CFG
 # loaded host where one `xl create` can take a minute)
 dom_of() { # name
 	i=0
-	while [ ! -f /run/dom.$1 ] && [ $i -lt 6000 ]; do sleep 0.1; i=$((i+1)); done
+	while [ ! -f /run/dom.$1 ] && [ $i -lt 1200 ]; do sleep 0.5; i=$((i+1)); done
 	d=$(cat /run/dom.$1 2>/dev/null)
 	[ -n "$d" ] && echo "$d"
 }
@@ -58,6 +60,7 @@ dump_domu() { # name
 # checks run: domain building is the slow part under TCG
 if want mtrace; then
 	. /root/mtrace-tests.sh
+	. /root/service-tests.sh
 	phase mtrace-start
 	start_mtraced && pass mtraced_starts || fail mtraced_starts
 fi
@@ -67,8 +70,8 @@ fi
 	if want mtrace; then
 		for n in mtA mtB mtLO; do
 			eval "domu $n \$DOMU_$n" > /run/dom.$n.tmp; mv /run/dom.$n.tmp /run/dom.$n
+			[ $n = mtB ] && ln -s dom.mtB /run/dom.peer
 		done
-		ln -s dom.mtB /run/dom.peer
 	elif want peer; then
 		domu peer xenif-selftest domu > /run/dom.peer.tmp; mv /run/dom.peer.tmp /run/dom.peer
 	fi

@@ -1,4 +1,5 @@
-# mtrace on real Xen (sourced by dom0-tests.sh, whose helpers it uses).
+# mtrace on real Xen (sourced by dom0-tests.sh, whose helpers it uses); mtraced runs
+# as the installed mtraced.service under systemd (PID 1).
 #
 # Three domUs run xen-guest on the guest library (real gntalloc, event channels,
 # xenstore); each waits for dom0 to write a data/mtrace-test/go key, so that every
@@ -13,29 +14,42 @@
 #   O  (the same domU) opens a new one, 1 ring x 1 page (128 records), only while
 #      mtraced is stopped, and writes 5000 events: the loss is exactly what the ring
 #      could not hold
+#   K  (the same domU) once dom0 writes go3, O closes its session and mtrace-load
+#      opens one again: 2 rings x 64 pages, 10000 events each at 250/s (40 s), running while
+#      mtraced is killed (kill -9) and restarted by systemd (service-tests.sh)
 # (B also runs the domU side of xenif-selftest's dom0<->domU check in the background)
 SOCK=/run/mtrace/mtraced.sock
 MTRACED_PID=
-NA=20000 NB=20000 NO=5000 NL=10000
+NA=20000 NB=20000 NO=5000 NL=10000 NK=10000
 DOMU_mtA="xen-guest load --rings 2 --pages 256 --events $NA --labels --wait-go --then-garbage 8 --linger 3000"
 DOMU_mtB="bg xenif-selftest domu + xen-guest load --rings 1 --pages 64 --events $NB --rate 2000 --wait-go --then-rate 100 --linger 3000"
-DOMU_mtLO="go mtrace-load --rings 2 --pages 64 --events $NL --rate 1000 --seed 7 --backend xen --linger 20 + xen-guest load --rings 1 --pages 1 --events $NO --go-first --go-key go2 --linger 3000"
+DOMU_mtLO="go mtrace-load --rings 2 --pages 64 --events $NL --rate 1000 --seed 7 --backend xen --linger 20 + xen-guest load --rings 1 --pages 1 --events $NO --go-first --go-key go2 --linger 3000 --until-key go3 + mtrace-load --rings 2 --pages 64 --events $NK --rate 250 --seed 9 --backend xen --linger 120"
 
+# mtraced runs as the installed mtraced.service, socket from mtraced.socket
+mtraced_pid() { systemctl show -p MainPID --value mtraced.service; }
 start_mtraced() {
-	rm -f $SOCK
-	mtraced -f --backend xen -s $SOCK -v -o drop_privileges=false >>/run/mtraced.log 2>&1 &
-	MTRACED_PID=$!
-	i=0
-	while [ ! -S $SOCK ] && [ $i -lt 300 ] && kill -0 $MTRACED_PID 2>/dev/null; do
-		sleep 0.1; i=$((i+1))
-	done
-	[ -S $SOCK ] || { tail -20 /run/mtraced.log; return 1; }
+	local st
+	if ! systemctl start mtraced.service; then
+		systemctl status --no-pager mtraced.service | tail -20
+		journalctl -u mtraced --no-pager -n 20
+		return 1
+	fi
+	# Type=notify: start returns once mtraced said READY=1, so it is serving now
+	st=$(systemctl is-active mtraced.service)
+	MTRACED_PID=$(mtraced_pid)
+	[ "$st" = active ] && [ "${MTRACED_PID:-0}" -gt 0 ] && [ -S $SOCK ] || {
+		echo "mtraced.service: $st, MainPID=$MTRACED_PID"; return 1; }
+	timeout 30 mtrace-cat -f json --no-events --stats 200 -n 1 > /run/serving.json 2>&1 || {
+		echo "not serving: $(cat /run/serving.json)"; return 1; }
+	info "mtraced.service active, MainPID $MTRACED_PID, serving; $(systemctl show -p StatusText --value mtraced)"
 }
 stop_mtraced() {
-	kill -TERM $MTRACED_PID 2>/dev/null
-	i=0; while kill -0 $MTRACED_PID 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done
-	kill -0 $MTRACED_PID 2>/dev/null && { fail mtraced_stops_on_sigterm; kill -KILL $MTRACED_PID; }
-	wait $MTRACED_PID 2>/dev/null
+	local r
+	timeout 30 systemctl stop mtraced.service || fail mtraced_stops
+	r=$(systemctl show -p Result --value mtraced.service)
+	[ "$(systemctl is-active mtraced.service)" = inactive ] && [ "$r" = success ] ||
+		fail "mtraced_stops_cleanly: $(systemctl is-active mtraced.service), Result=$r"
+	kill -0 $MTRACED_PID 2>/dev/null && fail "mtraced_stops: pid $MTRACED_PID still there"
 	MTRACED_PID=
 }
 go() { xenstore-write /local/domain/$1/data/mtrace-test/${2:-go} 1; }
@@ -52,7 +66,7 @@ wait_key() { # domid key [tenths of a second]: by the clock, not by loop turns, 
 	local end=$(( $(now_s) + ${3:-1200} / 10 ))	# a loaded host makes slow
 	while ! xenstore-read /local/domain/$1/data/mtrace-test/$2 >/dev/null 2>&1; do
 		[ "$(now_s)" -gt $end ] && { dump_domu "$(xl domname $1 2>/dev/null)" 20; return 1; }
-		sleep 0.1
+		sleep 0.5
 	done
 }
 json() { sed -n "s/.*\"$1\":\\([^,}]*\\).*/\\1/p"; }	# key < json
@@ -224,7 +238,9 @@ al=$(stat_of /run/live.stats $B lost); acr=$(stat_of /run/live.stats $B corrupt)
 verify after-destroy --timeout 200 --grace 200 --flowing $B
 kill -0 $MTRACED_PID 2>/dev/null && pass mtraced_survives || fail mtraced_survives
 
+service_checks
+
 phase teardown
 stop_mtraced
-grep -iE 'error|warn' /run/mtraced.log | head -40 | sed 's/^/[mtraced] /'
+journalctl -u mtraced --no-pager -o cat | grep -iE 'error|warn' | head -40 | sed 's/^/[mtraced] /'
 }

@@ -1,15 +1,16 @@
 #!/bin/bash
 # run-xen.sh - boot a real Xen 4.17 + Debian 6.1 dom0 under qemu-system-x86_64 (TCG)
-# and run mtrace on it: xenif-selftest, mtraced --backend xen, mtrace-cat, and domUs
-# started with `xl create` running mtrace-load.  Checks print "XENTEST PASS|FAIL name"
-# on the serial console; this script collects them.
+# with Debian 12's systemd as PID 1 and mtrace installed by `meson install`, and run
+# mtrace on it: xenif-selftest, mtraced as mtraced.service/mtraced.socket, mtrace-cat,
+# and domUs started with `xl create` running mtrace-load.  Checks print
+# "XENTEST PASS|FAIL name" on the serial console; this script collects them.
 #
 # usage: run-xen.sh BUILD_DIR SOURCE_DIR
 # env:   MTRACE_XEN_CACHE   .deb + extracted kernel/hypervisor cache
 #                           (default /var/cache/mtrace-xen, else ~/.cache/mtrace-xen)
 #        MTRACE_XEN_REQUIRE=1  a missing package is a failure, not a skip
 #        MTRACE_XEN_KEEP=1  keep the temporary work directory
-#        STALL_S, BOOT_TIMEOUT, SMP, MEM   see below
+#        STALL_S, BOOT_TIMEOUT, SMP, MEM, TCG_THREAD   see below
 # exit:  0 pass, 1 fail, 77 skipped (the Debian packages or QEMU cannot be had)
 set -uo pipefail
 
@@ -21,7 +22,9 @@ SMP=${SMP:-2}
 MEM=${MEM:-1536}		# MiB for QEMU: Xen + dom0 (512) + up to 3 domUs (160 each)
 DOM0_MEM=${DOM0_MEM:-512M}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-1200}	# hard cap on one QEMU run (s); ~150-250 s on an idle host
-STALL_S=${STALL_S:-60}		# no serial output this long => dump Xen state, kill
+TCG_THREAD=${TCG_THREAD:-single}
+STALL_S=${STALL_S:-120}	# no serial output this long => dump Xen state, kill (a loaded host
+			# boots the kernel silently for over a minute)
 ARTIFACT=$BUILD/meson-logs/xen-serial.log
 T0=$(date +%s.%N)
 
@@ -103,6 +106,30 @@ fi
 [ -n "$KVER" ] || skip "apt does not know linux-image-amd64 (no Debian archive configured)"
 DEBS=(xen-hypervisor-$XENV-amd64 linux-image-$KVER busybox-static xen-utils-$XENV
 	xen-utils-common xenstore-utils)
+# dom0 runs Debian's systemd as PID 1: systemd and everything it depends on, resolved
+# by apt as for an empty system (no dpkg status: nothing counts as installed), plus
+# util-linux (setpriv, for the check as a second uid)
+SYSD_ROOTS=(systemd util-linux)
+resolve_sysd() {
+	apt-get install -s -qq --no-install-recommends -o Dir::State::status=/dev/null \
+		-o Debug::NoLocking=1 "${SYSD_ROOTS[@]}" 2>/dev/null | awk '/^Inst /{print $2}'
+}
+# (a resolution costs seconds: kept per state of apt's package lists)
+lists_id() { stat -c '%n %s %Y' /var/lib/apt/lists/*_Packages* 2>/dev/null | md5sum | cut -c1-12; }
+resolved=$CACHE/systemd-closure-$(lists_id)
+if [ -s "$resolved" ]; then
+	mapfile -t SYSD_DEBS < "$resolved"
+else
+	mapfile -t SYSD_DEBS < <(resolve_sysd)
+	if [ ${#SYSD_DEBS[@]} -lt ${#SYSD_ROOTS[@]} ] && [ "$(id -u)" = 0 ]; then
+		timeout 300 apt-get update -qq >/dev/null 2>&1
+		mapfile -t SYSD_DEBS < <(resolve_sysd)
+		resolved=$CACHE/systemd-closure-$(lists_id)
+	fi
+	[ ${#SYSD_DEBS[@]} -ge ${#SYSD_ROOTS[@]} ] && printf '%s\n' "${SYSD_DEBS[@]}" > "$resolved"
+fi
+[ ${#SYSD_DEBS[@]} -ge ${#SYSD_ROOTS[@]} ] || skip "apt cannot resolve ${SYSD_ROOTS[*]} and their dependencies"
+DEBS+=("${SYSD_DEBS[@]}")
 need=()
 for p in "${DEBS[@]}"; do ls "$CACHE/debs/${p}"_*.deb >/dev/null 2>&1 || need+=("$p"); done
 if [ ${#need[@]} -gt 0 ]; then
@@ -149,22 +176,40 @@ PY
 	gzip -6 -c "$X/vmlinux" > "$X/vmlinux.gz" || die "gzip vmlinux"
 	touch "$X/.done"
 fi
+# systemd's root: every package of the closure unpacked (no docs, man pages, locales)
+SYSROOT=$CACHE/sysroot-$({ echo 2; for p in "${SYSD_DEBS[@]}"; do basename "$(deb "$p")"; done; } | md5sum | cut -c1-12)
+if [ ! -f "$SYSROOT/.done" ]; then
+	say "unpacking systemd and its ${#SYSD_DEBS[@]} packages into $SYSROOT"
+	rm -rf "$SYSROOT" && mkdir -p "$SYSROOT"
+	for p in "${SYSD_DEBS[@]}"; do
+		dpkg-deb --fsys-tarfile "$(deb "$p")" | tar -x -C "$SYSROOT" \
+			--exclude=./usr/share/doc --exclude=./usr/share/man --exclude=./usr/share/info \
+			--exclude=./usr/share/locale --exclude=./usr/share/lintian \
+			--exclude=./usr/share/zsh --exclude=./usr/share/bash-completion \
+			--exclude='./usr/lib/x86_64-linux-gnu/gconv/*' ||
+			die "unpack $p"
+	done
+	touch "$SYSROOT/.done"
+fi
 flock -u 9
 MODS=$(find "$X" -type d -path "*/modules/$KVER/kernel/drivers/xen" | head -1)
 [ -n "$MODS" ] || die "xen modules not found in $X"
 
 # ------------------------------------------------------------ initramfs images
 # copy a binary and every library ldd resolves for it (host bookworm == guest bookworm)
-copy_bin() { # root src dst
-	install -D -m755 "$2" "$1$3" || die "copy $2"
+copy_libs() { # root elf: the libraries ldd resolves for it, unless the root has them
 	ldd "$2" | awk '/=> \//{print $3} /^[ \t]*\/lib64\//{print $1}' | while read -r lib; do
 		[ -e "$1$lib" ] || install -D -m755 "$(readlink -f "$lib")" "$1$lib"
 	done
 }
+copy_bin() { # root src dst
+	install -D -m755 "$2" "$1$3" || die "copy $2"
+	copy_libs "$1" "$2"
+}
 base_tree() { # root
 	local r=$1
 	mkdir -p "$r"/{bin,sbin,proc,sys,dev,run,tmp,etc,lib/modules,lib64,var/lib,var/log,root}
-	ln -s /run "$r/var/run"
+	[ -e "$r/var/run" ] || ln -s /run "$r/var/run"
 	cp "$X/bin/busybox" "$r/bin/busybox"
 	# one process for ~400 applet links (a fork each is slow on a loaded host)
 	"$X/bin/busybox" --list | python3 -c '
@@ -193,37 +238,100 @@ done
 install -m755 "$HERE/domU-init.sh" "$WORK/rootU/init"
 mkcpio "$WORK/rootU" "$WORK/domU.cpio"
 
+# dom0: Debian's systemd root, busybox for the shell tools it lacks, the Xen tools, and
+# mtrace as `meson install` puts it on a system (units, sysusers.d, tmpfiles.d, config)
 R0=$WORK/root0
+mkdir -p "$R0"
+cp -a "$SYSROOT/." "$R0/" || die "copy the systemd root"
+rm -f "$R0/.done"
 base_tree "$R0"
+# busybox's init tools would signal PID 1 the busybox way: systemctl does this here
+rm -f "$R0"/bin/{init,linuxrc,halt,poweroff,reboot}
 XBIN=$X/usr/lib/xen-$XENV/bin
 for b in xenstored xen-init-dom0 xl xenconsoled; do
 	copy_bin "$R0" "$XBIN/$b" "/usr/lib/xen-$XENV/bin/$b"
 done
-for b in xenif-selftest mtraced mtrace-cat xen-verify; do
+for b in xenif-selftest xen-verify; do
 	[ -n "${BIN[$b]:-}" ] && copy_bin "$R0" "${BIN[$b]}" "/bin/$b"
 done
+if [ "$PHASES" = all ] || [ -n "${BIN[mtraced]:-}" ]; then
+	say "meson install --destdir (the dom0 image)"
+	"${MESON:-meson}" install -C "$BUILD" --no-rebuild --quiet --destdir "$WORK/dest" \
+		>"$WORK/install.log" 2>&1 || { cat "$WORK/install.log"; die "meson install"; }
+	cp -a "$WORK/dest/." "$R0/" || die "copy the install"
+	find "$WORK/dest" -type f -perm -u+x | while read -r f; do
+		ldd "$f" >/dev/null 2>&1 && copy_libs "$R0" "$f"
+	done
+	unit=$(find "$R0" -path '*/systemd/system/mtraced.service' | head -1)
+	[ -n "$unit" ] || die "meson install put no mtraced.service in the image"
+	exe=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$unit")
+	[ -x "$R0$exe" ] || die "mtraced.service's ExecStart=$exe is not installed in the image"
+fi
 echo "$PHASES" > "$R0/root/phases"
 mkdir -p "$R0"/etc/xen "$R0"/var/lib/xen "$R0"/var/lib/xenstored "$R0"/var/log/xen "$R0"/var/lock
 : > "$R0/etc/xen/xl.conf"
 cp "$X/vmlinux.gz" "$WORK/domU.cpio" "$R0/root/"
-install -m755 "$HERE/dom0-init.sh" "$R0/init"
+# the system around systemd: root, a machine id (not a first boot), the test's units
+printf 'root:x:0:0:root:/root:/bin/sh\n' > "$R0/etc/passwd"
+printf 'root:x:0:\n' > "$R0/etc/group"
+printf 'root:*:19000:0:99999:7:::\n' > "$R0/etc/shadow"
+od -An -tx1 -N16 /dev/urandom | tr -d ' \n' > "$R0/etc/machine-id"; echo >> "$R0/etc/machine-id"
+echo dom0 > "$R0/etc/hostname"
+[ -e "$R0/etc/os-release" ] || cp /usr/lib/os-release "$R0/etc/os-release" 2>/dev/null
+D0=$HERE/dom0
+install -D -m644 "$D0/mtrace-test.sysusers" "$R0/etc/sysusers.d/mtrace-test.conf"
+mkdir -p "$R0/etc/systemd/system/multi-user.target.wants"
+for u in xen.service mtrace-xen-tests.service; do
+	install -m644 "$D0/$u" "$R0/etc/systemd/system/$u"
+	ln -s "../$u" "$R0/etc/systemd/system/multi-user.target.wants/$u"
+done
+ln -sf /lib/systemd/system/multi-user.target "$R0/etc/systemd/system/default.target"
+# What a diskless serial-console dom0 without dbus or a login prompt does not run
+# (masked as an administrator would; each program costs seconds under TCG): no
+# logind, getty, utmp, ldconfig, catalog, sysctl, module loading (xen.service loads
+# the Xen modules), static /dev nodes (devtmpfs has them); no block devices, fstab or
+# init scripts for the generators to turn into units.  Kept: journald, sysusers,
+# tmpfiles (mtrace ships snippets for both).
+for u in getty.target systemd-logind.service ldconfig.service \
+	systemd-journal-catalog-update.service systemd-update-utmp.service \
+	systemd-update-utmp-runlevel.service systemd-random-seed.service \
+	dev-hugepages.mount dev-mqueue.mount sys-kernel-config.mount sys-kernel-tracing.mount \
+	sys-fs-fuse-connections.mount proc-sys-fs-binfmt_misc.automount sys-kernel-debug.mount \
+	modprobe@.service systemd-modules-load.service systemd-sysctl.service \
+	systemd-tmpfiles-setup-dev.service systemd-journal-flush.service; do
+	ln -sf /dev/null "$R0/etc/systemd/system/$u"
+done
+mkdir -p "$R0/etc/systemd/system-generators"
+for g in "$R0"/lib/systemd/system-generators/*; do
+	ln -sf /dev/null "$R0/etc/systemd/system-generators/${g##*/}"
+done
+install -D -m755 "$D0/xen-up.sh" "$R0/usr/lib/mtrace-xen-test/xen-up.sh"
+install -m755 "$D0/run.sh" "$R0/root/run.sh"
+install -m644 "$D0/diag.sh" "$R0/root/diag.sh"
 install -m755 "$HERE/dom0-tests.sh" "$R0/root/tests.sh"
 install -m644 "$HERE/mtrace-tests.sh" "$R0/root/mtrace-tests.sh"
+install -m644 "$HERE/service-tests.sh" "$R0/root/service-tests.sh"
 mkcpio "$R0" "$WORK/dom0.cpio"
 say "images: dom0 $(du -m "$WORK/dom0.cpio" | cut -f1) MB, domU $(du -m "$WORK/domU.cpio" | cut -f1) MB"
 
 # ------------------------------------------------------------ boot
 # bootscrub=0: idle vCPUs would scrub all RAM under TCG; spec-ctrl=no: pure overhead
 XEN_CMD="console=com1 com1=115200,8n1 dom0_mem=$DOM0_MEM,max:$DOM0_MEM dom0_max_vcpus=$SMP loglvl=all guest_loglvl=all console_timestamps=boot bootscrub=0 spec-ctrl=no"
-DOM0_CMD="console=hvc0 earlyprintk=xen rdinit=/init quiet mitigations=off cryptomgr.notests"
+# systemd is PID 1 (rdinit: the image is the initramfs); firstboot: no prompts;
+# show_status: a line per unit, for the log and for the stall watchdog while a slow
+# host boots it.  DOM0_QUIET= (empty) shows the kernel's messages too.
+DOM0_CMD="console=hvc0 earlyprintk=xen rdinit=/lib/systemd/systemd ${DOM0_QUIET-quiet} mitigations=off cryptomgr.notests systemd.firstboot=off systemd.show_status=true"
 
 boot() { # log -> sets STALLED, RC
 	local log=$1 fifo=$WORK/serial.in
 	rm -f "$log" "$fifo"; mkfifo "$fifo"; exec 3<>"$fifo"
 	# -cpu qemu64: TCG's SMAP emulation (-cpu max) kills a 64-bit PV dom0.
+	# thread=single (TCG_THREAD): both vCPUs in one host thread.  With one thread per
+	# vCPU (multi) on a loaded host, dom0 froze twice in three runs with a vCPU
+	# runnable and the other pCPU idle (a lost wake-up); the guest still has 2 CPUs.
 	# -append is verbatim; only the -initrd module list needs ',,' for a comma.
 	timeout --signal=KILL "$BOOT_TIMEOUT" qemu-system-x86_64 \
-		-accel tcg -M q35 -cpu qemu64 -smp "$SMP" -m "$MEM" \
+		-accel tcg,thread="$TCG_THREAD" -M q35 -cpu qemu64 -smp "$SMP" -m "$MEM" \
 		-nographic -no-reboot -monitor none -serial stdio \
 		-kernel "$X/xen" -append "$XEN_CMD" \
 		-initrd "$X/vmlinux ${DOM0_CMD//,/,,},$WORK/dom0.cpio" \
@@ -278,9 +386,10 @@ for attempt in 1 2; do
 	say "qemu ran $((SECONDS - QS)) s"
 	cp "$LOG" "$ARTIFACT"
 	if verdict "$LOG"; then result=0; break; fi
-	# a silent stall before dom0 userspace is the known rare boot hang: retry once
-	if [ "$STALLED" = 1 ] && [ "$attempt" = 1 ] && ! grep -q 'XENTEST PASS' "$LOG"; then
-		say "RETRY: boot stalled silently (known rare TCG boot hang); log of attempt 1:"
+	# a silent stall (even dom0's heartbeat stopped) is the known rare TCG hang, at
+	# boot or later: retry once
+	if [ "$STALLED" = 1 ] && [ "$attempt" = 1 ]; then
+		say "RETRY: dom0 stalled silently (known rare TCG hang); log of attempt 1:"
 		tail -15 "$LOG" | sed 's/^/  | /'
 		cp "$LOG" "${ARTIFACT%.log}-stalled.log"
 		continue

@@ -4,7 +4,7 @@
  *
  *   xen-guest load [--rings R] [--pages P] [--events N] [--rate EPS] [--labels]
  *                  [--wait-go|--go-first] [--go-key KEY] [--linger S] [--then-rate R]
- *                  [--then-garbage S]
+ *                  [--then-garbage S] [--until-key KEY]
  *       A known workload: on every ring, N events after the RING_START record, event k
  *       carrying arg = k (so seq = k + 1).  --rate paces it (events/s over all rings),
  *       --wait-go first waits for dom0 to write data/mtrace-test/go (or --go-key KEY;
@@ -12,7 +12,9 @@
  *       even opening the session, so that no mtraced has read the ring), --linger keeps the
  *       grants alive afterwards (dom0 may read them later), --then-rate keeps writing
  *       R events/s per ring meanwhile, --then-garbage S turns hostile for S seconds
- *       (as below) once dom0 writes data/mtrace-test/go2.  The summary (a JSON line)
+ *       (as below) once dom0 writes data/mtrace-test/go2, --until-key ends the linger
+ *       early once dom0 writes data/mtrace-test/KEY and then closes the session (so
+ *       that the domU's next program can open one).  The summary (a JSON line)
  *       goes to stdout and to xenstore data/mtrace-test/summary.
  *
  *   xen-guest publish KEY FILE
@@ -180,13 +182,13 @@ static int run_load(int argc, char **argv)
 	double rate = 0, linger = 0;
 	bool labels = false, go = false, go_first = false;
 	double then_rate = 0, then_garbage = 0;
-	const char *go_key = "go";
+	const char *go_key = "go", *until_key = NULL;
 	static const struct option lo[] = {
 		{ "rings", 1, 0, 'r' }, { "pages", 1, 0, 'p' }, { "events", 1, 0, 'n' },
 		{ "rate", 1, 0, 'R' }, { "labels", 0, 0, 'l' }, { "wait-go", 0, 0, 'w' },
 		{ "linger", 1, 0, 'L' }, { "backend", 1, 0, 'b' }, { "go-first", 0, 0, 'f' },
 		{ "then-rate", 1, 0, 't' }, { "then-garbage", 1, 0, 'G' }, { "go-key", 1, 0, 'k' },
-		{ 0, 0, 0, 0 },
+		{ "until-key", 1, 0, 'u' }, { 0, 0, 0, 0 },
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -200,6 +202,7 @@ static int run_load(int argc, char **argv)
 		case 'f': go_first = true; break;
 		case 't': then_rate = atof(optarg); break;
 		case 'k': go_key = optarg; break;
+		case 'u': until_key = optarg; break;
 		case 'G': then_garbage = atof(optarg); break;
 		case 'L': linger = atof(optarg); break;
 		case 'b': cfg.backend = optarg; break;
@@ -282,8 +285,18 @@ static int run_load(int argc, char **argv)
 			mtrace_switch(mtrace_guest_ring(g, i), k);
 		sleep_s(1 / then_rate);
 	}
-	if (now() < until)
-		sleep_s(until - now());
+	char upath[128];
+	snprintf(upath, sizeof upath, "data/mtrace-test/%s", until_key ? until_key : "");
+	while (now() < until) {
+		char *v = until_key ? xs->ops->xs_read(xs, 0, upath, NULL) : NULL;
+		if (v) {
+			free(v);
+			/* dom0 is done with this session: close it, for the next one */
+			mtrace_guest_close(g);
+			return 0;
+		}
+		sleep_s(until_key ? 0.2 : until - now());
+	}
 	/* leave the session as it is: dom0 must drain what is left before the grants go */
 	return 0;
 }
