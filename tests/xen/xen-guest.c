@@ -97,18 +97,29 @@ static void garbage(struct mtrace_guest *g, unsigned rings, double seconds)
 			}
 			for (size_t o = 0; o + 32 <= size; o += 64 + (rnd() % 8) * 8) {
 				struct mtrace_rec *rec = (struct mtrace_rec *)(r->data + o);
-				rec->len = (uint16_t)(rnd() % 3 == 0 ? 0xfff8 : 32 + (rnd() % 4) * 8);
+				rec->len =
+				    (uint16_t)(rnd() % 3 == 0 ? 0xfff8 : 32 + (rnd() % 4) * 8);
 				rec->op = (uint8_t)(rnd() % 5 == 0 ? MTRACE_OP_LABEL : rnd());
 			}
 			/* producer positions: backwards, far ahead, unaligned */
 			uint64_t h;
 			switch (rnd() % 4) {
-			case 0: h = rnd(); break;
-			case 1: h = __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED) + size * 1000 + 4; break;
-			case 2: h = 0; break;
-			default: h = __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED) + size; break;
+			case 0:
+				h = rnd();
+				break;
+			case 1:
+				h = __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED) + size * 1000 +
+				    4;
+				break;
+			case 2:
+				h = 0;
+				break;
+			default:
+				h = __atomic_load_n(&r->hdr->head, __ATOMIC_RELAXED) + size;
+				break;
 			}
-			__atomic_store_n(&r->hdr->tail, rnd() % 2 ? h - size : rnd(), __ATOMIC_RELAXED);
+			__atomic_store_n(
+			    &r->hdr->tail, rnd() % 2 ? h - size : rnd(), __ATOMIC_RELAXED);
 			__atomic_store_n(&r->hdr->head, h, __ATOMIC_RELEASE);
 			scribbles++;
 			/* the storm: every one of these is a real EVTCHNOP_send */
@@ -127,21 +138,38 @@ static int run_garbage(int argc, char **argv)
 	bool go = false;
 	struct mtrace_guest_config cfg = { .rings = 1, .data_pages = 4, .backend = "xen" };
 	static const struct option lo[] = {
-		{ "seconds", 1, 0, 's' }, { "rings", 1, 0, 'r' }, { "pages", 1, 0, 'p' },
-		{ "seed", 1, 0, 'x' }, { "backend", 1, 0, 'b' }, { "wait-go", 0, 0, 'w' },
+		{ "seconds", 1, 0, 's' },
+		{ "rings", 1, 0, 'r' },
+		{ "pages", 1, 0, 'p' },
+		{ "seed", 1, 0, 'x' },
+		{ "backend", 1, 0, 'b' },
+		{ "wait-go", 0, 0, 'w' },
 		{ 0, 0, 0, 0 },
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 's': seconds = atof(optarg); break;
-		case 'r': cfg.rings = (unsigned)atoi(optarg); break;
-		case 'p': cfg.data_pages = (unsigned)atoi(optarg); break;
-		case 'x': rnd_state = strtoull(optarg, NULL, 0) | 1; break;
-		case 'b': cfg.backend = optarg; break;
-		case 'w': go = true; break;
+		case 's':
+			seconds = atof(optarg);
+			break;
+		case 'r':
+			cfg.rings = (unsigned)atoi(optarg);
+			break;
+		case 'p':
+			cfg.data_pages = (unsigned)atoi(optarg);
+			break;
+		case 'x':
+			rnd_state = strtoull(optarg, NULL, 0) | 1;
+			break;
+		case 'b':
+			cfg.backend = optarg;
+			break;
+		case 'w':
+			go = true;
+			break;
 		default:
-			fprintf(stderr, "usage: xen-guest garbage [--seconds S] [--rings N] [--pages P] [--seed X] [--wait-go]\n");
+			fprintf(stderr,
+			    "usage: xen-guest garbage [--seconds S] [--rings N] [--pages P] [--seed X] [--wait-go]\n");
 			return 2;
 		}
 	}
@@ -152,7 +180,7 @@ static int run_garbage(int argc, char **argv)
 		return 1;
 	}
 	printf("garbage: dom%u port %u rings %u\n", mtrace_guest_domid(g), mtrace_guest_port(g),
-	       cfg.rings);
+	    cfg.rings);
 	fflush(stdout);
 	{
 		struct xenif *xs = xenif_open(cfg.backend, NULL, XENIF_XS, err, sizeof err);
@@ -184,31 +212,67 @@ static int run_load(int argc, char **argv)
 	double then_rate = 0, then_garbage = 0;
 	const char *go_key = "go", *until_key = NULL;
 	static const struct option lo[] = {
-		{ "rings", 1, 0, 'r' }, { "pages", 1, 0, 'p' }, { "events", 1, 0, 'n' },
-		{ "rate", 1, 0, 'R' }, { "labels", 0, 0, 'l' }, { "wait-go", 0, 0, 'w' },
-		{ "linger", 1, 0, 'L' }, { "backend", 1, 0, 'b' }, { "go-first", 0, 0, 'f' },
-		{ "then-rate", 1, 0, 't' }, { "then-garbage", 1, 0, 'G' }, { "go-key", 1, 0, 'k' },
-		{ "until-key", 1, 0, 'u' }, { 0, 0, 0, 0 },
+		{ "rings", 1, 0, 'r' },
+		{ "pages", 1, 0, 'p' },
+		{ "events", 1, 0, 'n' },
+		{ "rate", 1, 0, 'R' },
+		{ "labels", 0, 0, 'l' },
+		{ "wait-go", 0, 0, 'w' },
+		{ "linger", 1, 0, 'L' },
+		{ "backend", 1, 0, 'b' },
+		{ "go-first", 0, 0, 'f' },
+		{ "then-rate", 1, 0, 't' },
+		{ "then-garbage", 1, 0, 'G' },
+		{ "go-key", 1, 0, 'k' },
+		{ "until-key", 1, 0, 'u' },
+		{ 0, 0, 0, 0 },
 	};
 	int c;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'r': cfg.rings = (unsigned)atoi(optarg); break;
-		case 'p': cfg.data_pages = (unsigned)atoi(optarg); break;
-		case 'n': events = strtoull(optarg, NULL, 10); break;
-		case 'R': rate = atof(optarg); break;
-		case 'l': labels = true; break;
-		case 'w': go = true; break;
-		case 'f': go_first = true; break;
-		case 't': then_rate = atof(optarg); break;
-		case 'k': go_key = optarg; break;
-		case 'u': until_key = optarg; break;
-		case 'G': then_garbage = atof(optarg); break;
-		case 'L': linger = atof(optarg); break;
-		case 'b': cfg.backend = optarg; break;
+		case 'r':
+			cfg.rings = (unsigned)atoi(optarg);
+			break;
+		case 'p':
+			cfg.data_pages = (unsigned)atoi(optarg);
+			break;
+		case 'n':
+			events = strtoull(optarg, NULL, 10);
+			break;
+		case 'R':
+			rate = atof(optarg);
+			break;
+		case 'l':
+			labels = true;
+			break;
+		case 'w':
+			go = true;
+			break;
+		case 'f':
+			go_first = true;
+			break;
+		case 't':
+			then_rate = atof(optarg);
+			break;
+		case 'k':
+			go_key = optarg;
+			break;
+		case 'u':
+			until_key = optarg;
+			break;
+		case 'G':
+			then_garbage = atof(optarg);
+			break;
+		case 'L':
+			linger = atof(optarg);
+			break;
+		case 'b':
+			cfg.backend = optarg;
+			break;
 		default:
-			fprintf(stderr, "usage: xen-guest load [--rings R] [--pages P] [--events N] "
-				"[--rate EPS] [--labels] [--wait-go] [--linger S]\n");
+			fprintf(stderr,
+			    "usage: xen-guest load [--rings R] [--pages P] [--events N] "
+			    "[--rate EPS] [--labels] [--wait-go] [--linger S]\n");
 			return 2;
 		}
 	}
@@ -226,7 +290,7 @@ static int run_load(int argc, char **argv)
 		return 1;
 	}
 	printf("load: dom%u port %u rings %u pages %u events %" PRIu64 "\n", mtrace_guest_domid(g),
-	       mtrace_guest_port(g), cfg.rings, cfg.data_pages, events);
+	    mtrace_guest_port(g), cfg.rings, cfg.data_pages, events);
 	fflush(stdout);
 	xs->ops->xs_write(xs, 0, "data/mtrace-test/announced", "1", 1);
 	if (go && wait_key(cfg.backend, go_key) < 0)
@@ -246,10 +310,18 @@ static int run_load(int argc, char **argv)
 					mtrace_label(r, j, l);
 				} else {
 					switch (j % 4) {
-					case 0: mtrace_creates(r, 1, j, MTRACE_TT_TASK); break;
-					case 1: mtrace_switch(r, j); break;
-					case 2: mtrace_read(r, 1, j); break;
-					default: mtrace_fulfills(r, 1, j); break;
+					case 0:
+						mtrace_creates(r, 1, j, MTRACE_TT_TASK);
+						break;
+					case 1:
+						mtrace_switch(r, j);
+						break;
+					case 2:
+						mtrace_read(r, 1, j);
+						break;
+					default:
+						mtrace_fulfills(r, 1, j);
+						break;
 					}
 				}
 			}
@@ -264,10 +336,10 @@ static int run_load(int argc, char **argv)
 	double dt = now() - t0;
 	char sum[256];
 	snprintf(sum, sizeof sum,
-		 "{\"domid\":%u,\"rings\":%u,\"pages\":%u,\"events_per_ring\":%" PRIu64
-		 ",\"records_per_ring\":%" PRIu64 ",\"seconds\":%.3f,\"kicks_skipped\":%" PRIu64 "}",
-		 mtrace_guest_domid(g), cfg.rings, cfg.data_pages, events, events + 1, dt,
-		 mtrace_guest_kicks_skipped(g));
+	    "{\"domid\":%u,\"rings\":%u,\"pages\":%u,\"events_per_ring\":%" PRIu64
+	    ",\"records_per_ring\":%" PRIu64 ",\"seconds\":%.3f,\"kicks_skipped\":%" PRIu64 "}",
+	    mtrace_guest_domid(g), cfg.rings, cfg.data_pages, events, events + 1, dt,
+	    mtrace_guest_kicks_skipped(g));
 	printf("%s\n", sum);
 	fflush(stdout);
 	xs->ops->xs_write(xs, 0, "data/mtrace-test/summary", sum, strlen(sum));

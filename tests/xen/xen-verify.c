@@ -39,7 +39,7 @@
 struct ring_acct {
 	uint32_t domid, ring;
 	bool seen;
-	uint64_t first, next;		/* first seq seen, next seq expected */
+	uint64_t first, next; /* first seq seen, next seq expected */
 	uint64_t delivered, lost, gaps, dups;
 	uint64_t expect_n, expect_lost;
 	bool expected, any_lost;
@@ -85,7 +85,7 @@ static struct ring_acct *ring_get(uint32_t d, uint32_t r)
 }
 
 static void result(bool ok, const char *what, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static void result(bool ok, const char *what, const char *fmt, ...)
 {
 	va_list ap;
@@ -123,7 +123,7 @@ static void on_batch(const Mtrace__EventBatch *b, FILE *evf)
 			a->next = 0;
 		} else {
 			a->next = b->first_seq;
-			a->lost = 0;	/* notices before the first batch cover what precedes it */
+			a->lost = 0; /* notices before the first batch cover what precedes it */
 		}
 	}
 	/* an expected ring is judged on seqs [0, N): a workload may go on after that */
@@ -143,7 +143,7 @@ static void on_batch(const Mtrace__EventBatch *b, FILE *evf)
 	if (evf)
 		for (size_t i = 0; i < n; i++)
 			fprintf(evf, "%u %u %" PRIu64 " %u %" PRId64 "\n", b->domid, b->ring,
-				b->first_seq + i, b->op[i], i < b->n_arg ? b->arg[i] : 0);
+			    b->first_seq + i, b->op[i], i < b->n_arg ? b->arg[i] : 0);
 }
 
 static uint64_t dom_delivered(uint32_t d)
@@ -182,11 +182,21 @@ int main(int argc, char **argv)
 	const char *sock = NULL, *stats_file = NULL, *events_file = NULL;
 	double timeout = 60, grace = 1.0;
 	static const struct option lo[] = {
-		{ "name", 1, 0, 'N' }, { "socket", 1, 0, 's' }, { "timeout", 1, 0, 't' },
-		{ "grace", 1, 0, 'g' }, { "expect", 1, 0, 'e' }, { "lost", 1, 0, 'l' },
-		{ "up", 1, 0, 'u' }, { "down", 1, 0, 'd' }, { "stats-file", 1, 0, 'S' },
-		{ "events-file", 1, 0, 'E' }, { "any-lost", 1, 0, 'a' }, { "resume", 1, 0, 'r' },
-		{ "ignore", 1, 0, 'i' }, { "flowing", 1, 0, 'F' }, { 0, 0, 0, 0 },
+		{ "name", 1, 0, 'N' },
+		{ "socket", 1, 0, 's' },
+		{ "timeout", 1, 0, 't' },
+		{ "grace", 1, 0, 'g' },
+		{ "expect", 1, 0, 'e' },
+		{ "lost", 1, 0, 'l' },
+		{ "up", 1, 0, 'u' },
+		{ "down", 1, 0, 'd' },
+		{ "stats-file", 1, 0, 'S' },
+		{ "events-file", 1, 0, 'E' },
+		{ "any-lost", 1, 0, 'a' },
+		{ "resume", 1, 0, 'r' },
+		{ "ignore", 1, 0, 'i' },
+		{ "flowing", 1, 0, 'F' },
+		{ 0, 0, 0, 0 },
 	};
 	int c;
 	uint32_t d, r;
@@ -194,12 +204,24 @@ int main(int argc, char **argv)
 	struct ring_acct *a;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'N': name = optarg; break;
-		case 's': sock = optarg; break;
-		case 't': timeout = atof(optarg); break;
-		case 'g': grace = atof(optarg) / 1000; break;
-		case 'S': stats_file = optarg; break;
-		case 'E': events_file = optarg; break;
+		case 'N':
+			name = optarg;
+			break;
+		case 's':
+			sock = optarg;
+			break;
+		case 't':
+			timeout = atof(optarg);
+			break;
+		case 'g':
+			grace = atof(optarg) / 1000;
+			break;
+		case 'S':
+			stats_file = optarg;
+			break;
+		case 'E':
+			events_file = optarg;
+			break;
 		case 'e':
 		case 'l':
 			if (parse3(optarg, &d, &r, &n) || !(a = ring_get(d, r))) {
@@ -213,7 +235,8 @@ int main(int argc, char **argv)
 				a->expect_lost = n;
 			break;
 		case 'a':
-			if (sscanf(optarg, "%" SCNu32 ":%" SCNu32, &d, &r) != 2 || !(a = ring_get(d, r))) {
+			if (sscanf(optarg, "%" SCNu32 ":%" SCNu32, &d, &r) != 2 ||
+			    !(a = ring_get(d, r))) {
 				fprintf(stderr, "xen-verify: bad D:R '%s'\n", optarg);
 				return 2;
 			}
@@ -279,7 +302,7 @@ int main(int argc, char **argv)
 		if (rc < 0) {
 			eof = true;
 			printf("XENTEST INFO %s: daemon connection ended: %s\n", name,
-			       errno ? err : "EOF");
+			    errno ? err : "EOF");
 			break;
 		}
 		if (rc == 0 || !msg)
@@ -289,21 +312,23 @@ int main(int argc, char **argv)
 			on_batch(msg->events, evf);
 			break;
 		case MTRACE__SERVER_MSG__MSG_LOSS:
-			if (msg->loss->lost_in_ring && (a = ring_get(msg->loss->domid, msg->loss->ring)))
+			if (msg->loss->lost_in_ring &&
+			    (a = ring_get(msg->loss->domid, msg->loss->ring)))
 				a->lost += msg->loss->lost_in_ring;
 			if (msg->loss->dropped_for_client)
-				printf("XENTEST INFO %s: daemon dropped %" PRIu64 " events for us\n", name,
-				       msg->loss->dropped_for_client);
+				printf("XENTEST INFO %s: daemon dropped %" PRIu64
+				       " events for us\n",
+				    name, msg->loss->dropped_for_client);
 			break;
 		case MTRACE__SERVER_MSG__MSG_DOMAIN_UP:
 			printf("XENTEST INFO %s: domain up %u %s rings=%u\n", name,
-			       msg->domain_up->domid, msg->domain_up->name, msg->domain_up->rings);
+			    msg->domain_up->domid, msg->domain_up->name, msg->domain_up->rings);
 			if (n_up < MAXD)
 				got_up[n_up++] = msg->domain_up->domid;
 			break;
 		case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
-			printf("XENTEST INFO %s: domain down %u %s\n", name, msg->domain_down->domid,
-			       msg->domain_down->reason);
+			printf("XENTEST INFO %s: domain down %u %s\n", name,
+			    msg->domain_down->domid, msg->domain_down->reason);
 			if (n_down < MAXD)
 				got_down[n_down++] = msg->domain_down->domid;
 			break;
@@ -333,36 +358,43 @@ int main(int argc, char **argv)
 		a = &rings[i];
 		printf("XENTEST INFO %s ring dom=%u ring=%u delivered=%" PRIu64 " lost=%" PRIu64
 		       " gaps=%" PRIu64 " dups=%" PRIu64 " first_seq=%" PRIu64 " next_seq=%" PRIu64
-		       "\n", name, a->domid, a->ring, a->delivered, a->lost, a->gaps, a->dups,
-		       a->first, a->next);
+		       "\n",
+		    name, a->domid, a->ring, a->delivered, a->lost, a->gaps, a->dups, a->first,
+		    a->next);
 		char what[64];
 		snprintf(what, sizeof what, "d%u_r%u", a->domid, a->ring);
 		if (in(ignore_dom, n_ignore, a->domid))
 			continue;
 		if (a->expected) {
-			uint64_t from = a->next >= a->delivered + a->gaps ? a->next - a->delivered - a->gaps : 0;
-			result(from + a->delivered + a->lost == a->expect_n && a->next == a->expect_n &&
-			       (a->any_lost || a->lost == a->expect_lost) && a->gaps == a->lost &&
-			       !a->dups, what,
-			       "expected %" PRIu64 " events (%" PRIu64 " lost): delivered %" PRIu64
-			       " lost %" PRIu64 " gaps %" PRIu64 " dups %" PRIu64 " next_seq %" PRIu64,
-			       a->expect_n, a->expect_lost, a->delivered, a->lost, a->gaps, a->dups,
-			       a->next);
+			uint64_t from = a->next >= a->delivered + a->gaps
+			    ? a->next - a->delivered - a->gaps
+			    : 0;
+			result(from + a->delivered + a->lost == a->expect_n &&
+			        a->next == a->expect_n &&
+			        (a->any_lost || a->lost == a->expect_lost) && a->gaps == a->lost &&
+			        !a->dups,
+			    what,
+			    "expected %" PRIu64 " events (%" PRIu64 " lost): delivered %" PRIu64
+			    " lost %" PRIu64 " gaps %" PRIu64 " dups %" PRIu64 " next_seq %" PRIu64,
+			    a->expect_n, a->expect_lost, a->delivered, a->lost, a->gaps, a->dups,
+			    a->next);
 		} else if (in(flowing_dom, n_flowing, a->domid)) {
 			result(a->seen && !a->dups && a->gaps == a->lost, what,
-			       "flowing, in order: delivered %" PRIu64 " dups %" PRIu64 " gaps %" PRIu64
-			       " lost %" PRIu64, a->delivered, a->dups, a->gaps, a->lost);
+			    "flowing, in order: delivered %" PRIu64 " dups %" PRIu64
+			    " gaps %" PRIu64 " lost %" PRIu64,
+			    a->delivered, a->dups, a->gaps, a->lost);
 		} else if (a->seen) {
 			/* not a workload ring we know: still in order and fully accounted */
-			result(!a->dups, what, "in order (not a workload ring): dups %" PRIu64
-			       " gaps %" PRIu64 " lost %" PRIu64,
-			       a->dups, a->gaps, a->lost);
+			result(!a->dups, what,
+			    "in order (not a workload ring): dups %" PRIu64 " gaps %" PRIu64
+			    " lost %" PRIu64,
+			    a->dups, a->gaps, a->lost);
 		}
 	}
 	for (unsigned i = 0; i < n_flowing; i++)
-		result(dom_delivered(flowing_dom[i]) >= FLOWING_MIN, "flowing", "dom%u delivered %" PRIu64
-		       " events (want >= %d)", flowing_dom[i], dom_delivered(flowing_dom[i]),
-		       FLOWING_MIN);
+		result(dom_delivered(flowing_dom[i]) >= FLOWING_MIN, "flowing",
+		    "dom%u delivered %" PRIu64 " events (want >= %d)", flowing_dom[i],
+		    dom_delivered(flowing_dom[i]), FLOWING_MIN);
 	for (unsigned i = 0; i < n_want_up; i++)
 		result(in(got_up, n_up, want_up[i]), "domain_up", "dom%u", want_up[i]);
 	for (unsigned i = 0; i < n_want_down; i++)
@@ -373,11 +405,12 @@ int main(int argc, char **argv)
 		if (!ds)
 			continue;
 		char line[512];
-		snprintf(line, sizeof line, "dom=%u name=%s alive=%d rings=%u events=%" PRIu64
-			 " lost=%" PRIu64 " corrupt=%" PRIu64 " unknown=%" PRIu64 " wakeups=%" PRIu64
-			 " ratelimited=%" PRIu64 " state=%s", ds->domid, ds->name, ds->alive,
-			 ds->rings, ds->events, ds->lost, ds->corrupt, ds->unknown, ds->wakeups,
-			 ds->ratelimited, ds->state);
+		snprintf(line, sizeof line,
+		    "dom=%u name=%s alive=%d rings=%u events=%" PRIu64 " lost=%" PRIu64
+		    " corrupt=%" PRIu64 " unknown=%" PRIu64 " wakeups=%" PRIu64
+		    " ratelimited=%" PRIu64 " state=%s",
+		    ds->domid, ds->name, ds->alive, ds->rings, ds->events, ds->lost, ds->corrupt,
+		    ds->unknown, ds->wakeups, ds->ratelimited, ds->state);
 		printf("XENTEST INFO %s stats %s\n", name, line);
 		if (sf)
 			fprintf(sf, "%s\n", line);
@@ -387,7 +420,7 @@ int main(int argc, char **argv)
 		fclose(sf);
 	if (!all_met())
 		result(false, "complete", "timeout after %.1f s%s", now() - t0,
-		       eof ? " (daemon went away)" : "");
+		    eof ? " (daemon went away)" : "");
 	mtc_close(m);
 	return nfail ? 1 : 0;
 }

@@ -26,7 +26,7 @@
 
 #include "xenif.h"
 
-#define PAGE 4096
+#define PAGE   4096
 #define NPAGES 4
 
 static int nfail;
@@ -37,8 +37,7 @@ static void pass(const char *name)
 	fflush(stdout);
 }
 
-__attribute__((format(printf, 2, 3)))
-static void failf(const char *name, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void failf(const char *name, const char *fmt, ...)
 {
 	int e = errno;
 	va_list ap;
@@ -51,7 +50,13 @@ static void failf(const char *name, const char *fmt, ...)
 	nfail++;
 }
 
-#define CHECK(name, cond, ...) do { if (cond) pass(name); else failf(name, __VA_ARGS__); } while (0)
+#define CHECK(name, cond, ...)                    \
+	do {                                      \
+		if (cond)                         \
+			pass(name);               \
+		else                              \
+			failf(name, __VA_ARGS__); \
+	} while (0)
 
 /*
  * What a call returned, as observed on real Xen 4.17 / Linux 6.1: want_errno 0 means
@@ -61,13 +66,13 @@ static void semantics(const char *name, const char *what, int rc, int want_errno
 {
 	int e = errno;
 	printf("XENTEST INFO semantics %s -> rc=%d errno=%d (%s)\n", what, rc, rc < 0 ? e : 0,
-	       rc < 0 ? strerror(e) : "-");
+	    rc < 0 ? strerror(e) : "-");
 	errno = e;
 	if (want_errno == 0)
 		CHECK(name, rc >= 0, "%s: want success, got rc %d", what, rc);
 	else
 		CHECK(name, rc < 0 && e == want_errno, "%s: want errno %d, got rc %d", what,
-		      want_errno, rc);
+		    want_errno, rc);
 }
 
 static int readable(int fd, int ms)
@@ -114,7 +119,8 @@ static int wait_port(struct xenif *x, int ms)
 
 static void test_evtchn(const char *backend)
 {
-	struct xenif *a = open_or_die(backend, XENIF_EVTCHN), *b = open_or_die(backend, XENIF_EVTCHN);
+	struct xenif *a = open_or_die(backend, XENIF_EVTCHN),
+	             *b = open_or_die(backend, XENIF_EVTCHN);
 	int pa = a->ops->evtchn_bind_unbound(a, 0);
 	int pb = pa < 0 ? -1 : b->ops->evtchn_bind_interdomain(b, 0, (xenif_port_t)pa);
 	CHECK("evtchn_bind", pa >= 0 && pb >= 0, "unbound %d interdomain %d", pa, pb);
@@ -146,7 +152,7 @@ static void test_evtchn(const char *backend)
 	errno = 0;
 	r = a->ops->evtchn_pending(a);
 	CHECK("evtchn_masked_until_unmask", !shown && r == -1 && errno == EAGAIN,
-	      "readable=%d pending=%d", shown, r);
+	    "readable=%d pending=%d", shown, r);
 	a->ops->evtchn_unmask(a, (xenif_port_t)pa);
 	r = wait_port(a, 5000);
 	CHECK("evtchn_notify_while_masked_delivered_on_unmask", r == pa, "got %d", r);
@@ -166,15 +172,18 @@ static void test_evtchn(const char *backend)
 	r = a->ops->evtchn_notify(a, (xenif_port_t)pa);
 	semantics("evtchn_notify_peer_unbound_ok", "evtchn_notify after peer unbound", r, 0);
 	r = b->ops->evtchn_notify(b, (xenif_port_t)pb);
-	semantics("evtchn_notify_unbound_enotconn", "evtchn_notify on own unbound port", r, ENOTCONN);
+	semantics(
+	    "evtchn_notify_unbound_enotconn", "evtchn_notify on own unbound port", r, ENOTCONN);
 	r = b->ops->evtchn_unbind(b, (xenif_port_t)pb);
 	semantics("evtchn_unbind_twice_enotconn", "evtchn_unbind twice", r, ENOTCONN);
 	r = b->ops->evtchn_bind_interdomain(b, 0, 4000);
-	semantics("evtchn_bind_not_offered_einval", "evtchn_bind_interdomain to a port that is not offered", r, EINVAL);
+	semantics("evtchn_bind_not_offered_einval",
+	    "evtchn_bind_interdomain to a port that is not offered", r, EINVAL);
 	if (r >= 0)
 		b->ops->evtchn_unbind(b, (xenif_port_t)r);
 	r = b->ops->evtchn_bind_interdomain(b, 0, (xenif_port_t)pa);
-	semantics("evtchn_rebind_after_peer_closed", "evtchn_bind_interdomain to a port whose peer closed", r, 0);
+	semantics("evtchn_rebind_after_peer_closed",
+	    "evtchn_bind_interdomain to a port whose peer closed", r, 0);
 	if (r >= 0)
 		b->ops->evtchn_unbind(b, (xenif_port_t)r);
 	a->ops->evtchn_unbind(a, (xenif_port_t)pa);
@@ -185,7 +194,8 @@ out:
 
 static void test_grants(const char *backend)
 {
-	struct xenif *s = open_or_die(backend, XENIF_GNTSHR), *m = open_or_die(backend, XENIF_GNTTAB);
+	struct xenif *s = open_or_die(backend, XENIF_GNTSHR),
+	             *m = open_or_die(backend, XENIF_GNTTAB);
 	xenif_gref_t refs[NPAGES], ro;
 	uint8_t *shr = s->ops->gntshr_share(s, 0, NPAGES, refs, true);
 	CHECK("gntshr_share", shr != NULL, "share %d pages", NPAGES);
@@ -215,7 +225,8 @@ static void test_grants(const char *backend)
 		strcpy((char *)rop, "read-only");
 		errno = 0;
 		void *w = m->ops->gnttab_map(m, 0, 1, &ro, PROT_READ | PROT_WRITE);
-		semantics("gnttab_map_ro_rw_einval", "gnttab_map PROT_WRITE of a read-only grant", w ? 0 : -1, EINVAL);
+		semantics("gnttab_map_ro_rw_einval", "gnttab_map PROT_WRITE of a read-only grant",
+		    w ? 0 : -1, EINVAL);
 		CHECK("gnttab_map_ro_grant_writable_refused", w == NULL, "mapped rw");
 		if (w)
 			m->ops->gnttab_unmap(m, w, 1);
@@ -229,13 +240,15 @@ static void test_grants(const char *backend)
 	xenif_gref_t bogus = 0x7ffff;
 	errno = 0;
 	void *bad = m->ops->gnttab_map(m, 0, 1, &bogus, PROT_READ);
-	semantics("gnttab_map_bogus_einval", "gnttab_map of a ref never granted", bad ? 0 : -1, EINVAL);
+	semantics(
+	    "gnttab_map_bogus_einval", "gnttab_map of a ref never granted", bad ? 0 : -1, EINVAL);
 	CHECK("gnttab_map_bogus_ref_fails", bad == NULL, "mapped a bogus ref");
 	if (bad)
 		m->ops->gnttab_unmap(m, bad, 1);
 	errno = 0;
 	bad = m->ops->gnttab_map(m, 31000, 1, refs, PROT_READ);
-	semantics("gnttab_map_nodomain_einval", "gnttab_map from a domain that does not exist", bad ? 0 : -1, EINVAL);
+	semantics("gnttab_map_nodomain_einval", "gnttab_map from a domain that does not exist",
+	    bad ? 0 : -1, EINVAL);
 	CHECK("gnttab_map_no_such_domain_fails", bad == NULL, "mapped");
 	if (bad)
 		m->ops->gnttab_unmap(m, bad, 1);
@@ -243,7 +256,7 @@ static void test_grants(const char *backend)
 	map = m->ops->gnttab_map(m, 0, 1, refs, PROT_READ);
 	if (map) {
 		CHECK("gntshr_unshare_while_mapped", s->ops->gntshr_unshare(s, shr, NPAGES) == 0,
-		      "unshare");
+		    "unshare");
 		shr = NULL;
 		CHECK("gnttab_map_survives_unshare", map[0] == 0xa0, "page content %#x", map[0]);
 		m->ops->gnttab_unmap(m, map, 1);
@@ -270,7 +283,7 @@ static void test_xs(const char *backend)
 	v = o->xs_read(x, 0, "/xenif-test/missing", &len);
 	CHECK("xs_read_missing_enoent", !v && errno == ENOENT, "read missing");
 	free(v);
-	o->xs_write(x, 0, "data/xenif-rel", "r", 1);	/* relative: own home */
+	o->xs_write(x, 0, "data/xenif-rel", "r", 1); /* relative: own home */
 	v = o->xs_read(x, 0, "/local/domain/0/data/xenif-rel", &len);
 	CHECK("xs_relative_path_is_home", v && len == 1, "relative write not under home");
 	free(v);
@@ -350,7 +363,7 @@ static void test_ctrl(const char *backend)
 	CHECK("ctrl_domain_list_dom0", n >= 1 && di[0].domid == 0 && !di[0].dying, "n=%d", n);
 	for (int i = 0; i < n; i++)
 		printf("XENTEST INFO domain %u dying=%d shutdown=%d crashed=%d\n", di[i].domid,
-		       di[i].dying, di[i].shutdown, di[i].crashed);
+		    di[i].dying, di[i].shutdown, di[i].crashed);
 	n = x->ops->ctrl_domain_list(x, 30000, di, 8);
 	CHECK("ctrl_domain_list_past_end_empty", n == 0, "n=%d", n);
 	xenif_close(x);
@@ -407,7 +420,7 @@ static int domain_state(struct xenif *c, xenif_domid_t dom)
 	struct xenif_dominfo di;
 	int n = c->ops->ctrl_domain_list(c, dom, &di, 1);
 	if (n != 1 || di.domid != dom)
-		return 0;			/* gone */
+		return 0; /* gone */
 	return di.dying ? 2 : 1;
 }
 
@@ -419,7 +432,7 @@ static int run_peer(xenif_domid_t dom, const char *backend, bool destroy)
 	char key[128];
 	snprintf(key, sizeof key, "/local/domain/%u/data/xenif-test/ready", dom);
 	char *v = NULL;
-	double end = now() + 600;	/* a domU boots in ~10 s, but minutes on a loaded host */
+	double end = now() + 600; /* a domU boots in ~10 s, but minutes on a loaded host */
 	while (!(v = o->xs_read(x, 0, key, NULL)) && now() < end)
 		usleep(100000);
 	CHECK("peer_domu_ready", v != NULL, "domU never published");
@@ -431,8 +444,8 @@ static int run_peer(xenif_domid_t dom, const char *backend, bool destroy)
 	snprintf(key, sizeof key, "/local/domain/%u/data/xenif-test/port", dom);
 	char *ps = o->xs_read(x, 0, key, NULL);
 	xenif_gref_t refs[NPAGES], ro;
-	if (!rs || !ps || sscanf(rs, "%u %u %u %u %u", &refs[0], &refs[1], &refs[2], &refs[3],
-				 &ro) != 5) {
+	if (!rs || !ps ||
+	    sscanf(rs, "%u %u %u %u %u", &refs[0], &refs[1], &refs[2], &refs[3], &ro) != 5) {
 		failf("peer_read_refs", "refs=%s port=%s", rs ? rs : "-", ps ? ps : "-");
 		return 1;
 	}
@@ -452,7 +465,8 @@ static int run_peer(xenif_domid_t dom, const char *backend, bool destroy)
 	CHECK("peer_domu_grant_content", ok, "content");
 	errno = 0;
 	void *w = o->gnttab_map(x, dom, 1, &ro, PROT_READ | PROT_WRITE);
-	semantics("peer_gnttab_map_ro_rw_einval", "peer gnttab_map PROT_WRITE of a domU read-only grant", w ? 0 : -1, EINVAL);
+	semantics("peer_gnttab_map_ro_rw_einval",
+	    "peer gnttab_map PROT_WRITE of a domU read-only grant", w ? 0 : -1, EINVAL);
 	CHECK("peer_ro_grant_not_writable", w == NULL, "mapped rw");
 	char *rd = o->gnttab_map(x, dom, 1, &ro, PROT_READ);
 	CHECK("peer_ro_grant_readable", rd && !strcmp(rd, "read-only-from-domU"), "ro map");
@@ -467,7 +481,8 @@ static int run_peer(xenif_domid_t dom, const char *backend, bool destroy)
 	o->evtchn_unmask(x, (xenif_port_t)lp);
 	errno = 0;
 	int dup = o->evtchn_bind_interdomain(x, dom, (xenif_port_t)rport);
-	semantics("peer_bind_already_bound_einval", "evtchn_bind_interdomain to an already-bound remote port", dup, EINVAL);
+	semantics("peer_bind_already_bound_einval",
+	    "evtchn_bind_interdomain to an already-bound remote port", dup, EINVAL);
 	if (dup >= 0)
 		o->evtchn_unbind(x, (xenif_port_t)dup);
 	o->evtchn_notify(x, (xenif_port_t)lp);
@@ -475,11 +490,11 @@ static int run_peer(xenif_domid_t dom, const char *backend, bool destroy)
 	CHECK("peer_event_from_domu", p == lp, "got %d", p);
 	o->evtchn_unmask(x, (xenif_port_t)lp);
 	snprintf(key, sizeof key, "/local/domain/%u/data/xenif-test/result", dom);
-	v = o->xs_read(x, 0, key, NULL);	/* written before the domU notified */
+	v = o->xs_read(x, 0, key, NULL); /* written before the domU notified */
 	CHECK("peer_domu_saw_dom0_write", v && !strcmp(v, "ok"), "result %s", v ? v : "-");
 	free(v);
 	CHECK("peer_watch_release_domain", o->xs_watch(x, "@releaseDomain", "rel") == 0, "watch");
-	double tw = now() + 2;	/* drain the event fired on registration */
+	double tw = now() + 2; /* drain the event fired on registration */
 	struct xenif_xs_watch_event ev;
 	while (now() < tw && readable(o->xs_fileno(x), 200))
 		while (o->xs_read_watch(x, &ev) == 0)
@@ -522,11 +537,12 @@ static int run_peer(xenif_domid_t dom, const char *backend, bool destroy)
 	int ev_on_destroy = readable(o->evtchn_fd(x), 1000);
 	errno = 0;
 	int r = o->evtchn_pending(x);
-	printf("XENTEST INFO semantics destroy of the peer domain: evtchn fd readable=%d pending=%d\n",
-	       ev_on_destroy, r);
+	printf(
+	    "XENTEST INFO semantics destroy of the peer domain: evtchn fd readable=%d pending=%d\n",
+	    ev_on_destroy, r);
 	/* real Xen sends nothing: a reader must watch @releaseDomain, not its port */
 	CHECK("peer_destroy_raises_no_event", !ev_on_destroy && r < 0, "readable %d pending %d",
-	      ev_on_destroy, r);
+	    ev_on_destroy, r);
 	if (r >= 0)
 		o->evtchn_unmask(x, (xenif_port_t)r);
 	errno = 0;
@@ -535,12 +551,13 @@ static int run_peer(xenif_domid_t dom, const char *backend, bool destroy)
 	snprintf(key, sizeof key, "/local/domain/%u", dom);
 	unsigned n = 0;
 	char **d = o->xs_directory(x, 0, key, &n);
-	semantics("peer_destroyed_home_enoent", "xs_directory of a destroyed domain's home", d ? (int)n : -1, ENOENT);
+	semantics("peer_destroyed_home_enoent", "xs_directory of a destroyed domain's home",
+	    d ? (int)n : -1, ENOENT);
 	free(d);
 	CHECK("peer_mapping_readable_after_destroy", map[0] == 'f', "byte %#x", map[0]);
 	CHECK("peer_unmap_after_destroy",
-	      o->gnttab_unmap(x, map, NPAGES) == 0 && (!rd || o->gnttab_unmap(x, rd, 1) == 0),
-	      "unmap");
+	    o->gnttab_unmap(x, map, NPAGES) == 0 && (!rd || o->gnttab_unmap(x, rd, 1) == 0),
+	    "unmap");
 	CHECK("peer_unbind_after_destroy", o->evtchn_unbind(x, (xenif_port_t)lp) == 0, "unbind");
 	end = now() + 120;
 	while ((st = domain_state(x, dom)) != 0 && now() < end)
@@ -561,9 +578,10 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "peer") && argc > 2) {
 		/* "peer DOMID [backend] [--no-destroy]": the domU may have other work to do */
 		bool destroy = !(argc > 4 && !strcmp(argv[4], "--no-destroy"));
-		return run_peer((xenif_domid_t)strtoul(argv[2], NULL, 10), argc > 3 ? argv[3] : "xen",
-				destroy);
+		return run_peer(
+		    (xenif_domid_t)strtoul(argv[2], NULL, 10), argc > 3 ? argv[3] : "xen", destroy);
 	}
-	fprintf(stderr, "usage: xenif-selftest selftest|domu|peer DOMID [backend [--no-destroy]]\n");
+	fprintf(
+	    stderr, "usage: xenif-selftest selftest|domu|peer DOMID [backend [--no-destroy]]\n");
 	return 2;
 }
