@@ -89,7 +89,7 @@ static void xs_cb(evutil_socket_t fd, short what, void *arg)
 				schedule();
 				continue;
 			}
-			log_err("xenstore watch: %s", strerror(errno));
+			guest_host_lost(ctx->base, "xenstore connection", errno);
 			return;
 		}
 		if (!strcmp(ev.token, TOK_INTRO) || !strcmp(ev.token, TOK_RELEASE)) {

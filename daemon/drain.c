@@ -336,7 +336,7 @@ static void evtchn_cb(evutil_socket_t fd, short what, void *arg)
 
 		if (port < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-				log_warn("evtchn pending");
+				guest_host_lost(ctx->base, "event channel device", errno);
 			return;
 		}
 		g = guest_by_port((uint32_t)port);

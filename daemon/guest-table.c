@@ -3,11 +3,15 @@
  * guests, looked up on xenstore events only) and by bound local port (the hot
  * lookup of every wake-up).
  */
+#include <errno.h>
+#include <event2/event.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "announce.h"
 #include "guest.h"
+#include "log.h"
 #include "xalloc.h"
 
 static struct guest **table;
@@ -98,4 +102,27 @@ void guest_table_free(void)
 	free(portmap);
 	portmap = NULL;
 	portmap_len = 0;
+}
+
+static char host_lost[160];
+
+/*
+ * The host's xenstore connection or event-channel device failing for good leaves
+ * nothing to serve from, and their descriptors stay readable: say so once and leave
+ * the loop, so that mtraced exits non-zero and its service manager restarts it
+ * (Restart=on-failure) -- a restarted mtraced finds every guest again.
+ */
+void guest_host_lost(struct event_base *base, const char *what, int err)
+{
+	if (host_lost[0])
+		return;
+	snprintf(host_lost, sizeof(host_lost), "%s: %s", what, strerror(err));
+	log_err(
+	    "lost the host's %s; exiting so that the service manager restarts mtraced", host_lost);
+	event_base_loopexit(base, NULL);
+}
+
+const char *guest_host_lost_reason(void)
+{
+	return host_lost[0] ? host_lost : NULL;
 }

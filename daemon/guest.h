@@ -97,5 +97,8 @@ void guest_foreach(void (*fn)(struct guest *g, void *arg), void *arg);
 /* The last guest of the table (for emptying it), NULL when empty. */
 struct guest *guest_last(void);
 void guest_table_free(void);
+/* The host's xenstore or event channels failed for good: log, leave the loop (once). */
+void guest_host_lost(struct event_base *base, const char *what, int err);
+const char *guest_host_lost_reason(void);
 
 #endif

@@ -612,3 +612,8 @@ void guests_fini(void)
 	guest_table_free();
 	drain_fini();
 }
+
+const char *guests_host_lost(void)
+{
+	return guest_host_lost_reason();
+}

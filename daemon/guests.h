@@ -21,5 +21,7 @@ void guests_reconfigure(const struct mtraced_config *cfg);
 void guests_drain_all(void);
 /* Unmap and unbind everything; no DomainDown is sent. */
 void guests_fini(void);
+/* Why the loop was left because the host's xenstore or event channels failed, or NULL. */
+const char *guests_host_lost(void);
 
 #endif

@@ -163,6 +163,7 @@ int main(int argc, char **argv)
 	int verbose = 0, quiet = 0, c;
 	char err[512];
 	struct xenif *x;
+	bool host_lost = false;
 
 	malloc_tune();
 	config_defaults(&cfg);
@@ -288,6 +289,7 @@ int main(int argc, char **argv)
 	service_ready();
 
 	event_base_dispatch(base);
+	host_lost = guests_host_lost() != NULL;
 
 	guests_fini();
 	service_fini();
@@ -297,6 +299,10 @@ int main(int argc, char **argv)
 	state_fini();
 	xenif_close(x);
 	event_base_free(base);
+	if (host_lost) {
+		log_info("stopped: the host went away");
+		return 1;
+	}
 	log_info("stopped");
 	return 0;
 }
