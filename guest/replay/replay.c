@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "mtrace-guest.h"
 #include "mtrace-ring.h"
+#include "ops.h"
 #include "trace.h"
 
 #define MAX_BAD_REPORTED 20
@@ -234,27 +235,18 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
-static const char *const op_names[] = {
-	[MTRACE_OP_CREATES] = "creates",
-	[MTRACE_OP_READ] = "read",
-	[MTRACE_OP_FULFILLS] = "fulfills",
-	[MTRACE_OP_FAILS] = "fails",
-	[MTRACE_OP_BECOMES] = "becomes",
-	[MTRACE_OP_LABEL] = "label",
-	[MTRACE_OP_INCREASE] = "increase",
-	[MTRACE_OP_SWITCH] = "switch",
-	[MTRACE_OP_GC] = "gc",
-};
+/* The 2014 vocabulary: the ops up to gc, named as in the one table (common/ops.c). */
+static const char *replay_op_name(unsigned op)
+{
+	return op <= MTRACE_OP_GC ? mtrace_op_name(op) : "?";
+}
 
 /* One event a line: time_ns op thread arg type "string", C escapes for the odd bytes. */
 static void print_dump(const struct trace *t)
 {
 	for (size_t i = 0; i < t->n; i++) {
 		const struct trace_ev *e = &t->ev[i];
-		printf("%" PRIu64 " %s %" PRId64 " %" PRId64 " %u", e->t_ns,
-		    e->op < sizeof(op_names) / sizeof(op_names[0]) && op_names[e->op]
-		        ? op_names[e->op]
-		        : "?",
+		printf("%" PRIu64 " %s %" PRId64 " %" PRId64 " %u", e->t_ns, replay_op_name(e->op),
 		    e->thread, e->arg, e->type);
 		if (op_has_string(e->op)) {
 			const unsigned char *p = (const unsigned char *)trace_str(t, e);
@@ -277,9 +269,8 @@ static void print_check(const struct trace *t)
 {
 	printf("lines %" PRIu64 "\nevents %zu\nbad %" PRIu64 "\nmax_thread %" PRId64 "\n", t->lines,
 	    t->n, t->bad, t->max_thread);
-	for (unsigned op = 0; op < sizeof(op_names) / sizeof(op_names[0]); op++)
-		if (op_names[op])
-			printf("%s %" PRIu64 "\n", op_names[op], t->per_op[op]);
+	for (unsigned op = 0; op <= MTRACE_OP_GC; op++)
+		printf("%s %" PRIu64 "\n", replay_op_name(op), t->per_op[op]);
 }
 
 int main(int argc, char **argv)
