@@ -40,6 +40,7 @@ void config_defaults(struct mtraced_config *c)
 	c->max_clients = 64;
 	c->client_queue_bytes = 8u << 20;
 	c->client_queue_total = 64u << 20;
+	c->client_batch_total = 32u << 20;
 	c->max_clients_per_uid = 32;
 	c->client_hello_ms = 5000;
 	c->client_coalesce_us = 2000;
@@ -159,6 +160,8 @@ static const struct key keys[] = {
 	    4096, 1ull << 32 },
 	{ "client_queue_total", K_SIZE, offsetof(struct mtraced_config, client_queue_total), 0,
 	    4096, 1ull << 36 },
+	{ "client_batch_total", K_SIZE, offsetof(struct mtraced_config, client_batch_total), 0,
+	    1u << 20, 1ull << 36 },
 	U(max_clients_per_uid, 1, 65536),
 	U(client_hello_ms, 100, 600000),
 	U(client_coalesce_us, 0, 1000000),

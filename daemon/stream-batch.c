@@ -7,6 +7,12 @@
  * the group's columns for that ring.  At the end of the loop turn (or when the
  * columns are full) each group's columns are encoded once into a framed ServerMsg
  * whose bytes all of the group's clients share.
+ *
+ * The columns of all groups and rings together are held to client_batch_total
+ * (mtraced(8), MEMORY): past it, a ring's batch is sent early (every batch pending is
+ * sent and the columns given back), which costs smaller frames, never events; only
+ * when even one batch's smallest columns do not fit is an event dropped for that
+ * group's clients, counted and reported to them.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -31,14 +37,19 @@
 #define ACC_MAX_EVENTS 8192u
 #define ACC_MAX_STR    (512u * 1024)
 
+#define ACC_MIN_EVENTS 64u
+/* Bytes per event of the columns below. */
+#define COL_BYTES (sizeof(int32_t) + 2 * sizeof(uint32_t) + 2 * sizeof(int64_t) + sizeof(uint32_t))
+
 /* Columns of one (domain, ring) for one group, in ring order. */
 struct acc {
 	TAILQ_ENTRY(acc) entry;
 	uint32_t domid, ring, clock;
 	uint64_t first_seq;
+	uint64_t base_ts, last_ts; /* the first and the last event's timestamps */
 	size_t n, cap;
-	uint64_t *ts; /* absolute */
-	int32_t *dts; /* deltas, filled when encoded */
+	size_t bytes; /* what it holds, counted in batch_bytes */
+	int32_t *dts; /* deltas from the previous event (the first: 0) */
 	uint32_t *op;
 	int64_t *thread;
 	int64_t *arg;
@@ -72,10 +83,22 @@ static LIST_HEAD(, stream_group) groups = LIST_HEAD_INITIALIZER(groups);
 static unsigned ngroups;
 static struct event *flush_ev;
 static bool flush_scheduled;
+static size_t batch_cap = SIZE_MAX; /* client_batch_total */
+static struct stream_batch_memory mem;
+
+static void acc_account(struct acc *a)
+{
+	size_t now = sizeof(*a) + a->cap * COL_BYTES + stream_dict_bytes(&a->dict);
+
+	mem.bytes = mem.bytes - a->bytes + now;
+	a->bytes = now;
+	if (mem.bytes > mem.peak)
+		mem.peak = mem.bytes;
+}
 
 static void acc_free(struct acc *a)
 {
-	free(a->ts);
+	mem.bytes -= a->bytes;
 	free(a->dts);
 	free(a->op);
 	free(a->thread);
@@ -86,16 +109,18 @@ static void acc_free(struct acc *a)
 	free(a);
 }
 
-static int acc_reserve(struct acc *a, size_t n)
+/* Room for one more event, within client_batch_total; -1 when that has no room. */
+static int acc_grow(struct acc *a)
 {
-	size_t cap = a->cap;
+	size_t cap = a->cap ? a->cap * 2 : ACC_MIN_EVENTS;
 
-	if (a->n + n <= cap)
+	if (a->n < a->cap)
 		return 0;
-	while (cap < a->n + n)
-		cap = cap ? cap * 2 : 256;
-	if (grow((void **)&a->ts, sizeof(*a->ts), cap) ||
-	    grow((void **)&a->dts, sizeof(*a->dts), cap) ||
+	if (cap > ACC_MAX_EVENTS)
+		cap = ACC_MAX_EVENTS;
+	if (mem.bytes + (cap - a->cap) * COL_BYTES > batch_cap)
+		return -1;
+	if (grow((void **)&a->dts, sizeof(*a->dts), cap) ||
 	    grow((void **)&a->op, sizeof(*a->op), cap) ||
 	    grow((void **)&a->thread, sizeof(*a->thread), cap) ||
 	    grow((void **)&a->arg, sizeof(*a->arg), cap) ||
@@ -103,6 +128,7 @@ static int acc_reserve(struct acc *a, size_t n)
 	    grow((void **)&a->str_ref, sizeof(*a->str_ref), cap))
 		return -1;
 	a->cap = cap;
+	acc_account(a);
 	return 0;
 }
 
@@ -110,7 +136,11 @@ static int acc_add_str(struct acc *a, const char *s, size_t len)
 {
 	uint32_t idx;
 
-	if (stream_dict_add(&a->dict, s, len, &idx) < 0)
+	int r = stream_dict_add(&a->dict, s, len, &idx);
+
+	if (r > 0) /* a new string: the table may have grown */
+		acc_account(a);
+	if (r < 0)
 		return -1;
 	a->str_ref[a->nref++] = idx;
 	return 0;
@@ -134,10 +164,7 @@ static void group_send(struct stream_group *g, struct acc *a)
 	}
 	for (i = 0; i < stream_dict_count(&a->dict); i++)
 		strs[i] = stream_dict_str(&a->dict, i);
-	eb.base_ts = a->ts[0];
-	a->dts[0] = 0;
-	for (i = 1; i < a->n; i++) /* group_events kept each one within 32 bits */
-		a->dts[i] = (int32_t)(int64_t)(a->ts[i] - a->ts[i - 1]);
+	eb.base_ts = a->base_ts;
 	eb.domid = a->domid;
 	eb.ring = a->ring;
 	eb.clock = a->clock;
@@ -230,6 +257,7 @@ static struct acc *group_acc(struct stream_group *g, uint32_t domid, uint32_t ri
 	a->domid = domid;
 	a->ring = ring;
 	a->clock = clock;
+	acc_account(a);
 	TAILQ_INSERT_TAIL(&g->accs, a, entry);
 	return a;
 }
@@ -249,49 +277,122 @@ static bool delta_fits(uint64_t d)
 	return (int64_t)d >= INT32_MIN && (int64_t)d <= INT32_MAX;
 }
 
+/* An event the group cannot take (out of memory, or no room within
+ * client_batch_total): every member is told it missed it. */
+static void group_drop(struct stream_group *g, size_t n)
+{
+	for (size_t i = 0; i < g->nmembers; i++)
+		send_events(g->members[i], NULL, n);
+}
+
+/* Give back a's columns and strings (it holds no events). */
+static void acc_release(struct acc *a)
+{
+	free(a->dts);
+	free(a->op);
+	free(a->thread);
+	free(a->arg);
+	free(a->type);
+	free(a->str_ref);
+	stream_dict_free(&a->dict);
+	a->dts = NULL;
+	a->op = a->type = a->str_ref = NULL;
+	a->thread = a->arg = NULL;
+	a->n = a->nref = a->cap = 0;
+	acc_account(a);
+}
+
+/* Send every pending batch but keep's and free their columns. */
+static void release_all(const struct acc *keep)
+{
+	struct stream_group *g;
+	struct acc *a, *next;
+
+	LIST_FOREACH(g, &groups, entry)
+	{
+		for (a = TAILQ_FIRST(&g->accs); a; a = next) {
+			next = TAILQ_NEXT(a, entry);
+			if (a == keep)
+				continue;
+			group_send(g, a);
+			TAILQ_REMOVE(&g->accs, a, entry);
+			acc_free(a);
+		}
+	}
+}
+
+static bool has_room(const struct acc *a, bool str)
+{
+	return a->n < a->cap && (!str || mem.bytes <= batch_cap);
+}
+
+/*
+ * Room in a for one more event (and, with str, a string) within client_batch_total.
+ * Past the total: every other batch is sent and its memory given back, then a's own
+ * batch is sent, then a starts again from its smallest columns.  -1 only when even
+ * those do not fit.
+ */
+static int acc_room(struct stream_group *g, struct acc *a, bool str)
+{
+	if (has_room(a, str) || (acc_grow(a) == 0 && has_room(a, str)))
+		return 0;
+	mem.pressure++;
+	release_all(a);
+	if (acc_grow(a) == 0 && has_room(a, str))
+		return 0;
+	if (a->n) {
+		group_send(g, a);
+		if (has_room(a, str))
+			return 0;
+	}
+	acc_release(a);
+	return acc_grow(a) == 0 && has_room(a, str) ? 0 : -1;
+}
+
 static void group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clock,
     const struct mtrace_event *ev, size_t n)
 {
+	bool everything = g->all_ops && g->sub->n_labels == 0;
 	struct acc *a;
-	size_t i;
 
 	if (!state_domain_matches(domid, g->sub))
 		return;
 	a = group_acc(g, domid, ring, clock);
 	if (!a) {
-		for (i = 0; i < g->nmembers; i++)
-			send_events(g->members[i], NULL, n);
+		group_drop(g, n);
 		return;
 	}
-	bool everything = g->all_ops && g->sub->n_labels == 0;
-
-	for (i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		const struct mtrace_event *e = &ev[i];
+		bool str = mtrace_op_has_string(e->op);
+		size_t k = a->n;
 
 		if (!everything &&
 		    ((!g->all_ops && !(g->ops[e->op >> 3] & (1u << (e->op & 7)))) ||
 		        !label_matches(g, domid, e->thread)))
 			continue;
-		if (a->n >= ACC_MAX_EVENTS ||
-		    strtab_bytes(&a->dict.t) + e->str_len + 1 > ACC_MAX_STR ||
-		    (a->n && !delta_fits(e->ts - a->ts[a->n - 1])))
+		/* A batch ends where its frame would grow too large or a delta not fit. */
+		if (k &&
+		    (k >= ACC_MAX_EVENTS || !delta_fits(e->ts - a->last_ts) ||
+		        (str && strtab_bytes(&a->dict.t) + e->str_len + 1 > ACC_MAX_STR)))
 			group_send(g, a);
-		if (acc_reserve(a, 1) < 0 ||
-		    (mtrace_op_has_string(e->op) &&
-		        acc_add_str(a, e->str ? e->str : "", e->str ? e->str_len : 0) < 0)) {
-			size_t k;
-			for (k = 0; k < g->nmembers; k++)
-				send_events(g->members[k], NULL, 1);
+		if (acc_room(g, a, str) < 0 ||
+		    (str && acc_add_str(a, e->str ? e->str : "", e->str ? e->str_len : 0) < 0)) {
+			group_drop(g, 1);
 			continue;
 		}
-		if (a->n == 0)
+		k = a->n;
+		if (k == 0) {
 			a->first_seq = e->seq;
-		a->ts[a->n] = e->ts;
-		a->op[a->n] = e->op;
-		a->thread[a->n] = (int64_t)e->thread;
-		a->arg[a->n] = (int64_t)e->arg;
-		a->type[a->n] = e->type;
-		a->n++;
+			a->base_ts = a->last_ts = e->ts;
+		}
+		a->dts[k] = (int32_t)(int64_t)(e->ts - a->last_ts);
+		a->last_ts = e->ts;
+		a->op[k] = e->op;
+		a->thread[k] = (int64_t)e->thread;
+		a->arg[k] = (int64_t)e->arg;
+		a->type[k] = e->type;
+		a->n = k + 1;
 	}
 	if (a->n)
 		schedule_flush();
@@ -475,6 +576,16 @@ void stream_batch_domain_gone(uint32_t domid)
 unsigned stream_group_count(void)
 {
 	return ngroups;
+}
+
+void stream_batch_set_cap(size_t total)
+{
+	batch_cap = total ? total : SIZE_MAX;
+}
+
+const struct stream_batch_memory *stream_batch_memory(void)
+{
+	return &mem;
 }
 
 void stream_batch_init(struct event_base *base, stream_batch_send_fn send)

@@ -21,7 +21,16 @@ struct stream_group;
  * its clients: stream-client.c's stream_client_send_events. */
 typedef void (*stream_batch_send_fn)(struct stream_client *c, struct stream_blob *b, size_t n);
 
+/* What the columns of every group and ring hold (client_batch_total). */
+struct stream_batch_memory {
+	size_t bytes, peak;
+	uint64_t pressure; /* times the total was reached: batches sent early */
+};
+
 void stream_batch_init(struct event_base *base, stream_batch_send_fn send);
+/* client_batch_total (0: no cap of its own); takes effect at the next event. */
+void stream_batch_set_cap(size_t total);
+const struct stream_batch_memory *stream_batch_memory(void);
 void stream_batch_fini(void);
 /* Join the group for sub's event filter (creating it); NULL when out of memory. */
 struct stream_group *stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub);

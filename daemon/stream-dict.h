@@ -10,12 +10,20 @@
 
 #include "strtab.h"
 
+#define STREAM_DICT_CACHE 64u
+
 struct stream_dict {
 	struct strtab t;
+	/* index + 1 (0: empty) of a recent string, by a cheap key of its bytes: most
+	 * events repeat one of a handful of strings, found here without hashing them */
+	uint32_t cache[STREAM_DICT_CACHE];
 };
 
-/* Copy s (UTF-8 fixed) unless an equal string is there; *idx is its index. */
+/* Copy s (UTF-8 fixed) unless an equal string is there; *idx is its index.  1: added,
+ * 0: found, -1: the table is full. */
 int stream_dict_add(struct stream_dict *d, const char *s, size_t len, uint32_t *idx);
+/* The heap it holds. */
+size_t stream_dict_bytes(const struct stream_dict *d);
 size_t stream_dict_count(const struct stream_dict *d);
 /* The i-th string, NUL-terminated; valid until the next add or reset. */
 char *stream_dict_str(struct stream_dict *d, size_t i);

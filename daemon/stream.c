@@ -162,6 +162,7 @@ void stream_reconfigure(const struct mtraced_config *cfg)
 		.max_top_n = cfg->max_top_n,
 	};
 
+	stream_batch_set_cap(cfg->client_batch_total);
 	max_clients = cfg->max_clients ? cfg->max_clients : 1;
 	/* 0 (a test double's zeroed config): no share of its own */
 	max_per_uid = cfg->max_clients_per_uid ? cfg->max_clients_per_uid : max_clients;
