@@ -6,7 +6,8 @@
  *
  *   stream-harness -s SOCK [-N events] [-r rate/s] [-D domains] [-R rings]
  *                  [-w clients to wait for] [-q queue bytes] [-m max clients]
- *                  [-L linger ms] [-C client_coalesce_us] [--ring-loss] [--clock-jumps]
+ *                  [-L linger ms] [-C client_coalesce_us] [-B client_batch_total]
+ *                  [--ring-loss] [--clock-jumps]
  *
  * --clock-jumps: event k's timestamp is clock_jump_ts(k) (arg is k), a clock that
  * jumps ahead 3 s every 997 events and steps back 2.5 s for one event in 101.
@@ -26,6 +27,7 @@
 #include "fake-state.h"
 #include "log.h"
 #include "ring-reader.h"
+#include "stream-batch.h"
 #include "stream.h"
 
 #define CHUNK 256
@@ -228,9 +230,12 @@ static void sig_cb(evutil_socket_t fd, short what, void *arg)
 static void print_summary(double secs)
 {
 	static const char *const ln[] = { "net/rx", "net/tx", "disk/read", NULL };
+	const struct stream_batch_memory *m = stream_batch_memory();
 	bool first = true;
 
-	printf("{\"events\":%" PRIu64 ",\"seconds\":%.3f,\"table\":[", h.sent, secs);
+	printf("{\"events\":%" PRIu64 ",\"seconds\":%.3f,\"batch_peak\":%zu,"
+	       "\"batch_pressure\":%" PRIu64 ",\"batch_left\":%zu,\"table\":[",
+	    h.sent, secs, m->peak, m->pressure, m->bytes);
 	for (unsigned d = 0; d < h.domains; d++)
 		for (unsigned op = 0; op < 256; op++)
 			for (unsigned l = 0; l < 4; l++) {
@@ -270,7 +275,7 @@ int main(int argc, char **argv)
 	h.domains = 2;
 	h.rings = 2;
 	h.linger_ms = 300;
-	while ((ch = getopt_long(argc, argv, "s:N:r:D:R:w:q:m:L:C:K:v", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:N:r:D:R:w:q:m:L:C:K:B:v", lo, NULL)) != -1) {
 		switch (ch) {
 		case 's':
 			snprintf(cfg.socket_path, sizeof(cfg.socket_path), "%s", optarg);
@@ -304,6 +309,9 @@ int main(int argc, char **argv)
 			break;
 		case 'K':
 			cfg.client_coalesce_rate = (unsigned)atoi(optarg);
+			break;
+		case 'B':
+			cfg.client_batch_total = strtoull(optarg, NULL, 10);
 			break;
 		case 'v':
 			cfg.log_level = 3;
