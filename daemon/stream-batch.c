@@ -148,7 +148,6 @@ static int acc_add_str(struct acc *a, const char *s, size_t len)
 
 static void group_send(struct stream_group *g, struct acc *a)
 {
-	Mtrace__ServerMsg msg = MTRACE__SERVER_MSG__INIT;
 	Mtrace__EventBatch eb = MTRACE__EVENT_BATCH__INIT;
 	char *strs_stack[64], **strs = strs_stack;
 	struct stream_blob *b;
@@ -179,9 +178,7 @@ static void group_send(struct stream_group *g, struct acc *a)
 	eb.str = strs;
 	eb.n_str_ref = a->nref;
 	eb.str_ref = a->str_ref;
-	msg.msg_case = MTRACE__SERVER_MSG__MSG_EVENTS;
-	msg.events = &eb;
-	b = stream_blob_pack(&msg);
+	b = stream_blob_pack_events(&eb);
 	if (b) {
 		for (i = 0; i < g->nmembers; i++)
 			send_events(g->members[i], b, a->n);

@@ -27,6 +27,34 @@ struct stream_blob *stream_blob_pack(const Mtrace__ServerMsg *msg)
 	return b;
 }
 
+/* ServerMsg.events: field 2, length-delimited (proto/mtrace.proto). */
+#define EVENTS_TAG ((2u << 3) | 2u)
+
+struct stream_blob *stream_blob_pack_events(const Mtrace__EventBatch *eb)
+{
+	size_t eblen = mtrace__event_batch__get_packed_size(eb);
+	uint8_t pfx[FRAME_VARINT_MAX], sub[1 + FRAME_VARINT_MAX];
+	size_t sl, hl, len;
+	struct stream_blob *b;
+
+	/* the envelope protobuf-c would write: the tag, then the batch's length */
+	sub[0] = EVENTS_TAG;
+	sl = 1 + frame_put_len(sub + 1, eblen);
+	len = sl + eblen;
+	if (len > FRAME_MAX_TO_CLIENT)
+		return NULL;
+	hl = frame_put_len(pfx, len);
+	b = malloc(sizeof(*b) + hl + len);
+	if (!b)
+		return NULL;
+	b->refs = 1;
+	b->len = hl + len;
+	memcpy(b->data, pfx, hl);
+	memcpy(b->data + hl, sub, sl);
+	mtrace__event_batch__pack(eb, b->data + hl + sl);
+	return b;
+}
+
 void stream_blob_unref(struct stream_blob *b)
 {
 	if (b && --b->refs == 0)

@@ -29,24 +29,17 @@ static uint64_t load8(const char *s, size_t len)
 	return v;
 }
 
-static unsigned cache_slot(const char *s, size_t len)
-{
-	uint64_t head = load8(s, len), tail = len > 8 ? load8(s + len - 8, 8) : 0;
-	uint64_t h = (head * 0x9e3779b97f4a7c15u) ^ (tail + len);
-
-	h *= 0xc2b2ae3d27d4eb4fu;
-	return (unsigned)(h >> 58) % STREAM_DICT_CACHE;
-}
-
 int stream_dict_add(struct stream_dict *d, const char *s, size_t len, uint32_t *idx)
 {
-	unsigned slot = cache_slot(s, len);
-	uint32_t c = d->cache[slot];
+	uint64_t head = load8(s, len), tail = len > 8 ? load8(s + len - 8, 8) : 0;
+	uint64_t h = ((head * 0x9e3779b97f4a7c15u) ^ (tail + len)) * 0xc2b2ae3d27d4eb4fu;
+	struct stream_dict_hit *hit = &d->cache[(h >> 59) % STREAM_DICT_CACHE];
 	char *copy;
 	bool added;
 
-	if (c && d->t.len[c - 1] == len && memcmp(d->t.arena + d->t.off[c - 1], s, len) == 0) {
-		*idx = c - 1;
+	if (hit->idx1 && hit->len == len && hit->head == head && hit->tail == tail &&
+	    (len <= 16 || memcmp(d->t.arena + d->t.off[hit->idx1 - 1], s, len) == 0)) {
+		*idx = hit->idx1 - 1;
 		return 0;
 	}
 	if (!d->t.max)
@@ -55,7 +48,7 @@ int stream_dict_add(struct stream_dict *d, const char *s, size_t len, uint32_t *
 	 * needs neither the copy nor the fix (one with invalid bytes is never found). */
 	*idx = strtab_find(&d->t, s, len);
 	if (*idx != STRTAB_NONE) {
-		d->cache[slot] = *idx + 1;
+		*hit = (struct stream_dict_hit){ head, tail, (uint32_t)len, *idx + 1 };
 		return 0;
 	}
 	/* Fixed before it is added: the batch holds what clients will see, and
@@ -70,7 +63,7 @@ int stream_dict_add(struct stream_dict *d, const char *s, size_t len, uint32_t *
 	/* a string with bytes the fix changed is never found as it came (no compare
 	 * equal): caching its fixed copy would only evict another */
 	if (added && memcmp(d->t.arena + d->t.off[*idx], s, len) == 0)
-		d->cache[slot] = *idx + 1;
+		*hit = (struct stream_dict_hit){ head, tail, (uint32_t)len, *idx + 1 };
 	return added ? 1 : 0;
 }
 

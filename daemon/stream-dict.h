@@ -10,13 +10,19 @@
 
 #include "strtab.h"
 
-#define STREAM_DICT_CACHE 64u
+#define STREAM_DICT_CACHE 32u
+
+/* A recent string by its length and first and last 8 bytes (which are all of it up
+ * to 16 bytes): most events repeat one of a handful of strings, found here with a
+ * compare or two instead of hashing every byte. */
+struct stream_dict_hit {
+	uint64_t head, tail;
+	uint32_t len, idx1; /* index + 1, 0: empty */
+};
 
 struct stream_dict {
 	struct strtab t;
-	/* index + 1 (0: empty) of a recent string, by a cheap key of its bytes: most
-	 * events repeat one of a handful of strings, found here without hashing them */
-	uint32_t cache[STREAM_DICT_CACHE];
+	struct stream_dict_hit cache[STREAM_DICT_CACHE];
 };
 
 /* Copy s (UTF-8 fixed) unless an equal string is there; *idx is its index.  1: added,
