@@ -17,15 +17,24 @@
 #include "stream-dict.h"
 #include "utf8.h"
 
+/* The first min(len, 8) bytes, little-endian, zero-padded: at most two loads (the
+ * overlapping bytes of both are the same bytes in the same places), no byte loop. */
 static uint64_t load8(const char *s, size_t len)
 {
 	uint64_t v = 0;
+	uint32_t lo, hi;
 
-	if (len >= 8)
+	if (len >= 8) {
 		memcpy(&v, s, 8);
-	else
-		for (size_t i = 0; i < len; i++)
-			v |= (uint64_t)(unsigned char)s[i] << (8 * i);
+	} else if (len >= 4) {
+		memcpy(&lo, s, 4);
+		memcpy(&hi, s + len - 4, 4);
+		v = lo | (uint64_t)hi << (8 * (len - 4));
+	} else if (len > 0) {
+		v = (uint64_t)(unsigned char)s[0] |
+		    (uint64_t)(unsigned char)s[len / 2] << (8 * (len / 2)) |
+		    (uint64_t)(unsigned char)s[len - 1] << (8 * (len - 1));
+	}
 	return v;
 }
 

@@ -103,6 +103,23 @@ static void dict_cache(void)
 	/* bytes that are not UTF-8: fixed once, found again, never cached as they came */
 	uint32_t bad = add(&d, "x\xff", 1);
 	CHECK(add(&d, "x\xff", 0) == bad && strcmp(stream_dict_str(&d, bad), "x\xff") != 0);
+	/* every length up to 24, one byte changed at every place: each its own string */
+	stream_dict_reset(&d);
+	for (int pass = 0; pass < 2; pass++) {
+		uint32_t want = 0;
+
+		for (size_t len = 1; len <= 24; len++)
+			for (size_t at = 0; at <= len; at++) {
+				char buf[32];
+
+				memset(buf, 'a', len);
+				if (at < len)
+					buf[at] = 'b';
+				buf[len] = '\0';
+				CHECK(add(&d, buf, pass ? 0 : 1) == want, "%s", buf);
+				want++;
+			}
+	}
 	/* after a reset every string is new again */
 	stream_dict_reset(&d);
 	CHECK(stream_dict_count(&d) == 0);
