@@ -17,47 +17,21 @@
 #include "stream-dict.h"
 #include "utf8.h"
 
-/* The first min(len, 8) bytes, little-endian, zero-padded: at most two loads (the
- * overlapping bytes of both are the same bytes in the same places), no byte loop. */
-static uint64_t load8(const char *s, size_t len)
+int stream_dict_add_slow(struct stream_dict *d, struct stream_dict_hit *hit,
+    struct stream_dict_hit key, const char *s, uint32_t *idx)
 {
-	uint64_t v = 0;
-	uint32_t lo, hi;
-
-	if (len >= 8) {
-		memcpy(&v, s, 8);
-	} else if (len >= 4) {
-		memcpy(&lo, s, 4);
-		memcpy(&hi, s + len - 4, 4);
-		v = lo | (uint64_t)hi << (8 * (len - 4));
-	} else if (len > 0) {
-		v = (uint64_t)(unsigned char)s[0] |
-		    (uint64_t)(unsigned char)s[len / 2] << (8 * (len / 2)) |
-		    (uint64_t)(unsigned char)s[len - 1] << (8 * (len - 1));
-	}
-	return v;
-}
-
-int stream_dict_add(struct stream_dict *d, const char *s, size_t len, uint32_t *idx)
-{
-	uint64_t head = load8(s, len), tail = len > 8 ? load8(s + len - 8, 8) : 0;
-	uint64_t h = ((head * 0x9e3779b97f4a7c15u) ^ (tail + len)) * 0xc2b2ae3d27d4eb4fu;
-	struct stream_dict_hit *hit = &d->cache[(h >> 59) % STREAM_DICT_CACHE];
+	size_t len = key.len;
 	char *copy;
 	bool added;
 
-	if (hit->idx1 && hit->len == len && hit->head == head && hit->tail == tail &&
-	    (len <= 16 || memcmp(d->t.arena + d->t.off[hit->idx1 - 1], s, len) == 0)) {
-		*idx = hit->idx1 - 1;
-		return 0;
-	}
 	if (!d->t.max)
 		strtab_init(&d->t, STRTAB_NONE - 1);
 	/* What the table holds is fixed UTF-8, so a string found as it is was valid and
 	 * needs neither the copy nor the fix (one with invalid bytes is never found). */
 	*idx = strtab_find(&d->t, s, len);
 	if (*idx != STRTAB_NONE) {
-		*hit = (struct stream_dict_hit){ head, tail, (uint32_t)len, *idx + 1 };
+		key.idx1 = *idx + 1;
+		*hit = key;
 		return 0;
 	}
 	/* Fixed before it is added: the batch holds what clients will see, and
@@ -71,8 +45,10 @@ int stream_dict_add(struct stream_dict *d, const char *s, size_t len, uint32_t *
 		return -1;
 	/* a string with bytes the fix changed is never found as it came (no compare
 	 * equal): caching its fixed copy would only evict another */
-	if (added && memcmp(d->t.arena + d->t.off[*idx], s, len) == 0)
-		*hit = (struct stream_dict_hit){ head, tail, (uint32_t)len, *idx + 1 };
+	if (added && memcmp(d->t.arena + d->t.off[*idx], s, len) == 0) {
+		key.idx1 = *idx + 1;
+		*hit = key;
+	}
 	return added ? 1 : 0;
 }
 

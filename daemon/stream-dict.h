@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "strtab.h"
 
@@ -25,9 +26,51 @@ struct stream_dict {
 	struct stream_dict_hit cache[STREAM_DICT_CACHE];
 };
 
+/* The first min(len, 8) bytes, little-endian, zero-padded: at most two loads (the
+ * overlapping bytes of both are the same bytes in the same places), no byte loop. */
+static inline uint64_t stream_dict_load8(const char *s, size_t len)
+{
+	uint64_t v = 0;
+	uint32_t lo, hi;
+
+	if (len >= 8) {
+		memcpy(&v, s, 8);
+	} else if (len >= 4) {
+		memcpy(&lo, s, 4);
+		memcpy(&hi, s + len - 4, 4);
+		v = lo | (uint64_t)hi << (8 * (len - 4));
+	} else if (len > 0) {
+		v = (uint64_t)(unsigned char)s[0] |
+		    (uint64_t)(unsigned char)s[len / 2] << (8 * (len / 2)) |
+		    (uint64_t)(unsigned char)s[len - 1] << (8 * (len - 1));
+	}
+	return v;
+}
+
+/* A string the cache does not have (stream-dict.c). */
+int stream_dict_add_slow(struct stream_dict *d, struct stream_dict_hit *hit,
+    struct stream_dict_hit key, const char *s, uint32_t *idx);
+
 /* Copy s (UTF-8 fixed) unless an equal string is there; *idx is its index.  1: added,
- * 0: found, -1: the table is full. */
-int stream_dict_add(struct stream_dict *d, const char *s, size_t len, uint32_t *idx);
+ * 0: found, -1: the table is full.  Inline: called for every event with a string. */
+static inline int stream_dict_add(struct stream_dict *d, const char *s, size_t len, uint32_t *idx)
+{
+	struct stream_dict_hit key = {
+		stream_dict_load8(s, len),
+		len > 8 ? stream_dict_load8(s + len - 8, 8) : 0,
+		(uint32_t)len,
+		0,
+	};
+	uint64_t h = ((key.head * 0x9e3779b97f4a7c15u) ^ (key.tail + len)) * 0xc2b2ae3d27d4eb4fu;
+	struct stream_dict_hit *hit = &d->cache[(h >> 59) % STREAM_DICT_CACHE];
+
+	if (hit->idx1 && hit->len == len && hit->head == key.head && hit->tail == key.tail &&
+	    (len <= 16 || memcmp(d->t.arena + d->t.off[hit->idx1 - 1], s, len) == 0)) {
+		*idx = hit->idx1 - 1;
+		return 0;
+	}
+	return stream_dict_add_slow(d, hit, key, s, idx);
+}
 /* The heap it holds. */
 size_t stream_dict_bytes(const struct stream_dict *d);
 size_t stream_dict_count(const struct stream_dict *d);
