@@ -37,7 +37,7 @@
 #define ACC_MAX_EVENTS 8192u
 #define ACC_MAX_STR    (512u * 1024)
 
-#define ACC_MIN_EVENTS 64u
+#define ACC_MIN_EVENTS 256u
 /* Bytes per event of the columns below. */
 #define COL_BYTES (sizeof(int32_t) + 2 * sizeof(uint32_t) + 2 * sizeof(int64_t) + sizeof(uint32_t))
 

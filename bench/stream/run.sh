@@ -10,6 +10,8 @@
 #   e2e16    the same with 16 clients
 #   latency  100 k events/s from one guest ring; guest write -> client receipt p50/p99
 #   server   the stream server alone (stream-harness generator, no rings) -> 1 client
+#   serverflat  the same flat out to 1 and to 16 clients: the server's CPU per event
+#            (filter, columns, dictionary, protobuf-c, socket writes; plus the generator)
 # Knobs: EVENTS (per ring for e2e*, default 5000000; zl*/sweep run 4 s), RINGS (default 2),
 #   PAGES (default 512), LATENCY_BURSTS_ONLY=1 (latency: only the guest writing 1 ms
 #   bursts), TIMELINE=FILE (latency: keep the client's per-batch timeline in FILE.1000 and
@@ -188,6 +190,37 @@ for what in $WHAT; do
 			for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
 			"$CLIENT" -s "$SOCK" -q
 			wait "$HP"
+		done
+		;;
+	serverflat)
+		for n in 1 16; do
+			echo "== stream server alone, flat out, $n client(s)"
+			rm -f "$SOCK"
+			ev=$((n == 1 ? 20000000 : 5000000))
+			echo "+ stream-harness -N $ev -r 0 -D 1 -R 2 -w $n; $n x stream-bench-client -q"
+			"$HARNESS" -s "$SOCK" -N $ev -r 0 -D 1 -R 2 -w $n -L 100 >"$T/h.json" 2>/dev/null &
+			HP=$!
+			PIDS+=("$HP")
+			for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
+			for ((i = 0; i < n; i++)); do
+				"$CLIENT" -s "$SOCK" -q >"$T/client$i.json" &
+				CP[$i]=$!
+				PIDS+=($!)
+			done
+			for ((i = 0; i < n; i++)); do wait "${CP[$i]}"; done
+			wait "$HP"
+			python3 - "$T" "$n" <<'EOF'
+import json, sys
+d, n = sys.argv[1], int(sys.argv[2])
+h = json.load(open(d + "/h.json"))
+cs = [json.loads(open("%s/client%d.json" % (d, i)).read()) for i in range(n)]
+ev = h["events"]
+print("server CPU %.1f ns per event (user %.1f, sys %.1f); clients received min %d of %d, "
+      "dropped for clients %d; %.2f M events/s per client (min)" % (
+      (h["cpu_user_s"] + h["cpu_sys_s"]) * 1e9 / ev, h["cpu_user_s"] * 1e9 / ev,
+      h["cpu_sys_s"] * 1e9 / ev, min(c["events"] for c in cs), ev,
+      sum(c["dropped_for_client"] for c in cs), min(c["events_per_s"] for c in cs) / 1e6))
+EOF
 		done
 		;;
 	*)

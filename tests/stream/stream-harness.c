@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <event2/event.h>
@@ -231,11 +232,16 @@ static void print_summary(double secs)
 {
 	static const char *const ln[] = { "net/rx", "net/tx", "disk/read", NULL };
 	const struct stream_batch_memory *m = stream_batch_memory();
+	struct rusage ru;
 	bool first = true;
 
-	printf("{\"events\":%" PRIu64 ",\"seconds\":%.3f,\"batch_peak\":%zu,"
-	       "\"batch_pressure\":%" PRIu64 ",\"batch_left\":%zu,\"table\":[",
-	    h.sent, secs, m->peak, m->pressure, m->bytes);
+	/* the whole process: bench/stream/run.sh serverflat divides it by the events */
+	getrusage(RUSAGE_SELF, &ru);
+	printf("{\"events\":%" PRIu64 ",\"seconds\":%.3f,\"cpu_user_s\":%.6f,\"cpu_sys_s\":%.6f,"
+	       "\"batch_peak\":%zu,\"batch_pressure\":%" PRIu64 ",\"batch_left\":%zu,\"table\":[",
+	    h.sent, secs, (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+	    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, m->peak, m->pressure,
+	    m->bytes);
 	for (unsigned d = 0; d < h.domains; d++)
 		for (unsigned op = 0; op < 256; op++)
 			for (unsigned l = 0; l < 4; l++) {
