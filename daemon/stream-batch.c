@@ -96,9 +96,9 @@ static void acc_account(struct acc *a)
 		mem.peak = mem.bytes;
 }
 
-static void acc_free(struct acc *a)
+/* Give back a's columns and strings (it holds no events). */
+static void acc_release(struct acc *a)
 {
-	mem.bytes -= a->bytes;
 	free(a->dts);
 	free(a->op);
 	free(a->thread);
@@ -106,6 +106,17 @@ static void acc_free(struct acc *a)
 	free(a->type);
 	free(a->str_ref);
 	stream_dict_free(&a->dict);
+	a->dts = NULL;
+	a->op = a->type = a->str_ref = NULL;
+	a->thread = a->arg = NULL;
+	a->n = a->nref = a->cap = 0;
+	acc_account(a);
+}
+
+static void acc_free(struct acc *a)
+{
+	acc_release(a);
+	mem.bytes -= a->bytes;
 	free(a);
 }
 
@@ -280,23 +291,6 @@ static void group_drop(struct stream_group *g, size_t n)
 {
 	for (size_t i = 0; i < g->nmembers; i++)
 		send_events(g->members[i], NULL, n);
-}
-
-/* Give back a's columns and strings (it holds no events). */
-static void acc_release(struct acc *a)
-{
-	free(a->dts);
-	free(a->op);
-	free(a->thread);
-	free(a->arg);
-	free(a->type);
-	free(a->str_ref);
-	stream_dict_free(&a->dict);
-	a->dts = NULL;
-	a->op = a->type = a->str_ref = NULL;
-	a->thread = a->arg = NULL;
-	a->n = a->nref = a->cap = 0;
-	acc_account(a);
 }
 
 /* Send every pending batch but keep's and free their columns. */

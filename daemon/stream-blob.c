@@ -7,12 +7,12 @@
 #include "frame.h"
 #include "stream-blob.h"
 
-struct stream_blob *stream_blob_pack(const Mtrace__ServerMsg *msg)
+/* A framed blob of a len-byte message; *payload is where the message goes. */
+static struct stream_blob *blob_new(size_t len, uint8_t **payload)
 {
-	size_t len = mtrace__server_msg__get_packed_size(msg);
 	uint8_t pfx[FRAME_VARINT_MAX];
-	size_t hl;
 	struct stream_blob *b;
+	size_t hl;
 
 	if (len > FRAME_MAX_TO_CLIENT)
 		return NULL;
@@ -23,7 +23,17 @@ struct stream_blob *stream_blob_pack(const Mtrace__ServerMsg *msg)
 	b->refs = 1;
 	b->len = hl + len;
 	memcpy(b->data, pfx, hl);
-	mtrace__server_msg__pack(msg, b->data + hl);
+	*payload = b->data + hl;
+	return b;
+}
+
+struct stream_blob *stream_blob_pack(const Mtrace__ServerMsg *msg)
+{
+	uint8_t *p;
+	struct stream_blob *b = blob_new(mtrace__server_msg__get_packed_size(msg), &p);
+
+	if (b)
+		mtrace__server_msg__pack(msg, p);
 	return b;
 }
 
@@ -33,25 +43,18 @@ struct stream_blob *stream_blob_pack(const Mtrace__ServerMsg *msg)
 struct stream_blob *stream_blob_pack_events(const Mtrace__EventBatch *eb)
 {
 	size_t eblen = mtrace__event_batch__get_packed_size(eb);
-	uint8_t pfx[FRAME_VARINT_MAX], sub[1 + FRAME_VARINT_MAX];
-	size_t sl, hl, len;
+	uint8_t sub[1 + FRAME_VARINT_MAX], *p;
 	struct stream_blob *b;
+	size_t sl;
 
 	/* the envelope protobuf-c would write: the tag, then the batch's length */
 	sub[0] = EVENTS_TAG;
 	sl = 1 + frame_put_len(sub + 1, eblen);
-	len = sl + eblen;
-	if (len > FRAME_MAX_TO_CLIENT)
-		return NULL;
-	hl = frame_put_len(pfx, len);
-	b = malloc(sizeof(*b) + hl + len);
-	if (!b)
-		return NULL;
-	b->refs = 1;
-	b->len = hl + len;
-	memcpy(b->data, pfx, hl);
-	memcpy(b->data + hl, sub, sl);
-	mtrace__event_batch__pack(eb, b->data + hl + sl);
+	b = blob_new(sl + eblen, &p);
+	if (b) {
+		memcpy(p, sub, sl);
+		mtrace__event_batch__pack(eb, p + sl);
+	}
 	return b;
 }
 
