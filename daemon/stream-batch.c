@@ -24,6 +24,7 @@
 
 #include "frame.h"
 #include "label-prefix.h"
+#include "log.h"
 #include "ring-reader.h"
 #include "state.h"
 #include "stream-batch.h"
@@ -587,6 +588,8 @@ void stream_batch_init(struct event_base *base, stream_batch_send_fn send)
 
 void stream_batch_fini(void)
 {
+	log_info("event batches: peak %zu bytes, client_batch_total reached %llu times", mem.peak,
+	    (unsigned long long)mem.pressure);
 	if (flush_ev)
 		event_free(flush_ev);
 	flush_ev = NULL;
