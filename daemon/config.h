@@ -54,7 +54,7 @@ struct mtraced_config {
 	unsigned max_clients;
 	size_t client_queue_bytes;     /* per-client output queue cap */
 	size_t client_queue_total;     /* all clients' queues together (0: no cap of its own) */
-	size_t client_batch_total;     /* event batches being built, all filters and rings (0: none) */
+	size_t client_batch_total;     /* batches being built, all filters and rings (0: none) */
 	unsigned max_clients_per_uid;  /* one uid's share of max_clients (0: max_clients) */
 	unsigned client_hello_ms;      /* a client's Hello must come within this (0: 5000) */
 	unsigned client_coalesce_us;   /* fast clients written at most this often */
