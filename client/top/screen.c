@@ -33,6 +33,7 @@ struct screen {
 	struct event *ev_retry; /* next reconnect attempt */
 	unsigned attempt;
 	char waiting[300]; /* why we are waiting for mtraced ("" = connected) */
+	unsigned depth;    /* the deepest tree level on the screen */
 };
 
 static void on_daemon(evutil_socket_t fd, short what, void *arg);
@@ -76,6 +77,8 @@ static void draw_help(struct screen *sc)
 		"t          tree view: children under parents, becomes chains folded",
 		"g          group by label: count, live, new/s, lifetime p50/p99",
 		"x          group by creation site (automatic labels, shown @site)",
+		"c          creation tree by site: which site's threads create which (MADE)",
+		"- + *      site tree: one level less / one more / every level",
 		"f          include resolved and failed threads",
 		"/          filter by label or domain name (empty: none)",
 		"d          show one domain (id or name; empty: all)",
@@ -105,9 +108,10 @@ static void draw(struct screen *sc)
 		draw_help(sc);
 		return;
 	}
-	struct curses_sink cs = { { curses_line, COLS }, 0 };
+	struct curses_sink cs = { { curses_line, COLS, 0 }, 0 };
 	erase();
 	view_render(sc->o, &sc->m, &cs.s);
+	sc->depth = cs.s.depth;
 	attron(A_REVERSE);
 	if (sc->waiting[0]) {
 		/* what is on the screen is the last snapshot: say so, and why */
@@ -120,8 +124,8 @@ static void draw(struct screen *sc)
 	mvaddnstr(LINES - 1, 0,
 	    sc->msg[0]
 	        ? sc->msg
-	        : "q quit  h help  < > sort  r reverse  t tree  g labels  x sites  / filter  d domain  "
-	          "s delay  space pause",
+	        : "q quit  h help  < > sort  r reverse  t tree  g labels  x sites  c site tree  "
+	          "/ filter  d domain  s delay  space pause",
 	    COLS);
 	attroff(A_REVERSE);
 	refresh();
@@ -256,6 +260,25 @@ static void set_view(struct screen *sc, enum top_view v)
 	resubscribe(sc);
 }
 
+/* htop's -, + and *: here by level, for the whole tree. */
+static void fold(struct screen *sc, int ch)
+{
+	unsigned *d = &sc->o->tree_depth;
+	if (ch == '*')
+		*d = 0;
+	else if (ch == '+' && *d)
+		(*d)++;
+	else if (ch == '-' && !*d)
+		*d = sc->depth > 1 ? sc->depth - 1 : 1;
+	else if (ch == '-')
+		*d = *d > 1 ? *d - 1 : 1;
+	if (*d)
+		snprintf(sc->msg, sizeof(sc->msg), "site tree: %u level%s below the roots (* all)",
+		    *d, *d == 1 ? "" : "s");
+	else
+		snprintf(sc->msg, sizeof(sc->msg), "site tree: every level");
+}
+
 static void sort_by(struct screen *sc, int field)
 {
 	int *sf = &sc->o->sort[sc->o->view];
@@ -305,6 +328,18 @@ static void on_key(struct screen *sc, int ch)
 		return;
 	case 'x':
 		set_view(sc, VIEW_SITES);
+		return;
+	case 'c':
+		set_view(sc, VIEW_SITE_TREE);
+		return;
+	case '-':
+	case '+':
+	case '*':
+		if (sc->o->view != VIEW_SITE_TREE) {
+			snprintf(sc->msg, sizeof(sc->msg), "- + * fold the site tree (c)");
+			return;
+		}
+		fold(sc, ch);
 		return;
 	case 'f':
 		sc->o->finished = !sc->o->finished;

@@ -23,6 +23,7 @@ enum top_view {
 	VIEW_TREE,
 	VIEW_LABELS,
 	VIEW_SITES,
+	VIEW_SITE_TREE, /* the creation graph between sites, as a tree from the root sites */
 	VIEW_COUNT
 };
 
@@ -36,6 +37,7 @@ struct top_opts {
 	char domname[64];  /* domain filter by exact name, "" = none */
 	unsigned delay_ms; /* statistics interval */
 	unsigned top_n;    /* threads asked of the daemon */
+	unsigned tree_depth; /* site tree: levels shown below the roots; 0 = all */
 	bool paused;
 	bool finished;     /* include resolved/failed threads */
 	const char *sock;  /* daemon socket (NULL: default) */
@@ -63,6 +65,13 @@ struct top_row {
 	unsigned depth;               /* tree indent */
 	unsigned folded;              /* threads folded in by becomes */
 	int64_t folded_from;          /* one of them, for the tree's note */
+	/* site tree: threads of this site the parent site's threads made (made_known:
+	 * there is a parent edge), why the node is not expanded, manual labels seen */
+	uint64_t made;
+	bool made_known;
+	enum { NODE_OPEN, NODE_FOLDED, NODE_ABOVE, NODE_CYCLE } node;
+	const char *labels[2];
+	bool more_labels;
 };
 
 struct top_field {
@@ -87,6 +96,18 @@ const struct top_table *fields_table(enum top_view v);
 int fields_find(const struct top_table *t, const char *name_or_key);
 void fmt_duration(char *buf, size_t n, uint64_t ns);
 
+/* ---- sitetree.c: the creation tree by site ---- */
+
+/*
+ * Lay rows[0..n) (the domain's sites, each filled in from Stats) out as the creation
+ * tree from the root sites, children ordered by cmp(ctx); a site reached again is
+ * shown, not expanded again (cycles and shared subtrees).  Returns the rows in *out
+ * (malloc'd, at most n + edges) and their count; 0 and *out NULL when out of memory.
+ */
+size_t sitetree_order(const struct top_opts *o, const Mtrace__Stats *st,
+    const struct top_row *rows, size_t n, int (*cmp)(const void *, const void *, void *),
+    void *ctx, struct top_row **out);
+
 /* ---- view.c: rows and text, shared by curses and batch ---- */
 
 enum top_attr {
@@ -100,6 +121,7 @@ struct top_sink {
 	/* One line of text; returns false when there is no room for more. */
 	bool (*line)(struct top_sink *s, enum top_attr a, const char *text);
 	int width; /* characters a line may use; <= 0: any */
+	unsigned depth; /* set by view_render: the deepest tree level it drew */
 };
 
 /* The header (host, domain lines) then the current view's table. */

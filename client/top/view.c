@@ -357,7 +357,7 @@ static bool emit_table(const struct top_opts *o, const struct top_table *tab,
 		line[0] = '\0';
 		for (unsigned c = 0; c < tab->n; c++) {
 			const struct top_field *f = &tab->f[c];
-			if (o->view == VIEW_TREE && c + 1 == tab->n)
+			if ((o->view == VIEW_TREE || o->view == VIEW_SITE_TREE) && c + 1 == tab->n)
 				tree_label(cell, sizeof(cell), &rows[i], f);
 			else
 				f->print(cell, sizeof(cell), &rows[i]);
@@ -446,8 +446,11 @@ void view_describe(const struct top_opts *o, char *buf, size_t n)
 		snprintf(dom, sizeof(dom), "%" PRId64, o->domid);
 	else if (o->domname[0])
 		snprintf(dom, sizeof(dom), "%s", o->domname);
-	snprintf(buf, n, "view %s  sort %s%s  filter %s%s%s  domain %s  every %.1fs%s",
-	    o->view == VIEW_TREE ? "tree" : t->name,
+	char depth[32] = "";
+	if (o->view == VIEW_SITE_TREE && o->tree_depth)
+		snprintf(depth, sizeof(depth), " (depth %u)", o->tree_depth);
+	snprintf(buf, n, "view %s%s  sort %s%s  filter %s%s%s  domain %s  every %.1fs%s",
+	    o->view == VIEW_TREE ? "tree" : t->name, depth,
 	    sf >= 0 && (unsigned)sf < t->n ? t->f[sf].title : "?", o->reverse ? " (reversed)" : "",
 	    o->filter[0] ? "'" : "", o->filter[0] ? o->filter : "none", o->filter[0] ? "'" : "",
 	    dom, o->delay_ms / 1000.0, o->paused ? "  [PAUSED]" : "");
@@ -464,9 +467,10 @@ void view_render(const struct top_opts *o, const struct top_model *m, struct top
 		return;
 	const Mtrace__Stats *st = m->stats;
 	const struct top_table *tab = fields_table(o->view);
-	size_t cap = (o->view == VIEW_LABELS         ? st->n_labels
-	                     : o->view == VIEW_SITES ? st->n_sites
-	                                             : st->n_threads) +
+	bool by_site = o->view == VIEW_SITES || o->view == VIEW_SITE_TREE;
+	size_t cap = (o->view == VIEW_LABELS ? st->n_labels
+	                     : by_site       ? st->n_sites
+	                                     : st->n_threads) +
 	    1;
 	struct top_row *rows = calloc(cap, sizeof(*rows));
 	if (!rows) {
@@ -474,7 +478,7 @@ void view_render(const struct top_opts *o, const struct top_model *m, struct top
 		return;
 	}
 	size_t n = o->view == VIEW_LABELS ? label_rows(o, st, rows)
-	    : o->view == VIEW_SITES       ? site_rows(o, st, rows)
+	    : by_site                     ? site_rows(o, st, rows)
 	                                  : thread_rows(o, st, rows);
 	int sf = o->sort[o->view];
 	if (sf < 0 || (unsigned)sf >= tab->n)
@@ -483,6 +487,22 @@ void view_render(const struct top_opts *o, const struct top_model *m, struct top
 	qsort_r(rows, n, sizeof(*rows), row_cmp, &ctx);
 	if (o->view == VIEW_TREE)
 		n = tree_order(rows, n);
+	if (o->view == VIEW_SITE_TREE) {
+		struct top_row *tree;
+		n = sitetree_order(o, st, rows, n, row_cmp, &ctx, &tree);
+		free(rows);
+		if (!tree) {
+			out(s, ATTR_BOLD, "(out of memory)");
+			return;
+		}
+		rows = tree;
+	}
+	s->depth = 0;
+	for (size_t i = 0; i < n; i++)
+		if (rows[i].depth > s->depth)
+			s->depth = rows[i].depth;
 	emit_table(o, tab, rows, n, s);
+	if (by_site && !st->n_sites)
+		out(s, ATTR_DIM, "(no creation sites: the guests shown record none)");
 	free(rows);
 }

@@ -1,7 +1,7 @@
 /*
  * sites-guest.c - a guest creating threads from several lines and functions, some of
- * them inlined, with mtrace_creates_here (the site is the line's own address), plus a
- * named site; built -g as a PIE.  It prints its own account on stdout, one JSON object:
+ * them inlined, with mtrace_creates_here (the site is the line's own address), a named
+ * site and cycles in the site graph (recurse, ping/pong); built -g as a PIE.  It prints its own account on stdout, one JSON object:
  * every thread with its parent and the function and line that created it, which the
  * test compares with the daemon's sites, the creation graph and addr2line.
  *
@@ -97,6 +97,26 @@ static __attribute__((noinline)) void named_spawns(uint64_t self)
 	}
 }
 
+/* A site whose threads create threads at the same site (a recursive task). */
+static __attribute__((noinline)) void recurse(uint64_t self, int depth)
+{
+	if (depth > 0)
+		recurse(SPAWN(self), depth - 1);
+}
+
+/* Two sites whose threads create each other's threads. */
+static __attribute__((noinline)) void pong(uint64_t self, int n);
+static __attribute__((noinline)) void ping(uint64_t self, int n)
+{
+	if (n > 0)
+		pong(SPAWN(self), n - 1);
+}
+static __attribute__((noinline)) void pong(uint64_t self, int n)
+{
+	if (n > 0)
+		ping(SPAWN(self), n - 1);
+}
+
 int main(int argc, char **argv)
 {
 	struct mtrace_guest_config cfg;
@@ -120,6 +140,8 @@ int main(int argc, char **argv)
 	pool_start(1);
 	accept_loop(1);
 	named_spawns(1);
+	recurse(1, 3);
+	ping(1, 4);
 	mtrace_ring_kick(R);
 
 	printf("{\"threads\":[");
