@@ -93,13 +93,14 @@ size_t sitetree_order(const struct top_opts *o, const Mtrace__Stats *st, const s
 	bool *expanded = calloc(n + 1, sizeof(*expanded));
 	bool *ancestor = calloc(n + 1, sizeof(*ancestor));
 	bool *reached = calloc(n + 1, sizeof(*reached));
+	bool *shown = calloc(n + 1, sizeof(*shown));
 	/* every row is entered once per edge into it and once as a root, and left once */
 	struct frame *stack = calloc(ne + 2 * n + 2, sizeof(*stack));
 	struct top_row *res = calloc(ne + n + 1, sizeof(*res));
 	struct top_row *lab = calloc(n + 1, sizeof(*lab));
 	*out = NULL;
 	if (!keys || !first || !kids || !kid_parent || !expanded || !ancestor || !reached ||
-	    !stack || !res || !lab)
+	    !shown || !stack || !res || !lab)
 		goto done;
 	for (size_t i = 0; i < n; i++) {
 		keys[i] = (struct key){ rows[i].s->domid, rows[i].s->index, i };
@@ -149,13 +150,13 @@ size_t sitetree_order(const struct top_opts *o, const Mtrace__Stats *st, const s
 	/*
 	 * Roots: the sites threads with no site made, then (in column order) those no edge
 	 * we show leads to (their parents' edges were dropped or filtered out), then what
-	 * is left: a cycle no root reaches.
+	 * is left unshown: a cycle no root reaches.
 	 */
 	for (int pass = 0; pass < 3; pass++) {
 		size_t nroots = pass == 0 ? first[1] : n;
 		for (size_t q = 0; q < nroots; q++) {
 			size_t root = pass == 0 ? kids[q].row : q;
-			if (pass && (expanded[root] || (pass == 1 && reached[root])))
+			if (pass && (shown[root] || (pass == 1 && reached[root])))
 				continue;
 			stack[sp++] =
 			    (struct frame){ root, pass == 0 ? &kids[q].r : &lab[root], 0, false };
@@ -165,6 +166,7 @@ size_t sitetree_order(const struct top_opts *o, const Mtrace__Stats *st, const s
 					ancestor[f.row] = false;
 					continue;
 				}
+				shown[f.row] = true;
 				res[m] = *f.r;
 				res[m].depth = f.depth;
 				res[m].node = NODE_OPEN;
@@ -198,6 +200,7 @@ done:
 	free(expanded);
 	free(ancestor);
 	free(reached);
+	free(shown);
 	free(stack);
 	free(res);
 	free(lab);

@@ -23,7 +23,7 @@ static struct {
 	uint64_t id, parent;
 	const char *func;
 	int line;
-	const char *named;
+	const char *named, *label;
 } made[MAX_THREADS];
 
 static void note(uint64_t parent, uint64_t child, const char *func, int line, const char *named)
@@ -82,6 +82,7 @@ static __attribute__((noinline)) void accept_loop(uint64_t self)
 	for (int i = 0; i < 3; i++) {
 		uint64_t conn = helper_spawn(self);
 		mtrace_label(R, conn, "conn");
+		made[nthreads - 1].label = "conn";
 		worker_done(self, conn);
 	}
 }
@@ -148,6 +149,8 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < nthreads; i++) {
 		printf("%s{\"id\":%llu,\"parent\":%llu,", i ? "," : "",
 		    (unsigned long long)made[i].id, (unsigned long long)made[i].parent);
+		if (made[i].label)
+			printf("\"label\":\"%s\",", made[i].label);
 		if (made[i].named)
 			printf("\"named\":\"%s\"}", made[i].named);
 		else
