@@ -1,0 +1,54 @@
+#!/bin/bash
+# mtrace-cat -f folded rendered by a real flame-graph renderer: speedscope (npm,
+# pinned in tests/web/package-lock.json; Debian 12 packages no flamegraph.pl, inferno
+# or speedscope) in chromium-headless-shell.  Two folded files from the real mtraced:
+# sites-guest's site paths and the replayed 2014 MirageOS trace's label paths.  What
+# speedscope's sandwich view shows (every frame's total and self weight) must be, for
+# the sites, what sites-guest's own account of its threads says, and for the 2014
+# trace, what the folded file says with its weights adding up to the trace's threads.
+. "$(dirname "$0")/../rig.sh"
+: "${CAT:?}" "${REPLAY:?}" "${FIXTURE:?}" "${SITES_GUEST:?}"
+skip() { echo "SKIP: $*"; exit 77; }
+NM=$MTRACE_SRC/tests/web/node_modules
+[ -x /usr/bin/chromium-headless-shell ] ||
+	skip "chromium-headless-shell is not installed (scripts/bootstrap installs it)"
+[ -f "$NM/speedscope/package.json" ] && [ -f "$NM/puppeteer-core/package.json" ] ||
+	skip "speedscope or puppeteer-core is not installed (scripts/bootstrap: npm ci in tests/web)"
+command -v node >/dev/null || skip "node is not installed"
+
+BUILD_ID=$(readelf -n "$SITES_GUEST" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+[ -n "$BUILD_ID" ] || fail "sites-guest has no build-id"
+mkdir -p "$T/debug/.build-id/${BUILD_ID:0:2}"
+ln -s "$SITES_GUEST" "$T/debug/.build-id/${BUILD_ID:0:2}/${BUILD_ID:2}.debug"
+
+sim_start
+printf 'debug_dirs = %s/debug\n' "$T" >"$T/d.conf"
+daemon_start -c "$T/d.conf"
+"$CAT" -s "$SOCK" -d a -f folded --frames site -t 30 >"$T/sites.folded" 2>"$T/a.err" &
+FA=$!
+"$CAT" -s "$SOCK" -d m -f folded --frames label -t 30 >"$T/2014.folded" 2>"$T/m.err" &
+FM=$!
+PIDS+=("$FA" "$FM")
+sleep 0.3
+A=$(guest a --preserve-poweroff -- "$SITES_GUEST" --linger 20)
+M=$(guest m --preserve-poweroff -- "$REPLAY" --hold --quiet --speed 0 "$FIXTURE")
+"$REPLAY" --dump "$FIXTURE" 2>/dev/null >"$T/dump"
+THREADS=$("$PYTHON" "$HERE/trace_threads.py" "$T/dump")
+wait_field "$M" events $(($(wc -l <"$T/dump") + 1)) 20 # + ring_start
+ready() {
+	"$CAT" -s "$SOCK" -d "$A" --no-events --stats 100 --site-stats --top 1000 --finished \
+		-n 1 -f json >"$T/a.stats" 2>>"$T/cat.err" &&
+		"$PYTHON" "$HERE/check_sites.py" "$T/a.log" "$T/a.stats" "$SITES_GUEST" "$A" \
+			--quiet --ready
+}
+wait_until 20 ready || fail "the daemon never had all of sites-guest's sites"
+sleep 0.5 # a Stats with every site resolved has reached the folded clients
+kill -INT "$FA" "$FM"
+wait "$FA" || fail "mtrace-cat -f folded --frames site: $(cat "$T/a.err")"
+wait "$FM" || fail "mtrace-cat -f folded --frames label: $(cat "$T/m.err")"
+"$PYTHON" "$HERE/flame_expect.py" guest "$T/a.log" "$T/sites.json" || fail "expectation"
+"$PYTHON" "$HERE/flame_expect.py" folded "$T/2014.folded" "$T/2014.json" "$THREADS" ||
+	fail "2014 folded totals"
+node "$HERE/flame.mjs" "$T/sites.folded" "$T/sites.json" "$T/2014.folded" "$T/2014.json" ||
+	fail "speedscope does not show what the folded stacks should be"
+daemon_stop
