@@ -52,22 +52,49 @@ static int kid_cmp(const void *a, const void *b, void *arg)
 	return s->cmp(&((const struct kid *)a)->r, &((const struct kid *)b)->r, s->ctx);
 }
 
-/* The manual labels among the threads we were sent that were created at this site. */
-static void site_labels(const Mtrace__Stats *st, struct top_row *r)
+/* The threads we were sent that have a manual label and a site, by (domain, site). */
+static int thr_cmp(const void *a, const void *b)
 {
-	for (size_t i = 0; i < st->n_threads; i++) {
-		const Mtrace__ThreadStats *t = st->threads[i];
-		if (t->domid != r->s->domid || t->site_index < 0 ||
-		    (uint32_t)t->site_index != r->s->index || !t->label || !t->label[0])
-			continue;
-		if (r->labels[0] && !strcmp(r->labels[0], t->label))
-			continue;
-		if (r->labels[1] && !strcmp(r->labels[1], t->label))
+	const Mtrace__ThreadStats *x = *(const Mtrace__ThreadStats *const *)a;
+	const Mtrace__ThreadStats *y = *(const Mtrace__ThreadStats *const *)b;
+	if (x->domid != y->domid)
+		return x->domid < y->domid ? -1 : 1;
+	return x->site_index < y->site_index ? -1 : x->site_index > y->site_index;
+}
+
+static size_t labelled_threads(const Mtrace__Stats *st, const Mtrace__ThreadStats **v)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < st->n_threads; i++)
+		if (st->threads[i]->site_index >= 0 && st->threads[i]->label &&
+		    st->threads[i]->label[0])
+			v[n++] = st->threads[i];
+	qsort(v, n, sizeof(*v), thr_cmp);
+	return n;
+}
+
+/* Up to two distinct manual labels of the site's threads (more: "..."). */
+static void site_labels(const Mtrace__ThreadStats **v, size_t n, struct top_row *r)
+{
+	size_t lo = 0, hi = n;
+	Mtrace__ThreadStats k = { .domid = r->s->domid, .site_index = (int32_t)r->s->index };
+	const Mtrace__ThreadStats *kp = &k;
+	while (lo < hi) { /* the first thread not before the site */
+		size_t mid = lo + (hi - lo) / 2;
+		if (thr_cmp(&v[mid], &kp) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i < n && !thr_cmp(&v[i], &kp); i++) {
+		const char *l = v[i]->label;
+		if ((r->labels[0] && !strcmp(r->labels[0], l)) ||
+		    (r->labels[1] && !strcmp(r->labels[1], l)))
 			continue;
 		if (!r->labels[0])
-			r->labels[0] = t->label;
+			r->labels[0] = l;
 		else if (!r->labels[1])
-			r->labels[1] = t->label;
+			r->labels[1] = l;
 		else {
 			r->more_labels = true;
 			return;
@@ -98,14 +125,17 @@ size_t sitetree_order(const struct top_opts *o, const Mtrace__Stats *st, const s
 	struct frame *stack = calloc(ne + 2 * n + 2, sizeof(*stack));
 	struct top_row *res = calloc(ne + n + 1, sizeof(*res));
 	struct top_row *lab = calloc(n + 1, sizeof(*lab));
+	const Mtrace__ThreadStats **thr = calloc(st->n_threads + 1, sizeof(*thr));
+	size_t nthr = 0;
 	*out = NULL;
 	if (!keys || !first || !kids || !kid_parent || !expanded || !ancestor || !reached ||
-	    !shown || !stack || !res || !lab)
+	    !shown || !stack || !res || !lab || !thr)
 		goto done;
+	nthr = labelled_threads(st, thr);
 	for (size_t i = 0; i < n; i++) {
 		keys[i] = (struct key){ rows[i].s->domid, rows[i].s->index, i };
 		lab[i] = rows[i];
-		site_labels(st, &lab[i]);
+		site_labels(thr, nthr, &lab[i]);
 	}
 	qsort(keys, n, sizeof(*keys), key_cmp);
 	/* the edges whose child we show, with a parent we show (or none: a root) */
@@ -204,5 +234,6 @@ done:
 	free(stack);
 	free(res);
 	free(lab);
+	free(thr);
 	return *out ? m : 0;
 }
