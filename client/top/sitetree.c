@@ -12,27 +12,6 @@
 
 #include "top.h"
 
-struct key {
-	uint32_t domid;
-	uint32_t index;
-	size_t row;
-};
-
-static int key_cmp(const void *a, const void *b)
-{
-	const struct key *x = a, *y = b;
-	if (x->domid != y->domid)
-		return x->domid < y->domid ? -1 : 1;
-	return x->index < y->index ? -1 : x->index > y->index;
-}
-
-static long find_row(const struct key *keys, size_t n, uint32_t domid, uint32_t index)
-{
-	struct key k = { domid, index, 0 };
-	const struct key *f = bsearch(&k, keys, n, sizeof(*keys), key_cmp);
-	return f ? (long)f->row : -1;
-}
-
 /* Child lists: kids[first[p] .. first[p + 1]) are the children of row p - 1 (slot 0:
  * the sites made by threads with no site), each a copy of the child's row with the
  * edge's count. */
@@ -113,7 +92,7 @@ size_t sitetree_order(const struct top_opts *o, const Mtrace__Stats *st, const s
     size_t n, int (*cmp)(const void *, const void *, void *), void *ctx, struct top_row **out)
 {
 	size_t ne = st->n_site_edges, nk = 0, m = 0, sp = 0;
-	struct key *keys = calloc(n + 1, sizeof(*keys));
+	struct row_key *keys = calloc(n + 1, sizeof(*keys));
 	size_t *first = calloc(n + 3, sizeof(*first));
 	struct kid *kids = calloc(ne + 1, sizeof(*kids));
 	long *kid_parent = calloc(ne + 1, sizeof(*kid_parent));
@@ -133,16 +112,16 @@ size_t sitetree_order(const struct top_opts *o, const Mtrace__Stats *st, const s
 		goto done;
 	nthr = labelled_threads(st, thr);
 	for (size_t i = 0; i < n; i++) {
-		keys[i] = (struct key){ rows[i].s->domid, rows[i].s->index, i };
+		keys[i] = (struct row_key){ rows[i].s->domid, rows[i].s->index, i };
 		lab[i] = rows[i];
 		site_labels(thr, nthr, &lab[i]);
 	}
-	qsort(keys, n, sizeof(*keys), key_cmp);
+	qsort(keys, n, sizeof(*keys), row_key_cmp);
 	/* the edges whose child we show, with a parent we show (or none: a root) */
 	for (size_t e = 0; e < ne; e++) {
 		const Mtrace__SiteEdge *x = st->site_edges[e];
-		long c = find_row(keys, n, x->domid, x->child);
-		long p = x->parent < 0 ? -1 : find_row(keys, n, x->domid, (uint32_t)x->parent);
+		long c = row_key_find(keys, n, x->domid, x->child);
+		long p = x->parent < 0 ? -1 : row_key_find(keys, n, x->domid, (uint32_t)x->parent);
 		if (c < 0 || (x->parent >= 0 && p < 0))
 			continue;
 		kids[nk].row = (size_t)c;

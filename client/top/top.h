@@ -32,11 +32,11 @@ struct top_opts {
 	enum top_view view;
 	int sort[VIEW_COUNT]; /* field index per view's table */
 	bool reverse;
-	char filter[64];   /* substring of a label or domain name; "" = none */
-	int64_t domid;     /* domain filter by id, -1 = none */
-	char domname[64];  /* domain filter by exact name, "" = none */
-	unsigned delay_ms; /* statistics interval */
-	unsigned top_n;    /* threads asked of the daemon */
+	char filter[64];     /* substring of a label or domain name; "" = none */
+	int64_t domid;       /* domain filter by id, -1 = none */
+	char domname[64];    /* domain filter by exact name, "" = none */
+	unsigned delay_ms;   /* statistics interval */
+	unsigned top_n;      /* threads asked of the daemon */
 	unsigned tree_depth; /* site tree: levels shown below the roots; 0 = all */
 	bool paused;
 	bool finished;     /* include resolved/failed threads */
@@ -69,7 +69,12 @@ struct top_row {
 	 * there is a parent edge), why the node is not expanded, manual labels seen */
 	uint64_t made;
 	bool made_known;
-	enum { NODE_OPEN, NODE_FOLDED, NODE_ABOVE, NODE_CYCLE } node;
+	enum {
+		NODE_OPEN,
+		NODE_FOLDED,
+		NODE_ABOVE,
+		NODE_CYCLE
+	} node;
 	const char *labels[2];
 	bool more_labels;
 };
@@ -104,9 +109,8 @@ void fmt_duration(char *buf, size_t n, uint64_t ns);
  * shown, not expanded again (cycles and shared subtrees).  Returns the rows in *out
  * (malloc'd, at most n + edges) and their count; 0 and *out NULL when out of memory.
  */
-size_t sitetree_order(const struct top_opts *o, const Mtrace__Stats *st,
-    const struct top_row *rows, size_t n, int (*cmp)(const void *, const void *, void *),
-    void *ctx, struct top_row **out);
+size_t sitetree_order(const struct top_opts *o, const Mtrace__Stats *st, const struct top_row *rows,
+    size_t n, int (*cmp)(const void *, const void *, void *), void *ctx, struct top_row **out);
 
 /* ---- view.c: rows and text, shared by curses and batch ---- */
 
@@ -120,9 +124,19 @@ enum top_attr {
 struct top_sink {
 	/* One line of text; returns false when there is no room for more. */
 	bool (*line)(struct top_sink *s, enum top_attr a, const char *text);
-	int width; /* characters a line may use; <= 0: any */
+	int width;      /* characters a line may use; <= 0: any */
 	unsigned depth; /* set by view_render: the deepest tree level it drew */
 };
+
+/* Rows by (domain, thread id or site index): keys sorted with row_key_cmp, then found
+ * with row_key_find (the row, or -1). */
+struct row_key {
+	uint32_t domid;
+	int64_t id;
+	size_t row;
+};
+int row_key_cmp(const void *a, const void *b);
+long row_key_find(const struct row_key *keys, size_t n, uint32_t domid, int64_t id);
 
 /* The header (host, domain lines) then the current view's table. */
 void view_render(const struct top_opts *o, const struct top_model *m, struct top_sink *s);

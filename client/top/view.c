@@ -153,37 +153,30 @@ static size_t site_rows(const struct top_opts *o, const Mtrace__Stats *s, struct
 	return n;
 }
 
-/* Index of thread (domid, id) among rows[0..n), or -1.  keys is sorted by (domid, id). */
-struct key {
-	uint32_t domid;
-	int64_t id;
-	size_t row;
-};
-
-static int key_cmp(const void *a, const void *b)
+int row_key_cmp(const void *a, const void *b)
 {
-	const struct key *x = a, *y = b;
+	const struct row_key *x = a, *y = b;
 	if (x->domid != y->domid)
 		return x->domid < y->domid ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static long lookup(const struct key *keys, size_t n, uint32_t domid, int64_t id)
+long row_key_find(const struct row_key *keys, size_t n, uint32_t domid, int64_t id)
 {
-	struct key k = { domid, id, 0 };
-	const struct key *f = bsearch(&k, keys, n, sizeof(*keys), key_cmp);
+	struct row_key k = { domid, id, 0 };
+	const struct row_key *f = bsearch(&k, keys, n, sizeof(*keys), row_key_cmp);
 	return f ? (long)f->row : -1;
 }
 
 /* The end of a becomes chain that starts at row i (a row that became nothing we hold
  * is its own end). */
-static size_t chain_end(const struct top_row *rows, const struct key *keys, size_t n, size_t i)
+static size_t chain_end(const struct top_row *rows, const struct row_key *keys, size_t n, size_t i)
 {
 	for (unsigned hop = 0; hop < BECOMES_HOPS; hop++) {
 		const Mtrace__ThreadStats *t = rows[i].t;
 		if (t->becomes < 0)
 			break;
-		long j = lookup(keys, n, t->domid, t->becomes);
+		long j = row_key_find(keys, n, t->domid, t->becomes);
 		if (j < 0 || (size_t)j == i)
 			break;
 		i = (size_t)j;
@@ -200,7 +193,7 @@ static size_t chain_end(const struct top_row *rows, const struct key *keys, size
  */
 static size_t tree_order(struct top_row *rows, size_t n)
 {
-	struct key *keys = calloc(n + 1, sizeof(*keys));
+	struct row_key *keys = calloc(n + 1, sizeof(*keys));
 	long *parent = calloc(n + 1, sizeof(*parent));
 	long *first = calloc(n + 1, sizeof(*first));
 	long *next = calloc(n + 1, sizeof(*next));
@@ -215,8 +208,8 @@ static size_t tree_order(struct top_row *rows, size_t n)
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
-		keys[i] = (struct key){ rows[i].t->domid, rows[i].t->id, i };
-	qsort(keys, n, sizeof(*keys), key_cmp);
+		keys[i] = (struct row_key){ rows[i].t->domid, rows[i].t->id, i };
+	qsort(keys, n, sizeof(*keys), row_key_cmp);
 	for (size_t i = 0; i < n; i++) {
 		size_t e = chain_end(rows, keys, n, i);
 		if (e != i) {
@@ -229,7 +222,7 @@ static size_t tree_order(struct top_row *rows, size_t n)
 		first[i] = -1;
 		parent[i] = -1;
 		long p = rows[i].t->parent >= 0
-		    ? lookup(keys, n, rows[i].t->domid, rows[i].t->parent)
+		    ? row_key_find(keys, n, rows[i].t->domid, rows[i].t->parent)
 		    : -1;
 		if (p >= 0)
 			p = (long)chain_end(rows, keys, n, (size_t)p);
@@ -244,7 +237,7 @@ static size_t tree_order(struct top_row *rows, size_t n)
 		if (!hidden[i] || rows[i].t->parent < 0)
 			continue;
 		size_t e = chain_end(rows, keys, n, i);
-		long p = lookup(keys, n, rows[i].t->domid, rows[i].t->parent);
+		long p = row_key_find(keys, n, rows[i].t->domid, rows[i].t->parent);
 		if (p >= 0)
 			p = (long)chain_end(rows, keys, n, (size_t)p);
 		if (p >= 0 && (size_t)p != e && !hidden[p])

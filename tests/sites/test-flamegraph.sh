@@ -16,10 +16,8 @@ NM=$MTRACE_SRC/tests/web/node_modules
 	skip "speedscope or puppeteer-core is not installed (scripts/bootstrap: npm ci in tests/web)"
 command -v node >/dev/null || skip "node is not installed"
 
-BUILD_ID=$(readelf -n "$SITES_GUEST" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
-[ -n "$BUILD_ID" ] || fail "sites-guest has no build-id"
-mkdir -p "$T/debug/.build-id/${BUILD_ID:0:2}"
-ln -s "$SITES_GUEST" "$T/debug/.build-id/${BUILD_ID:0:2}/${BUILD_ID:2}.debug"
+. "$HERE/lib.sh"
+sites_debug_dir "$T/debug"
 
 sim_start
 printf 'debug_dirs = %s/debug\n' "$T" >"$T/d.conf"
@@ -35,13 +33,7 @@ M=$(guest m --preserve-poweroff -- "$REPLAY" --hold --quiet --speed 0 "$FIXTURE"
 "$REPLAY" --dump "$FIXTURE" 2>/dev/null >"$T/dump"
 THREADS=$("$PYTHON" "$HERE/trace_threads.py" "$T/dump")
 wait_field "$M" events $(($(wc -l <"$T/dump") + 1)) 20 # + ring_start
-ready() {
-	"$CAT" -s "$SOCK" -d "$A" --no-events --stats 100 --site-stats --top 1000 --finished \
-		-n 1 -f json >"$T/a.stats" 2>>"$T/cat.err" &&
-		"$PYTHON" "$HERE/check_sites.py" "$T/a.log" "$T/a.stats" "$SITES_GUEST" "$A" \
-			--quiet --ready
-}
-wait_until 20 ready || fail "the daemon never had all of sites-guest's sites"
+wait_until 20 sites_ready a "$A" || fail "the daemon never had all of sites-guest's sites"
 sleep 0.5 # a Stats with every site resolved has reached the folded clients
 kill -INT "$FA" "$FM"
 wait "$FA" || fail "mtrace-cat -f folded --frames site: $(cat "$T/a.err")"

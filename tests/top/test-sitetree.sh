@@ -9,23 +9,15 @@
 . "$MTRACE_SRC/tests/rig.sh"
 : "${TOP:?}" "${CAT:?}" "${SITES_GUEST:?}" "${SITES_HOSTILE:?}"
 
-BUILD_ID=$(readelf -n "$SITES_GUEST" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
-[ -n "$BUILD_ID" ] || fail "sites-guest has no build-id"
-mkdir -p "$T/debug/.build-id/${BUILD_ID:0:2}"
-ln -s "$SITES_GUEST" "$T/debug/.build-id/${BUILD_ID:0:2}/${BUILD_ID:2}.debug"
+. "$MTRACE_SRC/tests/sites/lib.sh"
+sites_debug_dir "$T/debug"
 
 sim_start
 printf 'debug_dirs = %s/debug\nmax_sites_per_guest = 1024\n' "$T" >"$T/d.conf"
 daemon_start -c "$T/d.conf"
 A=$(guest a --preserve-poweroff -- "$SITES_GUEST" --linger 60)
 H=$(guest h --preserve-poweroff -- "$SITES_HOSTILE" --linger 60)
-ready() {
-	"$CAT" -s "$SOCK" -d "$A" --no-events --stats 100 --site-stats --top 1000 --finished \
-		-n 1 -f json >"$T/a.stats" 2>>"$T/cat.err" &&
-		"$PYTHON" "$MTRACE_SRC/tests/sites/check_sites.py" "$T/a.log" "$T/a.stats" \
-			"$SITES_GUEST" "$A" --quiet --ready
-}
-wait_until 20 ready || fail "the daemon never had all of sites-guest's sites"
+wait_until 20 sites_ready a "$A" || fail "the daemon never had all of sites-guest's sites"
 note "sites-guest's sites resolved"
 check() { # WHAT FILE [--depth N]
 	local what=$1 f=$2
