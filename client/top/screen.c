@@ -34,6 +34,10 @@ struct screen {
 	unsigned attempt;
 	char waiting[300]; /* why we are waiting for mtraced ("" = connected) */
 	unsigned depth;    /* the deepest tree level on the screen */
+	long cursor;       /* the selected row of the site tree */
+	long last_row;     /* the last table row that fit on the screen */
+	bool cursor_site;  /* what the cursor is on, as view_render said */
+	struct top_site_ref cursor_ref;
 };
 
 static void on_daemon(evutil_socket_t fd, short what, void *arg);
@@ -41,6 +45,7 @@ static void on_daemon(evutil_socket_t fd, short what, void *arg);
 struct curses_sink {
 	struct top_sink s;
 	int y;
+	long last_row;
 };
 
 static bool curses_line(struct top_sink *s, enum top_attr a, const char *text)
@@ -50,12 +55,15 @@ static bool curses_line(struct top_sink *s, enum top_attr a, const char *text)
 	if (cs->y >= LINES - 1)
 		return false;
 	int attr = a == ATTR_TITLE ? A_REVERSE
+	    : a == ATTR_SELECTED   ? A_REVERSE | A_BOLD
 	    : a == ATTR_BOLD       ? A_BOLD
 	    : a == ATTR_DIM        ? A_DIM
 	                           : 0;
+	if (s->row >= 0)
+		cs->last_row = s->row;
 	attron(attr);
 	mvaddnstr(cs->y, 0, text, COLS);
-	if (a == ATTR_TITLE) {
+	if (a == ATTR_TITLE || a == ATTR_SELECTED) {
 		/* A title bar spans the screen, as top's does. */
 		int len = (int)strlen(text);
 		for (int x = len; x < COLS; x++)
@@ -78,7 +86,9 @@ static void draw_help(struct screen *sc)
 		"g          group by label: count, live, new/s, lifetime p50/p99",
 		"x          group by creation site (automatic labels, shown @site)",
 		"c          creation tree by site: which site's threads create which (MADE)",
-		"- + *      site tree: one level less / one more / every level",
+		"up down    site tree: select a site",
+		"- +        site tree: fold / unfold the selected site's children",
+		"1-9 0 *    site tree: that many levels below the roots / every level",
 		"f          include resolved and failed threads",
 		"/          filter by label or domain name (empty: none)",
 		"d          show one domain (id or name; empty: all)",
@@ -108,10 +118,26 @@ static void draw(struct screen *sc)
 		draw_help(sc);
 		return;
 	}
-	struct curses_sink cs = { { curses_line, COLS, 0 }, 0 };
+	bool tree = sc->o->view == VIEW_SITE_TREE;
+	struct curses_sink cs = {
+		.s = { .line = curses_line,
+		    .width = COLS,
+		    .cursor = tree ? sc->cursor : -1,
+		    .row = -1 },
+		.last_row = -1,
+	};
 	erase();
 	view_render(sc->o, &sc->m, &cs.s);
 	sc->depth = cs.s.depth;
+	sc->last_row = cs.last_row;
+	sc->cursor_site = cs.s.cursor_site;
+	sc->cursor_ref = cs.s.cursor_ref;
+	if (tree && sc->m.stats && sc->cursor > sc->last_row && sc->last_row >= 0) {
+		/* the tree shrank under the cursor: keep it on the last row shown */
+		sc->cursor = sc->last_row;
+		draw(sc);
+		return;
+	}
 	attron(A_REVERSE);
 	if (sc->waiting[0]) {
 		/* what is on the screen is the last snapshot: say so, and why */
@@ -260,23 +286,38 @@ static void set_view(struct screen *sc, enum top_view v)
 	resubscribe(sc);
 }
 
-/* htop's -, + and *: here by level, for the whole tree. */
+/* htop's - + * on the selected site; digits fold the whole tree by level. */
 static void fold(struct screen *sc, int ch)
 {
-	unsigned *d = &sc->o->tree_depth;
-	if (ch == '*')
-		*d = 0;
-	else if (ch == '+' && *d)
-		(*d)++;
-	else if (ch == '-' && !*d)
-		*d = sc->depth > 1 ? sc->depth - 1 : 1;
-	else if (ch == '-')
-		*d = *d > 1 ? *d - 1 : 1;
-	if (*d)
-		snprintf(sc->msg, sizeof(sc->msg), "site tree: %u level%s below the roots (* all)",
-		    *d, *d == 1 ? "" : "s");
-	else
+	struct top_opts *o = sc->o;
+	if (ch == '*') {
+		o->tree_depth = 0;
+		o->n_folds = 0;
 		snprintf(sc->msg, sizeof(sc->msg), "site tree: every level");
+	} else if (ch >= '0' && ch <= '9') {
+		o->tree_depth = (unsigned)(ch - '0');
+		if (o->tree_depth)
+			snprintf(sc->msg, sizeof(sc->msg), "site tree: %u level%s below the roots",
+			    o->tree_depth, o->tree_depth == 1 ? "" : "s");
+		else
+			snprintf(sc->msg, sizeof(sc->msg), "site tree: every level");
+	} else if (!sc->cursor_site)
+		snprintf(sc->msg, sizeof(sc->msg), "no site selected (up, down)");
+	else if (ch == '-' && !view_fold(o, sc->cursor_ref, true))
+		snprintf(sc->msg, sizeof(sc->msg), "%d sites folded already (* unfolds all)",
+		    TOP_FOLDS_MAX);
+	else if (ch == '+' && view_folded(o, sc->cursor_ref.domid, sc->cursor_ref.index))
+		view_fold(o, sc->cursor_ref, false);
+	else if (ch == '+' && o->tree_depth)
+		o->tree_depth++; /* folded by level: one more level */
+}
+
+static void move_cursor(struct screen *sc, long by)
+{
+	long c = sc->cursor + by;
+	if (c > sc->last_row)
+		c = sc->last_row;
+	sc->cursor = c < 0 ? 0 : c;
 }
 
 static void sort_by(struct screen *sc, int field)
@@ -331,12 +372,32 @@ static void on_key(struct screen *sc, int ch)
 		return;
 	case 'c':
 		set_view(sc, VIEW_SITE_TREE);
+		sc->cursor = 0;
+		return;
+	case KEY_UP:
+	case KEY_DOWN:
+		if (sc->o->view == VIEW_SITE_TREE)
+			move_cursor(sc, ch == KEY_UP ? -1 : 1);
+		else
+			snprintf(
+			    sc->msg, sizeof(sc->msg), "up and down select in the site tree (c)");
 		return;
 	case '-':
 	case '+':
 	case '*':
+	case '0':
+	case '1':
+	case '2':
+	case '3':
+	case '4':
+	case '5':
+	case '6':
+	case '7':
+	case '8':
+	case '9':
 		if (sc->o->view != VIEW_SITE_TREE) {
-			snprintf(sc->msg, sizeof(sc->msg), "- + * fold the site tree (c)");
+			snprintf(
+			    sc->msg, sizeof(sc->msg), "- + * and digits fold the site tree (c)");
 			return;
 		}
 		fold(sc, ch);

@@ -81,6 +81,26 @@ static void site_labels(const Mtrace__ThreadStats **v, size_t n, struct top_row 
 	}
 }
 
+/* Mark what the walk from row could reach, folds or not: what a fold hides is not a
+ * root of its own. */
+static void link_from(
+    size_t row, const struct kid *kids, const size_t *first, bool *linked, size_t *lst)
+{
+	size_t sp = 0;
+	if (linked[row])
+		return;
+	linked[row] = true;
+	lst[sp++] = row;
+	while (sp) {
+		size_t r = lst[--sp];
+		for (size_t k = first[r + 1]; k < first[r + 2]; k++)
+			if (!linked[kids[k].row]) {
+				linked[kids[k].row] = true;
+				lst[sp++] = kids[k].row;
+			}
+	}
+}
+
 struct frame {
 	size_t row;
 	const struct top_row *r; /* the row as the parent's child (with its count) */
@@ -100,6 +120,8 @@ size_t sitetree_order(const struct top_opts *o, const Mtrace__Stats *st, const s
 	bool *ancestor = calloc(n + 1, sizeof(*ancestor));
 	bool *reached = calloc(n + 1, sizeof(*reached));
 	bool *shown = calloc(n + 1, sizeof(*shown));
+	bool *linked = calloc(n + 1, sizeof(*linked));
+	size_t *lst = calloc(n + 1, sizeof(*lst));
 	/* every row is entered once per edge into it and once as a root, and left once */
 	struct frame *stack = calloc(ne + 2 * n + 2, sizeof(*stack));
 	struct top_row *res = calloc(ne + n + 1, sizeof(*res));
@@ -159,14 +181,16 @@ size_t sitetree_order(const struct top_opts *o, const Mtrace__Stats *st, const s
 	/*
 	 * Roots: the sites threads with no site made, then (in column order) those no edge
 	 * we show leads to (their parents' edges were dropped or filtered out), then what
-	 * is left unshown: a cycle no root reaches.
+	 * is left: a cycle no root reaches (not what a fold hides).
 	 */
 	for (int pass = 0; pass < 3; pass++) {
 		size_t nroots = pass == 0 ? first[1] : n;
 		for (size_t q = 0; q < nroots; q++) {
 			size_t root = pass == 0 ? kids[q].row : q;
-			if (pass && (shown[root] || (pass == 1 && reached[root])))
+			if ((pass == 1 && (shown[root] || reached[root])) ||
+			    (pass == 2 && linked[root]))
 				continue;
+			link_from(root, kids, first, linked, lst);
 			stack[sp++] =
 			    (struct frame){ root, pass == 0 ? &kids[q].r : &lab[root], 0, false };
 			while (sp) {
@@ -184,7 +208,9 @@ size_t sitetree_order(const struct top_opts *o, const Mtrace__Stats *st, const s
 					res[m].node = NODE_CYCLE;
 				else if (expanded[f.row])
 					res[m].node = a < b ? NODE_ABOVE : NODE_OPEN;
-				else if (a < b && o->tree_depth && f.depth >= o->tree_depth)
+				else if (a < b &&
+				    ((o->tree_depth && f.depth >= o->tree_depth) ||
+				        view_folded(o, f.r->s->domid, f.r->s->index)))
 					res[m].node = NODE_FOLDED;
 				else {
 					expanded[f.row] = true;
@@ -210,6 +236,8 @@ done:
 	free(ancestor);
 	free(reached);
 	free(shown);
+	free(linked);
+	free(lst);
 	free(stack);
 	free(res);
 	free(lab);

@@ -27,6 +27,13 @@ enum top_view {
 	VIEW_COUNT
 };
 
+#define TOP_FOLDS_MAX 64 /* sites folded by hand in the site tree */
+
+struct top_site_ref {
+	uint32_t domid;
+	uint32_t index;
+};
+
 /* What the user asked for.  Changing anything the daemon selects on resubscribes. */
 struct top_opts {
 	enum top_view view;
@@ -38,6 +45,8 @@ struct top_opts {
 	unsigned delay_ms;   /* statistics interval */
 	unsigned top_n;      /* threads asked of the daemon */
 	unsigned tree_depth; /* site tree: levels shown below the roots; 0 = all */
+	struct top_site_ref folds[TOP_FOLDS_MAX]; /* site tree: sites folded by hand */
+	unsigned n_folds;
 	bool paused;
 	bool finished;     /* include resolved/failed threads */
 	const char *sock;  /* daemon socket (NULL: default) */
@@ -118,14 +127,20 @@ enum top_attr {
 	ATTR_NORMAL,
 	ATTR_BOLD,
 	ATTR_TITLE,
-	ATTR_DIM
+	ATTR_DIM,
+	ATTR_SELECTED /* the row under the cursor */
 };
 
 struct top_sink {
 	/* One line of text; returns false when there is no room for more. */
 	bool (*line)(struct top_sink *s, enum top_attr a, const char *text);
 	int width;      /* characters a line may use; <= 0: any */
+	long cursor;    /* the table row to show selected (-1: none) */
+	long row;       /* set for each line: its table row, -1 for other lines */
 	unsigned depth; /* set by view_render: the deepest tree level it drew */
+	/* set by view_render: the site under the cursor (site tree only) */
+	bool cursor_site;
+	struct top_site_ref cursor_ref;
 };
 
 /* Rows by (domain, thread id or site index): keys sorted with row_key_cmp, then found
@@ -140,6 +155,9 @@ long row_key_find(const struct row_key *keys, size_t n, uint32_t domid, int64_t 
 
 /* The header (host, domain lines) then the current view's table. */
 void view_render(const struct top_opts *o, const struct top_model *m, struct top_sink *s);
+/* Whether the site tree's user folded this site; fold or unfold it (false: no room). */
+bool view_folded(const struct top_opts *o, uint32_t domid, uint32_t index);
+bool view_fold(struct top_opts *o, struct top_site_ref ref, bool fold);
 /* One line describing the current view, sort and filters. */
 void view_describe(const struct top_opts *o, char *buf, size_t n);
 

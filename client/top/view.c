@@ -345,7 +345,8 @@ static bool emit_table(const struct top_opts *o, const struct top_table *tab,
 	}
 	if (!out(s, ATTR_TITLE, line))
 		return false;
-	for (size_t i = 0; i < n; i++) {
+	bool ok = true;
+	for (size_t i = 0; i < n && ok; i++) {
 		len = 0;
 		line[0] = '\0';
 		for (unsigned c = 0; c < tab->n; c++) {
@@ -356,10 +357,11 @@ static bool emit_table(const struct top_opts *o, const struct top_table *tab,
 				f->print(cell, sizeof(cell), &rows[i]);
 			put_cell(line, &len, f, cell, c + 1 == tab->n);
 		}
-		if (!out(s, ATTR_NORMAL, line))
-			return false;
+		s->row = (long)i;
+		ok = out(s, s->cursor == (long)i ? ATTR_SELECTED : ATTR_NORMAL, line);
 	}
-	return true;
+	s->row = -1;
+	return ok;
 }
 
 static void counters_text(const Mtrace__DomainStats *d, char *buf, size_t n)
@@ -430,6 +432,30 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 	return out(s, ATTR_NORMAL, "");
 }
 
+bool view_folded(const struct top_opts *o, uint32_t domid, uint32_t index)
+{
+	for (unsigned i = 0; i < o->n_folds; i++)
+		if (o->folds[i].domid == domid && o->folds[i].index == index)
+			return true;
+	return false;
+}
+
+bool view_fold(struct top_opts *o, struct top_site_ref ref, bool fold)
+{
+	for (unsigned i = 0; i < o->n_folds; i++)
+		if (o->folds[i].domid == ref.domid && o->folds[i].index == ref.index) {
+			if (!fold)
+				o->folds[i] = o->folds[--o->n_folds];
+			return true;
+		}
+	if (!fold)
+		return true;
+	if (o->n_folds >= TOP_FOLDS_MAX)
+		return false;
+	o->folds[o->n_folds++] = ref;
+	return true;
+}
+
 void view_describe(const struct top_opts *o, char *buf, size_t n)
 {
 	const struct top_table *t = fields_table(o->view);
@@ -441,7 +467,10 @@ void view_describe(const struct top_opts *o, char *buf, size_t n)
 		snprintf(dom, sizeof(dom), "%s", o->domname);
 	char depth[32] = "";
 	if (o->view == VIEW_SITE_TREE && o->tree_depth)
-		snprintf(depth, sizeof(depth), " (depth %u)", o->tree_depth);
+		snprintf(depth, sizeof(depth), " (depth %u%s)", o->tree_depth,
+		    o->n_folds ? ", folds" : "");
+	else if (o->view == VIEW_SITE_TREE && o->n_folds)
+		snprintf(depth, sizeof(depth), " (%u folded)", o->n_folds);
 	snprintf(buf, n, "view %s%s  sort %s%s  filter %s%s%s  domain %s  every %.1fs%s",
 	    o->view == VIEW_TREE ? "tree" : t->name, depth,
 	    sf >= 0 && (unsigned)sf < t->n ? t->f[sf].title : "?", o->reverse ? " (reversed)" : "",
@@ -494,6 +523,10 @@ void view_render(const struct top_opts *o, const struct top_model *m, struct top
 	for (size_t i = 0; i < n; i++)
 		if (rows[i].depth > s->depth)
 			s->depth = rows[i].depth;
+	s->cursor_site = o->view == VIEW_SITE_TREE && s->cursor >= 0 && (size_t)s->cursor < n;
+	if (s->cursor_site)
+		s->cursor_ref =
+		    (struct top_site_ref){ rows[s->cursor].s->domid, rows[s->cursor].s->index };
 	emit_table(o, tab, rows, n, s);
 	if (by_site && !st->n_sites)
 		out(s, ATTR_DIM, "(no creation sites: the guests shown record none)");

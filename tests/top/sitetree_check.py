@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Check mtrace-top's creation tree by site (-c) against sites-guest's own account.
 
-  sitetree_check.py GUEST.out STATS.json SCREEN DOMAIN [--depth N]
+  sitetree_check.py GUEST.out STATS.json SCREEN DOMAIN [--depth N] [--fold SITE]
 
 SCREEN is what mtrace-top printed (-b) or a tmux capture of its screen; STATS.json is
 mtrace-cat's Stats of the same daemon (the per-site figures); the guest's account says
@@ -10,8 +10,9 @@ guest's creation graph between sites: every edge (parent site -> child site, cou
 line under its parent (root sites, made by the thread with no site, at depth 0), a site
 shown again [above] or, below itself, [cycle], never walked twice; each site's COUNT and
 LIVE as the daemon and the guest say; manual labels apart from the '@' automatic ones.
-With --depth N (what - and + fold to), nothing deeper than N, and [+] where a site's
-children are folded away.  Exit 1 with the reasons otherwise."""
+With --depth N (-L, or keys 1-9), nothing deeper than N, and [+] where a site's
+children are folded away; with --fold SITE (keys - and +), that site [+] and nothing
+under it.  Exit 1 with the reasons otherwise."""
 import json
 import re
 import sys
@@ -62,6 +63,8 @@ def key_of(name):
 def main():
     guest_out, stats_path, screen, domain = sys.argv[1:5]
     depth_limit = int(sys.argv[sys.argv.index("--depth") + 1]) if "--depth" in sys.argv else 0
+    fold = sys.argv[sys.argv.index("--fold") + 1] if "--fold" in sys.argv else None
+    partial = depth_limit or fold
     guest = json.loads(open(guest_out).read().strip().splitlines()[0])
     stats = json.loads(open(stats_path).read().strip().splitlines()[-1])
     rows = parse_screen(open(screen).read(), domain)
@@ -122,8 +125,12 @@ def main():
         if (depth_limit and r["depth"] == depth_limit and children.get(k) and
                 r["mark"] is None):
             errs.append("children at the depth limit but no [+]: %r" % r["line"])
-        if r["mark"] == "+" and (not depth_limit or r["depth"] != depth_limit):
+        if r["mark"] == "+" and name != fold and (not depth_limit or r["depth"] != depth_limit):
             errs.append("[+] away from the depth limit: %r" % r["line"])
+        if name == fold and children.get(k) and r["mark"] not in ("+", "cycle", "above"):
+            errs.append("the folded site is not [+]: %r" % r["line"])
+        if name == fold and i + 1 < len(rows) and rows[i + 1]["depth"] > r["depth"]:
+            errs.append("rows under the folded site: %r" % rows[i + 1]["line"])
         s = daemon.get(name)
         if s is None:
             errs.append("no such site in the daemon's Stats: %r" % name)
@@ -139,21 +146,21 @@ def main():
     for k, c, lab in counts.values():
         got_count[k] = got_count.get(k, 0) + c
         got_labels.setdefault(k, set()).update(lab)
-    if got_count != want_count:
+    if not fold and got_count != want_count:
         errs.append("threads per site: shown %s, guest %s" % (got_count, want_count))
-    if got_labels != want_labels:
+    if not fold and got_labels != want_labels:
         errs.append("manual labels per site: shown %s, guest %s" % (got_labels, want_labels))
     shown = {}
     for (p, name), c in got_edges.items():
         e = (p[0] if p != "(root)" else "(root)", key_of(name))
         shown[e] = shown.get(e, 0) + c
-    if not depth_limit and shown != want_edges:
+    if not partial and shown != want_edges:
         errs.append("edges: shown %s,\n  guest %s" % (sorted(shown.items(), key=str),
                                                       sorted(want_edges.items(), key=str)))
-    if depth_limit and not set(shown.items()) <= set(want_edges.items()):
+    if partial and not set(shown.items()) <= set(want_edges.items()):
         errs.append("edges not in the guest's graph: %s" % (set(shown.items()) -
                                                              set(want_edges.items())))
-    if depth_limit:
+    if depth_limit and not fold:
         # every site of the guest is on a line once at least, folded or not
         missing = set(want_count) - set(got_count)
         if missing:
@@ -165,7 +172,8 @@ def main():
         return 1
     print("# site tree: %d rows, %d edges, %d cycles marked, depth %d%s: as the guest made them"
           % (len(rows), len(shown), sum(r["mark"] == "cycle" for r in rows),
-             max(r["depth"] for r in rows), " (limit %d)" % depth_limit if depth_limit else ""))
+             max(r["depth"] for r in rows), " (limit %d)" % depth_limit if depth_limit else "")
+          + (" (%s folded)" % fold if fold else ""))
     return 0
 
 

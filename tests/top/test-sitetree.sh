@@ -4,7 +4,7 @@
 # its count, the per-site figures, the cycles (a site creating its own site's threads,
 # two sites creating each other's) marked and not walked again, manual labels apart
 # from the automatic @site ones; in batch mode and on a real terminal (tmux), folded
-# level by level with - + *; next to sites-hostile, whose garbage site names print
+# by level (-L, keys 1-9 and *) and by site (the cursor, - and +); next to sites-hostile, whose garbage site names print
 # safely and whose 1024 sites and their edges end in a bounded tree.
 . "$MTRACE_SRC/tests/rig.sh"
 : "${TOP:?}" "${CAT:?}" "${SITES_GUEST:?}" "${SITES_HOSTILE:?}"
@@ -32,7 +32,8 @@ check "mtrace-top -c --depth 1" "$T/tree1.out" --depth 1
 grep -q 'view site-tree (depth 1)' "$T/tree1.out" || fail "the depth is not on the header"
 note "batch: the tree and its depth limit as the guest made them"
 
-# On a terminal: c switches to it, - folds a level, * unfolds, h names it.
+# On a terminal: c switches to it, 1 folds to a level, * unfolds, the cursor with - and
+# + folds and unfolds one site, h names it.
 L=mtrace-top-sitetree-$$
 TMUX_CMD=(tmux -L "$L" -f "$T/tmux.conf")
 test_cleanup() { "${TMUX_CMD[@]}" kill-server >/dev/null 2>&1; }
@@ -57,19 +58,38 @@ keys c
 until_screen 10 "key c: the site tree" "$PYTHON" "$HERE/sitetree_check.py" "$T/a.log" \
 	"$T/a.stats" "$T/screen" a
 grep -q 'c site tree' "$T/screen" || fail "the bottom line does not name key c"
-keys -
-until_screen 10 "key -: one level less" "$PYTHON" "$HERE/sitetree_check.py" "$T/a.log" \
+keys 1
+until_screen 10 "key 1: one level" "$PYTHON" "$HERE/sitetree_check.py" "$T/a.log" \
 	"$T/a.stats" "$T/screen" a --depth 1
-grep -q 'view site-tree (depth 1)' "$T/screen" || fail "key -: not on the header"
+grep -q 'view site-tree (depth 1)' "$T/screen" || fail "key 1: not on the header"
 keys '*'
 until_screen 10 "key *: every level" "$PYTHON" "$HERE/sitetree_check.py" "$T/a.log" \
+	"$T/a.stats" "$T/screen" a
+# the cursor to the first site with children, then - folds it and + unfolds it
+read -r DOWN SITE < <(HERE=$HERE "$PYTHON" - "$T/screen" <<'PY'
+import sys
+sys.path.insert(0, __import__("os").environ["HERE"])
+import sitetree_check
+rows = sitetree_check.parse_screen(open(sys.argv[1]).read(), "a")
+i = next(i for i in range(len(rows) - 1) if rows[i + 1]["depth"] > rows[i]["depth"])
+print(i, rows[i]["name"][1:])
+PY
+)
+[ -n "$SITE" ] || fail "no site with children on the screen"
+for _ in $(seq "$DOWN"); do keys Down; done
+keys -
+until_screen 10 "key -: $SITE folded" "$PYTHON" "$HERE/sitetree_check.py" "$T/a.log" \
+	"$T/a.stats" "$T/screen" a --fold "$SITE"
+grep -q 'view site-tree (1 folded)' "$T/screen" || fail "key -: not on the header"
+keys +
+until_screen 10 "key +: $SITE unfolded" "$PYTHON" "$HERE/sitetree_check.py" "$T/a.log" \
 	"$T/a.stats" "$T/screen" a
 keys h
 until_screen 10 "help names the site tree" grep -q 'creation tree by site' "$T/screen"
 keys x q
 for _ in $(seq 50); do [ -s "$T/top.status" ] && break; sleep 0.1; done
 [ "$(cat "$T/top.status" 2>/dev/null)" = 0 ] || fail "mtrace-top did not exit 0 on q"
-note "terminal: c, -, *, h, q"
+note "terminal: c, 1, *, up/down with - and +, h, q"
 
 # The hostile guest: its garbage site names print safely, its tree is bounded.
 for _ in $(seq 300); do
