@@ -5,7 +5,9 @@
 # sites-guest's site paths and the replayed 2014 MirageOS trace's label paths.  What
 # speedscope's sandwich view shows (every frame's total and self weight) must be, for
 # the sites, what sites-guest's own account of its threads says, and for the 2014
-# trace, what the folded file says with its weights adding up to the trace's threads.
+# trace, what the folded file says with its weights adding up to the trace's threads;
+# and the seed's ten parallel sleeps weighted by pending time: the parent's frame
+# weighs its own time plus each child's in full (11 sleeps' worth, not 1).
 . "$(dirname "$0")/../rig.sh"
 : "${CAT:?}" "${REPLAY:?}" "${FIXTURE:?}" "${SITES_GUEST:?}"
 skip() { echo "SKIP: $*"; exit 77; }
@@ -27,20 +29,42 @@ FA=$!
 "$CAT" -s "$SOCK" -d m -f folded --frames label -t 30 >"$T/2014.folded" 2>"$T/m.err" &
 FM=$!
 PIDS+=("$FA" "$FM")
+# the seed's example: main creates 10 sleeps at t=1 s, all resolve at t=2 s, main too;
+# played 10 times the recorded pace, so 0.1 s each on the guest's (rebased) clock
+{
+	echo '((time 1.0)(op(Creates 0 1 Task)))'
+	echo '((time 1.0)(op(Label 1 main)))'
+	for i in $(seq 2 11); do
+		echo "((time 1.0)(op(Creates 1 $i Task)))"
+		echo "((time 1.0)(op(Label $i sleep)))"
+	done
+	for i in $(seq 2 11) 1; do echo "((time 2.0)(op(Resolves 0 $i())))"; done
+} >"$T/sleeps.sexp"
+"$CAT" -s "$SOCK" -d s -f folded --frames label --weight pending -t 30 >"$T/sleeps.folded" \
+	2>"$T/s.err" &
+FS=$!
+PIDS+=("$FS")
+D=100000000
+printf '{"subset": true, "frames": {"main": [%d, %d], "sleep": [%d, %d]}}\n' \
+	$((11 * D)) $D $((10 * D)) $((10 * D)) >"$T/sleeps.json"
 sleep 0.3
+S=$(guest s --preserve-poweroff -- "$REPLAY" --hold --quiet --speed 10 "$T/sleeps.sexp")
 A=$(guest a --preserve-poweroff -- "$SITES_GUEST" --linger 20)
 M=$(guest m --preserve-poweroff -- "$REPLAY" --hold --quiet --speed 0 "$FIXTURE")
 "$REPLAY" --dump "$FIXTURE" 2>/dev/null >"$T/dump"
 THREADS=$("$PYTHON" "$HERE/trace_threads.py" "$T/dump")
 wait_field "$M" events $(($(wc -l <"$T/dump") + 1)) 20 # + ring_start
+wait_field "$S" events 34 20 # 11 creates, 11 labels, 11 resolves, ring_start
 wait_until 20 sites_ready a "$A" || fail "the daemon never had all of sites-guest's sites"
 sleep 0.5 # a Stats with every site resolved has reached the folded clients
-kill -INT "$FA" "$FM"
+kill -INT "$FA" "$FM" "$FS"
+wait "$FS" || fail "mtrace-cat -f folded --weight pending: $(cat "$T/s.err")"
 wait "$FA" || fail "mtrace-cat -f folded --frames site: $(cat "$T/a.err")"
 wait "$FM" || fail "mtrace-cat -f folded --frames label: $(cat "$T/m.err")"
 "$PYTHON" "$HERE/flame_expect.py" guest "$T/a.log" "$T/sites.json" || fail "expectation"
 "$PYTHON" "$HERE/flame_expect.py" folded "$T/2014.folded" "$T/2014.json" "$THREADS" ||
 	fail "2014 folded totals"
-node "$HERE/flame.mjs" "$T/sites.folded" "$T/sites.json" "$T/2014.folded" "$T/2014.json" ||
+node "$HERE/flame.mjs" "$T/sites.folded" "$T/sites.json" "$T/2014.folded" "$T/2014.json" \
+	"$T/sleeps.folded" "$T/sleeps.json" ||
 	fail "speedscope does not show what the folded stacks should be"
 daemon_stop
