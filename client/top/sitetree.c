@@ -130,7 +130,7 @@ size_t sitetree_order(const struct top_opts *o, const Mtrace__Stats *st, const s
 	size_t nthr = 0;
 	*out = NULL;
 	if (!keys || !first || !kids || !kid_parent || !expanded || !ancestor || !reached ||
-	    !shown || !stack || !res || !lab || !thr)
+	    !shown || !linked || !lst || !stack || !res || !lab || !thr)
 		goto done;
 	nthr = labelled_threads(st, thr);
 	for (size_t i = 0; i < n; i++) {
