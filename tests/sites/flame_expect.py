@@ -6,7 +6,10 @@ stacks it ends), as speedscope's sandwich view and flamegraph.pl count them.
                                               threads it made (site paths, one each)
   flame_expect.py folded FOLDED OUT.json N     from the folded file itself, whose
                                               weights must add up to N threads
-Writes {"frames": {name: [total, self]}}."""
+Writes {"frames": {name: [total, self]}, "nodes": {"a;b;c": weight}}: the frames as
+speedscope's sandwich view counts them, and the flame graph's boxes (one per distinct
+path from the root, its width the weight of the stacks through it) as flamegraph.pl
+draws them."""
 import json
 import re
 import sys
@@ -19,6 +22,15 @@ def expect(stacks):
             frames.setdefault(f, [0, 0])[0] += w
         frames.setdefault(path[-1], [0, 0])[1] += w
     return frames
+
+
+def nodes(stacks):
+    out = {}
+    for path, w in stacks:
+        for k in range(1, len(path) + 1):
+            key = ";".join(path[:k])
+            out[key] = out.get(key, 0) + w
+    return out
 
 
 def guest_stacks(guest_out):
@@ -52,6 +64,6 @@ else:
     total = sum(w for _, w in stacks)
     if total != int(sys.argv[4]):
         sys.exit("the folded weights add up to %d, the trace has %s threads" % (total, sys.argv[4]))
-json.dump({"frames": expect(stacks)}, open(sys.argv[3], "w"))
+json.dump({"frames": expect(stacks), "nodes": nodes(stacks)}, open(sys.argv[3], "w"))
 print("# %s: %d stacks, %d threads, %d frames" % (sys.argv[2].rsplit("/", 1)[-1], len(stacks),
                                                   sum(w for _, w in stacks), len(expect(stacks))))

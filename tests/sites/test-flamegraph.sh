@@ -1,17 +1,21 @@
 #!/bin/bash
-# mtrace-cat -f folded rendered by a real flame-graph renderer: speedscope (npm,
-# pinned in tests/web/package-lock.json; Debian 12 packages no flamegraph.pl, inferno
-# or speedscope) in chromium-headless-shell.  Two folded files from the real mtraced:
-# sites-guest's site paths and the replayed 2014 MirageOS trace's label paths.  What
-# speedscope's sandwich view shows (every frame's total and self weight) must be, for
-# the sites, what sites-guest's own account of its threads says, and for the 2014
-# trace, what the folded file says with its weights adding up to the trace's threads;
-# and the seed's ten parallel sleeps weighted by pending time: the parent's frame
-# weighs its own time plus each child's in full (11 sleeps' worth, not 1).
+# mtrace-cat -f folded rendered by two real flame-graph renderers: flamegraph.pl (the
+# copy Debian 12 ships in libdevel-nytprof-perl; there is no package of its own) and
+# speedscope (npm, pinned in tests/web/package-lock.json) in chromium-headless-shell.
+# Three folded files from the real mtraced: sites-guest's site paths, the replayed
+# 2014 MirageOS trace's label paths, and the seed's ten parallel sleeps weighted by
+# pending time.  What flamegraph.pl draws (every box: its path from the root and its
+# weight, from the SVG) and what speedscope's sandwich view shows (every frame's total
+# and self weight) must be, for the sites, what sites-guest's own account of its
+# threads says; for the 2014 trace, what the folded file says, its weights adding up to
+# the trace's threads; for the sleeps, the parent weighing its own time plus every
+# child's in full (11 sleeps' worth, not 1).
 . "$(dirname "$0")/../rig.sh"
 : "${CAT:?}" "${REPLAY:?}" "${FIXTURE:?}" "${SITES_GUEST:?}"
 skip() { echo "SKIP: $*"; exit 77; }
 NM=$MTRACE_SRC/tests/web/node_modules
+FLAMEGRAPH=/usr/share/perl5/Devel/NYTProf/flamegraph.pl
+[ -f "$FLAMEGRAPH" ] || skip "flamegraph.pl is not installed (scripts/bootstrap: libdevel-nytprof-perl)"
 [ -x /usr/bin/chromium-headless-shell ] ||
 	skip "chromium-headless-shell is not installed (scripts/bootstrap installs it)"
 [ -f "$NM/speedscope/package.json" ] && [ -f "$NM/puppeteer-core/package.json" ] ||
@@ -45,8 +49,9 @@ PIDS+=("$FA" "$FM")
 FS=$!
 PIDS+=("$FS")
 D=100000000
-printf '{"subset": true, "frames": {"main": [%d, %d], "sleep": [%d, %d]}}\n' \
-	$((11 * D)) $D $((10 * D)) $((10 * D)) >"$T/sleeps.json"
+printf '{"subset": true, "frames": {"main": [%d, %d], "sleep": [%d, %d]}, "nodes": %s}\n' \
+	$((11 * D)) $D $((10 * D)) $((10 * D)) \
+	"{\"(Unknown);main\": $((11 * D)), \"(Unknown);main;sleep\": $((10 * D))}" >"$T/sleeps.json"
 sleep 0.3
 S=$(guest s --preserve-poweroff -- "$REPLAY" --hold --quiet --speed 10 "$T/sleeps.sexp")
 A=$(guest a --preserve-poweroff -- "$SITES_GUEST" --linger 20)
@@ -64,6 +69,13 @@ wait "$FM" || fail "mtrace-cat -f folded --frames label: $(cat "$T/m.err")"
 "$PYTHON" "$HERE/flame_expect.py" guest "$T/a.log" "$T/sites.json" || fail "expectation"
 "$PYTHON" "$HERE/flame_expect.py" folded "$T/2014.folded" "$T/2014.json" "$THREADS" ||
 	fail "2014 folded totals"
+for f in sites 2014 sleeps; do
+	perl "$FLAMEGRAPH" --minwidth 0 --countname "$([ $f = sleeps ] && echo ns || echo threads)" \
+		"$T/$f.folded" >"$T/$f.svg" 2>"$T/$f.svg.err" || fail "flamegraph.pl: $(cat "$T/$f.svg.err")"
+done
+"$PYTHON" "$HERE/check_flamegraph_svg.py" "$T/sites.svg" "$T/sites.json" "$T/2014.svg" \
+	"$T/2014.json" "$T/sleeps.svg" "$T/sleeps.json" ||
+	fail "flamegraph.pl does not draw what the folded stacks should be"
 node "$HERE/flame.mjs" "$T/sites.folded" "$T/sites.json" "$T/2014.folded" "$T/2014.json" \
 	"$T/sleeps.folded" "$T/sleeps.json" ||
 	fail "speedscope does not show what the folded stacks should be"
