@@ -6,7 +6,8 @@ Every box is a <title>NAME (N UNIT, P%)</title> and a <rect>; its depth is its
 row (the "all" box at the bottom is depth 0), its parent the box one row down that
 covers it.  The boxes, as paths from the root with their weights, must be the
 expectation's "nodes" (all of them, or with "subset": true those given), and "all"
-the total weight.  Exit 1 with the differences otherwise."""
+the total weight; flamegraph.pl draws '<' and '>' of a name as '(' and ')'.  Exit 1
+with the differences otherwise."""
 import html
 import json
 import re
@@ -57,7 +58,7 @@ def main():
         want = json.load(open(exp))
         bs, allb = boxes(svg)
         got = paths(bs)
-        nodes = want["nodes"]
+        nodes = {k.translate(str.maketrans("<>", "()")): w for k, w in want["nodes"].items()}
         roots = sum(w for k, w in nodes.items() if ";" not in k)
         errs = []
         if not want.get("subset") and allb["n"] != roots:

@@ -4,8 +4,11 @@
 // speedscope.loadFileFromBase64>), and compare what it shows in its sandwich view
 // (a DOM table: every frame's total and self weight) with the expectation.
 //
-//   node flame.mjs FOLDED EXPECT.json [FOLDED EXPECT.json ...]
+//   node flame.mjs FOLDED EXPECT.json [FOLDED EXPECT.json ...] [--svg SVG...]
 //
+// In every page, and in each SVG (flamegraph.pl's, opened and every box hovered, which
+// runs its script with the box's name), a guest's frame name must stay text: no
+// script of its own runs (window.pwned), no element of its own appears.
 // EXPECT.json: {"frames": {"name": [total, self], ...}}, computed by flame_expect.py;
 // with "subset": true, only those frames are compared (the others must merely exist).
 // Prints one "ok:"/"FAIL:" line per check; exit 1 on any failure.
@@ -45,7 +48,29 @@ const browser = await puppeteer.launch({
 });
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'flame-'));
 try {
-  const args = process.argv.slice(2);
+  const all = process.argv.slice(2);
+  const svgAt = all.indexOf('--svg');
+  const args = svgAt < 0 ? all : all.slice(0, svgAt);
+  const svgs = svgAt < 0 ? [] : all.slice(svgAt + 1);
+  const injected = page => page.evaluate(() => ({
+    pwned: window.pwned, img: document.querySelectorAll('img[src="x"], image[href="x"], script:not([src])').length,
+  }));
+  for (const svg of svgs) {
+    const page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', e => errors.push(e.message));
+    await page.goto(`file://${svg}`);
+    const hovered = await page.evaluate(() => {
+      const gs = document.querySelectorAll('g.func_g');
+      for (const g of gs) g.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+      return gs.length;
+    });
+    const inj = await injected(page);
+    check(hovered > 0 && errors.length === 0 && inj.pwned === undefined,
+      `${path.basename(svg)}: ${hovered} boxes hovered, names stayed text (errors: ` +
+      `${errors.join('; ') || 'none'}, pwned: ${inj.pwned})`);
+    await page.close();
+  }
   for (let k = 0; k + 1 < args.length; k += 2) {
     const [folded, expectPath] = [args[k], args[k + 1]];
     const name = path.basename(folded);
@@ -82,6 +107,9 @@ try {
     }
     check(bad.length === 0, `${name}: the sandwich view's ${Object.keys(got).length} frames, ` +
       `total and self weight each, as expected (${n})${bad.length ? '\n  ' + bad.join('\n  ') : ''}`);
+    const inj = await injected(page);
+    check(inj.pwned === undefined && inj.img === 0,
+      `${name}: names stayed text (pwned: ${inj.pwned}, injected elements: ${inj.img})`);
     const self = Object.values(got).reduce((a, v) => a + v[1], 0);
     console.log(`# ${name}: ${Object.keys(got).length} frames, self weights add up to ${self}`);
     await page.close();
