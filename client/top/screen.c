@@ -37,6 +37,7 @@ struct screen {
 	long cursor;       /* the selected row of the site tree */
 	long last_row;     /* the last table row that fit on the screen */
 	bool cursor_site;  /* what the cursor is on, as view_render said */
+	bool follow;       /* keep the cursor on that site as the tree changes */
 	struct top_site_ref cursor_ref;
 };
 
@@ -123,6 +124,8 @@ static void draw(struct screen *sc)
 		.s = { .line = curses_line,
 		    .width = COLS,
 		    .cursor = tree ? sc->cursor : -1,
+		    .follow = tree && sc->follow && sc->cursor_site,
+		    .cursor_ref = sc->cursor_ref,
 		    .row = -1 },
 		.last_row = -1,
 	};
@@ -130,8 +133,11 @@ static void draw(struct screen *sc)
 	view_render(sc->o, &sc->m, &cs.s);
 	sc->depth = cs.s.depth;
 	sc->last_row = cs.last_row;
+	if (tree && cs.s.cursor >= 0)
+		sc->cursor = cs.s.cursor;
 	sc->cursor_site = cs.s.cursor_site;
 	sc->cursor_ref = cs.s.cursor_ref;
+	sc->follow = true;
 	if (tree && sc->m.stats && sc->cursor > sc->last_row && sc->last_row >= 0) {
 		/* the tree shrank under the cursor: keep it on the last row shown */
 		sc->cursor = sc->last_row;
@@ -315,6 +321,7 @@ static void fold(struct screen *sc, int ch)
 static void move_cursor(struct screen *sc, long by)
 {
 	long c = sc->cursor + by;
+	sc->follow = false; /* the next draw takes the site of the new row */
 	if (c > sc->last_row)
 		c = sc->last_row;
 	sc->cursor = c < 0 ? 0 : c;
@@ -373,6 +380,7 @@ static void on_key(struct screen *sc, int ch)
 	case 'c':
 		set_view(sc, VIEW_SITE_TREE);
 		sc->cursor = 0;
+		sc->follow = false;
 		return;
 	case KEY_UP:
 	case KEY_DOWN:

@@ -523,6 +523,16 @@ void view_render(const struct top_opts *o, const struct top_model *m, struct top
 	for (size_t i = 0; i < n; i++)
 		if (rows[i].depth > s->depth)
 			s->depth = rows[i].depth;
+	/* the cursor stays on its site while the tree changes under it (htop keeps a pid):
+	 * on the row of that site nearest to where it was */
+	long near = -1;
+	for (size_t i = 0; s->follow && o->view == VIEW_SITE_TREE && i < n; i++)
+		if (rows[i].s->domid == s->cursor_ref.domid &&
+		    rows[i].s->index == s->cursor_ref.index &&
+		    (near < 0 || labs((long)i - s->cursor) < labs(near - s->cursor)))
+			near = (long)i;
+	if (near >= 0)
+		s->cursor = near;
 	s->cursor_site = o->view == VIEW_SITE_TREE && s->cursor >= 0 && (size_t)s->cursor < n;
 	if (s->cursor_site)
 		s->cursor_ref =

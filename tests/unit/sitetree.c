@@ -4,7 +4,8 @@
  * [above] the second time), a self edge and a mutual cycle ([cycle]), a cycle no root
  * reaches, a site no edge leads to, an edge from a site filtered out, folds by hand and
  * by level (what they hide is not a root), two domains with the same site numbers,
- * and the manual labels of a site's threads.
+ * the manual labels of a site's threads, and the cursor following its site as the
+ * tree is drawn again.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -214,6 +215,64 @@ static void labels(void)
 	free(out);
 }
 
+/* What view_render drew: the table rows' attributes, by row. */
+struct capture {
+	struct top_sink s;
+	enum top_attr attr[64];
+	long rows;
+};
+
+static bool capture_line(struct top_sink *s, enum top_attr a, const char *text)
+{
+	struct capture *c = (struct capture *)s;
+	(void)text;
+	if (s->row >= 0 && s->row < 64) {
+		c->attr[s->row] = a;
+		c->rows = s->row + 1;
+	}
+	return true;
+}
+
+/* The cursor stays on its site as the tree is drawn again, on the nearest of its rows. */
+static void cursor(void)
+{
+	struct graph g;
+	build(&g);
+	struct top_opts o = plain;
+	o.view = VIEW_SITE_TREE;
+	for (int v = 0; v < VIEW_COUNT; v++)
+		o.sort[v] = (int)fields_table((enum top_view)v)->default_sort;
+	struct top_model m = { .stats = &g.st };
+	struct capture c = { .s = { .line = capture_line, .cursor = 0, .row = -1 } };
+	view_render(&o, &m, &c.s);
+	REQUIRE(c.s.cursor_site && c.rows == 13);
+	CHECK(c.attr[0] == ATTR_SELECTED && c.attr[1] == ATTR_NORMAL);
+	/* site 2 of domain 1 is on two rows; from the last row, the cursor goes to the
+	 * later one, from the first, to the earlier one */
+	long first = -1, second = -1;
+	for (long r = 0; r < 13; r++) {
+		c.s.cursor = r;
+		c.s.follow = false;
+		view_render(&o, &m, &c.s);
+		if (c.s.cursor_ref.domid == 1 && c.s.cursor_ref.index == 2)
+			*(first < 0 ? &first : &second) = r;
+	}
+	REQUIRE(first >= 0 && second > first);
+	c.s.cursor_ref = (struct top_site_ref){ 1, 2 };
+	c.s.follow = true;
+	c.s.cursor = 12;
+	view_render(&o, &m, &c.s);
+	CHECK(c.s.cursor == second && c.attr[second] == ATTR_SELECTED, "cursor %ld", c.s.cursor);
+	c.s.cursor = 0;
+	view_render(&o, &m, &c.s);
+	CHECK(c.s.cursor == first && c.attr[first] == ATTR_SELECTED, "cursor %ld", c.s.cursor);
+	/* a site no longer drawn: the cursor stays where it is */
+	c.s.cursor_ref = (struct top_site_ref){ 7, 7 };
+	c.s.cursor = 3;
+	view_render(&o, &m, &c.s);
+	CHECK(c.s.cursor == 3 && c.attr[3] == ATTR_SELECTED);
+}
+
 static void empty(void)
 {
 	struct graph g;
@@ -228,6 +287,7 @@ const struct unit_test unit_sitetree[] = {
 	{ "sitetree", "graph", graph },
 	{ "sitetree", "folds", folds },
 	{ "sitetree", "labels", labels },
+	{ "sitetree", "cursor", cursor },
 	{ "sitetree", "empty", empty },
 	{ "sitetree", NULL, NULL },
 };
