@@ -33,7 +33,6 @@ struct screen {
 	struct event *ev_retry; /* next reconnect attempt */
 	unsigned attempt;
 	char waiting[300]; /* why we are waiting for mtraced ("" = connected) */
-	unsigned depth;    /* the deepest tree level on the screen */
 	long cursor;       /* the selected row of the site tree */
 	long last_row;     /* the last table row that fit on the screen */
 	bool cursor_site;  /* what the cursor is on, as view_render said */
@@ -131,7 +130,6 @@ static void draw(struct screen *sc)
 	};
 	erase();
 	view_render(sc->o, &sc->m, &cs.s);
-	sc->depth = cs.s.depth;
 	sc->last_row = cs.last_row;
 	if (tree && cs.s.cursor >= 0)
 		sc->cursor = cs.s.cursor;
@@ -139,8 +137,10 @@ static void draw(struct screen *sc)
 	sc->cursor_ref = cs.s.cursor_ref;
 	sc->follow = true;
 	if (tree && sc->m.stats && sc->cursor > sc->last_row && sc->last_row >= 0) {
-		/* the tree shrank under the cursor: keep it on the last row shown */
+		/* the cursor is off the screen (the tree grew above it, or shrank under it):
+		 * on the last row shown, whatever site that is */
 		sc->cursor = sc->last_row;
+		sc->follow = false;
 		draw(sc);
 		return;
 	}

@@ -134,11 +134,10 @@ enum top_attr {
 struct top_sink {
 	/* One line of text; returns false when there is no room for more. */
 	bool (*line)(struct top_sink *s, enum top_attr a, const char *text);
-	int width;      /* characters a line may use; <= 0: any */
-	long cursor;    /* the table row to show selected (-1: none) */
-	bool follow;    /* site tree: move the cursor to cursor_ref's nearest row, if any */
-	long row;       /* set for each line: its table row, -1 for other lines */
-	unsigned depth; /* set by view_render: the deepest tree level it drew */
+	int width;   /* characters a line may use; <= 0: any */
+	long cursor; /* the table row to show selected (-1: none) */
+	bool follow; /* site tree: move the cursor to cursor_ref's nearest row, if any */
+	long row;    /* set for each line: its table row, -1 for other lines */
 	/* set by view_render: the cursor's row and site (site tree only) */
 	bool cursor_site;
 	struct top_site_ref cursor_ref;

@@ -519,10 +519,6 @@ void view_render(const struct top_opts *o, const struct top_model *m, struct top
 		}
 		rows = tree;
 	}
-	s->depth = 0;
-	for (size_t i = 0; i < n; i++)
-		if (rows[i].depth > s->depth)
-			s->depth = rows[i].depth;
 	/* the cursor stays on its site while the tree changes under it (htop keeps a pid):
 	 * on the row of that site nearest to where it was */
 	long near = -1;

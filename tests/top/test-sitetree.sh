@@ -102,6 +102,23 @@ LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$T/h.out" &&
 grep -qF '@?[2J?]0;owned? escapes' "$T/h.out" || fail "the escape-sequence site is not shown as text"
 "$CAT" -s "$SOCK" -d "$H" --no-events --stats 100 --site-stats -n 1 -f json >"$T/h.stats" ||
 	fail "mtrace-cat on the hostile guest"
+# on a terminal of 15 lines: the cursor driven past the bottom stays on the last row
+# shown, selected, while the tree is drawn again and again
+"${TMUX_CMD[@]}" new-session -d -s small -x 120 -y 15 \
+	"TERM=xterm $TOP -s $SOCK -d 0.2 -D h; echo \$? >$T/small.status" || fail "tmux"
+small() { "${TMUX_CMD[@]}" capture-pane -e -p -t small >"$T/small"; }
+for _ in $(seq 50); do small; grep -q 'view threads' "$T/small" && break; sleep 0.2; done
+"${TMUX_CMD[@]}" send-keys -t small c
+for _ in $(seq 50); do small; grep -q 'view site-tree' "$T/small" && break; sleep 0.2; done
+for _ in $(seq 30); do "${TMUX_CMD[@]}" send-keys -t small Down; done
+sleep 1.5
+small
+[ ! -s "$T/small.status" ] || fail "mtrace-top exited: $(cat "$T/small.status")"
+# the selected row: reverse video, the last table row above the bottom line
+sel=$(grep -n $'\e\[[0-9;]*7m *h ' "$T/small" | cut -d: -f1)
+[ "$sel" = 14 ] || { cat -v "$T/small"; fail "the cursor is not on the last row shown (line '$sel')"; }
+"${TMUX_CMD[@]}" send-keys -t small q
+note "terminal of 15 lines: the cursor stays on the screen"
 "$PYTHON" - "$T/h.stats" "$T/h.out" <<'PY' || fail "hostile site tree"
 import json, sys
 st = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
