@@ -41,6 +41,7 @@ struct screen {
 };
 
 static void on_daemon(evutil_socket_t fd, short what, void *arg);
+static void draw(struct screen *sc);
 
 struct curses_sink {
 	struct top_sink s;
@@ -296,6 +297,10 @@ static void set_view(struct screen *sc, enum top_view v)
 static void fold(struct screen *sc, int ch)
 {
 	struct top_opts *o = sc->o;
+	/* keys come in bursts: the cursor may have moved since the screen was drawn, and
+	 * the site it is on now is what drawing finds out */
+	if (!sc->follow)
+		draw(sc);
 	if (ch == '*') {
 		o->tree_depth = 0;
 		o->n_folds = 0;

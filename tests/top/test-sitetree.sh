@@ -76,8 +76,10 @@ print(i, rows[i]["name"][1:])
 PY
 )
 [ -n "$SITE" ] || fail "no site with children on the screen"
-for _ in $(seq "$DOWN"); do keys Down; done
-keys -
+# in one burst, as a quick typist's keys reach it before it draws again
+downs=()
+for _ in $(seq "$DOWN"); do downs+=(Down); done
+keys "${downs[@]}" -
 until_screen 10 "key -: $SITE folded" "$PYTHON" "$HERE/sitetree_check.py" "$T/a.log" \
 	"$T/a.stats" "$T/screen" a --fold "$SITE"
 grep -q 'view site-tree (1 folded)' "$T/screen" || fail "key -: not on the header"
@@ -109,7 +111,8 @@ grep -qF '@?[2J?]0;owned? escapes' "$T/h.out" || fail "the escape-sequence site 
 small() { "${TMUX_CMD[@]}" capture-pane -e -p -t small >"$T/small"; }
 for _ in $(seq 50); do small; grep -q 'view threads' "$T/small" && break; sleep 0.2; done
 "${TMUX_CMD[@]}" send-keys -t small c
-for _ in $(seq 50); do small; grep -q 'view site-tree' "$T/small" && break; sleep 0.2; done
+# (its rows, not just its title: the first Stats with sites follows the switch)
+for _ in $(seq 50); do small; grep -q '^h .* @' "$T/small" && break; sleep 0.2; done
 for _ in $(seq 30); do "${TMUX_CMD[@]}" send-keys -t small Down; done
 sleep 1.5
 small
