@@ -4,8 +4,9 @@
 # its count, the per-site figures, the cycles (a site creating its own site's threads,
 # two sites creating each other's) marked and not walked again, manual labels apart
 # from the automatic @site ones; in batch mode and on a real terminal (tmux), folded
-# by level (-L, keys 1-9 and *) and by site (the cursor, - and +); next to sites-hostile, whose garbage site names print
-# safely and whose 1024 sites and their edges end in a bounded tree.
+# by level (-L, keys 1-9 and *) and by site (the cursor, - and +); next to
+# sites-hostile, whose garbage site names print safely and whose 1024 sites and their
+# edges end in a bounded tree.
 . "$MTRACE_SRC/tests/rig.sh"
 : "${TOP:?}" "${CAT:?}" "${SITES_GUEST:?}" "${SITES_HOSTILE:?}"
 
