@@ -19,6 +19,7 @@ static const struct unit_test *const modules[] = {
 	unit_strtab,
 	unit_announce,
 	unit_stream,
+	unit_sitetree,
 };
 
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))

@@ -21,5 +21,6 @@ extern const struct unit_test unit_config[];
 extern const struct unit_test unit_strtab[];
 extern const struct unit_test unit_announce[];
 extern const struct unit_test unit_stream[];
+extern const struct unit_test unit_sitetree[];
 
 #endif
