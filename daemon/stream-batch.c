@@ -6,7 +6,10 @@
  * evaluated now, while the daemon's thread state matches the event) and appended to
  * the group's columns for that ring.  At the end of the loop turn (or when the
  * columns are full) each group's columns are encoded once into a framed ServerMsg
- * whose bytes all of the group's clients share.
+ * whose bytes all of the group's clients share.  Groups that take every event of a
+ * domain (all ops, no label filter) share more: each ring's events are copied and
+ * encoded once for all of them (the shared group), whatever else their filters say
+ * about other domains, and sent to each that selects the domain.
  *
  * The columns of all groups and rings together are held to client_batch_total
  * (mtraced(8), MEMORY): past it, a ring's batch is sent early (every batch pending is
@@ -67,6 +70,7 @@ struct stream_group {
 	bool all_ops;
 	uint8_t ops[32];            /* bit per op */
 	struct label_filter labels; /* sub->labels compiled */
+	bool everything;            /* all ops, no labels: takes the shared group's batches */
 	struct stream_client **members;
 	size_t nmembers, cap;
 	TAILQ_HEAD(, acc) accs; /* in the order their rings first spoke */
@@ -85,6 +89,10 @@ static unsigned ngroups;
 static struct event *flush_ev;
 static bool flush_scheduled;
 static size_t batch_cap = SIZE_MAX; /* client_batch_total */
+/* The batches of every group that takes everything of a domain (nowhere in groups). */
+static struct stream_group shared = { .all_ops = true,
+	.accs = TAILQ_HEAD_INITIALIZER(shared.accs) };
+static unsigned neverything; /* groups in groups with everything set */
 static struct stream_batch_memory mem;
 
 static void acc_account(struct acc *a)
@@ -158,6 +166,36 @@ static int acc_add_str(struct acc *a, const char *s, size_t len)
 	return 0;
 }
 
+/* Every group, then the shared one. */
+static struct stream_group *group_next(struct stream_group *g)
+{
+	if (g == &shared)
+		return NULL;
+	g = g ? LIST_NEXT(g, entry) : LIST_FIRST(&groups);
+	return g ? g : &shared;
+}
+
+/* A batch of n events of domid (NULL: dropped) to the clients of g; the shared
+ * group's go to every group that takes everything and selects domid. */
+static void deliver(struct stream_group *g, uint32_t domid, struct stream_blob *b, size_t n)
+{
+	struct stream_group *x;
+	size_t i;
+
+	if (g != &shared) {
+		for (i = 0; i < g->nmembers; i++)
+			send_events(g->members[i], b, n);
+		return;
+	}
+	LIST_FOREACH(x, &groups, entry)
+	{
+		if (!x->everything || !state_domain_matches(domid, x->sub))
+			continue;
+		for (i = 0; i < x->nmembers; i++)
+			send_events(x->members[i], b, n);
+	}
+}
+
 static void group_send(struct stream_group *g, struct acc *a)
 {
 	Mtrace__EventBatch eb = MTRACE__EVENT_BATCH__INIT;
@@ -167,10 +205,11 @@ static void group_send(struct stream_group *g, struct acc *a)
 
 	if (a->n == 0)
 		return;
+	if (g == &shared && neverything == 0)
+		goto out; /* the groups it was for have left */
 	if (stream_dict_count(&a->dict) > 64 &&
 	    !(strs = malloc(stream_dict_count(&a->dict) * sizeof(*strs)))) {
-		for (i = 0; i < g->nmembers; i++)
-			send_events(g->members[i], NULL, a->n);
+		deliver(g, a->domid, NULL, a->n);
 		goto out;
 	}
 	for (i = 0; i < stream_dict_count(&a->dict); i++)
@@ -191,16 +230,10 @@ static void group_send(struct stream_group *g, struct acc *a)
 	eb.n_str_ref = a->nref;
 	eb.str_ref = a->str_ref;
 	b = stream_blob_pack_events(&eb);
-	if (b) {
-		for (i = 0; i < g->nmembers; i++)
-			send_events(g->members[i], b, a->n);
-		stream_blob_unref(b);
-	} else {
-		/* Cannot happen within the ACC_MAX_* bounds short of ENOMEM: count it as a
-		 * drop for every member so nobody silently misses events. */
-		for (i = 0; i < g->nmembers; i++)
-			send_events(g->members[i], NULL, a->n);
-	}
+	/* NULL cannot happen within the ACC_MAX_* bounds short of ENOMEM: a drop for
+	 * every member then, so nobody silently misses events. */
+	deliver(g, a->domid, b, a->n);
+	stream_blob_unref(b);
 	if (strs != strs_stack)
 		free(strs);
 out:
@@ -215,8 +248,7 @@ void stream_batch_flush(void)
 	struct acc *a, *next;
 
 	flush_scheduled = false;
-	LIST_FOREACH(g, &groups, entry)
-	{
+	for (g = group_next(NULL); g; g = group_next(g)) {
 		for (a = TAILQ_FIRST(&g->accs); a; a = next) {
 			next = TAILQ_NEXT(a, entry);
 			if (a->n == 0) {
@@ -288,10 +320,9 @@ static bool delta_fits(uint64_t d)
 
 /* An event the group cannot take (out of memory, or no room within
  * client_batch_total): every member is told it missed it. */
-static void group_drop(struct stream_group *g, size_t n)
+static void group_drop(struct stream_group *g, uint32_t domid, size_t n)
 {
-	for (size_t i = 0; i < g->nmembers; i++)
-		send_events(g->members[i], NULL, n);
+	deliver(g, domid, NULL, n);
 }
 
 /* Send every pending batch but keep's and free their columns. */
@@ -300,8 +331,7 @@ static void release_all(const struct acc *keep)
 	struct stream_group *g;
 	struct acc *a, *next;
 
-	LIST_FOREACH(g, &groups, entry)
-	{
+	for (g = group_next(NULL); g; g = group_next(g)) {
 		for (a = TAILQ_FIRST(&g->accs); a; a = next) {
 			next = TAILQ_NEXT(a, entry);
 			if (a == keep)
@@ -344,14 +374,14 @@ static int acc_room(struct stream_group *g, struct acc *a, bool str)
 static void group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clock,
     const struct mtrace_event *ev, size_t n)
 {
-	bool everything = g->all_ops && g->sub->n_labels == 0;
+	bool everything = g == &shared;
 	struct acc *a;
 
-	if (!state_domain_matches(domid, g->sub))
+	if (!everything && !state_domain_matches(domid, g->sub))
 		return;
 	a = group_acc(g, domid, ring, clock);
 	if (!a) {
-		group_drop(g, n);
+		group_drop(g, domid, n);
 		return;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -370,7 +400,7 @@ static void group_events(struct stream_group *g, uint32_t domid, uint32_t ring, 
 			group_send(g, a);
 		if (acc_room(g, a, str) < 0 ||
 		    (str && acc_add_str(a, e->str ? e->str : "", e->str ? e->str_len : 0) < 0)) {
-			group_drop(g, 1);
+			group_drop(g, domid, 1);
 			continue;
 		}
 		k = a->n;
@@ -394,11 +424,19 @@ void stream_batch_events(
     uint32_t domid, uint32_t ring, uint32_t clock, const struct mtrace_event *ev, size_t n)
 {
 	struct stream_group *g;
+	bool all = false;
 
 	if (n == 0)
 		return;
 	LIST_FOREACH(g, &groups, entry)
-	group_events(g, domid, ring, clock, ev, n);
+	{
+		if (g->everything)
+			all = all || state_domain_matches(domid, g->sub);
+		else
+			group_events(g, domid, ring, clock, ev, n);
+	}
+	if (all)
+		group_events(&shared, domid, ring, clock, ev, n);
 }
 
 /* A canonical text of the event filter: equal filters give equal keys whatever the
@@ -472,6 +510,16 @@ out:
 	return key;
 }
 
+static void drop_accs(struct stream_group *g)
+{
+	struct acc *a;
+
+	while ((a = TAILQ_FIRST(&g->accs))) {
+		TAILQ_REMOVE(&g->accs, a, entry);
+		acc_free(a);
+	}
+}
+
 struct stream_group *stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub)
 {
 	uint8_t ops[32] = { 0 };
@@ -502,6 +550,8 @@ struct stream_group *stream_group_join(struct stream_client *c, const Mtrace__Su
 		g->key = key;
 		key = NULL;
 		g->all_ops = all_ops;
+		g->everything = all_ops && g->sub->n_labels == 0;
+		neverything += g->everything;
 		memcpy(g->ops, ops, sizeof(ops));
 		TAILQ_INIT(&g->accs);
 		LIST_INSERT_HEAD(&groups, g, entry);
@@ -523,7 +573,6 @@ struct stream_group *stream_group_join(struct stream_client *c, const Mtrace__Su
 
 void stream_group_leave(struct stream_group *g, struct stream_client *c)
 {
-	struct acc *a;
 	size_t i;
 
 	for (i = 0; i < g->nmembers; i++) {
@@ -535,10 +584,10 @@ void stream_group_leave(struct stream_group *g, struct stream_client *c)
 	if (g->nmembers)
 		return;
 	LIST_REMOVE(g, entry);
-	while ((a = TAILQ_FIRST(&g->accs))) {
-		TAILQ_REMOVE(&g->accs, a, entry);
-		acc_free(a);
-	}
+	neverything -= g->everything;
+	drop_accs(g);
+	if (neverything == 0)
+		drop_accs(&shared); /* batches for nobody now */
 	mtrace__subscribe__free_unpacked(g->sub, NULL);
 	label_filter_free(&g->labels);
 	free(g->members);
@@ -552,8 +601,7 @@ void stream_batch_domain_gone(uint32_t domid)
 	struct stream_group *g;
 	struct acc *a, *next;
 
-	LIST_FOREACH(g, &groups, entry)
-	{
+	for (g = group_next(NULL); g; g = group_next(g)) {
 		for (a = TAILQ_FIRST(&g->accs); a; a = next) {
 			next = TAILQ_NEXT(a, entry);
 			if (a->domid == domid) {
@@ -588,6 +636,7 @@ void stream_batch_init(struct event_base *base, stream_batch_send_fn send)
 
 void stream_batch_fini(void)
 {
+	drop_accs(&shared);
 	log_info("event batches: peak %zu bytes, client_batch_total reached %llu times", mem.peak,
 	    (unsigned long long)mem.pressure);
 	if (flush_ev)
