@@ -230,6 +230,7 @@ static void group_send(struct stream_group *g, struct acc *a)
 	eb.n_str_ref = a->nref;
 	eb.str_ref = a->str_ref;
 	b = stream_blob_pack_events(&eb);
+	mem.encoded++;
 	/* NULL cannot happen within the ACC_MAX_* bounds short of ENOMEM: a drop for
 	 * every member then, so nobody silently misses events. */
 	deliver(g, a->domid, b, a->n);

@@ -25,6 +25,7 @@ typedef void (*stream_batch_send_fn)(struct stream_client *c, struct stream_blob
 struct stream_batch_memory {
 	size_t bytes, peak;
 	uint64_t pressure; /* times the total was reached: batches sent early */
+	uint64_t encoded;  /* batches encoded (once for all the clients that get one) */
 };
 
 void stream_batch_init(struct event_base *base, stream_batch_send_fn send);

@@ -238,10 +238,11 @@ static void print_summary(double secs)
 	/* the whole process: bench/stream/run.sh serverflat divides it by the events */
 	getrusage(RUSAGE_SELF, &ru);
 	printf("{\"events\":%" PRIu64 ",\"seconds\":%.3f,\"cpu_user_s\":%.6f,\"cpu_sys_s\":%.6f,"
-	       "\"batch_peak\":%zu,\"batch_pressure\":%" PRIu64 ",\"batch_left\":%zu,\"table\":[",
+	       "\"batch_peak\":%zu,\"batch_pressure\":%" PRIu64 ",\"batch_left\":%zu,"
+	       "\"batches_encoded\":%" PRIu64 ",\"table\":[",
 	    h.sent, secs, (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
 	    (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6, m->peak, m->pressure,
-	    m->bytes);
+	    m->bytes, m->encoded);
 	for (unsigned d = 0; d < h.domains; d++)
 		for (unsigned op = 0; op < 256; op++)
 			for (unsigned l = 0; l < 4; l++) {

@@ -4,7 +4,8 @@
 # of batches without it; with a 1 MiB total every client still gets exactly what its
 # filter selects (batches go out early, nothing is dropped) and the batches never held
 # more than the total plus one string table.  Below the smallest batch, each event is
-# dropped for the client, counted and reported to it: nothing is lost silently.
+# dropped for the client, counted and reported to it: nothing is lost silently.  And clients
+# whose filters take every event of a domain share its batches (encoded once).
 . "$MTRACE_SRC/tests/rig.sh"
 
 FILTERS=("" "-d 1" "-d 2" "-d 3" "-d 4" "-d 5" "-d 6" "-d 7" "-d 8" "-o read"
@@ -37,6 +38,24 @@ capped=$(peak batch_peak)
 [ "$capped" -le $((CAP + (1 << 20))) ] || fail "batches peaked at $capped bytes, total $CAP"
 [ "$(peak batch_pressure)" -gt 0 ] || fail "the total was never reached"
 pass "1 MiB total: peak $capped bytes (no total: $free_peak), $(peak batch_pressure) early sends, every client got all its events"
+
+# Filters that take every event of a domain, however they say it, share its batches:
+# four such clients cost the encodings of one.
+enc() {	# filters...: batches encoded for them
+	local p
+	rm -f "$SOCK"
+	start_harness -N 100000 -D 1 -R 1 -w $#
+	filter_clients "$@"
+	for p in "${CPIDS[@]}"; do wait_pid "$p" 60 || fail "mtrace-cat exited with $?"; done
+	wait_pid "$HPID" 20 || fail "harness exited with $?"
+	python3 "$HERE/client_counts.py" harness "$T/harness.json" "$T" $# >/dev/null ||
+		fail "clients of $*"
+	peak batches_encoded
+}
+one=$(enc "")
+four=$(enc "" "-d 1" "-d 1 -d 2" "-d guest1")
+[ "$four" -le $((one + 2)) ] || fail "4 clients taking everything: $four batches encoded, 1 client: $one"
+pass "4 filters taking everything of a domain: $four batches encoded, 1 client $one"
 
 # A total below the smallest batch: every event is the client's counted loss.
 rm -f "$SOCK"
