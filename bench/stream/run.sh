@@ -11,7 +11,8 @@
 #   latency  100 k events/s from one guest ring; guest write -> client receipt p50/p99
 #   server   the stream server alone (stream-harness generator, no rings) -> 1 client
 #   serverflat  the same flat out to 1 and to 16 clients: the server's CPU per event
-#            (filter, columns, dictionary, protobuf-c, socket writes; plus the generator)
+#            (filter, columns, dictionary, protobuf-c, socket writes; plus the generator),
+#            then 16 mtrace-cat clients with 16 distinct filters that all take every event
 # Knobs: EVENTS (per ring for e2e*, default 5000000; zl*/sweep run 4 s), RINGS (default 2),
 #   PAGES (default 512), LATENCY_BURSTS_ONLY=1 (latency: only the guest writing 1 ms
 #   bursts), TIMELINE=FILE (latency: keep the client's per-batch timeline in FILE.1000 and
@@ -131,6 +132,28 @@ zero_loss() {
 	e2e "$n" -r "$RINGS" -p "$PAGES" -n $((per * 4)) -R "$per"
 }
 
+# server_report DIR N bench|cat: the harness's CPU per event and what its N clients got
+# (stream-bench-client JSON, or mtrace-cat --summary's last line).
+server_report() {
+	python3 - "$@" <<'EOF'
+import json, sys
+d, n = sys.argv[1], int(sys.argv[2])
+h = json.load(open(d + "/h.json"))
+if sys.argv[3] == "bench":
+    cs = [json.loads(open("%s/client%d.json" % (d, i)).read()) for i in range(n)]
+else:  # mtrace-cat --summary: its last line
+    cs = [json.loads(open("%s/client%d.json" % (d, i)).read().splitlines()[-1]) for i in range(n)]
+    for c in cs:
+        c["events_per_s"] = c["events"] / max(h["seconds"], 1e-9)
+ev = h["events"]
+print("server CPU %.1f ns per event (user %.1f, sys %.1f); clients received min %d of %d, "
+      "dropped for clients %d; %.2f M events/s per client (min)" % (
+      (h["cpu_user_s"] + h["cpu_sys_s"]) * 1e9 / ev, h["cpu_user_s"] * 1e9 / ev,
+      h["cpu_sys_s"] * 1e9 / ev, min(c["events"] for c in cs), ev,
+      sum(c["dropped_for_client"] for c in cs), min(c["events_per_s"] for c in cs) / 1e6))
+EOF
+}
+
 for what in $WHAT; do
 	case $what in
 	zl1) zero_loss 1 "$ZL1_RATE" ;;
@@ -209,19 +232,24 @@ for what in $WHAT; do
 			done
 			for ((i = 0; i < n; i++)); do wait "${CP[$i]}"; done
 			wait "$HP"
-			python3 - "$T" "$n" <<'EOF'
-import json, sys
-d, n = sys.argv[1], int(sys.argv[2])
-h = json.load(open(d + "/h.json"))
-cs = [json.loads(open("%s/client%d.json" % (d, i)).read()) for i in range(n)]
-ev = h["events"]
-print("server CPU %.1f ns per event (user %.1f, sys %.1f); clients received min %d of %d, "
-      "dropped for clients %d; %.2f M events/s per client (min)" % (
-      (h["cpu_user_s"] + h["cpu_sys_s"]) * 1e9 / ev, h["cpu_user_s"] * 1e9 / ev,
-      h["cpu_sys_s"] * 1e9 / ev, min(c["events"] for c in cs), ev,
-      sum(c["dropped_for_client"] for c in cs), min(c["events_per_s"] for c in cs) / 1e6))
-EOF
+			server_report "$T" "$n" bench
 		done
+		echo "== stream server alone, flat out, 16 clients of 16 distinct filters taking everything"
+		rm -f "$SOCK"
+		echo "+ stream-harness -N 3000000 -r 0 -D 1 -R 2 -w 16; mtrace-cat -f count -d 1 -d K, K = 2..17"
+		"$HARNESS" -s "$SOCK" -N 3000000 -r 0 -D 1 -R 2 -w 16 -L 100 >"$T/h.json" 2>/dev/null &
+		HP=$!
+		PIDS+=("$HP")
+		for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
+		for ((i = 0; i < 16; i++)); do
+			"$B/client/mtrace-cat" -s "$SOCK" -f count -d 1 -d $((i + 2)) --summary \
+				>/dev/null 2>"$T/client$i.json" &
+			CP[$i]=$!
+			PIDS+=($!)
+		done
+		for ((i = 0; i < 16; i++)); do wait "${CP[$i]}"; done
+		wait "$HP"
+		server_report "$T" 16 cat
 		;;
 	*)
 		echo "unknown: $what" >&2
