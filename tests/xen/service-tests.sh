@@ -137,12 +137,13 @@ nr1=$(systemctl show -p NRestarts --value mtraced.service)
 MTRACED_PID=$p
 # K was read before: judged from the first sequence number this client sees, to the
 # end of its 10000 a ring, any gap told by a Loss notice
+( sleep 3; busy_profile k-after 4 ) &
 verify k-after --timeout 300 --grace 1500 --resume $K --expect $K:0:$NK --expect $K:1:$NK \
 	--any-lost $K:0 --any-lost $K:1 --up $B --up $K --flowing $B
 ev=$(stat_of /run/k-after.stats $K events); lo=$(stat_of /run/k-after.stats $K lost)
 co=$(stat_of /run/k-after.stats $K corrupt)
-if wait_key $K rc-2-n 1500; then
-	s=$(stdout_of $K stdout-2 | tr -d '\n'); rc=$(stdout_of $K rc-2 | tr -d ' \n')
+if wait_key $K rc-3-n 1500; then
+	s=$(stdout_of $K stdout-3 | tr -d '\n'); rc=$(stdout_of $K rc-3 | tr -d ' \n')
 	per=$(echo "$s" | sed 's/.*"per_ring": *\[//' | grep -o '"events": *[0-9]*' | grep -o '[0-9]*$' | tr '\n' ' ')
 else
 	rc=none per=none
