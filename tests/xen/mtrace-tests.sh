@@ -4,15 +4,15 @@
 # Three domUs run xen-guest on the guest library (real gntalloc, event channels,
 # xenstore); each waits for dom0 to write a data/mtrace-test/go key, so that every
 # check starts at a known moment:
-#   A  2 rings x 256 pages: 10000 events each (with labels) in one burst; later it
+#   A  2 rings x 256 pages: 5000 events each (with labels) in one burst; later it
 #      turns hostile (garbage in its rings, event-channel storm) and is destroyed
-#   B  1 ring x 64 pages: 12000 events paced at 2000/s (more than its 8192 records, so
+#   B  1 ring x 64 pages: 9000 events paced at 2000/s (more than its 8192 records, so
 #      mtraced must drain it live), then 100 events/s for the rest of the test
 #   S  first in L's domain, at boot: sites-guest (tests/sites: -g, PIE, threads made
 #      from several lines and functions, some inlined); mtraced in dom0 finds its debug
 #      info by build-id under /usr/lib/debug, and the host compares every site with
 #      addr2line on the same binary and the creation graph with the guest's account
-#   L  mtrace-load (the ring area's workload guest): 2 rings x 64 pages, 4000 events
+#   L  mtrace-load (the ring area's workload guest): 2 rings x 64 pages, 2000 events
 #      each of its deterministic whole-vocabulary mix at 1000/s per ring; its JSON
 #      summary is compared with what arrived.  It closes its session when done; then
 #   O  (the same domU) opens a new one, 1 ring x 1 page (128 records), only while
@@ -24,8 +24,8 @@
 # (B also runs the domU side of xenif-selftest's dom0<->domU check in the background)
 SOCK=/run/mtrace/mtraced.sock
 MTRACED_PID=
-NA=10000 NB=12000 NO=5000 NL=4000 NK=4000
-DOMU_mtA="xen-guest load --rings 2 --pages 256 --events $NA --labels --wait-go --then-garbage 8 --linger 3000"
+NA=5000 NB=9000 NO=5000 NL=2000 NK=4000
+DOMU_mtA="xen-guest load --rings 2 --pages 256 --events $NA --labels --wait-go --then-garbage 5 --linger 3000"
 DOMU_mtB="bg xenif-selftest domu + xen-guest load --rings 1 --pages 64 --events $NB --rate 2000 --wait-go --then-rate 100 --linger 3000"
 DOMU_mtLO="sites-guest --linger 12 + go mtrace-load --rings 2 --pages 64 --events $NL --rate 1000 --seed 7 --backend xen --linger 20 + xen-guest load --rings 1 --pages 1 --events $NO --go-first --go-key go2 --linger 3000 --until-key go3 + mtrace-load --rings 2 --pages 64 --events $NK --rate 250 --seed 9 --backend xen --linger 120"
 
@@ -38,21 +38,23 @@ start_mtraced() {
 		journalctl -u mtraced --no-pager -n 20
 		return 1
 	fi
-	# Type=notify: start returns once mtraced said READY=1, so it is serving now
-	st=$(systemctl is-active mtraced.service)
-	MTRACED_PID=$(mtraced_pid)
+	# Type=notify: start returns once mtraced said READY=1, so it is serving now.
+	# (one systemctl for every property: each one costs a second or two under TCG)
+	systemctl show -p ActiveState -p MainPID -p StatusText mtraced.service > /run/mtraced.show
+	st=$(sed -n 's/^ActiveState=//p' /run/mtraced.show)
+	MTRACED_PID=$(sed -n 's/^MainPID=//p' /run/mtraced.show)
 	[ "$st" = active ] && [ "${MTRACED_PID:-0}" -gt 0 ] && [ -S $SOCK ] || {
 		echo "mtraced.service: $st, MainPID=$MTRACED_PID"; return 1; }
 	timeout 30 mtrace-cat -f json --no-events --stats 200 -n 1 > /run/serving.json 2>&1 || {
 		echo "not serving: $(cat /run/serving.json)"; return 1; }
-	info "mtraced.service active, MainPID $MTRACED_PID, serving; $(systemctl show -p StatusText --value mtraced)"
+	info "mtraced.service active, MainPID $MTRACED_PID, serving; $(sed -n 's/^StatusText=//p' /run/mtraced.show)"
 }
 stop_mtraced() {
-	local r
+	local r a
 	timeout 30 systemctl stop mtraced.service || fail mtraced_stops
-	r=$(systemctl show -p Result --value mtraced.service)
-	[ "$(systemctl is-active mtraced.service)" = inactive ] && [ "$r" = success ] ||
-		fail "mtraced_stops_cleanly: $(systemctl is-active mtraced.service), Result=$r"
+	systemctl show -p ActiveState -p Result mtraced.service > /run/mtraced.show
+	r=$(sed -n 's/^Result=//p' /run/mtraced.show) a=$(sed -n 's/^ActiveState=//p' /run/mtraced.show)
+	[ "$a" = inactive ] && [ "$r" = success ] || fail "mtraced_stops_cleanly: $a, Result=$r"
 	kill -0 $MTRACED_PID 2>/dev/null && fail "mtraced_stops: pid $MTRACED_PID still there"
 	MTRACED_PID=
 }
@@ -102,10 +104,12 @@ announced() {
 # An idle mtraced, with guests announced that write nothing, must cost next to nothing:
 # its main thread's voluntary context switches (each one a sleep in the event loop, so
 # a wake-up when it returns) and CPU ticks (utime + stime, 1/100 s) over an interval.
-# A behaviour, not a speed: the periodic drain alone woke it 50 times a second.
+# A behaviour, not a speed: the periodic drain alone woke it 50 times a second.  The
+# CPU bound only catches a spinning daemon: under TCG on a loaded host a tick is
+# charged to whatever runs when it fires, and a few wake-ups showed as 19 %.
 proc_cpu() { awk '{ print $14 + $15 }' /proc/$1/stat; }
 proc_vcs() { sed -n 's/^voluntary_ctxt_switches:[^0-9]*//p' /proc/$1/status; }
-IDLE_WAKE_MAX=20 IDLE_CPU_MAX=10
+IDLE_WAKE_MAX=20 IDLE_CPU_MAX=50
 idle_check() { # label seconds
 	local c0 v0 c1 v1 t0 t1 p=$MTRACED_PID w c
 	c0=$(proc_cpu $p) v0=$(proc_vcs $p) t0=$(cut -d' ' -f1 /proc/uptime)
@@ -118,16 +122,6 @@ idle_check() { # label seconds
 	else
 		fail "idle_mtraced_sleeps_$1: $w wake-ups/s (max $IDLE_WAKE_MAX), $c% CPU (max $IDLE_CPU_MAX%)"
 	fi
-}
-# what a busy mtraced spends its time on (strace -c, when the image has it): INFO only
-busy_profile() { # label seconds
-	[ -x /usr/bin/strace ] || return 0
-	local v0 v1 c0 c1
-	v0=$(proc_vcs $MTRACED_PID) c0=$(proc_cpu $MTRACED_PID)
-	timeout -s INT $2 /usr/bin/strace -c -f -p $MTRACED_PID -o /run/strace.$1 >/dev/null 2>&1
-	v1=$(proc_vcs $MTRACED_PID) c1=$(proc_cpu $MTRACED_PID)
-	info "busy $1: $(( (v1 - v0) / $2 )) wake-ups/s, $(( (c1 - c0) / $2 ))% CPU (under strace)"
-	head -16 /run/strace.$1 | sed "s/^/XENTEST INFO strace $1 | /"
 }
 # a file to the host, which checks it with its own tools (run-xen.sh's host_checks)
 blob() { # name file
@@ -205,7 +199,6 @@ CAT=$!
 i=0; while ! grep -q subscribed /run/exact.out && kill -0 $V 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
 sleep 0.5
 go $A; go $B; go $L
-sleep 8; busy_profile exact 4
 wait $V || RC=1
 cat /run/exact.out
 sleep 1; kill -INT $CAT; wait $CAT
@@ -235,8 +228,9 @@ done
 if wait_key $L rc-0-n 600; then
 	src=$(stdout_of $L rc-0 | tr -d ' \n')
 	[ "$src" = 0 ] && pass sites_guest_ran || fail "sites_guest_ran: rc=$src: $(stdout_of $L stderr-0)"
-	# (publish cut it into 1000-byte nodes; the account is one JSON line)
-	{ stdout_of $L stdout-0 | tr -d '\n'; echo; } > /run/sites-guest.out
+	# (publish cut it into 1 KiB nodes, xenstore-read shows its final newline as \n;
+	# the account is one JSON line)
+	{ stdout_of $L stdout-0 | tr -d '\n' | sed 's/\\n$//'; echo; } > /run/sites-guest.out
 	info "sites domid $L"
 	blob sites-guest.out /run/sites-guest.out
 	[ -s /run/sites.stats ] && blob sites.stats /run/sites.stats

@@ -276,8 +276,6 @@ if [ "$PHASES" = all ] || [ -n "${BIN[mtraced]:-}" ]; then
 	exe=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$unit")
 	[ -x "$R0$exe" ] || die "mtraced.service's ExecStart=$exe is not installed in the image"
 fi
-# strace -c: what a busy mtraced spends its time on (shown as INFO)
-command -v strace >/dev/null && copy_bin "$R0" "$(command -v strace)" /usr/bin/strace
 echo "$PHASES" > "$R0/root/phases"
 mkdir -p "$R0"/etc/xen "$R0"/var/lib/xen "$R0"/var/lib/xenstored "$R0"/var/log/xen "$R0"/var/lock
 : > "$R0/etc/xen/xl.conf"

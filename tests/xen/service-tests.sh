@@ -137,7 +137,6 @@ nr1=$(systemctl show -p NRestarts --value mtraced.service)
 MTRACED_PID=$p
 # K was read before: judged from the first sequence number this client sees, to the
 # end of its 10000 a ring, any gap told by a Loss notice
-( sleep 3; busy_profile k-after 4 ) &
 verify k-after --timeout 300 --grace 1500 --resume $K --expect $K:0:$NK --expect $K:1:$NK \
 	--any-lost $K:0 --any-lost $K:1 --up $B --up $K --flowing $B
 ev=$(stat_of /run/k-after.stats $K events); lo=$(stat_of /run/k-after.stats $K lost)
