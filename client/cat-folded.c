@@ -162,12 +162,19 @@ void folded_stats(const Mtrace__Stats *s)
 	}
 }
 
-/* One frame, made safe for the format: ';' separates frames, a line is a stack. */
+/*
+ * One frame, made safe for the format (';' separates frames, a line is a stack) and
+ * for flamegraph.pl: it quotes a frame into a JavaScript string of the SVG by putting
+ * a backslash before each quote, so a guest's backslash would end that string.
+ */
 static void frame_append(char *buf, size_t *len, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p && *len < STACK_MAX - 2; p++) {
 		unsigned char c = *p;
-		buf[(*len)++] = c == ';' ? ':' : (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+		buf[(*len)++] = c == ';'      ? ':'
+		    : c == '\\'               ? '/'
+		    : (c < 0x20 || c == 0x7f) ? '?'
+		                              : (char)c;
 	}
 }
 

@@ -238,10 +238,11 @@ static void json_stats(FILE *f, const Mtrace__Stats *s)
 		fputs(",\"site\":", f);
 		cat_json_str(f, t->site);
 		fprintf(f,
+		    ",\"site_index\":%" PRId32
 		    ",\"type\":\"%s\",\"state\":\"%s\",\"parent\":%" PRId64 ",\"reads\":%" PRIu64
 		    ",\"resolves\":%" PRIu64 ",\"children\":%" PRIu64 ",\"running_ns\":%" PRIu64
 		    ",\"pending_ns\":%" PRIu64 ",\"events\":%" PRIu64 ",\"events_rate\":%.1f}",
-		    mtrace_thread_type_name(t->type),
+		    t->site_index, mtrace_thread_type_name(t->type),
 		    t->state == MTRACE__THREAD_STATE__RESOLVED     ? "resolved"
 		        : t->state == MTRACE__THREAD_STATE__FAILED ? "failed"
 		                                                   : "pending",

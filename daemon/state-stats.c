@@ -200,10 +200,12 @@ static void fill_thread(
 	ts->becomes = (int64_t)t->becomes;
 	ts->failure =
 	    arena_str(b, t->failure != NO_IDX ? strtab_str(&d->failures, t->failure) : "");
+	ts->site_index = -1;
 	if (t->site != NO_IDX) {
 		char site[512];
 		state_site_display(d, t->site, site, sizeof(site));
 		ts->site = arena_str(b, site);
+		ts->site_index = (int32_t)t->site;
 	}
 }
 

@@ -41,7 +41,7 @@ static struct mtc *batch_wait(struct top_opts *o, const char *why)
 int batch_run(struct mtc *c, struct top_opts *o, long iterations)
 {
 	struct top_model m = { 0 };
-	struct top_sink sink = { batch_line, 0 };
+	struct top_sink sink = { .line = batch_line, .cursor = -1, .row = -1 };
 	char err[256];
 	long done = 0;
 	int status = 0;

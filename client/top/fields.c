@@ -357,6 +357,64 @@ static const struct top_field site_fields[] = {
 	{ "SITE", 0, true, 'L', -1, c_site, p_site },
 };
 
+/* ---- site tree columns (the creation tree by site) ---- */
+
+static int c_made(const struct top_row *a, const struct top_row *b)
+{
+	return CMP(b->made, a->made);
+}
+static void p_made(char *buf, size_t n, const struct top_row *r)
+{
+	if (r->made_known)
+		snprintf(buf, n, "%" PRIu64, r->made);
+	else
+		snprintf(buf, n, "-");
+}
+
+static int c_spend50(const struct top_row *a, const struct top_row *b)
+{
+	return CMP(b->s->pending_p50_ns, a->s->pending_p50_ns);
+}
+static void p_spend50(char *buf, size_t n, const struct top_row *r)
+{
+	fmt_duration(buf, n, r->s->pending_p50_ns);
+}
+
+/* The site as an automatic label ('@', as in the thread view), then the manual labels
+ * its threads were given, then why the node is not expanded here. */
+static void p_tree_site(char *buf, size_t n, const struct top_row *r)
+{
+	static const char *const why[] = {
+		[NODE_OPEN] = "",
+		[NODE_FOLDED] = " [+]",
+		[NODE_ABOVE] = " [above]",
+		[NODE_CYCLE] = " [cycle]",
+	};
+	char site[400];
+	size_t len;
+	p_site(site, sizeof(site), r);
+	len = (size_t)snprintf(buf, n, "@%s", site);
+	if (r->labels[0] && len < n)
+		len += (size_t)snprintf(buf + len, n - len, "  labels: %s%s%s%s", r->labels[0],
+		    r->labels[1] ? ", " : "", r->labels[1] ? r->labels[1] : "",
+		    r->more_labels ? ", ..." : "");
+	if (len < n)
+		snprintf(buf + len, n - len, "%s", why[r->node]);
+}
+
+static const struct top_field site_tree_fields[] = {
+	{ "DOMAIN", 12, true, 'D', -1, c_domain, p_domain },
+	{ "MADE", 6, false, 'N', -1, c_made, p_made },
+	{ "COUNT", 7, false, 'C', -1, c_scount, p_scount },
+	{ "LIVE", 6, false, 'V', -1, c_slive, p_slive },
+	{ "NEW/S", 7, false, 'E', -1, c_srate, p_srate },
+	{ "LIFE-P50", 8, false, 'M', -1, c_sp50, p_sp50 },
+	{ "LIFE-P99", 8, false, 'X', -1, c_sp99, p_sp99 },
+	{ "PEND-P50", 8, false, 'P', -1, c_spend50, p_spend50 },
+	{ "PEND-P99", 8, false, 'W', -1, c_spend, p_spend },
+	{ "SITE", 0, true, 'L', -1, c_site, p_tree_site },
+};
+
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 static const struct top_table tables[VIEW_COUNT] = {
@@ -364,6 +422,7 @@ static const struct top_table tables[VIEW_COUNT] = {
 	[VIEW_TREE] = { "tree", thread_fields, N(thread_fields), 1 },
 	[VIEW_LABELS] = { "labels", label_fields, N(label_fields), 1 },
 	[VIEW_SITES] = { "sites", site_fields, N(site_fields), 1 },
+	[VIEW_SITE_TREE] = { "site-tree", site_tree_fields, N(site_tree_fields), 1 },
 };
 
 const struct top_table *fields_table(enum top_view v)

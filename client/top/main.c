@@ -34,6 +34,10 @@ static void usage(FILE *f)
 	    "  -g, --labels          group by label: count, live, new/s, lifetime p50/p99\n"
 	    "  -x, --sites           group by creation site: count, live, new/s, lifetime\n"
 	    "                        p50/p99, pending p99, the site and its inlined frames\n"
+	    "  -c, --site-tree       the creation tree by site: which site's threads create\n"
+	    "                        which (MADE), with each site's figures; a site met\n"
+	    "                        again is marked [above], its own ancestor [cycle]\n"
+	    "  -L, --depth N         site tree: N levels below the root sites (0: all)\n"
 	    "  -f, --finished        include resolved and failed threads\n"
 	    "  -F, --filter TEXT     only labels or domain names containing TEXT\n"
 	    "  -D, --domain ID|NAME  only this domain\n"
@@ -69,6 +73,8 @@ int main(int argc, char **argv)
 		{ "tree", no_argument, NULL, 't' },
 		{ "labels", no_argument, NULL, 'g' },
 		{ "sites", no_argument, NULL, 'x' },
+		{ "site-tree", no_argument, NULL, 'c' },
+		{ "depth", required_argument, NULL, 'L' },
 		{ "finished", no_argument, NULL, 'f' },
 		{ "filter", required_argument, NULL, 'F' },
 		{ "domain", required_argument, NULL, 'D' },
@@ -86,7 +92,7 @@ int main(int argc, char **argv)
 	char *end;
 
 	malloc_tune();
-	while ((c = getopt_long(argc, argv, "bn:d:s:S:o:rtgxfF:D:N:hV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "bn:d:s:S:o:rtgxcL:fF:D:N:hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			batch = true;
@@ -122,6 +128,12 @@ int main(int argc, char **argv)
 			break;
 		case 'x':
 			o.view = VIEW_SITES;
+			break;
+		case 'c':
+			o.view = VIEW_SITE_TREE;
+			break;
+		case 'L':
+			o.tree_depth = (unsigned)parse_long(optarg, "--depth", 0, 1000000);
 			break;
 		case 'f':
 			o.finished = true;

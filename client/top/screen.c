@@ -33,13 +33,20 @@ struct screen {
 	struct event *ev_retry; /* next reconnect attempt */
 	unsigned attempt;
 	char waiting[300]; /* why we are waiting for mtraced ("" = connected) */
+	long cursor;       /* the selected row of the site tree */
+	long last_row;     /* the last table row that fit on the screen */
+	bool cursor_site;  /* what the cursor is on, as view_render said */
+	bool follow;       /* keep the cursor on that site as the tree changes */
+	struct top_site_ref cursor_ref;
 };
 
 static void on_daemon(evutil_socket_t fd, short what, void *arg);
+static void draw(struct screen *sc);
 
 struct curses_sink {
 	struct top_sink s;
 	int y;
+	long last_row;
 };
 
 static bool curses_line(struct top_sink *s, enum top_attr a, const char *text)
@@ -49,12 +56,15 @@ static bool curses_line(struct top_sink *s, enum top_attr a, const char *text)
 	if (cs->y >= LINES - 1)
 		return false;
 	int attr = a == ATTR_TITLE ? A_REVERSE
+	    : a == ATTR_SELECTED   ? A_REVERSE | A_BOLD
 	    : a == ATTR_BOLD       ? A_BOLD
 	    : a == ATTR_DIM        ? A_DIM
 	                           : 0;
+	if (s->row >= 0)
+		cs->last_row = s->row;
 	attron(attr);
 	mvaddnstr(cs->y, 0, text, COLS);
-	if (a == ATTR_TITLE) {
+	if (a == ATTR_TITLE || a == ATTR_SELECTED) {
 		/* A title bar spans the screen, as top's does. */
 		int len = (int)strlen(text);
 		for (int x = len; x < COLS; x++)
@@ -76,6 +86,10 @@ static void draw_help(struct screen *sc)
 		"t          tree view: children under parents, becomes chains folded",
 		"g          group by label: count, live, new/s, lifetime p50/p99",
 		"x          group by creation site (automatic labels, shown @site)",
+		"c          creation tree by site: which site's threads create which (MADE)",
+		"up down    site tree: select a site",
+		"- +        site tree: fold / unfold the selected site's children",
+		"1-9 0 *    site tree: that many levels below the roots / every level",
 		"f          include resolved and failed threads",
 		"/          filter by label or domain name (empty: none)",
 		"d          show one domain (id or name; empty: all)",
@@ -105,9 +119,32 @@ static void draw(struct screen *sc)
 		draw_help(sc);
 		return;
 	}
-	struct curses_sink cs = { { curses_line, COLS }, 0 };
+	bool tree = sc->o->view == VIEW_SITE_TREE;
+	struct curses_sink cs = {
+		.s = { .line = curses_line,
+		    .width = COLS,
+		    .cursor = tree ? sc->cursor : -1,
+		    .follow = tree && sc->follow && sc->cursor_site,
+		    .cursor_ref = sc->cursor_ref,
+		    .row = -1 },
+		.last_row = -1,
+	};
 	erase();
 	view_render(sc->o, &sc->m, &cs.s);
+	sc->last_row = cs.last_row;
+	if (tree && cs.s.cursor >= 0)
+		sc->cursor = cs.s.cursor;
+	sc->cursor_site = cs.s.cursor_site;
+	sc->cursor_ref = cs.s.cursor_ref;
+	sc->follow = true;
+	if (tree && sc->m.stats && sc->cursor > sc->last_row && sc->last_row >= 0) {
+		/* the cursor is off the screen (the tree grew above it, or shrank under it):
+		 * on the last row shown, whatever site that is */
+		sc->cursor = sc->last_row;
+		sc->follow = false;
+		draw(sc);
+		return;
+	}
 	attron(A_REVERSE);
 	if (sc->waiting[0]) {
 		/* what is on the screen is the last snapshot: say so, and why */
@@ -120,8 +157,8 @@ static void draw(struct screen *sc)
 	mvaddnstr(LINES - 1, 0,
 	    sc->msg[0]
 	        ? sc->msg
-	        : "q quit  h help  < > sort  r reverse  t tree  g labels  x sites  / filter  d domain  "
-	          "s delay  space pause",
+	        : "q quit  h help  < > sort  r reverse  t tree  g labels  x sites  c site tree  "
+	          "/ filter  d domain  s delay  space pause",
 	    COLS);
 	attroff(A_REVERSE);
 	refresh();
@@ -256,6 +293,45 @@ static void set_view(struct screen *sc, enum top_view v)
 	resubscribe(sc);
 }
 
+/* htop's - + * on the selected site; digits fold the whole tree by level. */
+static void fold(struct screen *sc, int ch)
+{
+	struct top_opts *o = sc->o;
+	/* keys come in bursts: the cursor may have moved since the screen was drawn, and
+	 * the site it is on now is what drawing finds out */
+	if (!sc->follow)
+		draw(sc);
+	if (ch == '*') {
+		o->tree_depth = 0;
+		o->n_folds = 0;
+		snprintf(sc->msg, sizeof(sc->msg), "site tree: every level");
+	} else if (ch >= '0' && ch <= '9') {
+		o->tree_depth = (unsigned)(ch - '0');
+		if (o->tree_depth)
+			snprintf(sc->msg, sizeof(sc->msg), "site tree: %u level%s below the roots",
+			    o->tree_depth, o->tree_depth == 1 ? "" : "s");
+		else
+			snprintf(sc->msg, sizeof(sc->msg), "site tree: every level");
+	} else if (!sc->cursor_site)
+		snprintf(sc->msg, sizeof(sc->msg), "no site selected (up, down)");
+	else if (ch == '-' && !view_fold(o, sc->cursor_ref, true))
+		snprintf(sc->msg, sizeof(sc->msg), "%d sites folded already (* unfolds all)",
+		    TOP_FOLDS_MAX);
+	else if (ch == '+' && view_folded(o, sc->cursor_ref.domid, sc->cursor_ref.index))
+		view_fold(o, sc->cursor_ref, false);
+	else if (ch == '+' && o->tree_depth)
+		o->tree_depth++; /* folded by level: one more level */
+}
+
+static void move_cursor(struct screen *sc, long by)
+{
+	long c = sc->cursor + by;
+	sc->follow = false; /* the next draw takes the site of the new row */
+	if (c > sc->last_row)
+		c = sc->last_row;
+	sc->cursor = c < 0 ? 0 : c;
+}
+
 static void sort_by(struct screen *sc, int field)
 {
 	int *sf = &sc->o->sort[sc->o->view];
@@ -305,6 +381,39 @@ static void on_key(struct screen *sc, int ch)
 		return;
 	case 'x':
 		set_view(sc, VIEW_SITES);
+		return;
+	case 'c':
+		set_view(sc, VIEW_SITE_TREE);
+		sc->cursor = 0;
+		sc->follow = false;
+		return;
+	case KEY_UP:
+	case KEY_DOWN:
+		if (sc->o->view == VIEW_SITE_TREE)
+			move_cursor(sc, ch == KEY_UP ? -1 : 1);
+		else
+			snprintf(
+			    sc->msg, sizeof(sc->msg), "up and down select in the site tree (c)");
+		return;
+	case '-':
+	case '+':
+	case '*':
+	case '0':
+	case '1':
+	case '2':
+	case '3':
+	case '4':
+	case '5':
+	case '6':
+	case '7':
+	case '8':
+	case '9':
+		if (sc->o->view != VIEW_SITE_TREE) {
+			snprintf(
+			    sc->msg, sizeof(sc->msg), "- + * and digits fold the site tree (c)");
+			return;
+		}
+		fold(sc, ch);
 		return;
 	case 'f':
 		sc->o->finished = !sc->o->finished;

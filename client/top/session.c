@@ -33,10 +33,11 @@ int session_subscribe(struct mtc *c, const struct top_opts *o)
 		sub.sort = (Mtrace__SortKey)tab->f[sf].server_sort;
 		sub.sort_reverse = o->reverse;
 	}
-	/* A tree needs the finished parents too, or every child becomes a root. */
-	sub.include_finished = o->finished || o->view == VIEW_TREE;
+	/* A tree needs the finished parents too, or every child becomes a root; the site
+	 * tree names the manual labels of the threads (finished too) made at each site. */
+	sub.include_finished = o->finished || o->view == VIEW_TREE || o->view == VIEW_SITE_TREE;
 	sub.label_stats = o->view == VIEW_LABELS;
-	sub.site_stats = o->view == VIEW_SITES;
+	sub.site_stats = o->view == VIEW_SITES || o->view == VIEW_SITE_TREE;
 	if (o->domid >= 0) {
 		domid = (uint32_t)o->domid;
 		sub.n_domids = 1;

@@ -23,7 +23,15 @@ enum top_view {
 	VIEW_TREE,
 	VIEW_LABELS,
 	VIEW_SITES,
+	VIEW_SITE_TREE, /* the creation graph between sites, as a tree from the root sites */
 	VIEW_COUNT
+};
+
+#define TOP_FOLDS_MAX 64 /* sites folded by hand in the site tree */
+
+struct top_site_ref {
+	uint32_t domid;
+	uint32_t index;
 };
 
 /* What the user asked for.  Changing anything the daemon selects on resubscribes. */
@@ -31,11 +39,14 @@ struct top_opts {
 	enum top_view view;
 	int sort[VIEW_COUNT]; /* field index per view's table */
 	bool reverse;
-	char filter[64];   /* substring of a label or domain name; "" = none */
-	int64_t domid;     /* domain filter by id, -1 = none */
-	char domname[64];  /* domain filter by exact name, "" = none */
-	unsigned delay_ms; /* statistics interval */
-	unsigned top_n;    /* threads asked of the daemon */
+	char filter[64];     /* substring of a label or domain name; "" = none */
+	int64_t domid;       /* domain filter by id, -1 = none */
+	char domname[64];    /* domain filter by exact name, "" = none */
+	unsigned delay_ms;   /* statistics interval */
+	unsigned top_n;      /* threads asked of the daemon */
+	unsigned tree_depth; /* site tree: levels shown below the roots; 0 = all */
+	struct top_site_ref folds[TOP_FOLDS_MAX]; /* site tree: sites folded by hand */
+	unsigned n_folds;
 	bool paused;
 	bool finished;     /* include resolved/failed threads */
 	const char *sock;  /* daemon socket (NULL: default) */
@@ -63,6 +74,18 @@ struct top_row {
 	unsigned depth;               /* tree indent */
 	unsigned folded;              /* threads folded in by becomes */
 	int64_t folded_from;          /* one of them, for the tree's note */
+	/* site tree: threads of this site the parent site's threads made (made_known:
+	 * there is a parent edge), why the node is not expanded, manual labels seen */
+	uint64_t made;
+	bool made_known;
+	enum {
+		NODE_OPEN,
+		NODE_FOLDED,
+		NODE_ABOVE,
+		NODE_CYCLE
+	} node;
+	const char *labels[2];
+	bool more_labels;
 };
 
 struct top_field {
@@ -87,23 +110,54 @@ const struct top_table *fields_table(enum top_view v);
 int fields_find(const struct top_table *t, const char *name_or_key);
 void fmt_duration(char *buf, size_t n, uint64_t ns);
 
+/* ---- sitetree.c: the creation tree by site ---- */
+
+/*
+ * Lay rows[0..n) (the domain's sites, each filled in from Stats) out as the creation
+ * tree from the root sites, children ordered by cmp(ctx); a site reached again is
+ * shown, not expanded again (cycles and shared subtrees).  Returns the rows in *out
+ * (malloc'd, at most n + edges) and their count; 0 and *out NULL when out of memory.
+ */
+size_t sitetree_order(const struct top_opts *o, const Mtrace__Stats *st, const struct top_row *rows,
+    size_t n, int (*cmp)(const void *, const void *, void *), void *ctx, struct top_row **out);
+
 /* ---- view.c: rows and text, shared by curses and batch ---- */
 
 enum top_attr {
 	ATTR_NORMAL,
 	ATTR_BOLD,
 	ATTR_TITLE,
-	ATTR_DIM
+	ATTR_DIM,
+	ATTR_SELECTED /* the row under the cursor */
 };
 
 struct top_sink {
 	/* One line of text; returns false when there is no room for more. */
 	bool (*line)(struct top_sink *s, enum top_attr a, const char *text);
-	int width; /* characters a line may use; <= 0: any */
+	int width;   /* characters a line may use; <= 0: any */
+	long cursor; /* the table row to show selected (-1: none) */
+	bool follow; /* site tree: move the cursor to cursor_ref's nearest row, if any */
+	long row;    /* set for each line: its table row, -1 for other lines */
+	/* set by view_render: the cursor's row and site (site tree only) */
+	bool cursor_site;
+	struct top_site_ref cursor_ref;
 };
+
+/* Rows by (domain, thread id or site index): keys sorted with row_key_cmp, then found
+ * with row_key_find (the row, or -1). */
+struct row_key {
+	uint32_t domid;
+	int64_t id;
+	size_t row;
+};
+int row_key_cmp(const void *a, const void *b);
+long row_key_find(const struct row_key *keys, size_t n, uint32_t domid, int64_t id);
 
 /* The header (host, domain lines) then the current view's table. */
 void view_render(const struct top_opts *o, const struct top_model *m, struct top_sink *s);
+/* Whether the site tree's user folded this site; fold or unfold it (false: no room). */
+bool view_folded(const struct top_opts *o, uint32_t domid, uint32_t index);
+bool view_fold(struct top_opts *o, struct top_site_ref ref, bool fold);
 /* One line describing the current view, sort and filters. */
 void view_describe(const struct top_opts *o, char *buf, size_t n);
 

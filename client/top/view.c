@@ -153,37 +153,30 @@ static size_t site_rows(const struct top_opts *o, const Mtrace__Stats *s, struct
 	return n;
 }
 
-/* Index of thread (domid, id) among rows[0..n), or -1.  keys is sorted by (domid, id). */
-struct key {
-	uint32_t domid;
-	int64_t id;
-	size_t row;
-};
-
-static int key_cmp(const void *a, const void *b)
+int row_key_cmp(const void *a, const void *b)
 {
-	const struct key *x = a, *y = b;
+	const struct row_key *x = a, *y = b;
 	if (x->domid != y->domid)
 		return x->domid < y->domid ? -1 : 1;
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static long lookup(const struct key *keys, size_t n, uint32_t domid, int64_t id)
+long row_key_find(const struct row_key *keys, size_t n, uint32_t domid, int64_t id)
 {
-	struct key k = { domid, id, 0 };
-	const struct key *f = bsearch(&k, keys, n, sizeof(*keys), key_cmp);
+	struct row_key k = { domid, id, 0 };
+	const struct row_key *f = bsearch(&k, keys, n, sizeof(*keys), row_key_cmp);
 	return f ? (long)f->row : -1;
 }
 
 /* The end of a becomes chain that starts at row i (a row that became nothing we hold
  * is its own end). */
-static size_t chain_end(const struct top_row *rows, const struct key *keys, size_t n, size_t i)
+static size_t chain_end(const struct top_row *rows, const struct row_key *keys, size_t n, size_t i)
 {
 	for (unsigned hop = 0; hop < BECOMES_HOPS; hop++) {
 		const Mtrace__ThreadStats *t = rows[i].t;
 		if (t->becomes < 0)
 			break;
-		long j = lookup(keys, n, t->domid, t->becomes);
+		long j = row_key_find(keys, n, t->domid, t->becomes);
 		if (j < 0 || (size_t)j == i)
 			break;
 		i = (size_t)j;
@@ -200,7 +193,7 @@ static size_t chain_end(const struct top_row *rows, const struct key *keys, size
  */
 static size_t tree_order(struct top_row *rows, size_t n)
 {
-	struct key *keys = calloc(n + 1, sizeof(*keys));
+	struct row_key *keys = calloc(n + 1, sizeof(*keys));
 	long *parent = calloc(n + 1, sizeof(*parent));
 	long *first = calloc(n + 1, sizeof(*first));
 	long *next = calloc(n + 1, sizeof(*next));
@@ -215,8 +208,8 @@ static size_t tree_order(struct top_row *rows, size_t n)
 		goto out;
 	}
 	for (size_t i = 0; i < n; i++)
-		keys[i] = (struct key){ rows[i].t->domid, rows[i].t->id, i };
-	qsort(keys, n, sizeof(*keys), key_cmp);
+		keys[i] = (struct row_key){ rows[i].t->domid, rows[i].t->id, i };
+	qsort(keys, n, sizeof(*keys), row_key_cmp);
 	for (size_t i = 0; i < n; i++) {
 		size_t e = chain_end(rows, keys, n, i);
 		if (e != i) {
@@ -229,7 +222,7 @@ static size_t tree_order(struct top_row *rows, size_t n)
 		first[i] = -1;
 		parent[i] = -1;
 		long p = rows[i].t->parent >= 0
-		    ? lookup(keys, n, rows[i].t->domid, rows[i].t->parent)
+		    ? row_key_find(keys, n, rows[i].t->domid, rows[i].t->parent)
 		    : -1;
 		if (p >= 0)
 			p = (long)chain_end(rows, keys, n, (size_t)p);
@@ -244,7 +237,7 @@ static size_t tree_order(struct top_row *rows, size_t n)
 		if (!hidden[i] || rows[i].t->parent < 0)
 			continue;
 		size_t e = chain_end(rows, keys, n, i);
-		long p = lookup(keys, n, rows[i].t->domid, rows[i].t->parent);
+		long p = row_key_find(keys, n, rows[i].t->domid, rows[i].t->parent);
 		if (p >= 0)
 			p = (long)chain_end(rows, keys, n, (size_t)p);
 		if (p >= 0 && (size_t)p != e && !hidden[p])
@@ -352,21 +345,23 @@ static bool emit_table(const struct top_opts *o, const struct top_table *tab,
 	}
 	if (!out(s, ATTR_TITLE, line))
 		return false;
-	for (size_t i = 0; i < n; i++) {
+	bool ok = true;
+	for (size_t i = 0; i < n && ok; i++) {
 		len = 0;
 		line[0] = '\0';
 		for (unsigned c = 0; c < tab->n; c++) {
 			const struct top_field *f = &tab->f[c];
-			if (o->view == VIEW_TREE && c + 1 == tab->n)
+			if ((o->view == VIEW_TREE || o->view == VIEW_SITE_TREE) && c + 1 == tab->n)
 				tree_label(cell, sizeof(cell), &rows[i], f);
 			else
 				f->print(cell, sizeof(cell), &rows[i]);
 			put_cell(line, &len, f, cell, c + 1 == tab->n);
 		}
-		if (!out(s, ATTR_NORMAL, line))
-			return false;
+		s->row = (long)i;
+		ok = out(s, s->cursor == (long)i ? ATTR_SELECTED : ATTR_NORMAL, line);
 	}
-	return true;
+	s->row = -1;
+	return ok;
 }
 
 static void counters_text(const Mtrace__DomainStats *d, char *buf, size_t n)
@@ -437,6 +432,30 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 	return out(s, ATTR_NORMAL, "");
 }
 
+bool view_folded(const struct top_opts *o, uint32_t domid, uint32_t index)
+{
+	for (unsigned i = 0; i < o->n_folds; i++)
+		if (o->folds[i].domid == domid && o->folds[i].index == index)
+			return true;
+	return false;
+}
+
+bool view_fold(struct top_opts *o, struct top_site_ref ref, bool fold)
+{
+	for (unsigned i = 0; i < o->n_folds; i++)
+		if (o->folds[i].domid == ref.domid && o->folds[i].index == ref.index) {
+			if (!fold)
+				o->folds[i] = o->folds[--o->n_folds];
+			return true;
+		}
+	if (!fold)
+		return true;
+	if (o->n_folds >= TOP_FOLDS_MAX)
+		return false;
+	o->folds[o->n_folds++] = ref;
+	return true;
+}
+
 void view_describe(const struct top_opts *o, char *buf, size_t n)
 {
 	const struct top_table *t = fields_table(o->view);
@@ -446,8 +465,14 @@ void view_describe(const struct top_opts *o, char *buf, size_t n)
 		snprintf(dom, sizeof(dom), "%" PRId64, o->domid);
 	else if (o->domname[0])
 		snprintf(dom, sizeof(dom), "%s", o->domname);
-	snprintf(buf, n, "view %s  sort %s%s  filter %s%s%s  domain %s  every %.1fs%s",
-	    o->view == VIEW_TREE ? "tree" : t->name,
+	char depth[32] = "";
+	if (o->view == VIEW_SITE_TREE && o->tree_depth)
+		snprintf(depth, sizeof(depth), " (depth %u%s)", o->tree_depth,
+		    o->n_folds ? ", folds" : "");
+	else if (o->view == VIEW_SITE_TREE && o->n_folds)
+		snprintf(depth, sizeof(depth), " (%u folded)", o->n_folds);
+	snprintf(buf, n, "view %s%s  sort %s%s  filter %s%s%s  domain %s  every %.1fs%s",
+	    o->view == VIEW_TREE ? "tree" : t->name, depth,
 	    sf >= 0 && (unsigned)sf < t->n ? t->f[sf].title : "?", o->reverse ? " (reversed)" : "",
 	    o->filter[0] ? "'" : "", o->filter[0] ? o->filter : "none", o->filter[0] ? "'" : "",
 	    dom, o->delay_ms / 1000.0, o->paused ? "  [PAUSED]" : "");
@@ -464,9 +489,10 @@ void view_render(const struct top_opts *o, const struct top_model *m, struct top
 		return;
 	const Mtrace__Stats *st = m->stats;
 	const struct top_table *tab = fields_table(o->view);
-	size_t cap = (o->view == VIEW_LABELS         ? st->n_labels
-	                     : o->view == VIEW_SITES ? st->n_sites
-	                                             : st->n_threads) +
+	bool by_site = o->view == VIEW_SITES || o->view == VIEW_SITE_TREE;
+	size_t cap = (o->view == VIEW_LABELS ? st->n_labels
+	                     : by_site       ? st->n_sites
+	                                     : st->n_threads) +
 	    1;
 	struct top_row *rows = calloc(cap, sizeof(*rows));
 	if (!rows) {
@@ -474,7 +500,7 @@ void view_render(const struct top_opts *o, const struct top_model *m, struct top
 		return;
 	}
 	size_t n = o->view == VIEW_LABELS ? label_rows(o, st, rows)
-	    : o->view == VIEW_SITES       ? site_rows(o, st, rows)
+	    : by_site                     ? site_rows(o, st, rows)
 	                                  : thread_rows(o, st, rows);
 	int sf = o->sort[o->view];
 	if (sf < 0 || (unsigned)sf >= tab->n)
@@ -483,6 +509,32 @@ void view_render(const struct top_opts *o, const struct top_model *m, struct top
 	qsort_r(rows, n, sizeof(*rows), row_cmp, &ctx);
 	if (o->view == VIEW_TREE)
 		n = tree_order(rows, n);
+	if (o->view == VIEW_SITE_TREE) {
+		struct top_row *tree;
+		n = sitetree_order(o, st, rows, n, row_cmp, &ctx, &tree);
+		free(rows);
+		if (!tree) {
+			out(s, ATTR_BOLD, "(out of memory)");
+			return;
+		}
+		rows = tree;
+	}
+	/* the cursor stays on its site while the tree changes under it (htop keeps a pid):
+	 * on the row of that site nearest to where it was */
+	long near = -1;
+	for (size_t i = 0; s->follow && o->view == VIEW_SITE_TREE && i < n; i++)
+		if (rows[i].s->domid == s->cursor_ref.domid &&
+		    rows[i].s->index == s->cursor_ref.index &&
+		    (near < 0 || labs((long)i - s->cursor) < labs(near - s->cursor)))
+			near = (long)i;
+	if (near >= 0)
+		s->cursor = near;
+	s->cursor_site = o->view == VIEW_SITE_TREE && s->cursor >= 0 && (size_t)s->cursor < n;
+	if (s->cursor_site)
+		s->cursor_ref =
+		    (struct top_site_ref){ rows[s->cursor].s->domid, rows[s->cursor].s->index };
 	emit_table(o, tab, rows, n, s);
+	if (by_site && !st->n_sites)
+		out(s, ATTR_DIM, "(no creation sites: the guests shown record none)");
 	free(rows);
 }

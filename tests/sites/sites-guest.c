@@ -1,7 +1,7 @@
 /*
  * sites-guest.c - a guest creating threads from several lines and functions, some of
- * them inlined, with mtrace_creates_here (the site is the line's own address), plus a
- * named site; built -g as a PIE.  It prints its own account on stdout, one JSON object:
+ * them inlined, with mtrace_creates_here (the site is the line's own address), a named
+ * site and cycles in the site graph (recurse, ping/pong); built -g as a PIE.  It prints its own account on stdout, one JSON object:
  * every thread with its parent and the function and line that created it, which the
  * test compares with the daemon's sites, the creation graph and addr2line.
  *
@@ -23,7 +23,7 @@ static struct {
 	uint64_t id, parent;
 	const char *func;
 	int line;
-	const char *named;
+	const char *named, *label;
 } made[MAX_THREADS];
 
 static void note(uint64_t parent, uint64_t child, const char *func, int line, const char *named)
@@ -82,6 +82,7 @@ static __attribute__((noinline)) void accept_loop(uint64_t self)
 	for (int i = 0; i < 3; i++) {
 		uint64_t conn = helper_spawn(self);
 		mtrace_label(R, conn, "conn");
+		made[nthreads - 1].label = "conn";
 		worker_done(self, conn);
 	}
 }
@@ -95,6 +96,26 @@ static __attribute__((noinline)) void named_spawns(uint64_t self)
 		mtrace_creates_named(R, self, c, MTRACE_TT_TASK, 42);
 		note(self, c, NULL, 0, "server.ml:42 Server.handle");
 	}
+}
+
+/* A site whose threads create threads at the same site (a recursive task). */
+static __attribute__((noinline)) void recurse(uint64_t self, int depth)
+{
+	if (depth > 0)
+		recurse(SPAWN(self), depth - 1);
+}
+
+/* Two sites whose threads create each other's threads. */
+static __attribute__((noinline)) void pong(uint64_t self, int n);
+static __attribute__((noinline)) void ping(uint64_t self, int n)
+{
+	if (n > 0)
+		pong(SPAWN(self), n - 1);
+}
+static __attribute__((noinline)) void pong(uint64_t self, int n)
+{
+	if (n > 0)
+		ping(SPAWN(self), n - 1);
 }
 
 int main(int argc, char **argv)
@@ -120,12 +141,16 @@ int main(int argc, char **argv)
 	pool_start(1);
 	accept_loop(1);
 	named_spawns(1);
+	recurse(1, 3);
+	ping(1, 4);
 	mtrace_ring_kick(R);
 
 	printf("{\"threads\":[");
 	for (unsigned i = 0; i < nthreads; i++) {
 		printf("%s{\"id\":%llu,\"parent\":%llu,", i ? "," : "",
 		    (unsigned long long)made[i].id, (unsigned long long)made[i].parent);
+		if (made[i].label)
+			printf("\"label\":\"%s\",", made[i].label);
 		if (made[i].named)
 			printf("\"named\":\"%s\"}", made[i].named);
 		else

@@ -21,29 +21,17 @@ sleep 0.3
 kill -INT "$FOLDED"
 wait "$FOLDED" || fail "mtrace-cat -f folded: $(cat "$T/folded.err")"
 "$REPLAY" --dump "$FIXTURE" 2>/dev/null >"$T/dump"
-"$PYTHON" - "$T/m.folded" "$T/dump" "$TOTAL" <<'PY' || fail "folded totals"
+HERE=$HERE "$PYTHON" - "$T/m.folded" "$T/dump" "$TOTAL" <<'PY' || fail "folded totals"
 import re, sys
+sys.path.insert(0, __import__("os").environ["HERE"])
+import trace_threads
 lines = open(sys.argv[1]).read().splitlines()
 total = 0
 for l in lines:
     m = re.match(r"^([^;\n]+(?:;[^;\n]+)*) (\d+)$", l)
     assert m, "not a folded stack: %r" % l
     total += int(m.group(2))
-# threads as mtraced counts them: every id an event names as its thread or as the
-# thread it creates, resolves or signals; a CREATES of a known id is a new thread
-seen, n = set(), 0
-for l in open(sys.argv[2]):
-    f = l.split(" ", 5)
-    op, thread, arg = f[1], int(f[2]), int(f[3])
-    if op in ("gc",):
-        continue
-    if thread != -1 and thread not in seen:
-        seen.add(thread); n += 1
-    if op == "creates" and arg != -1 and arg != thread:
-        n += 1
-        seen.add(arg)
-    elif op in ("fulfills", "fails", "signal", "signal_new") and arg != -1 and arg not in seen:
-        seen.add(arg); n += 1
+n = trace_threads.count(sys.argv[2])
 daemon = int(sys.argv[3])
 print("# 2014 trace: %d folded stacks, total %d; mtraced threads_total %d; trace %d"
       % (len(lines), total, daemon, n))

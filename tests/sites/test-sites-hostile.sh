@@ -7,10 +7,8 @@
 . "$(dirname "$0")/../rig.sh"
 : "${CAT:?}" "${SITES_GUEST:?}" "${SITES_HOSTILE:?}"
 
-BUILD_ID=$(readelf -n "$SITES_GUEST" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
-DBG=$T/debug/.build-id/${BUILD_ID:0:2}
-mkdir -p "$DBG"
-ln -s "$SITES_GUEST" "$DBG/${BUILD_ID:2}.debug"
+. "$HERE/lib.sh"
+sites_debug_dir "$T/debug"
 
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$DPID/status"; }
 
@@ -37,13 +35,7 @@ done
 note "hostile guest: $(cat "$T/h.log")"
 
 # the good guest: exact as ever
-for _ in $(seq 50); do
-	"$CAT" -s "$SOCK" -d "$G" --no-events --stats 100 --site-stats --top 1000 --finished \
-		-n 1 -f json >"$T/g.stats" 2>>"$T/cat.err" || fail "mtrace-cat"
-	"$PYTHON" "$HERE/check_sites.py" "$T/g.log" "$T/g.stats" "$SITES_GUEST" "$G" \
-		--quiet --ready && break
-	sleep 0.2
-done
+wait_until 10 sites_ready g "$G"
 "$PYTHON" "$HERE/check_sites.py" "$T/g.log" "$T/g.stats" "$SITES_GUEST" "$G" ||
 	fail "the good guest's sites differ"
 

@@ -7,11 +7,9 @@
 . "$(dirname "$0")/../rig.sh"
 : "${CAT:?}" "${SITES_GUEST:?}"
 
-BUILD_ID=$(readelf -n "$SITES_GUEST" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
-[ -n "$BUILD_ID" ] || fail "sites-guest has no build-id"
-DBG=$T/debug/.build-id/${BUILD_ID:0:2}
-mkdir -p "$DBG" "$T/empty"
-ln -s "$SITES_GUEST" "$DBG/${BUILD_ID:2}.debug"
+. "$HERE/lib.sh"
+sites_debug_dir "$T/debug"
+mkdir -p "$T/empty"
 
 # check NAME DOMID: wait until the daemon has every site of guest NAME resolved, then
 # compare with its account and addr2line

@@ -18,6 +18,7 @@ static const struct unit_test *const modules[] = {
 	unit_config,
 	unit_strtab,
 	unit_announce,
+	unit_sitetree,
 };
 
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))

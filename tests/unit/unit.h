@@ -20,5 +20,6 @@ extern const struct unit_test unit_utf8[];
 extern const struct unit_test unit_config[];
 extern const struct unit_test unit_strtab[];
 extern const struct unit_test unit_announce[];
+extern const struct unit_test unit_sitetree[];
 
 #endif
