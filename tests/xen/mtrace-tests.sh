@@ -109,7 +109,7 @@ announced() {
 # charged to whatever runs when it fires, and a few wake-ups showed as 19 %.
 proc_cpu() { awk '{ print $14 + $15 }' /proc/$1/stat; }
 proc_vcs() { sed -n 's/^voluntary_ctxt_switches:[^0-9]*//p' /proc/$1/status; }
-IDLE_WAKE_MAX=20 IDLE_CPU_MAX=50
+IDLE_WAKE_MAX=25 IDLE_CPU_MAX=50
 idle_check() { # label seconds
 	local c0 v0 c1 v1 t0 t1 p=$MTRACED_PID w c
 	c0=$(proc_cpu $p) v0=$(proc_vcs $p) t0=$(cut -d' ' -f1 /proc/uptime)
