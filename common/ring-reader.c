@@ -21,8 +21,9 @@
 #error "mtrace rings are little-endian; this reader copies fields without swapping"
 #endif
 
-/* Copy window: large enough to amortise the fences, small enough to stay in L2. */
-#define RING_CHUNK (64u * 1024)
+/* Copy window: large enough to amortise the fences (512 records), small enough that
+ * the copy is still in L1 when parse() reads it (64 KiB, as before, was not). */
+#define RING_CHUNK RING_READER_WINDOW_BYTES
 /* Seqlock reads of a TSC ring's time block per drain before keeping the old copy. */
 #define TIME_TRIES 4
 /* Copy rounds per drain: a producer lapping us forever must not keep us here. */
@@ -248,50 +249,67 @@ enum parse_end {
 	PARSE_CORRUPT, /* a record failed a check; *consumed stops before it */
 };
 
-/* Sequence accounting: gaps are events the producer wrote that we never saw. */
-static void seq_account(
-    uint32_t seq, struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known)
+/* Sequence accounting: gaps are events the producer wrote that we never saw.  The
+ * caller has found seq is not the one expected (or none is expected yet). */
+static void seq_gap(uint32_t seq, struct ring_reader_stats *st, uint32_t next_seq, bool seq_known)
 {
-	if (!*seq_known) {
+	if (!seq_known) {
 		/* Numbering starts at 0 per ring: whatever came before our first record is lost. */
 		st->lost += seq;
-		*seq_known = true;
-	} else if (seq != *next_seq) {
-		uint32_t gap = seq - *next_seq;
+	} else {
+		uint32_t gap = seq - next_seq;
 		if (gap < 0x80000000u)
 			st->lost += gap;
 		else
 			st->corrupt++; /* went backwards: a broken producer; the event is still whole */
 	}
-	*next_seq = seq + 1;
+}
+
+/* What the decoder needs of an op, one byte a record (from ops.c's table). */
+enum {
+	OPF_EVENT = 1, /* a decoded event of the vocabulary */
+	OPF_STR = 2,   /* carries a NUL-terminated string after the fixed part */
+};
+static uint8_t op_flags[256];
+
+static void __attribute__((constructor)) op_flags_init(void)
+{
+	for (unsigned op = 0; op < 256; op++)
+		op_flags[op] = (uint8_t)((mtrace_op_known(op) ? OPF_EVENT : 0) |
+		    (mtrace_op_has_string(op) ? OPF_STR : 0));
 }
 
 /*
  * Parse [buf, buf+len), a private copy starting at a record boundary.  complete: the
  * window ends at the producer's head, so a record running past the end is corrupt
- * rather than "continued in the next chunk".
+ * rather than "continued in the next chunk".  Events are written into out[] field by
+ * field, and the sequence expectation is kept in locals: this loop runs per record.
  */
 static size_t parse(const uint8_t *buf, size_t len, bool complete, size_t budget,
     struct mtrace_event *out, struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known,
     const struct mtrace_time_info *time, size_t *consumed, enum parse_end *end)
 {
 	size_t off = 0, n = 0;
+	uint32_t nseq = *next_seq;
+	bool known = *seq_known;
 
 	*end = PARSE_DONE;
 	while (off < len && n < budget) {
 		size_t rem = len - off;
 		const uint8_t *p = buf + off;
 		uint16_t rlen;
+		uint8_t fl;
 		struct mtrace_rec rec;
-		struct mtrace_event *evp = &out[n], ev;
+		struct mtrace_event *ev = &out[n];
 
 		if (rem < MTRACE_REC_ALIGN) {
 			*end = complete ? PARSE_CORRUPT : PARSE_PARTIAL;
 			break;
 		}
 		memcpy(&rlen, p, sizeof(rlen));
-		if (rlen < MTRACE_REC_ALIGN || rlen % MTRACE_REC_ALIGN != 0 ||
-		    rlen > MTRACE_REC_MAX) {
+		/* one compare for MTRACE_REC_ALIGN <= rlen <= MTRACE_REC_MAX */
+		if ((uint16_t)(rlen - MTRACE_REC_ALIGN) > MTRACE_REC_MAX - MTRACE_REC_ALIGN ||
+		    rlen % MTRACE_REC_ALIGN != 0) {
 			*end = PARSE_CORRUPT;
 			break;
 		}
@@ -308,47 +326,54 @@ static size_t parse(const uint8_t *buf, size_t len, bool complete, size_t budget
 			break;
 		}
 		memcpy(&rec, p, sizeof(rec));
-		ev.ts = time != NULL ? mtrace_time_convert(time, rec.ts) : rec.ts;
-		ev.thread = rec.thread;
-		ev.arg = rec.arg;
-		ev.seq = rec.seq;
-		ev.op = rec.op;
-		ev.type = rec.type;
-		ev.str_len = 0;
-		ev.str = NULL;
-		if (mtrace_op_has_string(rec.op)) {
+		fl = op_flags[rec.op];
+		ev->str_len = 0;
+		ev->str = NULL;
+		if (__builtin_expect(fl & OPF_STR, 0)) {
 			const char *s = (const char *)p + MTRACE_REC_FIXED;
 			const char *nul = memchr(s, 0, rlen - MTRACE_REC_FIXED);
 			if (nul == NULL) {
 				*end = PARSE_CORRUPT;
 				break;
 			}
-			ev.str = s;
-			ev.str_len = (uint16_t)(nul - s);
+			ev->str = s;
+			ev->str_len = (uint16_t)(nul - s);
 		}
 		off += rlen;
 		/* Unknown ops still consume a sequence number: they are events of a newer producer. */
-		seq_account(rec.seq, st, next_seq, seq_known);
-		if (!mtrace_op_known(rec.op)) {
+		if (__builtin_expect(rec.seq != nseq || !known, 0)) {
+			seq_gap(rec.seq, st, nseq, known);
+			known = true;
+		}
+		nseq = rec.seq + 1;
+		if (__builtin_expect(!(fl & OPF_EVENT), 0)) {
 			st->unknown++;
 			continue;
 		}
-		*evp = ev;
+		ev->ts = time != NULL ? mtrace_time_convert(time, rec.ts) : rec.ts;
+		ev->thread = rec.thread;
+		ev->arg = rec.arg;
+		ev->seq = rec.seq;
+		ev->op = rec.op;
+		ev->type = rec.type;
 		n++;
 		if (rec.op == MTRACE_OP_CREATES && rlen >= MTRACE_REC_CREATES_SITE) {
 			/* the child's creation site, carried by the CREATES: a SITE event */
 			struct mtrace_site_ext ext;
+			struct mtrace_event *site = &out[n++];
 
 			memcpy(&ext, p + MTRACE_REC_FIXED, sizeof(ext));
-			ev.op = MTRACE_OP_SITE;
-			ev.type = ext.kind;
-			ev.thread = rec.arg;
-			ev.arg = ext.site;
 			/* out[] has room for one past budget (the callers' arrays): the pair
 			 * is never split, and a drain may deliver one event past its budget */
-			out[n++] = ev;
+			*site = *ev;
+			site->op = MTRACE_OP_SITE;
+			site->type = ext.kind;
+			site->thread = rec.arg;
+			site->arg = ext.site;
 		}
 	}
+	*next_seq = nseq;
+	*seq_known = known;
 	*consumed = off;
 	st->events += n;
 	st->bytes += off;

@@ -91,7 +91,8 @@ size_t ring_reader_drain(
  * holds at most RING_READER_WINDOW_EVENTS events: with cap that large, each window is
  * handed over whole.
  */
-#define RING_READER_WINDOW_EVENTS (64u * 1024 / 32)
+#define RING_READER_WINDOW_BYTES  (16u * 1024)
+#define RING_READER_WINDOW_EVENTS (RING_READER_WINDOW_BYTES / 32)
 typedef void (*ring_batch_cb)(const struct mtrace_event *ev, size_t n, void *arg);
 size_t ring_reader_drain_batch(struct ring_reader *r, size_t budget, struct mtrace_event *ev,
     size_t cap, ring_batch_cb cb, void *arg, bool *more);

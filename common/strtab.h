@@ -2,8 +2,9 @@
  * strtab.h - a table of distinct strings, each known by a 32-bit index in order of
  * first use: the state's interned labels, failures and counter names
  * (daemon/state-strtab.c) and an event batch's string dictionary
- * (daemon/stream-dict.c).  Open addressing over FNV-1a; the strings live in one
- * arena, NUL-terminated, so a string's pointer is valid until the next insertion.
+ * (daemon/stream-dict.c).  Open addressing over a word-at-a-time hash; the strings
+ * live in one arena, NUL-terminated, so a string's pointer is valid until the next
+ * insertion.
  * Out of memory aborts (xalloc.h); a table past its max refuses new strings.
  */
 #ifndef MTRACE_STRTAB_H

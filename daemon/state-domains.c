@@ -60,6 +60,7 @@ double state_win_rate(const struct win *w, uint64_t now_sec, unsigned secs)
 static void domain_free_tables(struct state_domain *d)
 {
 	free(d->thr);
+	free(d->past);
 	free(d->tab);
 	strtab_free(&d->labels);
 	free(d->lstat);
@@ -92,7 +93,7 @@ static void domain_reset(struct state_domain *d)
 	d->free_head = NO_IDX;
 	d->pending.head = d->pending.tail = NO_IDX;
 	d->finished.head = d->finished.tail = NO_IDX;
-	d->cache_idx = NO_IDX;
+	d->cache_idx[0] = d->cache_idx[1] = NO_IDX;
 	d->win.sec = state_cur_sec;
 	state_tab_resize(d, 16);
 	strtab_init(&d->labels, state_cfg->max_labels_per_guest);

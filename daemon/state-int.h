@@ -39,9 +39,13 @@ struct win {
 };
 
 /*
- * What an event touches is in the first cache line (the counters of the current
- * thread, the per-second count, the list links and state a resolve moves), the rest in
- * the second; entries are line-aligned so that no hot field straddles two lines.
+ * Two cache lines a thread.  The first holds what an event, a resolve and an eviction
+ * touch (the counters of the current thread, the per-second count, the list links,
+ * state, label and site, the id the hash is cleared by, the creation time a resolve
+ * reads); the second what Stats and the rarer ops read.  Entries are line-aligned so
+ * that no hot field straddles two lines.  The label history (read only when a thread
+ * is relabelled) lives beside the slab, in past[], valid once has_past is set: a new
+ * thread writes nothing there.
  */
 struct thr {
 	uint64_t events;
@@ -49,23 +53,27 @@ struct thr {
 	uint32_t prev, next;              /* pending or finished list; free list */
 	uint8_t type;
 	uint8_t state;
-	uint32_t label; /* label index or NO_IDX */
-	uint64_t reads, resolves;
-	uint64_t running_ns;
-	uint32_t failure; /* failure string index or NO_IDX */
-	uint32_t site;    /* creation site index or NO_IDX (in failure's padding) */
-	/* second line */
+	uint8_t has_past; /* past[] of this slot holds its label history */
+	uint32_t label;   /* label index or NO_IDX */
+	uint32_t site;    /* creation site index or NO_IDX */
 	uint64_t id;
+	uint64_t created_ns;
+	uint64_t running_ns;
+	/* second line */
+	uint64_t reads, resolves;
 	uint64_t parent;
 	uint64_t becomes;
-	uint64_t created_ns;
 	uint64_t resolved_ns;
 	uint64_t notifies, children;
-	/* third line: read only when a thread is relabelled */
-	uint32_t past[LABEL_PAST]; /* labels it had before, newest first */
+	uint32_t failure; /* failure string index or NO_IDX */
 } __attribute__((aligned(64)));
 
-_Static_assert(sizeof(struct thr) % 64 == 0, "whole cache lines a thread");
+_Static_assert(sizeof(struct thr) == 128, "two cache lines a thread");
+
+/* Labels a thread had before its current one, newest first (NO_IDX: none). */
+struct thr_past {
+	uint32_t l[LABEL_PAST];
+};
 
 struct label {
 	uint64_t count, live;        /* distinct threads given it; of those, pending */
@@ -135,13 +143,16 @@ struct state_domain {
 
 	/* threads: slab + id hash + two lists in age order */
 	struct thr *thr;
+	struct thr_past *past; /* beside thr[], thr_cap entries */
 	uint32_t nthr, thr_cap, free_head;
 	struct tslot *tab;
 	uint32_t tab_mask;
 	struct list pending, finished;
 	uint64_t live, threads_total, threads_evicted;
-	uint64_t cache_id;
-	uint32_t cache_idx;
+	/* the two threads looked up last (an event's thread and its arg, a parent and
+	 * its child, two threads handing over), most recent first; idx NO_IDX: empty */
+	uint64_t cache_id[2];
+	uint32_t cache_idx[2];
 
 	struct strtab labels;
 	struct label *lstat;
@@ -182,6 +193,8 @@ uint64_t state_thr_rate(const struct thr *t);
 /* ---- state-threads.c: the thread table (slab, id hash, age lists, eviction) ---- */
 
 void state_tab_resize(struct state_domain *d, uint32_t nslots);
+/* Line-aligned memory for a thread table, on huge pages from 2 MiB (aborts when out). */
+void *state_table_alloc(size_t bytes, size_t align);
 /* A new pending thread, evicting one (never `avoid`) when full; NO_IDX if none could go. */
 uint32_t state_thr_new(struct state_domain *d, uint64_t id, uint64_t ts, uint64_t parent,
     uint8_t type, uint32_t avoid);
@@ -217,9 +230,17 @@ void state_site_display(const struct state_domain *d, uint32_t si, char *buf, si
  * Here rather than in one file so that every caller can inline them (no LTO).
  */
 
+/*
+ * Fibonacci hashing: the product's top bits, scaled to the table (mask + 1 slots, a
+ * power of two).  Ids are often a counter, and the top bits spread consecutive ids
+ * evenly over the table: one probe a lookup at load 0.5 (its middle bits, as taken
+ * before, put them on a lattice that clusters: 1.7, and more for new ids).
+ */
 static inline uint32_t thash(uint64_t id, uint32_t mask)
 {
-	return (uint32_t)((id * 0x9E3779B97F4A7C15ull) >> 32) & mask;
+	uint64_t top = (id * 0x9E3779B97F4A7C15ull) >> 32;
+
+	return (uint32_t)((top * ((uint64_t)mask + 1)) >> 32);
 }
 
 static inline uint32_t tab_find(const struct state_domain *d, uint64_t id)
@@ -230,6 +251,41 @@ static inline uint32_t tab_find(const struct state_domain *d, uint64_t id)
 		if (d->tab[j].id == id)
 			return d->tab[j].idx;
 	}
+}
+
+/* The slot of id if it is one of the two cached, else NO_IDX; a hit on the older
+ * entry makes it the newer. */
+static inline uint32_t cache_find(struct state_domain *d, uint64_t id)
+{
+	if (d->cache_id[0] == id && d->cache_idx[0] != NO_IDX)
+		return d->cache_idx[0];
+	if (d->cache_id[1] == id && d->cache_idx[1] != NO_IDX) {
+		uint32_t i = d->cache_idx[1];
+
+		d->cache_id[1] = d->cache_id[0];
+		d->cache_idx[1] = d->cache_idx[0];
+		d->cache_id[0] = id;
+		d->cache_idx[0] = i;
+		return i;
+	}
+	return NO_IDX;
+}
+
+static inline void cache_put(struct state_domain *d, uint64_t id, uint32_t i)
+{
+	d->cache_id[1] = d->cache_id[0];
+	d->cache_idx[1] = d->cache_idx[0];
+	d->cache_id[0] = id;
+	d->cache_idx[0] = i;
+}
+
+/* A slot that no longer holds its thread leaves the cache. */
+static inline void cache_forget(struct state_domain *d, uint32_t i)
+{
+	if (d->cache_idx[0] == i)
+		d->cache_idx[0] = NO_IDX;
+	if (d->cache_idx[1] == i)
+		d->cache_idx[1] = NO_IDX;
 }
 
 static inline void list_push(struct state_domain *d, struct list *l, uint32_t i)

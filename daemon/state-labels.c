@@ -87,10 +87,16 @@ void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, s
 	/* Counted once per thread: a thread toggling between two labels is one thread of
 	 * each.  It remembers LABEL_PAST earlier labels; one cycling through more is
 	 * counted again when it comes back to a label it has forgotten. */
+	struct thr_past *pa = &d->past[t - d->thr];
 	bool seen = false;
 	unsigned k;
-	for (k = 0; k < LABEL_PAST && t->past[k] != NO_IDX; k++)
-		if (t->past[k] == li) {
+	if (!t->has_past) {
+		for (k = 0; k < LABEL_PAST; k++)
+			pa->l[k] = NO_IDX;
+		t->has_past = 1;
+	}
+	for (k = 0; k < LABEL_PAST && pa->l[k] != NO_IDX; k++)
+		if (pa->l[k] == li) {
 			seen = true;
 			break;
 		}
@@ -98,11 +104,11 @@ void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, s
 		k = LABEL_PAST - 1; /* forget the oldest */
 	if (t->label != NO_IDX) {
 		/* the previous label to the front of past[], over li's old place if any */
-		memmove(&t->past[1], &t->past[0], k * sizeof(t->past[0]));
-		t->past[0] = t->label;
+		memmove(&pa->l[1], &pa->l[0], k * sizeof(pa->l[0]));
+		pa->l[0] = t->label;
 	} else if (seen) {
-		memmove(&t->past[k], &t->past[k + 1], (LABEL_PAST - 1 - k) * sizeof(t->past[0]));
-		t->past[LABEL_PAST - 1] = NO_IDX;
+		memmove(&pa->l[k], &pa->l[k + 1], (LABEL_PAST - 1 - k) * sizeof(pa->l[0]));
+		pa->l[LABEL_PAST - 1] = NO_IDX;
 	}
 	t->label = li;
 	l = &d->lstat[li];

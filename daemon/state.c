@@ -2,7 +2,7 @@
  * state.c - the hot path: state_apply, one decoded event at a time.
  *
  * A domain pointer is handed in (no domain lookup), the thread table is open
- * addressing with a one-entry cache, and memory is only taken when a table grows, so
+ * addressing with a two-entry cache, and memory is only taken when a table grows, so
  * the steady state allocates nothing.  What runs per event is here or static inline
  * in state-int.h, so that it inlines without LTO; what runs when a thread is created,
  * removed or labelled lives with its table (state-threads.c, state-labels.c).
@@ -26,17 +26,15 @@ uint64_t state_thr_rate(const struct thr *t)
 /* Thread index for id, created on first sight (threads that existed before we attached). */
 static inline uint32_t thr_get(struct state_domain *d, uint64_t id, uint64_t ts, uint32_t avoid)
 {
-	uint32_t i;
+	uint32_t i = cache_find(d, id);
 
-	if (d->cache_idx != NO_IDX && d->cache_id == id)
-		return d->cache_idx;
+	if (i != NO_IDX)
+		return i;
 	i = tab_find(d, id);
 	if (i == NO_IDX)
 		i = state_thr_new(d, id, ts, MTRACE_THREAD_NONE, MTRACE_TT_UNKNOWN, avoid);
-	if (i != NO_IDX) {
-		d->cache_id = id;
-		d->cache_idx = i;
-	}
+	if (i != NO_IDX)
+		cache_put(d, id, i);
 	return i;
 }
 
@@ -98,41 +96,51 @@ static inline void run_switch(struct state_domain *d, uint64_t to, uint64_t ts)
 		d->thr[d->running_idx].running_ns += ts - d->run_start;
 	d->running = to;
 	d->run_start = ts;
-	/* the caller has just looked `to` up: it is the one-entry cache */
-	d->running_idx = (to != MTRACE_THREAD_NONE && d->cache_id == to) ? d->cache_idx
-	    : to != MTRACE_THREAD_NONE                                   ? tab_find(d, to)
-	                                                                 : NO_IDX;
+	/* the caller has just looked `to` up: it is in the cache, unless untracked */
+	if (to == MTRACE_THREAD_NONE)
+		d->running_idx = NO_IDX;
+	else if ((d->running_idx = cache_find(d, to)) == NO_IDX)
+		d->running_idx = tab_find(d, to);
 }
 
-void state_apply(struct state_domain *d, const struct mtrace_event *ev)
+/* Not events of a running thread: GC, and mtrace's own records from RING_START on
+ * (SITE names the child, not the running thread). */
+static void apply_other(struct state_domain *d, const struct mtrace_event *ev)
+{
+	switch (ev->op) {
+	case MTRACE_OP_GC:
+		d->gcs++;
+		d->gc_ns += ev->arg;
+		break;
+	case MTRACE_OP_SITE:
+		state_site_apply(d, ev);
+		break;
+	case MTRACE_OP_SITE_NAME:
+		state_site_name(d, ev);
+		break;
+	case MTRACE_OP_MODULE:
+		state_module_apply(d, ev);
+		break;
+	default: /* RING_START */
+		break;
+	}
+}
+
+/* One event, the domain's event count and window aside (the callers add them). */
+static inline __attribute__((always_inline)) void apply_one(
+    struct state_domain *d, const struct mtrace_event *ev)
 {
 	uint32_t ti = NO_IDX, ai;
 	struct thr *t = NULL;
 	uint64_t ts = ev->ts;
 
-	d->events++;
 	d->op_events[ev->op]++;
-	d->win.cur++;
 	if (ts > d->last_ts)
 		d->last_ts = ts;
-
-	if (ev->op == MTRACE_OP_GC) {
-		d->gcs++;
-		d->gc_ns += ev->arg;
-		return;
-	}
-	switch (ev->op) {
-	case MTRACE_OP_RING_START:
-		return;
-	/* sites: not events of a running thread (SITE names the child) */
-	case MTRACE_OP_SITE:
-		state_site_apply(d, ev);
-		return;
-	case MTRACE_OP_SITE_NAME:
-		state_site_name(d, ev);
-		return;
-	case MTRACE_OP_MODULE:
-		state_module_apply(d, ev);
+	if (__builtin_expect(ev->op == MTRACE_OP_GC ||
+	            (ev->op >= MTRACE_OP_RING_START && ev->op <= MTRACE_OP_MODULE),
+	        0)) {
+		apply_other(d, ev);
 		return;
 	}
 	if (ev->thread != MTRACE_THREAD_NONE) {
@@ -162,6 +170,8 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
 		ai = state_thr_new(d, ev->arg, ts, ev->thread, ev->type, ti);
 		if (ti != NO_IDX)
 			d->thr[ti].children++; /* thr_new may have moved the slab */
+		if (ai != NO_IDX)              /* a child is usually the next thread seen */
+			cache_put(d, ev->arg, ai);
 		break;
 	case MTRACE_OP_READ:
 		if (t)
@@ -224,9 +234,49 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
 	}
 }
 
-/* A copy window's events in ring order (the daemon's path: no per-event callback). */
+void state_apply(struct state_domain *d, const struct mtrace_event *ev)
+{
+	d->events++;
+	d->win.cur++;
+	apply_one(d, ev);
+}
+
+/* Ops whose arg is a thread the state looks up. */
+#define ARG_THREAD_OPS                                                                      \
+	((1u << MTRACE_OP_CREATES) | (1u << MTRACE_OP_FULFILLS) | (1u << MTRACE_OP_FAILS) | \
+	    (1u << MTRACE_OP_SIGNAL) | (1u << MTRACE_OP_SIGNAL_NEW))
+/*
+ * An event's hash slots (its thread's and its arg's) are fetched SLOT_AHEAD events
+ * before it is applied: in a table larger than the caches each is a miss, and an
+ * event costs a few ns.  (Fetching the thread entries the slots name as well, a few
+ * events later, was measured: no faster with a million threads, slower with a
+ * thousand.)  always_inline: GCC finds a function that only prefetches free of side
+ * effects and drops calls to it when it is not inlined.
+ */
+#define SLOT_AHEAD 12
+
+static inline __attribute__((always_inline)) void slot_prefetch(
+    const struct state_domain *d, uint64_t id)
+{
+	__builtin_prefetch(&d->tab[thash(id, d->tab_mask)]);
+}
+
+static inline bool arg_is_thread(uint8_t op)
+{
+	return op < 32 && (ARG_THREAD_OPS >> op) & 1;
+}
+
 void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
-		state_apply(d, &ev[i]);
+	d->events += n;
+	d->win.cur += n;
+	for (size_t i = 0; i < n; i++) {
+		if (i + SLOT_AHEAD < n) {
+			const struct mtrace_event *p = &ev[i + SLOT_AHEAD];
+			slot_prefetch(d, p->thread);
+			if (arg_is_thread(p->op))
+				slot_prefetch(d, p->arg);
+		}
+		apply_one(d, &ev[i]);
+	}
 }

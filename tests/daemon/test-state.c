@@ -13,6 +13,7 @@
 #include "config.h"
 #include "ring-reader.h"
 #include "mtrace.pb-c.h"
+#include "state-int.h"
 #include "state.h"
 
 static void ev(struct state_domain *d, uint8_t op, uint8_t type, uint64_t ts, uint64_t thread,
@@ -244,6 +245,88 @@ static void test_all_pending(unsigned cap)
 	state_domain_forget(4);
 }
 
+/*
+ * A thread that takes the slot of an evicted one starts with nothing of it: no label
+ * history (kept beside the slab since the entry became two cache lines; a stale one
+ * made a relabelled thread's successor "already counted" for its old labels) and no
+ * place in the two-entry lookup cache (which must not answer the old id with the new
+ * thread's slot).  cap must be the configured max_threads_per_guest.
+ */
+static void test_slot_reuse(unsigned cap)
+{
+	struct state_domain *d = state_domain_get(5);
+	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
+	Mtrace__Stats *s;
+	uint64_t ts = 1;
+
+	state_domain_attached(d, 1, MTRACE_CLOCK_MONOTONIC, false);
+	ev(d, MTRACE_OP_SWITCH, 0, ts++, 1, 0, NULL);
+	for (uint64_t i = 0; i < cap - 2; i++) /* pending, never evicted before 10 */
+		ev(d, MTRACE_OP_CREATES, MTRACE_TT_TASK, ts++, 1, 100 + i, NULL);
+	ev(d, MTRACE_OP_CREATES, MTRACE_TT_TASK, ts++, 1, 10, NULL);
+	ev(d, MTRACE_OP_LABEL, 0, ts++, 10, 0, "a");
+	ev(d, MTRACE_OP_LABEL, 0, ts++, 10, 0, "b"); /* 10 remembers "a" */
+	ev(d, MTRACE_OP_FULFILLS, 0, ts++, 1, 10, NULL);
+	CHECK(state_domain_live_threads(d) == cap - 1); /* full: 1, the children, 10 */
+	/* 500, first seen running, evicts 10 (the only finished thread) and takes its
+	 * slot while 10 is still in the cache */
+	ev(d, MTRACE_OP_SWITCH, 0, ts++, 500, 0, NULL);
+	/* 10 again: a thread never seen (first sight), not 500 */
+	ev(d, MTRACE_OP_READ, 0, ts++, 10, 1, NULL);
+	ev(d, MTRACE_OP_READ, 0, ts++, 10, 1, NULL);
+	ev(d, MTRACE_OP_LABEL, 0, ts++, 500, 0, "a");
+
+	sub.n_domids = 1;
+	sub.domids = (uint32_t[]){ 5 };
+	sub.top_n = cap + 10;
+	sub.include_finished = 1;
+	sub.label_stats = 1;
+	s = state_stats(&sub, 0);
+	CHECK(s->n_labels == 2);
+	for (size_t i = 0; i < s->n_labels; i++) {
+		if (!strcmp(s->labels[i]->label, "a"))
+			CHECK(s->labels[i]->count == 2); /* 10 and 500 */
+		else
+			CHECK(!strcmp(s->labels[i]->label, "b") && s->labels[i]->count == 1);
+	}
+	Mtrace__ThreadStats *t500 = find_thread(s, 5, 500), *t10 = find_thread(s, 5, 10);
+	CHECK(t500 && t500->events == 2 && t500->reads == 0 && !strcmp(t500->label, "a"));
+	CHECK(t10 && t10->events == 2 && t10->reads == 2 && t10->parent == -1 &&
+	    t10->state == MTRACE__THREAD_STATE__PENDING);
+	state_stats_free(s);
+	state_domain_forget(5);
+}
+
+/* Consecutive ids, the common case (a counter in the guest), spread over the hash
+ * table without collisions: the table's middle bits, hashed before, gave 1.7 probes a
+ * lookup on average at load 0.5, and more for ids not there yet. */
+static void test_hash_spread(void)
+{
+	enum {
+		SLOTS = 32768,
+		IDS = SLOTS / 2
+	};
+	static uint8_t used[SLOTS];
+	const uint64_t bases[] = { 1, 1u << 20, 0x7f0012345678ull };
+
+	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
+		uint64_t probes = 0;
+
+		memset(used, 0, sizeof(used));
+		for (uint64_t id = bases[b]; id < bases[b] + IDS; id++) {
+			uint32_t j = thash(id, SLOTS - 1);
+
+			for (probes++; used[j]; j = (j + 1) % SLOTS)
+				probes++;
+			used[j] = 1;
+		}
+		CHECK(probes <= IDS + IDS / 20); /* <= 1.05 probes a lookup */
+		if (probes > IDS + IDS / 20)
+			fprintf(stderr, "ids from %" PRIu64 ": %.2f probes a lookup\n", bases[b],
+			    (double)probes / IDS);
+	}
+}
+
 int main(void)
 {
 	struct mtraced_config cfg;
@@ -257,6 +340,8 @@ int main(void)
 	test_filters();
 	test_eviction(64);
 	test_all_pending(64);
+	test_slot_reuse(64);
+	test_hash_spread();
 	state_fini();
 	/* a cap that is not a power of two (the hash table must still be one) */
 	cfg.max_threads_per_guest = 100;
@@ -264,6 +349,7 @@ int main(void)
 	state_tick(state_now_ns());
 	test_eviction(100);
 	test_all_pending(100);
+	test_slot_reuse(100);
 	state_fini();
 	return check_status("state");
 }
