@@ -224,8 +224,8 @@ struct mtrace_event;
 void state_site_apply(struct state_domain *d, const struct mtrace_event *ev);
 void state_site_name(struct state_domain *d, const struct mtrace_event *ev);
 void state_module_apply(struct state_domain *d, const struct mtrace_event *ev);
-/* Resolve a bounded number of new sites (from state_tick). */
-void state_sites_tick(struct state_domain *d);
+/* Resolve a bounded number of new sites (from state_tick); true while some wait. */
+bool state_sites_tick(struct state_domain *d);
 void state_sites_free(struct state_domain *d);
 /* "func (file:line)", the site's name, "module+0xoff" or "0xaddr"; "(root)" for NO_IDX. */
 void state_site_display(const struct state_domain *d, uint32_t si, char *buf, size_t len);
