@@ -47,6 +47,15 @@ static void schedule(void)
 		evtimer_add(work_ev, &now);
 }
 
+/* path is dir or below it ("data/mtrace-test/..." is not under "data/mtrace": a guest's
+ * other keys must not cost a re-read of its announcement each) */
+static bool under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	return !strncmp(path, dir, n) && (path[n] == '/' || !path[n]);
+}
+
 /* "/local/domain/<id>/<rest>": the id if <rest> concerns us, else -1. */
 static long dom_of_path(const char *path)
 {
@@ -63,8 +72,7 @@ static long dom_of_path(const char *path)
 	if (!*end)
 		return (long)id; /* the domain's directory itself (removal) */
 	rest = end + 1;
-	if (!strncmp(rest, MTRACE_XS_DIR, strlen(MTRACE_XS_DIR)) ||
-	    !strncmp(rest, "data/mprof", 10) || !strcmp(rest, "name"))
+	if (under(rest, MTRACE_XS_DIR) || under(rest, "data/mprof") || !strcmp(rest, "name"))
 		return (long)id;
 	return -1;
 }

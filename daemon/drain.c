@@ -15,6 +15,12 @@
  * the busy ones are not re-armed but drained on one shared tick every
  * poll_interval_us until a drain finds nothing - NAPI's interrupt coalescing - so
  * any number of busy guests costs one wake-up per tick.
+ * Idle: the periodic drain doubles its period each time a whole period had nothing to
+ * read (no tick, wake-up or poll found data, no site waits to be resolved), up to
+ * TICK_IDLE_MS, so that an idle daemon with any number of idle guests wakes about once
+ * a second rather than 50 times (under an emulated CPU each wake-up of a PV dom0 costs
+ * a millisecond).  The first data read on any path brings drain_interval_ms back:
+ * the lost wake-up the tick covers can only happen while data flows.
  * Storms: xenconsoled's limiter, on wake-ups that find nothing new (a guest that
  * notifies without writing) - past ratelimit_wakeups of those in a period the port
  * stays masked until the period ends, and the guest is polled meanwhile.
@@ -40,6 +46,7 @@
 /* Empty polls in a row before a polled guest is woken again: a guest that writes in
  * bursts (every millisecond, say) must not flip back and forth. */
 #define POLL_IDLE_MAX 16
+#define TICK_IDLE_MS  1000 /* the periodic drain's longest period, when idle */
 
 static const struct guests_ctx *ctx;
 static struct event *evtchn_ev, *tick_ev, *busy_ev, *poll_ev;
@@ -47,6 +54,10 @@ static TAILQ_HEAD(guest_list, guest) busy = TAILQ_HEAD_INITIALIZER(busy);
 static unsigned npolling;        /* guests drained by poll_ev */
 static uint64_t period_start_ns; /* all guests' wake-ups in the current period */
 static unsigned period_wakeups;
+static unsigned tick_ms; /* the periodic drain's current period */
+static bool tick_found;  /* data read since the last periodic drain */
+
+static void tick_arm(void);
 
 /* ---- draining ---- */
 
@@ -176,6 +187,16 @@ static bool poll_instead(struct guest *g, size_t got)
 	return true;
 }
 
+/* Data was read: the periodic drain is back to its full rate if it had backed off. */
+static void tick_busy(void)
+{
+	tick_found = true;
+	if (tick_ms != ctx->cfg->drain_interval_ms) {
+		tick_ms = ctx->cfg->drain_interval_ms;
+		tick_arm();
+	}
+}
+
 size_t drain_service(struct guest *g)
 {
 	bool more, waiting;
@@ -185,6 +206,8 @@ size_t drain_service(struct guest *g)
 		return 0;
 	for (int pass = 0;; pass++) {
 		got += drain_guest(g, ctx->cfg->drain_budget, &more);
+		if (got && !tick_found)
+			tick_busy();
 		if (more) {
 			/* a full budget: the others get their turn first */
 			busy_add(g);
@@ -358,19 +381,30 @@ static void tick_each(struct guest *g, void *arg)
 
 static void tick_cb(evutil_socket_t fd, short what, void *arg)
 {
+	unsigned base = ctx->cfg->drain_interval_ms;
+	bool more;
+
 	(void)fd;
 	(void)what;
 	(void)arg;
-	state_tick(state_now_ns());
+	more = state_tick(state_now_ns());
 	guest_foreach(tick_each, NULL);
+	if (tick_found || more)
+		tick_ms = base;
+	else if (tick_ms < TICK_IDLE_MS)
+		tick_ms = tick_ms * 2 < TICK_IDLE_MS ? tick_ms * 2 : TICK_IDLE_MS;
+	if (tick_ms < base)
+		tick_ms = base;
+	tick_found = false;
+	tick_arm();
 }
 
 static void tick_arm(void)
 {
-	struct timeval tv = tv_from_ms(ctx->cfg->drain_interval_ms);
+	struct timeval tv = tv_from_ms(tick_ms);
 
 	evtimer_del(tick_ev);
-	event_add(tick_ev, &tv);
+	evtimer_add(tick_ev, &tv);
 }
 
 int drain_init(const struct guests_ctx *c, char *err, size_t errlen)
@@ -385,21 +419,24 @@ int drain_init(const struct guests_ctx *c, char *err, size_t errlen)
 		return -1;
 	}
 	evtchn_ev = event_new(base, fd, EV_READ | EV_PERSIST, evtchn_cb, NULL);
-	tick_ev = event_new(base, -1, EV_PERSIST, tick_cb, NULL);
+	tick_ev = evtimer_new(base, tick_cb, NULL);
 	busy_ev = evtimer_new(base, busy_cb, NULL);
 	poll_ev = event_new(base, -1, EV_PERSIST, poll_tick_cb, NULL);
 	if (!evtchn_ev || !tick_ev || !busy_ev || !poll_ev || event_add(evtchn_ev, NULL) < 0) {
 		snprintf(err, errlen, "cannot set up the drain events");
 		return -1;
 	}
+	tick_ms = ctx->cfg->drain_interval_ms;
 	tick_arm();
 	return 0;
 }
 
 void drain_reconfigure(void)
 {
-	if (tick_ev)
+	if (tick_ev) {
+		tick_ms = ctx->cfg->drain_interval_ms;
 		tick_arm();
+	}
 	if (poll_ev && npolling) { /* poll_interval_us may have changed */
 		struct timeval tv = tv_from_us(ctx->cfg->poll_interval_us);
 
@@ -420,5 +457,6 @@ void drain_fini(void)
 		event_free(poll_ev);
 	evtchn_ev = tick_ev = busy_ev = poll_ev = NULL;
 	npolling = 0;
+	tick_found = false;
 	TAILQ_INIT(&busy);
 }

@@ -220,22 +220,25 @@ uint64_t state_domain_live_threads(const struct state_domain *d)
 	return d->live;
 }
 
-void state_tick(uint64_t now_ns)
+bool state_tick(uint64_t now_ns)
 {
 	uint64_t sec = now_ns / 1000000000u;
+	bool more = false;
 
 	state_cur_sec = sec;
 	for (unsigned i = 0; i < state_ndoms; i++) {
 		struct state_domain *d = state_doms[i];
 
 		win_roll(&d->win, sec);
-		state_sites_tick(d);
+		if (state_sites_tick(d))
+			more = true;
 		if (d->dead_at_ns &&
 		    now_ns - d->dead_at_ns >= (uint64_t)state_cfg->dead_keep_s * 1000000000u) {
 			domain_free(d);
 			state_doms[i--] = state_doms[--state_ndoms];
 		}
 	}
+	return more;
 }
 
 /* ---- the stream server's read-outs ---- */

@@ -147,6 +147,9 @@ struct state_domain {
 	uint32_t nthr, thr_cap, free_head;
 	struct tslot *tab;
 	uint32_t tab_mask;
+	bool tab_long;     /* a probe past TAB_PROBE_MAX: rekey at the next update */
+	uint64_t hash_key; /* 0: the unkeyed hash; else the domain's key (thash) */
+	uint64_t hash_rekeys;
 	struct list pending, finished;
 	uint64_t live, threads_total, threads_evicted;
 	/* the two threads looked up last (an event's thread and its arg, a parent and
@@ -193,6 +196,8 @@ uint64_t state_thr_rate(const struct thr *t);
 /* ---- state-threads.c: the thread table (slab, id hash, age lists, eviction) ---- */
 
 void state_tab_resize(struct state_domain *d, uint32_t nslots);
+/* The table rebuilt on a new random key (thash); clears tab_long. */
+void state_tab_rekey(struct state_domain *d);
 /* Line-aligned memory for a thread table, on huge pages from 2 MiB (aborts when out). */
 void *state_table_alloc(size_t bytes, size_t align);
 /* A new pending thread, evicting one (never `avoid`) when full; NO_IDX if none could go. */
@@ -219,8 +224,8 @@ struct mtrace_event;
 void state_site_apply(struct state_domain *d, const struct mtrace_event *ev);
 void state_site_name(struct state_domain *d, const struct mtrace_event *ev);
 void state_module_apply(struct state_domain *d, const struct mtrace_event *ev);
-/* Resolve a bounded number of new sites (from state_tick). */
-void state_sites_tick(struct state_domain *d);
+/* Resolve a bounded number of new sites (from state_tick); true while some wait. */
+bool state_sites_tick(struct state_domain *d);
 void state_sites_free(struct state_domain *d);
 /* "func (file:line)", the site's name, "module+0xoff" or "0xaddr"; "(root)" for NO_IDX. */
 void state_site_display(const struct state_domain *d, uint32_t si, char *buf, size_t len);
@@ -235,21 +240,46 @@ void state_site_display(const struct state_domain *d, uint32_t si, char *buf, si
  * power of two).  Ids are often a counter, and the top bits spread consecutive ids
  * evenly over the table: one probe a lookup at load 0.5 (its middle bits, as taken
  * before, put them on a lattice that clusters: 1.7, and more for new ids).
+ *
+ * The multiplier is public, so a guest can pick ids whose home slots run one after
+ * another: one run of thousands of slots, and every lookup that lands in it walks it,
+ * for every guest's events on our one core.  A probe longer than TAB_PROBE_MAX marks
+ * the table, and the next state update rebuilds it on the ids mixed with a random key
+ * of the domain's (murmur3's finaliser after the xor): ids the guest cannot aim.
+ * An honest guest keeps the cheaper unkeyed hash.
  */
-static inline uint32_t thash(uint64_t id, uint32_t mask)
-{
-	uint64_t top = (id * 0x9E3779B97F4A7C15ull) >> 32;
+#define TAB_PROBE_MAX 64
 
-	return (uint32_t)((top * ((uint64_t)mask + 1)) >> 32);
+static inline uint64_t tab_mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
 }
 
-static inline uint32_t tab_find(const struct state_domain *d, uint64_t id)
+static inline uint32_t thash(const struct state_domain *d, uint64_t id)
 {
-	for (uint32_t j = thash(id, d->tab_mask);; j = (j + 1) & d->tab_mask) {
-		if (d->tab[j].idx == NO_IDX)
-			return NO_IDX;
-		if (d->tab[j].id == id)
+	uint64_t top;
+
+	if (__builtin_expect(d->hash_key != 0, 0))
+		id = tab_mix(id ^ d->hash_key);
+	top = (id * 0x9E3779B97F4A7C15ull) >> 32;
+	return (uint32_t)((top * ((uint64_t)d->tab_mask + 1)) >> 32);
+}
+
+static inline uint32_t tab_find(struct state_domain *d, uint64_t id)
+{
+	uint32_t j = thash(d, id);
+
+	for (uint32_t n = 0;; j = (j + 1) & d->tab_mask, n++) {
+		if (d->tab[j].idx == NO_IDX || d->tab[j].id == id) {
+			if (__builtin_expect(n > TAB_PROBE_MAX, 0))
+				d->tab_long = true;
 			return d->tab[j].idx;
+		}
 	}
 }
 

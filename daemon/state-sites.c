@@ -276,7 +276,7 @@ static void site_resolve(struct state_domain *d, struct site *s)
 	}
 }
 
-void state_sites_tick(struct state_domain *d)
+bool state_sites_tick(struct state_domain *d)
 {
 	unsigned budget = RESOLVE_PER_TICK;
 
@@ -295,6 +295,7 @@ void state_sites_tick(struct state_domain *d)
 			budget--;
 		}
 	}
+	return d->resolve_next < d->nsites;
 }
 
 void state_sites_free(struct state_domain *d)

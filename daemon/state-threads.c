@@ -50,10 +50,14 @@ void *state_table_alloc(size_t bytes, size_t align)
 
 static void tab_insert(struct state_domain *d, uint64_t id, uint32_t idx)
 {
-	uint32_t j = thash(id, d->tab_mask);
+	uint32_t j = thash(d, id), n = 0;
 
-	while (d->tab[j].idx != NO_IDX)
+	while (d->tab[j].idx != NO_IDX) {
 		j = (j + 1) & d->tab_mask;
+		n++;
+	}
+	if (n > TAB_PROBE_MAX)
+		d->tab_long = true;
 	d->tab[j].id = id;
 	d->tab[j].idx = idx;
 }
@@ -73,10 +77,29 @@ void state_tab_resize(struct state_domain *d, uint32_t nslots)
 	free(old);
 }
 
+/*
+ * A guest aimed its ids at one run of slots (thash): the same table, rebuilt on a
+ * random key.  Under a random hash at load <= 1/2 a probe past TAB_PROBE_MAX is next
+ * to impossible; a few rekeys are allowed all the same, then the table stays as it is
+ * rather than being rebuilt at every update.
+ */
+void state_tab_rekey(struct state_domain *d)
+{
+	d->tab_long = false;
+	if (d->hash_rekeys >= 4)
+		return;
+	d->hash_rekeys++;
+	do
+		arc4random_buf(&d->hash_key, sizeof(d->hash_key));
+	while (d->hash_key == 0);
+	state_tab_resize(d, d->tab_mask + 1);
+	d->tab_long = false;
+}
+
 /* Linear-probing delete by backward shift: no tombstones, so lookups stay short. */
 static void tab_delete(struct state_domain *d, uint64_t id)
 {
-	uint32_t mask = d->tab_mask, i = thash(id, mask), j, k;
+	uint32_t mask = d->tab_mask, i = thash(d, id), j, k;
 
 	while (d->tab[i].idx != NO_IDX && d->tab[i].id != id)
 		i = (i + 1) & mask;
@@ -88,7 +111,7 @@ static void tab_delete(struct state_domain *d, uint64_t id)
 			j = (j + 1) & mask;
 			if (d->tab[j].idx == NO_IDX)
 				return;
-			k = thash(d->tab[j].id, mask);
+			k = thash(d, d->tab[j].id);
 			/* move j back to i unless its home k lies cyclically in (i, j] */
 			if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
 				continue;
@@ -145,7 +168,7 @@ static inline __attribute__((always_inline)) void evict_prefetch(const struct st
 
 	if (v == NO_IDX)
 		return;
-	__builtin_prefetch(&d->tab[thash(d->thr[v].id, d->tab_mask)], 1);
+	__builtin_prefetch(&d->tab[thash(d, d->thr[v].id)], 1);
 	__builtin_prefetch((const char *)&d->thr[v] + 64, 1);
 	w = d->thr[v].next;
 	if (w != NO_IDX)

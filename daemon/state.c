@@ -239,6 +239,8 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
 	d->events++;
 	d->win.cur++;
 	apply_one(d, ev);
+	if (__builtin_expect(d->tab_long, 0))
+		state_tab_rekey(d);
 }
 
 /* Ops whose arg is a thread the state looks up. */
@@ -258,7 +260,7 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
 static inline __attribute__((always_inline)) void slot_prefetch(
     const struct state_domain *d, uint64_t id)
 {
-	__builtin_prefetch(&d->tab[thash(id, d->tab_mask)]);
+	__builtin_prefetch(&d->tab[thash(d, id)]);
 }
 
 static inline bool arg_is_thread(uint8_t op)
@@ -279,4 +281,6 @@ void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, si
 		}
 		apply_one(d, &ev[i]);
 	}
+	if (__builtin_expect(d->tab_long, 0))
+		state_tab_rekey(d);
 }

@@ -72,9 +72,10 @@ void state_domain_add_counts(
     struct state_domain *d, uint64_t lost, uint64_t corrupt, uint64_t unknown);
 void state_domain_add_wakeup(struct state_domain *d, bool ratelimited);
 
-/* Advance the rolling windows and expire dead domains; now is CLOCK_MONOTONIC ns.
- * Called from timers, never per event. */
-void state_tick(uint64_t now_ns);
+/* Advance the rolling windows, resolve new sites and expire dead domains; now is
+ * CLOCK_MONOTONIC ns.  Called from timers, never per event.  True while sites wait to
+ * be resolved (the caller comes back soon). */
+bool state_tick(uint64_t now_ns);
 uint64_t state_now_ns(void); /* CLOCK_MONOTONIC */
 
 /* Read-outs for tests and benchmarks. */

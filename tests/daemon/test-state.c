@@ -308,13 +308,14 @@ static void test_hash_spread(void)
 	};
 	static uint8_t used[SLOTS];
 	const uint64_t bases[] = { 1, 1u << 20, 0x7f0012345678ull };
+	struct state_domain dom = { .tab_mask = SLOTS - 1 };
 
 	for (size_t b = 0; b < sizeof(bases) / sizeof(bases[0]); b++) {
 		uint64_t probes = 0;
 
 		memset(used, 0, sizeof(used));
 		for (uint64_t id = bases[b]; id < bases[b] + IDS; id++) {
-			uint32_t j = thash(id, SLOTS - 1);
+			uint32_t j = thash(&dom, id);
 
 			for (probes++; used[j]; j = (j + 1) % SLOTS)
 				probes++;
@@ -325,6 +326,62 @@ static void test_hash_spread(void)
 			fprintf(stderr, "ids from %" PRIu64 ": %.2f probes a lookup\n", bases[b],
 			    (double)probes / IDS);
 	}
+}
+
+/* The longest run of occupied slots in d's table: what a lookup that lands in it walks. */
+static uint32_t longest_run(const struct state_domain *d)
+{
+	uint32_t best = 0, run = 0;
+
+	/* twice round, so that a run across the end counts whole */
+	for (uint64_t j = 0; j < 2 * ((uint64_t)d->tab_mask + 1); j++) {
+		run = d->tab[j & d->tab_mask].idx != NO_IDX ? run + 1 : 0;
+		if (run > best)
+			best = run;
+	}
+	return best;
+}
+
+/*
+ * A guest that knows the hash's multiplier aims its ids at consecutive home slots of
+ * the table it will fill (cap 16384: 32768 slots): one run of 16000 slots, which any
+ * lookup landing in it walks.  The table must notice and rebuild itself on a key the
+ * guest cannot know, keep every thread, and leave an honest guest's hash alone.
+ * cap must be the configured max_threads_per_guest (16384).
+ */
+static void test_hash_aimed(unsigned cap)
+{
+	struct state_domain *d = state_domain_get(6), *h;
+	uint64_t inv = 0x9E3779B97F4A7C15ull;
+	enum {
+		AIMED = 16000
+	};
+
+	for (int k = 0; k < 5; k++) /* Newton: the multiplier's inverse mod 2^64 */
+		inv *= 2 - 0x9E3779B97F4A7C15ull * inv;
+	state_domain_attached(d, 1, MTRACE_CLOCK_MONOTONIC, false);
+	for (uint64_t k = 1; k <= AIMED; k++)
+		ev(d, MTRACE_OP_CREATES, MTRACE_TT_TASK, k, 1, (k << 49) * inv, NULL);
+	/* lookups of ids not there, homed at the start of the run */
+	for (uint64_t k = 0; k < 100; k++)
+		ev(d, MTRACE_OP_FULFILLS, 0, AIMED + k, 1, ((AIMED + 1 + k) << 49) * inv, NULL);
+	CHECK(d->hash_key != 0);
+	CHECK(longest_run(d) < 200);
+	if (longest_run(d) >= 200)
+		fprintf(stderr, "aimed ids: a run of %u slots\n", longest_run(d));
+	for (uint64_t k = 1; k <= AIMED; k++) {
+		uint32_t i = tab_find(d, (k << 49) * inv);
+		CHECK(i != NO_IDX && d->thr[i].id == (k << 49) * inv);
+	}
+	state_domain_forget(6);
+
+	h = state_domain_get(7);
+	state_domain_attached(h, 1, MTRACE_CLOCK_MONOTONIC, false);
+	for (uint64_t id = 2; id <= cap; id++)
+		ev(h, MTRACE_OP_CREATES, MTRACE_TT_TASK, id, 1, id, NULL);
+	CHECK(h->hash_key == 0);
+	CHECK(longest_run(h) <= TAB_PROBE_MAX);
+	state_domain_forget(7);
 }
 
 int main(void)
@@ -350,6 +407,11 @@ int main(void)
 	test_eviction(100);
 	test_all_pending(100);
 	test_slot_reuse(100);
+	state_fini();
+	cfg.max_threads_per_guest = 16384;
+	state_init(&cfg);
+	state_tick(state_now_ns());
+	test_hash_aimed(16384);
 	state_fini();
 	return check_status("state");
 }

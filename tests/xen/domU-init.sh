@@ -22,7 +22,7 @@ for prog in $(echo "$list" | tr '+' ' '); do
 	case $cmd in
 	go\ *)
 		cmd=${cmd#go }
-		until xenstore-read data/mtrace-test/go >/dev/null 2>&1; do sleep 0.1; done;;
+		xen-guest wait go;;
 	bg\ *)
 		${cmd#bg } > /tmp/bg.$i 2>&1 &
 		i=$((i + 1))

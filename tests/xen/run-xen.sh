@@ -73,6 +73,7 @@ declare -A BIN=(
 	[mtrace-load]=$BUILD/guest/mtrace-load
 	[xen-guest]=$BUILD/tests/xen/xen-guest
 	[xen-verify]=$BUILD/tests/xen/xen-verify
+	[sites-guest]=$BUILD/tests/xen/sites-guest
 )
 # MTRACE_XEN_PHASES (default all) selects the dom0 test phases, for working on one
 PHASES=${MTRACE_XEN_PHASES:-all}
@@ -232,7 +233,7 @@ mkcpio() { (cd "$1" && find . | cpio -o -H newc --quiet) > "$2"; }
 
 say "building initramfs images in $WORK"
 base_tree "$WORK/rootU"
-for b in xenif-selftest mtrace-load xen-guest; do
+for b in xenif-selftest mtrace-load xen-guest sites-guest; do
 	[ -n "${BIN[$b]:-}" ] && copy_bin "$WORK/rootU" "${BIN[$b]}" "/bin/$b"
 done
 install -m755 "$HERE/domU-init.sh" "$WORK/rootU/init"
@@ -254,6 +255,14 @@ done
 for b in xenif-selftest xen-verify; do
 	[ -n "${BIN[$b]:-}" ] && copy_bin "$R0" "${BIN[$b]}" "/bin/$b"
 done
+# the debug info of the domU's sites-guest where an administrator puts it: by build-id
+# under the default debug_dirs (the same file: it is built with -g)
+if [ -n "${BIN[sites-guest]:-}" ]; then
+	SITES_BID=$(readelf -n "${BIN[sites-guest]}" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
+	[ -n "$SITES_BID" ] || die "sites-guest has no build-id"
+	install -D -m644 "${BIN[sites-guest]}" \
+		"$R0/usr/lib/debug/.build-id/${SITES_BID:0:2}/${SITES_BID:2}.debug"
+fi
 if [ "$PHASES" = all ] || [ -n "${BIN[mtraced]:-}" ]; then
 	say "meson install --destdir (the dom0 image)"
 	"${MESON:-meson}" install -C "$BUILD" --no-rebuild --quiet --destdir "$WORK/dest" \
@@ -366,6 +375,31 @@ boot() { # log -> sets STALLED, RC
 	sleep 0.3
 }
 
+# What dom0 sends as "XENTEST BLOB name" lines (base64, between begin MD5 and end):
+# checked here with the host's tools (python3, addr2line, readelf), on the same binary
+# the domU ran; the results join the log as XENTEST lines.
+blob() { # log name out -> 0 if complete and intact
+	local md5
+	md5=$(sed -n "s/.*XENTEST INFO blob $2 begin \([0-9a-f]*\).*/\1/p" "$1" | tail -1)
+	sed -n "s/.*XENTEST BLOB $2 //p" "$1" | tr -d '\r' | base64 -d > "$3" 2>/dev/null
+	[ -n "$md5" ] && [ "$(md5sum < "$3" | cut -c1-32)" = "$md5" ]
+}
+host_checks() { # log
+	local log=$1 dom out
+	grep -q 'XENTEST INFO blob sites-guest.out begin' "$log" || return 0
+	dom=$(sed -n 's/.*XENTEST INFO sites domid \([0-9]*\).*/\1/p' "$log" | tail -1)
+	if ! blob "$log" sites-guest.out "$WORK/sites.out" || ! blob "$log" sites.stats "$WORK/sites.stats"; then
+		echo "XENTEST FAIL domU_sites_received: a blob from dom0 is incomplete" >> "$log"
+		return
+	fi
+	if out=$(python3 "$SRC/tests/sites/check_sites.py" "$WORK/sites.out" "$WORK/sites.stats" \
+		"${BIN[sites-guest]}" "$dom" 2>&1); then
+		echo "XENTEST PASS domU_sites_match_addr2line_and_graph (host: $out)" >> "$log"
+	else
+		echo "XENTEST FAIL domU_sites_match_addr2line_and_graph: $(echo "$out" | head -c 1500)" >> "$log"
+	fi
+}
+
 verdict() { # log -> 0 pass
 	local log=$1
 	local pass fail
@@ -384,6 +418,7 @@ for attempt in 1 2; do
 	QS=$SECONDS
 	boot "$LOG"
 	say "qemu ran $((SECONDS - QS)) s"
+	host_checks "$LOG"
 	cp "$LOG" "$ARTIFACT"
 	if verdict "$LOG"; then result=0; break; fi
 	# a silent stall (even dom0's heartbeat stopped) is the known rare TCG hang, at

@@ -141,8 +141,8 @@ verify k-after --timeout 300 --grace 1500 --resume $K --expect $K:0:$NK --expect
 	--any-lost $K:0 --any-lost $K:1 --up $B --up $K --flowing $B
 ev=$(stat_of /run/k-after.stats $K events); lo=$(stat_of /run/k-after.stats $K lost)
 co=$(stat_of /run/k-after.stats $K corrupt)
-if wait_key $K rc-2-n 1500; then
-	s=$(stdout_of $K stdout-2 | tr -d '\n'); rc=$(stdout_of $K rc-2 | tr -d ' \n')
+if wait_key $K rc-3-n 1500; then
+	s=$(stdout_of $K stdout-3 | tr -d '\n'); rc=$(stdout_of $K rc-3 | tr -d ' \n')
 	per=$(echo "$s" | sed 's/.*"per_ring": *\[//' | grep -o '"events": *[0-9]*' | grep -o '[0-9]*$' | tr '\n' ' ')
 else
 	rc=none per=none

@@ -17,6 +17,9 @@
  *       that the domU's next program can open one).  The summary (a JSON line)
  *       goes to stdout and to xenstore data/mtrace-test/summary.
  *
+ *   xen-guest wait KEY
+ *       until dom0 writes data/mtrace-test/KEY (for /init)
+ *
  *   xen-guest publish KEY FILE
  *       FILE into xenstore data/mtrace-test/KEY-0, KEY-1, ... and KEY-n (for /init)
  *
@@ -29,6 +32,8 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,8 +67,12 @@ static void sleep_s(double s)
 	nanosleep(&t, NULL);
 }
 
-/* dom0 starts each check at a moment it chooses by writing our data/mtrace-test/go */
-static int wait_key(const char *backend, const char *key)
+/* dom0 starts each check at a moment it chooses by writing our data/mtrace-test/KEY:
+ * 0 once it is there, 1 after timeout seconds without it, -1 on error.  Waited for
+ * with a xenstore watch (set before the first read, so no write is missed), not by
+ * reading in a loop: each read wakes xenstored in dom0, which is dear under TCG
+ * while the other domains boot. */
+static int wait_key_for(const char *backend, const char *key, double timeout)
 {
 	char err[256];
 	struct xenif *xs = xenif_open(backend, NULL, XENIF_XS, err, sizeof err);
@@ -73,12 +82,32 @@ static int wait_key(const char *backend, const char *key)
 	}
 	char *v;
 	char path[128];
+	double end = now() + timeout;
 	snprintf(path, sizeof path, "data/mtrace-test/%s", key);
-	while (!(v = xs->ops->xs_read(xs, 0, path, NULL)))
-		sleep_s(0.05);
+	int fd = xs->ops->xs_watch(xs, path, "go") == 0 ? xs->ops->xs_fileno(xs) : -1;
+	while (!(v = xs->ops->xs_read(xs, 0, path, NULL))) {
+		double left = end - now();
+		if (left <= 0)
+			break;
+		if (fd >= 0) {
+			/* a bounded wait: the read above settles it, whatever the watch says */
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+			struct xenif_xs_watch_event ev;
+			poll(&p, 1, left < 1 ? (int)(left * 1000) + 1 : 1000);
+			while (xs->ops->xs_read_watch(xs, &ev) == 0)
+				;
+		} else {
+			sleep_s(left < 0.05 ? left : 0.05);
+		}
+	}
 	free(v);
 	xenif_close(xs);
-	return 0;
+	return v ? 0 : 1;
+}
+
+static int wait_key(const char *backend, const char *key)
+{
+	return wait_key_for(backend, key, INFINITY) == 0 ? 0 : -1;
 }
 
 /* Scribble over every ring and storm the event channel for `seconds`. */
@@ -357,18 +386,14 @@ static int run_load(int argc, char **argv)
 			mtrace_switch(mtrace_guest_ring(g, i), k);
 		sleep_s(1 / then_rate);
 	}
-	char upath[128];
-	snprintf(upath, sizeof upath, "data/mtrace-test/%s", until_key ? until_key : "");
-	while (now() < until) {
-		char *v = until_key ? xs->ops->xs_read(xs, 0, upath, NULL) : NULL;
-		if (v) {
-			free(v);
-			/* dom0 is done with this session: close it, for the next one */
-			mtrace_guest_close(g);
-			return 0;
-		}
-		sleep_s(until_key ? 0.2 : until - now());
+	if (until_key && until > now() &&
+	    wait_key_for(cfg.backend, until_key, until - now()) == 0) {
+		/* dom0 is done with this session: close it, for the next one */
+		mtrace_guest_close(g);
+		return 0;
 	}
+	if (until > now())
+		sleep_s(until - now());
 	/* leave the session as it is: dom0 must drain what is left before the grants go */
 	return 0;
 }
@@ -411,6 +436,15 @@ static int run_publish(int argc, char **argv)
 	return rc;
 }
 
+static int run_wait(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: xen-guest wait KEY\n");
+		return 2;
+	}
+	return wait_key("xen", argv[1]) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -420,6 +454,8 @@ int main(int argc, char **argv)
 		return run_garbage(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "publish"))
 		return run_publish(argc - 1, argv + 1);
-	fprintf(stderr, "usage: xen-guest load|garbage|publish [options]\n");
+	if (argc > 1 && !strcmp(argv[1], "wait"))
+		return run_wait(argc - 1, argv + 1);
+	fprintf(stderr, "usage: xen-guest load|garbage|publish|wait [options]\n");
 	return 2;
 }
