@@ -15,9 +15,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <linux/sockios.h>
 
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -37,9 +40,13 @@
 /* Control messages (domain up/down, loss, errors) are small and few; a client that
  * lets even those pile up this far past its cap is not reading at all and is closed. */
 #define CONTROL_SLACK     (1u << 20)
-#define PARTIAL_TIMEOUT_S 5           /* a request frame left half-sent this long is bad */
-#define CLOSE_TIMEOUT_S   2           /* time to flush an Error before closing anyway */
-#define MAX_SINGLE_WRITE  (64u << 20) /* no cap of ours: the socket's is enough */
+#define PARTIAL_TIMEOUT_S 5 /* a request frame left half-sent this long is bad */
+/* An Error is queued behind what the client has not read yet: the client has
+ * CLOSE_TIMEOUT_S to read on towards it, again each time it did, CLOSE_MAX_S in all
+ * (a slow reader still gets told why; one that stopped reading is closed). */
+#define CLOSE_TIMEOUT_S  2
+#define CLOSE_MAX_S      30
+#define MAX_SINGLE_WRITE (64u << 20) /* no cap of ours: the socket's is enough */
 /* Clients past client_coalesce_rate events a second get coalesced writes (client_coalesce_us),
  * measured over windows of COALESCE_WINDOW_NS: far above the rates where the latency
  * of single events matters, far below where wake-ups dominate. */
@@ -77,6 +84,20 @@ static void write_resume(struct stream_client *c);
 static size_t out_len(const struct stream_client *c)
 {
 	return evbuffer_get_length(bufferevent_get_output(c->bev));
+}
+
+/*
+ * What the client has not read yet: our buffer, and the socket's (SO_SNDBUF is large,
+ * and the kernel wakes a writer only once most of it is free, so a client reading on
+ * can leave our buffer as it was for seconds).
+ */
+static size_t unread(const struct stream_client *c)
+{
+	int inflight = 0;
+
+	if (ioctl(bufferevent_getfd(c->bev), SIOCOUTQ, &inflight) < 0 || inflight < 0)
+		inflight = 0;
+	return out_len(c) + (size_t)inflight;
 }
 
 /* Queue one framed message: small ones copied, large ones by reference (COPY_MAX). */
@@ -157,6 +178,7 @@ void stream_client_error(struct stream_client *c, Mtrace__Error__Code code, cons
 	if (c->closing)
 		return;
 	c->closing = true;
+	c->close_left = unread(c);
 	write_resume(c);
 	bufferevent_disable(c->bev, EV_READ);
 	bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
@@ -338,7 +360,18 @@ static void stats_cb(evutil_socket_t fd, short what, void *arg)
 
 static void close_cb(evutil_socket_t fd, short what, void *arg)
 {
-	client_free(arg);
+	struct stream_client *c = arg;
+	size_t left = c->close_left ? unread(c) : 0;
+
+	if (c->close_left && left && left < c->close_left &&
+	    ++c->close_rounds < CLOSE_MAX_S / CLOSE_TIMEOUT_S) {
+		struct timeval tv = { CLOSE_TIMEOUT_S, 0 };
+
+		c->close_left = left;
+		event_add(c->close_ev, &tv);
+		return;
+	}
+	client_free(c);
 }
 
 static void hello_cb(evutil_socket_t fd, short what, void *arg)

@@ -32,6 +32,8 @@ struct stream_client {
 	uid_t uid;
 	bool hello;                /* the client's Hello was accepted */
 	bool closing;              /* flushing a last message, then close */
+	size_t close_left;         /* bytes queued at the last close check (0: none) */
+	unsigned close_rounds;     /* close checks that found the client reading on */
 	bool stats_pending;        /* a Stats came due while congested */
 	Mtrace__ClientMsg *submsg; /* owns *sub */
 	const Mtrace__Subscribe *sub;

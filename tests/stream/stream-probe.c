@@ -2,12 +2,13 @@
  * stream-probe - a scriptable misbehaving (or slow) client for the stream tests.
  *
  *   stream-probe -s|--socket SOCK [-H] [-S] [-I STATS_MS] [-x HEX]... [-a EVENTS]
- *                [-P COOKIE] [-c] [-p SECONDS] [-T|--time SECONDS]
+ *                [-P COOKIE] [-c] [-p SECONDS] [-z MS] [-T|--time SECONDS]
  *
  * -H: do not answer the daemon's Hello; -S: subscribe to all events (-I: and to
  * statistics every STATS_MS, printed as "stats DROPPED_FOR_CLIENT"); -x: send these
  * bytes as they are (-a: only once this many events came); -P: send a Ping; -c: close right after sending (a client gone
- * mid-frame); -p: sleep before reading (a stalled client); -T: give up reading after
+ * mid-frame); -p: sleep before reading (a stalled client); -z: sleep MS after each message
+ * (a slow but steady reader); -T: give up reading after
  * this long.  Prints one line per message received ("error 1 ...", "events 123",
  * "loss 0 0 4567", "goodbye", "eof") and a final "summary events=N dropped=D".
  */
@@ -43,7 +44,7 @@ int main(int argc, char **argv)
 	bool subscribe = false, close_now = false;
 	double pause = 0, limit = 10;
 	uint64_t events = 0, dropped = 0, ping = 0, send_after = 0;
-	unsigned stats_ms = 0;
+	unsigned stats_ms = 0, nap_ms = 0;
 	static uint8_t sendbuf[1 << 20];
 	size_t sendlen = 0;
 	struct mtc *c;
@@ -57,7 +58,7 @@ int main(int argc, char **argv)
 		{ "time", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
-	while ((ch = getopt_long(argc, argv, "s:HSI:x:a:P:cp:T:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:HSI:x:a:P:cp:z:T:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'I':
 			stats_ms = (unsigned)atoi(optarg);
@@ -85,6 +86,9 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			pause = atof(optarg);
+			break;
+		case 'z':
+			nap_ms = (unsigned)atoi(optarg);
 			break;
 		case 'T':
 			limit = atof(optarg);
@@ -172,6 +176,8 @@ int main(int argc, char **argv)
 			break;
 		}
 		mtc_msg_free(m);
+		if (nap_ms)
+			usleep((useconds_t)nap_ms * 1000);
 	}
 	printf("summary events=%" PRIu64 " dropped=%" PRIu64 "\n", events, dropped);
 	mtc_close(c);
