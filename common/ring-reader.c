@@ -30,7 +30,9 @@
 #define RING_MAX_ROUNDS 64
 
 _Static_assert(RING_CHUNK >= 2 * MTRACE_REC_MAX, "a chunk holds a whole record");
-_Static_assert(RING_READER_WINDOW_EVENTS == RING_CHUNK / MTRACE_REC_FIXED, "events a window holds");
+_Static_assert(RING_READER_WINDOW_EVENTS == RING_CHUNK / MTRACE_REC_CREATES_SITE * 2 &&
+        RING_READER_WINDOW_EVENTS >= RING_CHUNK / MTRACE_REC_FIXED,
+    "events a window holds");
 
 struct ring_reader {
 	struct mtrace_ring_hdr *hdr; /* mapped, guest-writable */

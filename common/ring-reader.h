@@ -88,11 +88,11 @@ size_t ring_reader_drain(
  * a CREATES and the SITE event its record carries are never split, so a drain may
  * deliver one event past budget.
  * Their strings point into that copy and are valid until cb returns.  A copy window
- * holds at most RING_READER_WINDOW_EVENTS events: with cap that large, each window is
- * handed over whole.
+ * holds at most RING_READER_WINDOW_EVENTS events (every record a 48-byte CREATES with
+ * its site, two events each): with cap that large, each window is handed over whole.
  */
 #define RING_READER_WINDOW_BYTES  (16u * 1024)
-#define RING_READER_WINDOW_EVENTS (RING_READER_WINDOW_BYTES / 32)
+#define RING_READER_WINDOW_EVENTS (RING_READER_WINDOW_BYTES / 48 * 2)
 typedef void (*ring_batch_cb)(const struct mtrace_event *ev, size_t n, void *arg);
 size_t ring_reader_drain_batch(struct ring_reader *r, size_t budget, struct mtrace_event *ev,
     size_t cap, ring_batch_cb cb, void *arg, bool *more);
