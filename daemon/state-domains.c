@@ -59,7 +59,7 @@ double state_win_rate(const struct win *w, uint64_t now_sec, unsigned secs)
 
 static void domain_free_tables(struct state_domain *d)
 {
-	free(d->thr);
+	state_slab_free(d);
 	free(d->past);
 	free(d->tab);
 	strtab_free(&d->labels);

@@ -142,9 +142,9 @@ struct state_domain {
 	uint32_t running_idx; /* its slot, NO_IDX if untracked */
 
 	/* threads: slab + id hash + two lists in age order */
-	struct thr *thr;
+	struct thr *thr;       /* a mapping of thr_res entries, thr_cap of them in use */
 	struct thr_past *past; /* beside thr[], thr_cap entries */
-	uint32_t nthr, thr_cap, free_head;
+	uint32_t nthr, thr_cap, thr_res, free_head;
 	struct tslot *tab;
 	uint32_t tab_mask;
 	bool tab_long;     /* a probe past TAB_PROBE_MAX: rekey at the next update */
@@ -204,6 +204,7 @@ void *state_table_alloc(size_t bytes, size_t align);
 uint32_t state_thr_new(struct state_domain *d, uint64_t id, uint64_t ts, uint64_t parent,
     uint8_t type, uint32_t avoid);
 void state_thr_remove(struct state_domain *d, uint32_t i);
+void state_slab_free(struct state_domain *d);
 
 /* ---- state-strtab.c: interned strings (labels, failures, counter names) ---- */
 

@@ -144,15 +144,70 @@ void state_thr_remove(struct state_domain *d, uint32_t i)
 	d->nthr--;
 }
 
-/* The slab, line-aligned (struct thr is): realloc only promises 16 bytes. */
-static struct thr *slab_grow(struct thr *old, uint32_t n, uint32_t ncap)
+/*
+ * The slab is one private mapping that reserves room for max_threads_per_guest
+ * entries up front (MAP_NORESERVE: a page costs memory only once a thread is put in
+ * it, and the slab is filled from its start).  Growing the table is then only a
+ * longer free list: the entries are never copied and never move, and no page is
+ * faulted in twice.  Doubling a malloc'd slab copied it at every step into fresh
+ * pages, and with many guests still filling their tables (100 guests of
+ * bench/daemon/growth.sh) the copies and their page faults were 3-4 % of mtraced's
+ * time.  A cap raised on reload, or a reservation the kernel refuses (strict
+ * overcommit), grows the mapping with mremap instead, which moves page tables, not
+ * bytes.
+ */
+static size_t slab_bytes(uint32_t n)
 {
-	struct thr *t = state_table_alloc((size_t)ncap * sizeof(*t), _Alignof(struct thr));
+	size_t b = (size_t)n * sizeof(struct thr), unit = b >= HUGE_MIN ? HUGE_PAGE : 4096;
 
-	if (n)
-		memcpy(t, old, (size_t)n * sizeof(*t));
-	free(old);
-	return t;
+	return (b + unit - 1) & ~(unit - 1);
+}
+
+static bool slab_map(struct state_domain *d, uint32_t n)
+{
+	size_t nb = slab_bytes(n);
+	void *p;
+
+	if (d->thr) {
+		p = mremap(d->thr, slab_bytes(d->thr_res), nb, MREMAP_MAYMOVE);
+	} else {
+		/* a large one 2 MiB longer, trimmed to start on a huge-page boundary */
+		size_t slack = nb >= HUGE_MIN ? HUGE_PAGE : 0, head;
+		char *q = mmap(NULL, nb + slack, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (q == MAP_FAILED)
+			return false;
+		head = slack ? (HUGE_PAGE - ((uintptr_t)q & (HUGE_PAGE - 1))) & (HUGE_PAGE - 1) : 0;
+		if (head)
+			munmap(q, head);
+		if (slack - head)
+			munmap(q + head + nb, slack - head);
+		p = q + head;
+	}
+	if (p == MAP_FAILED)
+		return false;
+	/* small pages until the threads in use fill HUGE_MIN (slab_used): a guest with a
+	 * raised cap and few threads must not take a 2 MiB page for them */
+	(void)madvise(p, nb, MADV_NOHUGEPAGE);
+	d->thr = p;
+	d->thr_res = n;
+	return true;
+}
+
+/* The slab now holds n entries in use: from HUGE_MIN up, on huge pages (a hint:
+ * refused is only slower). */
+static void slab_used(struct state_domain *d, uint32_t n)
+{
+	if ((size_t)n * sizeof(struct thr) >= HUGE_MIN)
+		(void)madvise(d->thr, slab_bytes(d->thr_res), MADV_HUGEPAGE);
+}
+
+void state_slab_free(struct state_domain *d)
+{
+	if (d->thr)
+		munmap(d->thr, slab_bytes(d->thr_res));
+	d->thr = NULL;
+	d->thr_res = 0;
 }
 
 /*
@@ -183,7 +238,11 @@ static uint32_t thr_alloc(struct state_domain *d, uint32_t avoid)
 		uint32_t ncap = d->thr_cap ? d->thr_cap * 2 : 64;
 		if (ncap > max)
 			ncap = max;
-		d->thr = slab_grow(d->thr, d->thr_cap, ncap);
+		if (ncap > d->thr_res && !slab_map(d, max) && !slab_map(d, ncap)) {
+			fprintf(stderr, "mtraced: out of memory (%u threads)\n", ncap);
+			abort();
+		}
+		slab_used(d, ncap);
 		d->past = xreallocarray(d->past, ncap, sizeof(*d->past));
 		for (i = ncap; i-- > d->thr_cap;) {
 			d->thr[i].next = d->free_head;

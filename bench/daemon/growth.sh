@@ -4,12 +4,18 @@
 #   guests   1, 10 and 100 busy guests (GUESTS), TOTAL_RATE events/s in all, split evenly
 #   threads  one guest (2 rings) with 1 k, 100 k and 1 M live threads (THREADS), the
 #            per-guest thread cap raised to fit (max_threads_per_guest = 2 x threads)
-# Each row: events written and lost, mtraced's CPU ns per event read (utime + stime over
-# the run, so other people's load on the machine does not count), its peak and final
-# memory (VmHWM, RssAnon: the daemon's own heap; RssShmem: the mapped guest rings).
+# Each row: events written; read (written less what was lost in the rings, which is what
+# mtraced decoded and applied), received by the client and dropped for it (the stream
+# dropped them for a client that fell behind: mtraced still did their work); mtraced's
+# CPU ns per event read (utime + stime over the run, so other people's load on the
+# machine does not count; per event *received* it would charge the client's drops to
+# mtraced), beside it per event received and the client's own CPU per event; mtraced's
+# peak and final memory (VmHWM, RssAnon: the daemon's own heap; RssShmem: the rings).
 # Knobs: TOTAL_RATE (default 10000000), SECS (seconds of events, default 4), GUESTS,
 # THREADS, PAGES (data pages per ring, default 128), GUEST_CLOCK (mtrace-load --clock,
-# default tsc), MTRACED_OPTS.
+# default tsc), MTRACED_OPTS, PERF_OUT (a path prefix: `perf record` of mtraced during
+# each row into PERF_OUT.LABEL, with PERF_OPTS, default -g), KEEP=1 (keep the last
+# row's files: the guests' and the client's summaries).
 set -u
 B=$(cd "${1:?usage: growth.sh BUILD_DIR [guests] [threads]}" && pwd)
 shift
@@ -31,7 +37,7 @@ cleanup() {
 	[ -n "$CPID" ] && kill "$CPID" 2>/dev/null
 	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null
 	[ -d "$T/sim" ] && "$SIMXEN" -d "$T/sim" stop >/dev/null 2>&1
-	rm -rf "$T"
+	if [ -n "${KEEP:-}" ]; then echo "kept $T"; else rm -rf "$T"; fi
 }
 trap cleanup EXIT
 
@@ -63,8 +69,15 @@ run() {
 			--summary "$T/load$i.json" -r "$rings" -p "$PAGES" -t "$nthr" -R "$per" \
 			-n "$n" --batch-us "$bus" --clock "$GUEST_CLOCK" >/dev/null || exit 1
 	done
+	local ppid=
+	if [ -n "${PERF_OUT:-}" ]; then
+		# shellcheck disable=SC2086
+		perf record -q ${PERF_OPTS:--g} -e cpu-clock -p "$DPID" -o "$PERF_OUT.$label" 2>/dev/null &
+		ppid=$!
+	fi
 	wait "$CPID"
 	CPID=
+	[ -n "$ppid" ] && kill -INT "$ppid" && wait "$ppid"
 	kill -0 "$DPID" 2>/dev/null || { echo "ROW $label: mtraced died (see dmesg)"; DPID=; return 1; }
 	for _ in $(seq 600); do
 		[ "$(ls "$T"/load*.json 2>/dev/null | wc -l)" -ge "$ng" ] && break
@@ -88,11 +101,18 @@ c = json.load(open(d + "/client.json"))
 w = sum(l["events"] for l in loads)
 span = max(l["elapsed_s"] for l in loads)
 got = c["events"]
-print("ROW %-16s guests %3d  written %9d (%.1f M/s while all ran ~%.1f s)  received %9d  "
-      "lost %6.3f %%  mtraced %6.1f ns/event  VmHWM %7.1f MiB  RssAnon %7.1f MiB  "
-      "RssShmem %6.1f MiB" % (label, len(loads), w, w / span / 1e6, span, got,
-      100.0 * (w - got) / max(w, 1), cpu * 1e9 / max(got, 1), hwm / 1024, anon / 1024,
-      shm / 1024))
+ring = c.get("lost_in_ring", 0)
+dropped = c.get("dropped_for_client", 0)
+read = w - ring  # what mtraced decoded and applied: received + dropped for the client
+print("ROW %-16s guests %3d  written %9d (%.1f M/s while all ran ~%.1f s)  read %9d  "
+      "received %9d  lost in ring %6.3f %%  dropped for client %6.3f %%  "
+      "mtraced %6.1f ns/event read (%.1f per event received)  client %.1f ns/event  "
+      "VmHWM %7.1f MiB  RssAnon %7.1f MiB  RssShmem %6.1f MiB"
+      % (label, len(loads), w, w / span / 1e6, span, read, got, 100.0 * ring / max(w, 1),
+         100.0 * dropped / max(w, 1), cpu * 1e9 / max(read, 1), cpu * 1e9 / max(got, 1),
+         c.get("cpu_ns_per_event", 0), hwm / 1024, anon / 1024, shm / 1024))
+if read + 0 != got + dropped:
+    print("  (read %d != received %d + dropped %d: the client ended early)" % (read, got, dropped))
 if len(loads) != ng:
     print("  (only %d of %d guest summaries)" % (len(loads), ng))
 EOF

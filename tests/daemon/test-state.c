@@ -384,6 +384,44 @@ static void test_hash_aimed(unsigned cap)
 	state_domain_forget(7);
 }
 
+/*
+ * The slab is reserved for the cap when the first thread comes and grows in place:
+ * the entries never move (a doubling slab was copied into fresh pages at every step,
+ * which with many guests filling their tables cost page faults and copies), and a cap
+ * raised by a reload grows it further with every thread kept as it was.
+ */
+static void test_slab_in_place(struct mtraced_config *cfg, unsigned cap)
+{
+	struct state_domain *d = state_domain_get(8);
+	const struct thr *first;
+	bool same = true, kept = true;
+
+	state_domain_attached(d, 1, MTRACE_CLOCK_MONOTONIC, false);
+	ev(d, MTRACE_OP_SWITCH, 0, 1, 100, 0, NULL);
+	first = d->thr;
+	for (uint64_t id = 101; id < 100 + cap; id++) {
+		ev(d, MTRACE_OP_CREATES, MTRACE_TT_TASK, id, 100, id, NULL);
+		same &= d->thr == first;
+	}
+	CHECK(same && d->thr_cap == cap && d->nthr == cap && d->threads_evicted == 0);
+	/* a reload raises the cap: the table grows past its reservation */
+	cfg->max_threads_per_guest = 4 * cap;
+	state_reconfigure(cfg);
+	for (uint64_t id = 100 + cap; id < 100 + 4 * cap; id++)
+		ev(d, MTRACE_OP_CREATES, MTRACE_TT_TASK, id, 100, id, NULL);
+	for (uint64_t id = 100; id < 100 + 4 * cap; id++) {
+		uint32_t i = tab_find(d, id);
+		kept &= i != NO_IDX && d->thr[i].id == id && d->thr[i].state == TS_PENDING &&
+		    d->thr[i].parent == (id == 100 ? MTRACE_THREAD_NONE : 100) &&
+		    d->thr[i].created_ns == (id == 100 ? 1 : id);
+	}
+	CHECK(kept && d->nthr == 4 * cap && d->threads_evicted == 0 && d->live == 4 * cap);
+	CHECK(d->thr[tab_find(d, 100)].children == 4 * cap - 1);
+	state_domain_forget(8);
+	cfg->max_threads_per_guest = cap;
+	state_reconfigure(cfg);
+}
+
 int main(void)
 {
 	struct mtraced_config cfg;
@@ -412,6 +450,12 @@ int main(void)
 	state_init(&cfg);
 	state_tick(state_now_ns());
 	test_hash_aimed(16384);
+	test_slab_in_place(&cfg, 16384);
+	state_fini();
+	cfg.max_threads_per_guest = 1u << 17; /* a raised cap: a huge-page slab */
+	state_init(&cfg);
+	state_tick(state_now_ns());
+	test_slab_in_place(&cfg, 1u << 17);
 	state_fini();
 	return check_status("state");
 }
