@@ -55,7 +55,7 @@ run() {
 		-o max_pages_total=$(((ng * rings * (PAGES + 1)) + 4096)) ${MTRACED_OPTS:-} &
 	DPID=$!
 	for _ in $(seq 200); do [ -S "$T/sock" ] && break; sleep 0.05; done
-	timeout $((SECS + 120)) "$CLIENT" -s "$T/sock" -q -i 3000 >"$T/client.json" &
+	timeout $((SECS + 120)) "$CLIENT" -s "$T/sock" -q -i "${CLIENT_IDLE_MS:-3000}" ${CLIENT_OPTS:-} >"$T/client.json" &
 	CPID=$!
 	per=$((TOTAL_RATE / ng / rings))
 	n=$((per * SECS))
