@@ -229,7 +229,7 @@ static void group_send(struct stream_group *g, struct acc *a)
 	eb.str = strs;
 	eb.n_str_ref = a->nref;
 	eb.str_ref = a->str_ref;
-	b = stream_blob_pack_events(&eb);
+	b = stream_blob_pack_events(&eb, UINT8_MAX); /* op and type are bytes */
 	mem.encoded++;
 	/* NULL cannot happen within the ACC_MAX_* bounds short of ENOMEM: a drop for
 	 * every member then, so nobody silently misses events. */
@@ -372,50 +372,127 @@ static int acc_room(struct stream_group *g, struct acc *a, bool str)
 	return acc_grow(a) == 0 && has_room(a, str) ? 0 : -1;
 }
 
+/* An event of ev the group selects: its op, then its thread's label. */
+static bool selects(const struct stream_group *g, uint32_t domid, const struct mtrace_event *e)
+{
+	return (g->all_ops || (g->ops[e->op >> 3] & (1u << (e->op & 7)))) &&
+	    label_matches(g, domid, e->thread);
+}
+
+/* Ops that carry a string, one byte each: read per event (ops.h's table has wide rows). */
+static uint8_t op_has_str[256];
+
+static void __attribute__((constructor)) op_has_str_init(void)
+{
+	for (unsigned op = 0; op < 256; op++)
+		op_has_str[op] = mtrace_op_has_string(op);
+}
+
+/* Append e to a with every check: a batch's first event, a string, full columns, a
+ * delta that does not fit. */
+static void acc_append(
+    struct stream_group *g, struct acc *a, uint32_t domid, const struct mtrace_event *e)
+{
+	bool str = op_has_str[e->op];
+	size_t k = a->n;
+
+	/* A batch ends where its frame would grow too large or a delta not fit. */
+	if (k &&
+	    (k >= ACC_MAX_EVENTS || !delta_fits(e->ts - a->last_ts) ||
+	        (str && strtab_bytes(&a->dict.t) + e->str_len + 1 > ACC_MAX_STR)))
+		group_send(g, a);
+	if (acc_room(g, a, str) < 0 ||
+	    (str && acc_add_str(a, e->str ? e->str : "", e->str ? e->str_len : 0) < 0)) {
+		group_drop(g, domid, 1);
+		return;
+	}
+	k = a->n;
+	if (k == 0) {
+		a->first_seq = e->seq;
+		a->base_ts = a->last_ts = e->ts;
+	}
+	a->dts[k] = (int32_t)(int64_t)(e->ts - a->last_ts);
+	a->last_ts = e->ts;
+	a->op[k] = e->op;
+	a->thread[k] = (int64_t)e->thread;
+	a->arg[k] = (int64_t)e->arg;
+	a->type[k] = e->type;
+	a->n = k + 1;
+}
+
+/*
+ * Most events land in a batch already begun with room for them, follow the previous
+ * one within a 32-bit delta and have no string or one the batch's dictionary has
+ * cached: copy the leading run of those in ev into a's columns and return how many
+ * that was.  The columns and the counts stay in locals: stores to the int64_t columns
+ * could alias a's own counters, so going through a would reload them for every event.
+ */
+static size_t acc_copy_run(struct acc *a, const struct mtrace_event *ev, size_t n)
+{
+	size_t k = a->n, m = a->cap - k, nref = a->nref, j;
+	uint64_t last = a->last_ts;
+	int32_t *dts = a->dts + k;
+	uint32_t *op = a->op + k, *type = a->type + k, *ref = a->str_ref;
+	int64_t *thread = a->thread + k, *arg = a->arg + k;
+	/* past client_batch_total a string event takes acc_append (which sends early) */
+	bool str_room = mem.bytes <= batch_cap;
+
+	if (k == 0)
+		return 0; /* a batch's first event sets its base */
+	if (m > n)
+		m = n;
+	for (j = 0; j < m; j++) {
+		const struct mtrace_event *e = &ev[j];
+		uint64_t d = e->ts - last;
+
+		/* delta_fits in one compare */
+		if (d + 0x80000000u > UINT32_MAX)
+			break;
+		if (op_has_str[e->op]) {
+			struct stream_dict_hit key, *slot;
+			uint32_t idx;
+
+			if (!str_room || !e->str ||
+			    !stream_dict_cached(&a->dict, e->str, e->str_len, &key, &slot, &idx))
+				break;
+			ref[nref++] = idx;
+		}
+		dts[j] = (int32_t)(int64_t)d;
+		op[j] = e->op;
+		thread[j] = (int64_t)e->thread;
+		arg[j] = (int64_t)e->arg;
+		type[j] = e->type;
+		last = e->ts;
+	}
+	a->n = k + j;
+	a->nref = nref;
+	a->last_ts = last;
+	return j;
+}
+
 static void group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clock,
     const struct mtrace_event *ev, size_t n)
 {
-	bool everything = g == &shared;
 	struct acc *a;
 
-	if (!everything && !state_domain_matches(domid, g->sub))
+	if (g != &shared && !state_domain_matches(domid, g->sub))
 		return;
 	a = group_acc(g, domid, ring, clock);
 	if (!a) {
 		group_drop(g, domid, n);
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct mtrace_event *e = &ev[i];
-		bool str = mtrace_op_has_string(e->op);
-		size_t k = a->n;
-
-		if (!everything &&
-		    ((!g->all_ops && !(g->ops[e->op >> 3] & (1u << (e->op & 7)))) ||
-		        !label_matches(g, domid, e->thread)))
-			continue;
-		/* A batch ends where its frame would grow too large or a delta not fit. */
-		if (k &&
-		    (k >= ACC_MAX_EVENTS || !delta_fits(e->ts - a->last_ts) ||
-		        (str && strtab_bytes(&a->dict.t) + e->str_len + 1 > ACC_MAX_STR)))
-			group_send(g, a);
-		if (acc_room(g, a, str) < 0 ||
-		    (str && acc_add_str(a, e->str ? e->str : "", e->str ? e->str_len : 0) < 0)) {
-			group_drop(g, domid, 1);
-			continue;
+	if (g == &shared) {
+		/* every event: runs without checks, the others one by one */
+		for (size_t i = 0; i < n; i++) {
+			i += acc_copy_run(a, ev + i, n - i);
+			if (i < n)
+				acc_append(g, a, domid, &ev[i]);
 		}
-		k = a->n;
-		if (k == 0) {
-			a->first_seq = e->seq;
-			a->base_ts = a->last_ts = e->ts;
-		}
-		a->dts[k] = (int32_t)(int64_t)(e->ts - a->last_ts);
-		a->last_ts = e->ts;
-		a->op[k] = e->op;
-		a->thread[k] = (int64_t)e->thread;
-		a->arg[k] = (int64_t)e->arg;
-		a->type[k] = e->type;
-		a->n = k + 1;
+	} else {
+		for (size_t i = 0; i < n; i++)
+			if (selects(g, domid, &ev[i]))
+				acc_append(g, a, domid, &ev[i]);
 	}
 	if (a->n)
 		schedule_flush();
