@@ -25,6 +25,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "clock.h"
 #include "frame.h"
 #include "label-prefix.h"
 #include "log.h"
@@ -42,6 +43,8 @@
 #define ACC_MAX_STR    (512u * 1024)
 
 #define ACC_MIN_EVENTS 256u
+/* Columns nobody wrote to for this long are given back (stream_batch_flush). */
+#define ACC_IDLE_NS 1000000000u
 /* Bytes per event of the columns below. */
 #define COL_BYTES (sizeof(int32_t) + 2 * sizeof(uint32_t) + 2 * sizeof(int64_t) + sizeof(uint32_t))
 
@@ -61,6 +64,7 @@ struct acc {
 	struct stream_dict dict; /* the batch's distinct strings */
 	uint32_t *str_ref;       /* per event with a string: index into dict */
 	size_t nref;             /* <= n: str_ref has the columns' capacity */
+	uint64_t idle_since;     /* CLOCK_MONOTONIC of the first flush it had nothing; 0: busy */
 };
 
 struct stream_group {
@@ -247,19 +251,29 @@ void stream_batch_flush(void)
 {
 	struct stream_group *g;
 	struct acc *a, *next;
+	uint64_t now = 0;
 
 	flush_scheduled = false;
 	for (g = group_next(NULL); g; g = group_next(g)) {
 		for (a = TAILQ_FIRST(&g->accs); a; a = next) {
 			next = TAILQ_NEXT(a, entry);
-			if (a->n == 0) {
-				/* Idle for a whole turn: give the columns back, or every filter
-				 * times every ring ever seen would keep its buffers forever. */
-				TAILQ_REMOVE(&g->accs, a, entry);
-				acc_free(a);
+			if (a->n) {
+				a->idle_since = 0;
+				group_send(g, a);
 				continue;
 			}
-			group_send(g, a);
+			/* Idle for ACC_IDLE_NS: give the columns back, or every filter times
+			 * every ring ever seen would keep its buffers forever.  Not sooner: a
+			 * guest's rings often speak in turns of their own, and columns given
+			 * back after each would be allocated and grown again, cold, for each. */
+			if (!now)
+				now = clock_ns(CLOCK_MONOTONIC);
+			if (!a->idle_since) {
+				a->idle_since = now;
+			} else if (now - a->idle_since >= ACC_IDLE_NS) {
+				TAILQ_REMOVE(&g->accs, a, entry);
+				acc_free(a);
+			}
 		}
 	}
 }
@@ -420,27 +434,34 @@ static void acc_append(
 	a->n = k + 1;
 }
 
+/* Events acc_copy_run looks at a call. */
+#define RUN_MAX 256u
+
 /*
  * Most events land in a batch already begun with room for them, follow the previous
  * one within a 32-bit delta and have no string or one the batch's dictionary has
  * cached: copy the leading run of those in ev into a's columns and return how many
- * that was.  The columns and the counts stay in locals: stores to the int64_t columns
- * could alias a's own counters, so going through a would reload them for every event.
+ * that was.  Two passes, so that neither branches on which events have strings
+ * (random in a trace: a mispredicted branch per few events): the columns of every
+ * event, noting where the strings are; then the strings alone, the run ending at the
+ * first the cache does not have.  The columns and counts stay in locals: stores to
+ * the int64_t columns could alias a's own counters.
  */
 static size_t acc_copy_run(struct acc *a, const struct mtrace_event *ev, size_t n)
 {
-	size_t k = a->n, m = a->cap - k, nref = a->nref, j;
+	size_t k = a->n, m = a->cap - k, nref = a->nref, j, ns = 0, s;
 	uint64_t last = a->last_ts;
 	int32_t *dts = a->dts + k;
-	uint32_t *op = a->op + k, *type = a->type + k, *ref = a->str_ref;
+	uint32_t *op = a->op + k, *type = a->type + k;
 	int64_t *thread = a->thread + k, *arg = a->arg + k;
-	/* past client_batch_total a string event takes acc_append (which sends early) */
-	bool str_room = mem.bytes <= batch_cap;
+	uint16_t at[RUN_MAX];
 
 	if (k == 0)
 		return 0; /* a batch's first event sets its base */
 	if (m > n)
 		m = n;
+	if (m > RUN_MAX)
+		m = RUN_MAX;
 	for (j = 0; j < m; j++) {
 		const struct mtrace_event *e = &ev[j];
 		uint64_t d = e->ts - last;
@@ -448,25 +469,34 @@ static size_t acc_copy_run(struct acc *a, const struct mtrace_event *ev, size_t 
 		/* delta_fits in one compare */
 		if (d + 0x80000000u > UINT32_MAX)
 			break;
-		if (op_has_str[e->op]) {
-			struct stream_dict_hit key, *slot;
-			uint32_t idx;
-
-			if (!str_room || !e->str ||
-			    !stream_dict_cached(&a->dict, e->str, e->str_len, &key, &slot, &idx))
-				break;
-			ref[nref++] = idx;
-		}
 		dts[j] = (int32_t)(int64_t)d;
 		op[j] = e->op;
 		thread[j] = (int64_t)e->thread;
 		arg[j] = (int64_t)e->arg;
 		type[j] = e->type;
+		at[ns] = (uint16_t)j;
+		ns += op_has_str[e->op];
 		last = e->ts;
+	}
+	/* past client_batch_total a string event takes acc_append (which sends early) */
+	if (ns && mem.bytes > batch_cap)
+		j = at[0];
+	for (s = 0; s < ns && at[s] < j; s++) {
+		const struct mtrace_event *e = &ev[at[s]];
+		struct stream_dict_hit key, *slot;
+		uint32_t idx;
+
+		if (!e->str ||
+		    !stream_dict_cached(&a->dict, e->str, e->str_len, &key, &slot, &idx)) {
+			j = at[s];
+			break;
+		}
+		a->str_ref[nref++] = idx;
 	}
 	a->n = k + j;
 	a->nref = nref;
-	a->last_ts = last;
+	if (j)
+		a->last_ts = ev[j - 1].ts;
 	return j;
 }
 
@@ -715,8 +745,9 @@ void stream_batch_init(struct event_base *base, stream_batch_send_fn send)
 void stream_batch_fini(void)
 {
 	drop_accs(&shared);
-	log_info("event batches: peak %zu bytes, client_batch_total reached %llu times", mem.peak,
-	    (unsigned long long)mem.pressure);
+	log_info("event batches: %llu encoded, peak %zu bytes, client_batch_total reached %llu "
+	         "times",
+	    (unsigned long long)mem.encoded, mem.peak, (unsigned long long)mem.pressure);
 	if (flush_ev)
 		event_free(flush_ev);
 	flush_ev = NULL;
