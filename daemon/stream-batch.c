@@ -451,13 +451,18 @@ static size_t acc_copy_run(struct acc *a, const struct mtrace_event *ev, size_t 
 {
 	size_t k = a->n, m = a->cap - k, nref = a->nref, j, ns = 0, s;
 	uint64_t last = a->last_ts;
-	int32_t *dts = a->dts + k;
-	uint32_t *op = a->op + k, *type = a->type + k;
-	int64_t *thread = a->thread + k, *arg = a->arg + k;
+	int32_t *dts;
+	uint32_t *op, *type;
+	int64_t *thread, *arg;
 	uint16_t at[RUN_MAX];
 
 	if (k == 0)
-		return 0; /* a batch's first event sets its base */
+		return 0; /* a batch's first event sets its base (and its columns may be NULL) */
+	dts = a->dts + k;
+	op = a->op + k;
+	type = a->type + k;
+	thread = a->thread + k;
+	arg = a->arg + k;
 	if (m > n)
 		m = n;
 	if (m > RUN_MAX)
