@@ -64,7 +64,8 @@ struct acc {
 	struct stream_dict dict; /* the batch's distinct strings */
 	uint32_t *str_ref;       /* per event with a string: index into dict */
 	size_t nref;             /* <= n: str_ref has the columns' capacity */
-	uint64_t idle_since;     /* CLOCK_MONOTONIC of the first flush it had nothing; 0: busy */
+	uint64_t idle_since;     /* CLOCK_MONOTONIC of the first flush it had nothing; 0: it
+	                          * had an event since */
 };
 
 struct stream_group {
@@ -258,7 +259,6 @@ void stream_batch_flush(void)
 		for (a = TAILQ_FIRST(&g->accs); a; a = next) {
 			next = TAILQ_NEXT(a, entry);
 			if (a->n) {
-				a->idle_since = 0;
 				group_send(g, a);
 				continue;
 			}
@@ -422,6 +422,8 @@ static void acc_append(
 	}
 	k = a->n;
 	if (k == 0) {
+		/* every batch's first event comes here: busy again */
+		a->idle_since = 0;
 		a->first_seq = e->seq;
 		a->base_ts = a->last_ts = e->ts;
 	}
