@@ -446,8 +446,9 @@ static void acc_append(
  * that was.  Two passes, so that neither branches on which events have strings
  * (random in a trace: a mispredicted branch per few events): the columns of every
  * event, noting where the strings are; then the strings alone, the run ending at the
- * first the cache does not have.  The columns and counts stay in locals: stores to
- * the int64_t columns could alias a's own counters.
+ * first the cache does not have.  The columns and counts stay in locals: a store to
+ * a column may alias a's own fields (the build has -fno-strict-aliasing), so going
+ * through a would reload them for every event.
  */
 static size_t acc_copy_run(struct acc *a, const struct mtrace_event *ev, size_t n)
 {
