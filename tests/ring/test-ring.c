@@ -399,10 +399,7 @@ static void t_budget(void)
 static uint64_t rng = 88172645463325252ull;
 static uint64_t xorshift(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return check_xorshift(&rng);
 }
 
 static void write_raw(struct mem *m, uint64_t pos, const void *p, size_t n)

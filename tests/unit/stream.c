@@ -259,10 +259,7 @@ static uint64_t be_rnd = 0x9e3779b97f4a7c15u;
 
 static uint64_t be_random(void)
 {
-	be_rnd ^= be_rnd << 13;
-	be_rnd ^= be_rnd >> 7;
-	be_rnd ^= be_rnd << 17;
-	return be_rnd;
+	return check_xorshift(&be_rnd);
 }
 
 /* One array of n events of (domid, ring) continuing at *ts / *seq. */
