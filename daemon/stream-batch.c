@@ -25,6 +25,7 @@
 #include <event2/buffer.h>
 #include <event2/event.h>
 
+#include "clock.h"
 #include "frame.h"
 #include "label-prefix.h"
 #include "log.h"
@@ -42,6 +43,8 @@
 #define ACC_MAX_STR    (512u * 1024)
 
 #define ACC_MIN_EVENTS 256u
+/* Columns nobody wrote to for this long are given back (stream_batch_flush). */
+#define ACC_IDLE_NS 1000000000u
 /* Bytes per event of the columns below. */
 #define COL_BYTES (sizeof(int32_t) + 2 * sizeof(uint32_t) + 2 * sizeof(int64_t) + sizeof(uint32_t))
 
@@ -61,6 +64,8 @@ struct acc {
 	struct stream_dict dict; /* the batch's distinct strings */
 	uint32_t *str_ref;       /* per event with a string: index into dict */
 	size_t nref;             /* <= n: str_ref has the columns' capacity */
+	uint64_t idle_since;     /* CLOCK_MONOTONIC of the first flush it had nothing; 0: it
+	                          * had an event since */
 };
 
 struct stream_group {
@@ -229,7 +234,7 @@ static void group_send(struct stream_group *g, struct acc *a)
 	eb.str = strs;
 	eb.n_str_ref = a->nref;
 	eb.str_ref = a->str_ref;
-	b = stream_blob_pack_events(&eb);
+	b = stream_blob_pack_events(&eb, UINT8_MAX); /* op and type are bytes */
 	mem.encoded++;
 	/* NULL cannot happen within the ACC_MAX_* bounds short of ENOMEM: a drop for
 	 * every member then, so nobody silently misses events. */
@@ -247,19 +252,28 @@ void stream_batch_flush(void)
 {
 	struct stream_group *g;
 	struct acc *a, *next;
+	uint64_t now = 0;
 
 	flush_scheduled = false;
 	for (g = group_next(NULL); g; g = group_next(g)) {
 		for (a = TAILQ_FIRST(&g->accs); a; a = next) {
 			next = TAILQ_NEXT(a, entry);
-			if (a->n == 0) {
-				/* Idle for a whole turn: give the columns back, or every filter
-				 * times every ring ever seen would keep its buffers forever. */
-				TAILQ_REMOVE(&g->accs, a, entry);
-				acc_free(a);
+			if (a->n) {
+				group_send(g, a);
 				continue;
 			}
-			group_send(g, a);
+			/* Idle for ACC_IDLE_NS: give the columns back, or every filter times
+			 * every ring ever seen would keep its buffers forever.  Not sooner: a
+			 * guest's rings often speak in turns of their own, and columns given
+			 * back after each would be allocated and grown again, cold, for each. */
+			if (!now)
+				now = clock_ns(CLOCK_MONOTONIC);
+			if (!a->idle_since) {
+				a->idle_since = now;
+			} else if (now - a->idle_since >= ACC_IDLE_NS) {
+				TAILQ_REMOVE(&g->accs, a, entry);
+				acc_free(a);
+			}
 		}
 	}
 }
@@ -372,50 +386,151 @@ static int acc_room(struct stream_group *g, struct acc *a, bool str)
 	return acc_grow(a) == 0 && has_room(a, str) ? 0 : -1;
 }
 
+/* An event of ev the group selects: its op, then its thread's label. */
+static bool selects(const struct stream_group *g, uint32_t domid, const struct mtrace_event *e)
+{
+	return (g->all_ops || (g->ops[e->op >> 3] & (1u << (e->op & 7)))) &&
+	    label_matches(g, domid, e->thread);
+}
+
+/* Ops that carry a string, one byte each: read per event (ops.h's table has wide rows). */
+static uint8_t op_has_str[256];
+
+static void __attribute__((constructor)) op_has_str_init(void)
+{
+	for (unsigned op = 0; op < 256; op++)
+		op_has_str[op] = mtrace_op_has_string(op);
+}
+
+/* Append e to a with every check: a batch's first event, a string, full columns, a
+ * delta that does not fit. */
+static void acc_append(
+    struct stream_group *g, struct acc *a, uint32_t domid, const struct mtrace_event *e)
+{
+	bool str = op_has_str[e->op];
+	size_t k = a->n;
+
+	/* A batch ends where its frame would grow too large or a delta not fit. */
+	if (k &&
+	    (k >= ACC_MAX_EVENTS || !delta_fits(e->ts - a->last_ts) ||
+	        (str && strtab_bytes(&a->dict.t) + e->str_len + 1 > ACC_MAX_STR)))
+		group_send(g, a);
+	if (acc_room(g, a, str) < 0 ||
+	    (str && acc_add_str(a, e->str ? e->str : "", e->str ? e->str_len : 0) < 0)) {
+		group_drop(g, domid, 1);
+		return;
+	}
+	k = a->n;
+	if (k == 0) {
+		/* every batch's first event comes here: busy again */
+		a->idle_since = 0;
+		a->first_seq = e->seq;
+		a->base_ts = a->last_ts = e->ts;
+	}
+	a->dts[k] = (int32_t)(int64_t)(e->ts - a->last_ts);
+	a->last_ts = e->ts;
+	a->op[k] = e->op;
+	a->thread[k] = (int64_t)e->thread;
+	a->arg[k] = (int64_t)e->arg;
+	a->type[k] = e->type;
+	a->n = k + 1;
+}
+
+/* Events acc_copy_run looks at a call. */
+#define RUN_MAX 256u
+
+/*
+ * Most events land in a batch already begun with room for them, follow the previous
+ * one within a 32-bit delta and have no string or one the batch's dictionary has
+ * cached: copy the leading run of those in ev into a's columns and return how many
+ * that was.  Two passes, so that neither branches on which events have strings
+ * (random in a trace: a mispredicted branch per few events): the columns of every
+ * event, noting where the strings are; then the strings alone, the run ending at the
+ * first the cache does not have.  The columns and counts stay in locals: a store to
+ * a column may alias a's own fields (the build has -fno-strict-aliasing), so going
+ * through a would reload them for every event.
+ */
+static size_t acc_copy_run(struct acc *a, const struct mtrace_event *ev, size_t n)
+{
+	size_t k = a->n, m = a->cap - k, nref = a->nref, j, ns = 0, s;
+	uint64_t last = a->last_ts;
+	int32_t *dts;
+	uint32_t *op, *type;
+	int64_t *thread, *arg;
+	uint16_t at[RUN_MAX];
+
+	if (k == 0)
+		return 0; /* a batch's first event sets its base (and its columns may be NULL) */
+	dts = a->dts + k;
+	op = a->op + k;
+	type = a->type + k;
+	thread = a->thread + k;
+	arg = a->arg + k;
+	if (m > n)
+		m = n;
+	if (m > RUN_MAX)
+		m = RUN_MAX;
+	for (j = 0; j < m; j++) {
+		const struct mtrace_event *e = &ev[j];
+		uint64_t d = e->ts - last;
+
+		/* delta_fits in one compare */
+		if (d + 0x80000000u > UINT32_MAX)
+			break;
+		dts[j] = (int32_t)(int64_t)d;
+		op[j] = e->op;
+		thread[j] = (int64_t)e->thread;
+		arg[j] = (int64_t)e->arg;
+		type[j] = e->type;
+		at[ns] = (uint16_t)j;
+		ns += op_has_str[e->op];
+		last = e->ts;
+	}
+	/* past client_batch_total a string event takes acc_append (which sends early) */
+	if (ns && mem.bytes > batch_cap)
+		j = at[0];
+	for (s = 0; s < ns && at[s] < j; s++) {
+		const struct mtrace_event *e = &ev[at[s]];
+		struct stream_dict_hit key, *slot;
+		uint32_t idx;
+
+		if (!e->str ||
+		    !stream_dict_cached(&a->dict, e->str, e->str_len, &key, &slot, &idx)) {
+			j = at[s];
+			break;
+		}
+		a->str_ref[nref++] = idx;
+	}
+	a->n = k + j;
+	a->nref = nref;
+	if (j)
+		a->last_ts = ev[j - 1].ts;
+	return j;
+}
+
 static void group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clock,
     const struct mtrace_event *ev, size_t n)
 {
-	bool everything = g == &shared;
 	struct acc *a;
 
-	if (!everything && !state_domain_matches(domid, g->sub))
+	if (g != &shared && !state_domain_matches(domid, g->sub))
 		return;
 	a = group_acc(g, domid, ring, clock);
 	if (!a) {
 		group_drop(g, domid, n);
 		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct mtrace_event *e = &ev[i];
-		bool str = mtrace_op_has_string(e->op);
-		size_t k = a->n;
-
-		if (!everything &&
-		    ((!g->all_ops && !(g->ops[e->op >> 3] & (1u << (e->op & 7)))) ||
-		        !label_matches(g, domid, e->thread)))
-			continue;
-		/* A batch ends where its frame would grow too large or a delta not fit. */
-		if (k &&
-		    (k >= ACC_MAX_EVENTS || !delta_fits(e->ts - a->last_ts) ||
-		        (str && strtab_bytes(&a->dict.t) + e->str_len + 1 > ACC_MAX_STR)))
-			group_send(g, a);
-		if (acc_room(g, a, str) < 0 ||
-		    (str && acc_add_str(a, e->str ? e->str : "", e->str ? e->str_len : 0) < 0)) {
-			group_drop(g, domid, 1);
-			continue;
+	if (g == &shared) {
+		/* every event: runs without checks, the others one by one */
+		for (size_t i = 0; i < n; i++) {
+			i += acc_copy_run(a, ev + i, n - i);
+			if (i < n)
+				acc_append(g, a, domid, &ev[i]);
 		}
-		k = a->n;
-		if (k == 0) {
-			a->first_seq = e->seq;
-			a->base_ts = a->last_ts = e->ts;
-		}
-		a->dts[k] = (int32_t)(int64_t)(e->ts - a->last_ts);
-		a->last_ts = e->ts;
-		a->op[k] = e->op;
-		a->thread[k] = (int64_t)e->thread;
-		a->arg[k] = (int64_t)e->arg;
-		a->type[k] = e->type;
-		a->n = k + 1;
+	} else {
+		for (size_t i = 0; i < n; i++)
+			if (selects(g, domid, &ev[i]))
+				acc_append(g, a, domid, &ev[i]);
 	}
 	if (a->n)
 		schedule_flush();
@@ -638,8 +753,9 @@ void stream_batch_init(struct event_base *base, stream_batch_send_fn send)
 void stream_batch_fini(void)
 {
 	drop_accs(&shared);
-	log_info("event batches: peak %zu bytes, client_batch_total reached %llu times", mem.peak,
-	    (unsigned long long)mem.pressure);
+	log_info("event batches: %llu encoded, peak %zu bytes, client_batch_total reached %llu "
+	         "times",
+	    (unsigned long long)mem.encoded, mem.peak, (unsigned long long)mem.pressure);
 	if (flush_ev)
 		event_free(flush_ev);
 	flush_ev = NULL;

@@ -17,14 +17,22 @@ struct evbuffer;
 struct stream_blob {
 	unsigned refs;
 	size_t len;
-	uint8_t data[];
+	uint8_t *data; /* the framed message: len bytes within buf */
+	uint8_t buf[];
 };
 
 /* Frame and pack msg; NULL when out of memory or above FRAME_MAX_TO_CLIENT. */
 struct stream_blob *stream_blob_pack(const Mtrace__ServerMsg *msg);
-/* The same for a ServerMsg holding only eb, byte for byte, sizing eb once where
- * protobuf-c sizes a sub-message twice (each a pass over every varint column). */
-struct stream_blob *stream_blob_pack_events(const Mtrace__EventBatch *eb);
+/*
+ * The same for a ServerMsg holding only eb, byte for byte, without sizing it first
+ * (protobuf-c's get_packed_size is a pass over every varint column, as long as the
+ * pack itself): eb is packed into room for the most it can take, which needs every
+ * op and type value <= col_max and every str_ref < n_str (the columns of
+ * stream-batch.c are built that way).  The allocation is at most about 2 bytes an
+ * event larger than the frame (op and type are bytes: col_max 255, 2 bytes each
+ * counted, 1 each used).
+ */
+struct stream_blob *stream_blob_pack_events(const Mtrace__EventBatch *eb, uint32_t col_max);
 void stream_blob_unref(struct stream_blob *b);
 /* Queue a reference to b at the end of out (takes its own reference). */
 int stream_blob_queue(struct evbuffer *out, struct stream_blob *b);

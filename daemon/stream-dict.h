@@ -5,6 +5,7 @@
 #ifndef MTRACED_STREAM_DICT_H
 #define MTRACED_STREAM_DICT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -51,25 +52,37 @@ static inline uint64_t stream_dict_load8(const char *s, size_t len)
 int stream_dict_add_slow(struct stream_dict *d, struct stream_dict_hit *hit,
     struct stream_dict_hit key, const char *s, uint32_t *idx);
 
-/* Copy s (UTF-8 fixed) unless an equal string is there; *idx is its index.  1: added,
- * 0: found, -1: the table is full.  Inline: called for every event with a string. */
-static inline int stream_dict_add(struct stream_dict *d, const char *s, size_t len, uint32_t *idx)
+/* A string the cache has: *idx its index.  Inline: called for every event with a
+ * string. */
+static inline bool stream_dict_cached(struct stream_dict *d, const char *s, size_t len,
+    struct stream_dict_hit *key, struct stream_dict_hit **slot, uint32_t *idx)
 {
-	struct stream_dict_hit key = {
-		stream_dict_load8(s, len),
-		len > 8 ? stream_dict_load8(s + len - 8, 8) : 0,
-		(uint32_t)len,
-		0,
-	};
-	uint64_t h = ((key.head * 0x9e3779b97f4a7c15u) ^ (key.tail + len)) * 0xc2b2ae3d27d4eb4fu;
-	struct stream_dict_hit *hit = &d->cache[(h >> 59) % STREAM_DICT_CACHE];
+	uint64_t h;
+	struct stream_dict_hit *hit;
 
-	if (hit->idx1 && hit->len == len && hit->head == key.head && hit->tail == key.tail &&
+	key->head = stream_dict_load8(s, len);
+	key->tail = len > 8 ? stream_dict_load8(s + len - 8, 8) : 0;
+	key->len = (uint32_t)len;
+	key->idx1 = 0;
+	h = ((key->head * 0x9e3779b97f4a7c15u) ^ (key->tail + len)) * 0xc2b2ae3d27d4eb4fu;
+	*slot = hit = &d->cache[(h >> 59) % STREAM_DICT_CACHE];
+	if (hit->idx1 && hit->len == len && hit->head == key->head && hit->tail == key->tail &&
 	    (len <= 16 || memcmp(d->t.arena + d->t.off[hit->idx1 - 1], s, len) == 0)) {
 		*idx = hit->idx1 - 1;
-		return 0;
+		return true;
 	}
-	return stream_dict_add_slow(d, hit, key, s, idx);
+	return false;
+}
+
+/* Copy s (UTF-8 fixed) unless an equal string is there; *idx is its index.  1: added,
+ * 0: found, -1: the table is full. */
+static inline int stream_dict_add(struct stream_dict *d, const char *s, size_t len, uint32_t *idx)
+{
+	struct stream_dict_hit key, *slot;
+
+	if (stream_dict_cached(d, s, len, &key, &slot, idx))
+		return 0;
+	return stream_dict_add_slow(d, slot, key, s, idx);
 }
 /* The heap it holds. */
 size_t stream_dict_bytes(const struct stream_dict *d);

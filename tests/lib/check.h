@@ -9,6 +9,7 @@
 #ifndef MTRACE_TEST_CHECK_H
 #define MTRACE_TEST_CHECK_H
 
+#include <stdint.h>
 #include <stdlib.h>
 
 /* Checks failed so far in this process. */
@@ -35,5 +36,15 @@ void check_fail(const char *file, int line, const char *func, const char *cond, 
 
 /* Prints "NAME: ok" or "NAME: N check(s) failed"; the exit status for main. */
 int check_status(const char *name);
+
+/* The tests' pseudo-random numbers (xorshift64): fast, repeatable from the seed in
+ * *state (never 0), and the values need only be arbitrary. */
+static inline uint64_t check_xorshift(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
 
 #endif

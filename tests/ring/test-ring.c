@@ -399,10 +399,7 @@ static void t_budget(void)
 static uint64_t rng = 88172645463325252ull;
 static uint64_t xorshift(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return check_xorshift(&rng);
 }
 
 static void write_raw(struct mem *m, uint64_t pos, const void *p, size_t n)
@@ -815,6 +812,75 @@ static void t_sites(void)
 	mem_free(&m);
 }
 
+/* ---- strings: the NUL found wherever it is, whatever surrounds it ---- */
+static void t_strings(void)
+{
+	/* every length up to 300, then the longest few; bytes that trip naive zero-byte
+	 * tests (0x01, 0x80, 0xff) before the NUL, zeros and 0x01 after it */
+	static const uint8_t fill[] = { 0x01, 0x80, 0xff, 'a', 0x7f, 0x81, 0x01, 0x00 };
+	static uint8_t buf[MTRACE_REC_MAX];
+	struct ring_reader_stats st;
+	struct coll c = { 0 };
+	uint32_t next_seq = 0;
+	bool known = false;
+	size_t lens[320], nl = 0;
+
+	for (size_t l = 0; l <= 300; l++)
+		lens[nl++] = l;
+	for (size_t l = MTRACE_STR_MAX - 9; l <= MTRACE_STR_MAX; l++)
+		lens[nl++] = l;
+	memset(&st, 0, sizeof(st));
+	for (size_t i = 0; i < nl; i++) {
+		size_t l = lens[i],
+		       rlen = (MTRACE_REC_FIXED + l + 1 + (i % 3) * 8 + 7) & ~(size_t)7;
+		struct mtrace_rec rec = { 0 };
+
+		if (rlen > MTRACE_REC_MAX)
+			rlen = MTRACE_REC_MAX;
+		rec.len = (uint16_t)rlen;
+		rec.op = MTRACE_OP_LABEL;
+		rec.seq = (uint32_t)i;
+		rec.thread = l;
+		memcpy(buf, &rec, sizeof(rec));
+		for (size_t k = 0; k < l; k++)
+			buf[MTRACE_REC_FIXED + k] = fill[k % 7];
+		for (size_t k = MTRACE_REC_FIXED + l; k < rlen; k++)
+			buf[k] = k % 2 ? 0x01 : 0x00;
+		buf[MTRACE_REC_FIXED + l] = 0;
+		coll_reset(&c);
+		CHECK(ring_decode_buffer(buf, rlen, collect, &c, &st, &next_seq, &known) == 1 &&
+		        c.n == 1,
+		    "length %zu: %zu events", l, c.n);
+		if (c.n != 1)
+			continue;
+		CHECK(c.v[0].e.str_len == l && c.v[0].e.thread == l &&
+		        memcmp(c.v[0].str, buf + MTRACE_REC_FIXED, l) == 0,
+		    "length %zu: decoded %u", l, c.v[0].e.str_len);
+	}
+	CHECK(st.corrupt == 0 && st.lost == 0, "corrupt %" PRIu64 " lost %" PRIu64, st.corrupt,
+	    st.lost);
+	/* no NUL anywhere in the string part, however long: corrupt, nothing decoded */
+	for (size_t rlen = MTRACE_REC_FIXED + 8; rlen <= MTRACE_REC_MAX;
+	     rlen += rlen < 128 ? 8 : 984) {
+		struct mtrace_rec rec = { 0 };
+		struct ring_reader_stats st2;
+
+		memset(&st2, 0, sizeof(st2));
+		rec.len = (uint16_t)rlen;
+		rec.op = MTRACE_OP_LABEL;
+		memcpy(buf, &rec, sizeof(rec));
+		for (size_t k = MTRACE_REC_FIXED; k < rlen; k++)
+			buf[k] = fill[k % 7];
+		coll_reset(&c);
+		known = false;
+		CHECK(ring_decode_buffer(buf, rlen, collect, &c, &st2, &next_seq, &known) == 0 &&
+		        st2.corrupt >= 1,
+		    "record of %zu bytes without a NUL: %zu events, corrupt %" PRIu64, rlen, c.n,
+		    st2.corrupt);
+	}
+	coll_free(&c);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -835,6 +901,8 @@ int main(int argc, char **argv)
 		t_truncated();
 	else if (strcmp(what, "sites") == 0)
 		t_sites();
+	else if (strcmp(what, "strings") == 0)
+		t_strings();
 	else if (strcmp(what, "concurrent") == 0) {
 		double s = argc > 2 ? atof(argv[2]) : 3;
 		t_concurrent(s, 1);
@@ -842,7 +910,7 @@ int main(int argc, char **argv)
 	} else {
 		fprintf(stderr,
 		    "usage: %s roundtrip|wrap|overwrite|budget|corrupt|header|"
-		    "truncated|concurrent [seconds]\n",
+		    "truncated|sites|strings|concurrent [seconds]\n",
 		    argv[0]);
 		return 2;
 	}

@@ -1,16 +1,27 @@
 /*
  * stream.c - unit tests of the stream's pure parts: an event batch packed by
  * stream_blob_pack_events is byte for byte what protobuf-c packs for the whole
- * ServerMsg, and the batch dictionary's cache never takes one string for another.
+ * ServerMsg, the batch dictionary's cache never takes one string for another, and
+ * every event handed to the batches (every path: runs, strings the cache lacks, deltas
+ * past 32 bits, filters) comes out of the frames as it went in.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <event2/event.h>
+
+#include "frame.h"
+#include "mtrace-ring.h"
+#include "ops.h"
+#include "ring-reader.h"
+#include "stream-batch.h"
 #include "stream-blob.h"
 #include "stream-dict.h"
 #include "unit.h"
 
-static void check_same(const Mtrace__EventBatch *eb, const char *what)
+static void check_same(const Mtrace__EventBatch *eb, uint32_t col_max, const char *what)
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	struct stream_blob *whole, *events;
@@ -18,7 +29,7 @@ static void check_same(const Mtrace__EventBatch *eb, const char *what)
 	m.msg_case = MTRACE__SERVER_MSG__MSG_EVENTS;
 	m.events = (Mtrace__EventBatch *)eb;
 	whole = stream_blob_pack(&m);
-	events = stream_blob_pack_events(eb);
+	events = stream_blob_pack_events(eb, col_max);
 	REQUIRE(whole && events, "%s", what);
 	CHECK(whole->len == events->len && memcmp(whole->data, events->data, whole->len) == 0,
 	    "%s: %zu bytes, protobuf-c %zu", what, events->len, whole->len);
@@ -26,44 +37,69 @@ static void check_same(const Mtrace__EventBatch *eb, const char *what)
 	stream_blob_unref(events);
 }
 
+/*
+ * stream_blob_pack_events packs into room for the most a batch can take (no sizing
+ * pass): varint columns at the width of col_max and of the string count, strings long
+ * and short.  Under ASan a bound one byte short is a heap overflow.
+ */
 static void blob_events(void)
 {
 	static int32_t dts[20000];
 	static uint32_t op[20000], type[20000], ref[20000];
 	static int64_t thread[20000], arg[20000];
-	char *strs[] = { (char *)"net/rx", (char *)"", (char *)"caf\xc3\xa9" };
+	static char *strs[300], long_str[MTRACE_STR_MAX + 1];
+	static char names[300][16];
 	Mtrace__EventBatch eb = MTRACE__EVENT_BATCH__INIT;
 	/* lengths whose varints take 1, 2 and 3 bytes, the batch's and the frame's */
 	size_t sizes[] = { 0, 1, 3, 5, 6, 100, 1000, 20000 };
+	/* the largest op and type value: 1-, 2- and 3-byte varints */
+	uint32_t maxes[] = { 0, 127, 255, 300, 20000 };
+	/* strings: none, a few, past 128 (2-byte refs) */
+	size_t nstrs[] = { 0, 3, 300 };
 
-	check_same(&eb, "empty batch");
+	memset(long_str, 'x', MTRACE_STR_MAX);
+	for (size_t i = 0; i < 300; i++) {
+		snprintf(names[i], sizeof(names[i]), "s%zu", i);
+		strs[i] = names[i];
+	}
+	strs[1] = (char *)"";
+	strs[2] = long_str;
+	check_same(&eb, 0, "empty batch");
 	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-		size_t n = sizes[k];
+		for (size_t m = 0; m < sizeof(maxes) / sizeof(maxes[0]); m++) {
+			for (size_t q = 0; q < sizeof(nstrs) / sizeof(nstrs[0]); q++) {
+				size_t n = sizes[k], ns = nstrs[q];
+				uint32_t max = maxes[m];
 
-		for (size_t i = 0; i < n; i++) {
-			dts[i] = (int32_t)(i * 7919) - 1000;
-			op[i] = (uint32_t)(i % 300);
-			type[i] = (uint32_t)(i % 5);
-			thread[i] = i % 17 ? (int64_t)i : -1;
-			arg[i] = (int64_t)(i * 0x9e3779b97f4a7c15u);
-			ref[i] = (uint32_t)(i % 3);
+				for (size_t i = 0; i < n; i++) {
+					dts[i] = (int32_t)(i * 7919) - 1000;
+					/* every value up to max, and max itself */
+					op[i] = i + 1 == n ? max : (uint32_t)(i % (max + 1u));
+					type[i] = i == 0 ? max : (uint32_t)(i % 5) % (max + 1u);
+					thread[i] = i % 17 ? (int64_t)i : -1;
+					arg[i] = (int64_t)(i * 0x9e3779b97f4a7c15u);
+					ref[i] = ns ? (uint32_t)((i * 7) % ns) : 0;
+				}
+				if (ns && n)
+					ref[0] = (uint32_t)ns - 1;
+				eb.domid = (uint32_t)k * 1000;
+				eb.ring = (uint32_t)k;
+				eb.base_ts = 1000000000000u + k;
+				eb.clock = (uint32_t)(k & 1);
+				eb.first_seq = k * 123456789u;
+				eb.n_ts_delta = eb.n_op = eb.n_thread = eb.n_arg = eb.n_type = n;
+				eb.ts_delta = dts;
+				eb.op = op;
+				eb.thread = thread;
+				eb.arg = arg;
+				eb.type = type;
+				eb.n_str = ns;
+				eb.str = strs;
+				eb.n_str_ref = ns ? n / 2 : 0;
+				eb.str_ref = ref;
+				check_same(&eb, max, "batch");
+			}
 		}
-		eb.domid = (uint32_t)k * 1000;
-		eb.ring = (uint32_t)k;
-		eb.base_ts = 1000000000000u + k;
-		eb.clock = (uint32_t)(k & 1);
-		eb.first_seq = k * 123456789u;
-		eb.n_ts_delta = eb.n_op = eb.n_thread = eb.n_arg = eb.n_type = n;
-		eb.ts_delta = dts;
-		eb.op = op;
-		eb.thread = thread;
-		eb.arg = arg;
-		eb.type = type;
-		eb.n_str = n ? 3 : 0;
-		eb.str = strs;
-		eb.n_str_ref = n / 2;
-		eb.str_ref = ref;
-		check_same(&eb, "batch");
 	}
 }
 
@@ -130,8 +166,215 @@ static void dict_cache(void)
 	CHECK(stream_dict_bytes(&d) == 0);
 }
 
+/* ---- batch_events: what goes into the batches comes out of the frames ---- */
+
+#define BE_EVENTS 60000u
+#define BE_STRS   300u /* past the dictionary's cache and past 128 (2-byte refs) */
+
+struct be_ev {
+	uint32_t domid, ring;
+	struct mtrace_event e;
+};
+
+static struct be_ev be_sent[BE_EVENTS];
+static size_t be_nsent;
+/* what each client got, in order: indexes into be_sent matched as they come */
+struct be_client {
+	size_t got, bad, dropped, batches;
+	bool ops_only; /* the client of the op filter */
+};
+static struct be_client be_all = { 0 }, be_ops = { .ops_only = true };
+static char be_strs[BE_STRS][24];
+
+static bool be_selected(const struct be_client *c, uint8_t op)
+{
+	return !c->ops_only || op == MTRACE_OP_READ || op == MTRACE_OP_LABEL;
+}
+
+/* The next sent event of (domid, ring) c should get, or NULL: each (domid, ring) is
+ * its own stream, in order; batches of different rings come in flush order. */
+static const struct be_ev *be_next(struct be_client *c, size_t *at, uint32_t domid, uint32_t ring)
+{
+	while (*at < be_nsent &&
+	    (be_sent[*at].domid != domid || be_sent[*at].ring != ring ||
+	        !be_selected(c, be_sent[*at].e.op)))
+		(*at)++;
+	return *at < be_nsent ? &be_sent[*at] : NULL;
+}
+
+static size_t be_pos[2][4]; /* per client, per (domid, ring) */
+
+static void be_send(struct stream_client *sc, struct stream_blob *b, size_t n)
+{
+	struct be_client *c = (struct be_client *)(void *)sc;
+	size_t hdr, len, ref = 0, *at;
+	Mtrace__ServerMsg *m;
+	const Mtrace__EventBatch *eb;
+	uint64_t ts;
+
+	if (!b) {
+		c->dropped += n;
+		return;
+	}
+	REQUIRE(frame_parse(b->data, b->len, FRAME_MAX_TO_CLIENT, &hdr, &len) == FRAME_OK &&
+	    hdr + len == b->len);
+	m = mtrace__server_msg__unpack(NULL, len, b->data + hdr);
+	REQUIRE(m && m->msg_case == MTRACE__SERVER_MSG__MSG_EVENTS, "a batch that unpacks");
+	eb = m->events;
+	REQUIRE(eb->domid >= 1 && eb->domid <= 2 && eb->ring <= 1);
+	at = &be_pos[c == &be_ops][(eb->domid - 1) * 2 + eb->ring];
+	c->batches++;
+	CHECK(eb->n_op == n && eb->n_ts_delta == n && eb->n_thread == n && eb->n_arg == n &&
+	    eb->n_type == n);
+	ts = eb->base_ts;
+	for (size_t i = 0; i < eb->n_op && i < n; i++) {
+		const struct be_ev *want = be_next(c, at, eb->domid, eb->ring);
+		const char *str = NULL;
+
+		ts += (uint64_t)(int64_t)eb->ts_delta[i];
+		if (mtrace_op_has_string(eb->op[i])) {
+			CHECK(ref < eb->n_str_ref && eb->str_ref[ref] < eb->n_str);
+			str = ref < eb->n_str_ref && eb->str_ref[ref] < eb->n_str
+			    ? eb->str[eb->str_ref[ref]]
+			    : "?";
+			ref++;
+		}
+		if (!want || want->domid != eb->domid || want->ring != eb->ring ||
+		    want->e.ts != ts || want->e.op != eb->op[i] ||
+		    (int64_t)want->e.thread != eb->thread[i] ||
+		    (int64_t)want->e.arg != eb->arg[i] || want->e.type != eb->type[i] ||
+		    (i == 0 && want->e.seq != eb->first_seq) ||
+		    (str && strcmp(str, want->e.str ? want->e.str : "") != 0)) {
+			c->bad++;
+		} else {
+			c->got++;
+		}
+		(*at)++;
+	}
+	CHECK(ref == eb->n_str_ref, "%zu string refs used of %zu", ref, eb->n_str_ref);
+	mtrace__server_msg__free_unpacked(m, NULL);
+}
+
+static uint64_t be_rnd = 0x9e3779b97f4a7c15u;
+
+static uint64_t be_random(void)
+{
+	return check_xorshift(&be_rnd);
+}
+
+/* One array of n events of (domid, ring) continuing at *ts / *seq. */
+static void be_emit(uint32_t domid, uint32_t ring, size_t n, uint64_t *ts, uint32_t *seq)
+{
+	static const uint8_t ops[] = { MTRACE_OP_CREATES, MTRACE_OP_READ, MTRACE_OP_FULFILLS,
+		MTRACE_OP_SWITCH, MTRACE_OP_LABEL, MTRACE_OP_COUNTER, MTRACE_OP_GC, MTRACE_OP_FAILS,
+		MTRACE_OP_SITE };
+	static struct mtrace_event arr[1024];
+	size_t first = be_nsent;
+
+	for (size_t i = 0; i < n && i < 1024 && be_nsent < BE_EVENTS; i++) {
+		struct be_ev *b = &be_sent[be_nsent++];
+		uint64_t r = be_random();
+		uint8_t op = ops[r % sizeof(ops)];
+
+		/* mostly small steps; now and then past a 32-bit delta either way */
+		if (r % 997 == 0)
+			*ts += 3000000000u;
+		else if (r % 991 == 0)
+			*ts -= 2500000000u;
+		else
+			*ts += (r >> 8) % 500;
+		b->domid = domid;
+		b->ring = ring;
+		b->e = (struct mtrace_event){
+			.ts = *ts,
+			.thread = (r >> 16) % 5 ? (r >> 20) % 1000 : MTRACE_THREAD_NONE,
+			.arg = r >> 3,
+			.seq = (*seq)++,
+			.op = op,
+			.type = op == MTRACE_OP_CREATES || op == MTRACE_OP_SITE ? (uint8_t)(r >> 40)
+			                                                        : 0,
+		};
+		if (mtrace_op_has_string(op) && (r >> 30) % 50) {
+			/* a few strings most of the time, any of them now and then */
+			const char *str =
+			    be_strs[(r >> 32) % 8 ? (r >> 36) % 6 : (r >> 36) % BE_STRS];
+			b->e.str = str;
+			b->e.str_len = (uint16_t)strlen(str);
+		}
+	}
+	/* the daemon hands over arrays of struct mtrace_event */
+	for (size_t i = first; i < be_nsent; i++)
+		arr[i - first] = be_sent[i].e;
+	stream_batch_events(domid, ring, MTRACE_CLOCK_MONOTONIC, arr, be_nsent - first);
+}
+
+static void batch_events(void)
+{
+	struct event_base *base = event_base_new();
+	Mtrace__Subscribe all = MTRACE__SUBSCRIBE__INIT, some = MTRACE__SUBSCRIBE__INIT;
+	uint32_t ops[] = { MTRACE_OP_READ, MTRACE_OP_LABEL };
+	struct stream_group *ga, *go;
+	uint64_t ts[4] = { 1000000000000u, 2000000000000u, 3000000000000u, 4000000000000u };
+	uint32_t seq[4] = { 0, 0, 0, 0 };
+	size_t busy, idle;
+
+	REQUIRE(base);
+	for (size_t i = 0; i < BE_STRS; i++)
+		snprintf(
+		    be_strs[i], sizeof(be_strs[i]), i % 2 ? "label-%zu" : "a-longer-name-%zu", i);
+	strcpy(be_strs[1], "");
+	all.events = some.events = true;
+	some.n_ops = 2;
+	some.ops = ops;
+	stream_batch_init(base, be_send);
+	ga = stream_group_join((struct stream_client *)(void *)&be_all, &all);
+	go = stream_group_join((struct stream_client *)(void *)&be_ops, &some);
+	REQUIRE(ga && go && ga != go);
+	/* two domains of two rings, arrays of 1 to 700 events, flushed now and then */
+	while (be_nsent < BE_EVENTS - 1000) {
+		unsigned which = (unsigned)(be_random() % 4);
+
+		be_emit(1 + which / 2, which % 2, 1 + be_random() % 700, &ts[which], &seq[which]);
+		if (be_random() % 3 == 0)
+			stream_batch_flush();
+	}
+	stream_batch_flush();
+	CHECK(be_all.bad == 0 && be_all.dropped == 0 && be_all.got == be_nsent,
+	    "everything: got %zu of %zu, %zu wrong, %zu dropped", be_all.got, be_nsent, be_all.bad,
+	    be_all.dropped);
+	CHECK(be_ops.bad == 0 && be_ops.dropped == 0 && be_ops.got > 0,
+	    "op filter: got %zu, %zu wrong, %zu dropped", be_ops.got, be_ops.bad, be_ops.dropped);
+	CHECK(be_all.batches > 100, "%zu batches", be_all.batches);
+
+	/* Columns idle for a flush are kept (a ring that speaks every other turn would
+	 * grow them again each time); idle for a second, given back. */
+	for (unsigned which = 0; which < 4; which++)
+		be_emit(1 + which / 2, which % 2, 100, &ts[which], &seq[which]);
+	stream_batch_flush();
+	busy = stream_batch_memory()->bytes;
+	be_emit(1, 0, 100, &ts[0], &seq[0]);
+	stream_batch_flush();
+	stream_batch_flush();
+	CHECK(stream_batch_memory()->bytes == busy, "one ring busy: %zu bytes, all four %zu",
+	    stream_batch_memory()->bytes, busy);
+	usleep(1100 * 1000);
+	be_emit(1, 0, 100, &ts[0], &seq[0]);
+	stream_batch_flush();
+	idle = stream_batch_memory()->bytes;
+	CHECK(idle < busy / 2, "after a second idle: %zu bytes, all four busy %zu", idle, busy);
+	CHECK(be_all.bad == 0 && be_all.got == be_nsent, "after: got %zu of %zu", be_all.got,
+	    be_nsent);
+
+	stream_group_leave(ga, (struct stream_client *)(void *)&be_all);
+	stream_group_leave(go, (struct stream_client *)(void *)&be_ops);
+	CHECK(stream_batch_memory()->bytes == 0, "%zu bytes left", stream_batch_memory()->bytes);
+	stream_batch_fini();
+	event_base_free(base);
+}
+
 const struct unit_test unit_stream[] = {
 	{ "stream", "blob_events", blob_events },
 	{ "stream", "dict_cache", dict_cache },
+	{ "stream", "batch_events", batch_events },
 	{ "stream", NULL, NULL },
 };
