@@ -15,7 +15,9 @@
 # THREADS, PAGES (data pages per ring, default 128), GUEST_CLOCK (mtrace-load --clock,
 # default tsc), MTRACED_OPTS, PERF_OUT (a path prefix: `perf record` of mtraced during
 # each row into PERF_OUT.LABEL, with PERF_OPTS, default -g), KEEP=1 (keep the last
-# row's files: the guests' and the client's summaries).
+# row's files: the guests' and the client's summaries), CLIENT_OPTS (say -T FILE: the
+# client's timeline of batches), CLIENT_IDLE_MS (the client ends this long after the
+# last message once events came; default 3000).
 set -u
 B=$(cd "${1:?usage: growth.sh BUILD_DIR [guests] [threads]}" && pwd)
 shift
@@ -55,6 +57,7 @@ run() {
 		-o max_pages_total=$(((ng * rings * (PAGES + 1)) + 4096)) ${MTRACED_OPTS:-} &
 	DPID=$!
 	for _ in $(seq 200); do [ -S "$T/sock" ] && break; sleep 0.05; done
+	# shellcheck disable=SC2086
 	timeout $((SECS + 120)) "$CLIENT" -s "$T/sock" -q -i "${CLIENT_IDLE_MS:-3000}" ${CLIENT_OPTS:-} >"$T/client.json" &
 	CPID=$!
 	per=$((TOTAL_RATE / ng / rings))
