@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (st == ANNOUNCE_OK) {
 		if (a.rings < 1 || a.rings > MTRACE_MAX_RINGS || a.port == 0 ||
 		    a.port >= ANNOUNCE_MAX_PORT || a.clock < MTRACE_CLOCK_MONOTONIC ||
-		    a.clock > MTRACE_CLOCK_REALTIME)
+		    a.clock > MTRACE_CLOCK_TSC)
 			abort();
 		for (uint32_t i = 0; i < a.rings; i++)
 			if (a.pages[i] < MTRACE_RING_MIN_PAGES ||
