@@ -20,6 +20,9 @@
 
 #define MAX_NAMES 64 /* distinct labels / counters */
 #define OPS       256
+/* Ring i's thread ids start at i << RING_ID_SHIFT: below the queue's kind byte. */
+#define RING_ID_SHIFT 40
+_Static_assert(((uint64_t)MTRACE_MAX_RINGS << RING_ID_SHIFT) < (1ull << 56), "ids fit the queue");
 
 enum garbage {
 	G_NONE,
@@ -486,7 +489,7 @@ static void usage(FILE *f, const char *argv0)
 	    "\n"
 	    "  -r, --rings N          rings, one producer thread each (1..%u; default 1)\n"
 	    "  -p, --pages N          data pages per ring, a power of two (default 16)\n"
-	    "  -t, --threads N        cooperative threads simulated per ring (default 8)\n"
+	    "  -t, --threads N        cooperative threads simulated per ring, ids of its own (default 8)\n"
 	    "  -l, --labels N         distinct labels label-0.. given to new threads (0..%u; 4)\n"
 	    "  -c, --counters N       distinct counters counter-0.. (0..%u; default 2)\n"
 	    "      --evtchn PCT       percent of events that are evtchn_send (default 5)\n"
@@ -745,9 +748,15 @@ int main(int argc, char **argv)
 			fprintf(stderr, "mtrace-load: out of memory\n");
 			return 1;
 		}
+		/* Each ring is a vCPU running threads of its own: thread ids are the
+		 * domain's, and two vCPUs never create the same one.  A shared id space
+		 * made both rings create thread 65 at about the same time, and which
+		 * creation and which label the daemon saw last depended on how it
+		 * interleaved the rings (a label counted once instead of twice). */
+		uint64_t base = (uint64_t)i << RING_ID_SHIFT;
 		for (unsigned k = 0; k < o.threads; k++)
-			j->slots[k] = k + 1;
-		j->next_id = o.threads + 1;
+			j->slots[k] = base + k + 1;
+		j->next_id = base + o.threads + 1;
 		j->cur = MTRACE_THREAD_NONE;
 		/* The session already wrote RING_START (seq 0). */
 		count(j, MTRACE_OP_RING_START);
