@@ -50,6 +50,7 @@ struct stream_client {
 	bool fast;      /* past COALESCE_RATE in the last window */
 	bool deferred;  /* writes off until the coalescing tick */
 	bool write_due; /* writes on, data queued: the next turn writes it */
+	bool to_write;  /* queued in this turn: the write pass writes it (write_now) */
 };
 
 /* What SIGHUP may change. */
