@@ -378,7 +378,7 @@ static void coalesce(struct stream_client *c, size_t n)
 		c->win_events = 0;
 	}
 	c->win_events += n;
-	/* write_due: a write is on its way (write_cb clears it); turning writes off now
+	/* write_due: a write is on its way (written() clears it); turning writes off now
 	 * would put it off again and again */
 	if (!c->fast || !coalesce_ns || c->deferred || c->write_due || c->closing)
 		return;
