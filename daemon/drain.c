@@ -266,7 +266,7 @@ static void busy_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	(void)arg;
 	/* One round: every guest queued now gets one budget; re-queued ones wait a turn.
-	 * Clients are written to only between loop turns, and a socket takes a few
+	 * Clients are written to only at the end of a loop turn, and a socket takes a few
 	 * hundred KiB at a time: past one budget in this turn, the rest of the round
 	 * waits for the next one, or the stream falls behind the rings. */
 	struct guest *g;

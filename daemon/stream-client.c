@@ -75,11 +75,14 @@ static unsigned hello_ms = 5000;
 static uint64_t coalesce_rate = 1000000u;
 static uint64_t coalesce_ns = 2000000u;
 static struct event *coalesce_ev; /* one tick resumes every deferred client */
-static uint64_t writes_put_off;   /* for the log at shutdown */
+static struct event *write_ev;    /* the write pass, run in the turn that queued */
+static bool write_scheduled;
+static uint64_t writes_put_off; /* for the log at shutdown */
 static unsigned max_top_n = 1000;
 
 static void client_free(struct stream_client *c);
 static void write_resume(struct stream_client *c);
+static void write_soon(struct stream_client *c);
 
 static size_t out_len(const struct stream_client *c)
 {
@@ -105,6 +108,7 @@ static int queue_bytes(struct stream_client *c, struct stream_blob *b)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 
+	write_soon(c);
 	if (b->len < COPY_MAX)
 		return evbuffer_add(out, b->data, b->len);
 	return stream_blob_queue(out, b);
@@ -179,7 +183,9 @@ void stream_client_error(struct stream_client *c, Mtrace__Error__Code code, cons
 		return;
 	c->closing = true;
 	c->close_left = unread(c);
-	write_resume(c);
+	/* the last bytes go out through the bufferevent, which frees c in write_cb */
+	c->deferred = false;
+	bufferevent_enable(c->bev, EV_WRITE);
 	bufferevent_disable(c->bev, EV_READ);
 	bufferevent_setwatermark(c->bev, EV_WRITE, 0, 0);
 	event_add(c->close_ev, &tv);
@@ -270,14 +276,81 @@ static bool congested(const struct stream_client *c)
 	return c->dropped_unreported > 0 || out_len(c) > queue_cap / 2;
 }
 
+/* Written to the socket (by write_now or the bufferevent): down to the low-water mark,
+ * report what this client lost, then the newest statistics it missed. */
+static void written(struct stream_client *c)
+{
+	c->write_due = false;
+	c->last_write_ns = state_now_ns();
+	if (out_len(c) > queue_cap / 4)
+		return;
+	if (c->dropped_unreported > 0)
+		send_loss_notice(c);
+	if (c->stats_pending && c->sub)
+		send_stats(c);
+}
+
+/*
+ * Write what c has queued in the turn that queued it, as the bufferevent would on its
+ * next turn.  Leaving it to the bufferevent costs, per write, EPOLLOUT turned on (an
+ * epoll_ctl), a loop turn to learn that an empty socket is writable (epoll_wait and,
+ * with precise timers, timerfd_settime) and EPOLLOUT off again: about 4 system calls
+ * per event at low rates.  So the bufferevent's EV_WRITE is on only while the socket
+ * is full (or a write failed: the bufferevent then reports the error to event_cb), and
+ * while a client closes.
+ */
+static void write_now(struct stream_client *c)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	int n;
+
+	if (c->closing || c->deferred || out_len(c) == 0 ||
+	    (bufferevent_get_enabled(c->bev) & EV_WRITE))
+		return;
+	/* what the bufferevent's own write does: it keeps its output's start frozen */
+	evbuffer_unfreeze(out, 1);
+	n = evbuffer_write(out, bufferevent_getfd(c->bev));
+	evbuffer_freeze(out, 1);
+	if (out_len(c) > 0)
+		bufferevent_enable(c->bev, EV_WRITE);
+	if (n > 0)
+		written(c);
+}
+
+/* One pass in this turn for every client that had something queued: activated, not
+ * timed, it runs after the callbacks already active (the stream's flush among them),
+ * so a turn's batches to a client go out in one writev. */
+static void write_pass_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct stream_client *c;
+
+	write_scheduled = false;
+	/* write_now never frees a client: a plain walk */
+	TAILQ_FOREACH(c, &clients, entry)
+	{
+		if (!c->to_write)
+			continue;
+		c->to_write = false;
+		write_now(c);
+	}
+}
+
+static void write_soon(struct stream_client *c)
+{
+	c->to_write = true;
+	if (!write_scheduled && write_ev) {
+		event_active(write_ev, EV_TIMEOUT, 0);
+		write_scheduled = true;
+	}
+}
+
 static void write_resume(struct stream_client *c)
 {
 	if (!c->deferred)
 		return;
 	c->deferred = false;
 	c->write_due = true;
-	if (!c->closing)
-		bufferevent_enable(c->bev, EV_WRITE);
+	write_now(c);
 }
 
 /* One tick for all: per-client timers would each cost a loop turn of their own. */
@@ -305,7 +378,7 @@ static void coalesce(struct stream_client *c, size_t n)
 		c->win_events = 0;
 	}
 	c->win_events += n;
-	/* write_due: a write is on its way (write_cb clears it); turning writes off now
+	/* write_due: a write is on its way (written() clears it); turning writes off now
 	 * would put it off again and again */
 	if (!c->fast || !coalesce_ns || c->deferred || c->write_due || c->closing)
 		return;
@@ -389,19 +462,15 @@ static void write_cb(struct bufferevent *bev, void *arg)
 {
 	struct stream_client *c = arg;
 
-	c->write_due = false;
-	c->last_write_ns = state_now_ns();
 	if (c->closing) {
 		if (out_len(c) == 0)
 			client_free(c);
 		return;
 	}
-	/* Drained to the low-water mark: report what this client lost, then the newest
-	 * statistics it missed. */
-	if (c->dropped_unreported > 0)
-		send_loss_notice(c);
-	if (c->stats_pending && c->sub)
-		send_stats(c);
+	/* the socket took it all: the next writes are write_now's again */
+	if (out_len(c) == 0)
+		bufferevent_disable(c->bev, EV_WRITE);
+	written(c);
 }
 
 static void event_cb(struct bufferevent *bev, short what, void *arg)
@@ -492,7 +561,7 @@ int stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
 	 * events a second.  Clients are written to once per loop turn, so each write
 	 * must take all the socket will. */
 	bufferevent_set_max_single_write(c->bev, MAX_SINGLE_WRITE);
-	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	bufferevent_enable(c->bev, EV_READ); /* EV_WRITE: see write_now */
 
 	h.version = MTRACE_PROTOCOL_VERSION;
 	h.software = (char *)"mtraced " MTRACE_VERSION;
@@ -525,7 +594,8 @@ int stream_clients_init(struct event_base *base, void (*on_free)(void))
 	ev_base = base;
 	client_freed = on_free;
 	coalesce_ev = evtimer_new(base, coalesce_cb, NULL);
-	return coalesce_ev ? 0 : -1;
+	write_ev = event_new(base, -1, 0, write_pass_cb, NULL);
+	return coalesce_ev && write_ev ? 0 : -1;
 }
 
 void stream_clients_broadcast(uint32_t domid, bool events_only, const Mtrace__ServerMsg *m)
@@ -604,6 +674,10 @@ void stream_clients_fini(void)
 	if (coalesce_ev)
 		event_free(coalesce_ev);
 	coalesce_ev = NULL;
+	if (write_ev)
+		event_free(write_ev);
+	write_ev = NULL;
+	write_scheduled = false;
 	client_freed = NULL;
 	ev_base = NULL;
 }

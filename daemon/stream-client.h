@@ -49,7 +49,8 @@ struct stream_client {
 	uint64_t win_start_ns, win_events, last_write_ns;
 	bool fast;      /* past COALESCE_RATE in the last window */
 	bool deferred;  /* writes off until the coalescing tick */
-	bool write_due; /* writes on, data queued: the next turn writes it */
+	bool write_due; /* writes on, data queued: this turn writes it */
+	bool to_write;  /* queued in this turn: the write pass writes it (write_now) */
 };
 
 /* What SIGHUP may change. */
