@@ -151,8 +151,8 @@ static void poll_tick_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	cb_read = 0;
 	(void)arg;
+	cb_read = 0;
 	guest_foreach(poll_each, &got);
 }
 
@@ -245,7 +245,12 @@ void drain_final(struct guest *g)
 	/* a ring holds at most size/32 records; the guest may still write, so stop there */
 	for (unsigned i = 0; i < g->ann.rings; i++)
 		limit += (size_t)g->ring[i].pages * (MTRACE_PAGE_SIZE / MTRACE_REC_FIXED) + 1;
+	/* what is left of a guest that goes is read whatever the budget: not a turn's
+	 * work for the count of the most read in one callback */
+	size_t read = cb_read, most = cb_most;
 	drain_guest(g, limit, &more);
+	cb_read = read;
+	cb_most = most;
 }
 
 void drain_forget(struct guest *g)
@@ -272,8 +277,8 @@ static void busy_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	cb_read = 0;
 	(void)arg;
+	cb_read = 0;
 	/* One round: every guest queued now gets one budget; re-queued ones wait a turn.
 	 * Clients are written to only at the end of a loop turn, and a socket takes a few
 	 * hundred KiB at a time: past one budget in this turn, the rest of the round
@@ -376,8 +381,8 @@ static void evtchn_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	cb_read = 0;
 	(void)arg;
+	cb_read = 0;
 	for (int k = 0; k < PENDING_MAX && got < ctx->cfg->drain_budget; k++) {
 		int port = ctx->x->ops->evtchn_pending(ctx->x);
 		struct guest *g;
@@ -418,8 +423,8 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	cb_read = 0;
 	(void)arg;
+	cb_read = 0;
 	more = state_tick(state_now_ns());
 	guest_foreach(tick_each, &got);
 	if (tick_found || more)

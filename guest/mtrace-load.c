@@ -750,7 +750,8 @@ int main(int argc, char **argv)
 		}
 		/* Each ring is a vCPU running threads of its own: thread ids are the
 		 * domain's, and two vCPUs never create the same one.  A shared id space
-		 * made both rings create thread 65 at about the same time, and which
+		 * made both rings create threads N+1, N+2, ... (N = -t) at about the
+		 * same time, and which
 		 * creation and which label the daemon saw last depended on how it
 		 * interleaved the rings (a label counted once instead of twice). */
 		uint64_t base = (uint64_t)i << RING_ID_SHIFT;
