@@ -31,6 +31,15 @@ const struct mtrace_op_info mtrace_ops[256] = {
 };
 /* clang-format on */
 
+uint8_t mtrace_op_flags[256];
+
+static void __attribute__((constructor)) op_flags_init(void)
+{
+	for (unsigned op = 0; op < 256; op++)
+		mtrace_op_flags[op] = (uint8_t)((mtrace_ops[op].str ? MTRACE_OPF_STR : 0) |
+		    (mtrace_ops[op].event ? MTRACE_OPF_EVENT : 0));
+}
+
 const struct mtrace_op_info *mtrace_op_info(unsigned op)
 {
 	static const struct mtrace_op_info unknown;

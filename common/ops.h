@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "mtrace-ring.h"
 
@@ -42,6 +43,17 @@ static inline bool mtrace_op_has_string(unsigned op)
 {
 	return op < 256 && mtrace_ops[op].str != NULL;
 }
+
+/*
+ * The same, one byte an op, for the loops that look at every record or event (the
+ * decoder, the stream's columns): mtrace_ops[] has wide rows.  Filled from
+ * mtrace_ops[] before main.
+ */
+enum {
+	MTRACE_OPF_STR = 1,   /* carries a NUL-terminated string after the fixed part */
+	MTRACE_OPF_EVENT = 2, /* a decoded event of the vocabulary */
+};
+extern uint8_t mtrace_op_flags[256];
 
 /* An event op of the vocabulary. */
 static inline bool mtrace_op_known(unsigned op)

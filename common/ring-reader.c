@@ -267,20 +267,6 @@ static void seq_gap(uint32_t seq, struct ring_reader_stats *st, uint32_t next_se
 	}
 }
 
-/* What the decoder needs of an op, one byte a record (from ops.c's table). */
-enum {
-	OPF_EVENT = 1, /* a decoded event of the vocabulary */
-	OPF_STR = 2,   /* carries a NUL-terminated string after the fixed part */
-};
-static uint8_t op_flags[256];
-
-static void __attribute__((constructor)) op_flags_init(void)
-{
-	for (unsigned op = 0; op < 256; op++)
-		op_flags[op] = (uint8_t)((mtrace_op_known(op) ? OPF_EVENT : 0) |
-		    (mtrace_op_has_string(op) ? OPF_STR : 0));
-}
-
 /*
  * Where the first NUL of a record's string part is (SIZE_MAX: none).  len is a
  * multiple of 8 (records are), so whole words are read: strings are mostly a word or
@@ -289,6 +275,7 @@ static void __attribute__((constructor)) op_flags_init(void)
  */
 static inline size_t str_nul(const uint8_t *s, size_t len)
 {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	for (size_t i = 0; i < len; i += 8) {
 		uint64_t w, z;
 
@@ -298,6 +285,11 @@ static inline size_t str_nul(const uint8_t *s, size_t len)
 			return i + (size_t)(__builtin_ctzll(z) >> 3);
 	}
 	return SIZE_MAX;
+#else
+	/* the lowest flagged byte is the first in memory only on little-endian */
+	const uint8_t *nul = memchr(s, 0, len);
+	return nul ? (size_t)(nul - s) : SIZE_MAX;
+#endif
 }
 
 _Static_assert(MTRACE_REC_FIXED % 8 == 0 && MTRACE_REC_ALIGN % 8 == 0,
@@ -350,10 +342,10 @@ static size_t parse(const uint8_t *buf, size_t len, bool complete, size_t budget
 			break;
 		}
 		memcpy(&rec, p, sizeof(rec));
-		fl = op_flags[rec.op];
+		fl = mtrace_op_flags[rec.op];
 		ev->str_len = 0;
 		ev->str = NULL;
-		if (__builtin_expect(fl & OPF_STR, 0)) {
+		if (__builtin_expect(fl & MTRACE_OPF_STR, 0)) {
 			const char *s = (const char *)p + MTRACE_REC_FIXED;
 			size_t slen = str_nul(p + MTRACE_REC_FIXED, rlen - MTRACE_REC_FIXED);
 			if (slen == SIZE_MAX) {
@@ -370,7 +362,7 @@ static size_t parse(const uint8_t *buf, size_t len, bool complete, size_t budget
 			known = true;
 		}
 		nseq = rec.seq + 1;
-		if (__builtin_expect(!(fl & OPF_EVENT), 0)) {
+		if (__builtin_expect(!(fl & MTRACE_OPF_EVENT), 0)) {
 			st->unknown++;
 			continue;
 		}

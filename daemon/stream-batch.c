@@ -393,21 +393,12 @@ static bool selects(const struct stream_group *g, uint32_t domid, const struct m
 	    label_matches(g, domid, e->thread);
 }
 
-/* Ops that carry a string, one byte each: read per event (ops.h's table has wide rows). */
-static uint8_t op_has_str[256];
-
-static void __attribute__((constructor)) op_has_str_init(void)
-{
-	for (unsigned op = 0; op < 256; op++)
-		op_has_str[op] = mtrace_op_has_string(op);
-}
-
 /* Append e to a with every check: a batch's first event, a string, full columns, a
  * delta that does not fit. */
 static void acc_append(
     struct stream_group *g, struct acc *a, uint32_t domid, const struct mtrace_event *e)
 {
-	bool str = op_has_str[e->op];
+	bool str = mtrace_op_flags[e->op] & MTRACE_OPF_STR;
 	size_t k = a->n;
 
 	/* A batch ends where its frame would grow too large or a delta not fit. */
@@ -483,7 +474,7 @@ static size_t acc_copy_run(struct acc *a, const struct mtrace_event *ev, size_t 
 		arg[j] = (int64_t)e->arg;
 		type[j] = e->type;
 		at[ns] = (uint16_t)j;
-		ns += op_has_str[e->op];
+		ns += mtrace_op_flags[e->op] & MTRACE_OPF_STR;
 		last = e->ts;
 	}
 	/* past client_batch_total a string event takes acc_append (which sends early) */

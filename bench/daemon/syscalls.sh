@@ -83,7 +83,6 @@ for line in open(path):
 total = sum(calls.values())
 ev = max(ev, 1)
 top = sorted(calls.items(), key=lambda kv: -kv[1])[:8]
-if len(sys.argv) > 6: print(open(path).read())
 print("ROW %-16s events %7d  syscalls/event %6.2f  epoll_wait/event %5.2f  "
       "voluntary switches/event %5.2f  top: %s"
       % (spec, ev, total / ev, calls.get("epoll_wait", 0) / ev, vcs / max(vev, 1),
