@@ -1,7 +1,7 @@
 /*
  * mtrace-proto.h - the constants of the client protocol (proto/mtrace.proto) both
  * ends must agree on: mtraced (daemon/stream*.c) and the client library
- * (client/mtrace-client.c).  Frames are protobuf "delimited": a varint length, then
+ * (client/lib/mtrace-client.c).  Frames are protobuf "delimited": a varint length, then
  * the message (common/frame.h).
  */
 #ifndef MTRACE_PROTO_H

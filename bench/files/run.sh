@@ -30,7 +30,7 @@ for _ in $(seq 100); do grep -q ready "$T/mtraced.log" 2>/dev/null && break; sle
 capture() {	# file domid name prog args...
 	local out=$1 domid=$2 name=$3
 	shift 3
-	"$B/client/mtrace-cat" -s "$T/sock" -f proto -O "$out" &
+	"$B/client/cat/mtrace-cat" -s "$T/sock" -f proto -O "$out" &
 	local cp=$!
 	sleep 0.3
 	"$B/sim/mtrace-simxen" -d "$SIM" create --domid "$domid" --name "$name" -- "$@" >/dev/null
@@ -54,6 +54,6 @@ capture "$T/replay50.mtr" 7 replay50 "$B/guest/replay/mtrace-replay" --speed 0 -
 	"$SRC/data/mirage/log-x86.sexp"
 uptime
 for r in load replay5 replay50; do
-	python3 "$SRC/bench/files/convert.py" "$B/client/mtrace-cat" "$T/$r.mtr" "$RUNS"
+	python3 "$SRC/bench/files/convert.py" "$B/client/cat/mtrace-cat" "$T/$r.mtr" "$RUNS"
 	echo
 done

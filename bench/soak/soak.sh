@@ -72,8 +72,8 @@ guest_churn() {
 
 client_churn() {
 	case $(rnd 8) in
-	0|1) spawn timeout 10 "$B/client/mtrace-cat" -s "$SOCK" -f count -t $((1 + $(rnd 6))) ;;
-	2) spawn timeout 10 "$B/client/mtrace-cat" -s "$SOCK" -f count -t 3 -l label-$(rnd 9) \
+	0|1) spawn timeout 10 "$B/client/cat/mtrace-cat" -s "$SOCK" -f count -t $((1 + $(rnd 6))) ;;
+	2) spawn timeout 10 "$B/client/cat/mtrace-cat" -s "$SOCK" -f count -t 3 -l label-$(rnd 9) \
 		--stats 100 --top 100 --label-stats ;;
 	3) spawn timeout 10 "$B/client/top/mtrace-top" -b -n 3 -d 0.2 -S "$SOCK" ;;
 	4) spawn timeout 10 "$B/bench/fuzz/proto-fuzz" -S "$SOCK" -n 200 -s $RANDOM ;;

@@ -69,7 +69,7 @@ stop_daemon() {
 
 # The bench guest's wake-ups as mtraced counted them (before it stops).
 snap_wakeups() {
-	"$B/client/mtrace-cat" -s "$SOCK" -f json --no-events --stats 100 -n 1 2>/dev/null |
+	"$B/client/cat/mtrace-cat" -s "$SOCK" -f json --no-events --stats 100 -n 1 2>/dev/null |
 		python3 -c '
 import json, sys
 for line in sys.stdin:
@@ -242,7 +242,7 @@ for what in $WHAT; do
 		PIDS+=("$HP")
 		for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
 		for ((i = 0; i < 16; i++)); do
-			"$B/client/mtrace-cat" -s "$SOCK" -f count -d 1 -d $((i + 2)) --summary \
+			"$B/client/cat/mtrace-cat" -s "$SOCK" -f count -d 1 -d $((i + 2)) --summary \
 				>/dev/null 2>"$T/client$i.json" &
 			CP[$i]=$!
 			PIDS+=($!)

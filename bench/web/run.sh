@@ -15,7 +15,7 @@ RUNS=${RUNS:-3}
 RIG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/mtrace-webbench.XXXXXX")
 . "$SRC/scripts/rig.sh"
 WEB=$RIG_BUILD/client/web/mtrace-web
-CAT=$RIG_BUILD/client/mtrace-cat
+CAT=$RIG_BUILD/client/cat/mtrace-cat
 WEB_PID=
 BASE_PID=
 BASE=${BASE:-main}

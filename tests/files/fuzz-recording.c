@@ -1,5 +1,5 @@
 /*
- * fuzz-recording.c - libFuzzer target for the recording reader (client/recording.c)
+ * fuzz-recording.c - libFuzzer target for the recording reader (client/lib/recording.c)
  * and what mtrace-cat -i does with each message it yields: the -i filters and the
  * text, JSON and Chrome printers (to /dev/null).  A recording is a file from anywhere:
  * nothing in it may crash the reader, make it read past its buffers or loop.

@@ -16,7 +16,7 @@ from svc import Env, Notify, log
 env = Env()
 mtraced = svc.prog("MTRACE_MTRACED", "daemon/mtraced")
 load = svc.prog("MTRACE_LOAD", "guest/mtrace-load")
-cat = svc.prog("MTRACE_CAT", "client/mtrace-cat")
+cat = svc.prog("MTRACE_CAT", "client/cat/mtrace-cat")
 
 sim = env.sim_start()
 domid = env.guest("reload-load", svc.load_argv(load, 60))

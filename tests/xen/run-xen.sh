@@ -69,7 +69,7 @@ command -v apt-get >/dev/null || skip "no apt-get: cannot fetch Debian's Xen and
 declare -A BIN=(
 	[xenif-selftest]=$BUILD/tests/xen/xenif-selftest
 	[mtraced]=$BUILD/daemon/mtraced
-	[mtrace-cat]=$BUILD/client/mtrace-cat
+	[mtrace-cat]=$BUILD/client/cat/mtrace-cat
 	[mtrace-load]=$BUILD/guest/mtrace-load
 	[xen-guest]=$BUILD/tests/xen/xen-guest
 	[xen-verify]=$BUILD/tests/xen/xen-verify
