@@ -23,6 +23,7 @@
 
 #include "cat-chrome.h"
 #include "cat-format.h"
+#include "chrome-emit.h"
 #include "ops.h"
 #include "thread-table.h"
 
@@ -76,7 +77,7 @@ static struct {
 	uint64_t origin; /* wall-clock ns of ts 0: the first event's time */
 	uint64_t held;   /* events before the origin, written at ts 0 */
 	uint32_t next_tid;
-	bool first, init, have_origin;
+	bool init, have_origin;
 } C;
 
 static void init(void)
@@ -87,88 +88,9 @@ static void init(void)
 	ttab_init(&C.tracks, sizeof(struct track));
 	ttab_init(&C.procs, sizeof(struct proc));
 	ttab_init(&C.counters, sizeof(struct counter));
-	C.first = true;
+	chrome_emit_reset();
 	C.next_tid = TID_FIRST;
 	C.init = true;
-}
-
-static void sep(FILE *f)
-{
-	if (!C.first)
-		fputs(",\n", f);
-	C.first = false;
-}
-
-/* Decimal digits of v at p; returns the end.  printf is most of a converter's time. */
-static char *digits(char *p, uint64_t v)
-{
-	char tmp[20];
-	int n = 0;
-
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	while (n > 0)
-		*p++ = tmp[--n];
-	return p;
-}
-
-/* µs with three decimals, from integer ns: exact. */
-static char *ts_digits(char *p, uint64_t ns)
-{
-	unsigned frac = (unsigned)(ns % 1000);
-
-	p = digits(p, ns / 1000);
-	*p++ = '.';
-	*p++ = (char)('0' + frac / 100);
-	*p++ = (char)('0' + frac / 10 % 10);
-	*p++ = (char)('0' + frac % 10);
-	return p;
-}
-
-static void put_ts(FILE *f, uint64_t ns)
-{
-	char buf[32];
-
-	fwrite(buf, 1, (size_t)(ts_digits(buf, ns) - buf), f);
-}
-
-/* Open an event object up to (not including) its args and closing brace. */
-static void head(FILE *f, const char *ph, uint32_t pid, uint32_t tid, uint64_t ts, const char *name,
-    const char *cat)
-{
-	char buf[128], *p = buf;
-
-	if (!C.first) {
-		*p++ = ',';
-		*p++ = '\n';
-	}
-	C.first = false;
-	memcpy(p, "{\"ph\":\"", 7);
-	p += 7;
-	*p++ = ph[0];
-	memcpy(p, "\",\"pid\":", 8);
-	p = digits(p + 8, pid);
-	memcpy(p, ",\"tid\":", 7);
-	p = digits(p + 7, tid);
-	memcpy(p, ",\"ts\":", 6);
-	p = ts_digits(p + 6, ts);
-	fwrite(buf, 1, (size_t)(p - buf), f);
-	fputs(",\"name\":", f);
-	cat_json_str(f, name);
-	if (cat)
-		fprintf(f, ",\"cat\":\"%s\"", cat);
-}
-
-static void thread_name(FILE *f, uint32_t pid, uint32_t tid, const char *name)
-{
-	sep(f);
-	fprintf(f,
-	    "{\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"name\":\"thread_name\","
-	    "\"args\":{\"name\":",
-	    pid, tid);
-	cat_json_str(f, name);
-	fputs("}}", f);
 }
 
 static struct proc *proc_ensure(FILE *f, uint32_t domid, const char *name)
@@ -183,7 +105,7 @@ static struct proc *proc_ensure(FILE *f, uint32_t domid, const char *name)
 		snprintf(buf, sizeof(buf), "dom%u", domid);
 		name = buf;
 	}
-	sep(f);
+	chrome_sep(f);
 	fprintf(f, "{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_name\",\"args\":{\"name\":", domid);
 	cat_json_str(f, name);
 	fputs("}}", f);
@@ -200,9 +122,9 @@ static struct ring_state *ring_get(FILE *f, uint32_t domid, uint32_t ring)
 		r->sched_tid = C.next_tid++;
 		r->gc_tid = C.next_tid++;
 		snprintf(buf, sizeof(buf), "ring %u", ring);
-		thread_name(f, domid, r->sched_tid, buf);
+		chrome_thread_name(f, domid, r->sched_tid, buf);
 		snprintf(buf, sizeof(buf), "GC (ring %u)", ring);
-		thread_name(f, domid, r->gc_tid, buf);
+		chrome_thread_name(f, domid, r->gc_tid, buf);
 	}
 	return r;
 }
@@ -246,7 +168,7 @@ static struct track *track(FILE *f, uint32_t domid, uint32_t ring, int64_t threa
 			snprintf(buf, sizeof(buf), "thread %" PRId64 " (ring %u)", thread, ring);
 		else
 			snprintf(buf, sizeof(buf), "thread %" PRId64, thread);
-		thread_name(f, domid, t->tid, buf);
+		chrome_thread_name(f, domid, t->tid, buf);
 	}
 	return t;
 }
@@ -278,7 +200,7 @@ static struct track *live(FILE *f, uint32_t domid, uint32_t ring, int64_t thread
 	if (!(t->open & OPEN_LIFE)) {
 		t->typed = false;
 		life_name(buf, sizeof(buf), t, thread);
-		head(f, "B", domid, t->tid, ts, buf, "thread");
+		chrome_head(f, "B", domid, t->tid, ts, buf, "thread");
 		fprintf(f, ",\"args\":{\"id\":%" PRId64 ",\"ring\":%u,\"from\":\"first sight\"}}",
 		    thread, ring);
 		t->open |= OPEN_LIFE;
@@ -289,14 +211,14 @@ static struct track *live(FILE *f, uint32_t domid, uint32_t ring, int64_t thread
 static void stop_running(FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, uint64_t ts)
 {
 	if (r->idle_open) {
-		head(f, "E", domid, r->sched_tid, ts, "idle", "run");
+		chrome_head(f, "E", domid, r->sched_tid, ts, "idle", "run");
 		fputc('}', f);
 		r->idle_open = false;
 	} else if (r->cur_valid) {
 		struct track *t =
 		    ttab_get(&C.tracks, track_k1(domid, ring), (uint64_t)r->cur_thread);
 		if (t && (t->open & OPEN_RUN)) {
-			head(f, "E", domid, t->tid, ts, "running", "run");
+			chrome_head(f, "E", domid, t->tid, ts, "running", "run");
 			fputc('}', f);
 			t->open &= (uint8_t)~OPEN_RUN;
 		}
@@ -313,7 +235,7 @@ static void run(
 		if (r->idle_open)
 			return;
 		stop_running(f, domid, ring, r, ts);
-		head(f, "B", domid, r->sched_tid, ts, "idle", "run");
+		chrome_head(f, "B", domid, r->sched_tid, ts, "idle", "run");
 		fputc('}', f);
 		r->idle_open = true;
 		return;
@@ -325,7 +247,7 @@ static void run(
 	t = live(f, domid, ring, thread, ts); /* stop_running may not drop it, but be sure */
 	if (!t)
 		return;
-	head(f, "B", domid, t->tid, ts, "running", "run");
+	chrome_head(f, "B", domid, t->tid, ts, "running", "run");
 	fputc('}', f);
 	t->open |= OPEN_RUN;
 	r->cur_thread = thread;
@@ -346,14 +268,14 @@ static bool end_life(
 	tid = t->tid;
 	life_name(name, sizeof(name), t, thread);
 	if (t->open & OPEN_RUN) {
-		head(f, "E", domid, tid, ts, "running", "run");
+		chrome_head(f, "E", domid, tid, ts, "running", "run");
 		fputc('}', f);
 	}
 	if (r && r->cur_valid && r->cur_thread == thread)
 		r->cur_valid = false;
 	t->open = 0;
 	finish(t, k1, (uint64_t)thread); /* may free t */
-	head(f, "E", domid, tid, ts, name, "thread");
+	chrome_head(f, "E", domid, tid, ts, name, "thread");
 	return true;
 }
 
@@ -388,7 +310,7 @@ static uint32_t endpoint(FILE *f, uint32_t domid, uint32_t ring, struct ring_sta
 			finish(t, track_k1(domid, ring), (uint64_t)thread); /* seen, never alive */
 		snprintf(buf, sizeof(buf), "thread %" PRId64, thread);
 	}
-	head(f, "X", domid, tid, ts, buf, "marker");
+	chrome_head(f, "X", domid, tid, ts, buf, "marker");
 	fprintf(f, ",\"dur\":0,\"args\":{\"id\":%" PRId64 "}}", thread);
 	return tid;
 }
@@ -397,9 +319,9 @@ static void flow(FILE *f, uint32_t domid, uint32_t from, uint32_t to, uint64_t t
 {
 	uint64_t id = ++C.flow_id;
 
-	head(f, "s", domid, from, ts, cat, cat);
+	chrome_head(f, "s", domid, from, ts, cat, cat);
 	fprintf(f, ",\"id\":%" PRIu64 "}", id);
-	head(f, "f", domid, to, ts, cat, cat);
+	chrome_head(f, "f", domid, to, ts, cat, cat);
 	fprintf(f, ",\"id\":%" PRIu64 ",\"bp\":\"e\"}", id);
 }
 
@@ -443,19 +365,12 @@ static void counter(FILE *f, uint32_t domid, const char *name, int64_t v, bool d
 		c->sum = delta ? (int64_t)((uint64_t)c->sum + (uint64_t)v) : v;
 		v = c->sum;
 	}
-	sep(f);
+	chrome_sep(f);
 	fprintf(f, "{\"ph\":\"C\",\"pid\":%u,\"ts\":", domid);
-	put_ts(f, ts);
+	chrome_put_ts(f, ts);
 	fputs(",\"name\":", f);
 	cat_json_str(f, name);
 	fprintf(f, ",\"args\":{\"value\":%" PRId64 "}}", v);
-}
-
-static void instant(
-    FILE *f, uint32_t domid, uint32_t tid, uint64_t ts, const char *name, const char *cat)
-{
-	head(f, "i", domid, tid, ts, name, cat);
-	fputs(",\"s\":\"t\"", f);
 }
 
 void cat_chrome_begin(FILE *f)
@@ -525,7 +440,7 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 			t->typed = true;
 			type = mtrace_thread_type_name(t->type);
 			life_name(buf, sizeof(buf), t, arg); /* "Bind 12" */
-			head(f, "B", domid, t->tid, ts, buf, "thread");
+			chrome_head(f, "B", domid, t->tid, ts, buf, "thread");
 			fprintf(f,
 			    ",\"args\":{\"id\":%" PRId64 ",\"ring\":%u,\"type\":\"%s\","
 			    "\"parent\":%" PRId64 "}}",
@@ -565,8 +480,8 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 	case MTRACE_OP_LABEL:
 		to = endpoint(f, domid, ring, r, th, ts, false);
 		if (th != -1)
-			thread_name(f, domid, to, str ? str : "");
-		instant(f, domid, to, ts, "label", "label");
+			chrome_thread_name(f, domid, to, str ? str : "");
+		chrome_instant(f, domid, to, ts, "label", "label");
 		fputs(",\"args\":{\"label\":", f);
 		cat_json_str(f, str);
 		fputs("}}", f);
@@ -582,28 +497,28 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 		r->gc_end = ts;
 		/* B/E, not X: Perfetto reads an X's dur as (int64)(double * 1000), which
 		 * can lose a ns; it reads "ts" from its text, exactly. */
-		head(f, "B", domid, r->gc_tid, start, "GC", "gc");
+		chrome_head(f, "B", domid, r->gc_tid, start, "GC", "gc");
 		fprintf(f, ",\"args\":{\"duration_ns\":%" PRIu64 "}}", dur);
-		head(f, "E", domid, r->gc_tid, ts, "GC", "gc");
+		chrome_head(f, "E", domid, r->gc_tid, ts, "GC", "gc");
 		fputc('}', f);
 		break;
 	}
 	case MTRACE_OP_TRY_READ:
-		instant(f, domid, endpoint(f, domid, ring, r, th, ts, false), ts, "try_read",
+		chrome_instant(f, domid, endpoint(f, domid, ring, r, th, ts, false), ts, "try_read",
 		    "try_read");
 		fprintf(f, ",\"args\":{\"source\":%" PRId64 "}}", arg);
 		break;
 	case MTRACE_OP_EVTCHN_SEND:
 	case MTRACE_OP_EVTCHN_RECV:
-		instant(f, domid, endpoint(f, domid, ring, r, th, ts, false), ts,
+		chrome_instant(f, domid, endpoint(f, domid, ring, r, th, ts, false), ts,
 		    mtrace_op_name(op), "evtchn");
 		fprintf(f, ",\"args\":{\"port\":%" PRId64 "}}", arg);
 		break;
 	case MTRACE_OP_RING_START: {
 		char nb[128];
 		snprintf(nb, sizeof(nb), "ring %u: %.64s", ring, str ? str : "");
-		thread_name(f, domid, r->sched_tid, nb);
-		instant(f, domid, r->sched_tid, ts, "ring_start", "ring");
+		chrome_thread_name(f, domid, r->sched_tid, nb);
+		chrome_instant(f, domid, r->sched_tid, ts, "ring_start", "ring");
 		fputs(",\"args\":{\"name\":", f);
 		cat_json_str(f, str);
 		fputs("}}", f);
@@ -611,7 +526,8 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 	}
 	default:
 		snprintf(buf, sizeof(buf), "op%u", op);
-		instant(f, domid, endpoint(f, domid, ring, r, th, ts, false), ts, buf, "other");
+		chrome_instant(
+		    f, domid, endpoint(f, domid, ring, r, th, ts, false), ts, buf, "other");
 		fprintf(f, ",\"args\":{\"thread\":%" PRId64 ",\"arg\":%" PRId64, th, arg);
 		if (str) {
 			fputs(",\"str\":", f);
@@ -678,7 +594,7 @@ static void close_all(FILE *f, bool all, uint32_t domid, const char *why)
 		struct ring_state *r = ttab_get(&C.rings, c.keys[i][0], c.keys[i][1]);
 		if (r && r->idle_open) {
 			uint32_t d = (uint32_t)c.keys[i][0];
-			head(f, "E", d, r->sched_tid, last_ts(d), "idle", "run");
+			chrome_head(f, "E", d, r->sched_tid, last_ts(d), "idle", "run");
 			fputc('}', f);
 			r->idle_open = false;
 		}

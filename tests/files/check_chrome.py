@@ -425,10 +425,16 @@ def gc_times(chrome, stream):
         if e.get("ph") == "E" and e.get("cat") == "gc":
             got[(e["pid"], coerce_ts_text(e["ts"]))] += 1
     want = collections.Counter()
+    held = {}  # the documented holds: before the origin at 0, a ring's clock at its max
     for line in open(stream, encoding="utf-8"):
         d = json.loads(line)
-        if d.get("type") == "event" and d["op"] == "gc":
-            want[(d["domid"], d["ts"] - origin)] += 1
+        if d.get("type") != "event":
+            continue
+        key = (d["domid"], d["ring"])
+        t = max(d["ts"] - origin, 0, held.get(key, 0))
+        held[key] = t
+        if d["op"] == "gc":
+            want[(d["domid"], t)] += 1
     return sum((want - got).values()), sum(want.values())
 
 
