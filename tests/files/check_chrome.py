@@ -419,7 +419,10 @@ def gc_times(chrome, stream):
     """GC ends in the Chrome trace against the stream's gc times minus the origin:
     the ns are the same (none lost to a double)."""
     doc = json.loads(open(chrome, "rb").read().decode("utf-8"), parse_float=decimal.Decimal)
-    origin = doc["metadata"]["mtrace"]["origin_wall_ns"]
+    origin = doc.get("metadata", {}).get("mtrace", {}).get("origin_wall_ns") \
+        if isinstance(doc, dict) else None
+    if not isinstance(origin, int):
+        return 0, 0  # reported already: no origin
     got = collections.Counter()
     for e in doc["traceEvents"]:
         if e.get("ph") == "E" and e.get("cat") == "gc":
