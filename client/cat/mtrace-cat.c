@@ -23,6 +23,7 @@
 #include "frame.h"
 #include "malloc-tune.h"
 #include "mtrace-client.h"
+#include "session.h"
 #include "recording.h"
 #include "ring-reader.h"
 
@@ -688,18 +689,11 @@ static void filter_from_opts(const struct cat_opts *o)
 	filtering = cat_filter_active(&filt);
 }
 
-static struct mtc *connect_as(const struct cat_opts *o, bool quiet)
+static int subscribe(struct mtc *c, void *arg)
 {
-	static Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
-	struct mtc *c;
-	char err[512];
+	const struct cat_opts *o = arg;
+	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
 
-	c = mtc_connect(o->socket, "mtrace-cat " MTRACE_VERSION, err, sizeof(err));
-	if (!c) {
-		if (!quiet)
-			fprintf(stderr, "mtrace-cat: %s\n", err);
-		return NULL;
-	}
 	sub.n_domids = o->n_domids;
 	sub.domids = (uint32_t *)o->domids;
 	sub.n_domain_names = o->n_names;
@@ -721,24 +715,25 @@ static struct mtc *connect_as(const struct cat_opts *o, bool quiet)
 		if (!sub.stats_interval_ms)
 			sub.stats_interval_ms = 250;
 	}
-	if (mtc_subscribe(c, &sub) < 0) {
-		if (!quiet)
-			fprintf(stderr, "mtrace-cat: subscribe: %s\n", strerror(errno));
-		mtc_close(c);
-		return NULL;
-	}
-	return c;
+	return mtc_subscribe(c, &sub);
 }
 
 static struct mtc *connect_live(const struct cat_opts *o)
 {
-	return connect_as(o, false);
+	char err[512];
+	struct mtc *c = mtc_open(
+	    o->socket, "mtrace-cat " MTRACE_VERSION, subscribe, (void *)o, err, sizeof(err));
+
+	if (!c)
+		fprintf(stderr, "mtrace-cat: %s\n", err);
+	return c;
 }
 
-/* While waiting for mtraced to come back: every failed attempt is not news. */
-static struct mtc *connect_live_quiet(const struct cat_opts *o)
+/* -t and signals end the wait for mtraced too. */
+static bool give_up(void *arg)
 {
-	return connect_as(o, true);
+	(void)arg;
+	return stop_signal || (deadline > 0 && now_s() >= deadline);
 }
 
 int main(int argc, char **argv)
@@ -811,18 +806,10 @@ int main(int argc, char **argv)
 		folded_init(o.frames, o.weight);
 	deadline = o.seconds > 0 ? now_s() + o.seconds : 0;
 	while ((r = run(&o, c, rec)) == 2) {
-		unsigned attempt = 0;
 		mtc_close(c);
-		c = NULL;
 		fprintf(stderr, "mtrace-cat: mtraced went away; waiting for it\n");
-		/* 250 ms doubling to 5 s; -t and signals still end the run */
-		while (!c && !stop_signal && (deadline == 0 || now_s() < deadline)) {
-			unsigned ms = attempt >= 5 ? 5000 : 250u << attempt;
-			struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-			attempt++;
-			nanosleep(&ts, NULL);
-			c = connect_live_quiet(&o);
-		}
+		/* every failed try is not news: quiet until it is back */
+		c = mtc_open_wait(o.socket, "mtrace-cat " MTRACE_VERSION, subscribe, give_up, &o);
 		if (!c) {
 			r = 0;
 			break;
