@@ -32,12 +32,12 @@ struct screen {
 	char fatal[256]; /* why we stopped, printed after endwin */
 	bool reconnected;
 	bool redraw;
-	    /* a Stats came in this loop turn */ /* a link came up that was not the first */
-	char waiting[300]; /* why we are waiting for mtraced ("" = connected) */
-	long cursor;       /* the selected row of the site tree */
-	long last_row;     /* the last table row that fit on the screen */
-	bool cursor_site;  /* what the cursor is on, as view_render said */
-	bool follow;       /* keep the cursor on that site as the tree changes */
+	/* a Stats came in this loop turn */ /* a link came up that was not the first */
+	char waiting[300];                   /* why we are waiting for mtraced ("" = connected) */
+	long cursor;                         /* the selected row of the site tree */
+	long last_row;                       /* the last table row that fit on the screen */
+	bool cursor_site;                    /* what the cursor is on, as view_render said */
+	bool follow;                         /* keep the cursor on that site as the tree changes */
 	struct top_site_ref cursor_ref;
 };
 
