@@ -85,8 +85,9 @@ static void usage(FILE *f)
 	    "  -w, --write FILE      also save a recording of what is received in FILE\n"
 	    "  -d, --domain D        only domain D (id or name); repeatable\n"
 	    "  -o, --ops LIST        only these ops (names or numbers, comma separated)\n"
-	    "  -l, --label PREFIX    only events of threads whose label starts with PREFIX;\n"
-	    "                        repeatable\n"
+	    "      --label PREFIX    only events of threads whose label starts with PREFIX;\n"
+	    "                        repeatable (old spelling -l: still works, with a\n"
+	    "                        warning; across mtrace -l is --listen)\n"
 	    "      --stats MS        statistics every MS milliseconds (>= 100)\n"
 	    "      --threads N       the N busiest threads in statistics (--top is the same)\n"
 	    "      --sort KEY        events|running|pending|age|children|reads|resolves|id\n"
@@ -159,7 +160,8 @@ static int parse_args(int argc, char **argv, struct cat_opts *o)
 		O_SSTATS,
 		O_FINISHED,
 		O_FRAMES,
-		O_WEIGHT
+		O_WEIGHT,
+		O_LABEL
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -169,7 +171,7 @@ static int parse_args(int argc, char **argv, struct cat_opts *o)
 		{ "format", required_argument, NULL, 'f' },
 		{ "domain", required_argument, NULL, 'd' },
 		{ "ops", required_argument, NULL, 'o' },
-		{ "label", required_argument, NULL, 'l' },
+		{ "label", required_argument, NULL, O_LABEL },
 		{ "count", required_argument, NULL, 'n' },
 		{ "time", required_argument, NULL, 't' },
 		{ "stats", required_argument, NULL, O_STATS },
@@ -245,6 +247,10 @@ static int parse_args(int argc, char **argv, struct cat_opts *o)
 				return -1;
 			break;
 		case 'l':
+			/* -l is --listen across mtrace; scripts with the old spelling work */
+			fprintf(stderr, "mtrace-cat: -l is an old spelling; use --label\n");
+			/* fall through */
+		case O_LABEL:
 			if (o->n_labels == MAX_FILTER)
 				return -1;
 			o->labels[o->n_labels++] = optarg;
