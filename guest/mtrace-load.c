@@ -616,7 +616,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 'l':
 			old_spelling('l', "--labels");
-			/* fall through */
+			__attribute__((fallthrough));
 		case O_LABELS:
 			ok = parse_u64(optarg, &v) && v <= MAX_NAMES;
 			o->labels = (unsigned)v;
@@ -648,7 +648,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case 's':
 			old_spelling('s', "--seed");
-			/* fall through */
+			__attribute__((fallthrough));
 		case O_SEED:
 			ok = parse_u64(optarg, &o->seed);
 			break;

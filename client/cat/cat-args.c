@@ -193,7 +193,7 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 		case 'l':
 			/* -l is --listen across mtrace; scripts with the old spelling work */
 			fprintf(stderr, "mtrace-cat: -l is an old spelling; use --label\n");
-			/* fall through */
+			__attribute__((fallthrough));
 		case O_LABEL:
 			if (o->n_labels == MAX_FILTER)
 				return -1;

@@ -178,7 +178,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 		switch (c) {
 		case 's':
 			old_spelling('s', "--speed");
-			/* fall through */
+			__attribute__((fallthrough));
 		case 'S':
 			errno = 0;
 			o->speed = strtod(optarg, &end);
@@ -189,7 +189,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			break;
 		case 'l':
 			old_spelling('l', "--loop");
-			/* fall through */
+			__attribute__((fallthrough));
 		case 'L':
 			o->passes = 0;
 			break;
