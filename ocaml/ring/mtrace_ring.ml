@@ -341,3 +341,6 @@ let attach ?(seq = 0) ~hdr ~data () =
   let t = make ~hdr ~data ~head ~tail ~seq in
   if clock_id t = clock_tsc then t.now <- rdtsc;
   t
+
+let reader_pos t = Int64.to_int (le64 (get64 t.hbuf (t.hoff + 200)))
+let req_event t = Int64.to_int (le64 (get64 t.hbuf (t.hoff + h_req_event)))

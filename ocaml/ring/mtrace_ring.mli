@@ -144,3 +144,9 @@ val head : t -> int
 val tail : t -> int
 val seq : t -> int
 val data_size : t -> int
+
+val reader_pos : t -> int
+(** How far dom0 says it has read (the header's reader_pos; a hint). *)
+
+val req_event : t -> int
+(** dom0's wake-up threshold (the header's req_event; 0 until a reader attaches). *)
