@@ -64,7 +64,9 @@ val init :
     of two of pages, 1..512), as mtrace_ring_init_local does: both are zeroed, the header
     gets magic, version (2 for [clock_tsc], else 1), size, pages, [clock_id] (default
     [clock_monotonic]), [index] (default 0) and [name] (at most 39 bytes, default "").
-    Writes no record: call {!ring_start}.  @raise Invalid_argument on bad sizes. *)
+    Writes no record: call {!ring_start}.  With [clock_tsc] the clock is {!rdtsc} and the
+    header's time block is the caller's to write (as over C local rings).
+    @raise Invalid_argument on bad sizes. *)
 
 val attach : ?seq:int -> hdr:Cstruct.t -> data:Cstruct.t -> unit -> t
 (** Take over a ring some other writer formatted (the C guest library): head and tail
