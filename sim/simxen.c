@@ -1,5 +1,5 @@
 /*
- * main.c - mtrace-simxen: start the simulated Xen host, and act as its toolstack.
+ * simxen.c - mtrace-simxen: start the simulated Xen host, and act as its toolstack.
  *
  * The CLI is dom0: toolstack requests go over the broker socket as raw protocol
  * messages, xenstore requests through xenif like any other dom0 program.
