@@ -79,7 +79,8 @@ static void pass_stats(struct guest *g, unsigned i)
 	r->seen = *st;
 }
 
-size_t drain_guest(struct guest *g, size_t budget, bool *more)
+/* Drain up to budget events of g's rings; returns the count, *more if data is left. */
+static size_t drain_guest(struct guest *g, size_t budget, bool *more)
 {
 	unsigned n = g->ann.rings;
 	size_t total = 0;

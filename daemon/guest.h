@@ -90,7 +90,6 @@ struct guest *guest_find(uint32_t domid);
 struct guest *guest_by_port(uint32_t port);
 /* Map port to g (NULL unmaps); -1 when the port is out of range. */
 int guest_port_set(uint32_t port, struct guest *g);
-unsigned guest_count(void);
 unsigned guest_count_kind(enum guest_kind k);
 /* fn may free the guest it is given, and no other. */
 void guest_foreach(void (*fn)(struct guest *g, void *arg), void *arg);

@@ -198,8 +198,6 @@ uint64_t state_thr_rate(const struct thr *t);
 void state_tab_resize(struct state_domain *d, uint32_t nslots);
 /* The table rebuilt on a new random key (thash); clears tab_long. */
 void state_tab_rekey(struct state_domain *d);
-/* Line-aligned memory for a thread table, on huge pages from 2 MiB (aborts when out). */
-void *state_table_alloc(size_t bytes, size_t align);
 /* A new pending thread, evicting one (never `avoid`) when full; NO_IDX if none could go. */
 uint32_t state_thr_new(struct state_domain *d, uint64_t id, uint64_t ts, uint64_t parent,
     uint8_t type, uint32_t avoid);

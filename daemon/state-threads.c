@@ -32,7 +32,8 @@
 #define HUGE_PAGE ((size_t)2 << 20)
 #define HUGE_MIN  ((size_t)8 << 20)
 
-void *state_table_alloc(size_t bytes, size_t align)
+/* Line-aligned memory for a thread table, on huge pages from 2 MiB (aborts when out). */
+static void *state_table_alloc(size_t bytes, size_t align)
 {
 	bool huge = bytes >= HUGE_MIN;
 	size_t n =

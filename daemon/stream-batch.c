@@ -720,11 +720,6 @@ void stream_batch_domain_gone(uint32_t domid)
 	}
 }
 
-unsigned stream_group_count(void)
-{
-	return ngroups;
-}
-
 void stream_batch_set_cap(size_t total)
 {
 	batch_cap = total ? total : SIZE_MAX;

@@ -36,7 +36,6 @@ void stream_batch_fini(void);
 /* Join the group for sub's event filter (creating it); NULL when out of memory. */
 struct stream_group *stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub);
 void stream_group_leave(struct stream_group *g, struct stream_client *c);
-unsigned stream_group_count(void);
 /* Encode and send everything accumulated so far (before control messages, so the
  * order a client sees matches the order things happened). */
 void stream_batch_flush(void);
