@@ -15,6 +15,7 @@
 #include "mtrace-ring.h"
 #include "sites.h"
 #include "state-int.h"
+#include "state.h"
 
 struct state_domain **state_doms;
 unsigned state_ndoms;

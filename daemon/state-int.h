@@ -11,9 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "state.h"
 #include "strtab.h"
 #include "xalloc.h"
+
+struct mtraced_config;
 
 #define WIN_SECS      60  /* longest rolling window */
 #define LABEL_WIN     10  /* label creation rate window */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "state-int.h"
+#include "state.h"
 
 static uint64_t hist_value(unsigned b)
 {

@@ -18,6 +18,7 @@
 #include "mtrace.pb-c.h"
 #include "sites.h"
 #include "state-int.h"
+#include "state.h"
 
 struct stats_box {
 	Mtrace__Stats s; /* first: state_stats_free gets it back by cast */

@@ -16,6 +16,7 @@
 #include "config.h"
 #include "mtrace-ring.h"
 #include "state-int.h"
+#include "state.h"
 
 /*
  * Memory for a thread table (slab or hash).  A large one is looked up at random, and

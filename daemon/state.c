@@ -12,6 +12,7 @@
 
 #include "ring-reader.h"
 #include "state-int.h"
+#include "state.h"
 
 /* Events of the last complete second; ev_* are kept by state_apply below. */
 uint64_t state_thr_rate(const struct thr *t)
