@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
 
@@ -40,6 +41,7 @@
 #include "guest.h"
 #include "log.h"
 #include "state.h"
+#include "xalloc.h"
 #include "xenif.h"
 
 #define PENDING_MAX 4096 /* ports taken per fd wake-up before yielding to the loop */
@@ -48,9 +50,36 @@
 #define POLL_IDLE_MAX 16
 #define TICK_IDLE_MS  1000 /* the periodic drain's longest period, when idle */
 
+/* A ring guest's scheduling state: drain.c's alone (struct guest only points at it),
+ * made on the first wake-up or drain and freed by drain_forget. */
+struct drain_sched {
+	struct guest *g;
+	/* wake-ups in the current period: all, and those that found nothing new (the
+	 * storm limiter's count, as xenconsoled's) */
+	uint64_t period_start_ns;
+	unsigned period_wakeups, period_spurious;
+	bool held; /* port left masked until the period ends */
+	struct event *unhold_ev;
+	bool polling;       /* busy: drained on the poll tick, no wake-ups */
+	unsigned poll_idle; /* empty polls in a row */
+	/* round-robin service of guests with more data than one budget */
+	bool busy;
+	TAILQ_ENTRY(drain_sched) busy_entry;
+	unsigned next_ring;
+};
+
+static struct drain_sched *sched_of(struct guest *g)
+{
+	if (!g->sched) {
+		g->sched = xcalloc(1, sizeof(*g->sched));
+		g->sched->g = g;
+	}
+	return g->sched;
+}
+
 static const struct guests_ctx *ctx;
 static struct event *evtchn_ev, *tick_ev, *busy_ev, *poll_ev;
-static TAILQ_HEAD(guest_list, guest) busy = TAILQ_HEAD_INITIALIZER(busy);
+static TAILQ_HEAD(sched_list, drain_sched) busy = TAILQ_HEAD_INITIALIZER(busy);
 static unsigned npolling;        /* guests drained by poll_ev */
 static uint64_t period_start_ns; /* all guests' wake-ups in the current period */
 static unsigned period_wakeups;
@@ -89,7 +118,7 @@ static size_t drain_guest(struct guest *g, size_t budget, bool *more)
 	if (g->kind != GUEST_RING || !n)
 		return 0;
 	for (unsigned k = 0; k < n; k++) {
-		unsigned i = (g->next_ring + k) % n;
+		unsigned i = (sched_of(g)->next_ring + k) % n;
 		struct gring *r = &g->ring[i];
 		bool m = false;
 
@@ -115,7 +144,7 @@ static size_t drain_guest(struct guest *g, size_t budget, bool *more)
 			*more = true;
 	}
 	/* the next round starts at another ring, so rings of one guest share too */
-	g->next_ring = (g->next_ring + 1) % n;
+	sched_of(g)->next_ring = (sched_of(g)->next_ring + 1) % n;
 	cb_read += total;
 	if (cb_read > cb_most)
 		cb_most = cb_read;
@@ -126,10 +155,10 @@ static void busy_add(struct guest *g)
 {
 	static const struct timeval now = { 0, 0 };
 
-	if (g->busy)
+	if (sched_of(g)->busy)
 		return;
-	g->busy = true;
-	TAILQ_INSERT_TAIL(&busy, g, busy_entry);
+	sched_of(g)->busy = true;
+	TAILQ_INSERT_TAIL(&busy, sched_of(g), busy_entry);
 	if (!evtimer_pending(busy_ev, NULL))
 		evtimer_add(busy_ev, &now);
 }
@@ -138,7 +167,7 @@ static void poll_each(struct guest *g, void *arg)
 {
 	size_t *got = arg;
 
-	if (g->kind != GUEST_RING || !g->polling || g->busy)
+	if (g->kind != GUEST_RING || !sched_of(g)->polling || sched_of(g)->busy)
 		return;
 	if (*got >= ctx->cfg->drain_budget)
 		busy_add(g); /* this turn has had its budget: the busy round takes it */
@@ -159,10 +188,10 @@ static void poll_tick_cb(evutil_socket_t fd, short what, void *arg)
 
 static void polling_set(struct guest *g, bool on)
 {
-	if (g->polling == on)
+	if (sched_of(g)->polling == on)
 		return;
-	g->polling = on;
-	g->poll_idle = 0;
+	sched_of(g)->polling = on;
+	sched_of(g)->poll_idle = 0;
 	if (on && npolling++ == 0) {
 		struct timeval tv = tv_from_us(ctx->cfg->poll_interval_us);
 
@@ -183,14 +212,14 @@ static unsigned poll_threshold(void)
 /* Whether g stays (or goes) in polling mode instead of asking for a wake-up. */
 static bool poll_instead(struct guest *g, size_t got)
 {
-	if (g->polling) {
-		g->poll_idle = got ? 0 : g->poll_idle + 1;
-		if (g->poll_idle < POLL_IDLE_MAX)
+	if (sched_of(g)->polling) {
+		sched_of(g)->poll_idle = got ? 0 : sched_of(g)->poll_idle + 1;
+		if (sched_of(g)->poll_idle < POLL_IDLE_MAX)
 			return true;
 		polling_set(g, false);
 		return false;
 	}
-	if (g->period_wakeups < poll_threshold() && period_wakeups < poll_threshold())
+	if (sched_of(g)->period_wakeups < poll_threshold() && period_wakeups < poll_threshold())
 		return false;
 	polling_set(g, true);
 	return true;
@@ -256,24 +285,23 @@ void drain_final(struct guest *g)
 
 void drain_forget(struct guest *g)
 {
-	if (g->busy) {
-		TAILQ_REMOVE(&busy, g, busy_entry);
-		g->busy = false;
-	}
-	if (g->unhold_ev) {
-		event_free(g->unhold_ev);
-		g->unhold_ev = NULL;
-	}
+	struct drain_sched *sc = g->sched;
+
+	if (!sc)
+		return;
+	if (sc->busy)
+		TAILQ_REMOVE(&busy, sc, busy_entry);
+	if (sc->unhold_ev)
+		event_free(sc->unhold_ev);
 	polling_set(g, false);
-	g->held = false;
-	g->period_wakeups = 0;
-	g->period_spurious = 0;
+	free(sc);
+	g->sched = NULL;
 }
 
 static void busy_cb(evutil_socket_t fd, short what, void *arg)
 {
 	static const struct timeval now = { 0, 0 };
-	struct guest *stop = TAILQ_LAST(&busy, guest_list);
+	struct drain_sched *stop = TAILQ_LAST(&busy, sched_list), *sc;
 	size_t got = 0;
 
 	(void)fd;
@@ -284,18 +312,18 @@ static void busy_cb(evutil_socket_t fd, short what, void *arg)
 	 * Clients are written to only at the end of a loop turn, and a socket takes a few
 	 * hundred KiB at a time: past one budget in this turn, the rest of the round
 	 * waits for the next one, or the stream falls behind the rings. */
-	struct guest *g;
+	while ((sc = TAILQ_FIRST(&busy)) != NULL) {
+		struct guest *g = sc->g;
 
-	while ((g = TAILQ_FIRST(&busy)) != NULL) {
 		if (got >= ctx->cfg->drain_budget) {
 			if (!evtimer_pending(busy_ev, NULL))
 				evtimer_add(busy_ev, &now);
 			break;
 		}
-		TAILQ_REMOVE(&busy, g, busy_entry);
-		g->busy = false;
+		TAILQ_REMOVE(&busy, sc, busy_entry);
+		sc->busy = false;
 		got += drain_service(g);
-		if (g == stop)
+		if (sc == stop)
 			break;
 	}
 }
@@ -309,10 +337,10 @@ static void unhold_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	cb_read = 0;
-	g->held = false;
-	g->period_start_ns = state_now_ns();
-	g->period_wakeups = 0;
-	g->period_spurious = 0;
+	sched_of(g)->held = false;
+	sched_of(g)->period_start_ns = state_now_ns();
+	sched_of(g)->period_wakeups = 0;
+	sched_of(g)->period_spurious = 0;
 	if (g->lport >= 0)
 		ctx->x->ops->evtchn_unmask(ctx->x, (uint32_t)g->lport);
 	drain_service(g);
@@ -330,27 +358,27 @@ static size_t wakeup(struct guest *g)
 		period_start_ns = now;
 		period_wakeups = 0;
 	}
-	if (now - g->period_start_ns >= period) {
-		g->period_start_ns = now;
-		g->period_wakeups = 0;
-		g->period_spurious = 0;
+	if (now - sched_of(g)->period_start_ns >= period) {
+		sched_of(g)->period_start_ns = now;
+		sched_of(g)->period_wakeups = 0;
+		sched_of(g)->period_spurious = 0;
 	}
-	if (g->period_spurious >= ctx->cfg->ratelimit_wakeups) {
-		uint64_t left = g->period_start_ns + period - now;
+	if (sched_of(g)->period_spurious >= ctx->cfg->ratelimit_wakeups) {
+		uint64_t left = sched_of(g)->period_start_ns + period - now;
 		struct timeval tv = tv_from_ns(left);
 
 		state_domain_add_wakeup(g->sd, true);
-		if (g->held)
+		if (sched_of(g)->held)
 			return 0;
-		if (!g->unhold_ev)
-			g->unhold_ev = evtimer_new(ctx->base, unhold_cb, g);
-		if (!g->unhold_ev) {
+		if (!sched_of(g)->unhold_ev)
+			sched_of(g)->unhold_ev = evtimer_new(ctx->base, unhold_cb, g);
+		if (!sched_of(g)->unhold_ev) {
 			/* cannot hold it off: serve it rather than lose it */
 			ctx->x->ops->evtchn_unmask(ctx->x, (uint32_t)g->lport);
 			return drain_service(g);
 		}
-		g->held = true;
-		evtimer_add(g->unhold_ev, &tv);
+		sched_of(g)->held = true;
+		evtimer_add(sched_of(g)->unhold_ev, &tv);
 		/* Held, not ignored: a guest with two rings may well find one drained by the
 		 * other's wake-up, and its data must not wait for the periodic drain. */
 		polling_set(g, true);
@@ -358,13 +386,13 @@ static size_t wakeup(struct guest *g)
 		    g->domid, left / 1000);
 		return 0;
 	}
-	g->period_wakeups++;
+	sched_of(g)->period_wakeups++;
 	period_wakeups++;
 	state_domain_add_wakeup(g->sd, false);
 	ctx->x->ops->evtchn_unmask(ctx->x, (uint32_t)g->lport);
 	got = drain_service(g);
 	if (got == 0)
-		g->period_spurious++;
+		sched_of(g)->period_spurious++;
 	return got;
 }
 
@@ -408,7 +436,7 @@ static void tick_each(struct guest *g, void *arg)
 {
 	size_t *got = arg;
 
-	if (g->kind != GUEST_RING || g->busy)
+	if (g->kind != GUEST_RING || sched_of(g)->busy)
 		return;
 	if (*got >= ctx->cfg->drain_budget)
 		busy_add(g);
