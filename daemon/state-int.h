@@ -183,10 +183,17 @@ struct state_domain {
 
 /* ---- state-domains.c: the domain table, the configuration, memory ---- */
 
-extern struct state_domain **state_doms;
-extern unsigned state_ndoms;
-extern const struct mtraced_config *state_cfg;
-extern uint64_t state_cur_sec;
+/* The state subsystem's context, one for the daemon (state-domains.c sets it up). */
+struct state_ctx {
+	struct state_domain **doms;
+	unsigned ndoms;
+	const struct mtraced_config *cfg; /* the copy taken at state_init/reconfigure */
+	uint64_t cur_sec;                 /* the second the rolling windows are at */
+};
+extern struct state_ctx state_ctx;
+/* state-sites.c's spelling, until its rework (another branch) reads state_ctx. */
+#define state_cfg     (state_ctx.cfg)
+#define state_cur_sec (state_ctx.cur_sec)
 
 double state_win_rate(const struct win *w, uint64_t now_sec, unsigned secs);
 

@@ -234,7 +234,7 @@ static inline __attribute__((always_inline)) void evict_prefetch(const struct st
 
 static uint32_t thr_alloc(struct state_domain *d, uint32_t avoid)
 {
-	uint32_t max = state_cfg->max_threads_per_guest, i;
+	uint32_t max = state_ctx.cfg->max_threads_per_guest, i;
 
 	if (d->free_head == NO_IDX && d->thr_cap < max) {
 		uint32_t ncap = d->thr_cap ? d->thr_cap * 2 : 64;
@@ -294,7 +294,7 @@ uint32_t state_thr_new(
 	/* every field by hand: a memset or a compound literal becomes `rep stos`, which
 	 * costs more than these stores (this runs for every thread created) */
 	t->events = 0;
-	t->ev_sec = (uint32_t)state_cur_sec;
+	t->ev_sec = (uint32_t)state_ctx.cur_sec;
 	t->ev_cur = t->ev_prev = 0;
 	t->type = type;
 	t->state = TS_PENDING;
