@@ -33,7 +33,8 @@ static bool val_is(const char *v, size_t len, const char *want)
 	return v && len == strlen(want) && !memcmp(v, want, len);
 }
 
-const char *announce_show(const char *v, size_t len, char *buf, size_t blen)
+/* A short printable rendering of a guest value for the log ("(missing)" for NULL). */
+static const char *announce_show(const char *v, size_t len, char *buf, size_t blen)
 {
 	size_t o = 0;
 

@@ -46,7 +46,4 @@ unsigned announce_pages(const struct announce *a);
 /* Strict decimal without sign, spaces or leading zeros, at most max. */
 int announce_parse_dec(const char *v, size_t len, uint64_t max, uint64_t *out);
 
-/* A short printable rendering of a guest value for the log ("(missing)" for NULL). */
-const char *announce_show(const char *v, size_t len, char *buf, size_t buflen);
-
 #endif

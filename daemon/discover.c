@@ -32,19 +32,25 @@ static const char TOK_INTRO[] = "mtraced-intro";
 static const char TOK_RELEASE[] = "mtraced-release";
 static const char TOK_DOM[] = "mtraced-dom";
 
-static const struct guests_ctx *ctx;
-static const struct discover_ops *ops;
-static struct event *xs_ev, *work_ev, *rescan_ev;
-static bool full_scan, deep_scan;
-static uint8_t dirty[MAX_DOMID / 8];
-static bool any_dirty;
+/* The discovery's context, one for the daemon. */
+static struct {
+	const struct guests_ctx *ctx;
+	const struct discover_ops *ops;
+	struct event *xs_ev, *work_ev, *rescan_ev;
+	bool full_scan, deep_scan;
+	uint8_t dirty[MAX_DOMID / 8];
+	bool any_dirty;
+	/* the domains of the last scan, running ones only: for state_mark_gone */
+	uint8_t running_map[MAX_DOMID / 8];
+	uint8_t crashed_map[MAX_DOMID / 8];
+} dc;
 
 static void schedule(void)
 {
 	static const struct timeval now = { 0, 0 };
 
-	if (!evtimer_pending(work_ev, NULL))
-		evtimer_add(work_ev, &now);
+	if (!evtimer_pending(dc.work_ev, NULL))
+		evtimer_add(dc.work_ev, &now);
 }
 
 /* path is dir or below it ("data/mtrace-test/..." is not under "data/mtrace": a guest's
@@ -87,27 +93,27 @@ static void xs_cb(evutil_socket_t fd, short what, void *arg)
 	for (int k = 0; k < WATCH_MAX; k++) {
 		long id;
 
-		if (ctx->x->ops->xs_read_watch(ctx->x, &ev) < 0) {
+		if (dc.ctx->x->ops->xs_read_watch(dc.ctx->x, &ev) < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 				return;
 			if (errno == ENAMETOOLONG || errno == EPROTO) {
 				/* an oversized or mangled event: we cannot tell what changed */
-				full_scan = true;
-				deep_scan = true;
+				dc.full_scan = true;
+				dc.deep_scan = true;
 				schedule();
 				continue;
 			}
-			guest_host_lost(ctx->base, "xenstore connection", errno);
+			guest_host_lost(dc.ctx->base, "xenstore connection", errno);
 			return;
 		}
 		if (!strcmp(ev.token, TOK_INTRO) || !strcmp(ev.token, TOK_RELEASE)) {
-			full_scan = true;
+			dc.full_scan = true;
 		} else if (!strcmp(ev.token, TOK_DOM)) {
 			id = dom_of_path(ev.path);
 			if (id < 0)
 				continue;
-			dirty[id / 8] |= (uint8_t)(1u << (id % 8));
-			any_dirty = true;
+			dc.dirty[id / 8] |= (uint8_t)(1u << (id % 8));
+			dc.any_dirty = true;
 		} else {
 			continue;
 		}
@@ -125,12 +131,8 @@ static void bury_unseen(struct guest *g, void *arg)
 {
 	(void)arg;
 	if (!g->seen)
-		ops->death(g, "destroyed");
+		dc.ops->death(g, "destroyed");
 }
-
-/* The domains of the last scan, running ones only: for state_mark_gone. */
-static uint8_t running_map[MAX_DOMID / 8];
-static uint8_t crashed_map[MAX_DOMID / 8];
 
 static bool in_map(const uint8_t *m, uint32_t domid)
 {
@@ -140,8 +142,8 @@ static bool in_map(const uint8_t *m, uint32_t domid)
 static bool still_running(uint32_t domid, bool *crashed, void *arg)
 {
 	(void)arg;
-	*crashed = in_map(crashed_map, domid);
-	return in_map(running_map, domid);
+	*crashed = in_map(dc.crashed_map, domid);
+	return in_map(dc.running_map, domid);
 }
 
 void discover_scan_all(bool deep)
@@ -150,14 +152,14 @@ void discover_scan_all(bool deep)
 	uint32_t first = 0;
 	int n, total = 0;
 
-	memset(running_map, 0, sizeof(running_map));
-	memset(crashed_map, 0, sizeof(crashed_map));
-	full_scan = false;
-	deep_scan = false;
+	memset(dc.running_map, 0, sizeof(dc.running_map));
+	memset(dc.crashed_map, 0, sizeof(dc.crashed_map));
+	dc.full_scan = false;
+	dc.deep_scan = false;
 	guest_foreach(mark_seen, NULL);
 	do {
-		n = ctx->x->ops->ctrl_domain_list(
-		    ctx->x, first, info, sizeof(info) / sizeof(info[0]));
+		n = dc.ctx->x->ops->ctrl_domain_list(
+		    dc.ctx->x, first, info, sizeof(info) / sizeof(info[0]));
 		if (n < 0) {
 			log_err("domain list: %s", strerror(errno));
 			return; /* without the list no death can be confirmed */
@@ -169,18 +171,18 @@ void discover_scan_all(bool deep)
 			if (d->domid >= MAX_DOMID)
 				continue;
 			if (d->crashed)
-				crashed_map[d->domid / 8] |= (uint8_t)(1u << (d->domid % 8));
+				dc.crashed_map[d->domid / 8] |= (uint8_t)(1u << (d->domid % 8));
 			else if (!d->dying && !d->shutdown)
-				running_map[d->domid / 8] |= (uint8_t)(1u << (d->domid % 8));
+				dc.running_map[d->domid / 8] |= (uint8_t)(1u << (d->domid % 8));
 			if (d->dying || d->shutdown) {
 				if (g)
-					ops->death(g, d->crashed ? "crashed" : "destroyed");
+					dc.ops->death(g, d->crashed ? "crashed" : "destroyed");
 				continue;
 			}
 			/* known guests announce changes through the /local/domain watch; a deep
 			 * scan re-reads them anyway, in case a watch event was lost */
 			if (!g || deep)
-				ops->refresh(d->domid);
+				dc.ops->refresh(d->domid);
 			g = guest_find(d->domid);
 			if (g)
 				g->seen = true;
@@ -200,25 +202,25 @@ static void work_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	(void)arg;
-	if (full_scan) {
-		bool deep = deep_scan;
+	if (dc.full_scan) {
+		bool deep = dc.deep_scan;
 		discover_scan_all(deep);
 		if (deep) {
-			memset(dirty, 0, sizeof(dirty));
-			any_dirty = false;
+			memset(dc.dirty, 0, sizeof(dc.dirty));
+			dc.any_dirty = false;
 			return;
 		}
 	}
-	if (!any_dirty)
+	if (!dc.any_dirty)
 		return;
-	any_dirty = false;
+	dc.any_dirty = false;
 	for (uint32_t i = 0; i < MAX_DOMID / 8; i++) {
-		if (!dirty[i])
+		if (!dc.dirty[i])
 			continue;
 		for (uint32_t b = 0; b < 8; b++)
-			if (dirty[i] & (1u << b))
-				ops->refresh(i * 8 + b);
-		dirty[i] = 0;
+			if (dc.dirty[i] & (1u << b))
+				dc.ops->refresh(i * 8 + b);
+		dc.dirty[i] = 0;
 	}
 }
 
@@ -227,8 +229,8 @@ static void rescan_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	(void)arg;
-	full_scan = true;
-	deep_scan = true;
+	dc.full_scan = true;
+	dc.deep_scan = true;
 	schedule();
 }
 
@@ -239,25 +241,25 @@ int discover_init(
 	struct event_base *base = c->base;
 	int fd;
 
-	ctx = c;
-	ops = o;
-	fd = ctx->x->ops->xs_fileno(ctx->x);
+	dc.ctx = c;
+	dc.ops = o;
+	fd = dc.ctx->x->ops->xs_fileno(dc.ctx->x);
 
 	if (fd < 0) {
 		snprintf(err, errlen, "xenstore fd: %s", strerror(errno));
 		return -1;
 	}
-	xs_ev = event_new(base, fd, EV_READ | EV_PERSIST, xs_cb, NULL);
-	work_ev = evtimer_new(base, work_cb, NULL);
-	rescan_ev = event_new(base, -1, EV_PERSIST, rescan_cb, NULL);
-	if (!xs_ev || !work_ev || !rescan_ev || event_add(xs_ev, NULL) < 0 ||
-	    event_add(rescan_ev, &slow) < 0) {
+	dc.xs_ev = event_new(base, fd, EV_READ | EV_PERSIST, xs_cb, NULL);
+	dc.work_ev = evtimer_new(base, work_cb, NULL);
+	dc.rescan_ev = event_new(base, -1, EV_PERSIST, rescan_cb, NULL);
+	if (!dc.xs_ev || !dc.work_ev || !dc.rescan_ev || event_add(dc.xs_ev, NULL) < 0 ||
+	    event_add(dc.rescan_ev, &slow) < 0) {
 		snprintf(err, errlen, "cannot set up the xenstore events");
 		return -1;
 	}
-	if (ctx->x->ops->xs_watch(ctx->x, "@introduceDomain", TOK_INTRO) < 0 ||
-	    ctx->x->ops->xs_watch(ctx->x, "@releaseDomain", TOK_RELEASE) < 0 ||
-	    ctx->x->ops->xs_watch(ctx->x, "/local/domain", TOK_DOM) < 0) {
+	if (dc.ctx->x->ops->xs_watch(dc.ctx->x, "@introduceDomain", TOK_INTRO) < 0 ||
+	    dc.ctx->x->ops->xs_watch(dc.ctx->x, "@releaseDomain", TOK_RELEASE) < 0 ||
+	    dc.ctx->x->ops->xs_watch(dc.ctx->x, "/local/domain", TOK_DOM) < 0) {
 		snprintf(err, errlen, "xenstore watch: %s", strerror(errno));
 		return -1;
 	}
@@ -266,17 +268,17 @@ int discover_init(
 
 void discover_fini(void)
 {
-	if (ctx) {
-		ctx->x->ops->xs_unwatch(ctx->x, "@introduceDomain", TOK_INTRO);
-		ctx->x->ops->xs_unwatch(ctx->x, "@releaseDomain", TOK_RELEASE);
-		ctx->x->ops->xs_unwatch(ctx->x, "/local/domain", TOK_DOM);
+	if (dc.ctx) {
+		dc.ctx->x->ops->xs_unwatch(dc.ctx->x, "@introduceDomain", TOK_INTRO);
+		dc.ctx->x->ops->xs_unwatch(dc.ctx->x, "@releaseDomain", TOK_RELEASE);
+		dc.ctx->x->ops->xs_unwatch(dc.ctx->x, "/local/domain", TOK_DOM);
 	}
-	if (xs_ev)
-		event_free(xs_ev);
-	if (work_ev)
-		event_free(work_ev);
-	if (rescan_ev)
-		event_free(rescan_ev);
-	xs_ev = work_ev = rescan_ev = NULL;
-	ctx = NULL;
+	if (dc.xs_ev)
+		event_free(dc.xs_ev);
+	if (dc.work_ev)
+		event_free(dc.work_ev);
+	if (dc.rescan_ev)
+		event_free(dc.rescan_ev);
+	dc.xs_ev = dc.work_ev = dc.rescan_ev = NULL;
+	dc.ctx = NULL;
 }

@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
 
@@ -40,6 +41,7 @@
 #include "guest.h"
 #include "log.h"
 #include "state.h"
+#include "xalloc.h"
 #include "xenif.h"
 
 #define PENDING_MAX 4096 /* ports taken per fd wake-up before yielding to the loop */
@@ -48,20 +50,50 @@
 #define POLL_IDLE_MAX 16
 #define TICK_IDLE_MS  1000 /* the periodic drain's longest period, when idle */
 
-static const struct guests_ctx *ctx;
-static struct event *evtchn_ev, *tick_ev, *busy_ev, *poll_ev;
-static TAILQ_HEAD(guest_list, guest) busy = TAILQ_HEAD_INITIALIZER(busy);
-static unsigned npolling;        /* guests drained by poll_ev */
-static uint64_t period_start_ns; /* all guests' wake-ups in the current period */
-static unsigned period_wakeups;
-static unsigned tick_ms; /* the periodic drain's current period */
-static bool tick_found;  /* data read since the last periodic drain */
+/* A ring guest's scheduling state: drain.c's alone (struct guest only points at it),
+ * made on the first wake-up or drain and freed by drain_forget. */
+struct drain_sched {
+	struct guest *g;
+	/* wake-ups in the current period: all, and those that found nothing new (the
+	 * storm limiter's count, as xenconsoled's) */
+	uint64_t period_start_ns;
+	unsigned period_wakeups, period_spurious;
+	bool held; /* port left masked until the period ends */
+	struct event *unhold_ev;
+	bool polling;       /* busy: drained on the poll tick, no wake-ups */
+	unsigned poll_idle; /* empty polls in a row */
+	/* round-robin service of guests with more data than one budget */
+	bool busy;
+	TAILQ_ENTRY(drain_sched) busy_entry;
+	unsigned next_ring;
+};
+
+static struct drain_sched *sched_of(struct guest *g)
+{
+	if (!g->sched) {
+		g->sched = xcalloc(1, sizeof(*g->sched));
+		g->sched->g = g;
+	}
+	return g->sched;
+}
+
+/* The drain's context, one for the daemon. */
+static struct {
+	const struct guests_ctx *ctx;
+	struct event *evtchn_ev, *tick_ev, *busy_ev, *poll_ev;
+	TAILQ_HEAD(sched_list, drain_sched) busy; /* the round-robin round */
+	unsigned npolling;                        /* guests drained by poll_ev */
+	uint64_t period_start_ns;                 /* all guests' wake-ups in the current period */
+	unsigned period_wakeups;
+	unsigned tick_ms; /* the periodic drain's current period */
+	bool tick_found;  /* data read since the last periodic drain */
+	/* Events read since the current callback began, and the most any one read:
+	 * logged at exit, so that a test can tell that no path of a turn runs far past
+	 * drain_budget. */
+	size_t cb_read, cb_most;
+} dr = { .busy = TAILQ_HEAD_INITIALIZER(dr.busy) };
 
 static void tick_arm(void);
-
-/* Events read since the current callback began, and the most any one read: logged at
- * exit, so that a test can tell that no path of a turn runs far past drain_budget. */
-static size_t cb_read, cb_most;
 
 /* ---- draining ---- */
 
@@ -79,7 +111,8 @@ static void pass_stats(struct guest *g, unsigned i)
 	r->seen = *st;
 }
 
-size_t drain_guest(struct guest *g, size_t budget, bool *more)
+/* Drain up to budget events of g's rings; returns the count, *more if data is left. */
+static size_t drain_guest(struct guest *g, size_t budget, bool *more)
 {
 	unsigned n = g->ann.rings;
 	size_t total = 0;
@@ -88,7 +121,7 @@ size_t drain_guest(struct guest *g, size_t budget, bool *more)
 	if (g->kind != GUEST_RING || !n)
 		return 0;
 	for (unsigned k = 0; k < n; k++) {
-		unsigned i = (g->next_ring + k) % n;
+		unsigned i = (sched_of(g)->next_ring + k) % n;
 		struct gring *r = &g->ring[i];
 		bool m = false;
 
@@ -114,10 +147,10 @@ size_t drain_guest(struct guest *g, size_t budget, bool *more)
 			*more = true;
 	}
 	/* the next round starts at another ring, so rings of one guest share too */
-	g->next_ring = (g->next_ring + 1) % n;
-	cb_read += total;
-	if (cb_read > cb_most)
-		cb_most = cb_read;
+	sched_of(g)->next_ring = (sched_of(g)->next_ring + 1) % n;
+	dr.cb_read += total;
+	if (dr.cb_read > dr.cb_most)
+		dr.cb_most = dr.cb_read;
 	return total;
 }
 
@@ -125,21 +158,21 @@ static void busy_add(struct guest *g)
 {
 	static const struct timeval now = { 0, 0 };
 
-	if (g->busy)
+	if (sched_of(g)->busy)
 		return;
-	g->busy = true;
-	TAILQ_INSERT_TAIL(&busy, g, busy_entry);
-	if (!evtimer_pending(busy_ev, NULL))
-		evtimer_add(busy_ev, &now);
+	sched_of(g)->busy = true;
+	TAILQ_INSERT_TAIL(&dr.busy, sched_of(g), busy_entry);
+	if (!evtimer_pending(dr.busy_ev, NULL))
+		evtimer_add(dr.busy_ev, &now);
 }
 
 static void poll_each(struct guest *g, void *arg)
 {
 	size_t *got = arg;
 
-	if (g->kind != GUEST_RING || !g->polling || g->busy)
+	if (g->kind != GUEST_RING || !sched_of(g)->polling || sched_of(g)->busy)
 		return;
-	if (*got >= ctx->cfg->drain_budget)
+	if (*got >= dr.ctx->cfg->drain_budget)
 		busy_add(g); /* this turn has had its budget: the busy round takes it */
 	else
 		*got += drain_service(g);
@@ -152,29 +185,30 @@ static void poll_tick_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	(void)arg;
-	cb_read = 0;
+	dr.cb_read = 0;
 	guest_foreach(poll_each, &got);
 }
 
 static void polling_set(struct guest *g, bool on)
 {
-	if (g->polling == on)
+	if (sched_of(g)->polling == on)
 		return;
-	g->polling = on;
-	g->poll_idle = 0;
-	if (on && npolling++ == 0) {
-		struct timeval tv = tv_from_us(ctx->cfg->poll_interval_us);
+	sched_of(g)->polling = on;
+	sched_of(g)->poll_idle = 0;
+	if (on && dr.npolling++ == 0) {
+		struct timeval tv = tv_from_us(dr.ctx->cfg->poll_interval_us);
 
-		event_add(poll_ev, &tv);
-	} else if (!on && --npolling == 0) {
-		event_del(poll_ev);
+		event_add(dr.poll_ev, &tv);
+	} else if (!on && --dr.npolling == 0) {
+		event_del(dr.poll_ev);
 	}
 }
 
 /* Wake-ups in a period past which a poll timer wakes the daemon less often. */
 static unsigned poll_threshold(void)
 {
-	uint64_t t = (uint64_t)ctx->cfg->ratelimit_period_ms * 1000u / ctx->cfg->poll_interval_us;
+	uint64_t t =
+	    (uint64_t)dr.ctx->cfg->ratelimit_period_ms * 1000u / dr.ctx->cfg->poll_interval_us;
 
 	return t ? (unsigned)(t < UINT_MAX ? t : UINT_MAX) : 1;
 }
@@ -182,14 +216,14 @@ static unsigned poll_threshold(void)
 /* Whether g stays (or goes) in polling mode instead of asking for a wake-up. */
 static bool poll_instead(struct guest *g, size_t got)
 {
-	if (g->polling) {
-		g->poll_idle = got ? 0 : g->poll_idle + 1;
-		if (g->poll_idle < POLL_IDLE_MAX)
+	if (sched_of(g)->polling) {
+		sched_of(g)->poll_idle = got ? 0 : sched_of(g)->poll_idle + 1;
+		if (sched_of(g)->poll_idle < POLL_IDLE_MAX)
 			return true;
 		polling_set(g, false);
 		return false;
 	}
-	if (g->period_wakeups < poll_threshold() && period_wakeups < poll_threshold())
+	if (sched_of(g)->period_wakeups < poll_threshold() && dr.period_wakeups < poll_threshold())
 		return false;
 	polling_set(g, true);
 	return true;
@@ -198,9 +232,9 @@ static bool poll_instead(struct guest *g, size_t got)
 /* Data was read: the periodic drain is back to its full rate if it had backed off. */
 static void tick_busy(void)
 {
-	tick_found = true;
-	if (tick_ms != ctx->cfg->drain_interval_ms) {
-		tick_ms = ctx->cfg->drain_interval_ms;
+	dr.tick_found = true;
+	if (dr.tick_ms != dr.ctx->cfg->drain_interval_ms) {
+		dr.tick_ms = dr.ctx->cfg->drain_interval_ms;
 		tick_arm();
 	}
 }
@@ -213,8 +247,8 @@ size_t drain_service(struct guest *g)
 	if (g->kind != GUEST_RING)
 		return 0;
 	for (int pass = 0;; pass++) {
-		got += drain_guest(g, ctx->cfg->drain_budget, &more);
-		if (got && !tick_found)
+		got += drain_guest(g, dr.ctx->cfg->drain_budget, &more);
+		if (got && !dr.tick_found)
 			tick_busy();
 		if (more) {
 			/* a full budget: the others get their turn first */
@@ -247,54 +281,53 @@ void drain_final(struct guest *g)
 		limit += (size_t)g->ring[i].pages * (MTRACE_PAGE_SIZE / MTRACE_REC_FIXED) + 1;
 	/* what is left of a guest that goes is read whatever the budget: not a turn's
 	 * work for the count of the most read in one callback */
-	size_t read = cb_read, most = cb_most;
+	size_t read = dr.cb_read, most = dr.cb_most;
 	drain_guest(g, limit, &more);
-	cb_read = read;
-	cb_most = most;
+	dr.cb_read = read;
+	dr.cb_most = most;
 }
 
 void drain_forget(struct guest *g)
 {
-	if (g->busy) {
-		TAILQ_REMOVE(&busy, g, busy_entry);
-		g->busy = false;
-	}
-	if (g->unhold_ev) {
-		event_free(g->unhold_ev);
-		g->unhold_ev = NULL;
-	}
+	struct drain_sched *sc = g->sched;
+
+	if (!sc)
+		return;
+	if (sc->busy)
+		TAILQ_REMOVE(&dr.busy, sc, busy_entry);
+	if (sc->unhold_ev)
+		event_free(sc->unhold_ev);
 	polling_set(g, false);
-	g->held = false;
-	g->period_wakeups = 0;
-	g->period_spurious = 0;
+	free(sc);
+	g->sched = NULL;
 }
 
 static void busy_cb(evutil_socket_t fd, short what, void *arg)
 {
 	static const struct timeval now = { 0, 0 };
-	struct guest *stop = TAILQ_LAST(&busy, guest_list);
+	struct drain_sched *stop = TAILQ_LAST(&dr.busy, sched_list), *sc;
 	size_t got = 0;
 
 	(void)fd;
 	(void)what;
 	(void)arg;
-	cb_read = 0;
+	dr.cb_read = 0;
 	/* One round: every guest queued now gets one budget; re-queued ones wait a turn.
 	 * Clients are written to only at the end of a loop turn, and a socket takes a few
 	 * hundred KiB at a time: past one budget in this turn, the rest of the round
 	 * waits for the next one, or the stream falls behind the rings. */
-	struct guest *g;
+	while ((sc = TAILQ_FIRST(&dr.busy)) != NULL) {
+		struct guest *g = sc->g;
 
-	while ((g = TAILQ_FIRST(&busy)) != NULL) {
-		if (got >= ctx->cfg->drain_budget) {
-			if (!evtimer_pending(busy_ev, NULL))
-				evtimer_add(busy_ev, &now);
+		if (got >= dr.ctx->cfg->drain_budget) {
+			if (!evtimer_pending(dr.busy_ev, NULL))
+				evtimer_add(dr.busy_ev, &now);
 			break;
 		}
-		TAILQ_REMOVE(&busy, g, busy_entry);
-		g->busy = false;
+		TAILQ_REMOVE(&dr.busy, sc, busy_entry);
+		sc->busy = false;
 		got += drain_service(g);
-		if (g == stop)
+		if (sc == stop)
 			break;
 	}
 }
@@ -307,13 +340,13 @@ static void unhold_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	cb_read = 0;
-	g->held = false;
-	g->period_start_ns = state_now_ns();
-	g->period_wakeups = 0;
-	g->period_spurious = 0;
+	dr.cb_read = 0;
+	sched_of(g)->held = false;
+	sched_of(g)->period_start_ns = state_now_ns();
+	sched_of(g)->period_wakeups = 0;
+	sched_of(g)->period_spurious = 0;
 	if (g->lport >= 0)
-		ctx->x->ops->evtchn_unmask(ctx->x, (uint32_t)g->lport);
+		dr.ctx->x->ops->evtchn_unmask(dr.ctx->x, (uint32_t)g->lport);
 	drain_service(g);
 }
 
@@ -323,33 +356,33 @@ static size_t wakeup(struct guest *g)
 	size_t got;
 
 	uint64_t now = state_now_ns();
-	uint64_t period = (uint64_t)ctx->cfg->ratelimit_period_ms * 1000000u;
+	uint64_t period = (uint64_t)dr.ctx->cfg->ratelimit_period_ms * 1000000u;
 
-	if (now - period_start_ns >= period) {
-		period_start_ns = now;
-		period_wakeups = 0;
+	if (now - dr.period_start_ns >= period) {
+		dr.period_start_ns = now;
+		dr.period_wakeups = 0;
 	}
-	if (now - g->period_start_ns >= period) {
-		g->period_start_ns = now;
-		g->period_wakeups = 0;
-		g->period_spurious = 0;
+	if (now - sched_of(g)->period_start_ns >= period) {
+		sched_of(g)->period_start_ns = now;
+		sched_of(g)->period_wakeups = 0;
+		sched_of(g)->period_spurious = 0;
 	}
-	if (g->period_spurious >= ctx->cfg->ratelimit_wakeups) {
-		uint64_t left = g->period_start_ns + period - now;
+	if (sched_of(g)->period_spurious >= dr.ctx->cfg->ratelimit_wakeups) {
+		uint64_t left = sched_of(g)->period_start_ns + period - now;
 		struct timeval tv = tv_from_ns(left);
 
 		state_domain_add_wakeup(g->sd, true);
-		if (g->held)
+		if (sched_of(g)->held)
 			return 0;
-		if (!g->unhold_ev)
-			g->unhold_ev = evtimer_new(ctx->base, unhold_cb, g);
-		if (!g->unhold_ev) {
+		if (!sched_of(g)->unhold_ev)
+			sched_of(g)->unhold_ev = evtimer_new(dr.ctx->base, unhold_cb, g);
+		if (!sched_of(g)->unhold_ev) {
 			/* cannot hold it off: serve it rather than lose it */
-			ctx->x->ops->evtchn_unmask(ctx->x, (uint32_t)g->lport);
+			dr.ctx->x->ops->evtchn_unmask(dr.ctx->x, (uint32_t)g->lport);
 			return drain_service(g);
 		}
-		g->held = true;
-		evtimer_add(g->unhold_ev, &tv);
+		sched_of(g)->held = true;
+		evtimer_add(sched_of(g)->unhold_ev, &tv);
 		/* Held, not ignored: a guest with two rings may well find one drained by the
 		 * other's wake-up, and its data must not wait for the periodic drain. */
 		polling_set(g, true);
@@ -357,13 +390,13 @@ static size_t wakeup(struct guest *g)
 		    g->domid, left / 1000);
 		return 0;
 	}
-	g->period_wakeups++;
-	period_wakeups++;
+	sched_of(g)->period_wakeups++;
+	dr.period_wakeups++;
 	state_domain_add_wakeup(g->sd, false);
-	ctx->x->ops->evtchn_unmask(ctx->x, (uint32_t)g->lport);
+	dr.ctx->x->ops->evtchn_unmask(dr.ctx->x, (uint32_t)g->lport);
 	got = drain_service(g);
 	if (got == 0)
-		g->period_spurious++;
+		sched_of(g)->period_spurious++;
 	return got;
 }
 
@@ -382,20 +415,20 @@ static void evtchn_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	(void)arg;
-	cb_read = 0;
-	for (int k = 0; k < PENDING_MAX && got < ctx->cfg->drain_budget; k++) {
-		int port = ctx->x->ops->evtchn_pending(ctx->x);
+	dr.cb_read = 0;
+	for (int k = 0; k < PENDING_MAX && got < dr.ctx->cfg->drain_budget; k++) {
+		int port = dr.ctx->x->ops->evtchn_pending(dr.ctx->x);
 		struct guest *g;
 
 		if (port < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-				guest_host_lost(ctx->base, "event channel device", errno);
+				guest_host_lost(dr.ctx->base, "event channel device", errno);
 			return;
 		}
 		g = guest_by_port((uint32_t)port);
 		if (!g || g->kind != GUEST_RING || g->lport != port) {
 			/* a port we already unbound raced its last notification */
-			ctx->x->ops->evtchn_unmask(ctx->x, (uint32_t)port);
+			dr.ctx->x->ops->evtchn_unmask(dr.ctx->x, (uint32_t)port);
 			continue;
 		}
 		got += wakeup(g);
@@ -407,9 +440,9 @@ static void tick_each(struct guest *g, void *arg)
 {
 	size_t *got = arg;
 
-	if (g->kind != GUEST_RING || g->busy)
+	if (g->kind != GUEST_RING || sched_of(g)->busy)
 		return;
-	if (*got >= ctx->cfg->drain_budget)
+	if (*got >= dr.ctx->cfg->drain_budget)
 		busy_add(g);
 	else
 		*got += drain_service(g);
@@ -417,32 +450,32 @@ static void tick_each(struct guest *g, void *arg)
 
 static void tick_cb(evutil_socket_t fd, short what, void *arg)
 {
-	unsigned base = ctx->cfg->drain_interval_ms;
+	unsigned base = dr.ctx->cfg->drain_interval_ms;
 	size_t got = 0;
 	bool more;
 
 	(void)fd;
 	(void)what;
 	(void)arg;
-	cb_read = 0;
+	dr.cb_read = 0;
 	more = state_tick(state_now_ns());
 	guest_foreach(tick_each, &got);
-	if (tick_found || more)
-		tick_ms = base;
-	else if (tick_ms < TICK_IDLE_MS)
-		tick_ms = tick_ms * 2 < TICK_IDLE_MS ? tick_ms * 2 : TICK_IDLE_MS;
-	if (tick_ms < base)
-		tick_ms = base;
-	tick_found = false;
+	if (dr.tick_found || more)
+		dr.tick_ms = base;
+	else if (dr.tick_ms < TICK_IDLE_MS)
+		dr.tick_ms = dr.tick_ms * 2 < TICK_IDLE_MS ? dr.tick_ms * 2 : TICK_IDLE_MS;
+	if (dr.tick_ms < base)
+		dr.tick_ms = base;
+	dr.tick_found = false;
 	tick_arm();
 }
 
 static void tick_arm(void)
 {
-	struct timeval tv = tv_from_ms(tick_ms);
+	struct timeval tv = tv_from_ms(dr.tick_ms);
 
-	evtimer_del(tick_ev);
-	evtimer_add(tick_ev, &tv);
+	evtimer_del(dr.tick_ev);
+	evtimer_add(dr.tick_ev, &tv);
 }
 
 int drain_init(const struct guests_ctx *c, char *err, size_t errlen)
@@ -450,52 +483,53 @@ int drain_init(const struct guests_ctx *c, char *err, size_t errlen)
 	struct event_base *base = c->base;
 	int fd;
 
-	ctx = c;
-	fd = ctx->x->ops->evtchn_fd(ctx->x);
+	dr.ctx = c;
+	fd = dr.ctx->x->ops->evtchn_fd(dr.ctx->x);
 	if (fd < 0) {
 		snprintf(err, errlen, "event channel fd: %s", strerror(errno));
 		return -1;
 	}
-	evtchn_ev = event_new(base, fd, EV_READ | EV_PERSIST, evtchn_cb, NULL);
-	tick_ev = evtimer_new(base, tick_cb, NULL);
-	busy_ev = evtimer_new(base, busy_cb, NULL);
-	poll_ev = event_new(base, -1, EV_PERSIST, poll_tick_cb, NULL);
-	if (!evtchn_ev || !tick_ev || !busy_ev || !poll_ev || event_add(evtchn_ev, NULL) < 0) {
+	dr.evtchn_ev = event_new(base, fd, EV_READ | EV_PERSIST, evtchn_cb, NULL);
+	dr.tick_ev = evtimer_new(base, tick_cb, NULL);
+	dr.busy_ev = evtimer_new(base, busy_cb, NULL);
+	dr.poll_ev = event_new(base, -1, EV_PERSIST, poll_tick_cb, NULL);
+	if (!dr.evtchn_ev || !dr.tick_ev || !dr.busy_ev || !dr.poll_ev ||
+	    event_add(dr.evtchn_ev, NULL) < 0) {
 		snprintf(err, errlen, "cannot set up the drain events");
 		return -1;
 	}
-	tick_ms = ctx->cfg->drain_interval_ms;
+	dr.tick_ms = dr.ctx->cfg->drain_interval_ms;
 	tick_arm();
 	return 0;
 }
 
 void drain_reconfigure(void)
 {
-	if (tick_ev) {
-		tick_ms = ctx->cfg->drain_interval_ms;
+	if (dr.tick_ev) {
+		dr.tick_ms = dr.ctx->cfg->drain_interval_ms;
 		tick_arm();
 	}
-	if (poll_ev && npolling) { /* poll_interval_us may have changed */
-		struct timeval tv = tv_from_us(ctx->cfg->poll_interval_us);
+	if (dr.poll_ev && dr.npolling) { /* poll_interval_us may have changed */
+		struct timeval tv = tv_from_us(dr.ctx->cfg->poll_interval_us);
 
-		event_del(poll_ev);
-		event_add(poll_ev, &tv);
+		event_del(dr.poll_ev);
+		event_add(dr.poll_ev, &tv);
 	}
 }
 
 void drain_fini(void)
 {
-	log_info("at most %zu events read in one callback", cb_most);
-	if (evtchn_ev)
-		event_free(evtchn_ev);
-	if (tick_ev)
-		event_free(tick_ev);
-	if (busy_ev)
-		event_free(busy_ev);
-	if (poll_ev)
-		event_free(poll_ev);
-	evtchn_ev = tick_ev = busy_ev = poll_ev = NULL;
-	npolling = 0;
-	tick_found = false;
-	TAILQ_INIT(&busy);
+	log_info("at most %zu events read in one callback", dr.cb_most);
+	if (dr.evtchn_ev)
+		event_free(dr.evtchn_ev);
+	if (dr.tick_ev)
+		event_free(dr.tick_ev);
+	if (dr.busy_ev)
+		event_free(dr.busy_ev);
+	if (dr.poll_ev)
+		event_free(dr.poll_ev);
+	dr.evtchn_ev = dr.tick_ev = dr.busy_ev = dr.poll_ev = NULL;
+	dr.npolling = 0;
+	dr.tick_found = false;
+	TAILQ_INIT(&dr.busy);
 }

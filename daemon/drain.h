@@ -14,8 +14,6 @@ struct guests_ctx;
 int drain_init(const struct guests_ctx *ctx, char *err, size_t errlen);
 void drain_reconfigure(void);
 void drain_fini(void);
-/* Drain up to budget events of g's rings; returns the count, *more if data is left. */
-size_t drain_guest(struct guest *g, size_t budget, bool *more);
 /* Drain g now within its budget, re-arm its wake-ups, queue it if data remains;
  * returns how many events it read. */
 size_t drain_service(struct guest *g);

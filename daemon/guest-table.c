@@ -27,11 +27,6 @@ struct guest *guest_find(uint32_t domid)
 	return NULL;
 }
 
-unsigned guest_count(void)
-{
-	return nguests;
-}
-
 unsigned guest_count_kind(enum guest_kind k)
 {
 	unsigned n = 0;

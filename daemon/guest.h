@@ -9,12 +9,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/queue.h>
 
 #include "announce.h"
 #include "mtrace-ring.h"
 #include "ring-reader.h"
 
+struct drain_sched;
 struct event;
 struct event_base;
 struct legacy;
@@ -62,19 +62,7 @@ struct guest {
 	unsigned pages_mapped; /* admitted by guests.c, counted in pages_total */
 	int lport;             /* bound local port, -1 none */
 
-	/* wake-ups in the current period: all, and those that found nothing new (the
-	 * storm limiter's count, as xenconsoled's) */
-	uint64_t period_start_ns;
-	unsigned period_wakeups, period_spurious;
-	bool held; /* port left masked until the period ends */
-	struct event *unhold_ev;
-	bool polling;       /* busy: drained on the poll tick, no wake-ups */
-	unsigned poll_idle; /* empty polls in a row */
-
-	/* round-robin service of guests with more data than one budget */
-	bool busy;
-	TAILQ_ENTRY(guest) busy_entry;
-	unsigned next_ring;
+	struct drain_sched *sched; /* when it is read: drain.c's own, NULL until then */
 
 	struct legacy *lg;
 	bool up;   /* DomainUp sent, DomainDown owed (guests.c) */
@@ -90,7 +78,6 @@ struct guest *guest_find(uint32_t domid);
 struct guest *guest_by_port(uint32_t port);
 /* Map port to g (NULL unmaps); -1 when the port is out of range. */
 int guest_port_set(uint32_t port, struct guest *g);
-unsigned guest_count(void);
 unsigned guest_count_kind(enum guest_kind k);
 /* fn may free the guest it is given, and no other. */
 void guest_foreach(void (*fn)(struct guest *g, void *arg), void *arg);

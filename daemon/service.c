@@ -26,7 +26,7 @@ static struct event *status_ev;
 static unsigned interval_ms = 1000;
 static char last_status[128];
 
-void service_status(void)
+static void service_status(void)
 {
 	char line[128];
 	unsigned g = state_guest_count(), c = stream_client_count();

@@ -14,7 +14,6 @@ void service_reconfigure(const struct mtraced_config *cfg);
 void service_ready(void);
 void service_reloading(void);
 void service_stopping(void);
-void service_status(void);
 /* Nice -boost, unless already there; before the privileges go. */
 int service_boost_priority(unsigned boost);
 /* No new privileges; as root, drop every capability (all devices and sockets are open). */

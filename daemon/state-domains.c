@@ -15,11 +15,9 @@
 #include "mtrace-ring.h"
 #include "sites.h"
 #include "state-int.h"
+#include "state.h"
 
-struct state_domain **state_doms;
-unsigned state_ndoms;
-const struct mtraced_config *state_cfg;
-uint64_t state_cur_sec;
+struct state_ctx state_ctx;
 
 static struct mtraced_config cfg_copy;
 static struct state_domain *last_dom; /* state_thread_label is called per event */
@@ -94,12 +92,12 @@ static void domain_reset(struct state_domain *d)
 	d->pending.head = d->pending.tail = NO_IDX;
 	d->finished.head = d->finished.tail = NO_IDX;
 	d->cache_idx[0] = d->cache_idx[1] = NO_IDX;
-	d->win.sec = state_cur_sec;
+	d->win.sec = state_ctx.cur_sec;
 	state_tab_resize(d, 16);
-	strtab_init(&d->labels, state_cfg->max_labels_per_guest);
+	strtab_init(&d->labels, state_ctx.cfg->max_labels_per_guest);
 	strtab_init(&d->failures, MAX_FAILURES);
 	strtab_init(&d->counters, MAX_COUNTERS);
-	strtab_init(&d->site_names, state_cfg->max_sites_per_guest);
+	strtab_init(&d->site_names, state_ctx.cfg->max_sites_per_guest);
 	snprintf(d->status, sizeof(d->status), "discovered");
 }
 
@@ -107,9 +105,9 @@ struct state_domain *state_domain_find(uint32_t domid)
 {
 	if (last_dom && last_dom->domid == domid)
 		return last_dom;
-	for (unsigned i = 0; i < state_ndoms; i++)
-		if (state_doms[i]->domid == domid)
-			return last_dom = state_doms[i];
+	for (unsigned i = 0; i < state_ctx.ndoms; i++)
+		if (state_ctx.doms[i]->domid == domid)
+			return last_dom = state_ctx.doms[i];
 	return NULL;
 }
 
@@ -122,8 +120,9 @@ struct state_domain *state_domain_get(uint32_t domid)
 	d = xcalloc(1, sizeof(*d));
 	d->domid = domid;
 	domain_reset(d);
-	state_doms = xreallocarray(state_doms, state_ndoms + 1, sizeof(*state_doms));
-	state_doms[state_ndoms++] = d;
+	state_ctx.doms =
+	    xreallocarray(state_ctx.doms, state_ctx.ndoms + 1, sizeof(*state_ctx.doms));
+	state_ctx.doms[state_ctx.ndoms++] = d;
 	return d;
 }
 
@@ -172,19 +171,19 @@ void state_domain_detached(struct state_domain *d, const char *why, bool gone)
 
 void state_domain_forget(uint32_t domid)
 {
-	for (unsigned i = 0; i < state_ndoms; i++) {
-		if (state_doms[i]->domid != domid)
+	for (unsigned i = 0; i < state_ctx.ndoms; i++) {
+		if (state_ctx.doms[i]->domid != domid)
 			continue;
-		domain_free(state_doms[i]);
-		state_doms[i] = state_doms[--state_ndoms];
+		domain_free(state_ctx.doms[i]);
+		state_ctx.doms[i] = state_ctx.doms[--state_ctx.ndoms];
 		return;
 	}
 }
 
 void state_mark_gone(bool (*exists)(uint32_t domid, bool *crashed, void *arg), void *arg)
 {
-	for (unsigned i = 0; i < state_ndoms; i++) {
-		struct state_domain *d = state_doms[i];
+	for (unsigned i = 0; i < state_ctx.ndoms; i++) {
+		struct state_domain *d = state_ctx.doms[i];
 		bool crashed = false;
 
 		if (d->alive || d->gone || !d->dead_at_ns || exists(d->domid, &crashed, arg))
@@ -225,17 +224,17 @@ bool state_tick(uint64_t now_ns)
 	uint64_t sec = now_ns / 1000000000u;
 	bool more = false;
 
-	state_cur_sec = sec;
-	for (unsigned i = 0; i < state_ndoms; i++) {
-		struct state_domain *d = state_doms[i];
+	state_ctx.cur_sec = sec;
+	for (unsigned i = 0; i < state_ctx.ndoms; i++) {
+		struct state_domain *d = state_ctx.doms[i];
 
 		win_roll(&d->win, sec);
 		if (state_sites_tick(d))
 			more = true;
 		if (d->dead_at_ns &&
-		    now_ns - d->dead_at_ns >= (uint64_t)state_cfg->dead_keep_s * 1000000000u) {
+		    now_ns - d->dead_at_ns >= (uint64_t)state_ctx.cfg->dead_keep_s * 1000000000u) {
 			domain_free(d);
-			state_doms[i--] = state_doms[--state_ndoms];
+			state_ctx.doms[i--] = state_ctx.doms[--state_ctx.ndoms];
 		}
 	}
 	return more;
@@ -258,8 +257,8 @@ const char *state_thread_label(uint32_t domid, uint64_t thread)
 
 void state_foreach_domain(state_domain_cb cb, void *arg)
 {
-	for (unsigned i = 0; i < state_ndoms; i++) {
-		struct state_domain *d = state_doms[i];
+	for (unsigned i = 0; i < state_ctx.ndoms; i++) {
+		struct state_domain *d = state_ctx.doms[i];
 		if (d->alive)
 			cb(d->domid, d->name, d->rings, d->clock, d->legacy, arg);
 	}
@@ -269,33 +268,33 @@ unsigned state_guest_count(void)
 {
 	unsigned n = 0;
 
-	for (unsigned i = 0; i < state_ndoms; i++)
-		n += state_doms[i]->alive;
+	for (unsigned i = 0; i < state_ctx.ndoms; i++)
+		n += state_ctx.doms[i]->alive;
 	return n;
 }
 
 void state_init(const struct mtraced_config *cfg)
 {
 	cfg_copy = *cfg;
-	state_cfg = &cfg_copy;
-	sites_init(state_cfg);
-	state_cur_sec = state_now_ns() / 1000000000u;
+	state_ctx.cfg = &cfg_copy;
+	sites_init(state_ctx.cfg);
+	state_ctx.cur_sec = state_now_ns() / 1000000000u;
 }
 
 void state_reconfigure(const struct mtraced_config *cfg)
 {
 	/* a smaller thread cap applies as threads are created: thr_alloc evicts down to it */
 	cfg_copy = *cfg;
-	for (unsigned i = 0; i < state_ndoms; i++)
-		state_doms[i]->labels.max = cfg->max_labels_per_guest;
+	for (unsigned i = 0; i < state_ctx.ndoms; i++)
+		state_ctx.doms[i]->labels.max = cfg->max_labels_per_guest;
 }
 
 void state_fini(void)
 {
-	for (unsigned i = 0; i < state_ndoms; i++)
-		domain_free(state_doms[i]);
-	free(state_doms);
-	state_doms = NULL;
-	state_ndoms = 0;
+	for (unsigned i = 0; i < state_ctx.ndoms; i++)
+		domain_free(state_ctx.doms[i]);
+	free(state_ctx.doms);
+	state_ctx.doms = NULL;
+	state_ctx.ndoms = 0;
 	sites_fini();
 }

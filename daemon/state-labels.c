@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "state-int.h"
+#include "state.h"
 
 static uint64_t hist_value(unsigned b)
 {
@@ -78,7 +79,7 @@ void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, s
 			d->lstat_cap = d->labels.cap;
 		}
 		memset(&d->lstat[li], 0, sizeof(struct label));
-		d->lstat[li].cr_sec = state_cur_sec;
+		d->lstat[li].cr_sec = state_ctx.cur_sec;
 	}
 	if (t->label == li)
 		return;
@@ -118,6 +119,6 @@ void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, s
 	if (seen)
 		return;
 	l->count++;
-	state_label_roll(l, state_cur_sec);
-	l->cr[state_cur_sec % LABEL_WIN]++;
+	state_label_roll(l, state_ctx.cur_sec);
+	l->cr[state_ctx.cur_sec % LABEL_WIN]++;
 }

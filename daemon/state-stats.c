@@ -18,6 +18,7 @@
 #include "mtrace.pb-c.h"
 #include "sites.h"
 #include "state-int.h"
+#include "state.h"
 
 struct stats_box {
 	Mtrace__Stats s; /* first: state_stats_free gets it back by cast */
@@ -141,9 +142,9 @@ static void fill_domain(struct stats_box *b, Mtrace__DomainStats *ds, const stru
 	ds->lost = d->lost;
 	ds->corrupt = d->corrupt;
 	ds->unknown = d->unknown;
-	ds->rate_1s = state_win_rate(&d->win, state_cur_sec, 1);
-	ds->rate_10s = state_win_rate(&d->win, state_cur_sec, 10);
-	ds->rate_60s = state_win_rate(&d->win, state_cur_sec, 60);
+	ds->rate_1s = state_win_rate(&d->win, state_ctx.cur_sec, 1);
+	ds->rate_10s = state_win_rate(&d->win, state_ctx.cur_sec, 10);
+	ds->rate_60s = state_win_rate(&d->win, state_ctx.cur_sec, 60);
 	ds->live_threads = d->live;
 	ds->threads_total = d->threads_total;
 	ds->threads_evicted = d->threads_evicted;
@@ -255,13 +256,13 @@ static void add_threads(
 	size_t n = 0;
 	struct cand *h;
 
-	if (top > state_cfg->max_top_n)
-		top = state_cfg->max_top_n;
+	if (top > state_ctx.cfg->max_top_n)
+		top = state_ctx.cfg->max_top_n;
 	if (!top)
 		return;
 	h = xreallocarray(NULL, top, sizeof(*h));
-	for (unsigned i = 0; i < state_ndoms; i++) {
-		const struct state_domain *d = state_doms[i];
+	for (unsigned i = 0; i < state_ctx.ndoms; i++) {
+		const struct state_domain *d = state_ctx.doms[i];
 		if (!state_domain_matches(d->domid, sub))
 			continue;
 		for (int which = 0; which < 2; which++) {
@@ -302,12 +303,12 @@ static void add_labels(
 {
 	size_t n = 0, k = 0;
 
-	for (unsigned i = 0; i < state_ndoms; i++)
-		if (state_domain_matches(state_doms[i]->domid, sub))
-			n += state_doms[i]->labels.n;
+	for (unsigned i = 0; i < state_ctx.ndoms; i++)
+		if (state_domain_matches(state_ctx.doms[i]->domid, sub))
+			n += state_ctx.doms[i]->labels.n;
 	b->s.labels = arena_get(b, (n ? n : 1) * sizeof(*b->s.labels));
-	for (unsigned i = 0; i < state_ndoms; i++) {
-		const struct state_domain *d = state_doms[i];
+	for (unsigned i = 0; i < state_ctx.ndoms; i++) {
+		const struct state_domain *d = state_ctx.doms[i];
 		if (!state_domain_matches(d->domid, sub))
 			continue;
 		for (uint32_t j = 0; j < d->labels.n; j++) {
@@ -324,7 +325,7 @@ static void add_labels(
 			ls->relabels = l->relabels;
 			ls->live = l->live;
 			ls->creation_rate =
-			    state_label_rate_sum(l, state_cur_sec) / (double)LABEL_WIN;
+			    state_label_rate_sum(l, state_ctx.cur_sec) / (double)LABEL_WIN;
 			ls->lifetime_p50_ns = state_hist_pct(l, 0.50);
 			ls->lifetime_p99_ns = state_hist_pct(l, 0.99);
 			ls->lifetime_sum_ns = l->life_sum_ns;
@@ -397,7 +398,7 @@ static void fill_site(struct stats_box *b, Mtrace__SiteStats *ss, const struct s
 	}
 	ss->count = s->st.count;
 	ss->live = s->st.live;
-	ss->creation_rate = state_label_rate_sum(&s->st, state_cur_sec) / (double)LABEL_WIN;
+	ss->creation_rate = state_label_rate_sum(&s->st, state_ctx.cur_sec) / (double)LABEL_WIN;
 	ss->lifetime_p50_ns = state_hist_pct(&s->st, 0.50);
 	ss->lifetime_p99_ns = state_hist_pct(&s->st, 0.99);
 	ss->pending_p50_ns = run_pct(pv, pn, 0.50);
@@ -408,15 +409,15 @@ static void add_sites(struct stats_box *b, const Mtrace__Subscribe *sub)
 {
 	size_t n = 0, ne = 0, k = 0, ke = 0;
 
-	for (unsigned i = 0; i < state_ndoms; i++)
-		if (state_domain_matches(state_doms[i]->domid, sub)) {
-			n += state_doms[i]->nsites;
-			ne += state_doms[i]->nedges;
+	for (unsigned i = 0; i < state_ctx.ndoms; i++)
+		if (state_domain_matches(state_ctx.doms[i]->domid, sub)) {
+			n += state_ctx.doms[i]->nsites;
+			ne += state_ctx.doms[i]->nedges;
 		}
 	b->s.sites = arena_get(b, n * sizeof(*b->s.sites));
 	b->s.site_edges = arena_get(b, ne * sizeof(*b->s.site_edges));
-	for (unsigned i = 0; i < state_ndoms; i++) {
-		const struct state_domain *d = state_doms[i];
+	for (unsigned i = 0; i < state_ctx.ndoms; i++) {
+		const struct state_domain *d = state_ctx.doms[i];
 		struct pend *pv;
 		size_t pn = 0, at = 0;
 
@@ -469,12 +470,12 @@ Mtrace__Stats *state_stats(const Mtrace__Subscribe *sub, uint64_t dropped_for_cl
 	mtrace__stats__init(&b->s);
 	b->s.time_ns = clock_ns(CLOCK_REALTIME);
 	b->s.dropped_for_client = dropped_for_client;
-	b->s.domains = arena_get(b, state_ndoms * sizeof(*b->s.domains));
-	for (unsigned i = 0; i < state_ndoms; i++) {
-		if (!state_domain_matches(state_doms[i]->domid, sub))
+	b->s.domains = arena_get(b, state_ctx.ndoms * sizeof(*b->s.domains));
+	for (unsigned i = 0; i < state_ctx.ndoms; i++) {
+		if (!state_domain_matches(state_ctx.doms[i]->domid, sub))
 			continue;
 		b->s.domains[k] = arena_get(b, sizeof(Mtrace__DomainStats));
-		fill_domain(b, b->s.domains[k++], state_doms[i]);
+		fill_domain(b, b->s.domains[k++], state_ctx.doms[i]);
 	}
 	b->s.n_domains = k;
 	struct label_filter lf;

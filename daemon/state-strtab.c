@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "state-int.h"
+#include "state.h"
 
 _Static_assert(NO_IDX == STRTAB_NONE, "a full table's answer is NO_IDX");
 

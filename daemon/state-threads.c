@@ -16,6 +16,7 @@
 #include "config.h"
 #include "mtrace-ring.h"
 #include "state-int.h"
+#include "state.h"
 
 /*
  * Memory for a thread table (slab or hash).  A large one is looked up at random, and
@@ -32,7 +33,8 @@
 #define HUGE_PAGE ((size_t)2 << 20)
 #define HUGE_MIN  ((size_t)8 << 20)
 
-void *state_table_alloc(size_t bytes, size_t align)
+/* Line-aligned memory for a thread table, on huge pages from 2 MiB (aborts when out). */
+static void *state_table_alloc(size_t bytes, size_t align)
 {
 	bool huge = bytes >= HUGE_MIN;
 	size_t n =
@@ -232,7 +234,7 @@ static inline __attribute__((always_inline)) void evict_prefetch(const struct st
 
 static uint32_t thr_alloc(struct state_domain *d, uint32_t avoid)
 {
-	uint32_t max = state_cfg->max_threads_per_guest, i;
+	uint32_t max = state_ctx.cfg->max_threads_per_guest, i;
 
 	if (d->free_head == NO_IDX && d->thr_cap < max) {
 		uint32_t ncap = d->thr_cap ? d->thr_cap * 2 : 64;
@@ -292,7 +294,7 @@ uint32_t state_thr_new(
 	/* every field by hand: a memset or a compound literal becomes `rep stos`, which
 	 * costs more than these stores (this runs for every thread created) */
 	t->events = 0;
-	t->ev_sec = (uint32_t)state_cur_sec;
+	t->ev_sec = (uint32_t)state_ctx.cur_sec;
 	t->ev_cur = t->ev_prev = 0;
 	t->type = type;
 	t->state = TS_PENDING;

@@ -12,13 +12,14 @@
 
 #include "ring-reader.h"
 #include "state-int.h"
+#include "state.h"
 
 /* Events of the last complete second; ev_* are kept by state_apply below. */
 uint64_t state_thr_rate(const struct thr *t)
 {
-	if (t->ev_sec + 1 == state_cur_sec)
+	if (t->ev_sec + 1 == state_ctx.cur_sec)
 		return t->ev_cur;
-	if (t->ev_sec == state_cur_sec)
+	if (t->ev_sec == state_ctx.cur_sec)
 		return t->ev_prev;
 	return 0;
 }
@@ -148,11 +149,11 @@ static inline __attribute__((always_inline)) void apply_one(
 		if (ti != NO_IDX) {
 			t = &d->thr[ti];
 			t->events++;
-			if (t->ev_sec != (uint32_t)state_cur_sec) {
+			if (t->ev_sec != (uint32_t)state_ctx.cur_sec) {
 				t->ev_prev =
-				    t->ev_sec + 1 == (uint32_t)state_cur_sec ? t->ev_cur : 0;
+				    t->ev_sec + 1 == (uint32_t)state_ctx.cur_sec ? t->ev_cur : 0;
 				t->ev_cur = 0;
-				t->ev_sec = (uint32_t)state_cur_sec;
+				t->ev_sec = (uint32_t)state_ctx.cur_sec;
 			}
 			t->ev_cur++;
 		}

@@ -1,7 +1,7 @@
 /*
- * stream-batch.h - event filters and batches (stream-batch.c): clients with the same
- * event filter share a group; events are appended to each matching group's per-ring
- * columns and encoded once per group.
+ * stream-batch.h - the subscription groups and their batches (stream-batch.c):
+ * clients with the same event filter share a group; events are appended to each
+ * matching group's per-ring columns (stream-columns.h) and encoded once per group.
  */
 #ifndef MTRACED_STREAM_BATCH_H
 #define MTRACED_STREAM_BATCH_H
@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "mtrace.pb-c.h"
+#include "stream-columns.h"
 
 struct event_base;
 struct mtrace_event;
@@ -21,13 +22,6 @@ struct stream_group;
  * its clients: stream-client.c's stream_client_send_events. */
 typedef void (*stream_batch_send_fn)(struct stream_client *c, struct stream_blob *b, size_t n);
 
-/* What the columns of every group and ring hold (client_batch_total). */
-struct stream_batch_memory {
-	size_t bytes, peak;
-	uint64_t pressure; /* times the total was reached: batches sent early */
-	uint64_t encoded;  /* batches encoded (once for all the clients that get one) */
-};
-
 void stream_batch_init(struct event_base *base, stream_batch_send_fn send);
 /* client_batch_total (0: no cap of its own); takes effect at the next event. */
 void stream_batch_set_cap(size_t total);
@@ -36,7 +30,6 @@ void stream_batch_fini(void);
 /* Join the group for sub's event filter (creating it); NULL when out of memory. */
 struct stream_group *stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub);
 void stream_group_leave(struct stream_group *g, struct stream_client *c);
-unsigned stream_group_count(void);
 /* Encode and send everything accumulated so far (before control messages, so the
  * order a client sees matches the order things happened). */
 void stream_batch_flush(void);

@@ -28,7 +28,7 @@ struct stream_blob *stream_blob_pack(const Mtrace__ServerMsg *msg);
  * (protobuf-c's get_packed_size is a pass over every varint column, as long as the
  * pack itself): eb is packed into room for the most it can take, which needs every
  * op and type value <= col_max and every str_ref < n_str (the columns of
- * stream-batch.c are built that way).  The allocation is at most about 2 bytes an
+ * stream-columns.c are built that way).  The allocation is at most about 2 bytes an
  * event larger than the frame (op and type are bytes: col_max 255, 2 bytes each
  * counted, 1 each used).
  */

@@ -67,18 +67,21 @@ static unsigned next_id;
 static struct event_base *ev_base;
 static void (*client_freed)(void);
 
-static size_t queue_cap = 8u << 20;
-static size_t queue_total_cap = SIZE_MAX; /* all clients' queues together */
-static size_t queued_total;               /* bytes in all clients' output buffers */
-static unsigned max_clients = 64;
-static unsigned hello_ms = 5000;
-static uint64_t coalesce_rate = 1000000u;
-static uint64_t coalesce_ns = 2000000u;
+/* The settings, as normalised by stream_clients_reconfigure: the one copy. */
+static struct stream_client_settings set = {
+	.queue_cap = 8u << 20,
+	.queue_total_cap = SIZE_MAX, /* all clients' queues together */
+	.max_clients = 64,
+	.hello_ms = 5000,
+	.coalesce_ns = 2000000u,
+	.coalesce_rate = 1000000u,
+	.max_top_n = 1000,
+};
+static size_t queued_total;       /* bytes in all clients' output buffers */
 static struct event *coalesce_ev; /* one tick resumes every deferred client */
 static struct event *write_ev;    /* the write pass, run in the turn that queued */
 static bool write_scheduled;
 static uint64_t writes_put_off; /* for the log at shutdown */
-static unsigned max_top_n = 1000;
 
 static void client_free(struct stream_client *c);
 static void write_resume(struct stream_client *c);
@@ -127,19 +130,20 @@ static bool queue_room(const struct stream_client *c, size_t len)
 {
 	size_t mine = out_len(c) + len;
 
-	if (mine > queue_cap)
+	if (mine > set.queue_cap)
 		return false;
-	return queued_total + len <= queue_total_cap || mine <= queue_total_cap / max_clients;
+	return queued_total + len <= set.queue_total_cap ||
+	    mine <= set.queue_total_cap / set.max_clients;
 }
 
 static void queue_blob(struct stream_client *c, struct stream_blob *b)
 {
 	if (c->closing || !b)
 		return;
-	if (out_len(c) + b->len > queue_cap + CONTROL_SLACK) {
+	if (out_len(c) + b->len > set.queue_cap + CONTROL_SLACK) {
 		/* at debug: a client that does not read must not be able to fill the log */
 		log_debug("client %u: not reading, replies past %zu bytes: closing", c->id,
-		    queue_cap + CONTROL_SLACK);
+		    set.queue_cap + CONTROL_SLACK);
 		c->closing = true;
 		bufferevent_disable(c->bev, EV_READ | EV_WRITE);
 		/* Freed from its own close timer, never under a caller's feet. */
@@ -242,8 +246,8 @@ static void send_stats(struct stream_client *c)
 	Mtrace__Stats *s;
 
 	c->stats_pending = false;
-	if (sub.top_n > max_top_n)
-		sub.top_n = max_top_n;
+	if (sub.top_n > set.max_top_n)
+		sub.top_n = set.max_top_n;
 	s = state_stats(&sub, c->dropped_total);
 	if (!s) {
 		log_warnx("client %u: no statistics (out of memory)", c->id);
@@ -273,7 +277,7 @@ static void send_loss_notice(struct stream_client *c)
 
 static bool congested(const struct stream_client *c)
 {
-	return c->dropped_unreported > 0 || out_len(c) > queue_cap / 2;
+	return c->dropped_unreported > 0 || out_len(c) > set.queue_cap / 2;
 }
 
 /* Written to the socket (by write_now or the bufferevent): down to the low-water mark,
@@ -282,7 +286,7 @@ static void written(struct stream_client *c)
 {
 	c->write_due = false;
 	c->last_write_ns = state_now_ns();
-	if (out_len(c) > queue_cap / 4)
+	if (out_len(c) > set.queue_cap / 4)
 		return;
 	if (c->dropped_unreported > 0)
 		send_loss_notice(c);
@@ -373,21 +377,22 @@ static void coalesce(struct stream_client *c, size_t n)
 	uint64_t now = state_now_ns();
 
 	if (now - c->win_start_ns >= COALESCE_WINDOW_NS) {
-		c->fast = c->win_events * 1000000000u >= coalesce_rate * (now - c->win_start_ns);
+		c->fast =
+		    c->win_events * 1000000000u >= set.coalesce_rate * (now - c->win_start_ns);
 		c->win_start_ns = now;
 		c->win_events = 0;
 	}
 	c->win_events += n;
 	/* write_due: a write is on its way (written() clears it); turning writes off now
 	 * would put it off again and again */
-	if (!c->fast || !coalesce_ns || c->deferred || c->write_due || c->closing)
+	if (!c->fast || !set.coalesce_ns || c->deferred || c->write_due || c->closing)
 		return;
-	if (now - c->last_write_ns >= coalesce_ns) {
+	if (now - c->last_write_ns >= set.coalesce_ns) {
 		c->write_due = true;
 		return;
 	}
 	if (!evtimer_pending(coalesce_ev, NULL)) {
-		uint64_t left = c->last_write_ns + coalesce_ns - now;
+		uint64_t left = c->last_write_ns + set.coalesce_ns - now;
 		struct timeval tv = tv_from_ns(left);
 
 		if (evtimer_add(coalesce_ev, &tv) < 0)
@@ -449,7 +454,8 @@ static void close_cb(evutil_socket_t fd, short what, void *arg)
 
 static void hello_cb(evutil_socket_t fd, short what, void *arg)
 {
-	stream_client_error(arg, MTRACE__ERROR__CODE__TIMEOUT, "no Hello within %u ms", hello_ms);
+	stream_client_error(
+	    arg, MTRACE__ERROR__CODE__TIMEOUT, "no Hello within %u ms", set.hello_ms);
 }
 
 static void partial_cb(evutil_socket_t fd, short what, void *arg)
@@ -551,12 +557,12 @@ int stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
 	nclients++;
 	log_debug(
 	    "client %u connected: pid %ld uid %ld gid %ld", c->id, (long)pid, (long)uid, (long)gid);
-	struct timeval htv = { hello_ms / 1000, (hello_ms % 1000) * 1000 };
+	struct timeval htv = { set.hello_ms / 1000, (set.hello_ms % 1000) * 1000 };
 	evtimer_add(c->hello_ev, &htv);
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
 	/* Never buffer more than one largest request. */
 	bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_MAX_TO_DAEMON + FRAME_VARINT_MAX);
-	bufferevent_setwatermark(c->bev, EV_WRITE, queue_cap / 4, 0);
+	bufferevent_setwatermark(c->bev, EV_WRITE, set.queue_cap / 4, 0);
 	/* libevent writes 16 KiB per wake-up by default: far too little for millions of
 	 * events a second.  Clients are written to once per loop turn, so each write
 	 * must take all the socket will. */
@@ -576,17 +582,16 @@ void stream_clients_reconfigure(const struct stream_client_settings *s)
 {
 	struct stream_client *c;
 
-	queue_cap = s->queue_cap ? s->queue_cap : 1;
+	set = *s;
+	set.queue_cap = s->queue_cap ? s->queue_cap : 1;
 	/* 0 (a test double's zeroed config): the setting has no cap of its own */
-	queue_total_cap = s->queue_total_cap ? s->queue_total_cap : SIZE_MAX;
-	max_clients = s->max_clients ? s->max_clients : 1;
-	hello_ms = s->hello_ms ? s->hello_ms : 5000;
-	coalesce_rate = s->coalesce_rate ? s->coalesce_rate : 1000000u;
-	coalesce_ns = s->coalesce_ns;
-	max_top_n = s->max_top_n;
+	set.queue_total_cap = s->queue_total_cap ? s->queue_total_cap : SIZE_MAX;
+	set.max_clients = s->max_clients ? s->max_clients : 1;
+	set.hello_ms = s->hello_ms ? s->hello_ms : 5000;
+	set.coalesce_rate = s->coalesce_rate ? s->coalesce_rate : 1000000u;
 	TAILQ_FOREACH(c, &clients, entry)
 	if (!c->closing)
-		bufferevent_setwatermark(c->bev, EV_WRITE, queue_cap / 4, 0);
+		bufferevent_setwatermark(c->bev, EV_WRITE, set.queue_cap / 4, 0);
 }
 
 int stream_clients_init(struct event_base *base, void (*on_free)(void))
@@ -680,4 +685,9 @@ void stream_clients_fini(void)
 	write_scheduled = false;
 	client_freed = NULL;
 	ev_base = NULL;
+}
+
+const struct stream_client_settings *stream_clients_settings(void)
+{
+	return &set;
 }

@@ -67,6 +67,8 @@ struct stream_client_settings {
 /* on_free runs after every client is freed (a descriptor is free again). */
 int stream_clients_init(struct event_base *base, void (*on_free)(void));
 void stream_clients_reconfigure(const struct stream_client_settings *s);
+/* The settings in force (normalised: no zero caps). */
+const struct stream_client_settings *stream_clients_settings(void);
 /* A connected socket fd (taken over; closed on failure), peer credentials, and what
  * reads its requests (stream-request.c); sends the server's Hello.  -1 when out of
  * memory. */

@@ -39,8 +39,7 @@ static bool started;
 static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 static bool own_socket; /* we created it (not systemd): remove at shutdown */
 static char host[256];
-static unsigned max_clients = 64;
-static unsigned max_per_uid = 64;
+static unsigned max_per_uid = 64; /* max_clients: the clients' own copy (stream_clients_settings) */
 
 static int pack_frame(const Mtrace__ServerMsg *m, uint8_t *buf, size_t size)
 {
@@ -85,8 +84,8 @@ static void refused_log(const struct ucred *cred, unsigned same_uid)
 		return;
 	log_warnx("client pid %ld uid %ld refused: %u clients, %u of this uid (max_clients %u, "
 	          "max_clients_per_uid %u); %u refused since the last such line",
-	    (long)cred->pid, (long)cred->uid, stream_clients_count(), same_uid, max_clients,
-	    max_per_uid, since);
+	    (long)cred->pid, (long)cred->uid, stream_clients_count(), same_uid,
+	    stream_clients_settings()->max_clients, max_per_uid, since);
 	last_ns = now;
 	since = 0;
 }
@@ -102,11 +101,13 @@ static void accept_cb(
 		log_warn("SO_PEERCRED");
 	/* one uid's connections cannot take every place (max_clients_per_uid) */
 	same_uid = stream_clients_of_uid(cred.uid);
-	if (stream_clients_count() >= max_clients || same_uid >= max_per_uid) {
+	if (stream_clients_count() >= stream_clients_settings()->max_clients ||
+	    same_uid >= max_per_uid) {
 		refused_log(&cred, same_uid);
 		refuse(fd,
-		    stream_clients_count() >= max_clients ? "too many clients"
-		                                          : "too many clients of this uid");
+		    stream_clients_count() >= stream_clients_settings()->max_clients
+		        ? "too many clients"
+		        : "too many clients of this uid");
 		return;
 	}
 	/* The socket buffer is what a client can take while the loop is busy draining
@@ -163,10 +164,10 @@ void stream_reconfigure(const struct mtraced_config *cfg)
 	};
 
 	stream_batch_set_cap(cfg->client_batch_total);
-	max_clients = cfg->max_clients ? cfg->max_clients : 1;
-	/* 0 (a test double's zeroed config): no share of its own */
-	max_per_uid = cfg->max_clients_per_uid ? cfg->max_clients_per_uid : max_clients;
 	stream_clients_reconfigure(&s);
+	/* 0 (a test double's zeroed config): no share of its own */
+	max_per_uid = cfg->max_clients_per_uid ? cfg->max_clients_per_uid
+	                                       : stream_clients_settings()->max_clients;
 }
 
 int stream_init(struct event_base *base, const struct mtraced_config *cfg, char *err, size_t errlen)

@@ -11,7 +11,7 @@
 #define MTRACE_PROTOCOL_VERSION 1
 
 /* Largest message each way, prefix excluded: requests are small, event batches and
- * statistics are what the daemon sends (daemon/stream-batch.c sizes its batches so). */
+ * statistics are what the daemon sends (daemon/stream-columns.c sizes its batches so). */
 #define FRAME_MAX_TO_DAEMON (64u * 1024)
 #define FRAME_MAX_TO_CLIENT (4u * 1024 * 1024)
 /* A varint length prefix takes at most this many bytes. */

@@ -27,6 +27,7 @@
 #define SIMXEN_MAX_FDS   64    /* fds in one reply */
 #define SIMXEN_MAP_CHUNK 64    /* refs per SIMXEN_GNT_MAP request */
 #define SIMXEN_PAGE      4096u
+#define SIMXEN_MAX_DOMID 0x7FEF /* DOMID_FIRST_RESERVED - 1 */
 
 enum simxen_op {
 	SIMXEN_HELLO = 1, /* -> a[0] = own domid */

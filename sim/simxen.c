@@ -1,5 +1,5 @@
 /*
- * main.c - mtrace-simxen: start the simulated Xen host, and act as its toolstack.
+ * simxen.c - mtrace-simxen: start the simulated Xen host, and act as its toolstack.
  *
  * The CLI is dom0: toolstack requests go over the broker socket as raw protocol
  * messages, xenstore requests through xenif like any other dom0 program.
@@ -18,7 +18,8 @@
 #include <unistd.h>
 #include <fcntl.h>
 
-#include "broker.h"
+#include "simxen-broker.h"
+#include "simxen-proto.h"
 #include "xenif.h"
 
 #define WAIT_MS 10000 /* destroy/crash/stop wait this long for the broker to finish */
@@ -163,7 +164,7 @@ static int parse_domid(const char *s, uint32_t *d)
 {
 	char *end;
 	unsigned long v = strtoul(s, &end, 10);
-	if (!*s || *end || v > MAX_DOMID) {
+	if (!*s || *end || v > SIMXEN_MAX_DOMID) {
 		fprintf(stderr, "mtrace-simxen: bad domid '%s'\n", s);
 		return -1;
 	}

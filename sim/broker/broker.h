@@ -16,9 +16,10 @@
 
 #include <event2/event.h>
 
+#include "simxen-broker.h"
 #include "simxen-proto.h"
 
-#define MAX_DOMID        0x7FEF /* DOMID_FIRST_RESERVED - 1 */
+#define MAX_DOMID        SIMXEN_MAX_DOMID
 #define MAX_DOMAINS      1024
 #define MAX_GUEST_CONNS  64    /* control connections per guest domain */
 #define MAX_CONNS        4096  /* all connections, dom0's included */
@@ -87,8 +88,7 @@ struct broker {
 struct gnt_maps;
 
 /* broker.c */
-struct gnt_maps **conn_maps(struct conn *c);   /* what c has mapped, per granter */
-int broker_run(const char *dir, int ready_fd); /* ready_fd gets one byte when listening */
+struct gnt_maps **conn_maps(struct conn *c); /* what c has mapped, per granter */
 int conn_pair(struct broker *b, uint32_t domid, bool ident, int *client_fd);
 void conn_close(struct conn *c); /* also used when a domain is released */
 uint32_t conn_domid(const struct conn *c);

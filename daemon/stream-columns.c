@@ -1,0 +1,290 @@
+/*
+ * stream-columns.c - the column encoder: one (domain, ring)'s events in EventBatch
+ * columns (deltas, ops, threads, args, types, a dictionary of strings), encoded once
+ * into a framed ServerMsg whose bytes all the clients of a batch share.
+ *
+ * The columns of every group and ring together are counted here against
+ * client_batch_total (mtraced(8), MEMORY); what to send when the total is reached is
+ * the groups' policy (stream-batch.c).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mtrace.pb-c.h"
+#include "ring-reader.h"
+#include "stream-blob.h"
+#include "stream-columns.h"
+#include "xalloc.h"
+
+/* Flush a ring's columns early past these, which keeps a frame far below
+ * FRAME_MAX_TO_CLIENT: 8192 events * 40 bytes + 512 KiB of strings. */
+#define COL_MAX_EVENTS 8192u
+#define COL_MAX_STR    (512u * 1024)
+
+#define COL_MIN_EVENTS 256u
+/* Bytes per event of the columns below. */
+#define COL_BYTES (sizeof(int32_t) + 2 * sizeof(uint32_t) + 2 * sizeof(int64_t) + sizeof(uint32_t))
+
+/* The encoder's context: the memory of all columns, and its cap. */
+static struct {
+	size_t cap; /* client_batch_total */
+	struct stream_batch_memory mem;
+} cols = { .cap = SIZE_MAX };
+
+void stream_columns_set_cap(size_t total)
+{
+	cols.cap = total ? total : SIZE_MAX;
+}
+
+const struct stream_batch_memory *stream_columns_memory(void)
+{
+	return &cols.mem;
+}
+
+void stream_columns_pressure(void)
+{
+	cols.mem.pressure++;
+}
+
+/* Columns grow to at most COL_MAX_EVENTS: out of memory aborts (xalloc.h). */
+static void grow(void **p, size_t size, size_t n)
+{
+	*p = xreallocarray(*p, n, size);
+}
+
+static void account(struct stream_columns *a)
+{
+	size_t now = sizeof(*a) + a->cap * COL_BYTES + stream_dict_bytes(&a->dict);
+
+	cols.mem.bytes = cols.mem.bytes - a->bytes + now;
+	a->bytes = now;
+	if (cols.mem.bytes > cols.mem.peak)
+		cols.mem.peak = cols.mem.bytes;
+}
+
+struct stream_columns *stream_columns_new(uint32_t domid, uint32_t ring, uint32_t clock)
+{
+	struct stream_columns *a = calloc(1, sizeof(*a));
+
+	if (!a)
+		return NULL;
+	a->domid = domid;
+	a->ring = ring;
+	a->clock = clock;
+	account(a);
+	return a;
+}
+
+void stream_columns_release(struct stream_columns *a)
+{
+	free(a->dts);
+	free(a->op);
+	free(a->thread);
+	free(a->arg);
+	free(a->type);
+	free(a->str_ref);
+	stream_dict_free(&a->dict);
+	a->dts = NULL;
+	a->op = a->type = a->str_ref = NULL;
+	a->thread = a->arg = NULL;
+	a->n = a->nref = a->cap = 0;
+	account(a);
+}
+
+void stream_columns_free(struct stream_columns *a)
+{
+	stream_columns_release(a);
+	cols.mem.bytes -= a->bytes;
+	free(a);
+}
+
+int stream_columns_grow(struct stream_columns *a)
+{
+	size_t cap = a->cap ? a->cap * 2 : COL_MIN_EVENTS;
+
+	if (a->n < a->cap)
+		return 0;
+	if (cap > COL_MAX_EVENTS)
+		cap = COL_MAX_EVENTS;
+	if (cols.mem.bytes + (cap - a->cap) * COL_BYTES > cols.cap)
+		return -1;
+	grow((void **)&a->dts, sizeof(*a->dts), cap);
+	grow((void **)&a->op, sizeof(*a->op), cap);
+	grow((void **)&a->thread, sizeof(*a->thread), cap);
+	grow((void **)&a->arg, sizeof(*a->arg), cap);
+	grow((void **)&a->type, sizeof(*a->type), cap);
+	grow((void **)&a->str_ref, sizeof(*a->str_ref), cap);
+	a->cap = cap;
+	account(a);
+	return 0;
+}
+
+bool stream_columns_has_room(const struct stream_columns *a, bool str)
+{
+	return a->n < a->cap && (!str || cols.mem.bytes <= cols.cap);
+}
+
+/* A guest clock may step back, or jump by more than the 2 s a 32-bit delta holds. */
+static bool delta_fits(uint64_t d)
+{
+	return (int64_t)d >= INT32_MIN && (int64_t)d <= INT32_MAX;
+}
+
+bool stream_columns_full_for(const struct stream_columns *a, const struct mtrace_event *e)
+{
+	bool str = mtrace_op_flags[e->op] & MTRACE_OPF_STR;
+
+	return a->n &&
+	    (a->n >= COL_MAX_EVENTS || !delta_fits(e->ts - a->last_ts) ||
+	        (str && strtab_bytes(&a->dict.t) + e->str_len + 1 > COL_MAX_STR));
+}
+
+int stream_columns_add_str(struct stream_columns *a, const char *s, size_t len)
+{
+	uint32_t idx;
+
+	int r = stream_dict_add(&a->dict, s ? s : "", s ? len : 0, &idx);
+
+	if (r > 0) /* a new string: the table may have grown */
+		account(a);
+	if (r < 0)
+		return -1;
+	a->str_ref[a->nref++] = idx;
+	return 0;
+}
+
+void stream_columns_put(struct stream_columns *a, const struct mtrace_event *e)
+{
+	size_t k = a->n;
+
+	if (k == 0) {
+		/* every batch's first event comes here: busy again */
+		a->idle_since = 0;
+		a->first_seq = e->seq;
+		a->base_ts = a->last_ts = e->ts;
+	}
+	a->dts[k] = (int32_t)(int64_t)(e->ts - a->last_ts);
+	a->last_ts = e->ts;
+	a->op[k] = e->op;
+	a->thread[k] = (int64_t)e->thread;
+	a->arg[k] = (int64_t)e->arg;
+	a->type[k] = e->type;
+	a->n = k + 1;
+}
+
+/* Events stream_columns_copy_run looks at a call. */
+#define RUN_MAX 256u
+
+/*
+ * Most events land in a batch already begun with room for them, follow the previous
+ * one within a 32-bit delta and have no string or one the batch's dictionary has
+ * cached: copy the leading run of those in ev into a's columns and return how many
+ * that was.  Two passes, so that neither branches on which events have strings
+ * (random in a trace: a mispredicted branch per few events): the columns of every
+ * event, noting where the strings are; then the strings alone, the run ending at the
+ * first the cache does not have.  The columns and counts stay in locals: a store to
+ * a column may alias a's own fields (the build has -fno-strict-aliasing), so going
+ * through a would reload them for every event.
+ */
+size_t stream_columns_copy_run(struct stream_columns *a, const struct mtrace_event *ev, size_t n)
+{
+	size_t k = a->n, m = a->cap - k, nref = a->nref, j, ns = 0, s;
+	uint64_t last = a->last_ts;
+	int32_t *dts;
+	uint32_t *op, *type;
+	int64_t *thread, *arg;
+	uint16_t at[RUN_MAX];
+
+	if (k == 0)
+		return 0; /* a batch's first event sets its base (and its columns may be NULL) */
+	dts = a->dts + k;
+	op = a->op + k;
+	type = a->type + k;
+	thread = a->thread + k;
+	arg = a->arg + k;
+	if (m > n)
+		m = n;
+	if (m > RUN_MAX)
+		m = RUN_MAX;
+	for (j = 0; j < m; j++) {
+		const struct mtrace_event *e = &ev[j];
+		uint64_t d = e->ts - last;
+
+		/* delta_fits in one compare */
+		if (d + 0x80000000u > UINT32_MAX)
+			break;
+		dts[j] = (int32_t)(int64_t)d;
+		op[j] = e->op;
+		thread[j] = (int64_t)e->thread;
+		arg[j] = (int64_t)e->arg;
+		type[j] = e->type;
+		at[ns] = (uint16_t)j;
+		ns += mtrace_op_flags[e->op] & MTRACE_OPF_STR;
+		last = e->ts;
+	}
+	/* past client_batch_total a string event takes the checked path (which sends
+	 * early) */
+	if (ns && cols.mem.bytes > cols.cap)
+		j = at[0];
+	for (s = 0; s < ns && at[s] < j; s++) {
+		const struct mtrace_event *e = &ev[at[s]];
+		struct stream_dict_hit key, *slot;
+		uint32_t idx;
+
+		if (!e->str ||
+		    !stream_dict_cached(&a->dict, e->str, e->str_len, &key, &slot, &idx)) {
+			j = at[s];
+			break;
+		}
+		a->str_ref[nref++] = idx;
+	}
+	a->n = k + j;
+	a->nref = nref;
+	if (j)
+		a->last_ts = ev[j - 1].ts;
+	return j;
+}
+
+void stream_columns_reset(struct stream_columns *a)
+{
+	a->n = 0;
+	a->nref = 0;
+	stream_dict_reset(&a->dict);
+}
+
+struct stream_blob *stream_columns_encode(struct stream_columns *a)
+{
+	Mtrace__EventBatch eb = MTRACE__EVENT_BATCH__INIT;
+	char *strs_stack[64], **strs = strs_stack;
+	struct stream_blob *b = NULL;
+	size_t i;
+
+	if (stream_dict_count(&a->dict) > 64 &&
+	    !(strs = malloc(stream_dict_count(&a->dict) * sizeof(*strs))))
+		goto out;
+	for (i = 0; i < stream_dict_count(&a->dict); i++)
+		strs[i] = stream_dict_str(&a->dict, i);
+	eb.base_ts = a->base_ts;
+	eb.domid = a->domid;
+	eb.ring = a->ring;
+	eb.clock = a->clock;
+	eb.first_seq = a->first_seq;
+	eb.n_ts_delta = eb.n_op = eb.n_thread = eb.n_arg = eb.n_type = a->n;
+	eb.ts_delta = a->dts;
+	eb.op = a->op;
+	eb.thread = a->thread;
+	eb.arg = a->arg;
+	eb.type = a->type;
+	eb.n_str = stream_dict_count(&a->dict);
+	eb.str = strs;
+	eb.n_str_ref = a->nref;
+	eb.str_ref = a->str_ref;
+	/* NULL cannot happen within the COL_MAX_* bounds short of ENOMEM */
+	b = stream_blob_pack_events(&eb, UINT8_MAX); /* op and type are bytes */
+	cols.mem.encoded++;
+	if (strs != strs_stack)
+		free(strs);
+out:
+	stream_columns_reset(a);
+	return b;
+}
