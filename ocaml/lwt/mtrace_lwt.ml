@@ -64,9 +64,12 @@ let bind ?site p f =
       let id = created r R.Bind site in
       let q =
         Lwt.bind p (fun x ->
+            let before = !next_id in
             let q' = in_thread r id src f x in
+            (* No per-promise ids in Lwt 5.6: the promise the callback returned is
+               taken to be the last thread it created (a tail bind's, typically). *)
             (match Lwt.state q' with
-            | Lwt.Sleep -> R.becomes r ~thread:id ~other:id
+            | Lwt.Sleep when !next_id > before -> R.becomes r ~thread:id ~other:!next_id
             | _ -> ());
             q')
       in
