@@ -462,6 +462,14 @@ static void print_label_map(FILE *f, const struct opts *o, const uint64_t *v)
 	fputc('}', f);
 }
 
+static void free_labels(struct opts *o)
+{
+	for (unsigned k = 0; k < MAX_NAMES; k++) {
+		free(o->label_names[k]);
+		o->label_names[k] = NULL;
+	}
+}
+
 /* --labels-from: one label a line, the line as it is but its '\n' (any other byte,
  * control or not UTF-8, is the test's to choose); empty lines skipped. */
 static int load_labels(struct opts *o)
@@ -510,6 +518,8 @@ static int load_labels(struct opts *o)
 	o->labels = k;
 	rc = 0;
 out:
+	if (rc < 0)
+		free_labels(o);
 	free(line);
 	fclose(f);
 	return rc;
@@ -823,6 +833,7 @@ int main(int argc, char **argv)
 	g = guest = mtrace_guest_open(&cfg, err, sizeof(err));
 	if (g == NULL) {
 		fprintf(stderr, "mtrace-load: %s\n", err);
+		free_labels(&o);
 		return 1;
 	}
 	jobs = calloc(o.rings, sizeof(*jobs));
@@ -900,6 +911,7 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < o.rings; i++)
 		free(jobs[i].slots);
 	free(jobs);
+	free_labels(&o);
 	free(th);
 	return rc;
 }
