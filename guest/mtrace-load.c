@@ -588,7 +588,7 @@ static void usage(FILE *f, const char *argv0)
 	    "  -r, --rings N          rings, one producer thread each (1..%u; default 1)\n"
 	    "  -p, --pages N          data pages per ring, a power of two (default 16)\n"
 	    "  -t, --threads N        cooperative threads simulated per ring, ids of its own (default 8)\n"
-	    "  -l, --labels N         distinct labels label-0.. given to new threads (0..%u; 4)\n"
+	    "      --labels N         distinct labels label-0.. given to new threads (0..%u; 4)\n"
 	    "      --labels-from FILE the labels instead: one a line, any bytes but NUL\n"
 	    "  -c, --counters N       distinct counters counter-0.. (0..%u; default 2)\n"
 	    "      --evtchn PCT       percent of events that are evtchn_send (default 5)\n"
@@ -597,7 +597,7 @@ static void usage(FILE *f, const char *argv0)
 	    "      --batch-us U       pace in batches of U microseconds of events (default 1000)\n"
 	    "  -n, --events N         events per ring, including ring_start (default 100000)\n"
 	    "  -d, --duration S       run S seconds instead of a fixed count\n"
-	    "  -s, --seed N           workload seed (default 1); same seed, same events\n"
+	    "      --seed N           workload seed (default 1); same seed, same events\n"
 	    "      --clock NAME       monotonic | realtime | xen | tsc (default monotonic; tsc falls\n"
 	    "                         back to monotonic where the TSC is not invariant)\n"
 	    "      --garbage MODE     hostile guest: random | lengths | strings | indexes | mixed\n"
@@ -608,9 +608,18 @@ static void usage(FILE *f, const char *argv0)
 	    "      --sim-dir DIR      simulated Xen state directory (default $MTRACE_SIM_DIR)\n"
 	    "      --backend-domid N  reader domain (default 0)\n"
 	    "  -h, --help, -V, --version\n"
+	    "The old spellings -l (--labels) and -s (--seed) still work, with a warning: in\n"
+	    "mtrace's programs -l is --listen and -s is --socket (docs/HACKING.md).\n"
 	    "SIGTERM/SIGINT stop early; the summary still says exactly what was written.\n"
 	    "SIGUSR1 re-announces the rings in xenstore (as after resume or migration).\n",
 	    argv0, MTRACE_MAX_RINGS, MAX_NAMES, MAX_NAMES);
+}
+
+/* -s and -l mean --socket and --listen across mtrace; scripts that used the old
+ * spellings keep working, told once. */
+static void old_spelling(char c, const char *now)
+{
+	fprintf(stderr, "mtrace-load: -%c is an old spelling; use %s\n", c, now);
 }
 
 static bool parse_u64(const char *s, uint64_t *v)
@@ -646,13 +655,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		O_SIMDIR,
 		O_BDOM,
 		O_BATCH,
+		O_LABELS,
+		O_SEED,
 		O_LABELS_FROM
 	};
 	static const struct option lo[] = {
 		{ "rings", 1, NULL, 'r' },
 		{ "pages", 1, NULL, 'p' },
 		{ "threads", 1, NULL, 't' },
-		{ "labels", 1, NULL, 'l' },
+		{ "labels", 1, NULL, O_LABELS },
 		{ "labels-from", 1, NULL, O_LABELS_FROM },
 		{ "counters", 1, NULL, 'c' },
 		{ "evtchn", 1, NULL, O_EVTCHN },
@@ -660,7 +671,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "rate", 1, NULL, 'R' },
 		{ "events", 1, NULL, 'n' },
 		{ "duration", 1, NULL, 'd' },
-		{ "seed", 1, NULL, 's' },
+		{ "seed", 1, NULL, O_SEED },
 		{ "clock", 1, NULL, O_CLOCK },
 		{ "garbage", 1, NULL, O_GARBAGE },
 		{ "wait-reader", 1, NULL, O_WAIT },
@@ -705,6 +716,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->threads = (unsigned)v;
 			break;
 		case 'l':
+			old_spelling('l', "--labels");
+			__attribute__((fallthrough));
+		case O_LABELS:
 			ok = parse_u64(optarg, &v) && v <= MAX_NAMES;
 			o->labels = (unsigned)v;
 			break;
@@ -734,6 +748,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			ok = parse_double(optarg, &o->duration);
 			break;
 		case 's':
+			old_spelling('s', "--seed");
+			__attribute__((fallthrough));
+		case O_SEED:
 			ok = parse_u64(optarg, &o->seed);
 			break;
 		case O_CLOCK:

@@ -28,7 +28,7 @@ for run in 1 2 3; do
 		sleep 2
 		c0=$(awk '{print $14 + $15}' "/proc/$DP/stat")
 		"$B/sim/mtrace-simxen" -d "$T/sim" create --name ref --log "$T/ref.json" \
-			--preserve-poweroff -- "$B/guest/mtrace-load" -n 150000 -R 30000 -p 128 -t 64 -l 8 \
+			--preserve-poweroff -- "$B/guest/mtrace-load" -n 150000 -R 30000 -p 128 -t 64 --labels 8 \
 			--wait-reader 10 --linger 5 >/dev/null
 		sleep 9
 		c1=$(awk '{print $14 + $15}' "/proc/$DP/stat")

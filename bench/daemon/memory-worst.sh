@@ -34,7 +34,7 @@ chmod 0666 "$T/sock"
 rss() { sed -n 's/^VmRSS:[^0-9]*\([0-9]*\).*/\1/p' "/proc/$DP/status"; }
 echo "# start: RSS $(rss) KiB (load $(cut -d' ' -f1-3 /proc/loadavg))"
 "$B/sim/mtrace-simxen" -d "$T/sim" create --name f1 -- "$B/tests/daemon/hostile-guest" --pages 256 flood >/dev/null
-"$B/sim/mtrace-simxen" -d "$T/sim" create --name f2 -- "$B/guest/mtrace-load" -d 3600 -p 256 -l 64 -c 64 -t 4000 >/dev/null
+"$B/sim/mtrace-simxen" -d "$T/sim" create --name f2 -- "$B/guest/mtrace-load" -d 3600 -p 256 --labels 64 -c 64 -t 4000 >/dev/null
 if [ "${RINGS:-0}" -gt 0 ]; then
 	"$B/sim/mtrace-simxen" -d "$T/sim" create --name wide -- "$B/guest/mtrace-load" -d 3600 \
 		-r "$RINGS" -p 16 -R 50000 >/dev/null

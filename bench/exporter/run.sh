@@ -28,7 +28,7 @@ cleanup() {
 trap cleanup EXIT
 rig_start || exit 1
 for i in $(seq "$DOMAINS"); do
-	rig_guest "g$i" -- "$RIG_LOAD" -l 50 -t 64 -c 4 -R 200 -d 3600 -s "$i" >/dev/null || exit 1
+	rig_guest "g$i" -- "$RIG_LOAD" --labels 50 -t 64 -c 4 -R 200 -d 3600 --seed "$i" >/dev/null || exit 1
 done
 "$B/client/exporter/mtrace-exporter" -s "$RIG_SOCK" -l 127.0.0.1:0 -i 1000 2>"$T/exp.log" &
 EXP_PID=$!

@@ -59,7 +59,7 @@ mkdir -p "$T/sim"
 "$B/daemon/mtraced" -f --backend sim --sim-dir "$T/sim" -s "$T/sock" --set log_level=err 2>"$T/mtraced.log" &
 DPID=$!
 for _ in $(seq 100); do [ -S "$T/sock" ] && break; sleep 0.1; done
-"$B/sim/mtrace-simxen" -d "$T/sim" create --name fuzzed -- "$B/guest/mtrace-load" -d 36000 -R 20000 -l 8 >/dev/null
+"$B/sim/mtrace-simxen" -d "$T/sim" create --name fuzzed -- "$B/guest/mtrace-load" -d 36000 -R 20000 --labels 8 >/dev/null
 run live 36000 "$B/bench/fuzz/proto-fuzz" -S "$T/sock" -n "$LIVE" -p "$DPID"
 kill -0 "$DPID" 2>/dev/null || { echo "== live: mtraced died"; rc=1; }
 grep -E "Sanitizer|runtime error" "$T/mtraced.log" && rc=1

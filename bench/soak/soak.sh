@@ -51,7 +51,7 @@ guest_churn() {
 		case $(rnd 6) in
 		0|1|2) "$SIMX" -d "$SIM" create --name "load$RANDOM" -- "$B/guest/mtrace-load" \
 			-d $((5 + $(rnd 40))) -R $((1000 + $(rnd 50000))) -r $((1 + $(rnd 3))) \
-			-t $((8 + $(rnd 3000))) -l $(rnd 40) -c $(rnd 30) -s $RANDOM >/dev/null 2>&1 ;;
+			-t $((8 + $(rnd 3000))) --labels $(rnd 40) -c $(rnd 30) --seed $RANDOM >/dev/null 2>&1 ;;
 		3) "$SIMX" -d "$SIM" create --name "flood$RANDOM" -- "$B/tests/daemon/hostile-guest" \
 			flood >/dev/null 2>&1 ;;
 		4) "$SIMX" -d "$SIM" create --name "scrib$RANDOM" -- "$B/tests/daemon/hostile-guest" \
@@ -73,7 +73,7 @@ guest_churn() {
 client_churn() {
 	case $(rnd 8) in
 	0|1) spawn timeout 10 "$B/client/cat/mtrace-cat" -s "$SOCK" -f count -t $((1 + $(rnd 6))) ;;
-	2) spawn timeout 10 "$B/client/cat/mtrace-cat" -s "$SOCK" -f count -t 3 -l label-$(rnd 9) \
+	2) spawn timeout 10 "$B/client/cat/mtrace-cat" -s "$SOCK" -f count -t 3 --label label-$(rnd 9) \
 		--stats 100 --top 100 --label-stats ;;
 	3) spawn timeout 10 "$B/client/top/mtrace-top" -b -n 3 -d 0.2 -S "$SOCK" ;;
 	4) spawn timeout 10 "$B/bench/fuzz/proto-fuzz" -S "$SOCK" -n 200 -s $RANDOM ;;

@@ -5,11 +5,14 @@
  * a GC track, and one track per thread; on a thread's track a "thread" slice spans
  * creation (or first sight) to resolve or fail, with "running" slices inside it.
  * Perfetto reads tids as 32-bit and system-wide, so tids are handed out in order of
- * first sight (1, 2, ...) rather than derived from the 64-bit thread ids, which are
- * in the args and track names.  A finished thread keeps its tid while it is among the
+ * first sight (from TID_FIRST) rather than derived from the 64-bit thread ids, which
+ * are in the args and track names.  A finished thread keeps its tid while it is among the
  * last FINISHED_MAX finished ones (a read of a resolved promise lands on its track);
  * older ones are forgotten, so memory follows the live threads.  Timestamps are
- * written from integers (µs with three decimals: exact ns).  A ring's times are made
+ * relative to the first event's (its wall clock is in the trailing metadata), written
+ * from integers as µs with three decimals: Perfetto reads "ts" from its text, exactly
+ * to the ns at any length; a reader that takes it as a double (chrome://tracing, JS)
+ * still rounds back to the exact ns for traces under 2^52 * 0.0005 µs (26 days).  A ring's times are made
  * monotonic (a guest clock that steps back is held at its highest value) so every
  * track is ordered, which B/E nesting needs.
  */
@@ -20,11 +23,18 @@
 
 #include "cat-chrome.h"
 #include "cat-format.h"
+#include "chrome-emit.h"
 #include "ops.h"
 #include "thread-table.h"
 
 #define COUNTERS_MAX 65536      /* distinct counter names with a running sum */
 #define FINISHED_MAX (1u << 16) /* finished threads that keep their track */
+/*
+ * Perfetto makes a thread (tid = pid) for every event without a tid (process names,
+ * counters), and a tid seen under another pid becomes a new thread with a new track:
+ * tids start above every domid (16 bits) so they never meet a pid.
+ */
+#define TID_FIRST (1u << 16)
 
 enum {
 	OPEN_LIFE = 1,
@@ -42,7 +52,12 @@ struct ring_state {
 struct track {
 	uint32_t tid;
 	uint8_t open;
-	bool finished;
+	uint32_t type; /* the thread type its slice is named after, if typed */
+	bool typed, finished;
+};
+
+struct proc {
+	uint64_t last_ts; /* the domain's last time: where its open slices end */
 };
 
 struct counter {
@@ -54,13 +69,15 @@ struct counter {
 static struct {
 	struct ttab rings;     /* (domid, ring) */
 	struct ttab tracks;    /* (ring << 32 | domid, thread): live + recently finished */
-	struct ttab procs;     /* (domid, 0): process named */
+	struct ttab procs;     /* (domid, 0): process named, its last time */
 	struct ttab counters;  /* (domid, hash of name) */
 	struct ttab_fifo fifo; /* finished threads, oldest first */
 	size_t finished;
 	uint64_t flow_id;
+	uint64_t origin; /* wall-clock ns of ts 0: the first event's time */
+	uint64_t held;   /* events before the origin, written at ts 0 */
 	uint32_t next_tid;
-	bool first, init;
+	bool init, have_origin;
 } C;
 
 static void init(void)
@@ -69,107 +86,30 @@ static void init(void)
 		return;
 	ttab_init(&C.rings, sizeof(struct ring_state));
 	ttab_init(&C.tracks, sizeof(struct track));
-	ttab_init(&C.procs, 1);
+	ttab_init(&C.procs, sizeof(struct proc));
 	ttab_init(&C.counters, sizeof(struct counter));
-	C.first = true;
-	C.next_tid = 1;
+	chrome_emit_reset();
+	C.next_tid = TID_FIRST;
 	C.init = true;
 }
 
-static void sep(FILE *f)
-{
-	if (!C.first)
-		fputs(",\n", f);
-	C.first = false;
-}
-
-/* Decimal digits of v at p; returns the end.  printf is most of a converter's time. */
-static char *digits(char *p, uint64_t v)
-{
-	char tmp[20];
-	int n = 0;
-
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	while (n > 0)
-		*p++ = tmp[--n];
-	return p;
-}
-
-/* µs with three decimals, from integer ns: exact. */
-static char *ts_digits(char *p, uint64_t ns)
-{
-	unsigned frac = (unsigned)(ns % 1000);
-
-	p = digits(p, ns / 1000);
-	*p++ = '.';
-	*p++ = (char)('0' + frac / 100);
-	*p++ = (char)('0' + frac / 10 % 10);
-	*p++ = (char)('0' + frac % 10);
-	return p;
-}
-
-static void put_ts(FILE *f, uint64_t ns)
-{
-	char buf[32];
-
-	fwrite(buf, 1, (size_t)(ts_digits(buf, ns) - buf), f);
-}
-
-/* Open an event object up to (not including) its args and closing brace. */
-static void head(FILE *f, const char *ph, uint32_t pid, uint32_t tid, uint64_t ts, const char *name,
-    const char *cat)
-{
-	char buf[128], *p = buf;
-
-	if (!C.first) {
-		*p++ = ',';
-		*p++ = '\n';
-	}
-	C.first = false;
-	memcpy(p, "{\"ph\":\"", 7);
-	p += 7;
-	*p++ = ph[0];
-	memcpy(p, "\",\"pid\":", 8);
-	p = digits(p + 8, pid);
-	memcpy(p, ",\"tid\":", 7);
-	p = digits(p + 7, tid);
-	memcpy(p, ",\"ts\":", 6);
-	p = ts_digits(p + 6, ts);
-	fwrite(buf, 1, (size_t)(p - buf), f);
-	fputs(",\"name\":", f);
-	cat_json_str(f, name);
-	if (cat)
-		fprintf(f, ",\"cat\":\"%s\"", cat);
-}
-
-static void thread_name(FILE *f, uint32_t pid, uint32_t tid, const char *name)
-{
-	sep(f);
-	fprintf(f,
-	    "{\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"name\":\"thread_name\","
-	    "\"args\":{\"name\":",
-	    pid, tid);
-	cat_json_str(f, name);
-	fputs("}}", f);
-}
-
-static void proc_ensure(FILE *f, uint32_t domid, const char *name)
+static struct proc *proc_ensure(FILE *f, uint32_t domid, const char *name)
 {
 	int fresh;
 	char buf[64];
+	struct proc *p = ttab_put(&C.procs, domid, 0, &fresh);
 
-	if (!ttab_put(&C.procs, domid, 0, &fresh) || (!fresh && !name))
-		return;
+	if (!p || (!fresh && !name))
+		return p;
 	if (!name) {
 		snprintf(buf, sizeof(buf), "dom%u", domid);
 		name = buf;
 	}
-	sep(f);
+	chrome_sep(f);
 	fprintf(f, "{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_name\",\"args\":{\"name\":", domid);
 	cat_json_str(f, name);
 	fputs("}}", f);
+	return p;
 }
 
 static struct ring_state *ring_get(FILE *f, uint32_t domid, uint32_t ring)
@@ -182,9 +122,9 @@ static struct ring_state *ring_get(FILE *f, uint32_t domid, uint32_t ring)
 		r->sched_tid = C.next_tid++;
 		r->gc_tid = C.next_tid++;
 		snprintf(buf, sizeof(buf), "ring %u", ring);
-		thread_name(f, domid, r->sched_tid, buf);
+		chrome_thread_name(f, domid, r->sched_tid, buf);
 		snprintf(buf, sizeof(buf), "GC (ring %u)", ring);
-		thread_name(f, domid, r->gc_tid, buf);
+		chrome_thread_name(f, domid, r->gc_tid, buf);
 	}
 	return r;
 }
@@ -228,9 +168,21 @@ static struct track *track(FILE *f, uint32_t domid, uint32_t ring, int64_t threa
 			snprintf(buf, sizeof(buf), "thread %" PRId64 " (ring %u)", thread, ring);
 		else
 			snprintf(buf, sizeof(buf), "thread %" PRId64, thread);
-		thread_name(f, domid, t->tid, buf);
+		chrome_thread_name(f, domid, t->tid, buf);
 	}
 	return t;
+}
+
+/*
+ * The name of a thread's slice: its E carries the same name, as Perfetto matches an
+ * E that has a name only to an open slice of that name.
+ */
+static void life_name(char *buf, size_t size, const struct track *t, int64_t thread)
+{
+	if (t->typed)
+		snprintf(buf, size, "%s %" PRId64, mtrace_thread_type_name(t->type), thread);
+	else
+		snprintf(buf, size, "thread %" PRId64, thread);
 }
 
 /* The thread's live track, opening its "thread" slice when first seen. */
@@ -246,8 +198,9 @@ static struct track *live(FILE *f, uint32_t domid, uint32_t ring, int64_t thread
 		C.finished--;
 	}
 	if (!(t->open & OPEN_LIFE)) {
-		snprintf(buf, sizeof(buf), "thread %" PRId64, thread);
-		head(f, "B", domid, t->tid, ts, buf, "thread");
+		t->typed = false;
+		life_name(buf, sizeof(buf), t, thread);
+		chrome_head(f, "B", domid, t->tid, ts, buf, "thread");
 		fprintf(f, ",\"args\":{\"id\":%" PRId64 ",\"ring\":%u,\"from\":\"first sight\"}}",
 		    thread, ring);
 		t->open |= OPEN_LIFE;
@@ -258,14 +211,14 @@ static struct track *live(FILE *f, uint32_t domid, uint32_t ring, int64_t thread
 static void stop_running(FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, uint64_t ts)
 {
 	if (r->idle_open) {
-		head(f, "E", domid, r->sched_tid, ts, "idle", "run");
+		chrome_head(f, "E", domid, r->sched_tid, ts, "idle", "run");
 		fputc('}', f);
 		r->idle_open = false;
 	} else if (r->cur_valid) {
 		struct track *t =
 		    ttab_get(&C.tracks, track_k1(domid, ring), (uint64_t)r->cur_thread);
 		if (t && (t->open & OPEN_RUN)) {
-			head(f, "E", domid, t->tid, ts, "running", "run");
+			chrome_head(f, "E", domid, t->tid, ts, "running", "run");
 			fputc('}', f);
 			t->open &= (uint8_t)~OPEN_RUN;
 		}
@@ -282,7 +235,7 @@ static void run(
 		if (r->idle_open)
 			return;
 		stop_running(f, domid, ring, r, ts);
-		head(f, "B", domid, r->sched_tid, ts, "idle", "run");
+		chrome_head(f, "B", domid, r->sched_tid, ts, "idle", "run");
 		fputc('}', f);
 		r->idle_open = true;
 		return;
@@ -294,7 +247,7 @@ static void run(
 	t = live(f, domid, ring, thread, ts); /* stop_running may not drop it, but be sure */
 	if (!t)
 		return;
-	head(f, "B", domid, t->tid, ts, "running", "run");
+	chrome_head(f, "B", domid, t->tid, ts, "running", "run");
 	fputc('}', f);
 	t->open |= OPEN_RUN;
 	r->cur_thread = thread;
@@ -308,29 +261,34 @@ static bool end_life(
 	uint64_t k1 = track_k1(domid, ring);
 	struct track *t = ttab_get(&C.tracks, k1, (uint64_t)thread);
 	uint32_t tid;
+	char name[64];
 
 	if (!t || !(t->open & OPEN_LIFE))
 		return false;
 	tid = t->tid;
+	life_name(name, sizeof(name), t, thread);
 	if (t->open & OPEN_RUN) {
-		head(f, "E", domid, tid, ts, "running", "run");
+		chrome_head(f, "E", domid, tid, ts, "running", "run");
 		fputc('}', f);
 	}
 	if (r && r->cur_valid && r->cur_thread == thread)
 		r->cur_valid = false;
 	t->open = 0;
 	finish(t, k1, (uint64_t)thread); /* may free t */
-	head(f, "E", domid, tid, ts, "thread", "thread");
+	chrome_head(f, "E", domid, tid, ts, name, "thread");
 	return true;
 }
 
 /*
- * A flow end needs a slice to bind to: the thread's own slice when it is live, the
- * idle slice on the scheduler track, else a zero-length marker (a resolved thread
- * being read, a thread never seen alive in this capture).
+ * The track of an instant or a flow end.  An instant needs a slice around it: the
+ * thread's own when it is live, the idle slice on the scheduler track, else a
+ * zero-length marker (a resolved thread being read, a thread never seen alive in this
+ * capture).  A flow end always gets its marker (flow set): Perfetto binds a flow to
+ * the topmost slice on the track as it stands, which may be an instant that ended
+ * long before, so the marker pins the arrow to its time.
  */
-static uint32_t endpoint(
-    FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, int64_t thread, uint64_t ts)
+static uint32_t endpoint(FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r,
+    int64_t thread, uint64_t ts, bool flow)
 {
 	struct track *t = NULL;
 	uint32_t tid;
@@ -338,7 +296,7 @@ static uint32_t endpoint(
 
 	if (thread == -1) {
 		tid = r->sched_tid;
-		if (r->idle_open)
+		if (r->idle_open && !flow)
 			return tid;
 		snprintf(buf, sizeof(buf), "scheduler");
 	} else {
@@ -346,12 +304,13 @@ static uint32_t endpoint(
 		if (!t)
 			return r->sched_tid;
 		tid = t->tid;
-		if (t->open & OPEN_LIFE)
+		if ((t->open & OPEN_LIFE) && !flow)
 			return tid;
-		finish(t, track_k1(domid, ring), (uint64_t)thread); /* seen, never alive */
+		if (!(t->open & OPEN_LIFE))
+			finish(t, track_k1(domid, ring), (uint64_t)thread); /* seen, never alive */
 		snprintf(buf, sizeof(buf), "thread %" PRId64, thread);
 	}
-	head(f, "X", domid, tid, ts, buf, "marker");
+	chrome_head(f, "X", domid, tid, ts, buf, "marker");
 	fprintf(f, ",\"dur\":0,\"args\":{\"id\":%" PRId64 "}}", thread);
 	return tid;
 }
@@ -360,9 +319,9 @@ static void flow(FILE *f, uint32_t domid, uint32_t from, uint32_t to, uint64_t t
 {
 	uint64_t id = ++C.flow_id;
 
-	head(f, "s", domid, from, ts, cat, cat);
+	chrome_head(f, "s", domid, from, ts, cat, cat);
 	fprintf(f, ",\"id\":%" PRIu64 "}", id);
-	head(f, "f", domid, to, ts, cat, cat);
+	chrome_head(f, "f", domid, to, ts, cat, cat);
 	fprintf(f, ",\"id\":%" PRIu64 ",\"bp\":\"e\"}", id);
 }
 
@@ -370,9 +329,9 @@ static void flow(FILE *f, uint32_t domid, uint32_t from, uint32_t to, uint64_t t
 static void arrow(FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, int64_t from,
     int64_t to, uint64_t ts, const char *cat)
 {
-	uint32_t a = endpoint(f, domid, ring, r, from, ts);
+	uint32_t a = endpoint(f, domid, ring, r, from, ts, true);
 
-	flow(f, domid, a, endpoint(f, domid, ring, r, to, ts), ts, cat);
+	flow(f, domid, a, endpoint(f, domid, ring, r, to, ts, true), ts, cat);
 }
 
 static uint64_t name_hash(const char *s)
@@ -406,19 +365,12 @@ static void counter(FILE *f, uint32_t domid, const char *name, int64_t v, bool d
 		c->sum = delta ? (int64_t)((uint64_t)c->sum + (uint64_t)v) : v;
 		v = c->sum;
 	}
-	sep(f);
+	chrome_sep(f);
 	fprintf(f, "{\"ph\":\"C\",\"pid\":%u,\"ts\":", domid);
-	put_ts(f, ts);
+	chrome_put_ts(f, ts);
 	fputs(",\"name\":", f);
 	cat_json_str(f, name);
 	fprintf(f, ",\"args\":{\"value\":%" PRId64 "}}", v);
-}
-
-static void instant(
-    FILE *f, uint32_t domid, uint32_t tid, uint64_t ts, const char *name, const char *cat)
-{
-	head(f, "i", domid, tid, ts, name, cat);
-	fputs(",\"s\":\"t\"", f);
 }
 
 void cat_chrome_begin(FILE *f)
@@ -442,24 +394,37 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 	unsigned op = b->op[i];
 	int64_t th = b->thread[i], arg = b->arg[i];
 	struct ring_state *r;
+	struct proc *p;
 	char buf[64];
 
 	init();
-	proc_ensure(f, domid, NULL);
+	if (!C.have_origin) {
+		C.origin = ts;
+		C.have_origin = true;
+	}
+	if (ts < C.origin) {
+		C.held++;
+		ts = 0;
+	} else {
+		ts -= C.origin;
+	}
+	p = proc_ensure(f, domid, NULL);
 	r = ring_get(f, domid, ring);
-	if (!r)
+	if (!r || !p)
 		return;
 	if (r->seen && ts < r->max_ts)
 		ts = r->max_ts;
 	r->max_ts = ts;
 	r->seen = true;
+	if (ts > p->last_ts)
+		p->last_ts = ts;
 	/* Every op but these is something the thread itself did: it is alive. */
 	if (th != -1 && op != MTRACE_OP_GC && op != MTRACE_OP_RING_START)
 		live(f, domid, ring, th, ts);
 	switch (op) {
 	case MTRACE_OP_CREATES: {
 		struct track *t;
-		from = endpoint(f, domid, ring, r, th, ts);
+		from = endpoint(f, domid, ring, r, th, ts, true);
 		if (end_life(f, domid, ring, r, arg, ts))
 			fputs(",\"args\":{\"ended_by\":\"id reused\"}}", f);
 		t = track(f, domid, ring, arg);
@@ -470,10 +435,12 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 			C.finished--;
 		}
 		if (!(t->open & OPEN_LIFE)) {
-			const char *type =
-			    mtrace_thread_type_name(i < b->n_type ? b->type[i] : MTRACE_TT_UNKNOWN);
-			snprintf(buf, sizeof(buf), "%s %" PRId64, type, arg); /* "Bind 12" */
-			head(f, "B", domid, t->tid, ts, buf, "thread");
+			const char *type;
+			t->type = i < b->n_type ? b->type[i] : MTRACE_TT_UNKNOWN;
+			t->typed = true;
+			type = mtrace_thread_type_name(t->type);
+			life_name(buf, sizeof(buf), t, arg); /* "Bind 12" */
+			chrome_head(f, "B", domid, t->tid, ts, buf, "thread");
 			fprintf(f,
 			    ",\"args\":{\"id\":%" PRId64 ",\"ring\":%u,\"type\":\"%s\","
 			    "\"parent\":%" PRId64 "}}",
@@ -511,10 +478,10 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 		run(f, domid, ring, r, th, ts);
 		break;
 	case MTRACE_OP_LABEL:
-		to = endpoint(f, domid, ring, r, th, ts);
+		to = endpoint(f, domid, ring, r, th, ts, false);
 		if (th != -1)
-			thread_name(f, domid, to, str ? str : "");
-		instant(f, domid, to, ts, "label", "label");
+			chrome_thread_name(f, domid, to, str ? str : "");
+		chrome_instant(f, domid, to, ts, "label", "label");
 		fputs(",\"args\":{\"label\":", f);
 		cat_json_str(f, str);
 		fputs("}}", f);
@@ -528,27 +495,30 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 		if (start < r->gc_end)
 			start = r->gc_end; /* overlapping GCs would break the track's nesting */
 		r->gc_end = ts;
-		head(f, "X", domid, r->gc_tid, start, "GC", "gc");
-		fputs(",\"dur\":", f);
-		put_ts(f, ts - start);
+		/* B/E, not X: Perfetto reads an X's dur as (int64)(double * 1000), which
+		 * can lose a ns; it reads "ts" from its text, exactly. */
+		chrome_head(f, "B", domid, r->gc_tid, start, "GC", "gc");
 		fprintf(f, ",\"args\":{\"duration_ns\":%" PRIu64 "}}", dur);
+		chrome_head(f, "E", domid, r->gc_tid, ts, "GC", "gc");
+		fputc('}', f);
 		break;
 	}
 	case MTRACE_OP_TRY_READ:
-		instant(f, domid, endpoint(f, domid, ring, r, th, ts), ts, "try_read", "try_read");
+		chrome_instant(f, domid, endpoint(f, domid, ring, r, th, ts, false), ts, "try_read",
+		    "try_read");
 		fprintf(f, ",\"args\":{\"source\":%" PRId64 "}}", arg);
 		break;
 	case MTRACE_OP_EVTCHN_SEND:
 	case MTRACE_OP_EVTCHN_RECV:
-		instant(f, domid, endpoint(f, domid, ring, r, th, ts), ts, mtrace_op_name(op),
-		    "evtchn");
+		chrome_instant(f, domid, endpoint(f, domid, ring, r, th, ts, false), ts,
+		    mtrace_op_name(op), "evtchn");
 		fprintf(f, ",\"args\":{\"port\":%" PRId64 "}}", arg);
 		break;
 	case MTRACE_OP_RING_START: {
 		char nb[128];
 		snprintf(nb, sizeof(nb), "ring %u: %.64s", ring, str ? str : "");
-		thread_name(f, domid, r->sched_tid, nb);
-		instant(f, domid, r->sched_tid, ts, "ring_start", "ring");
+		chrome_thread_name(f, domid, r->sched_tid, nb);
+		chrome_instant(f, domid, r->sched_tid, ts, "ring_start", "ring");
 		fputs(",\"args\":{\"name\":", f);
 		cat_json_str(f, str);
 		fputs("}}", f);
@@ -556,7 +526,8 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 	}
 	default:
 		snprintf(buf, sizeof(buf), "op%u", op);
-		instant(f, domid, endpoint(f, domid, ring, r, th, ts), ts, buf, "other");
+		chrome_instant(
+		    f, domid, endpoint(f, domid, ring, r, th, ts, false), ts, buf, "other");
 		fprintf(f, ",\"args\":{\"thread\":%" PRId64 ",\"arg\":%" PRId64, th, arg);
 		if (str) {
 			fputs(",\"str\":", f);
@@ -594,8 +565,18 @@ static void collect(void *payload, void *arg)
 	c->n++;
 }
 
-/* Close every open slice of a domain (or of all), at its ring's last time. */
-static void close_all(FILE *f, bool all, uint32_t domid)
+static uint64_t last_ts(uint32_t domid)
+{
+	struct proc *p = ttab_get(&C.procs, domid, 0);
+
+	return p ? p->last_ts : 0;
+}
+
+/*
+ * Close every open slice of a domain (or of all) at the domain's last time: the
+ * threads still pending there did not end in the capture, and say so.
+ */
+static void close_all(FILE *f, bool all, uint32_t domid, const char *why)
 {
 	struct closing c = { .domid = domid, .all = all };
 	size_t i;
@@ -604,16 +585,16 @@ static void close_all(FILE *f, bool all, uint32_t domid)
 	for (i = 0; i < c.n; i++) {
 		uint32_t d = (uint32_t)c.keys[i][0], ring = (uint32_t)(c.keys[i][0] >> 32);
 		struct ring_state *r = ttab_get(&C.rings, d, ring);
-		if (end_life(f, d, ring, r, (int64_t)c.keys[i][1], r ? r->max_ts : 0))
-			fputs(",\"args\":{\"ended_by\":\"end of capture\"}}", f);
+		if (end_life(f, d, ring, r, (int64_t)c.keys[i][1], last_ts(d)))
+			fprintf(f, ",\"args\":{\"did_not_end\":true,\"ended_by\":\"%s\"}}", why);
 	}
 	c.n = 0;
 	ttab_each(&C.rings, collect, &c);
 	for (i = 0; i < c.n; i++) {
 		struct ring_state *r = ttab_get(&C.rings, c.keys[i][0], c.keys[i][1]);
 		if (r && r->idle_open) {
-			head(
-			    f, "E", (uint32_t)c.keys[i][0], r->sched_tid, r->max_ts, "idle", "run");
+			uint32_t d = (uint32_t)c.keys[i][0];
+			chrome_head(f, "E", d, r->sched_tid, last_ts(d), "idle", "run");
 			fputc('}', f);
 			r->idle_open = false;
 		}
@@ -626,7 +607,7 @@ static void close_all(FILE *f, bool all, uint32_t domid)
 void cat_chrome_domain_down(FILE *f, uint32_t domid)
 {
 	init();
-	close_all(f, false, domid);
+	close_all(f, false, domid, "domain destroyed");
 }
 
 static void counter_free(void *p)
@@ -637,8 +618,13 @@ static void counter_free(void *p)
 void cat_chrome_end(FILE *f)
 {
 	init();
-	close_all(f, true, 0);
-	fputs("\n]}\n", f);
+	close_all(f, true, 0, "end of capture");
+	/* Perfetto skips keys it does not know after traceEvents. */
+	fprintf(f,
+	    "\n],\"metadata\":{\"mtrace\":{\"origin_wall_ns\":%" PRIu64
+	    ",\"ts\":\"us since origin_wall_ns, 3 decimals (exact ns)\","
+	    "\"held_at_origin\":%" PRIu64 "}}}\n",
+	    C.have_origin ? C.origin : 0, C.held);
 	ttab_free(&C.tracks, NULL);
 	ttab_free(&C.rings, NULL);
 	ttab_free(&C.procs, NULL);
@@ -646,5 +632,7 @@ void cat_chrome_end(FILE *f)
 	ttab_fifo_free(&C.fifo);
 	C.finished = 0;
 	C.flow_id = 0;
+	C.held = 0;
+	C.have_origin = false;
 	C.init = false;
 }

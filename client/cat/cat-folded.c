@@ -14,6 +14,7 @@
 #include "cat-folded.h"
 #include "mtrace-ring.h"
 #include "ops.h"
+#include "thread-table.h"
 #include "xalloc.h"
 
 #define THREADS_MAX (1u << 22) /* threads remembered; more are counted */
@@ -29,7 +30,7 @@ struct fthr {
 	uint64_t created, resolved, running;
 	uint64_t site;
 	char *label;
-	uint8_t type, has_site, site_kind, used;
+	uint8_t type, has_site, site_kind;
 };
 
 struct fsite {
@@ -47,8 +48,7 @@ struct fstack {
 static struct {
 	enum folded_frames frames;
 	enum folded_weight weight;
-	struct fthr *t;
-	uint32_t mask, n;
+	struct ttab threads; /* (domid, id) -> struct fthr */
 	uint64_t dropped;
 	struct fsite *sites;
 	uint32_t nsites;
@@ -65,64 +65,30 @@ void folded_init(enum folded_frames frames, enum folded_weight weight)
 	F.frames = frames;
 	F.weight = weight;
 	F.run_id = MTRACE_THREAD_NONE;
-}
-
-static uint32_t fhash(uint32_t domid, uint64_t id)
-{
-	return (uint32_t)(((id ^ ((uint64_t)domid << 40)) * 0x9E3779B97F4A7C15ull) >> 32) & F.mask;
-}
-
-static struct fthr *slot(uint32_t domid, uint64_t id)
-{
-	for (uint32_t j = fhash(domid, id);; j = (j + 1) & F.mask)
-		if (!F.t[j].used || (F.t[j].domid == domid && F.t[j].id == id))
-			return &F.t[j];
+	ttab_init(&F.threads, sizeof(struct fthr));
 }
 
 static struct fthr *find(uint32_t domid, uint64_t id)
 {
-	struct fthr *t;
-
-	if (!F.mask)
-		return NULL;
-	t = slot(domid, id);
-	return t->used ? t : NULL;
-}
-
-static void grow(void)
-{
-	struct fthr *old = F.t;
-	uint32_t n = F.mask ? (F.mask + 1) * 2 : 1024;
-
-	F.t = xcalloc(n, sizeof(*F.t));
-	F.mask = n - 1;
-	for (uint32_t i = 0; old && i < n / 2; i++)
-		if (old[i].used)
-			*slot(old[i].domid, old[i].id) = old[i];
-	free(old);
+	return ttab_get(&F.threads, domid, id);
 }
 
 static struct fthr *get(uint32_t domid, uint64_t id, uint64_t ts)
 {
 	struct fthr *t = find(domid, id);
+	int fresh = 0;
 
 	if (t)
 		return t;
-	if (F.n >= THREADS_MAX) {
+	if (F.threads.n >= THREADS_MAX || !(t = ttab_put(&F.threads, domid, id, &fresh))) {
 		F.dropped++;
 		return NULL;
 	}
-	if (!F.mask || (F.n + 1) * 2 > F.mask + 1)
-		grow();
-	t = slot(domid, id);
-	memset(t, 0, sizeof(*t));
-	t->used = 1;
 	t->domid = domid;
 	t->id = id;
 	t->parent = MTRACE_THREAD_NONE;
 	t->created = ts;
 	t->type = MTRACE_TT_UNKNOWN;
-	F.n++;
 	return t;
 }
 
@@ -254,6 +220,17 @@ static void emit(const struct fthr *t)
 	F.st[F.nst++].weight = w;
 }
 
+static void emit_each(void *payload, void *arg)
+{
+	(void)arg;
+	emit(payload);
+}
+
+static void free_thread(void *payload)
+{
+	free(((struct fthr *)payload)->label);
+}
+
 static void run_to(uint32_t domid, uint64_t id, uint64_t ts)
 {
 	if (F.run_dom == domid && F.run_id == id)
@@ -298,16 +275,7 @@ void folded_event(uint32_t domid, uint8_t op, uint8_t type, uint64_t ts, int64_t
 		if (c) {
 			/* an id reused: the old thread is complete, count it now */
 			emit(c);
-			free(c->label);
-			c->used = 0;
-			F.n--;
-			/* re-insert every later entry of the probe run (open addressing) */
-			for (uint32_t j = ((uint32_t)(c - F.t) + 1) & F.mask; F.t[j].used;
-			     j = (j + 1) & F.mask) {
-				struct fthr e = F.t[j];
-				F.t[j].used = 0;
-				*slot(e.domid, e.id) = e;
-			}
+			ttab_del(&F.threads, domid, arg, free_thread);
 		}
 		c = get(domid, arg, ts);
 		if (c) {
@@ -347,9 +315,7 @@ void folded_print(FILE *f)
 {
 	size_t k = 0;
 
-	for (uint32_t i = 0; F.mask && i <= F.mask; i++)
-		if (F.t[i].used)
-			emit(&F.t[i]);
+	ttab_each(&F.threads, emit_each, NULL);
 	qsort(F.st, F.nst, sizeof(*F.st), stack_cmp);
 	for (size_t i = 0; i < F.nst; i = k) {
 		uint64_t w = 0;
@@ -363,10 +329,7 @@ void folded_print(FILE *f)
 	for (size_t i = 0; i < F.nst; i++)
 		free(F.st[i].path);
 	free(F.st);
-	for (uint32_t i = 0; F.mask && i <= F.mask; i++)
-		if (F.t[i].used)
-			free(F.t[i].label);
-	free(F.t);
+	ttab_free(&F.threads, free_thread);
 	for (uint32_t i = 0; i < F.nsites; i++)
 		free(F.sites[i].name);
 	free(F.sites);

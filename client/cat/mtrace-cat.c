@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "cat-args.h"
 #include "cat-chrome.h"
 #include "cat-ctf.h"
 #include "cat-filter.h"
@@ -23,34 +24,11 @@
 #include "frame.h"
 #include "malloc-tune.h"
 #include "mtrace-client.h"
+#include "session.h"
 #include "recording.h"
 #include "ring-reader.h"
 
-#define MAX_FILTER 256
-
 static volatile sig_atomic_t stop_signal;
-
-struct cat_opts {
-	const char *socket;
-	enum cat_format fmt;
-	uint32_t domids[MAX_FILTER];
-	char *names[MAX_FILTER];
-	uint32_t ops[MAX_FILTER];
-	char *labels[MAX_FILTER];
-	size_t n_domids, n_names, n_ops, n_labels;
-	bool no_events;
-	unsigned stats_ms, top_n, sort;
-	bool label_stats, site_stats, finished;
-	enum folded_frames frames;
-	enum folded_weight weight;
-	uint64_t count; /* 0: unlimited */
-	double seconds; /* 0: unlimited */
-	bool summary;
-	const char *input;  /* -i: a recording instead of the daemon ("-": stdin) */
-	const char *record; /* -w: also save what is received */
-	const char *output; /* -O: file (directory for ctf) instead of stdout */
-	bool reconnect;     /* mtraced went away: wait for it, subscribe again */
-};
 
 /* Where recordings go (-f proto's output, -w's file) and the -i filters. */
 static FILE *sinks[2];
@@ -65,314 +43,6 @@ static struct {
 	uint64_t by_op[256];
 	bool goodbye;
 } sum;
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-	    "usage: mtrace-cat [options]\n"
-	    "Print what mtraced streams: events and statistics of the traced Xen guests.\n"
-	    "\n"
-	    "  -s, --socket PATH     daemon socket (default $MTRACE_SOCKET or %s)\n"
-	    "  -i, --input FILE      read a recording (from -f proto or -w; - for stdin)\n"
-	    "                        instead of the daemon; filters and formats as live\n"
-	    "  -f, --format FMT      text (default), json (JSON lines), proto (a recording:\n"
-	    "                        delimited mtrace.ServerMsg frames behind a header),\n"
-	    "                        chrome (trace-event JSON for Perfetto UI), ctf (a CTF\n"
-	    "                        trace directory, needs -O DIR), count (print nothing),\n"
-	    "                        folded (creation stacks for flame graphs, at exit)\n"
-	    "  -O, --output PATH     write to PATH instead of stdout (ctf: the directory)\n"
-	    "  -w, --write FILE      also save a recording of what is received in FILE\n"
-	    "  -d, --domain D        only domain D (id or name); repeatable\n"
-	    "  -o, --ops LIST        only these ops (names or numbers, comma separated)\n"
-	    "  -l, --label PREFIX    only events of threads whose label starts with PREFIX;\n"
-	    "                        repeatable\n"
-	    "      --stats MS        statistics every MS milliseconds (>= 100)\n"
-	    "      --threads N       the N busiest threads in statistics (--top is the same)\n"
-	    "      --sort KEY        events|running|pending|age|children|reads|resolves|id\n"
-	    "      --label-stats     per-label aggregates in statistics\n"
-	    "      --site-stats      per-creation-site aggregates and the graph between sites\n"
-	    "      --finished        top threads include resolved ones\n"
-	    "      --frames KIND     folded: auto (label, else @site), label or site\n"
-	    "      --weight KIND     folded: count (threads), pending or running (ns)\n"
-	    "      --no-events       statistics only\n"
-	    "  -n, --count N         exit after N events (N statistics with --no-events)\n"
-	    "  -t, --time SECONDS    exit after SECONDS\n"
-	    "      --summary         print a JSON summary of what was received on stderr at exit\n"
-	    "      --reconnect       when mtraced goes away, wait for it and carry on (default:\n"
-	    "                        exit, status 0 after a Goodbye or end of file)\n"
-	    "  -h, --help            this text\n"
-	    "  -V, --version         version\n",
-	    MTRACE_DEFAULT_SOCKET);
-}
-
-static const char *const sort_names[] = {
-	"events",
-	"running",
-	"pending",
-	"age",
-	"children",
-	"reads",
-	"resolves",
-	"id",
-};
-
-static int parse_ops(struct cat_opts *o, char *list)
-{
-	char *save = NULL, *tok;
-
-	for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		char *end;
-		unsigned long v = strtoul(tok, &end, 10);
-		unsigned op;
-
-		if (*tok && !*end && v < 256) {
-			op = (unsigned)v;
-		} else {
-			for (op = 0; op < 256; op++) {
-				const char *n = mtrace_op_name(op);
-				if (n && strcmp(n, tok) == 0)
-					break;
-			}
-			if (op == 256) {
-				fprintf(stderr, "mtrace-cat: unknown op '%s'\n", tok);
-				return -1;
-			}
-		}
-		if (o->n_ops == MAX_FILTER)
-			return -1;
-		o->ops[o->n_ops++] = op;
-	}
-	return 0;
-}
-
-static int parse_args(int argc, char **argv, struct cat_opts *o)
-{
-	enum {
-		O_STATS = 256,
-		O_TOP,
-		O_SORT,
-		O_NOEV,
-		O_SUMMARY,
-		O_LSTATS,
-		O_RECONNECT,
-		O_SSTATS,
-		O_FINISHED,
-		O_FRAMES,
-		O_WEIGHT
-	};
-	static const struct option lo[] = {
-		{ "socket", required_argument, NULL, 's' },
-		{ "input", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'O' },
-		{ "write", required_argument, NULL, 'w' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "domain", required_argument, NULL, 'd' },
-		{ "ops", required_argument, NULL, 'o' },
-		{ "label", required_argument, NULL, 'l' },
-		{ "count", required_argument, NULL, 'n' },
-		{ "time", required_argument, NULL, 't' },
-		{ "stats", required_argument, NULL, O_STATS },
-		{ "threads", required_argument, NULL, O_TOP },
-		{ "top", required_argument, NULL, O_TOP },
-		{ "sort", required_argument, NULL, O_SORT },
-		{ "label-stats", no_argument, NULL, O_LSTATS },
-		{ "site-stats", no_argument, NULL, O_SSTATS },
-		{ "finished", no_argument, NULL, O_FINISHED },
-		{ "frames", required_argument, NULL, O_FRAMES },
-		{ "weight", required_argument, NULL, O_WEIGHT },
-		{ "no-events", no_argument, NULL, O_NOEV },
-		{ "summary", no_argument, NULL, O_SUMMARY },
-		{ "reconnect", no_argument, NULL, O_RECONNECT },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool live_only = false;
-	int ch;
-
-	while ((ch = getopt_long(argc, argv, "s:i:O:w:f:d:o:l:n:t:hV", lo, NULL)) != -1) {
-		char *end;
-		unsigned long v;
-
-		switch (ch) {
-		case 's':
-			o->socket = optarg;
-			break;
-		case 'i':
-			o->input = optarg;
-			break;
-		case 'O':
-			o->output = optarg;
-			break;
-		case 'w':
-			o->record = optarg;
-			break;
-		case 'f':
-			if (!strcmp(optarg, "text"))
-				o->fmt = CAT_TEXT;
-			else if (!strcmp(optarg, "json"))
-				o->fmt = CAT_JSON;
-			else if (!strcmp(optarg, "proto"))
-				o->fmt = CAT_PROTO;
-			else if (!strcmp(optarg, "chrome"))
-				o->fmt = CAT_CHROME;
-			else if (!strcmp(optarg, "count"))
-				o->fmt = CAT_COUNT;
-			else if (!strcmp(optarg, "ctf"))
-				o->fmt = CAT_CTF;
-			else if (!strcmp(optarg, "folded"))
-				o->fmt = CAT_FOLDED;
-			else {
-				fprintf(stderr, "mtrace-cat: unknown format '%s'\n", optarg);
-				return -1;
-			}
-			break;
-		case 'd':
-			v = strtoul(optarg, &end, 10);
-			if (*optarg >= '0' && *optarg <= '9' && !*end && v <= UINT32_MAX) {
-				if (o->n_domids == MAX_FILTER)
-					return -1;
-				o->domids[o->n_domids++] = (uint32_t)v;
-			} else {
-				if (o->n_names == MAX_FILTER)
-					return -1;
-				o->names[o->n_names++] = optarg;
-			}
-			break;
-		case 'o':
-			if (parse_ops(o, optarg) < 0)
-				return -1;
-			break;
-		case 'l':
-			if (o->n_labels == MAX_FILTER)
-				return -1;
-			o->labels[o->n_labels++] = optarg;
-			break;
-		case 'n':
-			o->count = strtoull(optarg, &end, 10);
-			if (*end || !o->count) {
-				fprintf(stderr, "mtrace-cat: bad count '%s'\n", optarg);
-				return -1;
-			}
-			break;
-		case 't':
-			o->seconds = strtod(optarg, &end);
-			if (*end || o->seconds <= 0) {
-				fprintf(stderr, "mtrace-cat: bad time '%s'\n", optarg);
-				return -1;
-			}
-			break;
-		case O_STATS:
-			live_only = true;
-			v = strtoul(optarg, &end, 10);
-			if (*end || v < 100 || v > 3600000) {
-				fprintf(stderr, "mtrace-cat: --stats needs 100..3600000 ms\n");
-				return -1;
-			}
-			o->stats_ms = (unsigned)v;
-			break;
-		case O_TOP:
-			live_only = true;
-			v = strtoul(optarg, &end, 10);
-			if (*end || v > 100000) {
-				fprintf(stderr, "mtrace-cat: bad --threads '%s'\n", optarg);
-				return -1;
-			}
-			o->top_n = (unsigned)v;
-			break;
-		case O_SORT:
-			live_only = true;
-			for (o->sort = 0; o->sort < 8; o->sort++)
-				if (!strcmp(sort_names[o->sort], optarg))
-					break;
-			if (o->sort == 8) {
-				fprintf(stderr, "mtrace-cat: unknown sort key '%s'\n", optarg);
-				return -1;
-			}
-			break;
-		case O_LSTATS:
-			live_only = true;
-			o->label_stats = true;
-			break;
-		case O_SSTATS:
-			live_only = true;
-			o->site_stats = true;
-			break;
-		case O_FINISHED:
-			live_only = true;
-			o->finished = true;
-			break;
-		case O_FRAMES:
-			if (!strcmp(optarg, "auto"))
-				o->frames = FOLDED_AUTO;
-			else if (!strcmp(optarg, "label"))
-				o->frames = FOLDED_LABEL;
-			else if (!strcmp(optarg, "site"))
-				o->frames = FOLDED_SITE;
-			else {
-				fprintf(stderr, "mtrace-cat: --frames: auto, label or site\n");
-				return -1;
-			}
-			break;
-		case O_WEIGHT:
-			if (!strcmp(optarg, "count"))
-				o->weight = FOLDED_COUNT;
-			else if (!strcmp(optarg, "pending"))
-				o->weight = FOLDED_PENDING;
-			else if (!strcmp(optarg, "running"))
-				o->weight = FOLDED_RUNNING;
-			else {
-				fprintf(
-				    stderr, "mtrace-cat: --weight: count, pending or running\n");
-				return -1;
-			}
-			break;
-		case O_NOEV:
-			o->no_events = true;
-			break;
-		case O_SUMMARY:
-			o->summary = true;
-			break;
-		case O_RECONNECT:
-			o->reconnect = true;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		case 'V':
-			printf("mtrace-cat %s\n", MTRACE_VERSION);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind != argc) {
-		usage(stderr);
-		return -1;
-	}
-	if (o->input && live_only) {
-		fprintf(stderr,
-		    "mtrace-cat: --stats, --top, --sort and --label-stats are chosen "
-		    "when recording; -i prints what the recording holds\n");
-		return -1;
-	}
-	if (o->input && o->record) {
-		fprintf(stderr,
-		    "mtrace-cat: -w records a live stream; to filter a recording "
-		    "into another use -i FILE -f proto -O NEW\n");
-		return -1;
-	}
-	if (o->fmt == CAT_CTF && !o->output) {
-		fprintf(stderr, "mtrace-cat: -f ctf writes a directory: give it with -O DIR\n");
-		return -1;
-	}
-	if (o->no_events && !o->stats_ms && !o->input) {
-		fprintf(stderr, "mtrace-cat: --no-events without --stats would print nothing\n");
-		return -1;
-	}
-	return 0;
-}
 
 static void on_signal(int sig)
 {
@@ -688,18 +358,11 @@ static void filter_from_opts(const struct cat_opts *o)
 	filtering = cat_filter_active(&filt);
 }
 
-static struct mtc *connect_as(const struct cat_opts *o, bool quiet)
+static int subscribe(struct mtc *c, void *arg)
 {
-	static Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
-	struct mtc *c;
-	char err[512];
+	const struct cat_opts *o = arg;
+	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
 
-	c = mtc_connect(o->socket, "mtrace-cat " MTRACE_VERSION, err, sizeof(err));
-	if (!c) {
-		if (!quiet)
-			fprintf(stderr, "mtrace-cat: %s\n", err);
-		return NULL;
-	}
 	sub.n_domids = o->n_domids;
 	sub.domids = (uint32_t *)o->domids;
 	sub.n_domain_names = o->n_names;
@@ -721,24 +384,25 @@ static struct mtc *connect_as(const struct cat_opts *o, bool quiet)
 		if (!sub.stats_interval_ms)
 			sub.stats_interval_ms = 250;
 	}
-	if (mtc_subscribe(c, &sub) < 0) {
-		if (!quiet)
-			fprintf(stderr, "mtrace-cat: subscribe: %s\n", strerror(errno));
-		mtc_close(c);
-		return NULL;
-	}
-	return c;
+	return mtc_subscribe(c, &sub);
 }
 
 static struct mtc *connect_live(const struct cat_opts *o)
 {
-	return connect_as(o, false);
+	char err[512];
+	struct mtc *c = mtc_open(
+	    o->socket, "mtrace-cat " MTRACE_VERSION, subscribe, (void *)o, err, sizeof(err));
+
+	if (!c)
+		fprintf(stderr, "mtrace-cat: %s\n", err);
+	return c;
 }
 
-/* While waiting for mtraced to come back: every failed attempt is not news. */
-static struct mtc *connect_live_quiet(const struct cat_opts *o)
+/* -t and signals end the wait for mtraced too. */
+static bool give_up(void *arg)
 {
-	return connect_as(o, true);
+	(void)arg;
+	return stop_signal || (deadline > 0 && now_s() >= deadline);
 }
 
 int main(int argc, char **argv)
@@ -752,7 +416,7 @@ int main(int argc, char **argv)
 	int r, status = 0;
 
 	malloc_tune();
-	if (parse_args(argc, argv, &o) < 0)
+	if (cat_parse_args(argc, argv, &o) < 0)
 		return 2;
 	/* Writes to a closed pipe fail with EPIPE and end the run cleanly. */
 	signal(SIGPIPE, SIG_IGN);
@@ -811,18 +475,10 @@ int main(int argc, char **argv)
 		folded_init(o.frames, o.weight);
 	deadline = o.seconds > 0 ? now_s() + o.seconds : 0;
 	while ((r = run(&o, c, rec)) == 2) {
-		unsigned attempt = 0;
 		mtc_close(c);
-		c = NULL;
 		fprintf(stderr, "mtrace-cat: mtraced went away; waiting for it\n");
-		/* 250 ms doubling to 5 s; -t and signals still end the run */
-		while (!c && !stop_signal && (deadline == 0 || now_s() < deadline)) {
-			unsigned ms = attempt >= 5 ? 5000 : 250u << attempt;
-			struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-			attempt++;
-			nanosleep(&ts, NULL);
-			c = connect_live_quiet(&o);
-		}
+		/* every failed try is not news: quiet until it is back */
+		c = mtc_open_wait(o.socket, "mtrace-cat " MTRACE_VERSION, subscribe, give_up, &o);
 		if (!c) {
 			r = 0;
 			break;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
@@ -20,6 +21,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <event2/listener.h>
 #include <netinet/in.h>
 
 #include "exporter.h"
@@ -35,6 +37,9 @@
 
 struct exporter {
 	struct event_base *base;
+	struct event *resume;          /* the listener again, after running out of descriptors */
+	time_t accept_warned;          /* last "Too many open files" said */
+	unsigned long accept_failures; /* since then */
 	struct session *session;
 	struct expo_caps caps;
 	const char *textfile_dir;
@@ -115,6 +120,49 @@ static bool refuse_method(struct evhttp_request *req)
 	return true;
 }
 
+static void common_headers(struct evhttp_request *req)
+{
+	struct evkeyvalq *hdr = evhttp_request_get_output_headers(req);
+
+	evhttp_add_header(hdr, "X-Content-Type-Options", "nosniff");
+	evhttp_add_header(hdr, "Cache-Control", "no-store");
+}
+
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+	evconnlistener_enable(arg);
+}
+
+/*
+ * accept() failed, most likely out of descriptors: libevent would retry at once and
+ * spin, logging each time.  Stop accepting for a moment, and say so at most once a
+ * minute with the count of failures meanwhile.
+ */
+static struct exporter *accepting; /* the error callback's argument is evhttp's */
+
+static void on_accept_error(struct evconnlistener *l, void *arg)
+{
+	struct exporter *e = accepting;
+	struct timeval pause = { 0, 250000 };
+	time_t now = time(NULL);
+	int err = errno;
+
+	e->accept_failures++;
+	if (now - e->accept_warned >= 60) {
+		fprintf(stderr,
+		    "mtrace-exporter: accept: %s (%lu times); pausing new connections for "
+		    "250 ms each time\n",
+		    strerror(err), e->accept_failures);
+		e->accept_warned = now;
+		e->accept_failures = 0;
+	}
+	evconnlistener_disable(l);
+	if (!e->resume)
+		e->resume = evtimer_new(e->base, on_resume, l);
+	if (e->resume)
+		evtimer_add(e->resume, &pause);
+}
+
 static void on_metrics(struct evhttp_request *req, void *arg)
 {
 	struct exporter *e = arg;
@@ -145,7 +193,7 @@ static void on_metrics(struct evhttp_request *req, void *arg)
 	evhttp_add_header(hdr, "Vary", "Accept, Accept-Encoding");
 	evhttp_add_header(
 	    hdr, "Content-Type", fmt == EXPO_OPENMETRICS ? EXPO_OM_TYPE : EXPO_TEXT_TYPE);
-	evhttp_add_header(hdr, "Cache-Control", "no-store");
+	common_headers(req);
 	evhttp_send_reply(req, 200, "OK", out);
 	evbuffer_free(out);
 }
@@ -169,6 +217,7 @@ static void on_other(struct evhttp_request *req, void *arg)
 	evbuffer_add_printf(
 	    out, "mtrace-exporter %s: the metrics are at /metrics\n", MTRACE_VERSION);
 	evhttp_add_header(hdr, "Content-Type", "text/plain; charset=utf-8");
+	common_headers(req);
 	evhttp_send_reply(req, 200, "OK", out);
 	evbuffer_free(out);
 }
@@ -332,6 +381,8 @@ int main(int argc, char **argv)
 			    strerror(errno));
 			goto out;
 		}
+		accepting = &e;
+		evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(h), on_accept_error);
 		say_bound(h);
 	}
 	e.session = session_new(e.base, sock, interval, write_textfile, &e);
@@ -350,6 +401,8 @@ out:
 		if (sigs[i])
 			event_free(sigs[i]);
 	session_free(e.session);
+	if (e.resume)
+		event_free(e.resume);
 	if (http)
 		evhttp_free(http);
 	if (e.base)

@@ -1,7 +1,8 @@
 /*
  * mtrace-client.c - connect to mtraced, delimited framing, Hello, Subscribe, receive.
- * A blocking socket with poll() for timeouts: clients are simple programs, and a
- * large read buffer keeps the per-frame cost low at millions of events a second.
+ * A blocking socket with poll() for timeouts (0: a poll, as session.c reads it from
+ * the loop), and a large read buffer keeps the per-frame cost low at millions of
+ * events a second.
  */
 #include <errno.h>
 #include <poll.h>

@@ -1,6 +1,8 @@
 /*
- * mtrace-client.h - the thin client library: connect to mtraced, frame, subscribe,
- * receive.  Used by mtrace-cat, mtrace-top and the tests.
+ * mtrace-client.h - libmtrace-client's connection: connect to mtraced, frame, subscribe,
+ * receive, blocking (mtc_next waits with a timeout, or polls with 0).  Tools and tests
+ * that read one stream use it as it is; programs on a libevent loop use the session
+ * over it (session.h), which also owns reconnection.
  */
 #ifndef MTRACE_CLIENT_H
 #define MTRACE_CLIENT_H

@@ -1,6 +1,7 @@
 /*
  * thread-table.h - a hash table keyed by (domain, thread), for the per-thread state of
- * mtrace-cat's converters (labels for -l on a recording, open slices for Chrome JSON).
+ * mtrace-cat's converters (labels for -l on a recording, open slices for Chrome JSON, the
+ * creation tree of -f folded).
  * Entries are removed when their thread ends, so memory follows the live threads.
  */
 #ifndef MTRACE_THREAD_TABLE_H

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "mtrace-client.h"
+#include "session.h"
 #include "top.h"
 
 #define BATCH_MIN_WAIT_MS 10000 /* a stalled daemon is reported, not waited on forever */
@@ -22,40 +23,33 @@ static bool batch_line(struct top_sink *s, enum top_attr a, const char *text)
 /* Wait for mtraced to come back: one line on stderr when it goes, one when it is back. */
 static struct mtc *batch_wait(struct top_opts *o, const char *why)
 {
-	char err[512];
-	unsigned attempt = 0;
+	struct mtc *c;
 
 	fprintf(stderr, "mtrace-top: %s; waiting for mtraced\n", why);
-	for (;;) {
-		unsigned ms = session_backoff_ms(attempt++);
-		struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-		nanosleep(&ts, NULL);
-		struct mtc *c = session_reconnect(o, err, sizeof(err));
-		if (c) {
-			fprintf(stderr, "mtrace-top: reconnected to mtraced\n");
-			return c;
-		}
-	}
+	c = mtc_open_wait(o->sock, "mtrace-top " MTRACE_VERSION, session_subscribe, NULL, o);
+	fprintf(stderr, "mtrace-top: reconnected to mtraced\n");
+	return c;
 }
 
-int batch_run(struct mtc *c, struct top_opts *o, long iterations)
+int batch_run(struct top_opts *o, long iterations)
 {
+	char err[512];
+	struct mtc *c =
+	    mtc_open(o->sock, "mtrace-top " MTRACE_VERSION, session_subscribe, o, err, sizeof(err));
 	struct top_model m = { 0 };
 	struct top_sink sink = { .line = batch_line, .cursor = -1, .row = -1 };
-	char err[256];
 	long done = 0;
 	int status = 0;
 	int wait_ms = (int)o->delay_ms * 5;
 	if (wait_ms < BATCH_MIN_WAIT_MS)
 		wait_ms = BATCH_MIN_WAIT_MS;
+	if (!c) {
+		fprintf(stderr, "mtrace-top: %s\n", err);
+		return 1;
+	}
 	const Mtrace__Hello *h = mtc_server_hello(c);
 	if (h)
 		snprintf(m.host, sizeof(m.host), "%s", h->host ? h->host : "");
-	if (session_subscribe(c, o) < 0) {
-		fprintf(stderr, "mtrace-top: subscribe: %s\n", strerror(errno));
-		mtc_close(c);
-		return 1;
-	}
 	while (iterations < 0 || done < iterations) {
 		Mtrace__ServerMsg *msg;
 		err[0] = '\0';

@@ -189,11 +189,5 @@ int main(int argc, char **argv)
 	                                : DEFAULT_TOP_N_SCREEN);
 
 	o.sock = sock;
-	char err[512];
-	struct mtc *conn = mtc_connect(sock, "mtrace-top " MTRACE_VERSION, err, sizeof(err));
-	if (!conn) {
-		fprintf(stderr, "mtrace-top: %s\n", err);
-		return 1;
-	}
-	return batch ? batch_run(conn, &o, iterations) : screen_run(conn, &o, iterations);
+	return batch ? batch_run(&o, iterations) : screen_run(&o, iterations);
 }

@@ -15,32 +15,32 @@
 #include <unistd.h>
 
 #include "mtrace-client.h"
+#include "session.h"
 #include "top.h"
 
 #define CTRL_L 12
 
 struct screen {
-	struct mtc *c;
+	struct mtc_session *s;
 	struct top_opts *o;
 	struct top_model m;
 	struct event_base *base;
 	bool help;
-	long iterations;        /* quit after this many updates; < 0 never */
-	int status;             /* exit code */
-	char msg[256];          /* bottom line: last error or hint */
-	char fatal[256];        /* why we stopped, printed after endwin */
-	struct event *ev_d;     /* the daemon socket; NULL while waiting for mtraced */
-	struct event *ev_retry; /* next reconnect attempt */
-	unsigned attempt;
-	char waiting[300]; /* why we are waiting for mtraced ("" = connected) */
-	long cursor;       /* the selected row of the site tree */
-	long last_row;     /* the last table row that fit on the screen */
-	bool cursor_site;  /* what the cursor is on, as view_render said */
-	bool follow;       /* keep the cursor on that site as the tree changes */
+	long iterations; /* quit after this many updates; < 0 never */
+	int status;      /* exit code */
+	char msg[256];   /* bottom line: last error or hint */
+	char fatal[256]; /* why we stopped, printed after endwin */
+	bool reconnected;
+	bool redraw;
+	/* a Stats came in this loop turn */ /* a link came up that was not the first */
+	char waiting[300];                   /* why we are waiting for mtraced ("" = connected) */
+	long cursor;                         /* the selected row of the site tree */
+	long last_row;                       /* the last table row that fit on the screen */
+	bool cursor_site;                    /* what the cursor is on, as view_render said */
+	bool follow;                         /* keep the cursor on that site as the tree changes */
 	struct top_site_ref cursor_ref;
 };
 
-static void on_daemon(evutil_socket_t fd, short what, void *arg);
 static void draw(struct screen *sc);
 
 struct curses_sink {
@@ -172,59 +172,57 @@ static void stop(struct screen *sc, int status, const char *why)
 	event_base_loopbreak(sc->base);
 }
 
-static void retry_later(struct screen *sc)
+static int subscribe(struct mtc *c, void *arg)
 {
-	unsigned ms = session_backoff_ms(sc->attempt++);
-	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
+	struct screen *sc = arg;
 
-	event_add(sc->ev_retry, &tv);
+	return session_subscribe(c, sc->o);
+}
+
+static void on_up(struct mtc_session *s, const Mtrace__Hello *h, void *arg)
+{
+	struct screen *sc = arg;
+
+	(void)s;
+	if (h)
+		snprintf(sc->m.host, sizeof(sc->m.host), "%s", h->host ? h->host : "");
+	if (!sc->reconnected) {
+		sc->reconnected = true;
+		return;
+	}
+	sc->waiting[0] = '\0';
+	snprintf(sc->msg, sizeof(sc->msg), "reconnected to mtraced");
+	draw(sc);
 }
 
 /* mtraced went away (stopped, restarting, or full): keep the last snapshot on the
- * screen, say that we wait and why, and try again with back-off. */
-static void go_away(struct screen *sc, const char *why)
-{
-	if (sc->ev_d) {
-		event_free(sc->ev_d);
-		sc->ev_d = NULL;
-	}
-	mtc_close(sc->c);
-	sc->c = NULL;
-	sc->attempt = 0;
-	snprintf(sc->waiting, sizeof(sc->waiting), "waiting for mtraced (%s) - q quits", why);
-	retry_later(sc);
-}
-
-static void on_retry(evutil_socket_t fd, short what, void *arg)
+ * screen, say that we wait and why, and try again by the library's policy. */
+static bool on_down(struct mtc_session *s, const struct mtc_down *d, void *arg)
 {
 	struct screen *sc = arg;
-	char err[256];
-	struct mtc *c = session_reconnect(sc->o, err, sizeof(err));
 
-	if (!c) {
-		retry_later(sc);
-		return;
+	(void)s;
+	if (d->kind == MTC_DOWN_CONNECT)
+		return true; /* still waiting */
+	if (sc->o->no_reconnect || !d->transient) {
+		stop(sc, 1, d->why);
+		return false;
 	}
-	sc->ev_d = event_new(sc->base, mtc_fd(c), EV_READ | EV_PERSIST, on_daemon, sc);
-	if (!sc->ev_d) {
-		mtc_close(c);
-		retry_later(sc);
-		return;
-	}
-	sc->c = c;
-	sc->waiting[0] = '\0';
-	snprintf(sc->msg, sizeof(sc->msg), "reconnected to mtraced");
-	event_add(sc->ev_d, NULL);
+	snprintf(sc->waiting, sizeof(sc->waiting), "waiting for mtraced (%s) - q quits",
+	    d->kind == MTC_DOWN_LOST && !strcmp(d->why, "mtraced closed the connection")
+	        ? "it closed the connection"
+	        : d->why);
 	draw(sc);
-	/* the Hello exchange may have read more than the Hello */
-	on_daemon(mtc_fd(c), EV_READ, sc);
+	return true;
 }
 
 static void resubscribe(struct screen *sc)
 {
-	if (!sc->c)
+	struct mtc *c = mtc_session_conn(sc->s);
+
+	if (!c)
 		return; /* the new connection subscribes with the new options */
-	if (session_subscribe(sc->c, sc->o) < 0) {
+	if (session_subscribe(c, sc->o) < 0) {
 		snprintf(sc->fatal, sizeof(sc->fatal), "subscribe: %s", strerror(errno));
 		stop(sc, 1, NULL);
 	}
@@ -468,55 +466,41 @@ static void on_stdin(evutil_socket_t fd, short what, void *arg)
 		draw(sc);
 }
 
-static void on_daemon(evutil_socket_t fd, short what, void *arg)
+static unsigned on_msg(struct mtc_session *s, Mtrace__ServerMsg *msg, void *arg)
 {
 	struct screen *sc = arg;
-	bool redraw = false;
-	for (;;) {
-		Mtrace__ServerMsg *msg;
-		char err[256] = "";
-		if (!sc->c)
-			break;
-		int rc = mtc_next(sc->c, 0, &msg, NULL, NULL, err, sizeof(err));
-		if (rc == 0)
-			break;
-		if (rc < 0 && errno == EINTR)
-			continue;
-		if (rc < 0) {
-			if (sc->o->no_reconnect) {
-				stop(sc, 1, err[0] ? err : "mtraced closed the connection");
-				return;
-			}
-			go_away(sc, err[0] ? err : "it closed the connection");
-			redraw = true;
-			break;
-		}
-		/* Paused: keep the frozen snapshot, but still hear about domains. */
-		if (sc->o->paused && msg->msg_case == MTRACE__SERVER_MSG__MSG_STATS) {
-			mtc_msg_free(msg);
-			continue;
-		}
-		rc = session_apply(&sc->m, msg, err, sizeof(err));
-		if (rc == -2 && !sc->o->no_reconnect) {
-			go_away(sc, err);
-			redraw = true;
-			break;
-		}
-		if (rc < 0) {
-			stop(sc, 1, err);
-			return;
-		}
-		if (rc == 1) {
-			redraw = true;
-			if (sc->iterations > 0 && (long)sc->m.updates >= sc->iterations) {
-				draw(sc);
-				stop(sc, 0, NULL);
-				return;
-			}
+	char err[256] = "";
+	int rc;
+
+	(void)s;
+	/* Paused: keep the frozen snapshot, but still hear about domains. */
+	if (sc->o->paused && msg->msg_case == MTRACE__SERVER_MSG__MSG_STATS)
+		return 0;
+	rc = session_apply(&sc->m, msg, err, sizeof(err));
+	if (rc < 0) {
+		stop(sc, 1, err);
+		return MTC_MSG_KEPT | MTC_MSG_YIELD; /* session_apply took it */
+	}
+	if (rc == 1) {
+		sc->redraw = true;
+		if (sc->iterations > 0 && (long)sc->m.updates >= sc->iterations) {
+			draw(sc);
+			stop(sc, 0, NULL);
+			return MTC_MSG_KEPT | MTC_MSG_YIELD;
 		}
 	}
-	if (redraw)
+	return MTC_MSG_KEPT; /* session_apply keeps or frees it */
+}
+
+static void on_turn(struct mtc_session *s, unsigned n, void *arg)
+{
+	struct screen *sc = arg;
+
+	(void)s;
+	(void)n;
+	if (sc->redraw && !event_base_got_break(sc->base))
 		draw(sc);
+	sc->redraw = false;
 }
 
 static void resize(struct screen *sc)
@@ -537,33 +521,42 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 		stop(sc, 0, NULL);
 }
 
-int screen_run(struct mtc *c, struct top_opts *o, long iterations)
+int screen_run(struct top_opts *o, long iterations)
 {
-	struct screen sc = { .c = c, .o = o, .iterations = iterations };
-	const Mtrace__Hello *h = mtc_server_hello(c);
-	if (h)
-		snprintf(sc.m.host, sizeof(sc.m.host), "%s", h->host ? h->host : "");
+	static const struct mtc_session_ops ops = {
+		.software = "mtrace-top " MTRACE_VERSION,
+		.subscribe = subscribe,
+		.on_msg = on_msg,
+		.on_turn = on_turn,
+		.on_up = on_up,
+		.on_down = on_down,
+	};
+	struct screen sc = { .o = o, .iterations = iterations };
+	struct event *ev_in = NULL, *ev_w = NULL, *ev_i = NULL, *ev_t = NULL;
+	char err[512];
+
 	sc.base = event_base_new();
 	if (!sc.base) {
 		fprintf(stderr, "mtrace-top: cannot create the event loop\n");
-		mtc_close(c);
 		return 1;
 	}
-	if (session_subscribe(c, o) < 0) {
-		fprintf(stderr, "mtrace-top: subscribe: %s\n", strerror(errno));
-		event_base_free(sc.base);
-		mtc_close(c);
-		return 1;
+	sc.s = mtc_session_new(sc.base, o->sock, &ops, &sc);
+	if (!sc.s) {
+		fprintf(stderr, "mtrace-top: cannot set up events\n");
+		sc.status = 1;
+		goto out;
+	}
+	if (mtc_session_connect(sc.s, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mtrace-top: %s\n", err);
+		sc.status = 1;
+		goto out;
 	}
 	/* libevent owns SIGWINCH from here: curses learns the size in resize(). */
-	struct event *ev_in = event_new(sc.base, STDIN_FILENO, EV_READ | EV_PERSIST, on_stdin, &sc);
-	struct event *ev_d = event_new(sc.base, mtc_fd(c), EV_READ | EV_PERSIST, on_daemon, &sc);
-	sc.ev_d = ev_d;
-	sc.ev_retry = evtimer_new(sc.base, on_retry, &sc);
-	struct event *ev_w = evsignal_new(sc.base, SIGWINCH, on_signal, &sc);
-	struct event *ev_i = evsignal_new(sc.base, SIGINT, on_signal, &sc);
-	struct event *ev_t = evsignal_new(sc.base, SIGTERM, on_signal, &sc);
-	if (!ev_in || !ev_d || !ev_w || !ev_i || !ev_t || !sc.ev_retry) {
+	ev_in = event_new(sc.base, STDIN_FILENO, EV_READ | EV_PERSIST, on_stdin, &sc);
+	ev_w = evsignal_new(sc.base, SIGWINCH, on_signal, &sc);
+	ev_i = evsignal_new(sc.base, SIGINT, on_signal, &sc);
+	ev_t = evsignal_new(sc.base, SIGTERM, on_signal, &sc);
+	if (!ev_in || !ev_w || !ev_i || !ev_t) {
 		fprintf(stderr, "mtrace-top: cannot set up events\n");
 		sc.status = 1;
 		goto out;
@@ -582,26 +575,18 @@ int screen_run(struct mtc *c, struct top_opts *o, long iterations)
 	nodelay(stdscr, TRUE);
 	curs_set(0);
 	event_add(ev_in, NULL);
-	event_add(ev_d, NULL);
 	event_add(ev_w, NULL);
 	event_add(ev_i, NULL);
 	event_add(ev_t, NULL);
 	draw(&sc);
-	/* A message may already sit in the client's buffer from the handshake. */
-	on_daemon(mtc_fd(c), EV_READ, &sc);
-	if (!event_base_got_break(sc.base))
-		event_base_dispatch(sc.base);
+	event_base_dispatch(sc.base);
 	endwin();
 	if (sc.fatal[0])
 		fprintf(stderr, "mtrace-top: %s\n", sc.fatal);
 out:
 	if (ev_in)
 		event_free(ev_in);
-	if (sc.ev_d)
-		event_free(sc.ev_d);
-	if (sc.ev_retry)
-		event_free(sc.ev_retry);
-	mtc_close(sc.c);
+	mtc_session_free(sc.s);
 	if (ev_w)
 		event_free(ev_w);
 	if (ev_i)

@@ -8,10 +8,12 @@
 #include <string.h>
 
 #include "mtrace-client.h"
+#include "session.h"
 #include "top.h"
 
-int session_subscribe(struct mtc *c, const struct top_opts *o)
+int session_subscribe(struct mtc *c, void *arg)
 {
+	const struct top_opts *o = arg;
 	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
 	uint32_t domid;
 	char *name = (char *)o->domname;
@@ -73,43 +75,19 @@ int session_apply(struct top_model *m, Mtrace__ServerMsg *msg, char *err, size_t
 		    msg->domain_down->domid,
 		    msg->domain_down->reason ? msg->domain_down->reason : "?");
 		break;
-	case MTRACE__SERVER_MSG__MSG_ERROR: {
-		/* a place or a deadline: another connection may well be taken */
-		bool later = msg->error->code == MTRACE__ERROR__CODE__TOO_MANY_CLIENTS ||
-		    msg->error->code == MTRACE__ERROR__CODE__TIMEOUT;
-		snprintf(err, errlen, "mtraced refused the request: %s",
-		    msg->error->message ? msg->error->message : "(no reason)");
+	case MTRACE__SERVER_MSG__MSG_ERROR:
+	case MTRACE__SERVER_MSG__MSG_GOODBYE: {
+		struct mtc_down d;
+		mtc_msg_ends(msg, &d, err, errlen);
 		mtc_msg_free(msg);
-		return later ? -2 : -1;
+		return d.transient ? -2 : -1;
 	}
-	case MTRACE__SERVER_MSG__MSG_GOODBYE:
-		snprintf(err, errlen, "mtraced ended the session: %s",
-		    msg->goodbye->reason ? msg->goodbye->reason : "(no reason)");
-		mtc_msg_free(msg);
-		return -2;
 	default:
 		/* Events, losses and pongs are not for a statistics view. */
 		break;
 	}
 	mtc_msg_free(msg);
 	return 0;
-}
-
-struct mtc *session_reconnect(const struct top_opts *o, char *err, size_t errlen)
-{
-	struct mtc *c = mtc_connect(o->sock, "mtrace-top " MTRACE_VERSION, err, errlen);
-
-	if (c && session_subscribe(c, o) < 0) {
-		snprintf(err, errlen, "subscribe: %s", strerror(errno));
-		mtc_close(c);
-		c = NULL;
-	}
-	return c;
-}
-
-unsigned session_backoff_ms(unsigned attempt)
-{
-	return attempt >= 5 ? 5000 : 250u << attempt;
 }
 
 void session_model_free(struct top_model *m)

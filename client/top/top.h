@@ -165,23 +165,21 @@ void view_describe(const struct top_opts *o, char *buf, size_t n);
 
 /* ---- session.c: the connection to mtraced ---- */
 
-/* Build the subscription for o (statistics only, no events). */
-int session_subscribe(struct mtc *c, const struct top_opts *o);
+/* Send the subscription for o (statistics only, no events); arg is the top_opts, as
+ * mtc_session_ops.subscribe and mtc_open want it. */
+int session_subscribe(struct mtc *c, void *arg);
 /* Account one message into the model (takes ownership).  Returns 1 when it was a Stats,
  * 0 otherwise, -1 when the daemon refused our request, -2 when it ended the session
  * in a way a later connection may not meet (Goodbye, too many clients, a timeout):
  * reason in err either way. */
 int session_apply(struct top_model *m, Mtrace__ServerMsg *msg, char *err, size_t errlen);
-/* Connect again (Hello) and subscribe: NULL with the reason in err. */
-struct mtc *session_reconnect(const struct top_opts *o, char *err, size_t errlen);
-/* Wait before reconnect attempt n (0, 1, ...): 250 ms doubling up to 5 s. */
-unsigned session_backoff_ms(unsigned attempt);
 void session_model_free(struct top_model *m);
 
 /* ---- batch.c / screen.c: the two front ends ---- */
 
-/* Both take the connection over (and close it). */
-int batch_run(struct mtc *c, struct top_opts *o, long iterations);
-int screen_run(struct mtc *c, struct top_opts *o, long iterations);
+/* Both connect (exit status 1 when mtraced cannot be reached) and reconnect by the
+ * client library's policy unless o->no_reconnect. */
+int batch_run(struct top_opts *o, long iterations);
+int screen_run(struct top_opts *o, long iterations);
 
 #endif

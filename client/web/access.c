@@ -18,9 +18,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sys/queue.h>
+
 #include <event2/keyvalq_struct.h>
 
 #include "web.h"
+
+/* after web.h: the request's HTTP version, which 2.1 has no accessor for */
+#include <event2/http_struct.h>
 
 #define TOKEN_MAX   256
 #define COOKIE_NAME "mtrace_token"
@@ -212,13 +217,72 @@ static void refuse(struct evhttp_request *req, int code, const char *reason, con
 	evbuffer_free(b);
 }
 
+static unsigned count_headers(struct evkeyvalq *in, const char *name)
+{
+	unsigned n = 0;
+	struct evkeyval *kv;
+
+	TAILQ_FOREACH(kv, in, next)
+	n += !strcasecmp(kv->key, name);
+	return n;
+}
+
+/* The host part of a Host value or an absolute URL's authority, without the port. */
+static size_t host_part(const char *h)
+{
+	const char *e;
+
+	if (h[0] == '[') {
+		e = strchr(h, ']');
+		return e ? (size_t)(e - h + 1) : strlen(h);
+	}
+	e = strchr(h, ':');
+	return e ? (size_t)(e - h) : strlen(h);
+}
+
+/* Requests whose meaning a proxy or cache on the way could read otherwise than we
+ * do (RFC 9112 3.2, 6.3): one Host, required in HTTP/1.1, agreeing with an absolute
+ * URL; at most one Content-Length. */
+static const char *ambiguous(struct evhttp_request *req)
+{
+	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+	const char *host = evhttp_find_header(in, "Host");
+	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
+	const char *uhost = u ? evhttp_uri_get_host(u) : NULL;
+	unsigned nhost = count_headers(in, "Host");
+
+	if (nhost > 1)
+		return "more than one Host header";
+	if (!nhost && (req->major > 1 || (req->major == 1 && req->minor >= 1)))
+		return "HTTP/1.1 needs a Host header";
+	if (count_headers(in, "Content-Length") > 1)
+		return "more than one Content-Length header";
+	if (uhost && *uhost) {
+		size_t a = host_part(host ? host : ""), b = strlen(uhost);
+		/* evhttp gives a bracketed IPv6 host without its brackets */
+		const char *hh = host ? host : "";
+		if (a >= 2 && hh[0] == '[') {
+			hh++;
+			a -= 2;
+		}
+		if (!host || a != b || strncasecmp(hh, uhost, a))
+			return "the URL names another host than the Host header";
+	}
+	return NULL;
+}
+
 int access_check(struct evhttp_request *req, bool loopback)
 {
 	struct evkeyvalq *in = evhttp_request_get_input_headers(req);
 	const char *v = NULL, *h;
 	size_t vl = 0;
 	bool offered = false, from_query = false;
+	const char *why = ambiguous(req);
 
+	if (why) {
+		refuse(req, 400, "Bad Request", why);
+		return 400;
+	}
 	if (loopback && !access_has_token()) {
 		if (!host_is_loopback(evhttp_find_header(in, "Host"))) {
 			refuse(req, 421, "Misdirected Request",

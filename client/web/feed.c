@@ -1,8 +1,8 @@
 /*
  * feed.c - mtrace-web's link to mtraced: one subscription (all events, statistics
  * every stats_ms), read from the loop, turned into SSE messages in the history.
- * When mtraced goes away the browsers are told and the link is tried again every
- * second; the page keeps what it has.
+ * When mtraced goes away, refuses us or says Goodbye, the browsers are told and the
+ * library's session tries again by its policy; the page keeps what it has.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,6 +11,7 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "session.h"
 #include "web.h"
 
 /* Per loop turn, so that HTTP is served and the browsers' sockets are written between:
@@ -19,10 +20,11 @@
 #define READ_BUDGET_BYTES (192u * 1024) /* of SSE messages */
 
 static struct {
-	struct event_base *base;
 	const struct web_opts *o;
-	struct mtc *c;
-	struct event *rd, *retry;
+	struct mtc_session *s;
+	struct evbuffer *b;       /* the message being made */
+	unsigned turn_msgs;       /* read in this loop turn */
+	uint64_t turn_bytes0;     /* of SSE messages before it */
 	Mtrace__ServerMsg *stats; /* the last Stats, for /api/state */
 	char daemon[256];
 	bool warned;
@@ -82,7 +84,8 @@ static struct dom *dom_get(uint32_t domid)
 	return &f.doms[f.ndoms++];
 }
 
-static void handle(Mtrace__ServerMsg *m, struct evbuffer *b)
+/* MTC_MSG_KEPT when m is kept. */
+static unsigned handle(Mtrace__ServerMsg *m, struct evbuffer *b)
 {
 	struct dom *d;
 
@@ -123,141 +126,116 @@ static void handle(Mtrace__ServerMsg *m, struct evbuffer *b)
 		if (f.stats)
 			mtc_msg_free(f.stats);
 		f.stats = m;
-		return; /* kept */
+		return MTC_MSG_KEPT;
 	default:
 		break;
 	}
-	mtc_msg_free(m);
+	return 0;
 }
 
-static void feed_lost(const char *why);
-
-static void on_readable(evutil_socket_t fd, short what, void *arg)
-{
-	struct evbuffer *b = evbuffer_new();
-	uint64_t bytes0 = hist_bytes_total();
-	char err[256];
-	int n = 0, r = 1;
-	bool spent = false;
-
-	while (!(spent = n >= READ_BUDGET || hist_bytes_total() - bytes0 >= READ_BUDGET_BYTES)) {
-		Mtrace__ServerMsg *m;
-
-		r = mtc_next(f.c, 0, &m, NULL, NULL, err, sizeof(err));
-		if (r <= 0)
-			break;
-		n++;
-		if (m->msg_case == MTRACE__SERVER_MSG__MSG_GOODBYE) {
-			snprintf(err, sizeof(err), "mtraced said goodbye: %s",
-			    m->goodbye->reason ? m->goodbye->reason : "");
-			mtc_msg_free(m);
-			r = -1;
-			break;
-		}
-		handle(m, b);
-	}
-	evbuffer_free(b);
-	if (n)
-		sse_pump_all();
-	if (r < 0 && errno != EINTR) {
-		feed_lost(errno ? err : "mtraced closed the connection");
-		return;
-	}
-	/* Budget spent: frames may wait in the client's buffer with nothing on the
-	 * socket to wake us, so come back at the next turn. */
-	if (spent)
-		event_active(f.rd, EV_READ, 0);
-}
-
-static int connect_daemon(char *err, size_t errlen)
+static int subscribe(struct mtc *c, void *arg)
 {
 	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
-	const Mtrace__Hello *h;
-	struct evbuffer *b;
 
-	f.c = mtc_connect(f.o->socket, "mtrace-web " MTRACE_VERSION, err, errlen);
-	if (!f.c)
-		return -1;
+	(void)arg;
 	sub.events = true;
 	sub.stats_interval_ms = f.o->stats_ms;
 	sub.top_n = f.o->top_n;
 	sub.label_stats = true;
-	if (mtc_subscribe(f.c, &sub) < 0) {
-		snprintf(err, errlen, "subscribe: %s", strerror(errno));
-		mtc_close(f.c);
-		f.c = NULL;
-		return -1;
-	}
-	h = mtc_server_hello(f.c);
+	return mtc_subscribe(c, &sub);
+}
+
+static unsigned on_msg(struct mtc_session *s, Mtrace__ServerMsg *m, void *arg)
+{
+	unsigned r;
+
+	(void)s;
+	(void)arg;
+	if (f.turn_msgs++ == 0)
+		f.turn_bytes0 = hist_bytes_total();
+	r = handle(m, f.b);
+	/* Per loop turn, so that HTTP is served and the browsers' sockets are written
+	 * between. */
+	if (f.turn_msgs >= READ_BUDGET || hist_bytes_total() - f.turn_bytes0 >= READ_BUDGET_BYTES)
+		r |= MTC_MSG_YIELD;
+	return r;
+}
+
+static void on_turn(struct mtc_session *s, unsigned n, void *arg)
+{
+	(void)s;
+	(void)arg;
+	(void)n;
+	f.turn_msgs = 0;
+	sse_pump_all();
+}
+
+static void on_up(struct mtc_session *s, const Mtrace__Hello *h, void *arg)
+{
+	(void)s;
+	(void)arg;
 	snprintf(f.daemon, sizeof(f.daemon), "%s on %s", h && h->software ? h->software : "mtraced",
 	    h && h->host ? h->host : "?");
-	f.rd = event_new(f.base, mtc_fd(f.c), EV_READ | EV_PERSIST, on_readable, NULL);
-	event_add(f.rd, NULL);
-	b = evbuffer_new();
-	push_daemon_state(b, true);
-	evbuffer_free(b);
+	push_daemon_state(f.b, true);
 	sse_pump_all();
-	f.warned = false;
-	return 0;
-}
-
-static void on_retry(evutil_socket_t fd, short what, void *arg)
-{
-	char err[512];
-	struct timeval tv = { 1, 0 };
-
-	if (connect_daemon(err, sizeof(err)) == 0) {
+	if (f.warned)
 		fprintf(stderr, "mtrace-web: connected to %s\n", f.daemon);
-		return;
-	}
-	if (!f.warned)
-		fprintf(stderr, "mtrace-web: %s; trying again every second\n", err);
-	f.warned = true;
-	evtimer_add(f.retry, &tv);
+	f.warned = false;
 }
 
-static void feed_lost(const char *why)
+/* mtraced went away, refused us (Error) or said Goodbye: the browsers are told, the page
+ * keeps what it has, and the session tries again. */
+static bool on_down(struct mtc_session *s, const struct mtc_down *d, void *arg)
 {
-	struct evbuffer *b = evbuffer_new();
-	struct timeval tv = { 1, 0 };
-
-	fprintf(stderr, "mtrace-web: lost mtraced: %s\n", why);
-	event_free(f.rd);
-	f.rd = NULL;
-	mtc_close(f.c);
-	f.c = NULL;
+	(void)s;
+	(void)arg;
+	f.turn_msgs = 0;
+	if (d->kind == MTC_DOWN_CONNECT) {
+		if (!f.warned)
+			fprintf(stderr, "mtrace-web: %s; trying again\n", d->why);
+		f.warned = true;
+		return true;
+	}
+	fprintf(stderr, "mtrace-web: lost mtraced: %s\n", d->why);
 	for (size_t i = 0; i < f.ndoms; i++)
 		f.doms[i].alive = false;
-	push_daemon_state(b, false);
-	evbuffer_free(b);
+	push_daemon_state(f.b, false);
 	sse_pump_all();
 	f.warned = true;
-	evtimer_add(f.retry, &tv);
+	return true;
 }
 
 void feed_retry_soon(void)
 {
-	struct timeval tv = { 1, 0 };
-
 	f.warned = true;
-	evtimer_add(f.retry, &tv);
+	if (f.s)
+		mtc_session_retry(f.s);
 }
 
 int feed_start(struct event_base *base, const struct web_opts *o, char *err, size_t errlen)
 {
-	f.base = base;
+	static const struct mtc_session_ops ops = {
+		.software = "mtrace-web " MTRACE_VERSION,
+		.subscribe = subscribe,
+		.on_msg = on_msg,
+		.on_turn = on_turn,
+		.on_up = on_up,
+		.on_down = on_down,
+	};
+
 	f.o = o;
-	f.retry = evtimer_new(base, on_retry, NULL);
-	return connect_daemon(err, errlen);
+	if (!(f.b = evbuffer_new()) || !(f.s = mtc_session_new(base, o->socket, &ops, NULL))) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	return mtc_session_connect(f.s, err, errlen);
 }
 
 void feed_stop(void)
 {
-	if (f.rd)
-		event_free(f.rd);
-	if (f.retry)
-		event_free(f.retry);
-	mtc_close(f.c);
+	mtc_session_free(f.s);
+	if (f.b)
+		evbuffer_free(f.b);
 	if (f.stats)
 		mtc_msg_free(f.stats);
 	memset(&f, 0, sizeof(f));
@@ -265,7 +243,7 @@ void feed_stop(void)
 
 bool feed_connected(void)
 {
-	return f.c != NULL;
+	return f.s && mtc_session_up(f.s);
 }
 const char *feed_daemon(void)
 {

@@ -193,7 +193,7 @@ int main(int argc, char **argv)
 	}
 	if (feed_start(base, &o, err, sizeof(err)) < 0) {
 		/* The page says so and the link is retried: the server need not wait. */
-		fprintf(stderr, "mtrace-web: %s; trying again every second\n", err);
+		fprintf(stderr, "mtrace-web: %s; trying again\n", err);
 		feed_retry_soon();
 	}
 	sigint = evsignal_new(base, SIGINT, on_signal, base);

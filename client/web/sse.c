@@ -147,16 +147,51 @@ static void on_close(struct evhttp_connection *evcon, void *arg)
 	free(b);
 }
 
-/* Last-Event-ID: "INSTANCE.ID.EVENTS" (hex, decimal, decimal). */
+/* One number of a Last-Event-ID, base 10 or 16, up to sep; NULL if it is not one
+ * (empty, a sign, other characters, or more than 64 bits). */
+static const char *id_part(const char *str, int base, char sep, uint64_t *v)
+{
+	uint64_t x = 0;
+	const char *p = str;
+
+	for (; *p && *p != sep; p++) {
+		unsigned d;
+		if (*p >= '0' && *p <= '9')
+			d = (unsigned)(*p - '0');
+		else if (base == 16 && *p >= 'a' && *p <= 'f')
+			d = (unsigned)(*p - 'a' + 10);
+		else if (base == 16 && *p >= 'A' && *p <= 'F')
+			d = (unsigned)(*p - 'A' + 10);
+		else
+			return NULL;
+		if (x > (UINT64_MAX - d) / (unsigned)base)
+			return NULL;
+		x = x * (unsigned)base + d;
+	}
+	if (p == str || p - str > 20)
+		return NULL;
+	*v = x;
+	return p;
+}
+
+/* Last-Event-ID: "INSTANCE.ID.EVENTS" (hex, decimal, decimal).  Anything else, and
+ * ids this instance never gave (a browser's word is not to be trusted), is a new
+ * browser. */
+static bool parse_last(const char *last, uint64_t *inst, uint64_t *id, uint64_t *events)
+{
+	const char *p = last;
+
+	if (!p || !(p = id_part(p, 16, '.', inst)) || *p++ != '.' ||
+	    !(p = id_part(p, 10, '.', id)) || *p++ != '.' || !(p = id_part(p, 10, 0, events)) || *p)
+		return false;
+	return *id < hist_head(); /* so id + 1 cannot wrap */
+}
+
 static void resume(struct browser *b, const char *last)
 {
 	uint64_t inst, id, events;
-	int used = 0;
 
-	if (last &&
-	    sscanf(last, "%" SCNx64 ".%" SCNu64 ".%" SCNu64 "%n", &inst, &id, &events, &used) ==
-	        3 &&
-	    !last[used] && inst == hist_instance() && id + 1 <= hist_head() &&
+	if (parse_last(last, &inst, &id, &events) && inst == hist_instance() &&
 	    events <= hist_events_total()) {
 		if (id + 1 >= hist_tail()) {
 			set_cursor(b, id + 1);

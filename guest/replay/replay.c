@@ -132,8 +132,8 @@ static void usage(FILE *f)
 	    "usage: mtrace-replay [options] TRACE.sexp\n"
 	    "Replay a MirageOS 2014 sexp trace (one ((time T)(op(...))) a line) as a traced guest.\n"
 	    "\n"
-	    "  -s, --speed X         play X times the recorded pace (default 1; 0 = flat out)\n"
-	    "  -l, --loop            repeat forever (each pass gets fresh thread ids)\n"
+	    "      --speed X         play X times the recorded pace (default 1; 0 = flat out)\n"
+	    "      --loop            repeat forever (each pass gets fresh thread ids)\n"
 	    "  -c, --passes N        play N passes (default 1)\n"
 	    "      --hold            stay announced after the last pass until SIGTERM/SIGINT\n"
 	    "      --recorded-times  write the recorded 2014 times, not rebased ones\n"
@@ -142,14 +142,23 @@ static void usage(FILE *f)
 	    "      --check           parse only: print counts per op and bad lines, no Xen\n"
 	    "      --dump            parse only: print each event as it would be written\n"
 	    "  -q, --quiet           no summary on stderr\n"
-	    "  -h, --help, -V, --version\n");
+	    "  -h, --help, -V, --version\n"
+	    "The old spellings -s (--speed) and -l (--loop) still work, with a warning: in\n"
+	    "mtrace's programs -s is --socket and -l is --listen (docs/HACKING.md).\n");
+}
+
+/* -s and -l mean --socket and --listen across mtrace; scripts that used the old
+ * spellings keep working, told once. */
+static void old_spelling(char c, const char *now)
+{
+	fprintf(stderr, "mtrace-replay: -%c is an old spelling; use %s\n", c, now);
 }
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{ "speed", required_argument, NULL, 's' },
-		{ "loop", no_argument, NULL, 'l' },
+		{ "speed", required_argument, NULL, 'S' },
+		{ "loop", no_argument, NULL, 'L' },
 		{ "passes", required_argument, NULL, 'c' },
 		{ "hold", no_argument, NULL, 'H' },
 		{ "recorded-times", no_argument, NULL, 'R' },
@@ -168,6 +177,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	while ((c = getopt_long(argc, argv, "s:lc:p:B:qhV", lo, NULL)) != -1) {
 		switch (c) {
 		case 's':
+			old_spelling('s', "--speed");
+			__attribute__((fallthrough));
+		case 'S':
 			errno = 0;
 			o->speed = strtod(optarg, &end);
 			if (errno || *end || !(o->speed >= 0) || o->speed > 1e6) {
@@ -176,6 +188,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case 'l':
+			old_spelling('l', "--loop");
+			__attribute__((fallthrough));
+		case 'L':
 			o->passes = 0;
 			break;
 		case 'c':

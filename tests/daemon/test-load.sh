@@ -17,12 +17,12 @@ CR_PID=$!
 PIDS+=("$CR_PID")
 sleep 0.3
 # flat out, rings big enough to hold everything: the counts must be exact
-A=$(guest a --preserve-poweroff -- "$LOAD" -r 2 -p 128 -n 8000 -l 3 -c 2 -s 7 --wait-reader 10 --linger 10)
+A=$(guest a --preserve-poweroff -- "$LOAD" -r 2 -p 128 -n 8000 --labels 3 -c 2 --seed 7 --wait-reader 10 --linger 10)
 B=$(guest b --preserve-poweroff -- "$LOAD" -r 1 -p 16 --garbage mixed -d 3 -R 20000)
 # c stamps raw TSC ticks where the TSC is invariant: mtraced converts them at decode
 CCLOCK=monotonic
 grep -qw nonstop_tsc /proc/cpuinfo 2>/dev/null && CCLOCK=tsc
-C=$(guest c --preserve-poweroff -- "$LOAD" -r 4 -p 64 -n 3000 -l 5 -s 9 --wait-reader 10 --linger 10 \
+C=$(guest c --preserve-poweroff -- "$LOAD" -r 4 -p 64 -n 3000 --labels 5 --seed 9 --wait-reader 10 --linger 10 \
 	--clock "$CCLOCK")
 EA=$(json_events a); EC=$(json_events c)
 note "mtrace-load a wrote $EA events, c $EC"

@@ -33,16 +33,16 @@ live() {	# name args...
 live json -f json --stats 200 --top 5 --label-stats -w "$T/rec.mtr" -O "$T/live.jsonl"
 live proto -f proto --stats 300 -O "$T/rec2.mtr"
 live text -f text -O "$T/live.txt"
-# -l follows labels in stream order; mtrace-load's rings reuse each other's thread ids,
+# --label follows labels in stream order; mtrace-load's rings reuse each other's thread ids,
 # which only mtraced sees interleaved as it applied them: one ring for this one
-live l1 -f json -d g1 -l label-1 -O "$T/live-l1.jsonl"
+live l1 -f json -d g1 --label label-1 -O "$T/live-l1.jsonl"
 live dg1 -f json -d g1 -o label,fails,counter -O "$T/live-dg1.jsonl"
 live chrome -f chrome -O "$T/live-chrome.json"
 live ctf -f ctf -O "$T/live-ctf"
 sleep 0.5
 
 load_guest g1 5 "$T/g1.json" -n 15000 -R 30000 --fail 20 --evtchn 5
-load_guest g2 8 "$T/g2.json" -r 2 -n 8000 -R 30000 -s 2 -l 8 -c 4
+load_guest g2 8 "$T/g2.json" -r 2 -n 8000 -R 30000 --seed 2 --labels 8 -c 4
 guest mirage --domid 6 -- "$REPLAY" --speed 10 --hold "$MTRACE_SRC/data/mirage/log-x86.sexp" \
 	>/dev/null
 guest 'str"ings' --domid 7 -- "$STRINGS_GUEST" >/dev/null
@@ -85,9 +85,9 @@ pass "recordings read back: $events events, $stats statistics, domain notices eq
 
 # 2. filters on a recording
 grep -q '"domid":5,' "$T/live-l1.jsonl" || fail "the live -l client got nothing"
-"$CAT" -i "$T/rec.mtr" -f json -d g1 -l label-1 >"$T/back-l1.jsonl"
+"$CAT" -i "$T/rec.mtr" -f json -d g1 --label label-1 >"$T/back-l1.jsonl"
 "$PYTHON" "$HERE/compare_jsonl.py" --no-stats "$T/live-l1.jsonl" "$T/back-l1.jsonl" ||
-	fail "-i -l label-1 differs from a live -l label-1"
+	fail "-i --label label-1 differs from a live --label label-1"
 "$CAT" -i "$T/rec.mtr" -f json -d g1 -o label,fails,counter --no-events >/dev/null ||
 	fail "-i --no-events"
 "$CAT" -i "$T/rec.mtr" -f json -d g1 -o label,fails,counter >"$T/back-dg1.jsonl"
@@ -118,7 +118,7 @@ pass "CTF: babeltrace2 reads $n events silently; bt2 and the mtv layout equal th
 "$CAT" -i "$T/rec.mtr" -f chrome | cmp - "$T/live-chrome.json" || fail "-i -f chrome differs"
 "$PYTHON" "$HERE/check_chrome.py" "$T/live-chrome.json" "$T/live.jsonl" ||
 	fail "chrome check"
-"$CAT" -i "$T/rec.mtr" -f chrome -d g1 -l label-1 -O "$T/l1-chrome.json"
+"$CAT" -i "$T/rec.mtr" -f chrome -d g1 --label label-1 -O "$T/l1-chrome.json"
 "$PYTHON" "$HERE/check_chrome.py" "$T/l1-chrome.json" "$T/back-l1.jsonl" ||
 	fail "chrome check (-l label-1)"
 "$CAT" -i "$T/rec.mtr" -f chrome -d 7 -O "$T/str-chrome.json"

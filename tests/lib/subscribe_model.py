@@ -15,7 +15,7 @@ import mtrace_ops  # noqa: E402  (the op table of common/ops.c)
 OPS = mtrace_ops.BY_NAME
 
 # mtrace-cat's options that take a value (the rest are flags).
-_VALUED = ("-d", "-o", "-l", "-f", "--stats", "-s", "--socket", "-n", "-t")
+_VALUED = ("-d", "-o", "-l", "--label", "-f", "--stats", "-s", "--socket", "-n", "-t")
 
 
 def op_code(name):
@@ -39,7 +39,7 @@ class Subscribe:
                 (self.ids.add(int(v)) if v.isdigit() else self.names.add(v))
             elif flag == "-o":
                 self.ops.update(op_code(o) for o in v.split(","))
-            elif flag == "-l":
+            elif flag in ("--label", "-l"):  # -l: the old spelling
                 self.labels.append(v)
 
     def selects_domain(self, domid, name):

@@ -25,6 +25,12 @@ for f in "$D$MTRACE_BINDIR"/* "$D$MTRACE_SBINDIR"/*; do
 	[ $rc = 0 ] || { cat "$T/version.err"; fail "$p --version exited $rc"; }
 	grep -qF "$MTRACE_VERSION" "$T/version.out" ||
 		{ cat "$T/version.out"; fail "$p --version does not say $MTRACE_VERSION"; }
+	# One option vocabulary (docs/HACKING.md): a shared letter means one thing.
+	for pair in s:socket l:listen h:help V:version; do
+		bad=$(grep -oE -- "(^|[ ,])-${pair%%:*}, --[a-z-]+" "$T/help.out" |
+			grep -v -- "--${pair#*:}\$" || true)
+		[ -z "$bad" ] || fail "$p --help: '$bad' (-${pair%%:*} is --${pair#*:} everywhere)"
+	done
 	echo "$p: --help and --version ok ($(head -1 "$T/version.out"))"
 	n=$((n + 1))
 done

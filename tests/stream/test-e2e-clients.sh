@@ -13,7 +13,7 @@ FILTERS=(
 	"-d g2"
 	"-d 5 -d g2"
 	"-o switch,read"
-	"-o label -l label-1"
+	"-o label --label label-1"
 	"-d g1 -o label"
 	"-o fails,counter,increase"
 	"-o evtchn_send -d 7"
@@ -23,7 +23,7 @@ FILTERS=(
 	"-o ring_start"
 	"-f json -o creates"
 	"-o gc,switch -d g1"
-	"-o label -l label-"
+	"-o label --label label-"
 )
 
 start_clients() {	# count: the first COUNT filters
@@ -41,8 +41,8 @@ sim_start
 daemon_start -o drop_privileges=false -o client_queue_bytes=1048576
 start_clients 1
 sleep 0.3
-load_guest g1 5 "$T/g1.json" "${LOADARGS[@]}" -n 10000 -s 1
-load_guest g2 7 "$T/g2.json" "${LOADARGS[@]}" -n 10000 -s 2
+load_guest g1 5 "$T/g1.json" "${LOADARGS[@]}" -n 10000 --seed 1
+load_guest g2 7 "$T/g2.json" "${LOADARGS[@]}" -n 10000 --seed 2
 wait_guests "$T/g1.json" "$T/g2.json"
 kill -TERM "$DPID"
 for p in "${CPIDS[@]}"; do wait_pid "$p" 20 || fail "mtrace-cat exited $?"; done
@@ -60,8 +60,8 @@ start_clients 16
 STALL=$!
 PIDS+=("$STALL")
 sleep 0.5
-load_guest g1 5 "$T/g1.json" "${LOADARGS[@]}" -n 60000 -s 3
-load_guest g2 7 "$T/g2.json" "${LOADARGS[@]}" -n 60000 -s 4
+load_guest g1 5 "$T/g1.json" "${LOADARGS[@]}" -n 60000 --seed 3
+load_guest g2 7 "$T/g2.json" "${LOADARGS[@]}" -n 60000 --seed 4
 sleep 0.3
 # While events flow: malformed, oversized, truncated, gone mid-frame.
 timeout 10 "$PROBE" -s "$SOCK" -x ffffffffffffffffffffff | grep -q '^error 1 ' || fail "malformed"

@@ -13,12 +13,12 @@ FILTERS=(
 	"-l net/"
 	"-l net/rx"
 	"-l disk -d 2"
-	"-o switch -l net/tx -d 3"
+	"-o switch --label net/tx -d 3"
 	"--no-events --stats 100"
 	"-d 99"
 	""
 	"-d guest3 -d 1"
-	"-o gc -l net"
+	"-o gc --label net"
 	"-f json -o fails,label"
 )
 

@@ -1,0 +1,346 @@
+(* The ring writer: guest/ring.c and the inline half of guest/mtrace-guest.h, in OCaml.
+   Every store goes through the compiler's bigstring primitives (unboxed, no
+   allocation); only the release store/fence and the clocks are C (mtrace_ring_stubs.c). *)
+
+type buffer = (char, Bigarray.int8_unsigned_elt, Bigarray.c_layout) Bigarray.Array1.t
+
+external get16 : buffer -> int -> int = "%caml_bigstring_get16u"
+external set16 : buffer -> int -> int -> unit = "%caml_bigstring_set16u"
+external get32 : buffer -> int -> int32 = "%caml_bigstring_get32u"
+external set32 : buffer -> int -> int32 -> unit = "%caml_bigstring_set32u"
+external get64 : buffer -> int -> int64 = "%caml_bigstring_get64u"
+external set64 : buffer -> int -> int64 -> unit = "%caml_bigstring_set64u"
+external swap16 : int -> int = "%bswap16"
+external swap32 : int32 -> int32 = "%bswap_int32"
+external swap64 : int64 -> int64 = "%bswap_int64"
+
+(* The ABI is little-endian; Sys.big_endian is a compile-time constant. *)
+let[@inline] le16 v = if Sys.big_endian then swap16 v else v
+let[@inline] le32 v = if Sys.big_endian then swap32 v else v
+let[@inline] le64 v = if Sys.big_endian then swap64 v else v
+
+external store_release : buffer -> (int[@untagged]) -> (int[@untagged]) -> unit
+  = "mtrace_ocaml_store_release_byte" "mtrace_ocaml_store_release"
+  [@@noalloc]
+
+external fence_release : unit -> unit = "mtrace_ocaml_fence_release" [@@noalloc]
+
+external monotonic_ns : unit -> (int[@untagged])
+  = "mtrace_ocaml_monotonic_ns_byte" "mtrace_ocaml_monotonic_ns"
+  [@@noalloc]
+
+external rdtsc : unit -> (int[@untagged]) = "mtrace_ocaml_rdtsc_byte" "mtrace_ocaml_rdtsc"
+  [@@noalloc]
+
+type thread_type =
+  | Wait
+  | Task
+  | Bind
+  | Try
+  | Choose
+  | Pick
+  | Join
+  | Map
+  | Condition
+  | On_success
+  | On_failure
+  | On_termination
+  | On_any
+  | Ignore_result
+  | Async
+  | Promise
+  | Semaphore
+  | Switch
+  | Stream
+  | Mutex
+  | Unknown
+
+(* Constructors are numbered in declaration order, as the C enum. *)
+let[@inline] thread_type_code (ty : thread_type) =
+  match ty with Unknown -> 99 | _ -> (Obj.magic ty : int)
+
+let thread_none = -1
+let clock_monotonic = 1
+let clock_xen = 2
+let clock_realtime = 3
+let clock_tsc = 4
+let page_size = 4096
+let rec_fixed = 32
+let rec_creates_site = 48
+let rec_max = 4096
+let str_max = rec_max - rec_fixed - 1
+let site_name_max = 255
+let max_pages = 512
+let magic = 0x4352544dl
+
+(* enum mtrace_op *)
+let op_creates = 0
+and op_read = 1
+and op_fulfills = 2
+and op_fails = 3
+and op_becomes = 4
+and op_label = 5
+and op_increase = 6
+and op_switch = 7
+and op_gc = 8
+and op_signal = 9
+and op_try_read = 10
+and op_counter = 11
+and op_evtchn_send = 64
+and op_evtchn_recv = 65
+and op_ring_start = 66
+and op_site_name = 68
+and op_pad = 255
+
+(* struct mtrace_ring_hdr offsets *)
+let h_magic = 0
+and h_version = 4
+and h_hdr_size = 6
+and h_data_pages = 8
+and h_clock = 12
+and h_ring_index = 16
+and h_name = 24
+and name_len = 40
+and h_head = 128
+and h_tail = 136
+and h_notifies = 144
+and h_req_event = 192
+
+type t = {
+  hbuf : buffer;
+  hoff : int;
+  dbuf : buffer;
+  doff : int;
+  data : Cstruct.t;
+  mask : int;
+  mutable head : int;
+  mutable tail : int;
+  mutable seq : int;
+  mutable now : unit -> int;
+  mutable notify : unit -> unit;
+  mutable events : int;
+  mutable overwritten : int;
+  mutable kicks : int;
+}
+
+let set_clock t f = t.now <- f
+let set_notify t f = t.notify <- f
+let clock_id t = Int32.to_int (le32 (get32 t.hbuf (t.hoff + h_clock)))
+let events t = t.events
+let overwritten t = t.overwritten
+let notifies t = t.kicks
+let head t = t.head
+let tail t = t.tail
+let seq t = t.seq land 0xffff_ffff
+let data_size t = t.mask + 1
+let nop () = ()
+
+(* mtrace_ring_kick *)
+let kick t =
+  let o = t.hoff + h_notifies in
+  set64 t.hbuf o (le64 (Int64.add (le64 (get64 t.hbuf o)) 1L));
+  t.kicks <- t.kicks + 1;
+  t.notify ()
+
+(* Publish head (release) and notify iff req_event lies in (old head, new head]:
+   the C test is unsigned u64 (head - req < added), done here in int64. *)
+let[@inline] publish t added =
+  store_release t.hbuf (t.hoff + h_head) t.head;
+  let req = le64 (get64 t.hbuf (t.hoff + h_req_event)) in
+  let d = Int64.sub (Int64.of_int t.head) req in
+  if Int64.compare d 0L >= 0 && Int64.compare d (Int64.of_int added) < 0 then kick t
+
+let overwrite_slack size =
+  let s = size / 32 in
+  if s > rec_max then rec_max else s
+
+(* free_space in ring.c: drop whole records from the tail until need bytes fit. *)
+let free_space t need =
+  let size = t.mask + 1 in
+  if t.head + need - t.tail > size then begin
+    let need = if need > size then size else need in
+    let tail = ref t.tail in
+    let stop = ref false in
+    while (not !stop) && t.head + need - !tail > size do
+      let off = !tail land t.mask in
+      let len = le16 (get16 t.dbuf (t.doff + off)) in
+      if len < 8 || len land 7 <> 0 || len > t.head - !tail || off + len > size then begin
+        tail := t.head;
+        stop := true
+      end
+      else begin
+        tail := !tail + len;
+        t.overwritten <- t.overwritten + 1
+      end
+    done;
+    t.tail <- !tail;
+    set64 t.hbuf (t.hoff + h_tail) (le64 (Int64.of_int !tail));
+    fence_release ()
+  end
+
+(* mtrace_ring_make_room *)
+let make_room t len =
+  let size = t.mask + 1 in
+  let off = t.head land t.mask in
+  if off + len > size then begin
+    let pad = size - off in
+    free_space t pad;
+    let o = t.doff + off in
+    set16 t.dbuf o (le16 pad);
+    set16 t.dbuf (o + 2) (le16 op_pad);
+    set32 t.dbuf (o + 4) 0l;
+    t.head <- t.head + pad;
+    publish t pad
+  end;
+  free_space t (len + overwrite_slack size)
+
+(* Reserve len bytes at head and write the fixed part; returns the data offset. *)
+let[@inline] begin_rec t len op ty ts thread arg =
+  let size = t.mask + 1 in
+  if t.head + len - t.tail > size || (t.head land t.mask) + len > size then make_room t len;
+  let o = t.doff + (t.head land t.mask) in
+  let b = t.dbuf in
+  let w0 =
+    Int64.logor
+      (Int64.of_int (len lor (op lsl 16) lor (ty lsl 24)))
+      (Int64.shift_left (Int64.of_int (t.seq land 0xffff_ffff)) 32)
+  in
+  set64 b o (le64 w0);
+  set64 b (o + 8) (le64 (Int64.of_int ts));
+  set64 b (o + 16) (le64 (Int64.of_int thread));
+  set64 b (o + 24) (le64 (Int64.of_int arg));
+  t.seq <- t.seq + 1;
+  t.events <- t.events + 1;
+  o
+
+let[@inline] finish t len =
+  t.head <- t.head + len;
+  publish t len
+
+let[@inline] emit_ty t op ty thread arg =
+  let ts = t.now () in
+  let _ = begin_rec t rec_fixed op ty ts thread arg in
+  finish t rec_fixed
+
+let[@inline] emit t op thread arg = emit_ty t op 0 thread arg
+
+(* Length of a C string held in s: up to its first NUL, at most cap. *)
+let str_len s cap =
+  let n = String.length s in
+  let n = if n > cap then cap else n in
+  let rec go i = if i >= n || String.unsafe_get s i = '\000' then i else go (i + 1) in
+  go 0
+
+(* mtrace_emit_slow *)
+let emit_str t op ts thread arg s slen =
+  let len = (rec_fixed + slen + 1 + 7) land lnot 7 in
+  let o = begin_rec t len op 0 ts thread arg in
+  let rel = o - t.doff in
+  if slen > 0 then Cstruct.blit_from_string s 0 t.data (rel + rec_fixed) slen;
+  for i = o + rec_fixed + slen to o + len - 1 do
+    Bigarray.Array1.unsafe_set t.dbuf i '\000'
+  done;
+  finish t len
+
+let creates t ~thread ~child ~ty = emit_ty t op_creates (thread_type_code ty) thread child
+
+let creates_site t thread child ty kind site =
+  let ts = t.now () in
+  let o = begin_rec t rec_creates_site op_creates (thread_type_code ty) ts thread child in
+  set64 t.dbuf (o + 32) (le64 (Int64.of_int site));
+  set64 t.dbuf (o + 40) (le64 (Int64.of_int kind));
+  finish t rec_creates_site
+
+let creates_named t ~thread ~child ~ty ~site = creates_site t thread child ty 1 site
+let creates_pc t ~thread ~child ~ty ~pc = creates_site t thread child ty 0 pc
+
+let site_name t ~site name =
+  emit_str t op_site_name (t.now ()) thread_none site name (str_len name site_name_max)
+
+let read t ~thread ~source = emit t op_read thread source
+let fulfills t ~thread ~resolvee = emit t op_fulfills thread resolvee
+
+let fails t ~thread ~resolvee exn =
+  emit_str t op_fails (t.now ()) thread resolvee exn (str_len exn str_max)
+
+let becomes t ~thread ~other = emit t op_becomes thread other
+let label t ~thread s = emit_str t op_label (t.now ()) thread 0 s (str_len s str_max)
+
+let increase t ~thread name amount =
+  emit_str t op_increase (t.now ()) thread amount name (str_len name str_max)
+
+let counter t ~thread name value =
+  emit_str t op_counter (t.now ()) thread value name (str_len name str_max)
+
+let switch t ~thread = emit t op_switch thread 0
+let gc t ~duration_ns = emit t op_gc thread_none duration_ns
+let signal t ~thread ~source = emit t op_signal thread source
+let try_read t ~thread ~source = emit t op_try_read thread source
+let evtchn_send t ~thread ~port = emit t op_evtchn_send thread (port land 0xffff_ffff)
+let evtchn_recv t ~thread ~port = emit t op_evtchn_recv thread (port land 0xffff_ffff)
+
+let ring_start t =
+  let name = Cstruct.to_string (Cstruct.of_bigarray ~off:(t.hoff + h_name) ~len:name_len t.hbuf) in
+  let index = Int32.to_int (le32 (get32 t.hbuf (t.hoff + h_ring_index))) land 0xffff_ffff in
+  emit_str t op_ring_start (t.now ()) thread_none index name (str_len name (name_len - 1))
+
+let check_pages data =
+  let len = Cstruct.length data in
+  let pages = len / page_size in
+  if len mod page_size <> 0 || pages < 1 || pages > max_pages || pages land (pages - 1) <> 0 then
+    invalid_arg "Mtrace_ring: data must be a power of two of pages (1..512)";
+  pages
+
+let make ~hdr ~data ~head ~tail ~seq =
+  if Cstruct.length hdr < page_size then invalid_arg "Mtrace_ring: hdr must be one page";
+  let pages = check_pages data in
+  {
+    hbuf = hdr.Cstruct.buffer;
+    hoff = hdr.Cstruct.off;
+    dbuf = data.Cstruct.buffer;
+    doff = data.Cstruct.off;
+    data;
+    mask = (pages * page_size) - 1;
+    head;
+    tail;
+    seq;
+    now = monotonic_ns;
+    notify = nop;
+    events = 0;
+    overwritten = 0;
+    kicks = 0;
+  }
+
+let init ?(clock_id = clock_monotonic) ?(index = 0) ?(name = "") ~hdr ~data () =
+  let pages = check_pages data in
+  if Cstruct.length hdr < page_size then invalid_arg "Mtrace_ring: hdr must be one page";
+  let hdr = Cstruct.sub hdr 0 page_size in
+  Cstruct.memset hdr 0;
+  Cstruct.memset data 0;
+  let clock_id = if clock_id = 0 then clock_monotonic else clock_id in
+  Cstruct.LE.set_uint32 hdr h_magic magic;
+  Cstruct.LE.set_uint16 hdr h_version (if clock_id = clock_tsc then 2 else 1);
+  Cstruct.LE.set_uint16 hdr h_hdr_size 256;
+  Cstruct.LE.set_uint32 hdr h_data_pages (Int32.of_int pages);
+  Cstruct.LE.set_uint32 hdr h_clock (Int32.of_int clock_id);
+  Cstruct.LE.set_uint32 hdr h_ring_index (Int32.of_int index);
+  let n = str_len name (name_len - 1) in
+  Cstruct.blit_from_string name 0 hdr h_name n;
+  let t = make ~hdr ~data ~head:0 ~tail:0 ~seq:0 in
+  if clock_id = clock_tsc then t.now <- rdtsc;
+  t
+
+let attach ?(seq = 0) ~hdr ~data () =
+  let pages = check_pages data in
+  if Cstruct.length hdr < page_size then invalid_arg "Mtrace_ring: hdr must be one page";
+  if Cstruct.LE.get_uint32 hdr h_magic <> magic then invalid_arg "Mtrace_ring.attach: bad magic";
+  if Cstruct.LE.get_uint32 hdr h_data_pages <> Int32.of_int pages then
+    invalid_arg "Mtrace_ring.attach: data_pages does not match data";
+  let head = Int64.to_int (Cstruct.LE.get_uint64 hdr h_head) in
+  let tail = Int64.to_int (Cstruct.LE.get_uint64 hdr h_tail) in
+  let t = make ~hdr ~data ~head ~tail ~seq in
+  if clock_id t = clock_tsc then t.now <- rdtsc;
+  t
+
+let reader_pos t = Int64.to_int (le64 (get64 t.hbuf (t.hoff + 200)))
+let req_event t = Int64.to_int (le64 (get64 t.hbuf (t.hoff + h_req_event)))
