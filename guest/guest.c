@@ -364,6 +364,17 @@ struct mtrace_guest *mtrace_guest_open(
 		set_err(err, errlen, "reading own domid: %s", strerror(errno));
 		goto fail;
 	}
+	/* The reader's own domain (dom0 on Xen; a shell with MTRACE_SIM_DIR set on the
+	 * simulated Xen) would announce rings nobody reads: every event lost, silently. */
+	if (g->domid == g->backend) {
+		set_err(err, errlen,
+		    "not running in a guest domain (this is domain %" PRIu32
+		    ", the reader's own): start it in a guest (mtrace-simxen create -- PROG "
+		    "on the simulated Xen)",
+		    g->domid);
+		errno = EPERM;
+		goto fail;
+	}
 	for (unsigned i = 0; i < g->nrings; i++)
 		if (share_ring(g, i, err, errlen) < 0)
 			goto fail;

@@ -17,8 +17,10 @@
 
 #include "clock.h"
 #include "mtrace-guest.h"
+#include "utf8.h"
 
-#define MAX_NAMES 64 /* distinct labels / counters */
+#define MAX_NAMES 64   /* distinct labels / counters */
+#define LABEL_MAX 1024 /* bytes of a --labels-from line */
 #define OPS       256
 /* Ring i's thread ids start at i << RING_ID_SHIFT: below the queue's kind byte. */
 #define RING_ID_SHIFT 40
@@ -48,8 +50,9 @@ struct opts {
 	double duration, wait_reader, linger;
 	uint32_t clock;
 	enum garbage garbage;
-	const char *summary, *backend, *sim_dir;
+	const char *summary, *backend, *sim_dir, *labels_from;
 	uint32_t backend_domid;
+	char *label_names[MAX_NAMES]; /* --labels-from: the strings, else label-N */
 };
 
 struct ring_job {
@@ -160,7 +163,7 @@ static void step(struct ring_job *j)
 		} else {
 			unsigned k = (unsigned)(rnd(j) % o->labels);
 			snprintf(s, sizeof(s), "label-%u", k);
-			mtrace_label(r, id, s);
+			mtrace_label(r, id, o->label_names[k] ? o->label_names[k] : s);
 			count(j, MTRACE_OP_LABEL);
 			j->labels[k]++;
 		}
@@ -427,6 +430,101 @@ static void print_name_map(FILE *f, const char *prefix, const uint64_t *v, unsig
 	fputc('}', f);
 }
 
+/* The labels a summary counts, keyed by the string a reader shows: what is not UTF-8
+ * becomes '?' (as mtraced sends it), JSON-escaped. */
+static void print_label_map(FILE *f, const struct opts *o, const uint64_t *v)
+{
+	bool first = true;
+
+	if (!o->labels_from) {
+		print_name_map(f, "label", v, MAX_NAMES);
+		return;
+	}
+	fputc('{', f);
+	for (unsigned k = 0; k < o->labels; k++) {
+		if (v[k] == 0)
+			continue;
+		char *fixed = strdup(o->label_names[k]);
+		if (!fixed)
+			continue;
+		utf8_fix(fixed);
+		fputs(first ? "\"" : ", \"", f);
+		for (const unsigned char *c = (const unsigned char *)fixed; *c; c++) {
+			if (*c < 0x20 || *c == 0x7f || *c == '"' || *c == '\\')
+				fprintf(f, "\\u%04x", *c);
+			else
+				fputc(*c, f);
+		}
+		fprintf(f, "\": %" PRIu64, v[k]);
+		free(fixed);
+		first = false;
+	}
+	fputc('}', f);
+}
+
+static void free_labels(struct opts *o)
+{
+	for (unsigned k = 0; k < MAX_NAMES; k++) {
+		free(o->label_names[k]);
+		o->label_names[k] = NULL;
+	}
+}
+
+/* --labels-from: one label a line, the line as it is but its '\n' (any other byte,
+ * control or not UTF-8, is the test's to choose); empty lines skipped. */
+static int load_labels(struct opts *o)
+{
+	FILE *f = fopen(o->labels_from, "r");
+	char *line = NULL;
+	size_t cap = 0, no = 0;
+	ssize_t n;
+	unsigned k = 0;
+	int rc = -1;
+
+	if (!f) {
+		fprintf(stderr, "mtrace-load: %s: %s\n", o->labels_from, strerror(errno));
+		return -1;
+	}
+	while ((n = getline(&line, &cap, f)) >= 0) {
+		no++;
+		if (n > 0 && line[n - 1] == '\n')
+			line[--n] = '\0';
+		if (n == 0)
+			continue;
+		if (memchr(line, '\0', (size_t)n)) {
+			fprintf(stderr, "mtrace-load: %s:%zu: a NUL byte (labels are C strings)\n",
+			    o->labels_from, no);
+			goto out;
+		}
+		if (n > LABEL_MAX) {
+			fprintf(stderr, "mtrace-load: %s:%zu: longer than %d bytes\n",
+			    o->labels_from, no, LABEL_MAX);
+			goto out;
+		}
+		if (k == MAX_NAMES) {
+			fprintf(stderr, "mtrace-load: %s: more than %d labels\n", o->labels_from,
+			    MAX_NAMES);
+			goto out;
+		}
+		if (!(o->label_names[k++] = strdup(line))) {
+			fprintf(stderr, "mtrace-load: out of memory\n");
+			goto out;
+		}
+	}
+	if (k == 0) {
+		fprintf(stderr, "mtrace-load: %s: no labels\n", o->labels_from);
+		goto out;
+	}
+	o->labels = k;
+	rc = 0;
+out:
+	if (rc < 0)
+		free_labels(o);
+	free(line);
+	fclose(f);
+	return rc;
+}
+
 static const char *clock_str(uint32_t clock)
 {
 	static const char *const names[] = { "?", "monotonic", "xen", "realtime", "tsc" };
@@ -465,7 +563,7 @@ static void summary(FILE *f, const struct opts *o, struct mtrace_guest *g, struc
 	    clock_str(mtrace_guest_clock(g)), total);
 	print_op_map(f, per_op);
 	fprintf(f, ",\n \"labels\": ");
-	print_name_map(f, "label", labels, MAX_NAMES);
+	print_label_map(f, o, labels);
 	fprintf(f, ",\n \"counters\": ");
 	print_name_map(f, "counter", counters, MAX_NAMES);
 	fprintf(f, ",\n \"per_ring\": [");
@@ -491,6 +589,7 @@ static void usage(FILE *f, const char *argv0)
 	    "  -p, --pages N          data pages per ring, a power of two (default 16)\n"
 	    "  -t, --threads N        cooperative threads simulated per ring, ids of its own (default 8)\n"
 	    "      --labels N         distinct labels label-0.. given to new threads (0..%u; 4)\n"
+	    "      --labels-from FILE the labels instead: one a line, any bytes but NUL\n"
 	    "  -c, --counters N       distinct counters counter-0.. (0..%u; default 2)\n"
 	    "      --evtchn PCT       percent of events that are evtchn_send (default 5)\n"
 	    "      --fail PCT         percent of resolutions that fail (default 10)\n"
@@ -557,13 +656,15 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		O_BDOM,
 		O_BATCH,
 		O_LABELS,
-		O_SEED
+		O_SEED,
+		O_LABELS_FROM
 	};
 	static const struct option lo[] = {
 		{ "rings", 1, NULL, 'r' },
 		{ "pages", 1, NULL, 'p' },
 		{ "threads", 1, NULL, 't' },
 		{ "labels", 1, NULL, O_LABELS },
+		{ "labels-from", 1, NULL, O_LABELS_FROM },
 		{ "counters", 1, NULL, 'c' },
 		{ "evtchn", 1, NULL, O_EVTCHN },
 		{ "fail", 1, NULL, O_FAIL },
@@ -681,6 +782,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_SUMMARY:
 			o->summary = optarg;
 			break;
+		case O_LABELS_FROM:
+			o->labels_from = optarg;
+			break;
 		case O_BACKEND:
 			o->backend = optarg;
 			break;
@@ -713,6 +817,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (o->backend != NULL && strcmp(o->backend, "auto") == 0)
 		o->backend = NULL;
+	if (o->labels_from && load_labels(o) < 0)
+		return -1;
 	return 0;
 }
 
@@ -744,6 +850,7 @@ int main(int argc, char **argv)
 	g = guest = mtrace_guest_open(&cfg, err, sizeof(err));
 	if (g == NULL) {
 		fprintf(stderr, "mtrace-load: %s\n", err);
+		free_labels(&o);
 		return 1;
 	}
 	jobs = calloc(o.rings, sizeof(*jobs));
@@ -821,6 +928,7 @@ int main(int argc, char **argv)
 	for (unsigned i = 0; i < o.rings; i++)
 		free(jobs[i].slots);
 	free(jobs);
+	free_labels(&o);
 	free(th);
 	return rc;
 }

@@ -16,7 +16,9 @@
 #ifndef MTRACE_SIMXEN_PROTO_H
 #define MTRACE_SIMXEN_PROTO_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #define SIMXEN_SOCK    "sock" /* under the state directory */
 #define SIMXEN_PIDFILE "pid"
@@ -28,6 +30,21 @@
 #define SIMXEN_MAP_CHUNK 64    /* refs per SIMXEN_GNT_MAP request */
 #define SIMXEN_PAGE      4096u
 #define SIMXEN_MAX_DOMID 0x7FEF /* DOMID_FIRST_RESERVED - 1 */
+
+/* A domain's name, as the broker accepts it (xenstore paths and `list` lines carry it);
+ * the CLI checks it first so that it can say the rule instead of EINVAL. */
+#define SIMXEN_NAME_MAX  63
+#define SIMXEN_NAME_RULE "1..63 printable ASCII characters, no space and no '/'"
+static inline bool simxen_name_ok(const char *n)
+{
+	size_t l = strlen(n);
+	if (l == 0 || l > SIMXEN_NAME_MAX)
+		return false;
+	for (; *n; n++)
+		if (*n <= ' ' || *n > '~' || *n == '/')
+			return false;
+	return true;
+}
 
 enum simxen_op {
 	SIMXEN_HELLO = 1, /* -> a[0] = own domid */

@@ -271,6 +271,13 @@ static int cmd_create(int argc, char **argv)
 		fprintf(stderr, "mtrace-simxen: create needs --name NAME -- PROG [ARGS]\n");
 		return 2;
 	}
+	if (!simxen_name_ok(name)) {
+		fputs("mtrace-simxen: create: bad --name '", stderr);
+		for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+			fprintf(stderr, *p < ' ' || *p > '~' || *p == '\\' ? "\\x%02x" : "%c", *p);
+		fputs("': a domain name is " SIMXEN_NAME_RULE "\n", stderr);
+		return 2;
+	}
 	static char pl[SIMXEN_MAX_MSG];
 	char cwd[4096], abslog[8192];
 	if (!getcwd(cwd, sizeof(cwd)))

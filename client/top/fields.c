@@ -416,6 +416,9 @@ static const struct top_field site_tree_fields[] = {
 };
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
+_Static_assert(N(thread_fields) <= TOP_MAX_FIELDS && N(label_fields) <= TOP_MAX_FIELDS &&
+        N(site_fields) <= TOP_MAX_FIELDS && N(site_tree_fields) <= TOP_MAX_FIELDS,
+    "TOP_MAX_FIELDS: view.c sizes every column of a table at once");
 
 static const struct top_table tables[VIEW_COUNT] = {
 	[VIEW_THREADS] = { "threads", thread_fields, N(thread_fields), 6 },

@@ -98,6 +98,8 @@ struct top_field {
 	void (*print)(char *buf, size_t n, const struct top_row *r);
 };
 
+#define TOP_MAX_FIELDS 16 /* columns of a table */
+
 struct top_table {
 	const char *name; /* "threads", "labels" */
 	const struct top_field *f;

@@ -295,12 +295,8 @@ out:
 }
 
 static void put_cell(
-    char *line, size_t *len, const struct top_field *f, const char *cell, bool last)
+    char *line, size_t *len, const struct top_field *f, int w, const char *cell, bool last)
 {
-	int w = f->width;
-	int tw = (int)strlen(f->title);
-	if (w < tw)
-		w = tw;
 	int room = LINE_MAX_TOP - 1 - (int)*len;
 	if (room <= 0)
 		return;
@@ -330,18 +326,41 @@ static void tree_label(char *buf, size_t n, const struct top_row *r, const struc
 		    r->folded > 1 ? ", ..." : "");
 }
 
+/* A column is as wide as its widest cell on this screen (ids like 1099511628695, long
+ * domain names), never narrower than its table width or its title. */
+static void column_widths(const struct top_opts *o, const struct top_table *tab,
+    const struct top_row *rows, size_t n, int *w)
+{
+	char cell[512];
+	int sf = o->sort[o->view];
+	for (unsigned c = 0; c < tab->n; c++) {
+		int tw = (int)strlen(tab->f[c].title) + ((int)c == sf);
+		w[c] = tab->f[c].width > tw ? tab->f[c].width : tw;
+	}
+	for (size_t i = 0; i < n; i++)
+		for (unsigned c = 0; c + 1 < tab->n; c++) {
+			tab->f[c].print(cell, sizeof(cell), &rows[i]);
+			int l = (int)strlen(cell);
+			if (l > w[c])
+				w[c] = l;
+		}
+}
+
 static bool emit_table(const struct top_opts *o, const struct top_table *tab,
     const struct top_row *rows, size_t n, struct top_sink *s)
 {
 	char line[LINE_MAX_TOP], cell[512];
 	size_t len = 0;
 	int sf = o->sort[o->view];
+	int w[TOP_MAX_FIELDS];
+	column_widths(o, tab, rows, n, w);
+	line[0] = '\0';
 	for (unsigned c = 0; c < tab->n; c++) {
 		/* The sort column's title is marked, as htop does. */
 		char title[32];
 		snprintf(title, sizeof(title), "%s%s", tab->f[c].title,
 		    (int)c == sf ? (o->reverse ? "^" : "v") : "");
-		put_cell(line, &len, &tab->f[c], title, c + 1 == tab->n);
+		put_cell(line, &len, &tab->f[c], w[c], title, c + 1 == tab->n);
 	}
 	if (!out(s, ATTR_TITLE, line))
 		return false;
@@ -355,7 +374,7 @@ static bool emit_table(const struct top_opts *o, const struct top_table *tab,
 				tree_label(cell, sizeof(cell), &rows[i], f);
 			else
 				f->print(cell, sizeof(cell), &rows[i]);
-			put_cell(line, &len, f, cell, c + 1 == tab->n);
+			put_cell(line, &len, f, w[c], cell, c + 1 == tab->n);
 		}
 		s->row = (long)i;
 		ok = out(s, s->cursor == (long)i ? ATTR_SELECTED : ATTR_NORMAL, line);
@@ -403,7 +422,16 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 	snprintf(line, sizeof(line), "%s%s%s", desc, m->note[0] ? "  | " : "", m->note);
 	if (!out(s, ATTR_DIM, line))
 		return false;
-	snprintf(line, sizeof(line), "%-12s %5s %-8s %6s %9s %12s %8s %8s %6s %8s %s", "DOMAIN",
+	/* The name column as wide as the longest name shown (the others hold numbers that
+	 * fit their widths). */
+	int nw = 12;
+	for (size_t i = 0; i < st->n_domains; i++) {
+		const char *nm = st->domains[i]->name;
+		int l = nm ? (int)strlen(nm) : 0;
+		if (l > nw && l < 128)
+			nw = l;
+	}
+	snprintf(line, sizeof(line), "%-*s %5s %-8s %6s %9s %12s %8s %8s %6s %8s %s", nw, "DOMAIN",
 	    "ID", "STATE", "KIND", "EV/S", "EVENTS", "LOST", "CORRUPT", "LIVE", "THREADS",
 	    "COUNTERS");
 	if (!out(s, ATTR_TITLE, line))
@@ -421,9 +449,9 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 		                            : "dead");
 		state[strcspn(state, " :")] = '\0';
 		snprintf(line, sizeof(line),
-		    "%-12s %5u %-8s %6s %9.0f %12" PRIu64 " %8" PRIu64 " %8" PRIu64 " %6" PRIu64
+		    "%-*s %5u %-8s %6s %9.0f %12" PRIu64 " %8" PRIu64 " %8" PRIu64 " %6" PRIu64
 		    " %8" PRIu64 " %s",
-		    d->name && d->name[0] ? d->name : "?", d->domid, state,
+		    nw, d->name && d->name[0] ? d->name : "?", d->domid, state,
 		    d->legacy ? "legacy" : "ring", d->rate_1s, d->events, d->lost, d->corrupt,
 		    d->live_threads, d->threads_total, counters);
 		if (!out(s, ATTR_NORMAL, line))

@@ -124,6 +124,18 @@ static uint8_t *share_xen(struct xenif *x, unsigned pages, const char *file)
 	size_t off = 0;
 	uint8_t *p;
 
+	if (x->ops->xs_get_domid(x, &self) < 0) {
+		fprintf(stderr, "mtrace-mprof-guest: own domid: %s\n", strerror(errno));
+		exit(1);
+	}
+	/* dom0 polls guests' buffers, never its own: shared there, nobody would read it. */
+	if (self == 0) {
+		fprintf(stderr,
+		    "mtrace-mprof-guest: not running in a guest domain (this is domain 0, the "
+		    "reader's own): start it in a guest (mtrace-simxen create -- PROG on the "
+		    "simulated Xen)\n");
+		exit(1);
+	}
 	/* One call, so the writer gets the contiguous buffer Io_page.get gives; still one
 	 * grant (ref) per page. */
 	p = x->ops->gntshr_share(x, 0, pages, refs, false);
@@ -133,10 +145,6 @@ static uint8_t *share_xen(struct xenif *x, unsigned pages, const char *file)
 	}
 	if (file)
 		load_file(file, p, (size_t)pages * PAGE);
-	if (x->ops->xs_get_domid(x, &self) < 0) {
-		fprintf(stderr, "mtrace-mprof-guest: own domid: %s\n", strerror(errno));
-		exit(1);
-	}
 	for (unsigned i = 0; i < pages; i++)
 		off += (size_t)snprintf(
 		    val + off, sizeof(val) - off, "%s%" PRIu32, i ? "," : "", refs[i]);

@@ -53,7 +53,7 @@ enum dom_state {
 
 struct domain {
 	uint32_t domid;
-	char name[64];
+	char name[SIMXEN_NAME_MAX + 1];
 	pid_t pid; /* process group of the guest; 0 for dom0 */
 	enum dom_state state;
 	bool crashed, paused, destroy_requested, crash_requested;

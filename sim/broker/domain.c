@@ -111,21 +111,10 @@ static void release(struct broker *b, struct domain *d)
 	xs_fire_special(b, "@releaseDomain");
 }
 
-static bool valid_name(const char *n)
-{
-	size_t l = strlen(n);
-	if (l == 0 || l >= sizeof(((struct domain *)0)->name))
-		return false;
-	for (; *n; n++)
-		if (*n <= ' ' || *n > '~' || *n == '/')
-			return false;
-	return true;
-}
-
 int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *name, const char *log,
     const char *cwd, char *const argv[], uint32_t *out)
 {
-	if (!valid_name(name))
+	if (!simxen_name_ok(name))
 		return EINVAL;
 	for (unsigned i = 0; i < b->ndoms; i++)
 		if (!b->doms[i]->released && !strcmp(b->doms[i]->name, name))

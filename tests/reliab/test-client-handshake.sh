@@ -16,8 +16,10 @@ NEW=(--set max_clients_per_uid=8 --set client_hello_ms=1500)
 daemon_start --set max_clients=16 "${NEW[@]}"
 chmod 0777 "$T"
 chmod 0666 "$SOCK"
-# 64 silent connections from uid 65534
-setpriv --reuid=65534 --regid=65534 --clear-groups "$PYTHON" "$HC" silent "$SOCK" 64 4 \
+# 64 silent connections from uid 65534, which may not read the checkout (a clone in
+# root's 0700 home): it runs a copy in $T.
+cp "$HC" "$T/hostile-client.py" && chmod 0644 "$T/hostile-client.py"
+setpriv --reuid=65534 --regid=65534 --clear-groups "$PYTHON" "$T/hostile-client.py" silent "$SOCK" 64 4 \
 	>"$T/silent.out" 2>&1 &
 HS=$!
 PIDS+=("$HS")

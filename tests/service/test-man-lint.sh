@@ -23,3 +23,18 @@ for f in $(grep -o 'mtrace_[a-z_]*(' "$guest_h" | tr -d '(' | sort -u); do
 	grep -q "^\.Fn $f\b" "$page" || fail "mtrace-guest.3 does not document $f"
 done
 echo "ok"
+# Every format mtrace-cat's -f parser (cat-args.c) accepts is in mtrace-cat(1)'s synopsis and in
+# README's table of programs; README's examples name the socket with -s, as every
+# program's --help does (mtrace-top's -S is only an alias).
+src=$MTRACE_SOURCE_ROOT
+fmts=$(sed -n "/case 'f':/,/else {/p" "$src/client/cat/cat-args.c" |
+	sed -n 's/.*strcmp(optarg, "\([a-z]*\)").*/\1/p')
+[ "$(echo "$fmts" | wc -w)" -ge 7 ] || fail "found only '$fmts' in mtrace-cat's -f parser"
+synopsis=$(sed -n '/^\.Sh SYNOPSIS/,/^\.Sh DESCRIPTION/p' "$src/docs/man/mtrace-cat.1" | grep '^\.Op Fl f Cm')
+row=$(grep '^| `mtrace-cat`' "$src/README.md" | grep -o '\[-f [a-z\\|]*\]')
+for f in $fmts; do
+	echo "$synopsis" | grep -qw "$f" || fail "mtrace-cat.1's synopsis lacks -f $f: $synopsis"
+	echo "$row" | grep -qw "$f" || fail "README's mtrace-cat row lacks -f $f: $row"
+done
+! grep -n 'mtrace-top -S' "$src/README.md" || fail "README uses mtrace-top -S (the option is -s)"
+echo "formats in synopsis and README: $(echo $fmts)"

@@ -108,11 +108,32 @@ if not line or D not in line[0]:
     svc.fail("installed-guest does not use the installed libmtrace-guest: %s" % ldd)
 log("guest program built from the installed header and pkg-config file")
 
+# The same program with libmtrace-guest.a linked in, as mtrace-guest(3) says:
+# `pkg-config --static` adds what the archive needs (the Xen libraries, -pthread, -lm);
+# those stay shared, only libmtrace-guest is static.
+page = open(os.path.join(svc.SOURCE, "docs", "man", "mtrace-guest.3")).read()
+if "pkg-config --static --libs mtrace-guest" not in page:
+    svc.fail("mtrace-guest.3 does not say how to link libmtrace-guest.a (pkg-config --static)")
+sflags = shlex.split(env.run(["pkg-config", "--static", "--cflags", "--libs", "mtrace-guest"],
+                             env=pc_env).stdout.decode())
+if "-lmtrace-guest" not in sflags:
+    svc.fail("pkg-config --static --libs lacks -lmtrace-guest: %s" % sflags)
+sflags = [x for f in sflags
+          for x in (["-Wl,-Bstatic", f, "-Wl,-Bdynamic"] if f == "-lmtrace-guest" else [f])]
+exe_static = env.path("installed-guest-static")
+env.run(cc + ["-std=gnu11", "-Wall", "-Wextra", "-Werror", "-o", exe_static, src] + sflags +
+        san_flags, timeout=60)
+ldd = env.run(["ldd", exe_static]).stdout.decode()
+if "libmtrace-guest" in ldd:
+    svc.fail("installed-guest-static still loads libmtrace-guest: %s" % ldd)
+log("guest program linked with the installed libmtrace-guest.a (pkg-config --static)")
+
 # Run it in a simulated domain with the installed daemon and client.
 os.environ["LD_LIBRARY_PATH"] = dest(E["MTRACE_LIBDIR"])
 os.environ["MTRACE_SIMXEN"] = dest(E["MTRACE_BINDIR"] + "/mtrace-simxen")
 sim = env.sim_start()
 domid = env.guest("installed", [exe, "installed-label", "30"])
+env.guest("installed-static", [exe_static, "static-label", "30"])
 notify = Notify(env.path("notify"))
 sock = env.path("mtraced.sock")
 conf = svc.sample_config(env, {"log_level": "info"})
@@ -123,5 +144,8 @@ notify.wait(env, "READY=1", lambda m: m == "READY=1")
 env.spawn("cat", svc.cat_argv(dest(E["MTRACE_BINDIR"] + "/mtrace-cat"), sock))
 env.wait_for("installed-label in the client's stream",
              lambda: "installed-label" in env.output("cat"), timeout=20)
-log("its events reach the installed mtrace-cat through the installed mtraced")
+env.wait_for("static-label in the client's stream",
+             lambda: "static-label" in env.output("cat"), timeout=20)
+log("its events (and the static build's) reach the installed mtrace-cat through the "
+    "installed mtraced")
 print("ok")

@@ -24,5 +24,19 @@ LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$T/hostile.out" &&
 grep -qF 'evil?[2J?]0;title? label' "$T/hostile.out" || fail "hostile label not shown: $(cat "$T/hostile.out")"
 grep -qF '[bad?exn?[31m]' "$T/hostile.out" || fail "hostile failure not shown: $(cat "$T/hostile.out")"
 
+# Columns sized to what they show: thread ids past 2^40 (as the demo's synthetic guest
+# has) and a long domain name keep every table aligned.
+printf '%s\n' '((time 1.0)(op(Creates 0 1099511628695 Task)))' \
+	'((time 1.1)(op(Label 1099511628695 "big")))' \
+	'((time 1.2)(op(Creates 1099511628695 7 Task)))' >"$T/big.sexp"
+rig_guest a-rather-long-domain-name-x "$RIG_REPLAY" --hold --quiet "$T/big.sexp" >/dev/null ||
+	fail "guest 4"
+python3 "$HERE/topcheck.py" wait "$RIG_TOP" "$RIG_SOCK" a-rather-long-domain-name-x=4 ||
+	fail "big-id guest"
+"$RIG_TOP" -b -n 1 -d 0.2 -f -D a-rather-long-domain-name-x -s "$RIG_SOCK" >"$T/big.out" ||
+	fail "top on the big-id guest"
+grep -q " 1099511628695 " "$T/big.out" || fail "big id not shown: $(cat "$T/big.out")"
+python3 "$HERE/aligncheck.py" <"$T/big.out" || fail "columns misaligned: $(cat "$T/big.out")"
+
 python3 "$HERE/topcheck.py" fixture "$RIG_TOP" "$RIG_SOCK" "$FIXTURE" mirage-once:1 mirage-x3:3 ||
 	fail "batch output differs from the fixture"

@@ -155,6 +155,38 @@ async function modeModel() {
     document.querySelector(`#domains li[data-domid="${id}"] .dead`)?.textContent, load), 5000).catch(() => null);
   check(!!reason, `destroyed guest ${load} shown live as "${reason}"`);
 
+  // A destroyed domain's lines end at the destroy: its band ends where the model ended
+  // its running intervals (the domain's last moment), and stays there as time goes on.
+  const ends = () => page.evaluate(id => {
+    mtrace.drawOnce();
+    const L = mtrace.view.layout.find(l => l.d.domid === id);
+    return L ? { end: L.end, last: L.d.lastT, pending: L.d.order.filter(th => th.end === null).length } : null;
+  }, load);
+  const e0 = await ends();
+  await new Promise(r => setTimeout(r, 1500));
+  const e1 = await ends();
+  check(e0 && e1 && e0.end === e0.last && e1.end === e0.end,
+    `destroyed guest ${load}'s lines end at its last moment (${JSON.stringify(e0)}, then ${JSON.stringify(e1)})`);
+
+  // Labels on 7 px rows: the font is taller than a row, no two drawn labels overlap.
+  const boxes = await page.evaluate(() => {
+    const v = mtrace.view, keep = { rowH: v.rowH };
+    v.rowH = 7;
+    mtrace.drawOnce();
+    const b = v.stats.labelBoxes.slice();
+    Object.assign(v, keep);
+    mtrace.state.dirty = true;
+    return b;
+  });
+  let overlap = null;
+  for (let i = 0; i < boxes.length && !overlap; i++)
+    for (let j = i + 1; j < boxes.length; j++) {
+      const a = boxes[i], b = boxes[j];
+      if (a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1) { overlap = [a, b]; break; }
+    }
+  check(boxes.length > 0 && !overlap,
+    `${boxes.length} labels on 7 px rows, none over another${overlap ? ': ' + JSON.stringify(overlap) : ''}`);
+
   // The model against mtrace-cat.
   await until('mtrace-cat and the page to agree on the count', async () => {
     const n = catEvents();

@@ -144,6 +144,7 @@ function draw(ctx, model, view, now, W, H) {
   // What this frame drew and left out (the page says so; the tests read it).
   const stats = view.stats;
   stats.arrows = 0; stats.spans = 0; stats.arrowsLeftOut = 0; stats.long = 0;
+  stats.labelBoxes = [];
   const t0 = view.t0, t1 = view.t1, span = t1 - t0;
   const xOf = t => (t - t0) / span * W;
   ctx.fillStyle = COLORS.bg;
@@ -187,6 +188,10 @@ function draw(ctx, model, view, now, W, H) {
     ctx.fillText(`dom ${d.domid} ${MtraceModel.printable(d.name, 80)}${state}  ` +
       `${d.threads.size} threads, ${d.events} events`, 6, L.top + 14);
 
+    // A destroyed domain's threads stop with it: what is pending ends at the domain's
+    // last moment (where the model ends its running intervals), not at "now".
+    const dnow = d.alive ? now : Math.min(now, d.lastT);
+    L.end = dnow;
     const rowY = r => L.rowsTop + r * view.rowH + view.rowH / 2;
     const visRow = r => { const yy = rowY(r); return yy >= AXIS_H - 2 && yy <= H + 2; };
     const vis = id => { const th = d.threads.get(id); return th && threadVisible(view, th) ? th : null; };
@@ -214,7 +219,7 @@ function draw(ctx, model, view, now, W, H) {
     const r1 = Math.min(rows - 1, Math.ceil((H - L.rowsTop) / view.rowH) + 1);
     const segEnd = sg => {
       const th = sg.th, i = th.segs.indexOf(sg);
-      return i + 1 < th.segs.length ? th.segs[i + 1].t0 : th.end === null ? now : th.end;
+      return i + 1 < th.segs.length ? th.segs[i + 1].t0 : th.end === null ? dnow : th.end;
     };
     // The stretches of row r that may cross [t0, t1]: from the last one starting
     // before t0 (rows are exclusive: only it can reach into the window).
@@ -225,7 +230,7 @@ function draw(ctx, model, view, now, W, H) {
       for (; i < a.length && a[i].t0 <= t1; i++) {
         const sg = a[i];
         if (sg.th.gone) continue;
-        const e = sg.th.segs.length === 1 ? (sg.th.end === null ? now : sg.th.end) : segEnd(sg);
+        const e = sg.th.segs.length === 1 ? (sg.th.end === null ? dnow : sg.th.end) : segEnd(sg);
         if (e < t0) continue;
         fn(sg, e);
       }
@@ -446,21 +451,35 @@ function draw(ctx, model, view, now, W, H) {
     }
     ctx.stroke(crosses);
 
-    // Labels (and exceptions) on the lines, where there is room.
+    // Labels (and exceptions) on the lines, where there is room: measured, not
+    // guessed (wide glyphs), and on rows lower than the font, never over a label of the
+    // row above.
     if (view.rowH >= 7 && !(view.skip && view.skip.has('labels'))) {
-      ctx.font = `${Math.min(view.rowH + 3, 11)}px sans-serif`;
+      const fontPx = Math.min(view.rowH + 3, 11);
+      ctx.font = `${fontPx}px sans-serif`;
       ctx.fillStyle = COLORS.text;
+      let above = [], mine = [];
       for (let r = r0; r <= r1 && labelsDrawn <= 400; r++) {
         let room0 = -1e9;
+        above = fontPx > view.rowH && mine.length && mine.r === r - 1 ? mine : [];
+        mine = []; mine.r = r;
         rowRange(r, (sg, e) => {
           const th = sg.th;
           if (sg !== th.segs[0] || (filtering && !threadVisible(view, th))) return;
           if (!th.label && !(th.failed && th.exn)) return;
           const x = Math.max(xOf(th.created), 0) + 2;
-          const chars = Math.floor((Math.min(xOf(e), W) - x) / 6);
+          const xe = Math.min(xOf(e), W);
+          const chars = Math.floor((xe - x) / 6);
           if (chars < 4 || x < room0) return;
-          room0 = x + Math.min(chars, 80) * 6;
-          ctx.fillText(shownLabel(th, Math.min(chars, 80)), x, rowY(r) - 2);
+          const text = shownLabel(th, Math.min(chars, 80));
+          const w = ctx.measureText(text).width;
+          if (x + w > xe + 6) return;
+          if (above.some(([a, b]) => x < b && a < x + w)) return;
+          room0 = x + w + 3;
+          mine.push([x, x + w]);
+          ctx.fillText(text, x, rowY(r) - 2);
+          stats.labelBoxes.push({ domid: d.domid, row: r, x0: x, x1: x + w,
+            y0: rowY(r) - 2 - fontPx * 0.8, y1: rowY(r) - 2 + fontPx * 0.2 });
           labelsDrawn++;
         });
       }
@@ -472,7 +491,7 @@ function draw(ctx, model, view, now, W, H) {
       if (th) {
         ctx.strokeStyle = COLORS.selected;
         ctx.lineWidth = 3;
-        const end = th.end === null ? now : th.end;
+        const end = th.end === null ? dnow : th.end;
         ctx.beginPath();
         for (let i = 0; i < th.segs.length; i++) {
           const s = th.segs[i], sEnd = i + 1 < th.segs.length ? th.segs[i + 1].t0 : end;
@@ -545,7 +564,7 @@ function hitTest(model, view, x, y, now, W) {
     const row = Math.floor((y - L.rowsTop) / view.rowH);
     for (const th of L.d.order) {
       if (!threadVisible(view, th)) continue;
-      const end = th.end === null ? now : th.end;
+      const end = th.end === null ? (L.d.alive ? now : Math.min(now, L.d.lastT)) : th.end;
       if (t < th.created - slack || t > end + slack) continue;
       if (rowAt(th, t) === row) return th;
     }
