@@ -1,0 +1,73 @@
+(** Lwt threads traced into an mtrace ring, in the spirit of mirage-profile's
+    [MProf.Trace], over an unmodified Lwt 5 (which has no per-promise hooks).
+
+    Opt-in: a program (or {!Ppx_mtrace}, which rewrites [let%lwt], [>>=], [>|=],
+    [Lwt.bind], [Lwt.map], [Lwt.async]) calls these in place of Lwt's.  Until
+    {!enable}, and after {!disable}, each wrapper costs one branch and calls Lwt's.
+
+    {b Thread identity.}  Every traced promise gets a thread id (from 1; 0 is the
+    program's main thread).  "The current thread" is an Lwt implicit value
+    ([Lwt.new_key]/[Lwt.with_value]), so it follows callbacks: a bind creates its
+    thread (type [Bind]) where it is called; its callback runs with that thread
+    current and READs the thread whose resolution woke it; the promise the callback
+    returns, if a traced one, is BECOME; the bind's resolution is FULFILLS or FAILS
+    (with [Printexc.to_string]).
+
+    {b Sites.}  [?site] is an id from {!site}; its name is written (SITE_NAME) once
+    per ring, before the first CREATES that carries it. *)
+
+val enable : Mtrace_ring.t -> unit
+(** Trace into this ring from now on (site names are written again into it). *)
+
+val disable : unit -> unit
+val set_ring : Mtrace_ring.t option -> unit
+val enabled : unit -> bool
+
+val site : string -> int
+(** Register a creation site by name ("file:line:col"): a fresh non-zero id. *)
+
+val current : unit -> int
+(** The current thread: 0 outside any traced callback. *)
+
+val stats : unit -> (string * int) list
+(** Records written through this module, per op as [mtrace-cat -f json] names them
+    ("creates", "site" for a CREATES's site extension, "site_name", "read", ...),
+    sorted by op. *)
+
+(** {2 Promises} *)
+
+val wait : ?site:int -> unit -> 'a Lwt.t * 'a Lwt.u
+val task : ?site:int -> unit -> 'a Lwt.t * 'a Lwt.u
+val bind : ?site:int -> 'a Lwt.t -> ('a -> 'b Lwt.t) -> 'b Lwt.t
+val map : ?site:int -> ('a -> 'b) -> 'a Lwt.t -> 'b Lwt.t
+val catch : ?site:int -> (unit -> 'a Lwt.t) -> (exn -> 'a Lwt.t) -> 'a Lwt.t
+
+val try_bind :
+  ?site:int -> (unit -> 'a Lwt.t) -> ('a -> 'b Lwt.t) -> (exn -> 'b Lwt.t) -> 'b Lwt.t
+
+val join : ?site:int -> unit Lwt.t list -> unit Lwt.t
+val pick : ?site:int -> 'a Lwt.t list -> 'a Lwt.t
+val choose : ?site:int -> 'a Lwt.t list -> 'a Lwt.t
+val async : ?site:int -> (unit -> unit Lwt.t) -> unit
+
+val track : ?site:int -> Mtrace_ring.thread_type -> (unit -> 'a Lwt.t) -> 'a Lwt.t
+(** [track ty f]: [f ()]'s promise as a thread of type [ty] created here, [f] running
+    with it current (for wrapping other primitives: Lwt_mvar, Lwt_stream, ...). *)
+
+(** {2 Annotations} *)
+
+val label : string -> unit
+(** Label the current thread. *)
+
+val label_thread : int -> string -> unit
+val counter : string -> int -> unit
+val increase : string -> int -> unit
+
+val notify : port:int -> unit
+(** An event-channel style notification sent by the current thread. *)
+
+val notified : port:int -> unit
+(** ... and received. *)
+
+val switch : int -> unit
+(** SWITCH to thread [n] ({!Mtrace_ring.thread_none} for idle). *)
