@@ -25,7 +25,7 @@ let last_created = ref 0
 (* per-op counts of what this module wrote *)
 let ops =
   [| "creates"; "site"; "site_name"; "read"; "fulfills"; "fails"; "becomes"; "label";
-     "counter"; "increase"; "evtchn_send"; "evtchn_recv"; "switch" |]
+     "counter"; "increase"; "evtchn_send"; "evtchn_recv"; "switch"; "signal" |]
 
 let counts = Array.make (Array.length ops) 0
 let count i = counts.(i) <- counts.(i) + 1
@@ -237,3 +237,38 @@ let switch t =
   | Some r ->
     R.switch r ~thread:t;
     count 12
+
+let signal_current () =
+  match !ring with
+  | None -> ()
+  | Some r ->
+    (* a SIGNAL's source is the thread signalling (the waiter is not known to Lwt 5) *)
+    R.signal r ~thread:(current ()) ~source:(current ());
+    count 13
+
+module Mvar = struct
+  let take ?site m = track ?site R.Promise (fun () -> Lwt_mvar.take m)
+  let put ?site m v = track ?site R.Promise (fun () -> Lwt_mvar.put m v)
+end
+
+module Condition = struct
+  let wait ?site ?mutex c = track ?site R.Condition (fun () -> Lwt_condition.wait ?mutex c)
+
+  let signal c v =
+    signal_current ();
+    Lwt_condition.signal c v
+
+  let broadcast c v =
+    signal_current ();
+    Lwt_condition.broadcast c v
+end
+
+module Mutex = struct
+  let lock ?site m = track ?site R.Mutex (fun () -> Lwt_mutex.lock m)
+  let with_lock ?site m f = track ?site R.Mutex (fun () -> Lwt_mutex.with_lock m f)
+end
+
+module Stream = struct
+  let next ?site s = track ?site R.Stream (fun () -> Lwt_stream.next s)
+  let get ?site s = track ?site R.Stream (fun () -> Lwt_stream.get s)
+end

@@ -71,3 +71,30 @@ val notified : port:int -> unit
 
 val switch : int -> unit
 (** SWITCH to thread [n] ({!Mtrace_ring.thread_none} for idle). *)
+
+(** {2 Lwt's other primitives}  Each blocking operation is a thread of its own (created
+    where it is called, resolved when it returns), of the type mtrace has for it. *)
+
+module Mvar : sig
+  val take : ?site:int -> 'a Lwt_mvar.t -> 'a Lwt.t
+  val put : ?site:int -> 'a Lwt_mvar.t -> 'a -> unit Lwt.t
+end
+
+module Condition : sig
+  val wait : ?site:int -> ?mutex:Lwt_mutex.t -> 'a Lwt_condition.t -> 'a Lwt.t
+
+  val signal : 'a Lwt_condition.t -> 'a -> unit
+  (** [Lwt_condition.signal], recorded as a SIGNAL by the current thread. *)
+
+  val broadcast : 'a Lwt_condition.t -> 'a -> unit
+end
+
+module Mutex : sig
+  val lock : ?site:int -> Lwt_mutex.t -> unit Lwt.t
+  val with_lock : ?site:int -> Lwt_mutex.t -> (unit -> 'a Lwt.t) -> 'a Lwt.t
+end
+
+module Stream : sig
+  val next : ?site:int -> 'a Lwt_stream.t -> 'a Lwt.t
+  val get : ?site:int -> 'a Lwt_stream.t -> 'a option Lwt.t
+end

@@ -1,4 +1,5 @@
-(* ppx_mtrace: rewrite Lwt's binding forms into Mtrace_lwt's traced ones, each naming
+(* ppx_mtrace: rewrite Lwt's binding forms (let%lwt, >>=, >|=, Lwt.bind, Lwt.map) and
+   its primitives (Lwt.wait, Lwt_mvar.take, Lwt_unix.sleep, ...: [traced] below) into Mtrace_lwt's traced ones, each naming
    its creation site "file:line:col".  The sites of a compilation unit are registered
    once, at its start (let __mtrace_site_N = Mtrace_lwt.site "..."), so a traced call
    costs no hashing or lookup. *)
@@ -10,6 +11,33 @@ let site_name (loc : Location.t) =
   Printf.sprintf "%s:%d:%d" p.pos_fname p.pos_lnum (p.pos_cnum - p.pos_bol)
 
 let site_var n = Printf.sprintf "__mtrace_site_%d" n
+
+(* Module.function applications rewritten into a traced one: (module, function) ->
+   (traced path, whether it takes ~site) *)
+let traced =
+  let m = "Mtrace_lwt" in
+  [ (("Lwt", "async"), ([ m; "async" ], true));
+    (("Lwt", "wait"), ([ m; "wait" ], true));
+    (("Lwt", "task"), ([ m; "task" ], true));
+    (("Lwt", "catch"), ([ m; "catch" ], true));
+    (("Lwt", "try_bind"), ([ m; "try_bind" ], true));
+    (("Lwt", "join"), ([ m; "join" ], true));
+    (("Lwt", "pick"), ([ m; "pick" ], true));
+    (("Lwt", "choose"), ([ m; "choose" ], true));
+    (("Lwt_mvar", "take"), ([ m; "Mvar"; "take" ], true));
+    (("Lwt_mvar", "put"), ([ m; "Mvar"; "put" ], true));
+    (("Lwt_condition", "wait"), ([ m; "Condition"; "wait" ], true));
+    (("Lwt_condition", "signal"), ([ m; "Condition"; "signal" ], false));
+    (("Lwt_condition", "broadcast"), ([ m; "Condition"; "broadcast" ], false));
+    (("Lwt_mutex", "lock"), ([ m; "Mutex"; "lock" ], true));
+    (("Lwt_mutex", "with_lock"), ([ m; "Mutex"; "with_lock" ], true));
+    (("Lwt_stream", "next"), ([ m; "Stream"; "next" ], true));
+    (("Lwt_stream", "get"), ([ m; "Stream"; "get" ], true));
+    (("Lwt_unix", "sleep"), ([ "Mtrace_lwt_unix"; "sleep" ], true)) ]
+
+let path_ident ~loc = function
+  | [] -> assert false
+  | x :: rest -> Ast_builder.Default.pexp_ident ~loc { txt = List.fold_left (fun p n -> Ldot (p, n)) (Lident x) rest; loc }
 
 class rewriter =
   object (self)
@@ -61,9 +89,13 @@ class rewriter =
         ->
         let site = self#site loc in
         [%expr Mtrace_lwt.map ~site:[%e site] [%e f] [%e x]]
-      | Pexp_apply ({ pexp_desc = Pexp_ident { txt = Ldot (Lident "Lwt", "async"); _ }; _ }, [ (Nolabel, f) ]) ->
-        let site = self#site loc in
-        [%expr Mtrace_lwt.async ~site:[%e site] [%e f]]
+      | Pexp_apply ({ pexp_desc = Pexp_ident { txt = Ldot (Lident md, fn); loc = floc }; _ }, args)
+        when List.mem_assoc (md, fn) traced -> (
+        let path, sited = List.assoc (md, fn) traced in
+        let f = path_ident ~loc:floc path in
+        match sited with
+        | true -> Ast_builder.Default.pexp_apply ~loc f ((Labelled "site", self#site floc) :: args)
+        | false -> Ast_builder.Default.pexp_apply ~loc f args)
       | _ -> e
   end
 

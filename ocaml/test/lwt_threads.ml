@@ -1,10 +1,10 @@
 (* An Lwt guest for tests/ocaml/test-lwt.sh, built with ppx_mtrace: it opens a session
    through Mtrace_guest, traces with Mtrace_lwt, and runs BATCHES batches of 100 small
-   Lwt computations (each a few threads from let%lwt, >>=, >|= and Lwt.async); between
+   Lwt computations (each a few threads from let%lwt, >>=, >|=, Lwt.wait, Lwt.catch and Lwt.async) and
+   once each of Lwt_mvar, Lwt_condition, Lwt_mutex, Lwt_stream and Lwt_unix.sleep; between
    batches it waits for mtraced to read the ring down, so nothing is overwritten.
    It prints what it wrote as JSON ({"events": total, "threads": n, "overwritten": n,
-   "per_op": {...}}).  The test checks the creation sites against this source, so keep
-   each let%lwt / >>= / >|= / Lwt.async on its own line.
+   "per_op": {...}}).  The test checks the creation sites against this source.
    Usage: lwt_threads.exe BATCHES PAGES WAIT_S LINGER_S *)
 
 module R = Mtrace_ring
@@ -18,13 +18,34 @@ let unit_work i =
   let%lwt z = Lwt.return (x + y) in
   if z mod 7 = 0 then Lwt.fail (Failure (string_of_int z)) else Lwt.return z
 
+let mvar = Lwt_mvar.create_empty ()
+let cond = Lwt_condition.create ()
+let mutex = Lwt_mutex.create ()
+
+(* the other primitives, once a batch; the sleep makes Lwt_main iterate (switches) *)
+let primitives b =
+  let got = Lwt_mvar.take mvar in
+  let put = Lwt_mvar.put mvar b in
+  let woken = Lwt_condition.wait cond in
+  Lwt_condition.signal cond ();
+  let locked = Lwt_mutex.with_lock mutex (fun () -> Lwt_unix.sleep 0.) in
+  let s = Lwt_stream.of_list [ b ] in
+  let%lwt first = Lwt_stream.next s in
+  let%lwt () = Lwt.join [ put; woken; locked ] in
+  let%lwt v = got in
+  Mtrace_lwt.label (Printf.sprintf "batch-%d" (b mod 4));
+  Mtrace_lwt.counter "batch" b;
+  Mtrace_lwt.notify ~port:1;
+  Lwt.return (first + v)
+
 let batch b =
   let done_, wake = Lwt.wait () in
   Lwt.async (fun () -> done_ >|= ignore);
   let ts = List.init 100 (fun i -> Lwt.catch (fun () -> unit_work ((b * 100) + i)) (fun _ -> Lwt.return 0)) in
   let%lwt l = Lwt.all ts in
+  let%lwt p = primitives b in
   Lwt.wakeup wake ();
-  Lwt.return (List.fold_left ( + ) 0 l)
+  Lwt.return (p + List.fold_left ( + ) 0 l)
 
 let () =
   let arg i d = if Array.length Sys.argv > i then Sys.argv.(i) else d in

@@ -3,7 +3,7 @@
 # Mtrace_guest) runs as a simulated domain under mtrace-simxen with the real mtraced and
 # creates >= 50,000 Lwt threads; every event it counts itself arrives at mtrace-cat -f
 # json exactly, op by op, and every thread's creation site names the file, line and
-# column of a let%lwt / >>= / >|= / Lwt.async in its source -- found here by scanning
+# column of a let%lwt / >>= / >|= / Lwt.async / Lwt_mvar.take ... in its source -- found here by scanning
 # that source, not from anything the program says.
 . "$MTRACE_SRC/tests/rig.sh"
 : "${OCAML_LWT:?}" "${CAT:?}"
@@ -43,12 +43,14 @@ if summary["threads"] < 50000:
 # the sites of the source: every let%lwt / >>= / >|= / Lwt.async outside comments
 src = open(sys.argv[3]).read()
 src = re.sub(r"\(\*.*?\*\)", lambda m: re.sub(r"[^\n]", " ", m.group(0)), src, flags=re.S)
-forms = ("let%lwt", ">>=", ">|=", "Lwt.async")
+# (what ppx_mtrace rewrites with a site; Lwt_condition.signal has none)
+forms = re.compile(r"let%lwt|>>=|>\|=|\b(?:Lwt\.(?:bind|map|async|wait|task|catch|try_bind|join|pick|choose)"
+                   r"|Lwt_mvar\.(?:take|put)|Lwt_condition\.wait|Lwt_mutex\.(?:lock|with_lock)"
+                   r"|Lwt_stream\.(?:next|get)|Lwt_unix\.sleep)\b")
 expect = set()
 for n, line in enumerate(src.split("\n"), 1):
-    for f in forms:
-        for m in re.finditer(re.escape(f), line):
-            expect.add((n, m.start()))
+    for m in forms.finditer(line):
+        expect.add((n, m.start()))
 base = os.path.basename(sys.argv[3])
 
 got = collections.Counter()
@@ -81,7 +83,7 @@ for site, n in used.items():
         continue
     m = re.fullmatch(r"(.*):(\d+):(\d+)", name)
     if not m or os.path.basename(m.group(1)) != base or (int(m.group(2)), int(m.group(3))) not in expect:
-        bad("site %d is named %r: not a let%%lwt/>>=/>|=/Lwt.async of %s" % (site, name, base))
+        bad("site %d is named %r: not a traced form of %s" % (site, name, base))
         continue
     seen.add((int(m.group(2)), int(m.group(3))))
 if seen != expect:

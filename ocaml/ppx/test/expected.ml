@@ -6,6 +6,14 @@ let __mtrace_site_4 = Mtrace_lwt.site "input.ml:9:31"
 let __mtrace_site_5 = Mtrace_lwt.site "input.ml:9:10"
 let __mtrace_site_6 = Mtrace_lwt.site "input.ml:10:47"
 let __mtrace_site_7 = Mtrace_lwt.site "input.ml:10:9"
+let __mtrace_site_8 = Mtrace_lwt.site "input.ml:12:28"
+let __mtrace_site_9 = Mtrace_lwt.site "input.ml:12:45"
+let __mtrace_site_10 = Mtrace_lwt.site "input.ml:12:77"
+let __mtrace_site_11 = Mtrace_lwt.site "input.ml:12:95"
+let __mtrace_site_12 = Mtrace_lwt.site "input.ml:12:17"
+let __mtrace_site_13 = Mtrace_lwt.site "input.ml:13:37"
+let __mtrace_site_14 = Mtrace_lwt.site "input.ml:14:32"
+let __mtrace_site_15 = Mtrace_lwt.site "input.ml:14:11"
 let f x =
   Mtrace_lwt.bind ~site:__mtrace_site_1 x
     (fun a ->
@@ -23,3 +31,15 @@ let () =
        Mtrace_lwt.bind ~site:__mtrace_site_6 (f (Lwt.return 1))
          (fun _ -> Lwt.return_unit))
 let untouched x = Lwt.return x
+let j m c mx s =
+  Mtrace_lwt.join ~site:__mtrace_site_12
+    [Mtrace_lwt.Mvar.take ~site:__mtrace_site_8 m;
+    Mtrace_lwt.Condition.wait ~site:__mtrace_site_9 ~mutex:mx c;
+    Mtrace_lwt.map ~site:__mtrace_site_11 ignore
+      (Mtrace_lwt.Stream.next ~site:__mtrace_site_10 s)]
+let k c =
+  Mtrace_lwt.Condition.signal c (); Mtrace_lwt.wait ~site:__mtrace_site_13 ()
+let l () =
+  Mtrace_lwt.catch ~site:__mtrace_site_15
+    (fun () -> Mtrace_lwt_unix.sleep ~site:__mtrace_site_14 0.)
+    (fun _ -> Lwt.return_unit)
