@@ -56,7 +56,9 @@ base = os.path.basename(sys.argv[3])
 got = collections.Counter()
 names = {}
 used = collections.Counter()
-last = None
+created = {}  # thread id -> thread_type
+resolved = collections.Counter()
+reads, becomes = [], []
 for line in open(sys.argv[2]):
     e = json.loads(line)
     if "op" not in e:
@@ -66,7 +68,15 @@ for line in open(sys.argv[2]):
     if op == "site_name":
         names[e["arg"]] = e.get("str", "")
     elif op == "creates":
-        last = e
+        if e["arg"] in created:
+            bad("thread %d created twice" % e["arg"])
+        created[e["arg"]] = e.get("thread_type")
+    elif op in ("fulfills", "fails"):
+        resolved[e["arg"]] += 1
+    elif op == "read":
+        reads.append(e["thread"])
+    elif op == "becomes":
+        becomes.append((e["thread"], e["arg"]))
     elif op == "site":
         used[e["arg"]] += 1
 bad_ops = {op: (n, got.get(op, 0)) for op, n in want.items() if got.get(op, 0) != n}
@@ -75,6 +85,17 @@ if bad_ops or extra:
     bad("per op (written, received): %s; not written: %s" % (bad_ops, extra))
 if got["creates"] != got["site"]:
     bad("%d creates but %d carry a site" % (got["creates"], got["site"]))
+# thread identity: each thread is resolved once; callbacks run (READ) as a bind, map
+# or try thread created before; what a callback returned (BECOMES) is a thread too
+once = [t for t in created if resolved[t] != 1]
+if once or set(resolved) - set(created):
+    bad("threads not resolved exactly once: %s; resolved but never created: %s"
+        % (once[:5], sorted(set(resolved) - set(created))[:5]))
+kinds = collections.Counter(created.get(t) for t in reads)
+if None in kinds or set(kinds) - {"Bind", "Map", "Try"}:
+    bad("READs by threads of types %s" % dict(kinds))
+if any(b not in created or o not in created for b, o in becomes):
+    bad("BECOMES between threads never created: %s" % [x for x in becomes if x[0] not in created or x[1] not in created][:5])
 seen = set()
 for site, n in used.items():
     name = names.get(site)
