@@ -15,9 +15,12 @@ daemon_start
 "$CAT" -s "$SOCK" -f json -d lwt -t 280 >"$T/events.json" 2>"$T/cat.err" &
 CAT_PID=$!
 PIDS+=("$CAT_PID")
+"$CAT" -s "$SOCK" -f folded --frames site -d lwt -t 280 >"$T/sites.folded" 2>"$T/folded.err" &
+FOLD_PID=$!
+PIDS+=("$FOLD_PID")
 # the guest starts writing once mtraced attaches; events before mtrace-cat is a client
 # would never reach it: start the guest only after mtraced has seen the client
-cat_in() { grep -q 'mtrace-cat' "$T/mtraced.log"; }
+cat_in() { [ "$(grep -c 'mtrace-cat' "$T/mtraced.log")" -ge 2 ]; }
 wait_until 30 cat_in || fail "mtrace-cat did not connect"
 # 1 MB ring; the program keeps mtraced within half of it between batches
 guest lwt -- "$OCAML_LWT" "$BATCHES" 256 20 60 >/dev/null
@@ -26,9 +29,10 @@ note "the Lwt guest wrote $N events"
 got() { [ "$(grep -c '"op"' "$T/events.json")" -ge "$N" ]; }
 wait_until 90 got || note "mtrace-cat received $(grep -c '"op"' "$T/events.json") of $N events"
 sleep 0.5 # anything beyond N would be a duplicate: give it time to show
-kill -TERM "$CAT_PID"
+kill -TERM "$CAT_PID" "$FOLD_PID"
 wait "$CAT_PID" 2>/dev/null
-"$PYTHON" - "$T/lwt.log" "$T/events.json" "$SRC_ML" <<'PY' || fail "mtrace-cat's events differ from what the Lwt guest wrote"
+wait "$FOLD_PID" 2>/dev/null
+"$PYTHON" - "$T/lwt.log" "$T/events.json" "$SRC_ML" "$T/sites.folded" <<'PY' || fail "mtrace-cat's events differ from what the Lwt guest wrote"
 import collections, json, os, re, sys
 summary = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 want = summary["per_op"]
@@ -57,6 +61,8 @@ got = collections.Counter()
 names = {}
 used = collections.Counter()
 created = {}  # thread id -> thread_type
+creator, site_of = {}, {}
+last = None
 resolved = collections.Counter()
 reads, becomes = [], []
 for line in open(sys.argv[2]):
@@ -71,6 +77,8 @@ for line in open(sys.argv[2]):
         if e["arg"] in created:
             bad("thread %d created twice" % e["arg"])
         created[e["arg"]] = e.get("thread_type")
+        creator[e["arg"]] = e["thread"]
+        last = e["arg"]
     elif op in ("fulfills", "fails"):
         resolved[e["arg"]] += 1
     elif op == "read":
@@ -79,6 +87,7 @@ for line in open(sys.argv[2]):
         becomes.append((e["thread"], e["arg"]))
     elif op == "site":
         used[e["arg"]] += 1
+        site_of[last] = e["arg"]
 bad_ops = {op: (n, got.get(op, 0)) for op, n in want.items() if got.get(op, 0) != n}
 extra = {op: n for op, n in got.items() if op not in want}
 if bad_ops or extra:
@@ -109,8 +118,29 @@ for site, n in used.items():
     seen.add((int(m.group(2)), int(m.group(3))))
 if seen != expect:
     bad("source sites without threads: %s" % sorted(expect - seen))
+# mtrace-cat -f folded --frames site: each thread's creation stack by source line, as
+# the creates above say (root: the program's main thread, created by no one)
+want_f = collections.Counter()
+for t in created:
+    path, a = [], t
+    while a in created:
+        path.append(names.get(site_of.get(a), "?"))
+        a = creator[a]
+    want_f[";".join(["(Unknown)"] + list(reversed(path)))] += 1
+want_f["(Unknown)"] += 1
+got_f = collections.Counter()
+for line in open(sys.argv[4]):
+    m = re.match(r"^(.*) (\d+)$", line.rstrip("\n"))
+    if not m:
+        bad("not a folded line: %r" % line)
+        continue
+    got_f[m.group(1)] += int(m.group(2))
+if got_f != want_f:
+    diff = {k: (want_f.get(k, 0), got_f.get(k, 0)) for k in set(got_f) | set(want_f) if got_f.get(k) != want_f.get(k)}
+    bad("folded stacks (want, got): %s" % dict(list(diff.items())[:6]))
 if not ok:
     sys.exit(1)
+print("folded: %d stacks exact" % len(got_f))
 print("per op exact: %s; %d threads from %d source sites %s" % (dict(sorted(got.items())), got["creates"], len(seen), sorted(seen)))
 PY
 alive
