@@ -9,6 +9,10 @@ let ring : R.t option ref = ref None
    callback is registered and restores them when it runs *)
 let key : int Lwt.key = Lwt.new_key ()
 let current () = match Lwt.get key with Some t -> t | None -> 0
+
+(* the thread running now, for FULFILLS/FAILS: a resolution's callbacks run with their
+   registrant's implicit values, but the resolving thread is whoever is running *)
+let running = ref 0
 let next_id = ref 0
 
 let fresh () =
@@ -82,11 +86,11 @@ let read r ~thread =
 
 let resolved r id = function
   | Ok _ ->
-    R.fulfills r ~thread:(current ()) ~resolvee:id;
+    R.fulfills r ~thread:!running ~resolvee:id;
     count 4;
     last_resolved := id
   | Error e ->
-    R.fails r ~thread:(current ()) ~resolvee:id (Printexc.to_string e);
+    R.fails r ~thread:!running ~resolvee:id (Printexc.to_string e);
     count 5;
     last_resolved := id
 
@@ -107,7 +111,16 @@ let becomes r id before =
     count 6
   end
 
-let with_thread id f = Lwt.with_value key (Some id) f
+let with_thread id f =
+  let saved = !running in
+  running := id;
+  match Lwt.with_value key (Some id) f with
+  | v ->
+    running := saved;
+    v
+  | exception e ->
+    running := saved;
+    raise e
 
 let new_promise ty site mk =
   match !ring with

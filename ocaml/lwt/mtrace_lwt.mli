@@ -11,7 +11,8 @@
     thread (type [Bind]) where it is called; its callback runs with that thread
     current and READs the thread whose resolution woke it; the promise the callback
     returns, if a traced one, is BECOME; the bind's resolution is FULFILLS or FAILS
-    (with [Printexc.to_string]).
+    (with [Printexc.to_string]) by the thread running when it resolves (0 outside
+    traced callbacks).
 
     {b Sites.}  [?site] is an id from {!site}; its name is written (SITE_NAME) once
     per ring, before the first CREATES that carries it. *)

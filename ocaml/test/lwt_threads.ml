@@ -1,7 +1,7 @@
 (* An Lwt guest for tests/ocaml/test-lwt.sh, built with ppx_mtrace: it opens a session
    through Mtrace_guest, traces with Mtrace_lwt, and runs BATCHES batches of 100 small
    Lwt computations (each a few threads from let%lwt, >>=, >|=, Lwt.wait, Lwt.catch and Lwt.async) and
-   once each of Lwt_mvar, Lwt_condition, Lwt_mutex, Lwt_stream and Lwt_unix.sleep; between
+   once each of Lwt.pick/choose/try_bind/task, Lwt_mvar, Lwt_condition, Lwt_mutex, Lwt_stream and Lwt_unix.sleep; between
    batches it waits for mtraced to read the ring down, so nothing is overwritten.
    It prints what it wrote as JSON ({"events": total, "threads": n, "overwritten": n,
    "per_op": {...}}).  The test checks the creation sites against this source.
@@ -33,10 +33,13 @@ let primitives b =
   let%lwt first = Lwt_stream.next s in
   let%lwt () = Lwt.join [ put; woken; locked ] in
   let%lwt v = got in
+  let%lwt w = Lwt.pick [ fst (Lwt.task ()); Lwt.return 1 ] in
+  let%lwt c = Lwt.choose [ Lwt.return 2 ] in
+  let%lwt t = Lwt.try_bind (fun () -> Lwt.return b) Lwt.return (fun _ -> Lwt.return 0) in
   Mtrace_lwt.label (Printf.sprintf "batch-%d" (b mod 4));
   Mtrace_lwt.counter "batch" b;
   Mtrace_lwt.notify ~port:1;
-  Lwt.return (first + v)
+  Lwt.return (first + v + w + c + t)
 
 let batch b =
   let done_, wake = Lwt.wait () in

@@ -64,7 +64,7 @@ created = {}  # thread id -> thread_type
 creator, site_of = {}, {}
 last = None
 resolved = collections.Counter()
-reads, becomes = [], []
+reads, becomes, resolvers = [], [], set()
 for line in open(sys.argv[2]):
     e = json.loads(line)
     if "op" not in e:
@@ -81,6 +81,7 @@ for line in open(sys.argv[2]):
         last = e["arg"]
     elif op in ("fulfills", "fails"):
         resolved[e["arg"]] += 1
+        resolvers.add(e["thread"])
     elif op == "read":
         reads.append(e["thread"])
     elif op == "becomes":
@@ -100,6 +101,8 @@ once = [t for t in created if resolved[t] != 1]
 if once or set(resolved) - set(created):
     bad("threads not resolved exactly once: %s; resolved but never created: %s"
         % (once[:5], sorted(set(resolved) - set(created))[:5]))
+if any(e_t not in created and e_t != 0 for e_t in resolvers):
+    bad("FULFILLS/FAILS by threads never created")
 kinds = collections.Counter(created.get(t) for t in reads)
 if None in kinds or set(kinds) - {"Bind", "Map", "Try"}:
     bad("READs by threads of types %s" % dict(kinds))
