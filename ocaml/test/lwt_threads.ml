@@ -72,6 +72,13 @@ let () =
     until linger_s (fun () -> R.head r - R.reader_pos r < R.data_size r / 2)
   done;
   Mtrace_lwt.disable ();
+  (* off, the same program writes nothing *)
+  let before = R.events r in
+  ignore (Lwt_main.run (batch 0));
+  if R.events r <> before then begin
+    prerr_endline "lwt_threads: events written with tracing off";
+    exit 1
+  end;
   until linger_s (fun () -> R.reader_pos r >= R.head r);
   let ops = ("ring_start", 1) :: Mtrace_lwt.stats () (* ring_start: the C library's *) in
   let total = List.fold_left (fun a (_, v) -> a + v) 0 ops in
