@@ -12,7 +12,7 @@ SRC_ML=$MTRACE_SRC/ocaml/test/lwt_threads.ml
 
 sim_start
 daemon_start
-"$CAT" -s "$SOCK" -f json -d lwt -t 280 >"$T/events.json" 2>"$T/cat.err" &
+"$CAT" -s "$SOCK" -f json -d lwt -t 280 --stats 250 --site-stats >"$T/events.json" 2>"$T/cat.err" &
 CAT_PID=$!
 PIDS+=("$CAT_PID")
 "$CAT" -s "$SOCK" -f folded --frames site -d lwt -t 280 >"$T/sites.folded" 2>"$T/folded.err" &
@@ -29,6 +29,23 @@ note "the Lwt guest wrote $N events"
 got() { [ "$(grep -c '"op"' "$T/events.json")" -ge "$N" ]; }
 wait_until 90 got || note "mtrace-cat received $(grep -c '"op"' "$T/events.json") of $N events"
 sleep 0.5 # anything beyond N would be a duplicate: give it time to show
+# the folded client learns site names from mtraced's statistics (every 250 ms): once
+# those the JSON client receives name every site, give the folded one a few more
+sites_known() {
+	"$PYTHON" - "$T/events.json" <<'PY'
+import json, sys
+named, listed = set(), set()
+for line in open(sys.argv[1]):
+    e = json.loads(line)
+    if e.get("op") == "site_name":
+        named.add(e.get("str"))
+    elif "sites" in e:
+        listed = {x.get("site") for x in e["sites"]}
+sys.exit(0 if named and named <= listed else 1)
+PY
+}
+wait_until 30 sites_known || fail "mtrace-cat's statistics never named every site"
+sleep 1
 kill -TERM "$CAT_PID" "$FOLD_PID"
 wait "$CAT_PID" 2>/dev/null
 wait "$FOLD_PID" 2>/dev/null
