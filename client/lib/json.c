@@ -4,6 +4,7 @@
  * strings are hostile: the escaper gives valid JSON (and JS) for any bytes.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -61,6 +62,13 @@ void json_write(FILE *f, struct evbuffer *b)
 
 	fwrite(evbuffer_pullup(b, -1), 1, len, f);
 	evbuffer_drain(b, len);
+}
+
+/* printf's %f writes nan and inf, which are not JSON; a peer or a recording file may
+ * carry them: written 0. */
+static double fin(double x)
+{
+	return isfinite(x) ? x : 0;
 }
 
 /* The column types of an EventBatch. */
@@ -194,8 +202,8 @@ static void json_domain_stats(struct evbuffer *b, const Mtrace__DomainStats *d)
 	    ",\"unknown\":%" PRIu64 ",\"wakeups\":%" PRIu64 ",\"ratelimited\":%" PRIu64
 	    ",\"state\":",
 	    d->alive ? "true" : "false", d->legacy ? "true" : "false", d->rings, d->events, d->lost,
-	    d->corrupt, d->rate_1s, d->rate_10s, d->rate_60s, d->live_threads, d->threads_total,
-	    d->threads_evicted, d->clock, d->unknown, d->wakeups, d->ratelimited);
+	    d->corrupt, fin(d->rate_1s), fin(d->rate_10s), fin(d->rate_60s), d->live_threads,
+	    d->threads_total, d->threads_evicted, d->clock, d->unknown, d->wakeups, d->ratelimited);
 	json_str(b, d->state);
 	ADD(b, ",\"counters\":[");
 	for (size_t i = 0; i < d->n_counters; i++) {
@@ -238,8 +246,8 @@ static void json_thread(struct evbuffer *b, const Mtrace__ThreadStats *t)
 	json_str(b, t->failure);
 	ADD(b, ",\"site\":");
 	json_str(b, t->site);
-	evbuffer_add_printf(
-	    b, ",\"site_index\":%" PRId32 ",\"events_rate\":%.1f}", t->site_index, t->events_rate);
+	evbuffer_add_printf(b, ",\"site_index\":%" PRId32 ",\"events_rate\":%.1f}", t->site_index,
+	    fin(t->events_rate));
 }
 
 static void json_label(struct evbuffer *b, const Mtrace__LabelStats *l)
@@ -249,7 +257,7 @@ static void json_label(struct evbuffer *b, const Mtrace__LabelStats *l)
 	evbuffer_add_printf(b,
 	    ",\"count\":%" PRIu64 ",\"live\":%" PRIu64 ",\"creation_rate\":%.2f"
 	    ",\"lifetime_p50_ns\":%" PRIu64 ",\"lifetime_p99_ns\":%" PRIu64 "}",
-	    l->count, l->live, l->creation_rate, l->lifetime_p50_ns, l->lifetime_p99_ns);
+	    l->count, l->live, fin(l->creation_rate), l->lifetime_p50_ns, l->lifetime_p99_ns);
 }
 
 /* ,"sites":[...],"site_drops":[...],"site_edges":[...] of the creation graph. */
@@ -282,8 +290,8 @@ static void json_sites(struct evbuffer *b, const Mtrace__Stats *s)
 		    "],\"count\":%" PRIu64 ",\"live\":%" PRIu64 ",\"creation_rate\":%.2f"
 		    ",\"lifetime_p50_ns\":%" PRIu64 ",\"lifetime_p99_ns\":%" PRIu64
 		    ",\"pending_p50_ns\":%" PRIu64 ",\"pending_p99_ns\":%" PRIu64 "}",
-		    x->count, x->live, x->creation_rate, x->lifetime_p50_ns, x->lifetime_p99_ns,
-		    x->pending_p50_ns, x->pending_p99_ns);
+		    x->count, x->live, fin(x->creation_rate), x->lifetime_p50_ns,
+		    x->lifetime_p99_ns, x->pending_p50_ns, x->pending_p99_ns);
 	}
 	ADD(b, "],\"site_drops\":[");
 	for (i = 0; i < s->n_domains; i++) {
