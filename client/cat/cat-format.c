@@ -11,7 +11,6 @@
 #include "cat-format.h"
 #include "json.h"
 #include "ring-reader.h"
-#include "utf8.h"
 
 #define NAMES_MAX 1024
 
