@@ -9,8 +9,8 @@
 #include "cat-chrome.h"
 #include "cat-ctf.h"
 #include "cat-format.h"
+#include "json.h"
 #include "ring-reader.h"
-#include "utf8.h"
 
 #define NAMES_MAX 1024
 
@@ -44,35 +44,22 @@ const char *cat_names_get(uint32_t domid)
 	return NULL;
 }
 
+/* One evbuffer for every JSON piece: cat writes one thing at a time. */
+static struct evbuffer *jbuf(void)
+{
+	static struct evbuffer *b;
+
+	if (!b)
+		b = evbuffer_new();
+	return b;
+}
+
 void cat_json_str(FILE *f, const char *str)
 {
-	const unsigned char *s = (const unsigned char *)(str ? str : ""), *run;
-	size_t n = 1;
+	struct evbuffer *b = jbuf();
 
-	fputc('"', f);
-	/* Runs of bytes that need no escape go out in one write. */
-	for (run = s; *s;) {
-		if (*s >= 0x20 && *s != '"' && *s != '\\' && *s != 0x7f &&
-		    (*s < 0x80 || (n = utf8_len(s)) > 0)) {
-			s += *s < 0x80 ? 1 : n;
-			continue;
-		}
-		fwrite(run, 1, (size_t)(s - run), f);
-		if (*s == '"' || *s == '\\') {
-			fputc('\\', f);
-			fputc(*s, f);
-		} else if (*s == '\n') {
-			fputs("\\n", f);
-		} else if (*s == '\t') {
-			fputs("\\t", f);
-		} else {
-			/* a control byte, or a byte that is not UTF-8 (read as Latin-1) */
-			fprintf(f, "\\u%04x", *s);
-		}
-		run = ++s;
-	}
-	fwrite(run, 1, (size_t)(s - run), f);
-	fputc('"', f);
+	json_str(b, str);
+	json_write(f, b);
 }
 
 /* Text form: printable ASCII as is, everything else as \xNN, inside quotes. */
@@ -150,22 +137,10 @@ static void text_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t 
 	fputc('\n', f);
 }
 
-static void json_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
+static void json_line(FILE *f, struct evbuffer *b)
 {
-	char ob[16];
-
-	fprintf(f,
-	    "{\"type\":\"event\",\"domid\":%u,\"ring\":%u,\"ts\":%" PRIu64
-	    ",\"op\":\"%s\",\"op_code\":%u,\"thread\":%" PRId64 ",\"arg\":%" PRId64,
-	    b->domid, b->ring, ts, op_name(b->op[i], ob, sizeof(ob)), b->op[i], b->thread[i],
-	    b->arg[i]);
-	if (b->op[i] == MTRACE_OP_CREATES && i < b->n_type)
-		fprintf(f, ",\"thread_type\":\"%s\"", mtrace_thread_type_name(b->type[i]));
-	if (str) {
-		fputs(",\"str\":", f);
-		cat_json_str(f, str);
-	}
-	fputs("}\n", f);
+	evbuffer_add(b, "\n", 1);
+	json_write(f, b);
 }
 
 void cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t i, uint64_t ts,
@@ -176,7 +151,8 @@ void cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t
 		text_event(f, b, i, ts, str);
 		break;
 	case CAT_JSON:
-		json_event(f, b, i, ts, str);
+		json_event(jbuf(), b, i, ts, str);
+		json_line(f, jbuf());
 		break;
 	case CAT_CHROME:
 		cat_chrome_event(f, b, i, ts, str);
@@ -187,81 +163,6 @@ void cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t
 	default:
 		break;
 	}
-}
-
-static void json_stats(FILE *f, const Mtrace__Stats *s)
-{
-	size_t i, k;
-
-	fprintf(f,
-	    "{\"type\":\"stats\",\"time_ns\":%" PRIu64 ",\"dropped_for_client\":%" PRIu64
-	    ",\"clients\":%u,\"domains\":[",
-	    s->time_ns, s->dropped_for_client, s->clients);
-	for (i = 0; i < s->n_domains; i++) {
-		const Mtrace__DomainStats *d = s->domains[i];
-		fprintf(f, "%s{\"domid\":%u,\"name\":", i ? "," : "", d->domid);
-		cat_json_str(f, d->name);
-		fprintf(f,
-		    ",\"alive\":%s,\"legacy\":%s,\"rings\":%u,\"events\":%" PRIu64
-		    ",\"lost\":%" PRIu64 ",\"corrupt\":%" PRIu64 ",\"unknown\":%" PRIu64
-		    ",\"rate_1s\":%.1f,\"rate_10s\":%.1f,\"rate_60s\":%.1f"
-		    ",\"live_threads\":%" PRIu64 ",\"threads_total\":%" PRIu64
-		    ",\"wakeups\":%" PRIu64 ",\"ratelimited\":%" PRIu64 ",\"state\":",
-		    d->alive ? "true" : "false", d->legacy ? "true" : "false", d->rings, d->events,
-		    d->lost, d->corrupt, d->unknown, d->rate_1s, d->rate_10s, d->rate_60s,
-		    d->live_threads, d->threads_total, d->wakeups, d->ratelimited);
-		cat_json_str(f, d->state);
-		fputs(",\"counters\":{", f);
-		for (k = 0; k < d->n_counters; k++) {
-			fputs(k ? "," : "", f);
-			cat_json_str(f, d->counters[k]->name);
-			fprintf(f, ":%" PRId64, d->counters[k]->value);
-		}
-		fputs("},\"op_events\":{", f);
-		for (k = 0; k < d->n_op_events; k++) {
-			const char *op = mtrace_op_name(d->op_events[k]->op);
-			if (op)
-				fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", op,
-				    d->op_events[k]->events);
-			else
-				fprintf(f, "%s\"op_%u\":%" PRIu64, k ? "," : "",
-				    d->op_events[k]->op, d->op_events[k]->events);
-		}
-		fputs("}}", f);
-	}
-	fputs("],\"threads\":[", f);
-	for (i = 0; i < s->n_threads; i++) {
-		const Mtrace__ThreadStats *t = s->threads[i];
-		fprintf(f, "%s{\"domid\":%u,\"id\":%" PRId64 ",\"label\":", i ? "," : "", t->domid,
-		    t->id);
-		cat_json_str(f, t->label);
-		fputs(",\"site\":", f);
-		cat_json_str(f, t->site);
-		fprintf(f,
-		    ",\"site_index\":%" PRId32
-		    ",\"type\":\"%s\",\"state\":\"%s\",\"parent\":%" PRId64 ",\"reads\":%" PRIu64
-		    ",\"resolves\":%" PRIu64 ",\"children\":%" PRIu64 ",\"running_ns\":%" PRIu64
-		    ",\"pending_ns\":%" PRIu64 ",\"events\":%" PRIu64 ",\"events_rate\":%.1f}",
-		    t->site_index, mtrace_thread_type_name(t->type),
-		    t->state == MTRACE__THREAD_STATE__RESOLVED     ? "resolved"
-		        : t->state == MTRACE__THREAD_STATE__FAILED ? "failed"
-		                                                   : "pending",
-		    t->parent, t->reads, t->resolves, t->children, t->running_ns, t->pending_ns,
-		    t->events, t->events_rate);
-	}
-	fputs("],\"labels\":[", f);
-	for (i = 0; i < s->n_labels; i++) {
-		const Mtrace__LabelStats *l = s->labels[i];
-		fprintf(f, "%s{\"domid\":%u,\"label\":", i ? "," : "", l->domid);
-		cat_json_str(f, l->label);
-		fprintf(f,
-		    ",\"count\":%" PRIu64 ",\"live\":%" PRIu64 ",\"creation_rate\":%.2f"
-		    ",\"lifetime_p50_ns\":%" PRIu64 ",\"lifetime_p99_ns\":%" PRIu64 "}",
-		    l->count, l->live, l->creation_rate, l->lifetime_p50_ns, l->lifetime_p99_ns);
-	}
-	fputc(']', f);
-	cat_json_sites(f, s);
-	fputs("}\n", f);
 }
 
 static void text_stats(FILE *f, const Mtrace__Stats *s)
@@ -298,72 +199,44 @@ static void text_stats(FILE *f, const Mtrace__Stats *s)
 
 void cat_other(FILE *f, enum cat_format fmt, const Mtrace__ServerMsg *m)
 {
-	bool json = fmt == CAT_JSON;
-
-	if (fmt != CAT_TEXT && fmt != CAT_JSON)
+	if (fmt == CAT_JSON) {
+		if (json_other(jbuf(), m) == 0)
+			json_line(f, jbuf());
+		return;
+	}
+	if (fmt != CAT_TEXT)
 		return;
 	switch (m->msg_case) {
 	case MTRACE__SERVER_MSG__MSG_STATS:
-		(json ? json_stats : text_stats)(f, m->stats);
+		text_stats(f, m->stats);
 		break;
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_UP:
-		if (json) {
-			fprintf(f,
-			    "{\"type\":\"domain_up\",\"domid\":%u,\"name\":", m->domain_up->domid);
-			cat_json_str(f, m->domain_up->name);
-			fprintf(f, ",\"rings\":%u,\"clock\":%u,\"legacy\":%s}\n",
-			    m->domain_up->rings, m->domain_up->clock,
-			    m->domain_up->legacy ? "true" : "false");
-		} else {
-			fprintf(f, "# domain up dom=%u name=", m->domain_up->domid);
-			text_str(f, m->domain_up->name);
-			fprintf(f, " rings=%u%s\n", m->domain_up->rings,
-			    m->domain_up->legacy ? " legacy" : "");
-		}
+		fprintf(f, "# domain up dom=%u name=", m->domain_up->domid);
+		text_str(f, m->domain_up->name);
+		fprintf(
+		    f, " rings=%u%s\n", m->domain_up->rings, m->domain_up->legacy ? " legacy" : "");
 		break;
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
-		if (json) {
-			fprintf(f, "{\"type\":\"domain_down\",\"domid\":%u,\"reason\":",
-			    m->domain_down->domid);
-			cat_json_str(f, m->domain_down->reason);
-			fputs("}\n", f);
-		} else {
-			fprintf(f, "# domain down dom=%u reason=", m->domain_down->domid);
-			text_str(f, m->domain_down->reason);
-			fputc('\n', f);
-		}
+		fprintf(f, "# domain down dom=%u reason=", m->domain_down->domid);
+		text_str(f, m->domain_down->reason);
+		fputc('\n', f);
 		break;
 	case MTRACE__SERVER_MSG__MSG_LOSS:
 		fprintf(f,
-		    json ? "{\"type\":\"loss\",\"domid\":%u,\"ring\":%u,\"lost_in_ring\":%" PRIu64
-		           ",\"dropped_for_client\":%" PRIu64 "}\n"
-		         : "# loss dom=%u ring=%u lost_in_ring=%" PRIu64
-		           " dropped_for_client=%" PRIu64 "\n",
+		    "# loss dom=%u ring=%u lost_in_ring=%" PRIu64 " dropped_for_client=%" PRIu64
+		    "\n",
 		    m->loss->domid, m->loss->ring, m->loss->lost_in_ring,
 		    m->loss->dropped_for_client);
 		break;
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
-		if (json) {
-			fputs("{\"type\":\"goodbye\",\"reason\":", f);
-			cat_json_str(f, m->goodbye->reason);
-			fputs("}\n", f);
-		} else {
-			fputs("# goodbye reason=", f);
-			text_str(f, m->goodbye->reason);
-			fputc('\n', f);
-		}
+		fputs("# goodbye reason=", f);
+		text_str(f, m->goodbye->reason);
+		fputc('\n', f);
 		break;
 	case MTRACE__SERVER_MSG__MSG_ERROR:
-		if (json) {
-			fprintf(
-			    f, "{\"type\":\"error\",\"code\":%d,\"message\":", (int)m->error->code);
-			cat_json_str(f, m->error->message);
-			fputs("}\n", f);
-		} else {
-			fprintf(f, "# error code=%d message=", (int)m->error->code);
-			text_str(f, m->error->message);
-			fputc('\n', f);
-		}
+		fprintf(f, "# error code=%d message=", (int)m->error->code);
+		text_str(f, m->error->message);
+		fputc('\n', f);
 		break;
 	default:
 		break;

@@ -35,10 +35,7 @@ void cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t
 /* Print any non-event message. */
 void cat_other(FILE *f, enum cat_format fmt, const Mtrace__ServerMsg *m);
 
-/* cat-sites.c: ,"sites":[...],"site_edges":[...] of a stats line. */
-void cat_json_sites(FILE *f, const Mtrace__Stats *s);
-
-/* JSON string with escapes; bytes >= 0x80 that are not valid UTF-8 become \u00XX. */
+/* json_str (client/lib/json.h) onto a FILE, for the converters. */
 void cat_json_str(FILE *f, const char *s);
 
 #endif

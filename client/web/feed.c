@@ -57,7 +57,8 @@ static void push(const char *event, struct evbuffer *b, uint32_t events)
 
 static void push_daemon_state(struct evbuffer *b, bool up)
 {
-	evbuffer_add_printf(b, "{\"connected\":%s,\"daemon\":", up ? "true" : "false");
+	evbuffer_add_printf(b, "{\"v\":" JSON_V ",\"type\":\"daemon\",\"connected\":%s,\"daemon\":",
+	    up ? "true" : "false");
 	json_str(b, f.daemon);
 	evbuffer_add(b, "}", 1);
 	push("daemon", b, 0);

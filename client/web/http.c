@@ -131,8 +131,8 @@ static void serve_state(struct evhttp_request *req)
 	const Mtrace__Stats *st = feed_last_stats();
 
 	evbuffer_add_printf(b,
-	    "{\"server\":\"mtrace-web " MTRACE_VERSION "\",\"instance\":\"%" PRIx64
-	    "\",\"connected\":%s,\"daemon\":",
+	    "{\"v\":" JSON_V ",\"type\":\"state\",\"server\":\"mtrace-web " MTRACE_VERSION
+	    "\",\"instance\":\"%" PRIx64 "\",\"connected\":%s,\"daemon\":",
 	    hist_instance(), feed_connected() ? "true" : "false");
 	json_str(b, feed_daemon());
 	evbuffer_add(b, ",\"domains\":", 11);

@@ -102,7 +102,8 @@ static void pump(struct browser *b)
 	chunk = evbuffer_new();
 	if (b->dropped_untold) {
 		evbuffer_add_printf(chunk,
-		    "event: dropped\ndata: {\"dropped\":%" PRIu64 ",\"total\":%" PRIu64 "}\n\n",
+		    "event: dropped\ndata: {\"v\":" JSON_V
+		    ",\"type\":\"dropped\",\"dropped\":%" PRIu64 ",\"total\":%" PRIu64 "}\n\n",
 		    b->dropped_untold, b->dropped);
 		b->dropped_untold = 0;
 	}
@@ -248,7 +249,8 @@ void sse_open(struct evhttp_request *req)
 
 	hello = evbuffer_new();
 	evbuffer_add_printf(hello,
-	    "retry: 2000\nevent: hello\ndata: {\"instance\":\"%" PRIx64
+	    "retry: 2000\nevent: hello\ndata: {\"v\":" JSON_V
+	    ",\"type\":\"hello\",\"instance\":\"%" PRIx64
 	    "\",\"server\":\"mtrace-web " MTRACE_VERSION "\",\"connected\":%s"
 	    ",\"resumed\":%s,\"history_first_event\":%" PRIu64 ",\"browser\":%u"
 	    ",\"daemon\":",

@@ -19,6 +19,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "json.h"
 #include "mtrace-client.h"
 
 #define WEB_DEFAULT_LISTEN "127.0.0.1:8470"
@@ -59,15 +60,6 @@ uint64_t hist_events_before(uint64_t id); /* id in [tail, head] */
 uint64_t hist_bytes_before(uint64_t id);
 size_t hist_bytes_held(void);
 uint64_t hist_instance(void);
-
-/* json.c: JSON into evbuffers; guest strings always escaped, invalid UTF-8 as \u00XX. */
-void json_str(struct evbuffer *b, const char *s);
-/* One EventBatch as the page's column object; -1 if its columns disagree. */
-int json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_ms);
-void json_domain_up(struct evbuffer *b, const Mtrace__DomainUp *u);
-void json_domain_down(struct evbuffer *b, const Mtrace__DomainDown *d);
-void json_loss(struct evbuffer *b, const Mtrace__Loss *l);
-void json_stats(struct evbuffer *b, const Mtrace__Stats *s, bool threads);
 
 /* feed.c: the link to mtraced. */
 int feed_start(struct event_base *base, const struct web_opts *o, char *err, size_t errlen);

@@ -1,6 +1,6 @@
 /*
  * label-guest - a guest whose strings are hostile to a web page: HTML and script,
- * quotes, control bytes, invalid UTF-8 and 4 KiB labels, in thread labels, an
+ * quotes, control bytes, U+2028/2029, invalid UTF-8 and 4 KiB labels, in thread labels, an
  * exception and a counter name.  The browser test checks that the page shows them
  * as text and that nothing runs; it learns the strings from mtrace-cat, not from here.
  * Usage: label-guest [SECONDS to stay up after writing, default 3]
@@ -22,7 +22,7 @@ static const char *hostile(int i)
 		"<img src=x onerror=\"window.__pwned=1\">",
 		"<script>window.__pwned=2</script>",
 		"\"'`;--</dd><b>bold</b>&amp;&lt;",
-		"ctl\x01\x1b[31mred\x7f\ttab\nnewline",
+		"ctl\x01\x1b[31mred\x7f\ttab\nnewline\xe2\x80\xa8ls\xe2\x80\xa9ps",
 		"bad-utf8-\xff\xfe-\xc3(",
 		"javascript:window.__pwned=3",
 		"<svg onload=window.__pwned=4>",

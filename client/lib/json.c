@@ -1,15 +1,16 @@
 /*
- * json.c - what the page and /api/state read, as JSON.  Guest-written strings
- * (labels, counter names, exceptions, domain names) are escaped here and shown by
- * the page as text only; invalid UTF-8 bytes become \u00XX so JSON.parse never fails.
+ * json.c - the one JSON encoding of ServerMsg (schema: docs/json.md), shared by
+ * mtrace-cat -f json and mtrace-web.  Every object carries "v" and "type".  Guest
+ * strings are hostile: the escaper gives valid JSON (and JS) for any bytes.
  */
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "ops.h"
 #include "utf8.h"
-#include "web.h"
 
 /* A literal, without counting its bytes by hand. */
 #define ADD(b, lit) evbuffer_add((b), (lit), sizeof(lit) - 1)
@@ -21,7 +22,7 @@ void json_str(struct evbuffer *b, const char *str)
 
 	ADD(b, "\"");
 	while (*s) {
-		size_t n;
+		size_t n = 1;
 
 		if (*s >= 0x20 && *s < 0x7f && *s != '"' && *s != '\\') {
 			s++;
@@ -31,19 +32,43 @@ void json_str(struct evbuffer *b, const char *str)
 			evbuffer_add(b, run, (size_t)(s - run));
 		if (*s == '"' || *s == '\\') {
 			evbuffer_add_printf(b, "\\%c", *s);
-			s++;
+		} else if (*s == '\n') {
+			ADD(b, "\\n");
+		} else if (*s == '\t') {
+			ADD(b, "\\t");
 		} else if (*s >= 0x80 && (n = utf8_len(s)) > 0) {
-			evbuffer_add(b, s, n);
-			s += n;
+			/* U+2028/2029 are valid JSON but end a line in older JavaScript. */
+			if (n == 3 && s[0] == 0xe2 && s[1] == 0x80 &&
+			    (s[2] == 0xa8 || s[2] == 0xa9))
+				evbuffer_add_printf(b, "\\u%04x", 0x2000 + (s[2] - 0x80));
+			else
+				evbuffer_add(b, s, n);
 		} else {
+			/* a control byte, DEL, or a byte that is not UTF-8 (read as Latin-1) */
+			n = 1;
 			evbuffer_add_printf(b, "\\u%04x", *s);
-			s++;
 		}
+		s += n;
 		run = s;
 	}
 	if (s > run)
 		evbuffer_add(b, run, (size_t)(s - run));
 	ADD(b, "\"");
+}
+
+void json_write(FILE *f, struct evbuffer *b)
+{
+	size_t len = evbuffer_get_length(b);
+
+	fwrite(evbuffer_pullup(b, -1), 1, len, f);
+	evbuffer_drain(b, len);
+}
+
+/* printf's %f writes nan and inf, which are not JSON; a peer or a recording file may
+ * carry them: written 0. */
+static double fin(double x)
+{
+	return isfinite(x) ? x : 0;
 }
 
 /* The column types of an EventBatch. */
@@ -104,8 +129,8 @@ int json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_m
 	/* base_ts as a string: guest clocks may pass 2^53 ns, a JavaScript number's
 	 * exact range; the page keeps times relative to a BigInt origin. */
 	evbuffer_add_printf(b,
-	    "{\"d\":%" PRIu32 ",\"r\":%" PRIu32 ",\"t\":\"%" PRIu64 "\",\"c\":%" PRIu32
-	    ",\"q\":%" PRIu64 ",\"w\":%" PRIu64,
+	    "{\"v\":" JSON_V ",\"type\":\"batch\",\"d\":%" PRIu32 ",\"r\":%" PRIu32
+	    ",\"t\":\"%" PRIu64 "\",\"c\":%" PRIu32 ",\"q\":%" PRIu64 ",\"w\":%" PRIu64,
 	    eb->domid, eb->ring, eb->base_ts, eb->clock, eb->first_seq, recv_ms);
 	num_col(b, "dt", COL_S32, eb->ts_delta, n);
 	num_col(b, "op", COL_U32, eb->op, n);
@@ -141,7 +166,8 @@ int json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_m
 
 void json_domain_up(struct evbuffer *b, const Mtrace__DomainUp *u)
 {
-	evbuffer_add_printf(b, "{\"domid\":%" PRIu32 ",\"name\":", u->domid);
+	evbuffer_add_printf(b,
+	    "{\"v\":" JSON_V ",\"type\":\"domain_up\",\"domid\":%" PRIu32 ",\"name\":", u->domid);
 	json_str(b, u->name);
 	evbuffer_add_printf(b, ",\"rings\":%" PRIu32 ",\"clock\":%" PRIu32 ",\"legacy\":%s}",
 	    u->rings, u->clock, u->legacy ? "true" : "false");
@@ -149,7 +175,9 @@ void json_domain_up(struct evbuffer *b, const Mtrace__DomainUp *u)
 
 void json_domain_down(struct evbuffer *b, const Mtrace__DomainDown *d)
 {
-	evbuffer_add_printf(b, "{\"domid\":%" PRIu32 ",\"reason\":", d->domid);
+	evbuffer_add_printf(b,
+	    "{\"v\":" JSON_V ",\"type\":\"domain_down\",\"domid\":%" PRIu32 ",\"reason\":",
+	    d->domid);
 	json_str(b, d->reason);
 	ADD(b, "}");
 }
@@ -157,8 +185,8 @@ void json_domain_down(struct evbuffer *b, const Mtrace__DomainDown *d)
 void json_loss(struct evbuffer *b, const Mtrace__Loss *l)
 {
 	evbuffer_add_printf(b,
-	    "{\"domid\":%" PRIu32 ",\"ring\":%" PRIu32 ",\"lost_in_ring\":%" PRIu64
-	    ",\"dropped_for_client\":%" PRIu64 "}",
+	    "{\"v\":" JSON_V ",\"type\":\"loss\",\"domid\":%" PRIu32 ",\"ring\":%" PRIu32
+	    ",\"lost_in_ring\":%" PRIu64 ",\"dropped_for_client\":%" PRIu64 "}",
 	    l->domid, l->ring, l->lost_in_ring, l->dropped_for_client);
 }
 
@@ -171,10 +199,11 @@ static void json_domain_stats(struct evbuffer *b, const Mtrace__DomainStats *d)
 	    ",\"lost\":%" PRIu64 ",\"corrupt\":%" PRIu64 ",\"rate_1s\":%.1f"
 	    ",\"rate_10s\":%.1f,\"rate_60s\":%.1f,\"live_threads\":%" PRIu64
 	    ",\"threads_total\":%" PRIu64 ",\"threads_evicted\":%" PRIu64 ",\"clock\":%" PRIu32
-	    ",\"unknown\":%" PRIu64 ",\"state\":",
+	    ",\"unknown\":%" PRIu64 ",\"wakeups\":%" PRIu64 ",\"ratelimited\":%" PRIu64
+	    ",\"state\":",
 	    d->alive ? "true" : "false", d->legacy ? "true" : "false", d->rings, d->events, d->lost,
-	    d->corrupt, d->rate_1s, d->rate_10s, d->rate_60s, d->live_threads, d->threads_total,
-	    d->threads_evicted, d->clock, d->unknown);
+	    d->corrupt, fin(d->rate_1s), fin(d->rate_10s), fin(d->rate_60s), d->live_threads,
+	    d->threads_total, d->threads_evicted, d->clock, d->unknown, d->wakeups, d->ratelimited);
 	json_str(b, d->state);
 	ADD(b, ",\"counters\":[");
 	for (size_t i = 0; i < d->n_counters; i++) {
@@ -184,7 +213,18 @@ static void json_domain_stats(struct evbuffer *b, const Mtrace__DomainStats *d)
 		json_str(b, d->counters[i]->name);
 		evbuffer_add_printf(b, ",\"value\":%" PRId64 "}", d->counters[i]->value);
 	}
-	ADD(b, "]}");
+	/* keyed by op name: a fixed vocabulary, never guest-written */
+	ADD(b, "],\"op_events\":{");
+	for (size_t k = 0; k < d->n_op_events; k++) {
+		const char *op = mtrace_op_name(d->op_events[k]->op);
+		if (op)
+			evbuffer_add_printf(
+			    b, "%s\"%s\":%" PRIu64, k ? "," : "", op, d->op_events[k]->events);
+		else
+			evbuffer_add_printf(b, "%s\"op_%u\":%" PRIu64, k ? "," : "",
+			    d->op_events[k]->op, d->op_events[k]->events);
+	}
+	ADD(b, "}}");
 }
 
 static const char *const state_names[] = { "pending", "resolved", "failed" };
@@ -204,7 +244,10 @@ static void json_thread(struct evbuffer *b, const Mtrace__ThreadStats *t)
 	    t->resolved_ns, t->reads, t->resolves, t->children, t->running_ns, t->pending_ns,
 	    t->events, t->becomes);
 	json_str(b, t->failure);
-	ADD(b, "}");
+	ADD(b, ",\"site\":");
+	json_str(b, t->site);
+	evbuffer_add_printf(b, ",\"site_index\":%" PRId32 ",\"events_rate\":%.1f}", t->site_index,
+	    fin(t->events_rate));
 }
 
 static void json_label(struct evbuffer *b, const Mtrace__LabelStats *l)
@@ -214,14 +257,66 @@ static void json_label(struct evbuffer *b, const Mtrace__LabelStats *l)
 	evbuffer_add_printf(b,
 	    ",\"count\":%" PRIu64 ",\"live\":%" PRIu64 ",\"creation_rate\":%.2f"
 	    ",\"lifetime_p50_ns\":%" PRIu64 ",\"lifetime_p99_ns\":%" PRIu64 "}",
-	    l->count, l->live, l->creation_rate, l->lifetime_p50_ns, l->lifetime_p99_ns);
+	    l->count, l->live, fin(l->creation_rate), l->lifetime_p50_ns, l->lifetime_p99_ns);
+}
+
+/* ,"sites":[...],"site_drops":[...],"site_edges":[...] of the creation graph. */
+static void json_sites(struct evbuffer *b, const Mtrace__Stats *s)
+{
+	size_t i, k;
+
+	ADD(b, ",\"sites\":[");
+	for (i = 0; i < s->n_sites; i++) {
+		const Mtrace__SiteStats *x = s->sites[i];
+
+		evbuffer_add_printf(
+		    b, "%s{\"domid\":%u,\"index\":%u,\"site\":", i ? "," : "", x->domid, x->index);
+		json_str(b, x->site);
+		evbuffer_add_printf(b, ",\"named\":%s,\"address\":%" PRIu64 ",\"module\":",
+		    x->named ? "true" : "false", x->address);
+		json_str(b, x->module);
+		evbuffer_add_printf(b, ",\"offset\":%" PRIu64 ",\"resolved\":%s,\"frames\":[",
+		    x->offset, x->resolved ? "true" : "false");
+		for (k = 0; k < x->n_frames; k++) {
+			if (k)
+				ADD(b, ",");
+			ADD(b, "{\"function\":");
+			json_str(b, x->frames[k]->function);
+			ADD(b, ",\"file\":");
+			json_str(b, x->frames[k]->file);
+			evbuffer_add_printf(b, ",\"line\":%u}", x->frames[k]->line);
+		}
+		evbuffer_add_printf(b,
+		    "],\"count\":%" PRIu64 ",\"live\":%" PRIu64 ",\"creation_rate\":%.2f"
+		    ",\"lifetime_p50_ns\":%" PRIu64 ",\"lifetime_p99_ns\":%" PRIu64
+		    ",\"pending_p50_ns\":%" PRIu64 ",\"pending_p99_ns\":%" PRIu64 "}",
+		    x->count, x->live, fin(x->creation_rate), x->lifetime_p50_ns,
+		    x->lifetime_p99_ns, x->pending_p50_ns, x->pending_p99_ns);
+	}
+	ADD(b, "],\"site_drops\":[");
+	for (i = 0; i < s->n_domains; i++) {
+		const Mtrace__DomainStats *d = s->domains[i];
+		evbuffer_add_printf(b,
+		    "%s{\"domid\":%u,\"sites_dropped\":%" PRIu64 ",\"sites_bad\":%" PRIu64
+		    ",\"site_edges_dropped\":%" PRIu64 ",\"modules_dropped\":%" PRIu64 "}",
+		    i ? "," : "", d->domid, d->sites_dropped, d->sites_bad, d->site_edges_dropped,
+		    d->modules_dropped);
+	}
+	ADD(b, "],\"site_edges\":[");
+	for (i = 0; i < s->n_site_edges; i++) {
+		const Mtrace__SiteEdge *e = s->site_edges[i];
+		evbuffer_add_printf(b,
+		    "%s{\"domid\":%u,\"parent\":%d,\"child\":%u,\"count\":%" PRIu64 "}",
+		    i ? "," : "", e->domid, e->parent, e->child, e->count);
+	}
+	ADD(b, "]");
 }
 
 void json_stats(struct evbuffer *b, const Mtrace__Stats *s, bool threads)
 {
 	evbuffer_add_printf(b,
-	    "{\"time_ns\":%" PRIu64 ",\"clients\":%" PRIu32 ",\"dropped_for_client\":%" PRIu64
-	    ",\"domains\":[",
+	    "{\"v\":" JSON_V ",\"type\":\"stats\",\"time_ns\":%" PRIu64 ",\"clients\":%" PRIu32
+	    ",\"dropped_for_client\":%" PRIu64 ",\"domains\":[",
 	    s->time_ns, s->clients, s->dropped_for_client);
 	for (size_t i = 0; i < s->n_domains; i++) {
 		if (i)
@@ -243,6 +338,63 @@ void json_stats(struct evbuffer *b, const Mtrace__Stats *s, bool threads)
 			json_label(b, s->labels[i]);
 		}
 		ADD(b, "]");
+		json_sites(b, s);
 	}
 	ADD(b, "}");
+}
+
+void json_event(
+    struct evbuffer *b, const Mtrace__EventBatch *eb, size_t i, uint64_t ts, const char *str)
+{
+	const char *op = mtrace_op_name(eb->op[i]);
+	char ob[16];
+
+	if (!op) {
+		snprintf(ob, sizeof(ob), "op%u", eb->op[i]);
+		op = ob;
+	}
+	evbuffer_add_printf(b,
+	    "{\"v\":" JSON_V ",\"type\":\"event\",\"domid\":%u,\"ring\":%u,\"ts\":%" PRIu64
+	    ",\"op\":\"%s\",\"op_code\":%u,\"thread\":%" PRId64 ",\"arg\":%" PRId64,
+	    eb->domid, eb->ring, ts, op, eb->op[i], eb->thread[i], eb->arg[i]);
+	if (eb->op[i] == MTRACE_OP_CREATES && i < eb->n_type)
+		evbuffer_add_printf(
+		    b, ",\"thread_type\":\"%s\"", mtrace_thread_type_name(eb->type[i]));
+	if (str) {
+		ADD(b, ",\"str\":");
+		json_str(b, str);
+	}
+	ADD(b, "}");
+}
+
+int json_other(struct evbuffer *b, const Mtrace__ServerMsg *m)
+{
+	switch (m->msg_case) {
+	case MTRACE__SERVER_MSG__MSG_STATS:
+		json_stats(b, m->stats, true);
+		return 0;
+	case MTRACE__SERVER_MSG__MSG_DOMAIN_UP:
+		json_domain_up(b, m->domain_up);
+		return 0;
+	case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
+		json_domain_down(b, m->domain_down);
+		return 0;
+	case MTRACE__SERVER_MSG__MSG_LOSS:
+		json_loss(b, m->loss);
+		return 0;
+	case MTRACE__SERVER_MSG__MSG_GOODBYE:
+		ADD(b, "{\"v\":" JSON_V ",\"type\":\"goodbye\",\"reason\":");
+		json_str(b, m->goodbye->reason);
+		ADD(b, "}");
+		return 0;
+	case MTRACE__SERVER_MSG__MSG_ERROR:
+		evbuffer_add_printf(b,
+		    "{\"v\":" JSON_V ",\"type\":\"error\",\"code\":%d,\"message\":",
+		    (int)m->error->code);
+		json_str(b, m->error->message);
+		ADD(b, "}");
+		return 0;
+	default:
+		return -1;
+	}
 }
