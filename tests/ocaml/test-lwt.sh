@@ -37,7 +37,10 @@ sites_known() {
 import json, sys
 named, listed = set(), set()
 for line in sys.stdin:
-    e = json.loads(line)
+    try:
+        e = json.loads(line)
+    except ValueError:
+        continue  # the line mtrace-cat is still writing (its output is block-buffered)
     if e.get("op") == "site_name":
         named.add(e.get("str"))
     else:
