@@ -22,10 +22,20 @@
 #include "sites.h"
 #include "xalloc.h"
 
-/* Distinct build-ids and images remembered (found or not); past it, lookups fail. */
+/*
+ * Distinct build-ids and images remembered (found or not).  When full, the entry used
+ * least recently gives its slot: a cache filled by one guest's made-up build-ids must
+ * not stop site naming for every guest until a restart.
+ */
 #define CACHE_MAX 256
 
+/*
+ * Counted: the cache holds one reference and each caller of sites_module_find or
+ * sites_module_image one more until sites_module_put, so an entry that ages out while
+ * a caller uses its module frees it only at that caller's put.
+ */
 struct sites_module {
+	unsigned refs;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	uint8_t id[64];
@@ -35,11 +45,19 @@ struct sites_module {
 struct entry {
 	char key[272];          /* hex build-id, or "image:" + the image path */
 	struct sites_module *m; /* NULL: looked for, not found */
+	uint64_t used;          /* the cache's clock at its last lookup */
 };
 
-static const struct mtraced_config *cfg;
-static struct entry *cache;
-static unsigned ncache, nopen, nmissing;
+/* The module cache of this daemon: one, set up by sites_init. */
+struct sites_ctx {
+	const struct mtraced_config *cfg;
+	struct entry *cache;
+	unsigned ncache;
+	uint64_t clock; /* +1 per lookup: the age of an entry */
+	unsigned nopen, nmissing, nevicted;
+};
+
+static struct sites_ctx sc;
 
 /* The debug info is in the file we reported, or nowhere. */
 static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
@@ -67,6 +85,7 @@ static struct sites_module *module_open(const char *path)
 	if (fd < 0)
 		return NULL;
 	m = xcalloc(1, sizeof(*m));
+	m->refs = 1;
 	m->dwfl = dwfl_begin(&callbacks);
 	if (!m->dwfl) {
 		close(fd);
@@ -87,66 +106,84 @@ static struct sites_module *module_open(const char *path)
 		memcpy(m->id, bits, (size_t)n);
 		m->idlen = (size_t)n;
 	}
-	nopen++;
+	sc.nopen++;
 	log_info("sites: reading debug info of %s", path);
 	return m;
 }
 
-static void module_close(struct sites_module *m)
+void sites_module_put(struct sites_module *m)
 {
-	if (!m)
+	if (!m || --m->refs)
 		return;
 	dwfl_end(m->dwfl);
 	free(m);
 }
 
+static struct sites_module *module_get(struct sites_module *m)
+{
+	if (m)
+		m->refs++;
+	return m;
+}
+
 static struct entry *cache_find(const char *key)
 {
-	for (unsigned i = 0; i < ncache; i++)
-		if (!strcmp(cache[i].key, key))
-			return &cache[i];
+	for (unsigned i = 0; i < sc.ncache; i++)
+		if (!strcmp(sc.cache[i].key, key)) {
+			sc.cache[i].used = ++sc.clock;
+			return &sc.cache[i];
+		}
 	return NULL;
 }
 
+/* The cache takes m's reference (m may be NULL: not found). */
 static struct entry *cache_add(const char *key, struct sites_module *m)
 {
 	struct entry *e;
 
-	if (ncache == CACHE_MAX) {
-		module_close(m);
-		return NULL;
+	if (!sc.cache)
+		sc.cache = xcalloc(CACHE_MAX, sizeof(*sc.cache));
+	if (sc.ncache < CACHE_MAX) {
+		e = &sc.cache[sc.ncache++];
+	} else {
+		e = &sc.cache[0];
+		for (unsigned i = 1; i < sc.ncache; i++)
+			if (sc.cache[i].used < e->used)
+				e = &sc.cache[i];
+		if (!e->m)
+			sc.nmissing--;
+		sites_module_put(e->m);
+		sc.nevicted++;
 	}
-	if (!cache)
-		cache = xcalloc(CACHE_MAX, sizeof(*cache));
-	e = &cache[ncache++];
 	snprintf(e->key, sizeof(e->key), "%s", key);
 	e->m = m;
+	e->used = ++sc.clock;
 	if (!m)
-		nmissing++;
+		sc.nmissing++;
 	return e;
 }
 
 void sites_init(const struct mtraced_config *c)
 {
-	cfg = c;
+	sc.cfg = c;
 }
 
 void sites_fini(void)
 {
-	for (unsigned i = 0; i < ncache; i++)
-		module_close(cache[i].m);
-	free(cache);
-	cache = NULL;
-	ncache = 0;
+	for (unsigned i = 0; i < sc.ncache; i++)
+		sites_module_put(sc.cache[i].m);
+	free(sc.cache);
+	sc.cache = NULL;
+	sc.ncache = 0;
 }
 
 static const struct mtraced_image *image_of(const char *domain_name)
 {
-	if (!cfg || !domain_name || !domain_name[0])
+	if (!sc.cfg || !domain_name || !domain_name[0])
 		return NULL;
-	for (unsigned i = 0; i < cfg->nimages; i++)
-		if (!strcmp(cfg->images[i].domain, domain_name))
-			return &cfg->images[i];
+	for (unsigned i = 0; i < sc.cfg->nimages; i++)
+		if (!strcmp(sc.cfg->images[i].domain, domain_name))
+			return &sc.cfg->images[i];
 	return NULL;
 }
 
@@ -162,13 +199,13 @@ struct sites_module *sites_module_image(const char *domain_name)
 	e = cache_find(key);
 	if (!e)
 		e = cache_add(key, module_open(im->path));
-	return e ? e->m : NULL;
+	return module_get(e->m);
 }
 
 /* Under each configured debug directory, <dir>/.build-id/<2 hex>/<rest>.debug. */
 static struct sites_module *by_build_id(const char *hex)
 {
-	const char *p = cfg ? cfg->debug_dirs : "";
+	const char *p = sc.cfg ? sc.cfg->debug_dirs : "";
 
 	while (*p) {
 		size_t n = strcspn(p, ":");
@@ -201,24 +238,25 @@ struct sites_module *sites_module_find(const uint8_t *id, size_t n, const char *
 		snprintf(hex + 2 * i, 3, "%02x", id[i]);
 	e = cache_find(hex);
 	if (e && e->m)
-		return e->m;
+		return module_get(e->m);
 	if (!e) {
 		m = by_build_id(hex);
 		if (m && (m->idlen != n || memcmp(m->id, id, n))) {
 			log_warnx(
 			    "sites: the debug file for build-id %s has another build-id", hex);
-			module_close(m);
+			sites_module_put(m);
 			m = NULL;
 		}
 		e = cache_add(hex, m);
 		if (m)
-			return m;
+			return module_get(m);
 	}
 	/* not in the debug directories: this domain's image, if it is that module (the
 	 * build-id's entry stays negative: the image is another domain's business) */
 	im = sites_module_image(domain_name);
 	if (im && im->idlen == n && !memcmp(im->id, id, n))
 		return im;
+	sites_module_put(im);
 	return NULL;
 }
 
@@ -345,10 +383,15 @@ int sites_resolve(struct sites_module *m, uint64_t addr, struct sites_sym *out)
 
 unsigned sites_modules_open(void)
 {
-	return nopen;
+	return sc.nopen;
 }
 
 unsigned sites_modules_missing(void)
 {
-	return nmissing;
+	return sc.nmissing;
+}
+
+unsigned sites_modules_evicted(void)
+{
+	return sc.nevicted;
 }

@@ -226,6 +226,7 @@ bool state_tick(uint64_t now_ns)
 	bool more = false;
 
 	state_cur_sec = sec;
+	state_sites_tick_begin(state_ndoms);
 	for (unsigned i = 0; i < state_ndoms; i++) {
 		struct state_domain *d = state_doms[i];
 
