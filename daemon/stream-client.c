@@ -447,9 +447,26 @@ static void close_cb(evutil_socket_t fd, short what, void *arg)
 	client_free(c);
 }
 
+/* The handshake deadline: Hello, then Subscribe, each within hello_ms, or the place is
+ * given back (a connection that only says Hello must not keep one). */
 static void hello_cb(evutil_socket_t fd, short what, void *arg)
 {
-	stream_client_error(arg, MTRACE__ERROR__CODE__TIMEOUT, "no Hello within %u ms", hello_ms);
+	struct stream_client *c = arg;
+
+	if (c->hello)
+		stream_client_error(c, MTRACE__ERROR__CODE__TIMEOUT,
+		    "no Subscribe within %u ms of the Hello", hello_ms);
+	else
+		stream_client_error(
+		    c, MTRACE__ERROR__CODE__TIMEOUT, "no Hello within %u ms", hello_ms);
+}
+
+void stream_client_hello_rearm(struct stream_client *c)
+{
+	struct timeval tv = { hello_ms / 1000, (hello_ms % 1000) * 1000 };
+
+	evtimer_del(c->hello_ev);
+	evtimer_add(c->hello_ev, &tv);
 }
 
 static void partial_cb(evutil_socket_t fd, short what, void *arg)
@@ -551,8 +568,7 @@ int stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
 	nclients++;
 	log_debug(
 	    "client %u connected: pid %ld uid %ld gid %ld", c->id, (long)pid, (long)uid, (long)gid);
-	struct timeval htv = { hello_ms / 1000, (hello_ms % 1000) * 1000 };
-	evtimer_add(c->hello_ev, &htv);
+	stream_client_hello_rearm(c);
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
 	/* Never buffer more than one largest request. */
 	bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_MAX_TO_DAEMON + FRAME_VARINT_MAX);
