@@ -192,9 +192,10 @@ void stream_client_error(struct stream_client *c, Mtrace__Error__Code code, cons
 }
 
 /*
- * Guests choose how large their tables are (labels, counters, threads): a Stats that
- * would not fit the frame is cut, largest table first, and says how much it left out
- * (labels_omitted, threads_omitted, counters_omitted) rather than not being sent.
+ * Guests choose how large their tables are (labels, counters, threads, sites): a Stats
+ * that would not fit the frame is cut, the table with the most entries first, and
+ * says how much it left out (labels_omitted, threads_omitted, sites_omitted,
+ * site_edges_omitted, counters_omitted) rather than not being sent.
  */
 static void stats_fit(const Mtrace__ServerMsg *m, Mtrace__Stats *s)
 {
@@ -202,18 +203,22 @@ static void stats_fit(const Mtrace__ServerMsg *m, Mtrace__Stats *s)
 	size_t len;
 
 	while ((len = mtrace__server_msg__get_packed_size(m)) > FRAME_MAX_TO_CLIENT) {
-		/* keep the share of the table that would bring the whole under target */
-		size_t *n = s->n_labels ? &s->n_labels : s->n_threads ? &s->n_threads : NULL;
-		size_t keep;
+		/* keep the share of the largest table that would bring the whole under
+		 * target (a site's edges name it by index: the edges go with their sites) */
+		size_t *tabs[] = { &s->n_labels, &s->n_threads, &s->n_sites, &s->n_site_edges };
+		uint32_t *omitted[] = { &s->labels_omitted, &s->threads_omitted, &s->sites_omitted,
+			&s->site_edges_omitted };
+		size_t *n = NULL, keep;
+		unsigned t = 0;
 
+		for (unsigned i = 0; i < sizeof(tabs) / sizeof(tabs[0]); i++)
+			if (*tabs[i] && (!n || *tabs[i] > *n))
+				n = tabs[i], t = i;
 		if (n) {
 			keep = (size_t)((double)*n * ((double)target / (double)len));
 			if (keep >= *n)
 				keep = *n - 1;
-			if (n == &s->n_labels)
-				s->labels_omitted += (uint32_t)(*n - keep);
-			else
-				s->threads_omitted += (uint32_t)(*n - keep);
+			*omitted[t] += (uint32_t)(*n - keep);
 			*n = keep;
 			continue;
 		}

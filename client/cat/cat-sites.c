@@ -51,5 +51,7 @@ void cat_json_sites(FILE *f, const Mtrace__Stats *s)
 		fprintf(f, "%s{\"domid\":%u,\"parent\":%d,\"child\":%u,\"count\":%" PRIu64 "}",
 		    i ? "," : "", e->domid, e->parent, e->child, e->count);
 	}
-	fputc(']', f);
+	/* what mtraced left out to fit the frame */
+	fprintf(f, "],\"sites_omitted\":%u,\"site_edges_omitted\":%u", s->sites_omitted,
+	    s->site_edges_omitted);
 }

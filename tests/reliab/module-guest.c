@@ -2,7 +2,7 @@
  * module-guest.c - a guest that publishes MODULE records of its choosing and creation
  * sites inside them, through the real guest library (tests/reliab, the site cache):
  *
- *   module-guest [-f N] [-s SEED] [-r BUILDID] [-o OFFSET]... [-u N] [-l SECONDS]
+ *   module-guest [-f N] [-s SEED] [-r BUILDID] [-o OFFSET]... [-u N] [-n N] [-l SECONDS]
  *
  *   -f N        N made-up build-ids (from SEED), each a module of its own with one
  *               site in it: N lookups that find nothing
@@ -10,6 +10,7 @@
  *   -o OFFSET   a site at that file offset of the real module (hex; repeatable)
  *   -u N        N more sites in the real module at offsets its symbols do not cover
  *               (past 0x8000000): lookups that fail after walking its debug info
+ *   -n N        N named sites, each with a name of 250 characters (of MTRACE_STR_MAX), one thread each
  *   -l SECONDS  linger so long after (10)
  *
  * It prints {"modules": M, "sites": S} once all is written, then lingers.
@@ -53,11 +54,11 @@ int main(int argc, char **argv)
 	char err[256], hex[41], name[32];
 	const char *real = NULL;
 	uint64_t offs[64], id = 2, nmod = 0, nsite = 0;
-	unsigned nfake = 0, noffs = 0, unres = 0;
+	unsigned nfake = 0, noffs = 0, unres = 0, nnamed = 0;
 	double linger = 10;
 	int c;
 
-	while ((c = getopt(argc, argv, "f:s:r:o:u:l:")) != -1) {
+	while ((c = getopt(argc, argv, "f:s:r:o:u:n:l:")) != -1) {
 		switch (c) {
 		case 'f':
 			nfake = (unsigned)atoi(optarg);
@@ -75,13 +76,16 @@ int main(int argc, char **argv)
 		case 'u':
 			unres = (unsigned)atoi(optarg);
 			break;
+		case 'n':
+			nnamed = (unsigned)atoi(optarg);
+			break;
 		case 'l':
 			linger = atof(optarg);
 			break;
 		default:
 			fprintf(stderr,
 			    "usage: module-guest [-f N] [-s SEED] [-r BUILDID] "
-			    "[-o OFFSET]... [-u N] [-l SECONDS]\n");
+			    "[-o OFFSET]... [-u N] [-n N] [-l SECONDS]\n");
 			return 2;
 		}
 	}
@@ -120,6 +124,19 @@ int main(int argc, char **argv)
 		mtrace_fulfills(r, 1, id++);
 		nsite++;
 		if (i % 64 == 63) {
+			mtrace_ring_kick(r);
+			usleep(5000);
+		}
+	}
+	for (unsigned i = 0; i < nnamed; i++) {
+		char nm[272];
+		snprintf(nm, sizeof(nm), "site-%06u-%0239u", i, i);
+		mtrace_emit_slow(r, MTRACE_OP_SITE_NAME, 0, mtrace_now(r), MTRACE_THREAD_NONE,
+		    1000 + i, nm, strlen(nm));
+		mtrace_creates_named(r, 1, id, MTRACE_TT_TASK, 1000 + i);
+		mtrace_fulfills(r, 1, id++);
+		nsite++;
+		if (i % 32 == 31) {
 			mtrace_ring_kick(r);
 			usleep(5000);
 		}
