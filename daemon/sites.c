@@ -40,6 +40,16 @@ struct sites_module {
 	Dwfl_Module *mod;
 	uint8_t id[64];
 	size_t idlen;
+	Dwarf_Addr low, high; /* the file's addresses */
+	/* without .debug_aranges: every unit's ranges, sorted, read once (ncu -1: not
+	 * yet) so that a lookup never walks all the units again */
+	struct cu_range *cus;
+	long ncu;
+};
+
+struct cu_range {
+	Dwarf_Addr low, high;
+	Dwarf_Die die;
 };
 
 struct entry {
@@ -86,6 +96,7 @@ static struct sites_module *module_open(const char *path)
 		return NULL;
 	m = xcalloc(1, sizeof(*m));
 	m->refs = 1;
+	m->ncu = -1;
 	m->dwfl = dwfl_begin(&callbacks);
 	if (!m->dwfl) {
 		close(fd);
@@ -101,6 +112,7 @@ static struct sites_module *module_open(const char *path)
 		free(m);
 		return NULL;
 	}
+	dwfl_module_info(m->mod, NULL, &m->low, &m->high, NULL, NULL, NULL, NULL);
 	n = dwfl_module_build_id(m->mod, &bits, &vaddr);
 	if (n > 0 && (size_t)n <= sizeof(m->id)) {
 		memcpy(m->id, bits, (size_t)n);
@@ -116,6 +128,7 @@ void sites_module_put(struct sites_module *m)
 	if (!m || --m->refs)
 		return;
 	dwfl_end(m->dwfl);
+	free(m->cus);
 	free(m);
 }
 
@@ -289,24 +302,71 @@ static const char *call_file(Dwarf_Die *cu, Dwarf_Die *die)
 	return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
+static int cu_range_cmp(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return x->low < y->low ? -1 : x->low > y->low;
+}
+
+/* Every unit's address ranges, once per module, sorted by address. */
+static void cu_table(struct sites_module *m, Dwarf *dw)
+{
+	Dwarf_CU *unit = NULL;
+	Dwarf_Die die;
+	size_t cap = 0;
+
+	m->ncu = 0;
+	while (dwarf_get_units(dw, unit, &unit, NULL, NULL, &die, NULL) == 0) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
+		while ((off = dwarf_ranges(&die, off, &base, &lo, &hi)) > 0) {
+			if (lo >= hi)
+				continue;
+			if ((size_t)m->ncu == cap) {
+				cap = cap ? cap * 2 : 256;
+				m->cus = xreallocarray(m->cus, cap, sizeof(*m->cus));
+			}
+			m->cus[m->ncu++] = (struct cu_range){ lo, hi, die };
+		}
+	}
+	qsort(m->cus, (size_t)m->ncu, sizeof(*m->cus), cu_range_cmp);
+}
+
 /*
  * The compile unit holding addr.  libdw finds it through .debug_aranges, which clang
- * does not emit by default: then look at each unit's own ranges (once per site).
+ * does not emit by default: then in the module's table of every unit's ranges, read
+ * once (a hostile guest's sites that resolve to nothing must not each walk them all).
  */
-static Dwarf_Die *cu_of(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias, Dwarf_Die *buf)
+static Dwarf_Die *cu_of(struct sites_module *m, Dwarf_Addr addr, Dwarf_Addr *bias, Dwarf_Die *buf)
 {
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
-	Dwarf_CU *unit = NULL;
+	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, bias);
 	Dwarf *dw;
+	long lo = 0, hi;
 
 	if (cu)
 		return cu;
-	dw = dwfl_module_getdwarf(mod, bias);
+	dw = dwfl_module_getdwarf(m->mod, bias);
 	if (!dw)
 		return NULL;
-	while (dwarf_get_units(dw, unit, &unit, NULL, NULL, buf, NULL) == 0)
-		if (dwarf_haspc(buf, addr - *bias) == 1)
+	if (m->ncu < 0)
+		cu_table(m, dw);
+	/* the last range starting at or below addr - bias, and those before it that
+	 * may still cover it (ranges of units can nest or overlap) */
+	hi = m->ncu;
+	while (lo < hi) {
+		long mid = (lo + hi) / 2;
+		if (m->cus[mid].low <= addr - *bias)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (long i = lo - 1; i >= 0 && i >= lo - 64; i--)
+		if (addr - *bias < m->cus[i].high) {
+			*buf = m->cus[i].die;
 			return buf;
+		}
 	return NULL;
 }
 
@@ -322,7 +382,11 @@ int sites_resolve(struct sites_module *m, uint64_t addr, struct sites_sym *out)
 	memset(out, 0, sizeof(*out));
 	if (!m)
 		return -1;
-	cu = cu_of(m->mod, addr, &bias, &cubuf);
+	/* outside the file's own addresses: nothing to find, and no walk of its units to
+	 * learn it (a guest that published a module at a wrong address) */
+	if (addr < m->low || addr >= m->high)
+		return -1;
+	cu = cu_of(m, addr, &bias, &cubuf);
 	ln = dwfl_module_getsrc(m->mod, addr);
 	if (ln) {
 		file = dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL);

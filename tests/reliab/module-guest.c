@@ -8,13 +8,16 @@
  *               site in it: N lookups that find nothing
  *   -r BUILDID  then a module with this (real) build-id at 0x7f0000000000, its bias
  *   -o OFFSET   a site at that file offset of the real module (hex; repeatable)
- *   -u N        N more sites in the real module at offsets its symbols do not cover
- *               (past 0x8000000): lookups that fail after walking its debug info
+ *   -u N        N more sites in the real module where it has no code: every other one
+ *               in its headers (a walk of its debug info to learn it), the rest past its end
+
  *   -n N        N named sites, each with a name of 250 characters (of MTRACE_STR_MAX), one thread each
+ *   -A          the made-up modules after the real module and its sites, not before
  *   -l SECONDS  linger so long after (10)
  *
  * It prints {"modules": M, "sites": S} once all is written, then lingers.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,19 +49,42 @@ static void module(
 	    r, MTRACE_OP_MODULE, 0, mtrace_now(r), MTRACE_THREAD_NONE, start, s, strlen(s));
 }
 
+/* n made-up build-ids, each a module with one site in it */
+static void fakes(struct mtrace_ring *r, unsigned n, uint64_t *id, uint64_t *nmod, uint64_t *nsite)
+{
+	char hex[41], name[32];
+
+	for (unsigned i = 0; i < n; i++) {
+		uint64_t start = 0x100000000ull * (i + 1);
+		for (unsigned k = 0; k < 20; k++)
+			snprintf(hex + 2 * k, 3, "%02x", (unsigned)(rnd() & 0xff));
+		snprintf(name, sizeof(name), "fake%u", i);
+		module(r, hex, start, 0x1000000, name);
+		(*nmod)++;
+		mtrace_creates_at(r, 1, *id, MTRACE_TT_TASK, MTRACE_SITE_PC, start + 0x100);
+		mtrace_fulfills(r, 1, (*id)++);
+		(*nsite)++;
+		if (i % 16 == 15) {
+			mtrace_ring_kick(r);
+			usleep(20000);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
 	struct mtrace_guest_config cfg;
 	struct mtrace_guest *g;
 	struct mtrace_ring *r;
-	char err[256], hex[41], name[32];
+	char err[256];
 	const char *real = NULL;
 	uint64_t offs[64], id = 2, nmod = 0, nsite = 0;
 	unsigned nfake = 0, noffs = 0, unres = 0, nnamed = 0;
 	double linger = 10;
+	bool after = false;
 	int c;
 
-	while ((c = getopt(argc, argv, "f:s:r:o:u:n:l:")) != -1) {
+	while ((c = getopt(argc, argv, "f:s:r:o:u:n:l:A")) != -1) {
 		switch (c) {
 		case 'f':
 			nfake = (unsigned)atoi(optarg);
@@ -76,6 +102,9 @@ int main(int argc, char **argv)
 		case 'u':
 			unres = (unsigned)atoi(optarg);
 			break;
+		case 'A':
+			after = true;
+			break;
 		case 'n':
 			nnamed = (unsigned)atoi(optarg);
 			break;
@@ -85,7 +114,7 @@ int main(int argc, char **argv)
 		default:
 			fprintf(stderr,
 			    "usage: module-guest [-f N] [-s SEED] [-r BUILDID] "
-			    "[-o OFFSET]... [-u N] [-n N] [-l SECONDS]\n");
+			    "[-o OFFSET]... [-u N] [-n N] [-A] [-l SECONDS]\n");
 			return 2;
 		}
 	}
@@ -99,27 +128,15 @@ int main(int argc, char **argv)
 	}
 	r = mtrace_guest_ring(g, 0);
 	usleep(300000); /* the daemon attaches */
-	for (unsigned i = 0; i < nfake; i++) {
-		uint64_t start = 0x100000000ull * (i + 1);
-		for (unsigned k = 0; k < 20; k++)
-			snprintf(hex + 2 * k, 3, "%02x", (unsigned)(rnd() & 0xff));
-		snprintf(name, sizeof(name), "fake%u", i);
-		module(r, hex, start, 0x1000000, name);
-		nmod++;
-		mtrace_creates_at(r, 1, id, MTRACE_TT_TASK, MTRACE_SITE_PC, start + 0x100);
-		mtrace_fulfills(r, 1, id++);
-		nsite++;
-		if (i % 16 == 15) {
-			mtrace_ring_kick(r);
-			usleep(20000);
-		}
-	}
+	fakes(r, after ? 0 : nfake, &id, &nmod, &nsite);
 	if (real) {
 		module(r, real, REAL_BASE, REAL_SIZE, "real.so");
 		nmod++;
 	}
 	for (unsigned i = 0; real && i < noffs + unres; i++) {
-		uint64_t off = i < noffs ? offs[i] : 0x8000000 + 0x10 * (i - noffs);
+		uint64_t off = i < noffs ? offs[i]
+		    : (i - noffs) % 2    ? 0x10 * (i - noffs)
+		                         : 0x8000000 + 0x10 * (i - noffs);
 		mtrace_creates_at(r, 1, id, MTRACE_TT_TASK, MTRACE_SITE_PC, REAL_BASE + off);
 		mtrace_fulfills(r, 1, id++);
 		nsite++;
@@ -128,6 +145,7 @@ int main(int argc, char **argv)
 			usleep(5000);
 		}
 	}
+	fakes(r, after ? nfake : 0, &id, &nmod, &nsite);
 	for (unsigned i = 0; i < nnamed; i++) {
 		char nm[272];
 		snprintf(nm, sizeof(nm), "site-%06u-%0239u", i, i);
