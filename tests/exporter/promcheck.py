@@ -72,7 +72,7 @@ def poll(secs, fn, what):
 def cat_stats(cat, sock):
     out = subprocess.run([cat, "-s", sock, "-f", "json", "--no-events", "--stats", "100",
                           "--label-stats", "-n", "1"], capture_output=True, check=True).stdout
-    # counters are a JSON object; names the daemon made equal must not merge here
+    # pairs, not dicts: counter names the daemon made equal must not merge here
     raw = out.decode().splitlines()[-1]
     return raw, json.loads(raw, object_pairs_hook=lambda p: p)
 
@@ -92,7 +92,9 @@ def oracle(stats, cap_labels, cap_counters):
         key = (d["name"], str(d["domid"]))
         doms[key] = d
         shown, fold = {}, [0, 0]
-        for name, value in d["counters"]:
+        for c in d["counters"]:  # [{"name", "value"}] (docs/json.md)
+            c = as_dict(c)
+            name, value = c["name"], c["value"]
             if len(shown) < cap_counters and name != "other" and name not in shown:
                 shown[name] = value
             else:
