@@ -114,6 +114,7 @@ static void pass_stats(struct guest *g, unsigned i)
 /* Drain up to budget events of g's rings; returns the count, *more if data is left. */
 static size_t drain_guest(struct guest *g, size_t budget, bool *more)
 {
+	struct drain_sched *s = sched_of(g);
 	unsigned n = g->ann.rings;
 	size_t total = 0;
 
@@ -121,7 +122,7 @@ static size_t drain_guest(struct guest *g, size_t budget, bool *more)
 	if (g->kind != GUEST_RING || !n)
 		return 0;
 	for (unsigned k = 0; k < n; k++) {
-		unsigned i = (sched_of(g)->next_ring + k) % n;
+		unsigned i = (s->next_ring + k) % n;
 		struct gring *r = &g->ring[i];
 		bool m = false;
 
@@ -147,7 +148,7 @@ static size_t drain_guest(struct guest *g, size_t budget, bool *more)
 			*more = true;
 	}
 	/* the next round starts at another ring, so rings of one guest share too */
-	sched_of(g)->next_ring = (sched_of(g)->next_ring + 1) % n;
+	s->next_ring = (s->next_ring + 1) % n;
 	dr.cb_read += total;
 	if (dr.cb_read > dr.cb_most)
 		dr.cb_most = dr.cb_read;
@@ -157,11 +158,12 @@ static size_t drain_guest(struct guest *g, size_t budget, bool *more)
 static void busy_add(struct guest *g)
 {
 	static const struct timeval now = { 0, 0 };
+	struct drain_sched *s = sched_of(g);
 
-	if (sched_of(g)->busy)
+	if (s->busy)
 		return;
-	sched_of(g)->busy = true;
-	TAILQ_INSERT_TAIL(&dr.busy, sched_of(g), busy_entry);
+	s->busy = true;
+	TAILQ_INSERT_TAIL(&dr.busy, s, busy_entry);
 	if (!evtimer_pending(dr.busy_ev, NULL))
 		evtimer_add(dr.busy_ev, &now);
 }
@@ -191,10 +193,12 @@ static void poll_tick_cb(evutil_socket_t fd, short what, void *arg)
 
 static void polling_set(struct guest *g, bool on)
 {
-	if (sched_of(g)->polling == on)
+	struct drain_sched *s = sched_of(g);
+
+	if (s->polling == on)
 		return;
-	sched_of(g)->polling = on;
-	sched_of(g)->poll_idle = 0;
+	s->polling = on;
+	s->poll_idle = 0;
 	if (on && dr.npolling++ == 0) {
 		struct timeval tv = tv_from_us(dr.ctx->cfg->poll_interval_us);
 
@@ -216,14 +220,16 @@ static unsigned poll_threshold(void)
 /* Whether g stays (or goes) in polling mode instead of asking for a wake-up. */
 static bool poll_instead(struct guest *g, size_t got)
 {
-	if (sched_of(g)->polling) {
-		sched_of(g)->poll_idle = got ? 0 : sched_of(g)->poll_idle + 1;
-		if (sched_of(g)->poll_idle < POLL_IDLE_MAX)
+	struct drain_sched *s = sched_of(g);
+
+	if (s->polling) {
+		s->poll_idle = got ? 0 : s->poll_idle + 1;
+		if (s->poll_idle < POLL_IDLE_MAX)
 			return true;
 		polling_set(g, false);
 		return false;
 	}
-	if (sched_of(g)->period_wakeups < poll_threshold() && dr.period_wakeups < poll_threshold())
+	if (s->period_wakeups < poll_threshold() && dr.period_wakeups < poll_threshold())
 		return false;
 	polling_set(g, true);
 	return true;
@@ -337,14 +343,15 @@ static void busy_cb(evutil_socket_t fd, short what, void *arg)
 static void unhold_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct guest *g = arg;
+	struct drain_sched *s = sched_of(g);
 
 	(void)fd;
 	(void)what;
 	dr.cb_read = 0;
-	sched_of(g)->held = false;
-	sched_of(g)->period_start_ns = state_now_ns();
-	sched_of(g)->period_wakeups = 0;
-	sched_of(g)->period_spurious = 0;
+	s->held = false;
+	s->period_start_ns = state_now_ns();
+	s->period_wakeups = 0;
+	s->period_spurious = 0;
 	if (g->lport >= 0)
 		dr.ctx->x->ops->evtchn_unmask(dr.ctx->x, (uint32_t)g->lport);
 	drain_service(g);
@@ -353,6 +360,7 @@ static void unhold_cb(evutil_socket_t fd, short what, void *arg)
 /* A guest's notification; returns how many events its drain read. */
 static size_t wakeup(struct guest *g)
 {
+	struct drain_sched *s = sched_of(g);
 	size_t got;
 
 	uint64_t now = state_now_ns();
@@ -362,27 +370,27 @@ static size_t wakeup(struct guest *g)
 		dr.period_start_ns = now;
 		dr.period_wakeups = 0;
 	}
-	if (now - sched_of(g)->period_start_ns >= period) {
-		sched_of(g)->period_start_ns = now;
-		sched_of(g)->period_wakeups = 0;
-		sched_of(g)->period_spurious = 0;
+	if (now - s->period_start_ns >= period) {
+		s->period_start_ns = now;
+		s->period_wakeups = 0;
+		s->period_spurious = 0;
 	}
-	if (sched_of(g)->period_spurious >= dr.ctx->cfg->ratelimit_wakeups) {
-		uint64_t left = sched_of(g)->period_start_ns + period - now;
+	if (s->period_spurious >= dr.ctx->cfg->ratelimit_wakeups) {
+		uint64_t left = s->period_start_ns + period - now;
 		struct timeval tv = tv_from_ns(left);
 
 		state_domain_add_wakeup(g->sd, true);
-		if (sched_of(g)->held)
+		if (s->held)
 			return 0;
-		if (!sched_of(g)->unhold_ev)
-			sched_of(g)->unhold_ev = evtimer_new(dr.ctx->base, unhold_cb, g);
-		if (!sched_of(g)->unhold_ev) {
+		if (!s->unhold_ev)
+			s->unhold_ev = evtimer_new(dr.ctx->base, unhold_cb, g);
+		if (!s->unhold_ev) {
 			/* cannot hold it off: serve it rather than lose it */
 			dr.ctx->x->ops->evtchn_unmask(dr.ctx->x, (uint32_t)g->lport);
 			return drain_service(g);
 		}
-		sched_of(g)->held = true;
-		evtimer_add(sched_of(g)->unhold_ev, &tv);
+		s->held = true;
+		evtimer_add(s->unhold_ev, &tv);
 		/* Held, not ignored: a guest with two rings may well find one drained by the
 		 * other's wake-up, and its data must not wait for the periodic drain. */
 		polling_set(g, true);
@@ -390,13 +398,13 @@ static size_t wakeup(struct guest *g)
 		    g->domid, left / 1000);
 		return 0;
 	}
-	sched_of(g)->period_wakeups++;
+	s->period_wakeups++;
 	dr.period_wakeups++;
 	state_domain_add_wakeup(g->sd, false);
 	dr.ctx->x->ops->evtchn_unmask(dr.ctx->x, (uint32_t)g->lport);
 	got = drain_service(g);
 	if (got == 0)
-		sched_of(g)->period_spurious++;
+		s->period_spurious++;
 	return got;
 }
 
