@@ -19,11 +19,13 @@ N=$(json_events ocaml)
 note "the OCaml guest wrote $N events"
 [ "$N" -ge $((ROUNDS * 12)) ] || fail "the OCaml guest wrote only $N events"
 got() { [ "$(grep -c '"op"' "$T/events.json")" -ge "$N" ]; }
-wait_until 60 got || fail "mtrace-cat received $(grep -c '"op"' "$T/events.json") of $N events"
+short=
+wait_until 60 got || short="mtrace-cat received $(grep -c '"op"' "$T/events.json") of $N events"
 sleep 0.5 # anything beyond N would be a duplicate: give it time to show
 kill -TERM "$CAT_PID"
 wait "$CAT_PID" 2>/dev/null
-"$PYTHON" - "$T/ocaml.log" "$T/events.json" <<'PY' || fail "mtrace-cat's events differ from what the guest wrote"
+# on a shortfall too: the per-op comparison says which events are missing
+"$PYTHON" - "$T/ocaml.log" "$T/events.json" <<'PY' || fail "${short:-the events mtrace-cat received differ from what the guest wrote}"
 import collections, json, sys
 want = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["per_op"]
 got = collections.Counter()
@@ -41,6 +43,7 @@ if bad or extra:
     sys.exit(1)
 print("per op exact: %s; sites %s" % (dict(sorted(got.items())), dict(sites)))
 PY
+[ -z "$short" ] || fail "$short"
 alive
 daemon_stop
 pass "every event of the OCaml guest arrived exactly once"
