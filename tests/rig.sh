@@ -190,6 +190,20 @@ wait_match() {
 	fail "domain $1: $2 is '$(field "$1" "$2")', expected /$3/"
 }
 
+# wait_clients N [SECONDS]: until N clients besides the probe itself are connected (a
+# client started in the background before a guest, so that it sees the guest's first
+# events, is waited for with this)
+wait_clients() {
+	local n=$(( ${2:-10} * 10 )) want=$(( $1 + 1 )) have
+	for _ in $(seq $n); do
+		snap
+		have=$(sed -n 's/^end clients=//p' "$T/stats")
+		[ "${have:-0}" -ge "$want" ] && return 0
+		sleep 0.1
+	done
+	fail "$1 clients expected, mtraced has $(( ${have:-1} - 1 )) besides the probe"
+}
+
 # grant_maps: mappings of simulated grants in mtraced
 grant_maps() {
 	grep -c 'mtrace-sim-grant' "/proc/$DPID/maps"

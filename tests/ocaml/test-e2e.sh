@@ -12,6 +12,8 @@ daemon_start
 "$CAT" -s "$SOCK" -f json -d ocaml -t 170 >"$T/events.json" 2>"$T/cat.err" &
 CAT_PID=$!
 PIDS+=("$CAT_PID")
+# subscribed before the guest writes its RING_START, or that first event is not its to see
+wait_clients 1
 # a ring big enough to hold everything (1.7 MB in 2 MB; the guest waits for the
 # reader to attach, then for it to catch up): the counts must be exact
 guest ocaml -- "$OCAML_GUEST" "$ROUNDS" 512 20 20 >/dev/null
