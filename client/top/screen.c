@@ -312,11 +312,11 @@ static void fold(struct screen *sc, int ch)
 			snprintf(sc->msg, sizeof(sc->msg), "site tree: every level");
 	} else if (!sc->cursor_site)
 		snprintf(sc->msg, sizeof(sc->msg), "no site selected (up, down)");
-	else if (ch == '-' && !view_fold(o, sc->cursor_ref, true))
+	else if (ch == '-' && !sitetree_fold(o, sc->cursor_ref, true))
 		snprintf(sc->msg, sizeof(sc->msg), "%d sites folded already (* unfolds all)",
 		    TOP_FOLDS_MAX);
-	else if (ch == '+' && view_folded(o, sc->cursor_ref.domid, sc->cursor_ref.index))
-		view_fold(o, sc->cursor_ref, false);
+	else if (ch == '+' && sitetree_folded(o, sc->cursor_ref.domid, sc->cursor_ref.index))
+		sitetree_fold(o, sc->cursor_ref, false);
 	else if (ch == '+' && o->tree_depth)
 		o->tree_depth++; /* folded by level: one more level */
 }

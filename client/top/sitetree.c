@@ -210,7 +210,7 @@ size_t sitetree_order(const struct top_opts *o, const Mtrace__Stats *st, const s
 					res[m].node = a < b ? NODE_ABOVE : NODE_OPEN;
 				else if (a < b &&
 				    ((o->tree_depth && f.depth >= o->tree_depth) ||
-				        view_folded(o, f.r->s->domid, f.r->s->index)))
+				        sitetree_folded(o, f.r->s->domid, f.r->s->index)))
 					res[m].node = NODE_FOLDED;
 				else {
 					expanded[f.row] = true;
@@ -243,4 +243,28 @@ done:
 	free(lab);
 	free(thr);
 	return *out ? m : 0;
+}
+
+bool sitetree_folded(const struct top_opts *o, uint32_t domid, uint32_t index)
+{
+	for (unsigned i = 0; i < o->n_folds; i++)
+		if (o->folds[i].domid == domid && o->folds[i].index == index)
+			return true;
+	return false;
+}
+
+bool sitetree_fold(struct top_opts *o, struct top_site_ref ref, bool fold)
+{
+	for (unsigned i = 0; i < o->n_folds; i++)
+		if (o->folds[i].domid == ref.domid && o->folds[i].index == ref.index) {
+			if (!fold)
+				o->folds[i] = o->folds[--o->n_folds];
+			return true;
+		}
+	if (!fold)
+		return true;
+	if (o->n_folds >= TOP_FOLDS_MAX)
+		return false;
+	o->folds[o->n_folds++] = ref;
+	return true;
 }

@@ -112,6 +112,18 @@ const struct top_table *fields_table(enum top_view v);
 int fields_find(const struct top_table *t, const char *name_or_key);
 void fmt_duration(char *buf, size_t n, uint64_t ns);
 
+/* ---- rows.c: rows by id ---- */
+
+/* Rows by (domain, thread id or site index): keys sorted with row_key_cmp, then found
+ * with row_key_find (the row, or -1). */
+struct row_key {
+	uint32_t domid;
+	int64_t id;
+	size_t row;
+};
+int row_key_cmp(const void *a, const void *b);
+long row_key_find(const struct row_key *keys, size_t n, uint32_t domid, int64_t id);
+
 /* ---- sitetree.c: the creation tree by site ---- */
 
 /*
@@ -122,6 +134,9 @@ void fmt_duration(char *buf, size_t n, uint64_t ns);
  */
 size_t sitetree_order(const struct top_opts *o, const Mtrace__Stats *st, const struct top_row *rows,
     size_t n, int (*cmp)(const void *, const void *, void *), void *ctx, struct top_row **out);
+/* Whether the site tree's user folded this site; fold or unfold it (false: no room). */
+bool sitetree_folded(const struct top_opts *o, uint32_t domid, uint32_t index);
+bool sitetree_fold(struct top_opts *o, struct top_site_ref ref, bool fold);
 
 /* ---- view.c: rows and text, shared by curses and batch ---- */
 
@@ -145,21 +160,8 @@ struct top_sink {
 	struct top_site_ref cursor_ref;
 };
 
-/* Rows by (domain, thread id or site index): keys sorted with row_key_cmp, then found
- * with row_key_find (the row, or -1). */
-struct row_key {
-	uint32_t domid;
-	int64_t id;
-	size_t row;
-};
-int row_key_cmp(const void *a, const void *b);
-long row_key_find(const struct row_key *keys, size_t n, uint32_t domid, int64_t id);
-
 /* The header (host, domain lines) then the current view's table. */
 void view_render(const struct top_opts *o, const struct top_model *m, struct top_sink *s);
-/* Whether the site tree's user folded this site; fold or unfold it (false: no room). */
-bool view_folded(const struct top_opts *o, uint32_t domid, uint32_t index);
-bool view_fold(struct top_opts *o, struct top_site_ref ref, bool fold);
 /* One line describing the current view, sort and filters. */
 void view_describe(const struct top_opts *o, char *buf, size_t n);
 

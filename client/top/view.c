@@ -153,21 +153,6 @@ static size_t site_rows(const struct top_opts *o, const Mtrace__Stats *s, struct
 	return n;
 }
 
-int row_key_cmp(const void *a, const void *b)
-{
-	const struct row_key *x = a, *y = b;
-	if (x->domid != y->domid)
-		return x->domid < y->domid ? -1 : 1;
-	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-long row_key_find(const struct row_key *keys, size_t n, uint32_t domid, int64_t id)
-{
-	struct row_key k = { domid, id, 0 };
-	const struct row_key *f = bsearch(&k, keys, n, sizeof(*keys), row_key_cmp);
-	return f ? (long)f->row : -1;
-}
-
 /* The end of a becomes chain that starts at row i (a row that became nothing we hold
  * is its own end). */
 static size_t chain_end(const struct top_row *rows, const struct row_key *keys, size_t n, size_t i)
@@ -458,30 +443,6 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 			return false;
 	}
 	return out(s, ATTR_NORMAL, "");
-}
-
-bool view_folded(const struct top_opts *o, uint32_t domid, uint32_t index)
-{
-	for (unsigned i = 0; i < o->n_folds; i++)
-		if (o->folds[i].domid == domid && o->folds[i].index == index)
-			return true;
-	return false;
-}
-
-bool view_fold(struct top_opts *o, struct top_site_ref ref, bool fold)
-{
-	for (unsigned i = 0; i < o->n_folds; i++)
-		if (o->folds[i].domid == ref.domid && o->folds[i].index == ref.index) {
-			if (!fold)
-				o->folds[i] = o->folds[--o->n_folds];
-			return true;
-		}
-	if (!fold)
-		return true;
-	if (o->n_folds >= TOP_FOLDS_MAX)
-		return false;
-	o->folds[o->n_folds++] = ref;
-	return true;
 }
 
 void view_describe(const struct top_opts *o, char *buf, size_t n)

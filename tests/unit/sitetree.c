@@ -156,8 +156,8 @@ static void folds(void)
 	struct top_opts o = plain;
 	build(&g);
 	/* site 2 folded by hand: 3 is under it only, and is not a root either */
-	CHECK(view_fold(&o, (struct top_site_ref){ 1, 2 }, true));
-	CHECK(view_folded(&o, 1, 2) && !view_folded(&o, 2, 2));
+	CHECK(sitetree_fold(&o, (struct top_site_ref){ 1, 2 }, true));
+	CHECK(sitetree_folded(&o, 1, 2) && !sitetree_folded(&o, 2, 2));
 	const struct want w[] = {
 		{ 1, 1, 0, NODE_OPEN, 2 },
 		{ 1, 1, 1, NODE_CYCLE, 5 },
@@ -173,7 +173,7 @@ static void folds(void)
 	};
 	expect(&o, &g, w, sizeof(w) / sizeof(w[0]));
 	/* unfolded, then one level only: the roots and their children */
-	CHECK(view_fold(&o, (struct top_site_ref){ 1, 2 }, false) && o.n_folds == 0);
+	CHECK(sitetree_fold(&o, (struct top_site_ref){ 1, 2 }, false) && o.n_folds == 0);
 	o.tree_depth = 1;
 	const struct want w1[] = {
 		{ 1, 1, 0, NODE_OPEN, 2 },
@@ -191,9 +191,10 @@ static void folds(void)
 	/* the fold table is bounded */
 	o.n_folds = 0;
 	for (uint32_t i = 0; i < TOP_FOLDS_MAX; i++)
-		CHECK(view_fold(&o, (struct top_site_ref){ 3, i }, true));
-	CHECK(!view_fold(&o, (struct top_site_ref){ 3, TOP_FOLDS_MAX }, true));
-	CHECK(view_fold(&o, (struct top_site_ref){ 3, 0 }, true), "already folded: no room needed");
+		CHECK(sitetree_fold(&o, (struct top_site_ref){ 3, i }, true));
+	CHECK(!sitetree_fold(&o, (struct top_site_ref){ 3, TOP_FOLDS_MAX }, true));
+	CHECK(sitetree_fold(&o, (struct top_site_ref){ 3, 0 }, true),
+	    "already folded: no room needed");
 }
 
 static void labels(void)
