@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cat-chrome.h"
-#include "cat-ctf.h"
 #include "cat-format.h"
 #include "json.h"
 #include "ring-reader.h"
@@ -52,14 +50,6 @@ static struct evbuffer *jbuf(void)
 	if (!b)
 		b = evbuffer_new();
 	return b;
-}
-
-void cat_json_str(FILE *f, const char *str)
-{
-	struct evbuffer *b = jbuf();
-
-	json_str(b, str);
-	json_write(f, b);
 }
 
 /* Text form: printable ASCII as is, everything else as \xNN, inside quotes. */
@@ -153,12 +143,6 @@ void cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t
 	case CAT_JSON:
 		json_event(jbuf(), b, i, ts, str);
 		json_line(f, jbuf());
-		break;
-	case CAT_CHROME:
-		cat_chrome_event(f, b, i, ts, str);
-		break;
-	case CAT_CTF:
-		cat_ctf_event(b, i, ts, str);
 		break;
 	default:
 		break;

@@ -27,15 +27,12 @@ void cat_names_note(uint32_t domid, const char *name);
 const char *cat_names_get(uint32_t domid);
 
 /*
- * Print event i of batch b (ts already summed by the caller).  str is the batch's
+ * Print event i of batch b as text or a JSON line (ts already summed by the caller).  str is the batch's
  * string for this event or NULL.
  */
 void cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t i, uint64_t ts,
     const char *str);
 /* Print any non-event message. */
 void cat_other(FILE *f, enum cat_format fmt, const Mtrace__ServerMsg *m);
-
-/* json_str (client/lib/json.h) onto a FILE, for the converters. */
-void cat_json_str(FILE *f, const char *s);
 
 #endif

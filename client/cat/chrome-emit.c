@@ -7,14 +7,26 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "cat-format.h"
+#include <event2/buffer.h>
+
 #include "chrome-emit.h"
+#include "json.h"
 
 static bool first = true; /* no separator before the array's first object */
 
 void chrome_emit_reset(void)
 {
 	first = true;
+}
+
+void cat_json_str(FILE *f, const char *str)
+{
+	static struct evbuffer *b;
+
+	if (!b)
+		b = evbuffer_new();
+	json_str(b, str);
+	json_write(f, b);
 }
 
 void chrome_sep(FILE *f)

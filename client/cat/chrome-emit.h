@@ -10,6 +10,8 @@
 #include <stdio.h>
 
 void chrome_emit_reset(void);
+/* A JSON string (json_str of client/lib/json.h) onto f. */
+void cat_json_str(FILE *f, const char *s);
 void chrome_sep(FILE *f);
 void chrome_put_ts(FILE *f, uint64_t ns);
 void chrome_head(FILE *f, const char *ph, uint32_t pid, uint32_t tid, uint64_t ts, const char *name,

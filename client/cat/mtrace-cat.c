@@ -75,6 +75,10 @@ static bool print_batch(const struct cat_opts *o, const Mtrace__EventBatch *b)
 			folded_event(b->domid, (uint8_t)b->op[i],
 			    n == b->n_type ? (uint8_t)b->type[i] : 0, ts, b->thread[i], b->arg[i],
 			    str);
+		else if (o->fmt == CAT_CHROME)
+			cat_chrome_event(out, b, i, ts, str);
+		else if (o->fmt == CAT_CTF)
+			cat_ctf_event(b, i, ts, str);
 		else
 			cat_event(out, o->fmt, b, i, ts, str);
 		if (o->count && !o->no_events && sum.events >= o->count)
