@@ -181,7 +181,8 @@
     if (!th) { box.hidden = true; return; }
     box.hidden = false;
     const d = th.dom;
-    const end = th.end === null ? null : th.end;
+    // resolved, not where its line ends: a thread that became another is still pending
+    const end = th.resolved;
     const life = (end === null ? now() : end) - th.created;
     const rows = [
       ['domain', `${d.domid} ${printable(d.name, 80)}`],
@@ -369,6 +370,7 @@
   window.mtrace = {
     model, view, state,
     summary: () => model.summary(),
+    figures: () => model.figures(),
     selectAt: (x, y) => {
       const r = canvas.getBoundingClientRect();
       const th = hitTest(model, view, x, y, now(), r.width);
