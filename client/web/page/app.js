@@ -142,7 +142,8 @@
     if (key === state.domKey) {
       for (const d of doms) {
         const el = document.querySelector(`[data-domid="${d.domid}"] .count`);
-        if (el) el.textContent = `${d.threads.size} thr, ${d.events} ev` +
+        // docs/figures.md's created and pending, as mtrace-top and the exporter say them
+        if (el) el.textContent = `${d.fig.created} thr, ${d.fig.created - d.fig.ended} pending, ${d.events} ev` +
           (d.stats ? `, ${Math.round(d.stats.rate_1s)}/s` : '');
       }
       return;
