@@ -77,10 +77,11 @@ struct thr_past {
 };
 
 struct label {
-	uint64_t count, live;        /* distinct threads given it; of those, pending */
-	uint64_t relabels;           /* times a thread was given it */
-	uint64_t cr_sec;             /* second of cr[cr_sec % LABEL_WIN] */
-	uint32_t cr[LABEL_WIN];      /* creations per second */
+	uint64_t count, live;   /* distinct threads given it; pending ones it is the label of */
+	uint64_t current;       /* threads whose current (last) label it is */
+	uint64_t relabels;      /* times a thread was given it */
+	uint64_t cr_sec;        /* second of cr[cr_sec % LABEL_WIN] */
+	uint32_t cr[LABEL_WIN]; /* creations per second */
 	uint64_t nlife, life_sum_ns; /* resolved threads, their lifetimes' sum */
 	uint32_t hist[HIST_BUCKETS]; /* lifetimes of resolved threads */
 };
@@ -153,6 +154,8 @@ struct state_domain {
 	uint64_t hash_rekeys;
 	struct list pending, finished;
 	uint64_t live, threads_total, threads_evicted;
+	uint64_t threads_ended;    /* left pending other than by eviction (docs/figures.md) */
+	uint64_t threads_labelled; /* given a label at least once */
 	/* the two threads looked up last (an event's thread and its arg, a parent and
 	 * its child, two threads handing over), most recent first; idx NO_IDX: empty */
 	uint64_t cache_id[2];

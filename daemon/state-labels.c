@@ -85,6 +85,13 @@ void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, s
 		return;
 	if (t->state == TS_PENDING)
 		label_unlive(d, t);
+	/* current: the thread moves from its old label to this one; a thread's first
+	 * label makes it labelled (docs/figures.md) */
+	if (t->label == NO_IDX)
+		d->threads_labelled++;
+	else if (d->lstat[t->label].current)
+		d->lstat[t->label].current--;
+	d->lstat[li].current++;
 	/* Counted once per thread: a thread toggling between two labels is one thread of
 	 * each.  It remembers LABEL_PAST earlier labels; one cycling through more is
 	 * counted again when it comes back to a label it has forgotten. */

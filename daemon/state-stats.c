@@ -148,6 +148,8 @@ static void fill_domain(struct stats_box *b, Mtrace__DomainStats *ds, const stru
 	ds->live_threads = d->live;
 	ds->threads_total = d->threads_total;
 	ds->threads_evicted = d->threads_evicted;
+	ds->threads_ended = d->threads_ended;
+	ds->threads_labelled = d->threads_labelled;
 	ds->clock = d->clock;
 	ds->wakeups = d->wakeups;
 	ds->ratelimited = d->ratelimited;
@@ -322,6 +324,7 @@ static void add_labels(
 			ls->domid = d->domid;
 			ls->label = arena_str(b, strtab_str(&d->labels, j));
 			ls->count = l->count;
+			ls->current = l->current;
 			ls->relabels = l->relabels;
 			ls->live = l->live;
 			ls->creation_rate =

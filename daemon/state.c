@@ -50,6 +50,7 @@ static void thr_finish(struct state_domain *d, uint32_t i, uint64_t ts, uint8_t 
 	t->state = state;
 	t->resolved_ns = ts;
 	d->live--;
+	d->threads_ended++;
 	if (t->label != NO_IDX) {
 		struct label *l = &d->lstat[t->label];
 		if (l->live)
@@ -166,8 +167,11 @@ static inline __attribute__((always_inline)) void apply_one(
 		ai = tab_find(d, ev->arg);
 		if (ai != NO_IDX && ai == ti) /* a thread cannot create itself */
 			break;
-		if (ai != NO_IDX) /* id reused: the old thread is gone */
+		if (ai != NO_IDX) { /* id reused: the old thread is over (ended if pending) */
+			if (d->thr[ai].state == TS_PENDING)
+				d->threads_ended++;
 			state_thr_remove(d, ai);
+		}
 		ai = state_thr_new(d, ev->arg, ts, ev->thread, ev->type, ti);
 		if (ti != NO_IDX)
 			d->thr[ti].children++; /* thr_new may have moved the slab */

@@ -48,6 +48,7 @@ struct opts {
 	unsigned evtchn_pct, fail_pct;
 	uint64_t rate, events, seed, batch_us;
 	double duration, wait_reader, linger;
+	bool hold; /* --hold: stay announced after the summary until SIGTERM/SIGINT */
 	uint32_t clock;
 	enum garbage garbage;
 	const char *summary, *backend, *sim_dir, *labels_from;
@@ -603,6 +604,7 @@ static void usage(FILE *f, const char *argv0)
 	    "      --garbage MODE     hostile guest: random | lengths | strings | indexes | mixed\n"
 	    "      --wait-reader S    first wait up to S s for dom0 to attach to every ring\n"
 	    "      --linger S         afterwards wait up to S s for dom0 to read everything\n"
+	    "      --hold             then stay announced, rings and all, until SIGTERM/SIGINT\n"
 	    "      --summary FILE     write the summary there instead of stdout\n"
 	    "      --backend NAME     xen | sim | auto (default auto: sim if MTRACE_SIM_DIR is set)\n"
 	    "      --sim-dir DIR      simulated Xen state directory (default $MTRACE_SIM_DIR)\n"
@@ -657,7 +659,8 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		O_BATCH,
 		O_LABELS,
 		O_SEED,
-		O_LABELS_FROM
+		O_LABELS_FROM,
+		O_HOLD
 	};
 	static const struct option lo[] = {
 		{ "rings", 1, NULL, 'r' },
@@ -676,6 +679,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "garbage", 1, NULL, O_GARBAGE },
 		{ "wait-reader", 1, NULL, O_WAIT },
 		{ "linger", 1, NULL, O_LINGER },
+		{ "hold", 0, NULL, O_HOLD },
 		{ "summary", 1, NULL, O_SUMMARY },
 		{ "backend", 1, NULL, O_BACKEND },
 		{ "sim-dir", 1, NULL, O_SIMDIR },
@@ -778,6 +782,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			break;
 		case O_LINGER:
 			ok = parse_double(optarg, &o->linger);
+			break;
+		case O_HOLD:
+			o->hold = true;
+			ok = true;
 			break;
 		case O_SUMMARY:
 			o->summary = optarg;
@@ -924,6 +932,12 @@ int main(int argc, char **argv)
 		fclose(out);
 	else
 		fflush(stdout);
+	/* The domain stays as the workload left it (its pending threads pending), so that
+	 * every reader's figures can settle on the same numbers (test-outlets-agree). */
+	while (o.hold && !stop) {
+		service_signals();
+		sleep_s(0.05);
+	}
 	mtrace_guest_close(g);
 	for (unsigned i = 0; i < o.rings; i++)
 		free(jobs[i].slots);

@@ -54,6 +54,7 @@ struct track {
 	uint8_t open;
 	uint32_t type; /* the thread type its slice is named after, if typed */
 	bool typed, finished;
+	bool ever; /* had its thread slice: later events of it open none (docs/figures.md) */
 };
 
 struct proc {
@@ -185,19 +186,25 @@ static void life_name(char *buf, size_t size, const struct track *t, int64_t thr
 		snprintf(buf, size, "thread %" PRId64, thread);
 }
 
-/* The thread's live track, opening its "thread" slice when first seen. */
+/*
+ * The thread's track, opening its "thread" slice when first seen (docs/figures.md:
+ * an event of the thread, or one that resolves or signals it, before any creation).
+ * A thread that has ended stays ended: its later events land on its track with no
+ * slice of their own, and only a creation of its id starts another.
+ */
 static struct track *live(FILE *f, uint32_t domid, uint32_t ring, int64_t thread, uint64_t ts)
 {
 	struct track *t = track(f, domid, ring, thread);
 	char buf[64];
 
-	if (!t)
-		return NULL;
+	if (!t || t->ever)
+		return t;
 	if (t->finished) {
 		t->finished = false; /* its fifo entry is skipped when it comes up */
 		C.finished--;
 	}
 	if (!(t->open & OPEN_LIFE)) {
+		t->ever = true;
 		t->typed = false;
 		life_name(buf, sizeof(buf), t, thread);
 		chrome_head(f, "B", domid, t->tid, ts, buf, "thread");
@@ -418,8 +425,10 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 	r->seen = true;
 	if (ts > p->last_ts)
 		p->last_ts = ts;
-	/* Every op but these is something the thread itself did: it is alive. */
-	if (th != -1 && op != MTRACE_OP_GC && op != MTRACE_OP_RING_START)
+	/* Every op but these is something the thread itself did: it is seen (mtraced's
+	 * rule, docs/figures.md). */
+	if (th != -1 && op != MTRACE_OP_GC &&
+	    !(op >= MTRACE_OP_RING_START && op <= MTRACE_OP_MODULE))
 		live(f, domid, ring, th, ts);
 	switch (op) {
 	case MTRACE_OP_CREATES: {
@@ -436,6 +445,7 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 		}
 		if (!(t->open & OPEN_LIFE)) {
 			const char *type;
+			t->ever = true;
 			t->type = i < b->n_type ? b->type[i] : MTRACE_TT_UNKNOWN;
 			t->typed = true;
 			type = mtrace_thread_type_name(t->type);
@@ -454,6 +464,8 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 	case MTRACE_OP_READ_LATER:
 	case MTRACE_OP_SIGNAL:
 	case MTRACE_OP_SIGNAL_NEW: /* arg's result reaches th, which runs (not for Eio's) */
+		if ((op == MTRACE_OP_SIGNAL || op == MTRACE_OP_SIGNAL_NEW) && arg != -1)
+			live(f, domid, ring, arg, ts); /* the notifier is a thread seen */
 		if (op == MTRACE_OP_READ || op == MTRACE_OP_SIGNAL)
 			run(f, domid, ring, r, th, ts);
 		arrow(f, domid, ring, r, arg, th, ts,
@@ -461,6 +473,8 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 		break;
 	case MTRACE_OP_FULFILLS:
 	case MTRACE_OP_FAILS:
+		if (arg != -1)
+			live(f, domid, ring, arg, ts); /* first sight of the target */
 		arrow(f, domid, ring, r, th, arg, ts, "resolve");
 		if (end_life(f, domid, ring, r, arg, ts)) {
 			fprintf(f, ",\"args\":{\"resolved_by\":%" PRId64, th);
@@ -585,8 +599,15 @@ static void close_all(FILE *f, bool all, uint32_t domid, const char *why)
 	for (i = 0; i < c.n; i++) {
 		uint32_t d = (uint32_t)c.keys[i][0], ring = (uint32_t)(c.keys[i][0] >> 32);
 		struct ring_state *r = ttab_get(&C.rings, d, ring);
-		if (end_life(f, d, ring, r, (int64_t)c.keys[i][1], last_ts(d)))
+		struct track *t = ttab_get(&C.tracks, c.keys[i][0], c.keys[i][1]);
+		if (end_life(f, d, ring, r, (int64_t)c.keys[i][1], last_ts(d))) {
 			fprintf(f, ",\"args\":{\"did_not_end\":true,\"ended_by\":\"%s\"}}", why);
+		} else if (t && (t->open & OPEN_RUN)) {
+			/* an ended thread running again: only its running slice is open */
+			chrome_head(f, "E", d, t->tid, last_ts(d), "running", "run");
+			fputc('}', f);
+			t->open &= (uint8_t)~OPEN_RUN;
+		}
 	}
 	c.n = 0;
 	ttab_each(&C.rings, collect, &c);

@@ -163,8 +163,10 @@ static void text_stats(FILE *f, const Mtrace__Stats *s)
 		text_str(f, d->state);
 		fprintf(f,
 		    " events=%" PRIu64 " lost=%" PRIu64 " corrupt=%" PRIu64
-		    " rate_1s=%.0f live_threads=%" PRIu64 "\n",
-		    d->events, d->lost, d->corrupt, d->rate_1s, d->live_threads);
+		    " rate_1s=%.0f live_threads=%" PRIu64 " threads_total=%" PRIu64
+		    " threads_ended=%" PRIu64 " threads_labelled=%" PRIu64 "\n",
+		    d->events, d->lost, d->corrupt, d->rate_1s, d->live_threads, d->threads_total,
+		    d->threads_ended, d->threads_labelled);
 	}
 	for (i = 0; i < s->n_threads; i++) {
 		const Mtrace__ThreadStats *t = s->threads[i];
@@ -177,7 +179,8 @@ static void text_stats(FILE *f, const Mtrace__Stats *s)
 		const Mtrace__LabelStats *l = s->labels[i];
 		fprintf(f, "#  label dom=%u ", l->domid);
 		text_str(f, l->label);
-		fprintf(f, " count=%" PRIu64 " live=%" PRIu64 "\n", l->count, l->live);
+		fprintf(f, " count=%" PRIu64 " current=%" PRIu64 " live=%" PRIu64 "\n", l->count,
+		    l->current, l->live);
 	}
 }
 

@@ -137,7 +137,7 @@ struct series {
 
 struct fold {
 	size_t n; /* how many were folded */
-	uint64_t count, live, life_sum_ns, life_count;
+	uint64_t count, current, live, life_sum_ns, life_count;
 	int64_t value; /* counters: the folded values' sum */
 };
 
@@ -297,6 +297,7 @@ static void build_views(struct render *r, const Mtrace__Stats *s)
 			v->lfold.n++;
 			v->lfold.count += l->count;
 			v->lfold.live += l->live;
+			v->lfold.current += l->current;
 			v->lfold.life_sum_ns += l->lifetime_sum_ns;
 			v->lfold.life_count += l->lifetime_count;
 		}
@@ -389,6 +390,11 @@ static const struct {
 	    offsetof(Mtrace__DomainStats, live_threads) },
 	{ "mtrace_domain_threads_created", "Threads the guest created.", COUNTER,
 	    offsetof(Mtrace__DomainStats, threads_total) },
+	{ "mtrace_domain_threads_ended",
+	    "Threads of the guest no longer pending (docs/figures.md).", COUNTER,
+	    offsetof(Mtrace__DomainStats, threads_ended) },
+	{ "mtrace_domain_threads_labelled", "Threads of the guest given a label at least once.",
+	    COUNTER, offsetof(Mtrace__DomainStats, threads_labelled) },
 	{ "mtrace_domain_threads_evicted",
 	    "Finished threads mtraced forgot to stay within its thread cap.", COUNTER,
 	    offsetof(Mtrace__DomainStats, threads_evicted) },
@@ -484,22 +490,33 @@ static void write_labels(struct render *r)
 {
 	static const char *const q[] = { "0.5", "0.99" };
 
-	for (int live = 0; live < 2; live++) {
-		const char *name =
-		    live ? "mtrace_label_threads_live" : "mtrace_label_threads_created_total";
-		family(r, live ? name : "mtrace_label_threads_created", live ? GAUGE : COUNTER,
-		    NULL,
-		    live ? "Threads with this label still pending."
-		         : "Threads ever given this label.");
+	/* count and current are two meanings of "threads with this label" (docs/figures.md) */
+	static const struct {
+		const char *family, *sample, *help;
+		enum kind kind;
+	} lf[] = {
+		{ "mtrace_label_threads_created", "mtrace_label_threads_created_total",
+		    "Threads ever given this label.", COUNTER },
+		{ "mtrace_label_threads_current", "mtrace_label_threads_current",
+		    "Threads whose current (last) label this is.", GAUGE },
+		{ "mtrace_label_threads_live", "mtrace_label_threads_live",
+		    "Pending threads whose current label this is.", GAUGE },
+	};
+	for (size_t f = 0; f < sizeof(lf) / sizeof(lf[0]); f++) {
+		family(r, lf[f].family, lf[f].kind, NULL, lf[f].help);
 		for (size_t i = 0; i < r->nv; i++) {
 			const struct dview *v = &r->v[i];
 			for (size_t k = 0; k < v->nlab; k++) {
-				label_sample(r, name, v, &v->lab[k]);
-				sample_u64(r, live ? v->lab[k].l->live : v->lab[k].l->count);
+				const Mtrace__LabelStats *l = v->lab[k].l;
+				label_sample(r, lf[f].sample, v, &v->lab[k]);
+				sample_u64(r, f == 0 ? l->count : f == 1 ? l->current : l->live);
 			}
 			if (v->lfold.n) {
-				label_sample(r, name, v, NULL);
-				sample_u64(r, live ? v->lfold.live : v->lfold.count);
+				label_sample(r, lf[f].sample, v, NULL);
+				sample_u64(r,
+				    f == 0       ? v->lfold.count
+				        : f == 1 ? v->lfold.current
+				                 : v->lfold.live);
 			}
 		}
 	}

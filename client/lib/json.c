@@ -198,12 +198,14 @@ static void json_domain_stats(struct evbuffer *b, const Mtrace__DomainStats *d)
 	    ",\"alive\":%s,\"legacy\":%s,\"rings\":%" PRIu32 ",\"events\":%" PRIu64
 	    ",\"lost\":%" PRIu64 ",\"corrupt\":%" PRIu64 ",\"rate_1s\":%.1f"
 	    ",\"rate_10s\":%.1f,\"rate_60s\":%.1f,\"live_threads\":%" PRIu64
-	    ",\"threads_total\":%" PRIu64 ",\"threads_evicted\":%" PRIu64 ",\"clock\":%" PRIu32
+	    ",\"threads_total\":%" PRIu64 ",\"threads_evicted\":%" PRIu64
+	    ",\"threads_ended\":%" PRIu64 ",\"threads_labelled\":%" PRIu64 ",\"clock\":%" PRIu32
 	    ",\"unknown\":%" PRIu64 ",\"wakeups\":%" PRIu64 ",\"ratelimited\":%" PRIu64
 	    ",\"state\":",
 	    d->alive ? "true" : "false", d->legacy ? "true" : "false", d->rings, d->events, d->lost,
 	    d->corrupt, fin(d->rate_1s), fin(d->rate_10s), fin(d->rate_60s), d->live_threads,
-	    d->threads_total, d->threads_evicted, d->clock, d->unknown, d->wakeups, d->ratelimited);
+	    d->threads_total, d->threads_evicted, d->threads_ended, d->threads_labelled, d->clock,
+	    d->unknown, d->wakeups, d->ratelimited);
 	json_str(b, d->state);
 	ADD(b, ",\"counters\":[");
 	for (size_t i = 0; i < d->n_counters; i++) {
@@ -255,9 +257,11 @@ static void json_label(struct evbuffer *b, const Mtrace__LabelStats *l)
 	evbuffer_add_printf(b, "{\"domid\":%" PRIu32 ",\"label\":", l->domid);
 	json_str(b, l->label);
 	evbuffer_add_printf(b,
-	    ",\"count\":%" PRIu64 ",\"live\":%" PRIu64 ",\"creation_rate\":%.2f"
-	    ",\"lifetime_p50_ns\":%" PRIu64 ",\"lifetime_p99_ns\":%" PRIu64 "}",
-	    l->count, l->live, fin(l->creation_rate), l->lifetime_p50_ns, l->lifetime_p99_ns);
+	    ",\"count\":%" PRIu64 ",\"current\":%" PRIu64 ",\"live\":%" PRIu64
+	    ",\"creation_rate\":%.2f,\"lifetime_p50_ns\":%" PRIu64 ",\"lifetime_p99_ns\":%" PRIu64
+	    "}",
+	    l->count, l->current, l->live, fin(l->creation_rate), l->lifetime_p50_ns,
+	    l->lifetime_p99_ns);
 }
 
 /* ,"sites":[...],"site_drops":[...],"site_edges":[...] of the creation graph. */

@@ -241,6 +241,16 @@ static void p_live(char *buf, size_t n, const struct top_row *r)
 	snprintf(buf, n, "%" PRIu64, r->l->live);
 }
 
+/* threads whose current label this is, beside COUNT's ever carried it (docs/figures.md) */
+static int c_current(const struct top_row *a, const struct top_row *b)
+{
+	return CMP(b->l->current, a->l->current);
+}
+static void p_current(char *buf, size_t n, const struct top_row *r)
+{
+	snprintf(buf, n, "%" PRIu64, r->l->current);
+}
+
 static int c_lrate(const struct top_row *a, const struct top_row *b)
 {
 	return CMP(b->l->creation_rate, a->l->creation_rate);
@@ -272,6 +282,7 @@ static const struct top_field label_fields[] = {
 	{ "DOMAIN", 12, true, 'D', -1, c_domain, p_domain },
 	{ "COUNT", 7, false, 'C', -1, c_count, p_count },
 	{ "LIVE", 6, false, 'V', -1, c_live, p_live },
+	{ "CURRENT", 7, false, 'R', -1, c_current, p_current },
 	{ "NEW/S", 7, false, 'E', -1, c_lrate, p_lrate },
 	{ "LIFE-P50", 8, false, 'M', -1, c_p50, p_p50 },
 	{ "LIFE-P99", 8, false, 'X', -1, c_p99, p_p99 },

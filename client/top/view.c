@@ -385,11 +385,12 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 {
 	const Mtrace__Stats *st = m->stats;
 	char line[LINE_MAX_TOP], tbuf[32], desc[256];
-	uint64_t live = 0, total = 0;
+	uint64_t live = 0, total = 0, ended = 0;
 	double rate = 0;
 	for (size_t i = 0; i < st->n_domains; i++) {
 		live += st->domains[i]->live_threads;
 		total += st->domains[i]->threads_total;
+		ended += st->domains[i]->threads_ended;
 		rate += st->domains[i]->rate_1s;
 	}
 	time_t secs = (time_t)(st->time_ns / 1000000000u);
@@ -398,9 +399,9 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 	strftime(tbuf, sizeof(tbuf), "%H:%M:%S", &tm);
 	snprintf(line, sizeof(line),
 	    "mtrace-top %s - %s  host %s  domains %zu  threads %" PRIu64 " live %" PRIu64
-	    " total  %.0f ev/s  clients %u%s",
-	    MTRACE_VERSION, tbuf, m->host[0] ? m->host : "?", st->n_domains, live, total, rate,
-	    st->clients, st->dropped_for_client ? "  (updates dropped)" : "");
+	    " total %" PRIu64 " ended  %.0f ev/s  clients %u%s",
+	    MTRACE_VERSION, tbuf, m->host[0] ? m->host : "?", st->n_domains, live, total, ended,
+	    rate, st->clients, st->dropped_for_client ? "  (updates dropped)" : "");
 	if (!out(s, ATTR_BOLD, line))
 		return false;
 	view_describe(o, desc, sizeof(desc));
@@ -416,9 +417,9 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 		if (l > nw && l < 128)
 			nw = l;
 	}
-	snprintf(line, sizeof(line), "%-*s %5s %-8s %6s %9s %12s %8s %8s %6s %8s %s", nw, "DOMAIN",
-	    "ID", "STATE", "KIND", "EV/S", "EVENTS", "LOST", "CORRUPT", "LIVE", "THREADS",
-	    "COUNTERS");
+	snprintf(line, sizeof(line), "%-*s %5s %-8s %6s %9s %12s %8s %8s %6s %8s %8s %s", nw,
+	    "DOMAIN", "ID", "STATE", "KIND", "EV/S", "EVENTS", "LOST", "CORRUPT", "LIVE", "THREADS",
+	    "ENDED", "COUNTERS");
 	if (!out(s, ATTR_TITLE, line))
 		return false;
 	if (!st->n_domains && !out(s, ATTR_NORMAL, "(no traced domains)"))
@@ -435,10 +436,10 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 		state[strcspn(state, " :")] = '\0';
 		snprintf(line, sizeof(line),
 		    "%-*s %5u %-8s %6s %9.0f %12" PRIu64 " %8" PRIu64 " %8" PRIu64 " %6" PRIu64
-		    " %8" PRIu64 " %s",
+		    " %8" PRIu64 " %8" PRIu64 " %s",
 		    nw, d->name && d->name[0] ? d->name : "?", d->domid, state,
 		    d->legacy ? "legacy" : "ring", d->rate_1s, d->events, d->lost, d->corrupt,
-		    d->live_threads, d->threads_total, counters);
+		    d->live_threads, d->threads_total, d->threads_ended, counters);
 		if (!out(s, ATTR_NORMAL, line))
 			return false;
 	}

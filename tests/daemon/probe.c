@@ -45,20 +45,22 @@ static void print_stats(const Mtrace__Stats *s)
 		printf("dom %u name=%s alive=%d legacy=%d rings=%u events=%" PRIu64 " lost=%" PRIu64
 		       " corrupt=%" PRIu64 " unknown=%" PRIu64 " wakeups=%" PRIu64
 		       " ratelimited=%" PRIu64 " live=%" PRIu64 " total=%" PRIu64
-		       " evicted=%" PRIu64 " counters=%zu state=%s\n",
+		       " evicted=%" PRIu64 " ended=%" PRIu64 " labelled=%" PRIu64
+		       " counters=%zu state=%s\n",
 		    d->domid, d->name, d->alive, d->legacy, d->rings, d->events, d->lost,
 		    d->corrupt, d->unknown, d->wakeups, d->ratelimited, d->live_threads,
-		    d->threads_total, d->threads_evicted, d->n_counters, d->state);
+		    d->threads_total, d->threads_evicted, d->threads_ended, d->threads_labelled,
+		    d->n_counters, d->state);
 	}
 	for (size_t i = 0; i < s->n_domains; i++)
 		for (size_t k = 0; k < s->domains[i]->n_counters; k++)
 			printf("counter %u %s %" PRId64 "\n", s->domains[i]->domid,
 			    s->domains[i]->counters[k]->name, s->domains[i]->counters[k]->value);
 	for (size_t i = 0; i < s->n_labels; i++)
-		printf("label %u %s count=%" PRIu64 " live=%" PRIu64 " p50=%" PRIu64 " p99=%" PRIu64
-		       "\n",
+		printf("label %u %s count=%" PRIu64 " live=%" PRIu64 " current=%" PRIu64
+		       " p50=%" PRIu64 " p99=%" PRIu64 "\n",
 		    s->labels[i]->domid, s->labels[i]->label, s->labels[i]->count,
-		    s->labels[i]->live, s->labels[i]->lifetime_p50_ns,
+		    s->labels[i]->live, s->labels[i]->current, s->labels[i]->lifetime_p50_ns,
 		    s->labels[i]->lifetime_p99_ns);
 	printf("end clients=%u\n", s->clients);
 }

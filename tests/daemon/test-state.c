@@ -124,6 +124,54 @@ static void test_lifecycle(void)
 	state_stats_free(s);
 }
 
+/*
+ * docs/figures.md's edge cases: becomes ends nothing, a read's source is no thread seen,
+ * an id created again while pending ends the old thread, a second fulfils ends nothing
+ * more, -1 is no thread; current follows a thread's last label while count remembers.
+ */
+static void test_figures(void)
+{
+	struct state_domain *d = state_domain_get(4);
+	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
+	Mtrace__Stats *s;
+
+	state_domain_attached(d, 1, MTRACE_CLOCK_MONOTONIC, false);
+	ev(d, MTRACE_OP_CREATES, 0, 10, MTRACE_THREAD_NONE, 1, NULL); /* created: 1 */
+	ev(d, MTRACE_OP_CREATES, 0, 11, 1, 2, NULL);                  /* 2 */
+	ev(d, MTRACE_OP_READ, 0, 12, 2, 99, NULL);    /* 99 only read: not a thread */
+	ev(d, MTRACE_OP_BECOMES, 0, 13, 2, 98, NULL); /* 98 neither; 2 stays pending */
+	ev(d, MTRACE_OP_LABEL, 0, 14, 2, 0, "a");
+	ev(d, MTRACE_OP_LABEL, 0, 15, 2, 0, "b");     /* 2: count a, b; current b */
+	ev(d, MTRACE_OP_LABEL, 0, 16, 1, 0, "a");     /* 1: current a */
+	ev(d, MTRACE_OP_FULFILLS, 0, 17, 1, 1, NULL); /* 1 ends */
+	ev(d, MTRACE_OP_FULFILLS, 0, 18, 2, 1, NULL); /* again: nothing */
+	ev(d, MTRACE_OP_CREATES, 0, 19, 1, 2, NULL);  /* 2 reused while pending: ends, 3rd */
+	ev(d, MTRACE_OP_FULFILLS, 0, 20, 1, 7, NULL); /* first sight of 7, ended: 4th */
+	ev(d, MTRACE_OP_LABEL, 0, 21, MTRACE_THREAD_NONE, 0, "a"); /* no thread */
+
+	sub.label_stats = 1;
+	sub.domids = (uint32_t[]){ 4 };
+	sub.n_domids = 1;
+	s = state_stats(&sub, 0);
+	CHECK(s->n_domains == 1);
+	if (s->n_domains == 1) {
+		Mtrace__DomainStats *ds = s->domains[0];
+		CHECK(ds->threads_total == 4 && ds->threads_ended == 3 && ds->live_threads == 1);
+		CHECK(ds->threads_labelled == 2);
+	}
+	CHECK(s->n_labels == 2);
+	for (size_t i = 0; i < s->n_labels; i++) {
+		Mtrace__LabelStats *l = s->labels[i];
+		if (!strcmp(l->label, "a")) /* 1 (ended) and the old 2 carried it; 1's is current */
+			CHECK(l->count == 2 && l->current == 1 && l->live == 0);
+		else /* the old 2's last label; it ended when its id was reused */
+			CHECK(!strcmp(l->label, "b") && l->count == 1 && l->current == 1 &&
+			    l->live == 0);
+	}
+	state_stats_free(s);
+	state_domain_forget(4); /* the tests after count domains */
+}
+
 static void test_filters(void)
 {
 	struct state_domain *d = state_domain_get(2);
@@ -432,6 +480,7 @@ int main(void)
 	state_init(&cfg);
 	state_tick(state_now_ns());
 	test_lifecycle();
+	test_figures();
 	test_filters();
 	test_eviction(64);
 	test_all_pending(64);

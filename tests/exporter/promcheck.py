@@ -157,6 +157,8 @@ def compare(prom, cat_json, cap_labels, cap_counters):
              ("mtrace_domain_unknown_records_total", "unknown"),
              ("mtrace_domain_threads_live", "live_threads"),
              ("mtrace_domain_threads_created_total", "threads_total"),
+             ("mtrace_domain_threads_ended_total", "threads_ended"),
+             ("mtrace_domain_threads_labelled_total", "threads_labelled"),
              ("mtrace_domain_wakeups_total", "wakeups")]
     got = {m: by_domain(strip(series(prom, m + sel))) for m, _ in facts}
     created = by_domain(strip(series(prom, "mtrace_label_threads_created_total" + sel)), "label")

@@ -395,9 +395,11 @@ def from_stream(path):
             continue
         op = d["op"]
         key = (d["domid"], d["ring"])
-        if op == "creates":
+        # the ids docs/figures.md makes threads of: a child, the thread of an event,
+        # the target of a resolution or a signal
+        if op in ("creates", "fulfills", "fails", "signal", "signal_new") and d["arg"] != -1:
             threads.add(key + (d["arg"],))
-        if d["thread"] != -1 and op not in ("gc", "ring_start"):
+        if d["thread"] != -1 and op not in ("gc", "ring_start", "site", "site_name", "module"):
             threads.add(key + (d["thread"],))
         c[op] += 1
     return {

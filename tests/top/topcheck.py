@@ -98,13 +98,19 @@ def check_domain(top, sock, name, exp):
     check(int(d['THREADS']) == exp['threads_total'],
           '%s: THREADS %s != %d' % (name, d['THREADS'], exp['threads_total']))
     check(int(d['LIVE']) == exp['live'], '%s: LIVE %s != %d' % (name, d['LIVE'], exp['live']))
+    # docs/figures.md: every thread created is pending or ended (none evicted here)
+    check(int(d['ENDED']) == exp['threads_total'] - exp['live'],
+          '%s: ENDED %s != %d' % (name, d['ENDED'], exp['threads_total'] - exp['live']))
     check(int(d['LOST']) == 0 and int(d['CORRUPT']) == 0, '%s: lost/corrupt not 0: %s' % (name, d))
     check(d['KIND'] == 'ring', '%s: KIND %s' % (name, d['KIND']))
 
     # The group-by-label view: one row per label, count and live as the fixture says.
     g = run_top(top, sock, '-g', '-D', name)
     got = {r[-1]: [int(r[1]), int(r[2])] for r in g['rows']}
-    check(g['title'][:3] == ['DOMAIN', 'COUNT', 'LIVE'], 'label view title %s' % g['title'])
+    check(g['title'][:4] == ['DOMAIN', 'COUNT', 'LIVE', 'CURRENT'], 'label view title %s' % g['title'])
+    # each label's current at most its count, live at most its current
+    check(all(int(r[2]) <= int(r[3]) <= int(r[1]) for r in g['rows']),
+          '%s: a label with LIVE > CURRENT or CURRENT > COUNT: %s' % (name, g['rows']))
     check(all(r[0] == name for r in g['rows']), '%s: -D let other domains through' % name)
     check(got == exp['labels'], '%s: label groups differ:\n  got  %s\n  want %s' %
           (name, sorted(got.items()), sorted(exp['labels'].items())))

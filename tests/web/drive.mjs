@@ -80,21 +80,24 @@ function catSummary() {
     });
     s.events++;
     const th = e.thread, a = e.arg;
+    // As the page holds them (docs/figures.md): -1 is no thread, a thread creating
+    // itself creates nothing, an arrow needs a thread at both ends.
     switch (e.op_code) {
-    case 0: s.threads.add(th); s.threads.add(a); s.creates.push([th, a]); break;
-    case 1: s.threads.add(th); s.threads.add(a); s.reads.push([th, a]); break;
+    case 0: s.threads.add(th); if (a !== -1 && a !== th) { s.threads.add(a); s.creates.push([th, a]); } break;
+    case 1: s.threads.add(th); if (a !== -1) { s.threads.add(a); s.reads.push([th, a]); } break;
     case 10: case 12: s.threads.add(th); s.threads.add(a); break;
-    case 2: case 3: s.threads.add(th); s.threads.add(a); s.resolves.push([th, a, e.op_code === 3 ? 1 : 0]); break;
+    case 2: case 3: s.threads.add(th); if (a !== -1) { s.threads.add(a); s.resolves.push([th, a, e.op_code === 3 ? 1 : 0]); } break;
     case 4: s.threads.add(th); s.threads.add(a); break;
-    case 5: s.threads.add(th); s.labels.push([th, e.str]); break;
-    case 7: if (th !== -1) s.threads.add(th); break;
+    case 5: if (th !== -1) { s.threads.add(th); s.labels.push([th, e.str]); } break;
+    case 6: case 11: s.threads.add(th); break;
+    case 7: s.threads.add(th); break;
     case 9: case 13: s.threads.add(th); s.threads.add(a); break;
     case 64: s.threads.add(th); s.sends.push([th, a]); break;
     case 65: s.threads.add(th); break;
     default: break;
     }
   }
-  for (const s of Object.values(per)) s.threads = [...s.threads].sort((x, y) => x - y);
+  for (const s of Object.values(per)) s.threads = [...s.threads].filter(x => x !== -1).sort((x, y) => x - y);
   return per;
 }
 const catEvents = () => Object.values(catSummary()).reduce((n, s) => n + s.events, 0);

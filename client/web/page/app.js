@@ -142,7 +142,8 @@
     if (key === state.domKey) {
       for (const d of doms) {
         const el = document.querySelector(`[data-domid="${d.domid}"] .count`);
-        if (el) el.textContent = `${d.threads.size} thr, ${d.events} ev` +
+        // docs/figures.md's created and pending, as mtrace-top and the exporter say them
+        if (el) el.textContent = `${d.fig.created} thr, ${d.fig.created - d.fig.ended} pending, ${d.events} ev` +
           (d.stats ? `, ${Math.round(d.stats.rate_1s)}/s` : '');
       }
       return;
@@ -181,7 +182,8 @@
     if (!th) { box.hidden = true; return; }
     box.hidden = false;
     const d = th.dom;
-    const end = th.end === null ? null : th.end;
+    // resolved, not where its line ends: a thread that became another is still pending
+    const end = th.resolved;
     const life = (end === null ? now() : end) - th.created;
     const rows = [
       ['domain', `${d.domid} ${printable(d.name, 80)}`],
@@ -369,6 +371,7 @@
   window.mtrace = {
     model, view, state,
     summary: () => model.summary(),
+    figures: () => model.figures(),
     selectAt: (x, y) => {
       const r = canvas.getBoundingClientRect();
       const th = hitTest(model, view, x, y, now(), r.width);

@@ -42,8 +42,8 @@ function heapPop(h) {
   return top;
 }
 
-// A thread's current row.
-const cur = th => th.segs[th.segs.length - 1].row;
+// A thread's current row; for no thread (id -1: null), the other end's.
+const cur = (th, other) => th ? th.segs[th.segs.length - 1].row : other ? cur(other) : 0;
 
 class Domain {
   constructor(domid) {
@@ -70,6 +70,9 @@ class Domain {
     this.events = 0;
     this.lastT = -Infinity;
     this.stats = null;
+    // The figures of docs/figures.md, counted as events arrive (pruning forgets
+    // threads, not these): created, ended, labelled; per label count/current/live.
+    this.fig = { created: 0, ended: 0, labelled: 0, labels: new Map() };
   }
 }
 
@@ -119,19 +122,71 @@ class Model {
     this.version++;
   }
 
-  thread(d, id, t) {
+  // The thread an id names, drawn from its first mention; null for -1 (no thread).
+  // seen: the event makes it a thread of docs/figures.md (counted as created); the
+  // source of a read and the target of becomes only give an arrow somewhere to go.
+  thread(d, id, t, seen = true) {
+    if (id === -1) return null;
     let th = d.threads.get(id);
     if (!th) {
       th = {
         id, dom: d, label: '', type: 'Unknown', parent: -1, created: t, end: null,
         failed: false, exn: '', reads: 0, resolves: 0, children: 0, running: 0,
         segs: [], becomes: -1, explicit: false,
+        counted: false, resolved: null, over: false, labelled: false, ever: null,
       };
       this.addSeg(d, th, this.takeRow(d, t), t);
       d.threads.set(id, th);
       d.order.push(th);
     }
+    if (seen && !th.counted) { th.counted = true; d.fig.created++; }
     return th;
+  }
+
+  labelFig(d, name) {
+    let f = d.fig.labels.get(name);
+    if (!f) { f = { count: 0, current: 0, live: 0 }; d.fig.labels.set(name, f); }
+    return f;
+  }
+
+  // The thread is no longer pending (resolved, or its id created again).
+  over(d, th) {
+    if (!th.counted || th.over) return;
+    th.over = true;
+    d.fig.ended++;
+    if (th.labelled) this.labelFig(d, th.label).live--;
+  }
+
+  setLabel(d, th, name) {
+    if (th.labelled && th.label === name) return;
+    if (th.labelled) {
+      const old = this.labelFig(d, th.label);
+      old.current--;
+      if (!th.over) old.live--;
+    } else {
+      th.labelled = true;
+      d.fig.labelled++;
+      th.ever = new Set();
+    }
+    th.label = name;
+    const f = this.labelFig(d, name);
+    f.current++;
+    if (!th.over) f.live++;
+    if (!th.ever.has(name)) { th.ever.add(name); f.count++; }
+  }
+
+  // Per domain, the figures of docs/figures.md, as mtraced's Stats give them.
+  figures() {
+    const out = {};
+    for (const d of this.domains.values()) {
+      const f = d.fig, labels = {};
+      for (const [k, v] of f.labels) labels[k] = { ...v };
+      out[d.domid] = {
+        created: f.created, ended: f.ended, pending: f.created - f.ended,
+        labelled: f.labelled, labels,
+      };
+    }
+    return out;
   }
 
   // A stretch of a thread's line on one row; each row keeps its stretches in time
@@ -206,9 +261,12 @@ class Model {
     switch (op) {
     case OP.CREATES: {
       const parent = this.thread(d, tid, t);
+      if (arg === -1 || arg === tid) break;	// no child; a thread cannot create itself
       let child = d.threads.get(arg);
-      // An id seen before its creation is that thread; a created one is an id reused.
-      if (child && child.explicit) {
+      // A known id created again is a new thread (the old one, if pending, is over); an
+      // id only mentioned before (a read's source) is this thread.
+      if (child && child.counted) {
+        this.over(d, child);
         if (child.end === null) this.endThread(d, child, t);
         d.threads.delete(arg);
         child = null;
@@ -216,35 +274,42 @@ class Model {
       child = this.thread(d, arg, t);
       child.parent = tid; child.explicit = true;
       child.type = this.typeNames[type] || 'Unknown';
-      parent.children++;
-      d.creates.push({ t, from: tid, to: arg, ra: cur(parent), rb: cur(child) });
+      if (parent) parent.children++;
+      d.creates.push({ t, from: tid, to: arg, ra: cur(parent, child), rb: cur(child) });
       break;
     }
     case OP.READ: case OP.READ_LATER: case OP.TRY_READ: {
       const reader = this.thread(d, tid, t);
-      this.thread(d, arg, t);
-      const src = d.threads.get(arg);
-      if (op !== OP.TRY_READ) reader.reads++;
+      const src = this.thread(d, arg, t, false);
+      if (reader && op !== OP.TRY_READ) reader.reads++;
+      if (!src) break;
       // From where the source resolved, if it had by then.
       const ts = src.end !== null && src.end <= t ? src.end : t;
-      d.reads.push({ t, from: arg, to: tid, op, ts, ra: cur(src), rb: cur(reader) });
+      d.reads.push({ t, from: arg, to: tid, op, ts, ra: cur(src), rb: cur(reader, src) });
       break;
     }
     case OP.FULFILLS: case OP.FAILS: {
       const by = this.thread(d, tid, t);
       const target = this.thread(d, arg, t);
-      by.resolves++;
-      if (op === OP.FAILS) { target.failed = true; target.exn = str || ''; }
+      if (by) by.resolves++;
+      if (!target) break;
+      if (!target.over) {
+        if (op === OP.FAILS) { target.failed = true; target.exn = str || ''; }
+        target.resolved = t;
+        this.over(d, target);
+      }
       this.endThread(d, target, t);
-      const r = { t, from: tid, to: arg, failed: op === OP.FAILS, exn: str || '', ra: cur(by), rb: cur(target) };
+      const r = { t, from: tid, to: arg, failed: op === OP.FAILS, exn: str || '', ra: cur(by, target), rb: cur(target) };
       d.resolves.push(r);
       (op === OP.FAILS ? d.fails : d.fulfills).push(r);
       break;
     }
     case OP.BECOMES: {
       const a = this.thread(d, tid, t);
-      const b = this.thread(d, arg, t);
-      // A chain continues on one row: b moves to a's row from now on.
+      const b = this.thread(d, arg, t, false);
+      if (!a || !b) break;
+      // A chain continues on one row: b moves to a's row from now on.  a's line ends
+      // there, but a does not end: becoming another resolves neither thread.
       const aRow = a.segs[a.segs.length - 1].row;
       a.becomes = arg;
       if (a.end === null) a.end = t;
@@ -263,11 +328,13 @@ class Model {
     }
     case OP.LABEL: {
       const th = this.thread(d, tid, t);
-      th.label = str || '';
+      if (!th || str === null) break;
+      this.setLabel(d, th, str);
       d.labels.push({ t, th: tid, label: th.label });
       break;
     }
     case OP.INCREASE: case OP.COUNTER: {
+      this.thread(d, tid, t);	// the thread of the event is seen
       const name = str || '';
       let c = d.counters.get(name);
       if (!c) { c = { value: 0, points: [] }; d.counters.set(name, c); }
@@ -277,8 +344,8 @@ class Model {
     }
     case OP.SWITCH: case OP.SIGNAL: case OP.SIGNAL_NEW: {
       if (op !== OP.SWITCH) {
-        this.thread(d, tid, t); this.thread(d, arg, t);
-        d.signals.push({ t, from: arg, to: tid, ra: cur(d.threads.get(arg)), rb: cur(d.threads.get(tid)) });
+        const to = this.thread(d, tid, t), from = this.thread(d, arg, t);
+        if (to || from) d.signals.push({ t, from: arg, to: tid, ra: cur(from, to), rb: cur(to, from) });
         if (op === OP.SIGNAL_NEW) break;
       }
       const was = d.running.get(ring);
@@ -296,15 +363,13 @@ class Model {
       d.gcs.push({ t0: t - arg / 1e6, t1: t });
       break;
     case OP.EVTCHN_SEND: {
-      this.thread(d, tid, t);
-      const s = { t, th: tid, port: arg, row: cur(d.threads.get(tid)) };
+      const s = { t, th: tid, port: arg, row: cur(this.thread(d, tid, t)) };
       d.sends.push(s);
       d.lastPort.set(arg, s);
       break;
     }
     case OP.EVTCHN_RECV: {
-      this.thread(d, tid, t);
-      const rv = { t, th: tid, port: arg, row: cur(d.threads.get(tid)) };
+      const rv = { t, th: tid, port: arg, row: cur(this.thread(d, tid, t)) };
       d.recvs.push(rv);
       // Within one guest, a send on this port and the receive that follows it.
       const s = d.lastPort.get(arg);
