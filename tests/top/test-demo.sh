@@ -1,5 +1,5 @@
 #!/bin/bash
-# ./demo without a terminal: it runs, prints mtrace-top's text for both guests, exits 0
+# ./demo without a terminal: it runs, prints mtrace-top's text for every guest, exits 0
 # in bounded time, and leaves no process or directory behind; stopped with SIGTERM
 # half-way, it cleans up just the same.
 . "$MTRACE_SRC/tests/rig.sh"
@@ -24,6 +24,12 @@ for want in "^mtrace-top" "^mirage-blk " "^DOMAIN +TID" "^DOMAIN +COUNT" "blkfro
 done
 if [ -x "$RIG_LOAD" ]; then
 	grep -q "^synthetic " "$T/demo.out" || fail "demo output lacks the synthetic guest"
+fi
+# the OCaml example, where the OCaml part is built: its domain and its labelled threads
+if [ -x "$MTRACE_BUILD_ROOT/ocaml/_build/default/examples/blk_demo.exe" ]; then
+	for want in "^ocaml-blk +[0-9]+ running" "^ocaml-blk .* Process data\$" "^ocaml-blk .* blkfront\.poll\$"; do
+		grep -Eq "$want" "$T/demo.out" || { cat "$T/demo.out" >&2; fail "demo output lacks '$want'"; }
+	done
 fi
 [ "$(grep -c '^mtrace-top' "$T/demo.out")" -eq 3 ] || fail "want 2 updates and the label view"
 if [ -x "$MTRACE_BUILD_ROOT/client/web/mtrace-web" ]; then

@@ -8,8 +8,13 @@
 //            nothing runs
 //   slow     a browser that stops reading does not slow a second one or mtrace-cat,
 //            and is told exactly what it lost
+//   ocaml    the OCaml example (ocaml/examples/blk_demo.ml) as domain ocaml-blk: its
+//            events, threads, labels (Process data, blkfront.read, blkfront.poll,
+//            blkback) and event-channel sends/receives on ports 1 and 2 as mtrace-cat
+//            received them, each notification drawn as a send-to-receive join
 // Environment (from test-browser.sh): WEB_URL, RIG_DIR, SIMXEN, RIG_SIM, REPLAY, LOAD,
-// LABEL_GUEST, FIXTURE, CAT_JSON, CAT_SUMMARY, SHOT_OUT (optional: keep the screenshot).
+// LABEL_GUEST, FIXTURE, CAT_JSON, CAT_SUMMARY, OCAML_BLK, SHOT_OUT (optional: keep the
+// screenshot).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -526,10 +531,87 @@ async function modeSlow() {
   await Promise.all([bA.close(), bB.close()]);
 }
 
+// The OCaml example: READS sectors read, then it exits.
+async function modeOcaml() {
+  const errors = [];
+  const browser = await launch();
+  const page = await open(browser, errors);
+  const READS = Number(env.OCAML_READS || 200);
+  const dom = guest('ocaml-blk', env.OCAML_BLK, String(READS), '64', '0.002');
+  const name = await until('the ocaml-blk domain in the list', () => page.evaluate(id =>
+    document.querySelector(`#domains li[data-domid="${id}"] .name`)?.textContent, dom));
+  check(name === `${dom} ocaml-blk`, `the domain list shows "${name}"`);
+  await until('the example to end', () => !/ ocaml-blk running /.test(running()), 60000);
+  await until('mtrace-cat and the page to agree on its events', async () => {
+    const c = catSummary()[dom];
+    const got = await page.evaluate(id => mtrace.model.domains.get(id)?.events ?? 0, dom);
+    return c && c.events > 0 && got === c.events;
+  }, 30000);
+  const c = catSummary()[dom];
+  const m = (await page.evaluate(() => mtrace.summary()))[dom];
+  check(m.events === c.events, `${m.events} events in the page, ${c.events} from mtrace-cat`);
+  for (const k of ['threads', 'creates', 'reads', 'resolves', 'labels', 'sends'])
+    check(JSON.stringify(m[k]) === JSON.stringify(c[k]) && c[k].length > 0, `${k} identical (${c[k].length})`);
+  // Receives, from mtrace-cat's lines directly (the summary has none).
+  const catRecvs = fs.readFileSync(env.CAT_JSON, 'utf8').split('\n').filter(Boolean).map(JSON.parse)
+    .filter(e => e.type === 'event' && e.domid === dom && e.op_code === 65).map(e => [e.thread, e.arg]);
+  const pg = await page.evaluate(id => {
+    const d = mtrace.model.domains.get(id);
+    const byLabel = {};
+    for (const [, l] of d.labels.map(x => [x.th, x.label])) byLabel[l] = (byLabel[l] || 0) + 1;
+    const labelled = {};
+    for (const th of d.threads.values()) if (th.label) labelled[th.label] = (labelled[th.label] || 0) + 1;
+    const per = (list, port) => list.filter(x => x.port === port).length;
+    return {
+      recvs: d.recvs.map(x => [x.th, x.port]), byLabel, labelled,
+      sends: [per(d.sends, 1), per(d.sends, 2)], recvsPer: [per(d.recvs, 1), per(d.recvs, 2)],
+      joins: [per(d.joins, 1), per(d.joins, 2)],
+      joinsOk: d.joins.every(j => j.ts <= j.t && d.threads.has(j.from) && d.threads.has(j.to)),
+    };
+  }, dom);
+  check(JSON.stringify(pg.recvs) === JSON.stringify(catRecvs) && catRecvs.length > 0, `receives identical (${catRecvs.length})`);
+  // The program's own vocabulary: a label per read from the loop, the front end and
+  // the back end; a request (port 1) and a response (port 2) per read.
+  for (const l of ['Process data', 'blkfront.read', 'blkback'])
+    check(pg.byLabel[l] === READS && pg.labelled[l] === READS, `${READS} threads labelled ${l} (${pg.byLabel[l]} labels, ${pg.labelled[l]} threads)`);
+  check(pg.labelled['blkfront.poll'] >= 1 && pg.labelled['blkfront.poll'] <= READS, `threads labelled blkfront.poll: ${pg.labelled['blkfront.poll']}`);
+  check(pg.sends[0] === READS && pg.sends[1] === READS, `sends on ports 1 and 2: ${pg.sends}`);
+  check(pg.recvsPer[0] >= 1 && pg.recvsPer[1] >= 1, `receives on ports 1 and 2: ${pg.recvsPer}`);
+  check(pg.joinsOk && pg.joins[0] === pg.recvsPer[0] && pg.joins[1] === pg.recvsPer[1],
+    `every receive joined to the send before it on its port (joins ${pg.joins}, receives ${pg.recvsPer})`);
+
+  // The picture: the domain alone, a few reads wide.
+  await page.evaluate(id => {
+    const d = mtrace.model.domains.get(id);
+    let hi = -Infinity;
+    for (const th of d.order) hi = Math.max(hi, th.end ?? th.created);
+    mtrace.view.follow = false;
+    mtrace.view.hidden = new Set([...mtrace.model.domains.keys()].filter(k => k !== id));
+    mtrace.view.spanMs = 40;
+    mtrace.view.t1 = hi - 5;
+    mtrace.view.rowH = 12;
+    mtrace.state.dirty = true;
+  }, dom);
+  await sleep(300);
+  const drawn = await page.evaluate(id => { mtrace.drawOnce(); return mtrace.view.stats.labelBoxes.filter(b => b.domid === id).length; }, dom);
+  const shot = await page.screenshot({ type: 'png' });
+  fs.writeFileSync(path.join(env.RIG_DIR, 'ocaml.png'), shot);
+  if (env.SHOT_OUT) fs.writeFileSync(env.SHOT_OUT, shot);
+  const C = await page.evaluate(() => MtraceRender.COLORS);
+  const st = await pixelStats(page, shot, { thread: C.thread, send: C.send, recv: C.recv, create: C.create });
+  note(`screenshot: ${JSON.stringify(st)}, ${drawn} labels drawn`);
+  check(drawn > 0, `labels drawn on the canvas (${drawn})`);
+  check(st.thread > 200 && st.create > 20, 'thread lines and create arrows drawn');
+  check(st.send > 10 && st.recv > 10, `event-channel sends and receives drawn (${st.send}, ${st.recv} px)`);
+  check(errors.length === 0, `no errors in the page (${errors.slice(0, 3).join(' | ')})`);
+  await browser.close();
+}
+
 try {
   if (mode === 'model') await modeModel();
   else if (mode === 'hostile') await modeHostile();
   else if (mode === 'slow') await modeSlow();
+  else if (mode === 'ocaml') await modeOcaml();
   else throw new Error(`unknown mode ${mode}`);
 } catch (e) {
   console.log(`FAIL: ${e.stack || e}`);

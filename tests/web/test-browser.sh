@@ -5,6 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 MODE=${1:?mode}
 need_browser
+[ "$MODE" != ocaml ] || [ -x "${OCAML_BLK:-}" ] || skip "the OCaml example is not built"
 rig_start || fail "the rig did not start"
 case $MODE in
 slow)	web_start --queue 1 --history 4
@@ -18,7 +19,7 @@ BG="$CAT_PID"
 note "mtrace-web at $WEB_URL"
 export WEB_URL RIG_DIR RIG_SIM SIMXEN=$RIG_SIMXEN REPLAY=$RIG_REPLAY LOAD=$RIG_LOAD \
 	LABEL_GUEST=$RIG_BUILD/tests/web/label-guest FIXTURE=$MTRACE_SRC/data/mirage/log-x86.sexp \
-	CAT_JSON=$RIG_DIR/cat.json
+	CAT_JSON=$RIG_DIR/cat.json OCAML_BLK=${OCAML_BLK:-}
 node "$MTRACE_SRC/tests/web/drive.mjs" "$MODE"
 rc=$?
 kill -TERM "$CAT_PID" 2>/dev/null

@@ -15,16 +15,17 @@ phase() { info "phase $1 uptime=$(up)"; }
 (gunzip -c /root/vmlinux.gz > /run/vmlinux.part && mv /run/vmlinux.part /run/vmlinux) &
 
 # start a PV domU whose /init runs the given command; prints its domid
+# (DOMU_MEM: MB, default 96; DOMU_RAMDISK: its image, default the common one)
 domu() { # name cmd...
 	name=$1; shift
 	cmd=$(echo "$*" | sed 's/ + /+/g' | tr ' ' ':')
 	cat > /run/$name.cfg <<CFG
 name = "$name"
 type = "pv"
-memory = 96
+memory = ${DOMU_MEM:-96}
 vcpus = 1
 kernel = "/run/vmlinux"
-ramdisk = "/root/domU.cpio"
+ramdisk = "${DOMU_RAMDISK:-/root/domU.cpio}"
 extra = "console=hvc0 rdinit=/init ${DOMU_QUIET-quiet} mitigations=off cryptomgr.notests mtrace=$cmd"
 on_poweroff = "destroy"
 on_crash = "destroy"
@@ -108,5 +109,17 @@ if want mtrace; then
 	grep -E '^\[ *[0-9]+\.[0-9]+\]' /var/log/xen/guest-mtA.log 2>/dev/null |
 		awk '{ t = substr($0, 2, index($0, "]") - 2) + 0; if (t - last >= 0.5 || NR <= 2) print; last = t }' |
 		head -60 | sed 's/^/XENTEST INFO mtA boot | /'
+fi
+
+# the Lwt program through ppx_mtrace in a domU of its own, once the others are gone
+# (ocaml-tests.sh); its image is there only where the OCaml part was built
+if want ocaml; then
+	if [ -f /root/domU-ocaml.cpio ]; then
+		[ -n "${SOCK:-}" ] || . /root/mtrace-tests.sh
+		. /root/ocaml-tests.sh
+		ocaml_checks
+	else
+		info "ocaml: the OCaml program was not built: no OCaml domU"
+	fi
 fi
 exit $RC

@@ -238,6 +238,19 @@ for b in xenif-selftest mtrace-load xen-guest sites-guest; do
 done
 install -m755 "$HERE/domU-init.sh" "$WORK/rootU/init"
 mkcpio "$WORK/rootU" "$WORK/domU.cpio"
+# the OCaml domU's own image (ocaml-tests.sh): the Lwt program of tests/ocaml, where the
+# OCaml part is built (ocaml/meson.build: the gcc build), and xen-guest for its /init
+OCAML_LWT=$BUILD/ocaml/_build/default/test/lwt_threads.exe
+OCAML_SRC=$SRC/ocaml/test/lwt_threads.ml
+if [ -x "$OCAML_LWT" ] && [ -n "${BIN[xen-guest]:-}" ]; then
+	base_tree "$WORK/rootO"
+	copy_bin "$WORK/rootO" "${BIN[xen-guest]}" /bin/xen-guest
+	copy_bin "$WORK/rootO" "$OCAML_LWT" /bin/lwt_threads
+	install -m755 "$HERE/domU-init.sh" "$WORK/rootO/init"
+	mkcpio "$WORK/rootO" "$WORK/domU-ocaml.cpio"
+else
+	say "note: $OCAML_LWT not built: no OCaml domU"
+fi
 
 # dom0: Debian's systemd root, busybox for the shell tools it lacks, the Xen tools, and
 # mtrace as `meson install` puts it on a system (units, sysusers.d, tmpfiles.d, config)
@@ -280,6 +293,7 @@ echo "$PHASES" > "$R0/root/phases"
 mkdir -p "$R0"/etc/xen "$R0"/var/lib/xen "$R0"/var/lib/xenstored "$R0"/var/log/xen "$R0"/var/lock
 : > "$R0/etc/xen/xl.conf"
 cp "$X/vmlinux.gz" "$WORK/domU.cpio" "$R0/root/"
+[ -f "$WORK/domU-ocaml.cpio" ] && cp "$WORK/domU-ocaml.cpio" "$R0/root/"
 # the system around systemd: root, a machine id (not a first boot), the test's units
 printf 'root:x:0:0:root:/root:/bin/sh\n' > "$R0/etc/passwd"
 printf 'root:x:0:\n' > "$R0/etc/group"
@@ -320,6 +334,7 @@ install -m644 "$D0/diag.sh" "$R0/root/diag.sh"
 install -m755 "$HERE/dom0-tests.sh" "$R0/root/tests.sh"
 install -m644 "$HERE/mtrace-tests.sh" "$R0/root/mtrace-tests.sh"
 install -m644 "$HERE/service-tests.sh" "$R0/root/service-tests.sh"
+install -m644 "$HERE/ocaml-tests.sh" "$R0/root/ocaml-tests.sh"
 mkcpio "$R0" "$WORK/dom0.cpio"
 say "images: dom0 $(du -m "$WORK/dom0.cpio" | cut -f1) MB, domU $(du -m "$WORK/domU.cpio" | cut -f1) MB"
 
@@ -400,6 +415,21 @@ host_checks() { # log
 	fi
 }
 
+# the OCaml domU's account (ocaml-tests.sh) against the program's own and its source
+ocaml_host_checks() { # log
+	local log=$1 out
+	grep -q 'XENTEST INFO blob ocaml.account begin' "$log" || return 0
+	if ! blob "$log" ocaml.account "$WORK/ocaml.account"; then
+		echo "XENTEST FAIL domU_ocaml_account_received: the blob from dom0 is incomplete" >> "$log"
+		return
+	fi
+	if out=$(python3 "$HERE/check_ocaml_sites.py" "$WORK/ocaml.account" "$OCAML_SRC" 2>&1); then
+		echo "XENTEST PASS domU_ocaml_events_exact_sites_match_source (host: $out)" >> "$log"
+	else
+		echo "XENTEST FAIL domU_ocaml_events_exact_sites_match_source: $(echo "$out" | head -c 1500)" >> "$log"
+	fi
+}
+
 verdict() { # log -> 0 pass
 	local log=$1
 	local pass fail
@@ -419,6 +449,7 @@ for attempt in 1 2; do
 	boot "$LOG"
 	say "qemu ran $((SECONDS - QS)) s"
 	host_checks "$LOG"
+	ocaml_host_checks "$LOG"
 	cp "$LOG" "$ARTIFACT"
 	if verdict "$LOG"; then result=0; break; fi
 	# a silent stall (even dom0's heartbeat stopped) is the known rare TCG hang, at
