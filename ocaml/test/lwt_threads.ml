@@ -57,6 +57,9 @@ let () =
   let batches = int_of_string (arg 1 "100") and pages = int_of_string (arg 2 "64") in
   let wait_s = float_of_string (arg 3 "10") and linger_s = float_of_string (arg 4 "10") in
   let budget_s = float_of_string (arg 5 "inf") in
+  (* the domain stays until this file exists: mtraced's statistics list a domain's sites
+     only while it is there, and a reader that samples them every 250 ms must see one *)
+  let release = arg 6 "" in
   let g = Mtrace_guest.create ~rings:1 ~pages () in
   let r = Mtrace_guest.ring g 0 in
   let until limit cond =
@@ -91,4 +94,5 @@ let () =
     "{\"events\": %d, \"written\": %d, \"overwritten\": %d, \"threads\": %d, \"batches\": %d, \"seconds\": %.1f, \"sum\": %d, \"per_op\": {%s}}\n%!"
     total (R.events r) (R.overwritten r) (List.assoc "creates" ops) !ran (Unix.gettimeofday () -. t0) !sum
     (String.concat ", " (List.map (fun (k, v) -> Printf.sprintf "\"%s\": %d" k v) ops));
+  if release <> "" then until 120. (fun () -> Sys.file_exists release);
   Mtrace_guest.close g

@@ -23,7 +23,8 @@ PIDS+=("$FOLD_PID")
 cat_in() { [ "$(grep -c 'mtrace-cat' "$T/mtraced.log")" -ge 2 ]; }
 wait_until 30 cat_in || fail "mtrace-cat did not connect"
 # 1 MB ring; the program keeps mtraced within half of it between batches
-guest lwt -- "$OCAML_LWT" "$BATCHES" 256 20 60 >/dev/null
+# the guest keeps its domain (and so its sites in mtraced's statistics) until released
+guest lwt -- "$OCAML_LWT" "$BATCHES" 256 20 60 inf "$T/release" >/dev/null
 N=$(json_events lwt)
 note "the Lwt guest wrote $N events"
 got() { [ "$(grep -c '"op"' "$T/events.json")" -ge "$N" ]; }
@@ -49,6 +50,7 @@ sys.exit(0 if named and named <= listed else 1)'
 }
 wait_until 30 sites_known || fail "mtrace-cat's statistics never named every site"
 sleep 1
+touch "$T/release"
 kill -TERM "$CAT_PID" "$FOLD_PID"
 wait "$CAT_PID" 2>/dev/null
 wait "$FOLD_PID" 2>/dev/null
