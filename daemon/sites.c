@@ -22,24 +22,52 @@
 #include "sites.h"
 #include "xalloc.h"
 
-/* Distinct build-ids and images remembered (found or not); past it, lookups fail. */
+/*
+ * Distinct build-ids and images remembered (found or not).  When full, the entry used
+ * least recently gives its slot: a cache filled by one guest's made-up build-ids must
+ * not stop site naming for every guest until a restart.
+ */
 #define CACHE_MAX 256
 
+/*
+ * Counted: the cache holds one reference and each caller of sites_module_find or
+ * sites_module_image one more until sites_module_put, so an entry that ages out while
+ * a caller uses its module frees it only at that caller's put.
+ */
 struct sites_module {
+	unsigned refs;
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	uint8_t id[64];
 	size_t idlen;
+	Dwarf_Addr low, high; /* the file's addresses */
+	/* without .debug_aranges: every unit's ranges, sorted, read once (ncu -1: not
+	 * yet) so that a lookup never walks all the units again */
+	struct cu_range *cus;
+	long ncu;
+};
+
+struct cu_range {
+	Dwarf_Addr low, high;
+	Dwarf_Die die;
 };
 
 struct entry {
 	char key[272];          /* hex build-id, or "image:" + the image path */
 	struct sites_module *m; /* NULL: looked for, not found */
+	uint64_t used;          /* the cache's clock at its last lookup */
 };
 
-static const struct mtraced_config *cfg;
-static struct entry *cache;
-static unsigned ncache, nopen, nmissing;
+/* The module cache of this daemon: one, set up by sites_init. */
+struct sites_ctx {
+	const struct mtraced_config *cfg;
+	struct entry *cache;
+	unsigned ncache;
+	uint64_t clock; /* +1 per lookup: the age of an entry */
+	unsigned nopen, nmissing, nevicted;
+};
+
+static struct sites_ctx sc;
 
 /* The debug info is in the file we reported, or nowhere. */
 static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
@@ -67,6 +95,8 @@ static struct sites_module *module_open(const char *path)
 	if (fd < 0)
 		return NULL;
 	m = xcalloc(1, sizeof(*m));
+	m->refs = 1;
+	m->ncu = -1;
 	m->dwfl = dwfl_begin(&callbacks);
 	if (!m->dwfl) {
 		close(fd);
@@ -82,71 +112,91 @@ static struct sites_module *module_open(const char *path)
 		free(m);
 		return NULL;
 	}
+	dwfl_module_info(m->mod, NULL, &m->low, &m->high, NULL, NULL, NULL, NULL);
 	n = dwfl_module_build_id(m->mod, &bits, &vaddr);
 	if (n > 0 && (size_t)n <= sizeof(m->id)) {
 		memcpy(m->id, bits, (size_t)n);
 		m->idlen = (size_t)n;
 	}
-	nopen++;
+	sc.nopen++;
 	log_info("sites: reading debug info of %s", path);
 	return m;
 }
 
-static void module_close(struct sites_module *m)
+void sites_module_put(struct sites_module *m)
 {
-	if (!m)
+	if (!m || --m->refs)
 		return;
 	dwfl_end(m->dwfl);
+	free(m->cus);
 	free(m);
+}
+
+static struct sites_module *module_get(struct sites_module *m)
+{
+	if (m)
+		m->refs++;
+	return m;
 }
 
 static struct entry *cache_find(const char *key)
 {
-	for (unsigned i = 0; i < ncache; i++)
-		if (!strcmp(cache[i].key, key))
-			return &cache[i];
+	for (unsigned i = 0; i < sc.ncache; i++)
+		if (!strcmp(sc.cache[i].key, key)) {
+			sc.cache[i].used = ++sc.clock;
+			return &sc.cache[i];
+		}
 	return NULL;
 }
 
+/* The cache takes m's reference (m may be NULL: not found). */
 static struct entry *cache_add(const char *key, struct sites_module *m)
 {
 	struct entry *e;
 
-	if (ncache == CACHE_MAX) {
-		module_close(m);
-		return NULL;
+	if (!sc.cache)
+		sc.cache = xcalloc(CACHE_MAX, sizeof(*sc.cache));
+	if (sc.ncache < CACHE_MAX) {
+		e = &sc.cache[sc.ncache++];
+	} else {
+		e = &sc.cache[0];
+		for (unsigned i = 1; i < sc.ncache; i++)
+			if (sc.cache[i].used < e->used)
+				e = &sc.cache[i];
+		if (!e->m)
+			sc.nmissing--;
+		sites_module_put(e->m);
+		sc.nevicted++;
 	}
-	if (!cache)
-		cache = xcalloc(CACHE_MAX, sizeof(*cache));
-	e = &cache[ncache++];
 	snprintf(e->key, sizeof(e->key), "%s", key);
 	e->m = m;
+	e->used = ++sc.clock;
 	if (!m)
-		nmissing++;
+		sc.nmissing++;
 	return e;
 }
 
 void sites_init(const struct mtraced_config *c)
 {
-	cfg = c;
+	sc.cfg = c;
 }
 
 void sites_fini(void)
 {
-	for (unsigned i = 0; i < ncache; i++)
-		module_close(cache[i].m);
-	free(cache);
-	cache = NULL;
-	ncache = 0;
+	for (unsigned i = 0; i < sc.ncache; i++)
+		sites_module_put(sc.cache[i].m);
+	free(sc.cache);
+	sc.cache = NULL;
+	sc.ncache = 0;
 }
 
 static const struct mtraced_image *image_of(const char *domain_name)
 {
-	if (!cfg || !domain_name || !domain_name[0])
+	if (!sc.cfg || !domain_name || !domain_name[0])
 		return NULL;
-	for (unsigned i = 0; i < cfg->nimages; i++)
-		if (!strcmp(cfg->images[i].domain, domain_name))
-			return &cfg->images[i];
+	for (unsigned i = 0; i < sc.cfg->nimages; i++)
+		if (!strcmp(sc.cfg->images[i].domain, domain_name))
+			return &sc.cfg->images[i];
 	return NULL;
 }
 
@@ -162,13 +212,13 @@ struct sites_module *sites_module_image(const char *domain_name)
 	e = cache_find(key);
 	if (!e)
 		e = cache_add(key, module_open(im->path));
-	return e ? e->m : NULL;
+	return module_get(e->m);
 }
 
 /* Under each configured debug directory, <dir>/.build-id/<2 hex>/<rest>.debug. */
 static struct sites_module *by_build_id(const char *hex)
 {
-	const char *p = cfg ? cfg->debug_dirs : "";
+	const char *p = sc.cfg ? sc.cfg->debug_dirs : "";
 
 	while (*p) {
 		size_t n = strcspn(p, ":");
@@ -201,24 +251,25 @@ struct sites_module *sites_module_find(const uint8_t *id, size_t n, const char *
 		snprintf(hex + 2 * i, 3, "%02x", id[i]);
 	e = cache_find(hex);
 	if (e && e->m)
-		return e->m;
+		return module_get(e->m);
 	if (!e) {
 		m = by_build_id(hex);
 		if (m && (m->idlen != n || memcmp(m->id, id, n))) {
 			log_warnx(
 			    "sites: the debug file for build-id %s has another build-id", hex);
-			module_close(m);
+			sites_module_put(m);
 			m = NULL;
 		}
 		e = cache_add(hex, m);
 		if (m)
-			return m;
+			return module_get(m);
 	}
 	/* not in the debug directories: this domain's image, if it is that module (the
 	 * build-id's entry stays negative: the image is another domain's business) */
 	im = sites_module_image(domain_name);
 	if (im && im->idlen == n && !memcmp(im->id, id, n))
 		return im;
+	sites_module_put(im);
 	return NULL;
 }
 
@@ -251,24 +302,71 @@ static const char *call_file(Dwarf_Die *cu, Dwarf_Die *die)
 	return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
+static int cu_range_cmp(const void *a, const void *b)
+{
+	const struct cu_range *x = a, *y = b;
+
+	return x->low < y->low ? -1 : x->low > y->low;
+}
+
+/* Every unit's address ranges, once per module, sorted by address. */
+static void cu_table(struct sites_module *m, Dwarf *dw)
+{
+	Dwarf_CU *unit = NULL;
+	Dwarf_Die die;
+	size_t cap = 0;
+
+	m->ncu = 0;
+	while (dwarf_get_units(dw, unit, &unit, NULL, NULL, &die, NULL) == 0) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
+		while ((off = dwarf_ranges(&die, off, &base, &lo, &hi)) > 0) {
+			if (lo >= hi)
+				continue;
+			if ((size_t)m->ncu == cap) {
+				cap = cap ? cap * 2 : 256;
+				m->cus = xreallocarray(m->cus, cap, sizeof(*m->cus));
+			}
+			m->cus[m->ncu++] = (struct cu_range){ lo, hi, die };
+		}
+	}
+	qsort(m->cus, (size_t)m->ncu, sizeof(*m->cus), cu_range_cmp);
+}
+
 /*
  * The compile unit holding addr.  libdw finds it through .debug_aranges, which clang
- * does not emit by default: then look at each unit's own ranges (once per site).
+ * does not emit by default: then in the module's table of every unit's ranges, read
+ * once (a hostile guest's sites that resolve to nothing must not each walk them all).
  */
-static Dwarf_Die *cu_of(Dwfl_Module *mod, Dwarf_Addr addr, Dwarf_Addr *bias, Dwarf_Die *buf)
+static Dwarf_Die *cu_of(struct sites_module *m, Dwarf_Addr addr, Dwarf_Addr *bias, Dwarf_Die *buf)
 {
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, bias);
-	Dwarf_CU *unit = NULL;
+	Dwarf_Die *cu = dwfl_module_addrdie(m->mod, addr, bias);
 	Dwarf *dw;
+	long lo = 0, hi;
 
 	if (cu)
 		return cu;
-	dw = dwfl_module_getdwarf(mod, bias);
+	dw = dwfl_module_getdwarf(m->mod, bias);
 	if (!dw)
 		return NULL;
-	while (dwarf_get_units(dw, unit, &unit, NULL, NULL, buf, NULL) == 0)
-		if (dwarf_haspc(buf, addr - *bias) == 1)
+	if (m->ncu < 0)
+		cu_table(m, dw);
+	/* the last range starting at or below addr - bias, and those before it that
+	 * may still cover it (ranges of units can nest or overlap) */
+	hi = m->ncu;
+	while (lo < hi) {
+		long mid = (lo + hi) / 2;
+		if (m->cus[mid].low <= addr - *bias)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (long i = lo - 1; i >= 0 && i >= lo - 64; i--)
+		if (addr - *bias < m->cus[i].high) {
+			*buf = m->cus[i].die;
 			return buf;
+		}
 	return NULL;
 }
 
@@ -284,7 +382,11 @@ int sites_resolve(struct sites_module *m, uint64_t addr, struct sites_sym *out)
 	memset(out, 0, sizeof(*out));
 	if (!m)
 		return -1;
-	cu = cu_of(m->mod, addr, &bias, &cubuf);
+	/* outside the file's own addresses: nothing to find, and no walk of its units to
+	 * learn it (a guest that published a module at a wrong address) */
+	if (addr < m->low || addr >= m->high)
+		return -1;
+	cu = cu_of(m, addr, &bias, &cubuf);
 	ln = dwfl_module_getsrc(m->mod, addr);
 	if (ln) {
 		file = dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL);
@@ -345,10 +447,15 @@ int sites_resolve(struct sites_module *m, uint64_t addr, struct sites_sym *out)
 
 unsigned sites_modules_open(void)
 {
-	return nopen;
+	return sc.nopen;
 }
 
 unsigned sites_modules_missing(void)
 {
-	return nmissing;
+	return sc.nmissing;
+}
+
+unsigned sites_modules_evicted(void)
+{
+	return sc.nevicted;
 }

@@ -225,6 +225,7 @@ bool state_tick(uint64_t now_ns)
 	bool more = false;
 
 	state_ctx.cur_sec = sec;
+	state_sites_tick_begin(state_ctx.ndoms);
 	for (unsigned i = 0; i < state_ctx.ndoms; i++) {
 		struct state_domain *d = state_ctx.doms[i];
 

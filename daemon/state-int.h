@@ -174,7 +174,8 @@ struct state_domain {
 	/* creation sites (state-sites.c) */
 	struct site *sites;
 	uint32_t nsites, sites_cap, site_mask, resolve_next;
-	uint32_t sites_gen, resolve_gen; /* a new module or name: retry what failed */
+	uint32_t sites_gen, resolve_gen; /* a new name: retry what failed */
+	uint64_t resolve_debt_ns;        /* symbolisation time past its share, to repay */
 	uint32_t *site_tab;
 	struct strtab site_names;
 	struct site_edge *edges;
@@ -234,7 +235,9 @@ struct mtrace_event;
 void state_site_apply(struct state_domain *d, const struct mtrace_event *ev);
 void state_site_name(struct state_domain *d, const struct mtrace_event *ev);
 void state_module_apply(struct state_domain *d, const struct mtrace_event *ev);
-/* Resolve a bounded number of new sites (from state_tick); true while some wait. */
+/* Resolve new sites within this domain's share of the tick's time (from state_tick,
+ * after state_sites_tick_begin with the number of domains); true while some wait. */
+void state_sites_tick_begin(unsigned ndoms);
 bool state_sites_tick(struct state_domain *d);
 void state_sites_free(struct state_domain *d);
 /* "func (file:line)", the site's name, "module+0xoff" or "0xaddr"; "(root)" for NO_IDX. */

@@ -7,10 +7,13 @@
  * lifetime histogram), and up to SITE_EDGES_PER_SITE times as many edges
  * "threads of site A created threads of site B, n times".  What does not fit is
  * counted as dropped.  Symbolisation (sites.c) never runs per event: state_tick
- * resolves a bounded number of new sites per domain and the answer is kept.
+ * resolves new sites within a time budget shared fairly between the domains, and the
+ * answer is kept.  A failed lookup is retried only when it could now succeed: a new
+ * module covering a site no module covered, or a new domain name (its image).
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +25,16 @@
 
 #define SITE_EDGES_PER_SITE 4
 #define RESOLVE_PER_TICK    256 /* symbolisations per domain per state_tick */
+/*
+ * Time for symbolisation per state_tick, all domains together, split evenly between
+ * them; one lookup can overrun its domain's share (libdw cannot be interrupted): the
+ * overrun is that domain's debt, repaid by skipping its next shares, so one guest's
+ * slow lookups cost the others nothing and the loop never stalls for long.
+ */
+#define RESOLVE_NS_PER_TICK 2000000ull
+#define RESOLVE_NS_MIN      100000ull
+
+static uint64_t resolve_slice_ns = RESOLVE_NS_PER_TICK;
 
 static uint32_t site_hash(uint8_t kind, uint64_t value, uint32_t mask)
 {
@@ -242,7 +255,17 @@ void state_module_apply(struct state_domain *d, const struct mtrace_event *ev)
 	if (!d->mods)
 		d->mods = xcalloc(STATE_MODULES_MAX, sizeof(*d->mods));
 	d->mods[d->nmods++] = m;
-	d->sites_gen++;
+	/* a site takes the first module covering it: only those no module covered can
+	 * resolve differently now */
+	for (uint32_t i = 0; i < d->nsites; i++) {
+		struct site *s = &d->sites[i];
+		if (s->tried && !s->sym && s->kind == MTRACE_SITE_PC && s->mod == NO_IDX &&
+		    s->value >= m.start && s->value < m.end) {
+			s->tried = false;
+			if (i < d->resolve_next)
+				d->resolve_next = i;
+		}
+	}
 	return;
 bad:
 	d->modules_dropped++;
@@ -274,11 +297,28 @@ static void site_resolve(struct state_domain *d, struct site *s)
 		s->sym = xmalloc(sizeof(*s->sym));
 		*s->sym = sym;
 	}
+	sites_module_put(sm);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void state_sites_tick_begin(unsigned ndoms)
+{
+	resolve_slice_ns = RESOLVE_NS_PER_TICK / (ndoms ? ndoms : 1);
+	if (resolve_slice_ns < RESOLVE_NS_MIN)
+		resolve_slice_ns = RESOLVE_NS_MIN;
 }
 
 bool state_sites_tick(struct state_domain *d)
 {
 	unsigned budget = RESOLVE_PER_TICK;
+	uint64_t t0, spent = 0, share;
 
 	if (d->resolve_gen != d->sites_gen) {
 		/* what failed may succeed now; bounded: STATE_MODULES_MAX + names times */
@@ -288,13 +328,25 @@ bool state_sites_tick(struct state_domain *d)
 			if (!d->sites[i].sym)
 				d->sites[i].tried = false;
 	}
-	while (d->resolve_next < d->nsites && budget) {
+	if (d->resolve_next >= d->nsites)
+		return false;
+	if (d->resolve_debt_ns >= resolve_slice_ns) {
+		d->resolve_debt_ns -= resolve_slice_ns;
+		return true;
+	}
+	share = resolve_slice_ns - d->resolve_debt_ns;
+	d->resolve_debt_ns = 0;
+	t0 = mono_ns();
+	while (d->resolve_next < d->nsites && budget && spent < share) {
 		struct site *s = &d->sites[d->resolve_next++];
 		if (!s->tried) {
 			site_resolve(d, s);
 			budget--;
+			spent = mono_ns() - t0;
 		}
 	}
+	if (spent > share)
+		d->resolve_debt_ns = spent - share;
 	return d->resolve_next < d->nsites;
 }
 

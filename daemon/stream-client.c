@@ -196,9 +196,10 @@ void stream_client_error(struct stream_client *c, Mtrace__Error__Code code, cons
 }
 
 /*
- * Guests choose how large their tables are (labels, counters, threads): a Stats that
- * would not fit the frame is cut, largest table first, and says how much it left out
- * (labels_omitted, threads_omitted, counters_omitted) rather than not being sent.
+ * Guests choose how large their tables are (labels, counters, threads, sites): a Stats
+ * that would not fit the frame is cut, the table with the most entries first, and
+ * says how much it left out (labels_omitted, threads_omitted, sites_omitted,
+ * site_edges_omitted, counters_omitted) rather than not being sent.
  */
 static void stats_fit(const Mtrace__ServerMsg *m, Mtrace__Stats *s)
 {
@@ -206,18 +207,22 @@ static void stats_fit(const Mtrace__ServerMsg *m, Mtrace__Stats *s)
 	size_t len;
 
 	while ((len = mtrace__server_msg__get_packed_size(m)) > FRAME_MAX_TO_CLIENT) {
-		/* keep the share of the table that would bring the whole under target */
-		size_t *n = s->n_labels ? &s->n_labels : s->n_threads ? &s->n_threads : NULL;
-		size_t keep;
+		/* keep the share of the largest table that would bring the whole under
+		 * target (a site's edges name it by index: the edges go with their sites) */
+		size_t *tabs[] = { &s->n_labels, &s->n_threads, &s->n_sites, &s->n_site_edges };
+		uint32_t *omitted[] = { &s->labels_omitted, &s->threads_omitted, &s->sites_omitted,
+			&s->site_edges_omitted };
+		size_t *n = NULL, keep;
+		unsigned t = 0;
 
+		for (unsigned i = 0; i < sizeof(tabs) / sizeof(tabs[0]); i++)
+			if (*tabs[i] && (!n || *tabs[i] > *n))
+				n = tabs[i], t = i;
 		if (n) {
 			keep = (size_t)((double)*n * ((double)target / (double)len));
 			if (keep >= *n)
 				keep = *n - 1;
-			if (n == &s->n_labels)
-				s->labels_omitted += (uint32_t)(*n - keep);
-			else
-				s->threads_omitted += (uint32_t)(*n - keep);
+			*omitted[t] += (uint32_t)(*n - keep);
 			*n = keep;
 			continue;
 		}
@@ -452,10 +457,26 @@ static void close_cb(evutil_socket_t fd, short what, void *arg)
 	client_free(c);
 }
 
+/* The handshake deadline: Hello, then Subscribe, each within hello_ms, or the place is
+ * given back (a connection that only says Hello must not keep one). */
 static void hello_cb(evutil_socket_t fd, short what, void *arg)
 {
-	stream_client_error(
-	    arg, MTRACE__ERROR__CODE__TIMEOUT, "no Hello within %u ms", set.hello_ms);
+	struct stream_client *c = arg;
+
+	if (c->hello)
+		stream_client_error(c, MTRACE__ERROR__CODE__TIMEOUT,
+		    "no Subscribe within %u ms of the Hello", set.hello_ms);
+	else
+		stream_client_error(
+		    c, MTRACE__ERROR__CODE__TIMEOUT, "no Hello within %u ms", set.hello_ms);
+}
+
+void stream_client_hello_rearm(struct stream_client *c)
+{
+	struct timeval tv = { set.hello_ms / 1000, (set.hello_ms % 1000) * 1000 };
+
+	evtimer_del(c->hello_ev);
+	evtimer_add(c->hello_ev, &tv);
 }
 
 static void partial_cb(evutil_socket_t fd, short what, void *arg)
@@ -557,8 +578,7 @@ int stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
 	nclients++;
 	log_debug(
 	    "client %u connected: pid %ld uid %ld gid %ld", c->id, (long)pid, (long)uid, (long)gid);
-	struct timeval htv = { set.hello_ms / 1000, (set.hello_ms % 1000) * 1000 };
-	evtimer_add(c->hello_ev, &htv);
+	stream_client_hello_rearm(c);
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
 	/* Never buffer more than one largest request. */
 	bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_MAX_TO_DAEMON + FRAME_VARINT_MAX);

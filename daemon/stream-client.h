@@ -86,6 +86,8 @@ void stream_client_send_events(struct stream_client *c, struct stream_blob *b, s
 /* One notice to every subscribed client whose domain filter matches domid. */
 void stream_clients_broadcast(uint32_t domid, bool events_only, const Mtrace__ServerMsg *m);
 unsigned stream_clients_count(void);
+/* The handshake deadline starts again (at the Hello: for the Subscribe). */
+void stream_client_hello_rearm(struct stream_client *c);
 /* Clients connected with this uid (for max_clients_per_uid). */
 unsigned stream_clients_of_uid(uid_t uid);
 size_t stream_clients_pending_bytes(void);

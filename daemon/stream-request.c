@@ -57,6 +57,7 @@ static void handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 		mtrace__client_msg__free_unpacked(c->submsg, NULL);
 	c->submsg = msg;
 	c->sub = s;
+	event_del(c->hello_ev); /* subscribed: the handshake is over */
 	if (s->events && !(c->group = stream_group_join(c, s))) {
 		/* the client must know, not wait for events that will never come */
 		stream_client_error(
@@ -92,7 +93,7 @@ static void handle_msg(struct stream_client *c, Mtrace__ClientMsg *msg)
 		} else {
 			char sw[65];
 			c->hello = true;
-			event_del(c->hello_ev);
+			stream_client_hello_rearm(c); /* now for its Subscribe */
 			/* one line per client at info: who, with what */
 			snprintf(sw, sizeof(sw), "%s",
 			    msg->hello->software ? msg->hello->software : "?");

@@ -155,6 +155,9 @@ static void text_stats(FILE *f, const Mtrace__Stats *s)
 
 	fprintf(f, "# stats %" PRIu64 ".%09" PRIu64 " clients=%u dropped_for_client=%" PRIu64 "\n",
 	    s->time_ns / 1000000000u, s->time_ns % 1000000000u, s->clients, s->dropped_for_client);
+	if (s->sites_omitted || s->site_edges_omitted)
+		fprintf(f, "#  %u sites omitted, %u site edges omitted (frame limit)\n",
+		    s->sites_omitted, s->site_edges_omitted);
 	for (i = 0; i < s->n_domains; i++) {
 		const Mtrace__DomainStats *d = s->domains[i];
 		fprintf(f, "#  dom=%u name=", d->domid);

@@ -320,8 +320,9 @@ void json_stats(struct evbuffer *b, const Mtrace__Stats *s, bool threads)
 {
 	evbuffer_add_printf(b,
 	    "{\"v\":" JSON_V ",\"type\":\"stats\",\"time_ns\":%" PRIu64 ",\"clients\":%" PRIu32
-	    ",\"dropped_for_client\":%" PRIu64 ",\"domains\":[",
-	    s->time_ns, s->clients, s->dropped_for_client);
+	    ",\"dropped_for_client\":%" PRIu64 ",\"sites_omitted\":%" PRIu32
+	    ",\"site_edges_omitted\":%" PRIu32 ",\"domains\":[",
+	    s->time_ns, s->clients, s->dropped_for_client, s->sites_omitted, s->site_edges_omitted);
 	for (size_t i = 0; i < s->n_domains; i++) {
 		if (i)
 			ADD(b, ",");

@@ -524,7 +524,13 @@ void view_render(const struct top_opts *o, const struct top_model *m, struct top
 		s->cursor_ref =
 		    (struct top_site_ref){ rows[s->cursor].s->domid, rows[s->cursor].s->index };
 	emit_table(o, tab, rows, n, s);
-	if (by_site && !st->n_sites)
+	if (by_site && !st->n_sites && !st->sites_omitted)
 		out(s, ATTR_DIM, "(no creation sites: the guests shown record none)");
+	if (by_site && st->sites_omitted) {
+		char line[96];
+		snprintf(line, sizeof(line), "%u sites omitted (mtraced's frame limit)",
+		    st->sites_omitted);
+		out(s, ATTR_DIM, line);
+	}
 	free(rows);
 }

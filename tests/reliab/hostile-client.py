@@ -6,8 +6,10 @@
                                 reading, until the daemon closes us or SECONDS pass;
                                 prints "sent N" and whether the daemon closed us
   noread SOCK N SECONDS         N clients subscribe to every event and never read
-  silent SOCK N SECONDS         N connections that never send Hello; prints how many were
-                                refused at once, closed by the daemon later, still open
+  silent SOCK N SECONDS [hello] N connections that never send Hello (with "hello": that
+                                send Hello, then nothing, never a Subscribe); prints how
+                                many were refused at once, closed by the daemon later,
+                                still open
   badsub SOCK                   a Subscribe with an unknown field under a non-minimal tag
                                 (protobuf-c accepts it); prints "error CODE MSG",
                                 "events N" or "nothing"
@@ -183,24 +185,31 @@ def cmd_noread(path, n, secs):
     time.sleep(float(secs))
 
 
-def cmd_silent(path, n, secs):
+def cmd_silent(path, n, secs, hello=None):
     socks, refused = [], 0
     for _ in range(int(n)):
         s = connect(path)
+        if hello:
+            s.sendall(HELLO)
         r = Reader(s)
         socks.append((s, r))
     time.sleep(0.3)
-    # refused: the daemon sent an Error (code 5) and closed at once
-    live = []
+    # refused: the daemon sent an Error (code 5) and closed at once (after its Hello,
+    # to a client that sent one); any other Error is the later closing, counted below
+    live, gone, codes = [], set(), {}
     for s, r in socks:
         first = r.msg(0.2)
-        if first and 7 in first:
+        if first and hello and 1 in first:
+            first = r.msg(0.2)
+        code = fields(first[7][0]).get(1, [0])[0] if first and 7 in first else None
+        if code == 5:
             refused += 1
             continue
+        if code is not None:
+            codes[code] = codes.get(code, 0) + 1
         live.append((s, r))
     print("refused %d" % refused, flush=True)
     end = time.time() + float(secs)
-    gone, codes = set(), {}
     while time.time() < end and len(gone) < len(live):
         for k, (s, r) in enumerate(live):
             if k in gone:
