@@ -225,7 +225,10 @@ bool state_tick(uint64_t now_ns)
 	bool more = false;
 
 	state_ctx.cur_sec = sec;
-	state_sites_tick_begin(state_ctx.ndoms);
+	unsigned waiting = 0;
+	for (unsigned i = 0; i < state_ctx.ndoms; i++)
+		waiting += state_sites_waiting(state_ctx.doms[i]);
+	state_sites_tick_begin(waiting);
 	for (unsigned i = 0; i < state_ctx.ndoms; i++) {
 		struct state_domain *d = state_ctx.doms[i];
 

@@ -236,8 +236,10 @@ void state_site_apply(struct state_domain *d, const struct mtrace_event *ev);
 void state_site_name(struct state_domain *d, const struct mtrace_event *ev);
 void state_module_apply(struct state_domain *d, const struct mtrace_event *ev);
 /* Resolve new sites within this domain's share of the tick's time (from state_tick,
- * after state_sites_tick_begin with the number of domains); true while some wait. */
-void state_sites_tick_begin(unsigned ndoms);
+ * after state_sites_tick_begin with the number of domains state_sites_waiting
+ * names); true while some wait. */
+bool state_sites_waiting(const struct state_domain *d);
+void state_sites_tick_begin(unsigned nwaiting);
 bool state_sites_tick(struct state_domain *d);
 void state_sites_free(struct state_domain *d);
 /* "func (file:line)", the site's name, "module+0xoff" or "0xaddr"; "(root)" for NO_IDX. */

@@ -27,7 +27,8 @@
 #define RESOLVE_PER_TICK    256 /* symbolisations per domain per state_tick */
 /*
  * Time for symbolisation per state_tick, all domains together, split evenly between
- * them; one lookup can overrun its domain's share (libdw cannot be interrupted): the
+ * the domains that have sites waiting (a share held back for the idle ones would
+ * starve a domain that has many beside a crowd that has none); one lookup can overrun its domain's share (libdw cannot be interrupted): the
  * overrun is that domain's debt, repaid by skipping its next shares, so one guest's
  * slow lookups cost the others nothing and the loop never stalls for long.
  */
@@ -308,9 +309,14 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-void state_sites_tick_begin(unsigned ndoms)
+bool state_sites_waiting(const struct state_domain *d)
 {
-	resolve_slice_ns = RESOLVE_NS_PER_TICK / (ndoms ? ndoms : 1);
+	return d->resolve_gen != d->sites_gen || d->resolve_next < d->nsites;
+}
+
+void state_sites_tick_begin(unsigned nwaiting)
+{
+	resolve_slice_ns = RESOLVE_NS_PER_TICK / (nwaiting ? nwaiting : 1);
 	if (resolve_slice_ns < RESOLVE_NS_MIN)
 		resolve_slice_ns = RESOLVE_NS_MIN;
 }

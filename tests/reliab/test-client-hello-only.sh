@@ -15,6 +15,11 @@ sim_start
 daemon_start --set client_hello_ms=1500
 chmod 0777 "$T"
 chmod 0666 "$SOCK"
+# the other uids run copies: a clone under root's 0700 home is not theirs to read
+cp "$HC" "$T/hostile-client.py"
+cp "$MTRACED_PROBE" "$T/mtraced-probe"
+chmod 0755 "$T/hostile-client.py" "$T/mtraced-probe"
+HC=$T/hostile-client.py
 for u in 65534 65533; do
 	setpriv --reuid=$u --regid=$u --clear-groups "$PYTHON" "$HC" silent "$SOCK" 32 8 hello \
 		>"$T/hello-$u.out" 2>&1 &
@@ -42,7 +47,7 @@ for u in 65534 65533; do
 		fail "uid $u: Hello-only connections not closed with TIMEOUT: $(tail -1 "$T/hello-$u.out")"
 done
 # the places are given back: the same uid is admitted again
-setpriv --reuid=65534 --regid=65534 --clear-groups timeout 5 "$MTRACED_PROBE" -s "$SOCK" stats \
+setpriv --reuid=65534 --regid=65534 --clear-groups timeout 5 "$T/mtraced-probe" -s "$SOCK" stats \
 	>/dev/null 2>"$T/probe.err" || fail "uid 65534 not admitted again: $(cat "$T/probe.err")"
 note "64 Hello-only connections closed with TIMEOUT; their uid admitted again"
 alive

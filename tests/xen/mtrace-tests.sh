@@ -163,11 +163,14 @@ while :; do
 	timeout 30 mtrace-cat -d $L --no-events --stats 100 --site-stats --top 1000 \
 		--finished -n 1 -f json 2>&1 | tail -1 > /run/sites.try
 	ev=$(grep -o "\"domid\":$L,\"name\":[^}]*" /run/sites.try | grep -o '"events":[0-9]*' | tail -1)
+	# two ready looks in a row that agree: a look that is not ready restarts the pair
 	if sites_ready /run/sites.try; then
-		[ "$ev" = "$prev" ] && break
 		cp /run/sites.try /run/sites.stats
+		[ "$ev" = "$prev" ] && break
+		prev=$ev
+	else
+		prev=
 	fi
-	prev=$ev
 	[ "$(now_s)" -gt $end ] && break
 	sleep 0.5
 done
