@@ -423,7 +423,7 @@ ocaml_host_checks() { # log
 		echo "XENTEST FAIL domU_ocaml_account_received: the blob from dom0 is incomplete" >> "$log"
 		return
 	fi
-	if out=$(python3 "$HERE/check_ocaml_sites.py" "$WORK/ocaml.account" "$OCAML_SRC" 2>&1); then
+	if out=$(python3 -B "$HERE/check_ocaml_sites.py" "$WORK/ocaml.account" "$OCAML_SRC" 2>&1); then
 		echo "XENTEST PASS domU_ocaml_events_exact_sites_match_source (host: $out)" >> "$log"
 	else
 		echo "XENTEST FAIL domU_ocaml_events_exact_sites_match_source: $(echo "$out" | head -c 1500)" >> "$log"
