@@ -2,7 +2,7 @@
  * broker.h - internals of the simulated Xen broker (mtrace-simxen start).
  *
  * One process, one libevent loop, all state in memory: domains (domain.c), grant
- * tables (gnt.c), event channels (evtchn.c), xenstore (xs.c), client connections
+ * tables (gnt.c), event channels (evtchn.c), xenstore (xs*.c, xs-int.h), client connections
  * and the request dispatcher (broker.c).  Every limit below exists so that a hostile
  * or buggy client gets an error instead of the broker's memory.
  */
@@ -138,7 +138,7 @@ int evt_unmask(struct broker *b, struct conn *c, struct evt_handle *h, uint32_t 
 int evt_unbind(struct broker *b, struct conn *c, struct evt_handle *h, uint32_t port);
 void evt_domain_gone(struct broker *b, struct domain *d);
 
-/* xs.c */
+/* xs.c (xs_init: xs-tree.c, xs_fire_special: xs-watch.c) */
 struct xs_conn;
 int xs_init(void);
 struct xs_conn *xs_open(struct broker *b, struct conn *c, int *client_fd);
