@@ -1,7 +1,8 @@
 /*
  * xenif-sim-int.h - internals of the simulated Xen backend, client side: the handle,
- * the transport to the broker (xenif-sim.c) and the ops each part fills in (grants
- * xenif-sim-gnt.c, event channels xenif-sim-evtchn.c, xenstore xenif-sim-xs.c).
+ * the transport to the broker (xenif-sim-rpc.c) and the ops each part fills in (grants
+ * xenif-sim-gnt.c, event channels xenif-sim-evtchn.c, xenstore xenif-sim-xs.c); the
+ * table itself and opening are xenif-sim.c.
  */
 #ifndef MTRACE_XENIF_SIM_INT_H
 #define MTRACE_XENIF_SIM_INT_H
@@ -35,7 +36,7 @@ static inline struct sim *xenif_sim(struct xenif *x)
 	return (struct sim *)x->priv;
 }
 
-/* xenif-sim.c: the transport.  One request, one reply on the control connection:
+/* xenif-sim-rpc.c: the transport.  One request, one reply on the control connection:
  * 0 with rep/out/fds filled, or -1 with errno (the broker's answer or a transport
  * error); fds received beyond maxfds are closed. */
 int xenif_sim_rpc(struct sim *s, const struct simxen_req *req, const void *pl, size_t pllen,
@@ -45,6 +46,11 @@ int xenif_sim_rpc(struct sim *s, const struct simxen_req *req, const void *pl, s
 int xenif_sim_call(
     struct sim *s, uint32_t op, uint32_t tx, uint32_t a0, uint32_t a1, uint32_t *res);
 void xenif_sim_close_fds(int *fds, unsigned n);
+/* The same on any socket fd.  With match_seq, a reply to an earlier request that timed
+ * out is skipped; without (the identity socket), any reply is taken. */
+int xenif_sim_rpc_fd(int fd, const struct simxen_req *req0, const void *pl, size_t pllen,
+    struct simxen_rep *rep, void *out, size_t outmax, size_t *outlen, int *fds, unsigned maxfds,
+    unsigned *nfds, bool match_seq);
 
 /* xenif-sim-gnt.c */
 void *xenif_sim_gnttab_map(
