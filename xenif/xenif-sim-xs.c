@@ -12,18 +12,25 @@
 
 #include "xenif-sim-int.h"
 
+/* A request whose payload is one path; the reply (at most outmax) goes to out. */
+static int path_call(struct xenif *x, uint32_t op, uint32_t tx, const char *path, char *out,
+    size_t outmax, size_t *n)
+{
+	struct simxen_req req = { .op = op, .tx = tx };
+	struct simxen_rep rep;
+	if (!path) {
+		errno = EINVAL;
+		return -1;
+	}
+	return xenif_sim_rpc(
+	    xenif_sim(x), &req, path, strlen(path) + 1, &rep, out, outmax, n, NULL, 0, NULL);
+}
+
 char *xenif_sim_xs_read(struct xenif *x, uint32_t tx, const char *path, size_t *len)
 {
 	static __thread char out[SIMXEN_MAX_MSG];
-	struct simxen_req req = { .op = SIMXEN_XS_READ, .tx = tx };
-	struct simxen_rep rep;
 	size_t n;
-	if (!path) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (xenif_sim_rpc(xenif_sim(x), &req, path, strlen(path) + 1, &rep, out, sizeof(out), &n,
-	        NULL, 0, NULL) < 0)
+	if (path_call(x, SIMXEN_XS_READ, tx, path, out, sizeof(out), &n) < 0)
 		return NULL;
 	char *v = malloc(n + 1);
 	if (!v)
@@ -57,29 +64,15 @@ int xenif_sim_xs_write(struct xenif *x, uint32_t tx, const char *path, const voi
 
 int xenif_sim_xs_rm(struct xenif *x, uint32_t tx, const char *path)
 {
-	struct simxen_req req = { .op = SIMXEN_XS_RM, .tx = tx };
-	struct simxen_rep rep;
-	if (!path) {
-		errno = EINVAL;
-		return -1;
-	}
-	return xenif_sim_rpc(
-	    xenif_sim(x), &req, path, strlen(path) + 1, &rep, NULL, 0, NULL, NULL, 0, NULL);
+	return path_call(x, SIMXEN_XS_RM, tx, path, NULL, 0, NULL);
 }
 
 /* One malloc block holding the pointer array and the names, as xs_directory returns. */
 char **xenif_sim_xs_directory(struct xenif *x, uint32_t tx, const char *path, unsigned *num)
 {
 	static __thread char out[SIMXEN_MAX_MSG];
-	struct simxen_req req = { .op = SIMXEN_XS_DIRECTORY, .tx = tx };
-	struct simxen_rep rep;
 	size_t n;
-	if (!path) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (xenif_sim_rpc(xenif_sim(x), &req, path, strlen(path) + 1, &rep, out, sizeof(out), &n,
-	        NULL, 0, NULL) < 0)
+	if (path_call(x, SIMXEN_XS_DIRECTORY, tx, path, out, sizeof(out), &n) < 0)
 		return NULL;
 	if (n && out[n - 1] != '\0') {
 		errno = EPROTO;
@@ -199,15 +192,8 @@ struct xenif_xs_perm *xenif_sim_xs_get_perms(
     struct xenif *x, uint32_t tx, const char *path, unsigned *num)
 {
 	static __thread char out[SIMXEN_MAX_MSG];
-	struct simxen_req req = { .op = SIMXEN_XS_GET_PERMS, .tx = tx };
-	struct simxen_rep rep;
 	size_t n, k = 0;
-	if (!path) {
-		errno = EINVAL;
-		return NULL;
-	}
-	if (xenif_sim_rpc(xenif_sim(x), &req, path, strlen(path) + 1, &rep, out, sizeof(out), &n,
-	        NULL, 0, NULL) < 0)
+	if (path_call(x, SIMXEN_XS_GET_PERMS, tx, path, out, sizeof(out), &n) < 0)
 		return NULL;
 	struct xenif_xs_perm *p = calloc(n / 2 + 1, sizeof(*p));
 	if (!p)
