@@ -144,6 +144,27 @@ int conn_pair(struct broker *b, uint32_t domid, bool ident, int *client_fd)
 	return 0;
 }
 
+/* A push-only socket pair (event deliveries, watch events): the broker's end does not
+ * block and gets a write event (cb, arg) for when the client is slow to read.  Returns
+ * the broker's end, or -1 with errno. */
+int conn_push_pair(
+    struct broker *b, event_callback_fn cb, void *arg, struct event **ev, int *client_fd)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	fcntl(sv[0], F_SETFL, O_NONBLOCK);
+	*ev = event_new(b->base, sv[0], EV_WRITE, cb, arg);
+	if (!*ev) {
+		close(sv[0]);
+		close(sv[1]);
+		errno = ENOMEM;
+		return -1;
+	}
+	*client_fd = sv[1];
+	return sv[0];
+}
+
 /* Returns false if the connection must be dropped. */
 static bool send_reply(struct conn *c, const struct simxen_rep *rep, const void *pl, size_t len,
     const int *fds, unsigned nfds)

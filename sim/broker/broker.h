@@ -90,6 +90,8 @@ struct gnt_maps;
 /* broker.c */
 struct gnt_maps **conn_maps(struct conn *c); /* what c has mapped, per granter */
 int conn_pair(struct broker *b, uint32_t domid, bool ident, int *client_fd);
+int conn_push_pair(
+    struct broker *b, event_callback_fn cb, void *arg, struct event **ev, int *client_fd);
 void conn_close(struct conn *c); /* also used when a domain is released */
 uint32_t conn_domid(const struct conn *c);
 struct domain *conn_domain(const struct conn *c);

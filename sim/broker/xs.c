@@ -6,10 +6,8 @@
  * it, and runs it on the tree or in a transaction.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include "xs-int.h"
@@ -160,31 +158,22 @@ int xs_op(struct broker *b, struct conn *c, struct xs_conn *x, uint32_t op, uint
 
 struct xs_conn *xs_open(struct broker *b, struct conn *c, int *client_fd)
 {
-	int sv[2];
 	struct xs_conn *x = calloc(1, sizeof(*x));
 	if (!x) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		free(x);
-		return NULL;
-	}
-	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	x->b = b;
 	x->domid = conn_domid(c);
-	x->fd = sv[0];
 	x->qt = &x->qh;
-	x->wev = event_new(b->base, sv[0], EV_WRITE, xs_watch_write_cb, x);
-	if (!x->wev) {
-		close(sv[0]);
-		close(sv[1]);
+	x->fd = conn_push_pair(b, xs_watch_write_cb, x, &x->wev, client_fd);
+	if (x->fd < 0) {
+		int e = errno;
 		free(x);
-		errno = ENOMEM;
+		errno = e;
 		return NULL;
 	}
 	xs_watch_attach(x);
-	*client_fd = sv[1];
 	return x;
 }
 
