@@ -22,53 +22,6 @@
 
 #include "broker.h"
 
-struct conn {
-	struct conn *next, *prev;
-	struct broker *b;
-	int fd;
-	struct event *ev;
-	uint32_t domid;
-	bool ident; /* a guest's identity socket: only SIMXEN_NEWCONN */
-	struct evt_handle *evt;
-	struct xs_conn *xs;
-	struct gnt_maps *maps;
-};
-
-struct gnt_maps **conn_maps(struct conn *c)
-{
-	return &c->maps;
-}
-
-void blog(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "mtrace-simxen: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-uint32_t conn_domid(const struct conn *c)
-{
-	return c->domid;
-}
-
-struct domain *conn_domain(const struct conn *c)
-{
-	return dom_get(c->b, c->domid);
-}
-
-struct conn *conn_first(struct broker *b)
-{
-	return b->conns;
-}
-
-struct conn *conn_next(struct conn *c)
-{
-	return c->next;
-}
-
 void conn_close(struct conn *c)
 {
 	struct broker *b = c->b;
@@ -142,27 +95,6 @@ int conn_pair(struct broker *b, uint32_t domid, bool ident, int *client_fd)
 	fcntl(sv[1], F_SETFL, fcntl(sv[1], F_GETFL) & ~O_NONBLOCK);
 	*client_fd = sv[1];
 	return 0;
-}
-
-/* A push-only socket pair (event deliveries, watch events): the broker's end does not
- * block and gets a write event (cb, arg) for when the client is slow to read.  Returns
- * the broker's end, or -1 with errno. */
-int conn_push_pair(
-    struct broker *b, event_callback_fn cb, void *arg, struct event **ev, int *client_fd)
-{
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		return -1;
-	fcntl(sv[0], F_SETFL, O_NONBLOCK);
-	*ev = event_new(b->base, sv[0], EV_WRITE, cb, arg);
-	if (!*ev) {
-		close(sv[0]);
-		close(sv[1]);
-		errno = ENOMEM;
-		return -1;
-	}
-	*client_fd = sv[1];
-	return sv[0];
 }
 
 /* Returns false if the connection must be dropped. */

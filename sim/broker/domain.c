@@ -21,11 +21,6 @@
 
 #include "broker.h"
 
-struct domain *dom_get(struct broker *b, uint32_t domid)
-{
-	return domid <= MAX_DOMID ? b->by_id[domid] : NULL;
-}
-
 static int add(struct broker *b, struct domain *d)
 {
 	if (b->ndoms == MAX_DOMAINS)
