@@ -115,7 +115,7 @@ struct xenif *xenif_open(
     const char *backend, const char *sim_dir, unsigned parts, char *err, size_t errlen);
 void xenif_close(struct xenif *x);
 
-/* Backend constructors (xenif-xen.c, sim/xenif-sim.c). */
+/* Backend constructors (xenif-xen.c, xenif-sim.c). */
 struct xenif *xenif_xen_open(unsigned parts, char *err, size_t errlen);
 struct xenif *xenif_sim_open(const char *sim_dir, unsigned parts, char *err, size_t errlen);
 

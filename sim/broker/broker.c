@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,53 +20,6 @@
 #include <unistd.h>
 
 #include "broker.h"
-
-struct conn {
-	struct conn *next, *prev;
-	struct broker *b;
-	int fd;
-	struct event *ev;
-	uint32_t domid;
-	bool ident; /* a guest's identity socket: only SIMXEN_NEWCONN */
-	struct evt_handle *evt;
-	struct xs_conn *xs;
-	struct gnt_maps *maps;
-};
-
-struct gnt_maps **conn_maps(struct conn *c)
-{
-	return &c->maps;
-}
-
-void blog(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "mtrace-simxen: ");
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
-uint32_t conn_domid(const struct conn *c)
-{
-	return c->domid;
-}
-
-struct domain *conn_domain(const struct conn *c)
-{
-	return dom_get(c->b, c->domid);
-}
-
-struct conn *conn_first(struct broker *b)
-{
-	return b->conns;
-}
-
-struct conn *conn_next(struct conn *c)
-{
-	return c->next;
-}
 
 void conn_close(struct conn *c)
 {

@@ -2,9 +2,10 @@
  * broker.h - internals of the simulated Xen broker (mtrace-simxen start).
  *
  * One process, one libevent loop, all state in memory: domains (domain.c), grant
- * tables (gnt.c), event channels (evtchn.c), xenstore (xs.c), client connections
- * and the request dispatcher (broker.c).  Every limit below exists so that a hostile
- * or buggy client gets an error instead of the broker's memory.
+ * tables (gnt.c), event channels (evtchn.c), xenstore (xs*.c, xs-int.h), client
+ * connections and the request dispatcher (broker.c), the log line and push sockets
+ * (io.c).  Every limit below exists so that a hostile or buggy client gets an error
+ * instead of the broker's memory.
  */
 #ifndef MTRACE_SIM_BROKER_H
 #define MTRACE_SIM_BROKER_H
@@ -87,18 +88,60 @@ struct broker {
 
 struct gnt_maps;
 
+struct conn { /* a control connection (broker.c) */
+	struct conn *next, *prev;
+	struct broker *b;
+	int fd;
+	struct event *ev;
+	uint32_t domid;
+	bool ident; /* a guest's identity socket: only SIMXEN_NEWCONN */
+	struct evt_handle *evt;
+	struct xs_conn *xs;
+	struct gnt_maps *maps;
+};
+
+/* Lookups every part makes, inline so that none of them calls back into broker.c or
+ * domain.c for them. */
+static inline struct domain *dom_get(struct broker *b, uint32_t domid) /* NULL if absent */
+{
+	return domid <= MAX_DOMID ? b->by_id[domid] : NULL;
+}
+
+static inline uint32_t conn_domid(const struct conn *c)
+{
+	return c->domid;
+}
+
+static inline struct domain *conn_domain(const struct conn *c)
+{
+	return dom_get(c->b, c->domid);
+}
+
+static inline struct gnt_maps **conn_maps(struct conn *c) /* what c has mapped, per granter */
+{
+	return &c->maps;
+}
+
+static inline struct conn *conn_first(struct broker *b)
+{
+	return b->conns;
+}
+
+static inline struct conn *conn_next(struct conn *c)
+{
+	return c->next;
+}
+
+/* io.c */
+void blog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int conn_push_pair(
+    struct broker *b, event_callback_fn cb, void *arg, struct event **ev, int *client_fd);
+
 /* broker.c */
-struct gnt_maps **conn_maps(struct conn *c); /* what c has mapped, per granter */
 int conn_pair(struct broker *b, uint32_t domid, bool ident, int *client_fd);
 void conn_close(struct conn *c); /* also used when a domain is released */
-uint32_t conn_domid(const struct conn *c);
-struct domain *conn_domain(const struct conn *c);
-struct conn *conn_first(struct broker *b);
-struct conn *conn_next(struct conn *c);
-void blog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* domain.c */
-struct domain *dom_get(struct broker *b, uint32_t domid); /* NULL if absent */
 int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *name, const char *log,
     const char *cwd, char *const argv[], uint32_t *out);
 int dom_ts_create(
@@ -138,7 +181,7 @@ int evt_unmask(struct broker *b, struct conn *c, struct evt_handle *h, uint32_t 
 int evt_unbind(struct broker *b, struct conn *c, struct evt_handle *h, uint32_t port);
 void evt_domain_gone(struct broker *b, struct domain *d);
 
-/* xs.c */
+/* xs.c (xs_init: xs-tree.c, xs_fire_special: xs-watch.c) */
 struct xs_conn;
 int xs_init(void);
 struct xs_conn *xs_open(struct broker *b, struct conn *c, int *client_fd);

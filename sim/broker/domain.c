@@ -21,11 +21,6 @@
 
 #include "broker.h"
 
-struct domain *dom_get(struct broker *b, uint32_t domid)
-{
-	return domid <= MAX_DOMID ? b->by_id[domid] : NULL;
-}
-
 static int add(struct broker *b, struct domain *d)
 {
 	if (b->ndoms == MAX_DOMAINS)
@@ -278,13 +273,27 @@ void dom_reap(struct broker *b)
 	}
 }
 
-int dom_destroy(struct broker *b, uint32_t domid)
+/* A guest (never dom0) the toolstack acts on: ESRCH or EPERM otherwise, and EINVAL
+ * when it must be running and its process is gone or going. */
+static int guest(struct broker *b, uint32_t domid, bool running, struct domain **out)
 {
 	struct domain *d = dom_get(b, domid);
 	if (!d)
 		return ESRCH;
 	if (domid == 0)
 		return EPERM;
+	if (running && (d->pid <= 0 || d->state != DOM_RUNNING))
+		return EINVAL;
+	*out = d;
+	return 0;
+}
+
+int dom_destroy(struct broker *b, uint32_t domid)
+{
+	struct domain *d;
+	int err = guest(b, domid, false, &d);
+	if (err)
+		return err;
 	if (d->destroy_requested)
 		return 0;
 	d->destroy_requested = true;
@@ -306,13 +315,10 @@ int dom_destroy(struct broker *b, uint32_t domid)
 
 int dom_crash(struct broker *b, uint32_t domid)
 {
-	struct domain *d = dom_get(b, domid);
-	if (!d)
-		return ESRCH;
-	if (domid == 0)
-		return EPERM;
-	if (d->pid <= 0 || d->state != DOM_RUNNING)
-		return EINVAL;
+	struct domain *d;
+	int err = guest(b, domid, true, &d);
+	if (err)
+		return err;
 	d->crash_requested = true;
 	kill(-d->pid, SIGKILL);
 	return 0;
@@ -320,13 +326,10 @@ int dom_crash(struct broker *b, uint32_t domid)
 
 int dom_pause(struct broker *b, uint32_t domid, bool pause)
 {
-	struct domain *d = dom_get(b, domid);
-	if (!d)
-		return ESRCH;
-	if (domid == 0)
-		return EPERM;
-	if (d->pid <= 0 || d->state != DOM_RUNNING)
-		return EINVAL;
+	struct domain *d;
+	int err = guest(b, domid, true, &d);
+	if (err)
+		return err;
 	kill(-d->pid, pause ? SIGSTOP : SIGCONT);
 	d->paused = pause;
 	return 0;

@@ -9,7 +9,6 @@
  * port at most once per unmask, which bounds it.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -133,29 +132,20 @@ static void close_port(struct broker *b, struct domain *d, uint32_t port)
 
 struct evt_handle *evt_open(struct broker *b, struct conn *c, int *client_fd)
 {
-	int sv[2];
 	struct evt_handle *h = calloc(1, sizeof(*h));
 	if (!h) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		free(h);
-		return NULL;
-	}
-	fcntl(sv[0], F_SETFL, O_NONBLOCK);
 	h->b = b;
 	h->domid = conn_domid(c);
-	h->fd = sv[0];
-	h->wev = event_new(b->base, sv[0], EV_WRITE, write_cb, h);
-	if (!h->wev) {
-		close(sv[0]);
-		close(sv[1]);
+	h->fd = conn_push_pair(b, write_cb, h, &h->wev, client_fd);
+	if (h->fd < 0) {
+		int e = errno;
 		free(h);
-		errno = ENOMEM;
+		errno = e;
 		return NULL;
 	}
-	*client_fd = sv[1];
 	return h;
 }
 
