@@ -129,11 +129,12 @@ def abuse(host, port):
           f"Last-Event-ID {inst}.18446744073709551615.0: starts where a new browser does "
           f"({first_event(body)} vs {first_event(fresh)})")
 
-    # Slowloris: 100 connections trickle their headers; all are cut after the
-    # header deadline (--header-timeout 2), and the server answers others meanwhile.
+    # Slowloris: 100 connections from another address (127.0.0.2: the per-source cap
+    # takes 64 of them) trickle their headers; all are cut after the request deadline
+    # (--request-timeout 2) or refused, and the server answers others meanwhile.
     slow = []
     for i in range(100):
-        s = socket.create_connection((host, port))
+        s = socket.create_connection((host, port), source_address=("127.0.0.2", 0))
         s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         s.setblocking(False)
         slow.append(s)

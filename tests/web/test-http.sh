@@ -5,7 +5,7 @@
 # without one).  No browser: Python's sockets.
 . "$(dirname "$0")/lib.sh"
 rig_start || fail "the rig did not start"
-web_start --header-timeout 2 --max-connections 400
+web_start --request-timeout 2 --max-connections 400
 note "mtrace-web at $WEB_URL"
 rss0=$(web_rss_kb)
 "$PYTHON" "$MTRACE_SRC/tests/web/http_abuse.py" abuse "$WEB_URL" "$WEB_PID" || fail "abuse"
