@@ -6,8 +6,9 @@
  * it makes the bufferevent, keeps a reference, and looks at it from an event made
  * active then, which runs in the same loop iteration, before the socket can be read.
  * By then evhttp has set the descriptor and its own callbacks (whose argument is the
- * evhttp_connection): the peer is known, and a connection over the total or per-source
- * cap gets a fixed 503 and is freed before any of its bytes are read or parsed.
+ * evhttp_connection): the peer is known, and a connection over the per-source cap, or
+ * over the total cap when no silent connection gives way to it (evict_silent), gets
+ * a fixed 503 and is freed before any of its bytes are read or parsed.
  *
  * A sweep (every SWEEP_MS while there are connections) applies the deadlines, which a
  * trickle of bytes does not reset: a request must have arrived and its answer have
@@ -21,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <netinet/in.h>
@@ -105,6 +107,46 @@ static void start_sweep(struct hf_conns *f)
 	}
 }
 
+/* Whether c has sent nothing at all: no request in hand, none being read, none in
+ * the kernel's buffer. */
+static bool silent(struct hf_conn *c)
+{
+	int fd = bufferevent_getfd(c->bev), n = 0;
+
+	if (c->answering || c->streaming || evbuffer_get_length(bufferevent_get_input(c->bev)))
+		return false;
+	return fd >= 0 && ioctl(fd, FIONREAD, &n) == 0 && n == 0;
+}
+
+/*
+ * At the total cap, a newcomer takes the place of the connection that has waited
+ * longest without sending a byte (never sent a request, or idle between two): what
+ * such a one has cost is a socket, while a client that means to ask has sent its
+ * request by the time it is accepted.  So idle connections, however many sources open
+ * them and however fast they reopen, cannot lock out a client that asks (issue 25
+ * #5).  When no connection is silent, the newcomer is refused.
+ */
+static void evict_silent(struct hf_conns *f)
+{
+	for (;;) {
+		struct hf_conn *oldest = NULL;
+
+		/* the list is newest first: on a tie (the same ms), the one admitted first */
+		for (struct hf_conn *c = f->conns; c; c = c->next)
+			if (!c->spoke && !c->answering && !c->streaming &&
+			    (!oldest || c->t_start <= oldest->t_start))
+				oldest = c;
+		if (!oldest)
+			return;
+		if (silent(oldest)) {
+			f->st.evicted++;
+			close_conn(oldest);
+			return;
+		}
+		oldest->spoke = true; /* until its next answer is written */
+	}
+}
+
 /* Bytes written from c's output: its reader is reading. */
 static void on_out(struct evbuffer *b, const struct evbuffer_cb_info *info, void *arg)
 {
@@ -140,11 +182,13 @@ static void admit(evutil_socket_t fd_, short what, void *arg)
 			memset(&c->peer, 0, sizeof(c->peer));
 		for (struct hf_conn *o = f->conns; o; o = o->next)
 			same += same_source(&o->peer, &c->peer);
+		if (same < f->lim.max_per_source && f->st.live >= f->lim.max_conns)
+			evict_silent(f);
 		if (f->st.live >= f->lim.max_conns || same >= f->lim.max_per_source) {
-			if (f->st.live >= f->lim.max_conns)
-				f->st.refused++;
-			else
+			if (same >= f->lim.max_per_source)
 				f->st.refused_source++;
+			else
+				f->st.refused++;
 			if (fd >= 0)
 				(void)!send(fd, busy_reply, sizeof(busy_reply) - 1,
 				    MSG_DONTWAIT | MSG_NOSIGNAL);
@@ -256,6 +300,7 @@ static void on_sweep(evutil_socket_t fd_, short what, void *arg)
 		} else if (c->answering) {
 			if (out == 0) {
 				c->answering = false;
+				c->spoke = false;
 				c->t_start = now;
 			} else if (now - c->t_request > req_ms) {
 				f->st.cut_reader++;

@@ -31,6 +31,7 @@ struct hf_stats {
 	uint64_t requests;        /* answered by the program */
 	uint64_t refused;         /* over the total cap: 503 and closed before a read */
 	uint64_t refused_source;  /* over the per-source cap, likewise */
+	uint64_t evicted;         /* silent, closed for a newcomer at the total cap */
 	uint64_t cut;             /* past the request or idle deadline */
 	uint64_t cut_reader;      /* not reading their answers, past the output caps */
 	uint64_t busy;            /* 503: the answer would not fit the output caps */
@@ -52,6 +53,7 @@ struct hf_conn {
 	struct evbuffer_cb_entry *out_cb;
 	uint64_t requests;
 	bool answering, streaming;
+	bool spoke; /* seen sending, since its last answer: not silent */
 	void (*closed)(void *);
 	void *closed_arg;
 };

@@ -442,7 +442,7 @@ static int listen_on(const struct hf_listen *a, char *err, size_t errlen)
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	}
 	if (fd < 0 || bind(fd, (const struct sockaddr *)&a->ss, a->len) < 0 ||
-	    listen(fd, 128) < 0) {
+	    listen(fd, 1024) < 0) {
 		snprintf(err, errlen, "cannot listen on %s%s%s:%u: %s",
 		    a->ss.ss_family == AF_INET6 ? "[" : "", a->host,
 		    a->ss.ss_family == AF_INET6 ? "]" : "", a->port, strerror(errno));

@@ -132,7 +132,7 @@ static void serve_state(struct evhttp_request *req)
 	    ",\"browsers\":",
 	    feed_events(), feed_malformed(), hist_events_before(hist_tail()), hist_events_total(),
 	    hist_bytes_held(), h.o->history_bytes, fs.live, fs.refused + fs.refused_source,
-	    fs.cut + fs.cut_reader, fs.requests, fs.busy, fs.queued);
+	    fs.cut + fs.cut_reader + fs.evicted, fs.requests, fs.busy, fs.queued);
 	sse_state_json(b);
 	evbuffer_add(b, "}}\n", 3);
 	http_common_headers(req, "application/json");
