@@ -107,6 +107,39 @@ static void start_sweep(struct hf_conns *f)
 	}
 }
 
+/* Close the connection whose output has stood still longest (not keep), if any has
+ * for STALL_MS.  The bytes it held, or 0. */
+static size_t evict_one(struct hf_conns *f, const struct hf_conn *keep, int64_t now)
+{
+	struct hf_conn *worst = NULL;
+	size_t n;
+
+	for (struct hf_conn *c = f->conns; c; c = c->next)
+		if (c != keep && c->stall_since && now - c->stall_since >= STALL_MS &&
+		    (!worst || c->stall_since < worst->stall_since))
+			worst = c;
+	if (!worst)
+		return 0;
+	n = out_len(worst);
+	f->st.cut_reader++;
+	close_conn(worst);
+	return n;
+}
+
+/* Close the connection whose answer, still queued, was asked for first. */
+static void evict_unread(struct hf_conns *f)
+{
+	struct hf_conn *oldest = NULL;
+
+	for (struct hf_conn *c = f->conns; c; c = c->next)
+		if (c->answering && out_len(c) && (!oldest || c->t_request <= oldest->t_request))
+			oldest = c;
+	if (oldest) {
+		f->st.cut_reader++;
+		close_conn(oldest);
+	}
+}
+
 /* Whether c has sent nothing at all: no request in hand, none being read, none in
  * the kernel's buffer. */
 static bool silent(struct hf_conn *c)
@@ -124,9 +157,13 @@ static bool silent(struct hf_conn *c)
  * such a one has cost is a socket, while a client that means to ask has sent its
  * request by the time it is accepted.  So idle connections, however many sources open
  * them and however fast they reopen, cannot lock out a client that asks (issue 25
- * #5).  When no connection is silent, the newcomer is refused.
+ * #5).  Failing that, one whose answer has not moved for STALL_MS (a client that does
+ * not read) gives way, else the one whose answer has waited longest to be read
+ * (evict_unread); only when every connection is streaming or has been answered is the
+ * newcomer refused.  A client that reads takes its answer within milliseconds, so it
+ * is the newest of those when the next newcomers come.
  */
-static void evict_silent(struct hf_conns *f)
+static bool evict_silent(struct hf_conns *f)
 {
 	for (;;) {
 		struct hf_conn *oldest = NULL;
@@ -137,11 +174,11 @@ static void evict_silent(struct hf_conns *f)
 			    (!oldest || c->t_start <= oldest->t_start))
 				oldest = c;
 		if (!oldest)
-			return;
+			return false;
 		if (silent(oldest)) {
 			f->st.evicted++;
 			close_conn(oldest);
-			return;
+			return true;
 		}
 		oldest->spoke = true; /* until its next answer is written */
 	}
@@ -182,8 +219,9 @@ static void admit(evutil_socket_t fd_, short what, void *arg)
 			memset(&c->peer, 0, sizeof(c->peer));
 		for (struct hf_conn *o = f->conns; o; o = o->next)
 			same += same_source(&o->peer, &c->peer);
-		if (same < f->lim.max_per_source && f->st.live >= f->lim.max_conns)
-			evict_silent(f);
+		if (same < f->lim.max_per_source && f->st.live >= f->lim.max_conns &&
+		    !evict_silent(f) && !evict_one(f, NULL, hfc_now_ms()))
+			evict_unread(f);
 		if (f->st.live >= f->lim.max_conns || same >= f->lim.max_per_source) {
 			if (same >= f->lim.max_per_source)
 				f->st.refused_source++;
@@ -227,25 +265,6 @@ static struct bufferevent *make_bev(struct event_base *base, void *arg)
 	f->pending = c;
 	event_active(f->admit, EV_TIMEOUT, 0);
 	return bev;
-}
-
-/* Close the connection whose output has stood still longest (not keep), if any has
- * for STALL_MS.  The bytes it held, or 0. */
-static size_t evict_one(struct hf_conns *f, const struct hf_conn *keep, int64_t now)
-{
-	struct hf_conn *worst = NULL;
-	size_t n;
-
-	for (struct hf_conn *c = f->conns; c; c = c->next)
-		if (c != keep && c->stall_since && now - c->stall_since >= STALL_MS &&
-		    (!worst || c->stall_since < worst->stall_since))
-			worst = c;
-	if (!worst)
-		return 0;
-	n = out_len(worst);
-	f->st.cut_reader++;
-	close_conn(worst);
-	return n;
 }
 
 static size_t total_queued(const struct hf_conns *f)

@@ -173,7 +173,7 @@ def main():
         legit.report("afterwards")
     elif mode == "idle":
         n, seconds = int(sys.argv[4]), float(sys.argv[5])
-        token = sys.argv[6] if len(sys.argv) > 6 else None
+        token = sys.argv[6] if len(sys.argv) > 6 and sys.argv[6] else None
         legit = Legit(host, port, b"/api/state" if "8470" in sys.argv[2] or token else b"/metrics", token)
         if len(sys.argv) > 7:
             legit.path = sys.argv[7].encode()
