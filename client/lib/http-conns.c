@@ -132,7 +132,8 @@ static void evict_unread(struct hf_conns *f)
 	struct hf_conn *oldest = NULL;
 
 	for (struct hf_conn *c = f->conns; c; c = c->next)
-		if (c->answering && out_len(c) && (!oldest || c->t_request <= oldest->t_request))
+		if (c->answering && !c->streaming && out_len(c) &&
+		    (!oldest || c->t_request <= oldest->t_request))
 			oldest = c;
 	if (oldest) {
 		f->st.cut_reader++;
