@@ -17,7 +17,8 @@
  * idle_timeout.  Streams (SSE) have no request deadline, but their output must move.
  * Output is capped per connection and in total: when an answer would not fit, the
  * connections whose output has not moved for STALL_MS are closed (their memory freed
- * at once), oldest stall first; if that is not enough, the answer is a short 503.
+ * at once), oldest stall first, then those whose answers have waited longest unread;
+ * only when streams fill the cap is the answer a short 503.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,19 +127,23 @@ static size_t evict_one(struct hf_conns *f, const struct hf_conn *keep, int64_t 
 	return n;
 }
 
-/* Close the connection whose answer, still queued, was asked for first. */
-static void evict_unread(struct hf_conns *f)
+/* Close the connection (not keep) whose answer, still queued, was asked for first.
+ * The bytes it held, or 0. */
+static size_t evict_unread(struct hf_conns *f, const struct hf_conn *keep)
 {
 	struct hf_conn *oldest = NULL;
+	size_t n;
 
 	for (struct hf_conn *c = f->conns; c; c = c->next)
-		if (c->answering && !c->streaming && out_len(c) &&
+		if (c != keep && c->answering && !c->streaming && out_len(c) &&
 		    (!oldest || c->t_request <= oldest->t_request))
 			oldest = c;
-	if (oldest) {
-		f->st.cut_reader++;
-		close_conn(oldest);
-	}
+	if (!oldest)
+		return 0;
+	n = out_len(oldest);
+	f->st.cut_reader++;
+	close_conn(oldest);
+	return n;
 }
 
 /* Whether c has sent nothing at all: no request in hand, none being read, none in
@@ -222,7 +227,7 @@ static void admit(evutil_socket_t fd_, short what, void *arg)
 			same += same_source(&o->peer, &c->peer);
 		if (same < f->lim.max_per_source && f->st.live >= f->lim.max_conns &&
 		    !evict_silent(f) && !evict_one(f, NULL, hfc_now_ms()))
-			evict_unread(f);
+			evict_unread(f, NULL);
 		if (f->st.live >= f->lim.max_conns || same >= f->lim.max_per_source) {
 			if (same >= f->lim.max_per_source)
 				f->st.refused_source++;
@@ -286,7 +291,8 @@ bool hfc_room(struct hf_conns *f, struct hf_conn *c, size_t more)
 	if (mine && mine + more > f->lim.out_conn)
 		return false;
 	total = total_queued(f);
-	while (total + more > f->lim.out_total && (freed = evict_one(f, c, now)))
+	while (total + more > f->lim.out_total &&
+	    ((freed = evict_one(f, c, now)) || (freed = evict_unread(f, c))))
 		total -= freed < total ? freed : total;
 	return total + more <= f->lim.out_total;
 }
