@@ -64,7 +64,7 @@ static void usage(FILE *f)
 	    "      --token-file FILE  every scrape must carry the token in FILE\n"
 	    "                         (Authorization: Bearer)\n"
 	    "      --max-connections N HTTP connections at once (default 64)\n"
-	    "      --max-per-source N of them from one address (default 16)\n"
+	    "      --max-per-source N of them from one address or IPv6 /64 (default 16)\n"
 	    "      --request-timeout S a request must arrive and its answer be sent\n"
 	    "                         within S seconds; a kept-alive connection idle\n"
 	    "                         for S is closed (default 10)\n"

@@ -57,9 +57,10 @@ static bool same_source(const struct sockaddr_storage *a, const struct sockaddr_
 	if (a->ss_family == AF_INET)
 		return ((const struct sockaddr_in *)a)->sin_addr.s_addr ==
 		    ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+	/* IPv6: the /64, which one host is commonly given whole */
 	if (a->ss_family == AF_INET6)
 		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
-		    &((const struct sockaddr_in6 *)b)->sin6_addr, sizeof(struct in6_addr));
+		    &((const struct sockaddr_in6 *)b)->sin6_addr, 8);
 	return true;
 }
 
@@ -146,6 +147,46 @@ static size_t evict_unread(struct hf_conns *f, const struct hf_conn *keep)
 	return n;
 }
 
+static unsigned source_count(const struct hf_conns *f, const struct sockaddr_storage *peer)
+{
+	unsigned n = 0;
+
+	for (const struct hf_conn *o = f->conns; o; o = o->next)
+		n += same_source(&o->peer, peer);
+	return n;
+}
+
+/*
+ * The last resort at the cap: the newcomer's source holds `mine` connections; if some
+ * source holds more, one of its connections (not a stream) gives way.  Sources share
+ * the cap fairly, so a client from an address of its own is admitted however many
+ * addresses an attacker spreads over, even in the moment when every connection has
+ * just sent its request.  Looked for among the SAMPLE newest, to stay cheap per accept.
+ */
+#define SAMPLE 16
+static bool evict_heaviest(struct hf_conns *f, unsigned mine)
+{
+	struct hf_conn *worst = NULL;
+	unsigned most = mine, k = 0;
+
+	for (struct hf_conn *c = f->conns; c && k < SAMPLE; c = c->next) {
+		unsigned n;
+
+		if (c->streaming)
+			continue;
+		k++;
+		if ((n = source_count(f, &c->peer)) > most) {
+			most = n;
+			worst = c;
+		}
+	}
+	if (!worst)
+		return false;
+	f->st.evicted++;
+	close_conn(worst);
+	return true;
+}
+
 /* Whether c has sent nothing at all: no request in hand, none being read, none in
  * the kernel's buffer. */
 static bool silent(struct hf_conn *c)
@@ -165,8 +206,8 @@ static bool silent(struct hf_conn *c)
  * them and however fast they reopen, cannot lock out a client that asks (issue 25
  * #5).  Failing that, one whose answer has not moved for STALL_MS (a client that does
  * not read) gives way, else the one whose answer has waited longest to be read
- * (evict_unread); only when every connection is streaming or has been answered is the
- * newcomer refused.  A client that reads takes its answer within milliseconds, so it
+ * (evict_unread), else one of a source holding more connections than the newcomer's
+ * (evict_heaviest); only when none is found is the newcomer refused.  A client that reads takes its answer within milliseconds, so it
  * is the newest of those when the next newcomers come.
  */
 static bool evict_silent(struct hf_conns *f)
@@ -223,11 +264,10 @@ static void admit(evutil_socket_t fd_, short what, void *arg)
 		c->evcon = evcon;
 		if (fd < 0 || getpeername(fd, (struct sockaddr *)&c->peer, &pl) < 0)
 			memset(&c->peer, 0, sizeof(c->peer));
-		for (struct hf_conn *o = f->conns; o; o = o->next)
-			same += same_source(&o->peer, &c->peer);
+		same = source_count(f, &c->peer);
 		if (same < f->lim.max_per_source && f->st.live >= f->lim.max_conns &&
-		    !evict_silent(f) && !evict_one(f, NULL, hfc_now_ms()))
-			evict_unread(f, NULL);
+		    !evict_silent(f) && !evict_one(f, NULL, hfc_now_ms()) && !evict_unread(f, NULL))
+			evict_heaviest(f, same);
 		if (f->st.live >= f->lim.max_conns || same >= f->lim.max_per_source) {
 			if (same >= f->lim.max_per_source)
 				f->st.refused_source++;

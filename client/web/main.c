@@ -35,7 +35,7 @@ static void usage(FILE *f)
 	    "      --queue MIB         how far one browser may fall behind before its\n"
 	    "                          events are dropped (default 4)\n"
 	    "      --max-connections N HTTP connections at once (default 512)\n"
-	    "      --max-per-source N  of them from one address (default 64)\n"
+	    "      --max-per-source N  of them from one address or IPv6 /64 (default 64)\n"
 	    "      --request-timeout S a request must arrive and its answer be sent\n"
 	    "                          within S seconds; a kept-alive connection idle\n"
 	    "                          for S is closed (default 10; --header-timeout)\n"
