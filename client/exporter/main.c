@@ -54,7 +54,8 @@ static void usage(FILE *f)
 	    "\n"
 	    "  -s, --socket PATH      mtraced socket (default $MTRACE_SOCKET or %s)\n"
 	    "  -l, --listen ADDR:PORT serve /metrics there (default %s; [::1]:PORT for\n"
-	    "                         IPv6; port 0 picks a free one)\n"
+	    "                         IPv6; port 0 picks a free one; unix:/PATH for a\n"
+	    "                         Unix socket of mode 0660, group mtrace)\n"
 	    "  -t, --textfile DIR     write DIR/%s atomically for node_exporter's textfile\n"
 	    "                         collector at every update (no HTTP unless --listen)\n"
 	    "  -i, --interval MS      statistics from mtraced every MS ms (default 1000)\n"
@@ -175,7 +176,9 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 
 static void say_bound(const struct hf_listen *a, unsigned port)
 {
-	if (a->ss.ss_family == AF_INET6)
+	if (a->unix_socket)
+		fprintf(stderr, "mtrace-exporter: listening on unix:%s (/metrics)\n", a->host);
+	else if (a->ss.ss_family == AF_INET6)
 		fprintf(stderr, "mtrace-exporter: listening on http://[%s]:%u/metrics\n", a->host,
 		    port);
 	else

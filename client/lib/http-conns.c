@@ -61,7 +61,9 @@ static bool same_source(const struct sockaddr_storage *a, const struct sockaddr_
 	if (a->ss_family == AF_INET6)
 		return !memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr,
 		    &((const struct sockaddr_in6 *)b)->sin6_addr, 8);
-	return true;
+	/* Unix: the uid admit() put after the family */
+	return !memcmp((const char *)a + sizeof(sa_family_t), (const char *)b + sizeof(sa_family_t),
+	    sizeof(uid_t));
 }
 
 static void unlink_conn(struct hf_conns *f, struct hf_conn *c)
@@ -264,6 +266,16 @@ static void admit(evutil_socket_t fd_, short what, void *arg)
 		c->evcon = evcon;
 		if (fd < 0 || getpeername(fd, (struct sockaddr *)&c->peer, &pl) < 0)
 			memset(&c->peer, 0, sizeof(c->peer));
+		if (c->peer.ss_family == AF_UNIX) {
+			/* on a Unix socket the source is the peer's uid */
+			struct ucred cr = { .uid = (uid_t)-1 };
+			socklen_t cl = sizeof(cr);
+
+			getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl);
+			memset(&c->peer, 0, sizeof(c->peer));
+			c->peer.ss_family = AF_UNIX;
+			memcpy((char *)&c->peer + sizeof(sa_family_t), &cr.uid, sizeof(cr.uid));
+		}
 		same = source_count(f, &c->peer);
 		if (same < f->lim.max_per_source && f->st.live >= f->lim.max_conns &&
 		    !evict_silent(f) && !evict_one(f, NULL, hfc_now_ms()) && !evict_unread(f, NULL))

@@ -12,9 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <stddef.h>
 #include <strings.h>
 #include <sys/queue.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,6 +38,7 @@ struct http_front {
 	bool loopback;
 	unsigned port;
 	struct hf_token token;
+	char unix_path[128]; /* listening there: removed at the end */
 	struct hf_conns cs;
 	struct event *resume;
 	int64_t accept_warned; /* ms: last "accept failed" said */
@@ -59,6 +63,24 @@ int hf_parse_listen(const char *spec, struct hf_listen *a, char *err, size_t err
 	struct addrinfo *res = NULL;
 
 	memset(a, 0, sizeof(*a));
+	if (!strncmp(spec, "unix:", 5)) {
+		struct sockaddr_un *un = (struct sockaddr_un *)&a->ss;
+		const char *path = spec + 5;
+
+		if (path[0] != '/' || strlen(path) >= sizeof(un->sun_path) ||
+		    strlen(path) >= sizeof(a->host)) {
+			snprintf(err, errlen,
+			    "--listen %s: a Unix socket needs an absolute path of at most %zu bytes",
+			    spec, sizeof(un->sun_path) - 1);
+			return -1;
+		}
+		un->sun_family = AF_UNIX;
+		memcpy(un->sun_path, path, strlen(path) + 1);
+		a->len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(path) + 1);
+		a->unix_socket = true;
+		snprintf(a->host, sizeof(a->host), "%s", path);
+		return 0;
+	}
 	if (spec[0] == '[') {
 		const char *rb = strchr(spec, ']');
 		if (!rb || rb[1] != ':')
@@ -432,10 +454,54 @@ static void on_accept_error(struct evconnlistener *l, void *arg)
 	evtimer_add(f->resume, &pause);
 }
 
+/* Group mtrace when the process is in it (who may read the traces is who may reach
+ * mtraced's socket), else the process's own; mode 0660 either way. */
+static int unix_perms(const char *path)
+{
+	struct group *g = getgrnam("mtrace");
+	gid_t groups[256];
+	int n = getgroups(256, groups);
+	bool member = g && g->gr_gid == getegid();
+
+	for (int i = 0; g && i < n; i++)
+		member |= groups[i] == g->gr_gid;
+	if (member && chown(path, (uid_t)-1, g->gr_gid) < 0)
+		return -1;
+	return chmod(path, 0660);
+}
+
+static int listen_unix(const struct hf_listen *a, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd;
+
+	/* a socket left by a process that is gone; anything else is not ours to remove */
+	if (lstat(a->host, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			snprintf(err, errlen,
+			    "cannot listen on unix:%s: it exists and is no socket", a->host);
+			return -1;
+		}
+		unlink(a->host);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || bind(fd, (const struct sockaddr *)&a->ss, a->len) < 0 ||
+	    unix_perms(a->host) < 0 || listen(fd, 1024) < 0) {
+		snprintf(err, errlen, "cannot listen on unix:%s: %s", a->host, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 static int listen_on(const struct hf_listen *a, char *err, size_t errlen)
 {
-	int one = 1, fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int one = 1, fd;
 
+	if (a->unix_socket)
+		return listen_unix(a, err, errlen);
+	fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd >= 0) {
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 		if (a->ss.ss_family == AF_INET6)
@@ -497,7 +563,9 @@ struct http_front *hf_new(struct event_base *base, const char *prog, const struc
 		close(fd);
 		goto fail;
 	}
-	if (getsockname(fd, (struct sockaddr *)&me, &ml) == 0)
+	if (a->unix_socket)
+		snprintf(f->unix_path, sizeof(f->unix_path), "%s", a->host);
+	else if (getsockname(fd, (struct sockaddr *)&me, &ml) == 0)
 		f->port = ntohs(me.ss_family == AF_INET ? ((struct sockaddr_in *)&me)->sin_port
 		                                        : ((struct sockaddr_in6 *)&me)->sin6_port);
 	evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(f->bound), on_accept_error);
@@ -519,6 +587,8 @@ void hf_free(struct http_front *f)
 		p = &(*p)->next_front;
 	if (*p)
 		*p = f->next_front;
+	if (f->unix_path[0])
+		unlink(f->unix_path);
 	if (f->cs.http)
 		hfc_free(&f->cs);
 	else if (f->http)

@@ -32,11 +32,14 @@ struct hf_listen {
 	struct sockaddr_storage ss;
 	socklen_t len;
 	bool loopback;
-	char host[128]; /* numeric, as it is printed ("localhost" is 127.0.0.1) */
+	bool unix_socket; /* host is its path */
+	char host[128];   /* numeric, as it is printed ("localhost" is 127.0.0.1) */
 	unsigned port;
 };
 
-/* "ADDR:PORT", "[V6ADDR]:PORT" or "localhost:PORT"; port 0 picks a free one.
+/* "ADDR:PORT", "[V6ADDR]:PORT", "localhost:PORT" (port 0 picks a free one), or
+ * "unix:/PATH": a Unix socket of mode 0660, its group mtrace when the process is a
+ * member (the group that may connect to mtraced), else the process's own.
  * 0, or -1 with err set (naming the option). */
 int hf_parse_listen(const char *spec, struct hf_listen *a, char *err, size_t errlen);
 

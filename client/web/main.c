@@ -27,7 +27,8 @@ static void usage(FILE *f)
 	    "\n"
 	    "  -s, --socket PATH       mtraced socket (default $MTRACE_SOCKET or %s)\n"
 	    "  -l, --listen ADDR:PORT  where to listen (default %s); an address other\n"
-	    "                          than loopback needs --token-file\n"
+	    "                          than loopback needs --token-file; unix:/PATH is\n"
+	    "                          a Unix socket of mode 0660 (group mtrace)\n"
 	    "  -t, --token-file FILE   every request must carry the token in FILE\n"
 	    "      --assets DIR        the page's files (default: installed, or the\n"
 	    "                          source tree when run from the build tree)\n"
@@ -173,7 +174,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mtrace-web: %s\n", err);
 		return 2;
 	}
-	if (!la.loopback && !o.token_file) {
+	if (!la.loopback && !la.unix_socket && !o.token_file) {
 		fprintf(stderr,
 		    "mtrace-web: refusing to listen on %s without a token: traces carry guest "
 		    "data.  Give --token-file FILE, or keep the default 127.0.0.1 and use an "
@@ -185,7 +186,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mtrace-web: %s\n", err);
 		return 2;
 	}
-	if (!o.token_file)
+	if (!o.token_file && !la.unix_socket)
 		fprintf(stderr,
 		    "mtrace-web: no --token-file: every local user can read the traces through "
 		    "%s (mtrace-web(1), ACCESS)\n",
@@ -217,7 +218,9 @@ int main(int argc, char **argv)
 	event_add(sigint, NULL);
 	event_add(sigterm, NULL);
 
-	if (la.ss.ss_family == AF_INET6)
+	if (la.unix_socket)
+		printf("mtrace-web: serving unix:%s (HTTP on a Unix socket, mode 0660)\n", la.host);
+	else if (la.ss.ss_family == AF_INET6)
 		printf("mtrace-web: serving http://[%s]:%u/%s\n", la.host, http_bound_port(),
 		    o.token_file ? "?token=<the token in the file>" : "");
 	else

@@ -31,4 +31,10 @@ note "/metrics is $(curl -sf "$EXP_URL/metrics" | wc -c) bytes; mtrace-exporter 
 "$PYTHON" "$WEBT/http_flood.py" idle "$EXP_URL/" "$EXP_PID" 1100 10 "" /metrics ||
 	fail "idle connections"
 kill -0 "$EXP_PID" || fail "mtrace-exporter died"
+
+# on a Unix socket: mode 0660, any Host, the strict framing still
+"$EXPORTER" -s "$SOCK" -l "unix:$T/exp.sock" 2>"$T/exporter-unix.log" &
+PIDS+=($!)
+wait_until 10 test -S "$T/exp.sock" || fail "no socket: $(cat "$T/exporter-unix.log")"
+"$PYTHON" "$WEBT/http_abuse.py" unix "$T/exp.sock" /metrics || fail "Unix socket"
 pass "mtrace-exporter's HTTP front"

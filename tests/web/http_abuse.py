@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""http_abuse.py abuse URL PID | token URL PID TOKEN | strict URL PID PATH - HTTP checks
+"""http_abuse.py abuse URL PID | token URL PID TOKEN | strict URL PID PATH | unix SOCKET PATH - HTTP checks
 of mtrace-web, and (strict) of the front it shares with mtrace-exporter."""
 import json
 import resource
@@ -251,7 +251,40 @@ def token(host, port, tok):
     check(st == 200, "with a token, any Host name")
 
 
+def unix(path, good):
+    """On a Unix socket (--listen unix:PATH): mode 0660, no Host check (a browser
+    cannot reach it, so nothing to rebind), the strict framing still."""
+    import os
+    import stat
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    check(mode == 0o660, f"unix:{path}: mode {mode:o}")
+
+    def ask(req):
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(5)
+        s.connect(path)
+        s.sendall(req)
+        buf = b""
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            buf += d
+        s.close()
+        return int(buf.split(None, 2)[1]) if buf.startswith(b"HTTP/1.") else None
+    g = good.encode()
+    st = ask(b"GET " + g + b" HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n")
+    check(st == 200, f"GET {good} on the Unix socket, any Host: {st}")
+    st = ask(b"GET " + g + b" HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n")
+    check(st == 400, f"two Host headers on the Unix socket: {st}")
+    st = ask(b"POST " + g + b" HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    check(st == 405, f"POST on the Unix socket: {st}")
+
+
 def main():
+    if sys.argv[1] == "unix":
+        unix(sys.argv[2], sys.argv[3])
+        return 1 if failed else 0
     mode, url = sys.argv[1], urllib.parse.urlparse(sys.argv[2])
     host, port = url.hostname, url.port
     if mode == "abuse":

@@ -32,6 +32,19 @@ kill -TERM "$WEB_PID"
 wait "$WEB_PID" || fail "mtrace-web exited with status $? on SIGTERM"
 WEB_PID=
 
+# On a Unix socket (the admin's other choice on one host): mode 0660, no token needed,
+# no Host check, the strict framing still; the socket goes when mtrace-web does.
+"$WEB" -s "$RIG_SOCK" -l "unix:$RIG_DIR/web.sock" >"$RIG_DIR/web.out" 2>"$RIG_DIR/web.err" &
+WEB_PID=$!
+wait_until 10 test -S "$RIG_DIR/web.sock" || fail "no socket: $(cat "$RIG_DIR/web.err")"
+"$PYTHON" "$MTRACE_SRC/tests/web/http_abuse.py" unix "$RIG_DIR/web.sock" /api/state ||
+	fail "Unix socket"
+kill -TERM "$WEB_PID"
+wait "$WEB_PID" || fail "mtrace-web exited with status $? on SIGTERM"
+WEB_PID=
+[ -e "$RIG_DIR/web.sock" ] && fail "the Unix socket is left behind"
+echo "ok: the Unix socket is removed at the end"
+
 # Not loopback: no start without a token; a token file others can read is refused.
 out=$("$WEB" -s "$RIG_SOCK" -l 0.0.0.0:0 2>&1)
 rc=$?
