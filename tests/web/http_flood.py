@@ -19,9 +19,13 @@ import select
 import socket
 import sys
 import time
+import os
 import urllib.parse
 
 failed = False
+# The legitimate client's deadline: 1 s (issue 25); the tests give more only under the
+# sanitizers, whose slowdown is not the program's (FLOOD_LEGIT_S).
+LEGIT_S = float(os.environ.get("FLOOD_LEGIT_S", "1.0"))
 
 
 def check(ok, what):
@@ -57,9 +61,9 @@ class Legit:
         t0 = time.monotonic()
         st = None
         try:
-            s = socket.create_connection((self.host, self.port), timeout=1.0,
+            s = socket.create_connection((self.host, self.port), timeout=LEGIT_S,
                                          source_address=("127.0.0.1", 0))
-            s.settimeout(max(0.05, 1.0 - (time.monotonic() - t0)))
+            s.settimeout(max(0.05, LEGIT_S - (time.monotonic() - t0)))
             req = b"GET " + self.path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
             if self.token:
                 req += b"Authorization: Bearer " + self.token.encode() + b"\r\n"
@@ -70,7 +74,7 @@ class Legit:
                 if not d:
                     break
                 buf += d
-                if time.monotonic() - t0 > 1.0:
+                if time.monotonic() - t0 > LEGIT_S:
                     break
             s.close()
             if buf.startswith(b"HTTP/1."):
@@ -89,12 +93,12 @@ class Legit:
             self.next = time.monotonic() + 0.25
 
     def report(self, what):
-        good = sum(1 for st, d in self.results if st == 200 and d <= 1.0)
+        good = sum(1 for st, d in self.results if st == 200 and d <= LEGIT_S)
         slowest = max((d for _, d in self.results), default=0)
-        bad = sorted({st for st, d in self.results if st != 200 or d > 1.0}, key=str)
+        bad = sorted({st for st, d in self.results if st != 200 or d > LEGIT_S}, key=str)
         check(self.results and good == len(self.results),
               f"{what}: the legitimate client served {good} of {len(self.results)} times "
-              f"within 1 s (slowest {slowest:.2f} s; other outcomes {bad})")
+              f"within {LEGIT_S:g} s (slowest {slowest:.2f} s; other outcomes {bad})")
 
 
 def source(i):
