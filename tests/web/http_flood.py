@@ -7,9 +7,10 @@ asks every 0.25 s and must be answered within 1 s, every time:
       N clients from 127.0.0.2-11 ask for PATHS (comma-separated, in turn) and never
       read the answers (receive buffers of 4 KiB); each one the server closes is
       opened again at once.  The server's resident memory must stay under RSS_MAX_KB.
-  idle URL PID N SECONDS [TOKEN]
+  idle URL PID N SECONDS [TOKEN [PATH [RSS_MAX_KB]]]
       N connections from 127.0.0.2-11 that send nothing, opened again when closed;
-      the legitimate client carries TOKEN (Authorization: Bearer) when given.
+      the legitimate client asks for PATH carrying TOKEN (Authorization: Bearer) when
+      given; the server's resident memory must stay under RSS_MAX_KB when given.
   slow URL PID N LIMIT_S
       N connections from 127.0.0.2 trickle a header byte every 0.5 s: every one must
       be closed within LIMIT_S (the whole-request deadline, not reset by a byte).
@@ -181,10 +182,14 @@ def main():
         legit = Legit(host, port, b"/api/state" if "8470" in sys.argv[2] or token else b"/metrics", token)
         if len(sys.argv) > 7:
             legit.path = sys.argv[7].encode()
+        rss_max = int(sys.argv[8]) if len(sys.argv) > 8 else 0
         c0 = cpu_s(pid)
         peak, reopened = hold(host, port, n, seconds, legit, pid)
         print(f"# {n} idle connections for {seconds:.0f} s: {reopened} closed by the server "
-              f"and opened again; {cpu_s(pid) - c0:.2f} s of the server's CPU", flush=True)
+              f"and opened again; {cpu_s(pid) - c0:.2f} s of the server's CPU; resident "
+              f"memory {peak} kB at most", flush=True)
+        if rss_max:
+            check(peak < rss_max, f"resident memory under {rss_max} kB ({peak} kB)")
         legit.report(f"{n} idle connections, reopened when closed")
     elif mode == "slow":
         n, limit = int(sys.argv[4]), float(sys.argv[5])

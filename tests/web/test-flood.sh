@@ -5,7 +5,7 @@
 #  - 500 clients (from 127.0.0.2-11) ask for /api/state and /events and never read:
 #    resident memory stays under the figure mtrace-web(1) states (LIMITS), the clients
 #    that do not read are closed and opened again;
-#  - 1,100 connections that send nothing, opened again when closed, on
+#  - 2,000 connections that send nothing, opened again when closed, on
 #    --listen 0.0.0.0 --token-file: the client with the token is still served.
 # Attackers in Python (tests/web/http_flood.py).
 . "$(dirname "$0")/lib.sh"
@@ -35,6 +35,6 @@ chmod 600 "$TOK"
 web_start -l 0.0.0.0:0 -t "$TOK"
 PORT=$(sed -n 's|^mtrace-web: serving http://0.0.0.0:\([0-9]*\)/.*|\1|p' "$RIG_DIR/web.out")
 "$PYTHON" "$MTRACE_SRC/tests/web/http_flood.py" idle "http://127.0.0.1:$PORT/" "$WEB_PID" \
-	1100 10 "$(cat "$TOK")" || fail "idle connections"
+	2000 10 "$(cat "$TOK")" /api/state "$RSS_MAX_KB" || fail "idle connections"
 kill -0 "$WEB_PID" 2>/dev/null || fail "mtrace-web died"
 exit 0
