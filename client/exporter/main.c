@@ -25,6 +25,7 @@
 #include <netinet/in.h>
 
 #include "exporter.h"
+#include "http-front.h"
 #include "malloc-tune.h"
 #include "mtrace-client.h"
 
@@ -37,9 +38,7 @@
 
 struct exporter {
 	struct event_base *base;
-	struct event *resume;          /* the listener again, after running out of descriptors */
-	time_t accept_warned;          /* last "Too many open files" said */
-	unsigned long accept_failures; /* since then */
+	struct http_front *front;
 	struct session *session;
 	struct expo_caps caps;
 	const char *textfile_dir;
@@ -55,13 +54,21 @@ static void usage(FILE *f)
 	    "\n"
 	    "  -s, --socket PATH      mtraced socket (default $MTRACE_SOCKET or %s)\n"
 	    "  -l, --listen ADDR:PORT serve /metrics there (default %s; [::1]:PORT for\n"
-	    "                         IPv6; port 0 picks a free one)\n"
+	    "                         IPv6; port 0 picks a free one; unix:/PATH for a\n"
+	    "                         Unix socket of mode 0660, group mtrace)\n"
 	    "  -t, --textfile DIR     write DIR/%s atomically for node_exporter's textfile\n"
 	    "                         collector at every update (no HTTP unless --listen)\n"
 	    "  -i, --interval MS      statistics from mtraced every MS ms (default 1000)\n"
 	    "      --max-labels N     label series per domain, the rest in label=\"other\"\n"
 	    "                         (default 64)\n"
 	    "      --max-counters N   counter series per domain, likewise (default 64)\n"
+	    "      --token-file FILE  every scrape must carry the token in FILE\n"
+	    "                         (Authorization: Bearer)\n"
+	    "      --max-connections N HTTP connections at once (default 64)\n"
+	    "      --max-per-source N of them from one address or IPv6 /64 (default 16)\n"
+	    "      --request-timeout S a request must arrive and its answer be sent\n"
+	    "                         within S seconds; a kept-alive connection idle\n"
+	    "                         for S is closed (default 10)\n"
 	    "  -h, --help             this text\n"
 	    "  -V, --version          version\n",
 	    MTRACE_DEFAULT_SOCKET, DEFAULT_LISTEN, TEXTFILE_NAME);
@@ -73,33 +80,6 @@ static unsigned long parse_num(
 	return mtc_parse_num("mtrace-exporter", s, what, min, max);
 }
 
-/* "ADDR:PORT" or "[V6ADDR]:PORT" into addr (no brackets) and port. */
-static int parse_listen(const char *arg, char *addr, size_t addrlen, unsigned short *port)
-{
-	const char *colon;
-	size_t n;
-
-	if (arg[0] == '[') {
-		const char *close = strchr(arg, ']');
-		if (!close || close[1] != ':')
-			return -1;
-		n = (size_t)(close - arg - 1);
-		colon = close + 1;
-		arg++;
-	} else {
-		colon = strrchr(arg, ':');
-		if (!colon || memchr(arg, ':', (size_t)(colon - arg)))
-			return -1;
-		n = (size_t)(colon - arg);
-	}
-	if (!n || n >= addrlen)
-		return -1;
-	memcpy(addr, arg, n);
-	addr[n] = '\0';
-	*port = (unsigned short)parse_num(colon + 1, "port", 0, 65535);
-	return 0;
-}
-
 static void render(struct exporter *e, struct evbuffer *out, enum expo_format fmt)
 {
 	struct expo_self self;
@@ -108,76 +88,35 @@ static void render(struct exporter *e, struct evbuffer *out, enum expo_format fm
 	expo_render(out, fmt, session_stats(e->session), &self, &e->caps);
 }
 
-/* Only GET and HEAD: true when the request was answered with 405. */
-static bool refuse_method(struct evhttp_request *req)
-{
-	enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
-
-	if (cmd == EVHTTP_REQ_GET || cmd == EVHTTP_REQ_HEAD)
-		return false;
-	evhttp_add_header(evhttp_request_get_output_headers(req), "Allow", "GET, HEAD");
-	evhttp_send_error(req, 405, "Method Not Allowed");
-	return true;
-}
-
-static void common_headers(struct evhttp_request *req)
-{
-	struct evkeyvalq *hdr = evhttp_request_get_output_headers(req);
-
-	evhttp_add_header(hdr, "X-Content-Type-Options", "nosniff");
-	evhttp_add_header(hdr, "Cache-Control", "no-store");
-}
-
-static void on_resume(evutil_socket_t fd, short what, void *arg)
-{
-	evconnlistener_enable(arg);
-}
-
-/*
- * accept() failed, most likely out of descriptors: libevent would retry at once and
- * spin, logging each time.  Stop accepting for a moment, and say so at most once a
- * minute with the count of failures meanwhile.
- */
-static struct exporter *accepting; /* the error callback's argument is evhttp's */
-
-static void on_accept_error(struct evconnlistener *l, void *arg)
-{
-	struct exporter *e = accepting;
-	struct timeval pause = { 0, 250000 };
-	time_t now = time(NULL);
-	int err = errno;
-
-	e->accept_failures++;
-	if (now - e->accept_warned >= 60) {
-		fprintf(stderr,
-		    "mtrace-exporter: accept: %s (%lu times); pausing new connections for "
-		    "250 ms each time\n",
-		    strerror(err), e->accept_failures);
-		e->accept_warned = now;
-		e->accept_failures = 0;
-	}
-	evconnlistener_disable(l);
-	if (!e->resume)
-		e->resume = evtimer_new(e->base, on_resume, l);
-	if (e->resume)
-		evtimer_add(e->resume, &pause);
-}
-
-static void on_metrics(struct evhttp_request *req, void *arg)
+/* /metrics, and a line at / saying where they are; the front has checked the rest. */
+static void on_request(struct evhttp_request *req, void *arg)
 {
 	struct exporter *e = arg;
 	struct evkeyvalq *hdr = evhttp_request_get_output_headers(req);
+	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
+	const char *path = u ? evhttp_uri_get_path(u) : NULL;
 	struct evbuffer *out;
-	enum expo_format fmt;
+	enum expo_format fmt = EXPO_TEXT;
+	bool metrics = path && !strcmp(path, "/metrics");
 
-	if (refuse_method(req))
-		return;
-	fmt = expo_negotiate(evhttp_find_header(evhttp_request_get_input_headers(req), "Accept"));
-	out = evbuffer_new();
-	if (!out) {
-		evhttp_send_error(req, 500, "Out of memory");
+	if (!metrics && (!path || (strcmp(path, "/") && *path))) {
+		hf_send_text(req, 404, "Not Found", "the metrics are at /metrics");
 		return;
 	}
+	out = evbuffer_new();
+	if (!out) {
+		hf_send_text(req, 500, "Internal Server Error", "out of memory");
+		return;
+	}
+	if (!metrics) {
+		evbuffer_add_printf(
+		    out, "mtrace-exporter %s: the metrics are at /metrics\n", MTRACE_VERSION);
+		hf_common_headers(req, "text/plain; charset=utf-8");
+		hf_reply(e->front, req, 200, "OK", out);
+		evbuffer_free(out);
+		return;
+	}
+	fmt = expo_negotiate(evhttp_find_header(evhttp_request_get_input_headers(req), "Accept"));
 	render(e, out, fmt);
 	if (expo_accepts_gzip(
 	        evhttp_find_header(evhttp_request_get_input_headers(req), "Accept-Encoding"))) {
@@ -191,34 +130,8 @@ static void on_metrics(struct evhttp_request *req, void *arg)
 		}
 	}
 	evhttp_add_header(hdr, "Vary", "Accept, Accept-Encoding");
-	evhttp_add_header(
-	    hdr, "Content-Type", fmt == EXPO_OPENMETRICS ? EXPO_OM_TYPE : EXPO_TEXT_TYPE);
-	common_headers(req);
-	evhttp_send_reply(req, 200, "OK", out);
-	evbuffer_free(out);
-}
-
-static void on_other(struct evhttp_request *req, void *arg)
-{
-	struct evkeyvalq *hdr = evhttp_request_get_output_headers(req);
-	struct evbuffer *out;
-
-	if (refuse_method(req))
-		return;
-	if (strcmp(evhttp_request_get_uri(req), "/")) {
-		evhttp_send_error(req, 404, "Not Found");
-		return;
-	}
-	out = evbuffer_new();
-	if (!out) {
-		evhttp_send_error(req, 500, "Out of memory");
-		return;
-	}
-	evbuffer_add_printf(
-	    out, "mtrace-exporter %s: the metrics are at /metrics\n", MTRACE_VERSION);
-	evhttp_add_header(hdr, "Content-Type", "text/plain; charset=utf-8");
-	common_headers(req);
-	evhttp_send_reply(req, 200, "OK", out);
+	hf_common_headers(req, fmt == EXPO_OPENMETRICS ? EXPO_OM_TYPE : EXPO_TEXT_TYPE);
+	hf_reply(e->front, req, 200, "OK", out);
 	evbuffer_free(out);
 }
 
@@ -261,26 +174,16 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
 	event_base_loopexit(arg, NULL);
 }
 
-static void say_bound(struct evhttp_bound_socket *h)
+static void say_bound(const struct hf_listen *a, unsigned port)
 {
-	struct sockaddr_storage ss;
-	socklen_t len = sizeof(ss);
-	char host[INET6_ADDRSTRLEN] = "?";
-	unsigned port = 0;
-
-	if (getsockname(evhttp_bound_socket_get_fd(h), (struct sockaddr *)&ss, &len) < 0)
-		return;
-	if (ss.ss_family == AF_INET6) {
-		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&ss;
-		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
-		port = ntohs(a->sin6_port);
+	if (a->unix_socket)
+		fprintf(stderr, "mtrace-exporter: listening on unix:%s (/metrics)\n", a->host);
+	else if (a->ss.ss_family == AF_INET6)
+		fprintf(stderr, "mtrace-exporter: listening on http://[%s]:%u/metrics\n", a->host,
+		    port);
+	else
 		fprintf(
-		    stderr, "mtrace-exporter: listening on http://[%s]:%u/metrics\n", host, port);
-		return;
-	}
-	inet_ntop(AF_INET, &((const struct sockaddr_in *)&ss)->sin_addr, host, sizeof(host));
-	port = ntohs(((const struct sockaddr_in *)&ss)->sin_port);
-	fprintf(stderr, "mtrace-exporter: listening on http://%s:%u/metrics\n", host, port);
+		    stderr, "mtrace-exporter: listening on http://%s:%u/metrics\n", a->host, port);
 }
 
 int main(int argc, char **argv)
@@ -292,17 +195,31 @@ int main(int argc, char **argv)
 		{ "interval", required_argument, NULL, 'i' },
 		{ "max-labels", required_argument, NULL, 'L' },
 		{ "max-counters", required_argument, NULL, 'C' },
+		{ "token-file", required_argument, NULL, 'T' },
+		{ "max-connections", required_argument, NULL, 'M' },
+		{ "max-per-source", required_argument, NULL, 'P' },
+		{ "request-timeout", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct exporter e = { .caps = { .labels = 64, .counters = 64 } };
 	const char *sock = NULL, *listen = NULL;
+	const char *token_file = NULL;
 	unsigned interval = 1000;
-	struct evhttp *http = NULL;
+	struct hf_limits lim = {
+		.max_conns = 64,
+		.max_per_source = 16,
+		.request_timeout_s = 10,
+		.max_headers = 16384,
+		.max_body = 0,
+		.out_conn = 8u << 20,
+		.out_total = 32u << 20,
+	};
+	struct hf_listen la;
+	struct hf_token tok = { .len = 0 };
 	struct event *sigs[2] = { NULL, NULL };
-	char addr[INET6_ADDRSTRLEN + 1];
-	unsigned short port = 0;
+	char err[512];
 	int c, rc = 1;
 
 	malloc_tune();
@@ -326,6 +243,20 @@ int main(int argc, char **argv)
 		case 'C':
 			e.caps.counters = (unsigned)parse_num(optarg, "counter cap", 0, 1000000);
 			break;
+		case 'T':
+			token_file = optarg;
+			break;
+		case 'M':
+			lim.max_conns = (unsigned)parse_num(optarg, "--max-connections", 1, 100000);
+			break;
+		case 'P':
+			lim.max_per_source =
+			    (unsigned)parse_num(optarg, "--max-per-source", 1, 100000);
+			break;
+		case 'R':
+			lim.request_timeout_s =
+			    (unsigned)parse_num(optarg, "--request-timeout", 1, 3600);
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -344,9 +275,13 @@ int main(int argc, char **argv)
 	}
 	if (!listen && !e.textfile_dir)
 		listen = DEFAULT_LISTEN;
-	if (listen && parse_listen(listen, addr, sizeof(addr), &port) < 0) {
-		fprintf(stderr, "mtrace-exporter: bad --listen '%s' (ADDR:PORT or [ADDR]:PORT)\n",
-		    listen);
+	lim.idle_timeout_s = lim.request_timeout_s;
+	if (listen && hf_parse_listen(listen, &la, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mtrace-exporter: %s\n", err);
+		return 2;
+	}
+	if (token_file && hf_token_load(&tok, token_file, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mtrace-exporter: %s\n", err);
 		return 2;
 	}
 	if (e.textfile_dir &&
@@ -361,29 +296,13 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (listen) {
-		struct evhttp_bound_socket *h;
-
-		http = evhttp_new(e.base);
-		if (!http)
-			goto out;
-		/* the others reach the callbacks, which answer 405 (evhttp would say 501) */
-		evhttp_set_allowed_methods(http,
-		    EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST | EVHTTP_REQ_PUT |
-		        EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
-		evhttp_set_max_headers_size(http, 16384);
-		evhttp_set_max_body_size(http, 0);
-		evhttp_set_timeout(http, 30);
-		evhttp_set_cb(http, "/metrics", on_metrics, &e);
-		evhttp_set_gencb(http, on_other, &e);
-		h = evhttp_bind_socket_with_handle(http, addr, port);
-		if (!h) {
-			fprintf(stderr, "mtrace-exporter: cannot listen on %s: %s\n", listen,
-			    strerror(errno));
+		e.front = hf_new(
+		    e.base, "mtrace-exporter", &la, &lim, &tok, on_request, &e, err, sizeof(err));
+		if (!e.front) {
+			fprintf(stderr, "mtrace-exporter: %s\n", err);
 			goto out;
 		}
-		accepting = &e;
-		evconnlistener_set_error_cb(evhttp_bound_socket_get_listener(h), on_accept_error);
-		say_bound(h);
+		say_bound(&la, hf_port(e.front));
 	}
 	e.session = session_new(e.base, sock, interval, write_textfile, &e);
 	if (!e.session)
@@ -401,10 +320,7 @@ out:
 		if (sigs[i])
 			event_free(sigs[i]);
 	session_free(e.session);
-	if (e.resume)
-		event_free(e.resume);
-	if (http)
-		evhttp_free(http);
+	hf_free(e.front);
 	if (e.base)
 		event_base_free(e.base);
 	free(e.textfile_path);

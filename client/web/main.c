@@ -27,7 +27,8 @@ static void usage(FILE *f)
 	    "\n"
 	    "  -s, --socket PATH       mtraced socket (default $MTRACE_SOCKET or %s)\n"
 	    "  -l, --listen ADDR:PORT  where to listen (default %s); an address other\n"
-	    "                          than loopback needs --token-file\n"
+	    "                          than loopback needs --token-file; unix:/PATH is\n"
+	    "                          a Unix socket of mode 0660 (group mtrace)\n"
 	    "  -t, --token-file FILE   every request must carry the token in FILE\n"
 	    "      --assets DIR        the page's files (default: installed, or the\n"
 	    "                          source tree when run from the build tree)\n"
@@ -35,8 +36,10 @@ static void usage(FILE *f)
 	    "      --queue MIB         how far one browser may fall behind before its\n"
 	    "                          events are dropped (default 4)\n"
 	    "      --max-connections N HTTP connections at once (default 512)\n"
-	    "      --header-timeout S  a request's headers must arrive within S seconds,\n"
-	    "                          the next one on a kept-alive connection too (10)\n"
+	    "      --max-per-source N  of them from one address or IPv6 /64 (default 64)\n"
+	    "      --request-timeout S a request must arrive and its answer be sent\n"
+	    "                          within S seconds; a kept-alive connection idle\n"
+	    "                          for S is closed (default 10; --header-timeout)\n"
 	    "      --stats MS          statistics interval asked of mtraced (default 1000)\n"
 	    "  -h, --help              this text\n"
 	    "  -V, --version           version\n",
@@ -80,7 +83,8 @@ int main(int argc, char **argv)
 		O_QUEUE,
 		O_MAXC,
 		O_STATS,
-		O_HDRT
+		O_REQT,
+		O_PERSRC
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -91,7 +95,9 @@ int main(int argc, char **argv)
 		{ "queue", required_argument, NULL, O_QUEUE },
 		{ "max-connections", required_argument, NULL, O_MAXC },
 		{ "stats", required_argument, NULL, O_STATS },
-		{ "header-timeout", required_argument, NULL, O_HDRT },
+		{ "max-per-source", required_argument, NULL, O_PERSRC },
+		{ "request-timeout", required_argument, NULL, O_REQT },
+		{ "header-timeout", required_argument, NULL, O_REQT }, /* its old name */
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -101,11 +107,13 @@ int main(int argc, char **argv)
 		.history_bytes = 32u << 20,
 		.queue_bytes = 4u << 20,
 		.max_conns = 512,
-		.header_timeout_s = 10,
+		.max_per_source = 64,
+		.request_timeout_s = 10,
 		.stats_ms = 1000,
 		.top_n = 200,
 	};
-	struct listen_addr la;
+	struct hf_listen la;
+	struct hf_token tok = { .len = 0 };
 	struct event_base *base;
 	struct event *sigint, *sigterm;
 	uint64_t instance = 0;
@@ -136,9 +144,13 @@ int main(int argc, char **argv)
 		case O_MAXC:
 			o.max_conns = (unsigned)parse_num(optarg, "--max-connections", 1, 100000);
 			break;
-		case O_HDRT:
-			o.header_timeout_s =
-			    (unsigned)parse_num(optarg, "--header-timeout", 1, 3600);
+		case O_REQT:
+			o.request_timeout_s =
+			    (unsigned)parse_num(optarg, "--request-timeout", 1, 3600);
+			break;
+		case O_PERSRC:
+			o.max_per_source =
+			    (unsigned)parse_num(optarg, "--max-per-source", 1, 100000);
 			break;
 		case O_STATS:
 			o.stats_ms = (unsigned)parse_num(optarg, "--stats", 100, 3600000);
@@ -158,11 +170,11 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (access_parse_listen(o.listen, &la, err, sizeof(err)) < 0) {
+	if (hf_parse_listen(o.listen, &la, err, sizeof(err)) < 0) {
 		fprintf(stderr, "mtrace-web: %s\n", err);
 		return 2;
 	}
-	if (!la.loopback && !o.token_file) {
+	if (!la.loopback && !la.unix_socket && !o.token_file) {
 		fprintf(stderr,
 		    "mtrace-web: refusing to listen on %s without a token: traces carry guest "
 		    "data.  Give --token-file FILE, or keep the default 127.0.0.1 and use an "
@@ -170,10 +182,15 @@ int main(int argc, char **argv)
 		    o.listen);
 		return 2;
 	}
-	if (o.token_file && access_load_token(o.token_file, err, sizeof(err)) < 0) {
+	if (o.token_file && hf_token_load(&tok, o.token_file, err, sizeof(err)) < 0) {
 		fprintf(stderr, "mtrace-web: %s\n", err);
 		return 2;
 	}
+	if (!o.token_file && !la.unix_socket)
+		fprintf(stderr,
+		    "mtrace-web: no --token-file: every local user can read the traces through "
+		    "%s (mtrace-web(1), ACCESS)\n",
+		    o.listen);
 	if (!o.assets)
 		o.assets = default_assets();
 	if (getrandom(&instance, sizeof(instance), GRND_NONBLOCK) != sizeof(instance))
@@ -187,7 +204,7 @@ int main(int argc, char **argv)
 	}
 	hist_init(o.history_bytes, instance);
 	sse_init(base, o.queue_bytes);
-	if (http_start(base, &o, &la, err, sizeof(err)) < 0) {
+	if (http_start(base, &o, &la, &tok, err, sizeof(err)) < 0) {
 		fprintf(stderr, "mtrace-web: %s\n", err);
 		return 1;
 	}
@@ -201,7 +218,9 @@ int main(int argc, char **argv)
 	event_add(sigint, NULL);
 	event_add(sigterm, NULL);
 
-	if (la.ss.ss_family == AF_INET6)
+	if (la.unix_socket)
+		printf("mtrace-web: serving unix:%s (HTTP on a Unix socket, mode 0660)\n", la.host);
+	else if (la.ss.ss_family == AF_INET6)
 		printf("mtrace-web: serving http://[%s]:%u/%s\n", la.host, http_bound_port(),
 		    o.token_file ? "?token=<the token in the file>" : "");
 	else

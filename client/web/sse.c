@@ -1,8 +1,8 @@
 /*
  * sse.c - browsers on /events.  Each is a cursor into the shared history: it is
  * written to only while its socket buffer is nearly empty (evhttp calls back when a
- * chunk has gone out), so a browser that stops reading holds one chunk of memory and
- * never slows the loop.  When its cursor falls more than queue_bytes behind, or off
+ * chunk has gone out), so a browser that stops reading holds at most 96 KiB (or one
+ * message, when larger) and never slows the loop.  When its cursor falls more than queue_bytes behind, or off
  * the end of the history, it skips ahead; the skipped events are counted and it is
  * told ("dropped").  Ids carry the event count, so a browser that reconnects with
  * Last-Event-ID resumes exactly, or is told exactly what it missed.
@@ -21,8 +21,10 @@
 #include "ops.h"
 #include "web.h"
 
-#define LOW_WATER        (256u * 1024) /* write more once the socket buffer is below this */
-#define CHUNK_MAX        (512u * 1024) /* one write at most */
+/* A browser that stops reading holds at most LOW_WATER + CHUNK_MAX (or one message,
+ * when larger) here: 500 of them, 48 MiB. */
+#define LOW_WATER        (32u * 1024) /* write more once the socket buffer is below this */
+#define CHUNK_MAX        (64u * 1024) /* one write at most */
 #define KEEPALIVE_S      15
 #define STREAM_TIMEOUT_S 60           /* no progress at all for this long: give up */
 #define SNDBUF           (256 * 1024) /* the kernel's share of one browser's queue */
@@ -40,6 +42,7 @@ struct browser {
 
 static struct {
 	struct event_base *base;
+	struct http_front *front;
 	struct browser *list;
 	struct event *keepalive;
 	size_t queue_bytes;
@@ -137,7 +140,8 @@ static void unlink_browser(struct browser *b)
 	s.n--;
 }
 
-static void on_close(struct evhttp_connection *evcon, void *arg)
+/* From the front, however the connection went (closed by the browser, cut). */
+static void on_close(void *arg)
 {
 	struct browser *b = arg;
 
@@ -212,7 +216,7 @@ static void resume(struct browser *b, const char *last)
 	set_cursor(b, id);
 }
 
-void sse_open(struct evhttp_request *req)
+void sse_open(struct evhttp_request *req, struct http_front *front)
 {
 	struct browser *b = calloc(1, sizeof(*b));
 	struct evkeyvalq *out = evhttp_request_get_output_headers(req);
@@ -233,7 +237,7 @@ void sse_open(struct evhttp_request *req)
 	last = evhttp_find_header(evhttp_request_get_input_headers(req), "Last-Event-ID");
 	resume(b, last);
 
-	http_common_headers(req, "text/event-stream");
+	hf_common_headers(req, "text/event-stream");
 	evhttp_add_header(out, "X-Accel-Buffering", "no");
 	evhttp_connection_set_timeout(b->evcon, STREAM_TIMEOUT_S);
 	{
@@ -244,7 +248,8 @@ void sse_open(struct evhttp_request *req)
 		if (fd >= 0)
 			setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
 	}
-	evhttp_connection_set_closecb(b->evcon, on_close, b);
+	s.front = front;
+	hf_stream(front, req, on_close, b);
 	evhttp_send_reply_start(req, 200, "OK");
 
 	hello = evbuffer_new();
@@ -303,7 +308,7 @@ void sse_close_all(void)
 		struct browser *b = s.list;
 
 		unlink_browser(b);
-		evhttp_connection_set_closecb(b->evcon, NULL, NULL);
+		hf_stream(s.front, b->req, NULL, NULL);
 		evhttp_send_reply_end(b->req);
 		free(b);
 	}

@@ -19,11 +19,11 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "http-front.h"
 #include "json.h"
 #include "mtrace-client.h"
 
 #define WEB_DEFAULT_LISTEN "127.0.0.1:8470"
-#define WEB_TOKEN_MIN      16
 
 struct web_opts {
 	const char *socket;     /* NULL: $MTRACE_SOCKET or the default */
@@ -32,8 +32,8 @@ struct web_opts {
 	const char *assets;     /* NULL: installed, or the source tree when uninstalled */
 	size_t history_bytes;   /* shared history of SSE messages */
 	size_t queue_bytes;     /* how far one browser may lag before it skips */
-	unsigned max_conns;
-	unsigned header_timeout_s; /* a request's headers must come within this */
+	unsigned max_conns, max_per_source;
+	unsigned request_timeout_s; /* a request, and an idle kept-alive connection */
 	unsigned stats_ms;
 	unsigned top_n;
 };
@@ -74,29 +74,15 @@ uint64_t feed_malformed(void);
 
 /* sse.c: browsers on /events. */
 void sse_init(struct event_base *base, size_t queue_bytes);
-void sse_open(struct evhttp_request *req);
+void sse_open(struct evhttp_request *req, struct http_front *front);
 void sse_pump_all(void); /* new messages in the history */
 void sse_close_all(void);
 unsigned sse_count(void);
 void sse_state_json(struct evbuffer *b);
 
-/* access.c: who may ask. */
-struct listen_addr {
-	struct sockaddr_storage ss;
-	socklen_t len;
-	bool loopback;
-	char host[128];
-	unsigned port;
-};
-int access_parse_listen(const char *spec, struct listen_addr *a, char *err, size_t errlen);
-int access_load_token(const char *path, char *err, size_t errlen);
-bool access_has_token(void);
-/* 0: go on; else the HTTP status already sent (401, 403, 421). */
-int access_check(struct evhttp_request *req, bool loopback);
-
 /* http.c: the server. */
-int http_start(struct event_base *base, const struct web_opts *o, const struct listen_addr *a,
-    char *err, size_t errlen);
+int http_start(struct event_base *base, const struct web_opts *o, const struct hf_listen *a,
+    const struct hf_token *tok, char *err, size_t errlen);
 void http_stop(void);
 unsigned http_bound_port(void);
 void http_common_headers(struct evhttp_request *req, const char *type);

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""http_abuse.py abuse URL PID | token URL PID TOKEN - HTTP checks of mtrace-web."""
+"""http_abuse.py abuse URL PID | token URL PID TOKEN | strict URL PID PATH | unix SOCKET PATH - HTTP checks
+of mtrace-web, and (strict) of the front it shares with mtrace-exporter."""
 import json
 import resource
 import selectors
@@ -54,6 +55,45 @@ def get(host, port, path, extra=b"", method=b"GET", host_hdr=b"127.0.0.1"):
     return raw(host, port, req)
 
 
+def strict(host, port, path):
+    """The front's rules (client/lib/http-front.h), the same for mtrace-web and
+    mtrace-exporter: methods, malformed requests, header size, the loopback Host check
+    and strict framing."""
+    st, h, _ = get(host, port, path)
+    check(st == 200 and h.get("x-content-type-options") == "nosniff" and h.get("cache-control") == "no-store",
+          f"GET {path.decode()}: {st}, nosniff, no-store")
+    for m in [b"POST", b"PUT", b"DELETE", b"OPTIONS", b"PATCH", b"TRACE"]:
+        st, h, _ = get(host, port, path, method=m, extra=b"Content-Length: 0\r\n")
+        check(st == 405 and h.get("allow") == "GET, HEAD", f"{m.decode()} {path.decode()}: {st}, Allow: {h.get('allow') if h else None}")
+    for junk in [b"BREW / HTTP/1.1\r\nHost: x\r\n\r\n", b"\x00\x01\x02 garbage\r\n\r\n",
+                 b"GET / HTTP/9.9\r\nHost: x\r\n\r\n", b"GET /\r\n\r\n",
+                 b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 999999999\r\n\r\nx"]:
+        st, _, _ = raw(host, port, junk)
+        check(st is not None and 400 <= st < 600, f"malformed request {junk[:24]!r}: {st}")
+    st, _, _ = get(host, port, path, extra=b"X-Big: " + b"b" * 20000 + b"\r\n")
+    check(st == 400, f"20 KB header: {st} (400, as mtrace-web(1) says)")
+    st, _, _ = get(host, port, path, extra=b"".join(b"X-H%d: v\r\n" % i for i in range(2000)))
+    check(st in (400, 413, 431), f"2,000 headers: {st}")
+    st, _, _ = get(host, port, path, host_hdr=b"attacker.example")
+    check(st == 421, f"Host: attacker.example on loopback (DNS rebinding): {st}")
+
+    # Requests a proxy on the way could read otherwise (RFC 9112 3.2, 6.3): 400.
+    for what, req in [
+            ("HTTP/1.1 without Host", b"GET " + path + b" HTTP/1.1\r\nConnection: close\r\n\r\n"),
+            ("two Host headers", b"GET " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n"),
+            ("an absolute URL naming another host",
+             b"GET http://attacker.example" + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"),
+            ("two Content-Length headers",
+             b"GET " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")]:
+        st, _, _ = raw(host, port, req)
+        check(st == 400, f"{what}: {st}")
+    st, _, _ = raw(host, port, b"GET http://127.0.0.1" + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    check(st == 200, f"an absolute URL naming the Host: {st}")
+    st, _, _ = raw(host, port, b"GET " + path + b" HTTP/1.0\r\n\r\n")
+    check(st == 200, f"HTTP/1.0 without Host: {st}")
+
+
+
 def abuse(host, port):
     st, h, body = get(host, port, b"/")
     check(st == 200 and h.get("content-type", "").startswith("text/html"), "GET / is the page")
@@ -73,35 +113,7 @@ def abuse(host, port):
         st, _, body = get(host, port, p)
         check(st in (400, 404, 413, 414), f"GET {p[:40].decode()}{'...' if len(p) > 40 else ''}: {st}")
         check(b"root:" not in body, "  nothing of /etc/passwd")
-    for m in [b"POST", b"PUT", b"DELETE", b"OPTIONS", b"PATCH", b"TRACE"]:
-        st, h, _ = get(host, port, b"/", method=m, extra=b"Content-Length: 0\r\n")
-        check(st == 405 and h.get("allow") == "GET, HEAD", f"{m.decode()} /: {st}, Allow: {h.get('allow') if h else None}")
-    for junk in [b"BREW / HTTP/1.1\r\nHost: x\r\n\r\n", b"\x00\x01\x02 garbage\r\n\r\n",
-                 b"GET / HTTP/9.9\r\nHost: x\r\n\r\n", b"GET /\r\n\r\n",
-                 b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 999999999\r\n\r\nx"]:
-        st, _, _ = raw(host, port, junk)
-        check(st is not None and 400 <= st < 600, f"malformed request {junk[:24]!r}: {st}")
-    st, _, _ = get(host, port, b"/", extra=b"X-Big: " + b"b" * 20000 + b"\r\n")
-    check(st == 400, f"20 KB header: {st} (400, as mtrace-web(1) says)")
-    st, _, _ = get(host, port, b"/", extra=b"".join(b"X-H%d: v\r\n" % i for i in range(2000)))
-    check(st in (400, 413, 431), f"2,000 headers: {st}")
-    st, _, _ = get(host, port, b"/", host_hdr=b"attacker.example")
-    check(st == 421, f"Host: attacker.example on loopback (DNS rebinding): {st}")
-
-    # Requests a proxy on the way could read otherwise (RFC 9112 3.2, 6.3): 400.
-    for what, req in [
-            ("HTTP/1.1 without Host", b"GET / HTTP/1.1\r\nConnection: close\r\n\r\n"),
-            ("two Host headers", b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n"),
-            ("an absolute URL naming another host",
-             b"GET http://attacker.example/api/state HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"),
-            ("two Content-Length headers",
-             b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")]:
-        st, _, _ = raw(host, port, req)
-        check(st == 400, f"{what}: {st}")
-    st, _, _ = raw(host, port, b"GET http://127.0.0.1/ HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-    check(st == 200, f"an absolute URL naming the Host: {st}")
-    st, _, _ = raw(host, port, b"GET / HTTP/1.0\r\n\r\n")
-    check(st == 200, f"HTTP/1.0 without Host: {st}")
+    strict(host, port, b"/")
 
     # A Last-Event-ID whose id is the largest number: not a place in the history
     # (id + 1 must not wrap to the first message), so the browser starts afresh.
@@ -129,11 +141,12 @@ def abuse(host, port):
           f"Last-Event-ID {inst}.18446744073709551615.0: starts where a new browser does "
           f"({first_event(body)} vs {first_event(fresh)})")
 
-    # Slowloris: 100 connections trickle their headers; all are cut after the
-    # header deadline (--header-timeout 2), and the server answers others meanwhile.
+    # Slowloris: 100 connections from another address (127.0.0.2: the per-source cap
+    # takes 64 of them) trickle their headers; all are cut after the request deadline
+    # (--request-timeout 2) or refused, and the server answers others meanwhile.
     slow = []
     for i in range(100):
-        s = socket.create_connection((host, port))
+        s = socket.create_connection((host, port), source_address=("127.0.0.2", 0))
         s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         s.setblocking(False)
         slow.append(s)
@@ -238,11 +251,46 @@ def token(host, port, tok):
     check(st == 200, "with a token, any Host name")
 
 
+def unix(path, good):
+    """On a Unix socket (--listen unix:PATH): mode 0660, no Host check (a browser
+    cannot reach it, so nothing to rebind), the strict framing still."""
+    import os
+    import stat
+    mode = stat.S_IMODE(os.stat(path).st_mode)
+    check(mode == 0o660, f"unix:{path}: mode {mode:o}")
+
+    def ask(req):
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(5)
+        s.connect(path)
+        s.sendall(req)
+        buf = b""
+        while True:
+            d = s.recv(65536)
+            if not d:
+                break
+            buf += d
+        s.close()
+        return int(buf.split(None, 2)[1]) if buf.startswith(b"HTTP/1.") else None
+    g = good.encode()
+    st = ask(b"GET " + g + b" HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n")
+    check(st == 200, f"GET {good} on the Unix socket, any Host: {st}")
+    st = ask(b"GET " + g + b" HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n")
+    check(st == 400, f"two Host headers on the Unix socket: {st}")
+    st = ask(b"POST " + g + b" HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+    check(st == 405, f"POST on the Unix socket: {st}")
+
+
 def main():
+    if sys.argv[1] == "unix":
+        unix(sys.argv[2], sys.argv[3])
+        return 1 if failed else 0
     mode, url = sys.argv[1], urllib.parse.urlparse(sys.argv[2])
     host, port = url.hostname, url.port
     if mode == "abuse":
         abuse(host, port)
+    elif mode == "strict":
+        strict(host, port, sys.argv[4].encode())
     else:
         token(host, port, sys.argv[4])
     return 1 if failed else 0

@@ -5,7 +5,7 @@
 # without one).  No browser: Python's sockets.
 . "$(dirname "$0")/lib.sh"
 rig_start || fail "the rig did not start"
-web_start --header-timeout 2 --max-connections 400
+web_start --request-timeout 2 --max-connections 400
 note "mtrace-web at $WEB_URL"
 rss0=$(web_rss_kb)
 "$PYTHON" "$MTRACE_SRC/tests/web/http_abuse.py" abuse "$WEB_URL" "$WEB_PID" || fail "abuse"
@@ -31,6 +31,19 @@ note "mtrace-web resident memory: ${rss0} kB before, ${rss1} kB after"
 kill -TERM "$WEB_PID"
 wait "$WEB_PID" || fail "mtrace-web exited with status $? on SIGTERM"
 WEB_PID=
+
+# On a Unix socket (the admin's other choice on one host): mode 0660, no token needed,
+# no Host check, the strict framing still; the socket goes when mtrace-web does.
+"$WEB" -s "$RIG_SOCK" -l "unix:$RIG_DIR/web.sock" >"$RIG_DIR/web.out" 2>"$RIG_DIR/web.err" &
+WEB_PID=$!
+wait_until 10 test -S "$RIG_DIR/web.sock" || fail "no socket: $(cat "$RIG_DIR/web.err")"
+"$PYTHON" "$MTRACE_SRC/tests/web/http_abuse.py" unix "$RIG_DIR/web.sock" /api/state ||
+	fail "Unix socket"
+kill -TERM "$WEB_PID"
+wait "$WEB_PID" || fail "mtrace-web exited with status $? on SIGTERM"
+WEB_PID=
+[ -e "$RIG_DIR/web.sock" ] && fail "the Unix socket is left behind"
+echo "ok: the Unix socket is removed at the end"
 
 # Not loopback: no start without a token; a token file others can read is refused.
 out=$("$WEB" -s "$RIG_SOCK" -l 0.0.0.0:0 2>&1)
