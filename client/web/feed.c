@@ -22,6 +22,7 @@
 static struct {
 	const struct web_opts *o;
 	struct mtc_session *s;
+	void (*on_history)(void); /* new messages in the history (the SSE pump) */
 	struct evbuffer *b;       /* the message being made */
 	unsigned turn_msgs;       /* read in this loop turn */
 	uint64_t turn_bytes0;     /* of SSE messages before it */
@@ -168,7 +169,7 @@ static void on_turn(struct mtc_session *s, unsigned n, void *arg)
 	(void)arg;
 	(void)n;
 	f.turn_msgs = 0;
-	sse_pump_all();
+	f.on_history();
 }
 
 static void on_up(struct mtc_session *s, const Mtrace__Hello *h, void *arg)
@@ -178,7 +179,7 @@ static void on_up(struct mtc_session *s, const Mtrace__Hello *h, void *arg)
 	snprintf(f.daemon, sizeof(f.daemon), "%s on %s", h && h->software ? h->software : "mtraced",
 	    h && h->host ? h->host : "?");
 	push_daemon_state(f.b, true);
-	sse_pump_all();
+	f.on_history();
 	if (f.warned)
 		fprintf(stderr, "mtrace-web: connected to %s\n", f.daemon);
 	f.warned = false;
@@ -201,7 +202,7 @@ static bool on_down(struct mtc_session *s, const struct mtc_down *d, void *arg)
 	for (size_t i = 0; i < f.ndoms; i++)
 		f.doms[i].alive = false;
 	push_daemon_state(f.b, false);
-	sse_pump_all();
+	f.on_history();
 	f.warned = true;
 	return true;
 }
@@ -213,7 +214,8 @@ void feed_retry_soon(void)
 		mtc_session_retry(f.s);
 }
 
-int feed_start(struct event_base *base, const struct web_opts *o, char *err, size_t errlen)
+int feed_start(struct event_base *base, const struct web_opts *o, void (*on_history)(void),
+    char *err, size_t errlen)
 {
 	static const struct mtc_session_ops ops = {
 		.software = "mtrace-web " MTRACE_VERSION,
@@ -225,6 +227,7 @@ int feed_start(struct event_base *base, const struct web_opts *o, char *err, siz
 	};
 
 	f.o = o;
+	f.on_history = on_history;
 	if (!(f.b = evbuffer_new()) || !(f.s = mtc_session_new(base, o->socket, &ops, NULL))) {
 		snprintf(err, errlen, "out of memory");
 		return -1;

@@ -208,7 +208,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mtrace-web: %s\n", err);
 		return 1;
 	}
-	if (feed_start(base, &o, err, sizeof(err)) < 0) {
+	if (feed_start(base, &o, sse_pump_all, err, sizeof(err)) < 0) {
 		/* The page says so and the link is retried: the server need not wait. */
 		fprintf(stderr, "mtrace-web: %s; trying again\n", err);
 		feed_retry_soon();

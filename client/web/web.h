@@ -62,7 +62,10 @@ size_t hist_bytes_held(void);
 uint64_t hist_instance(void);
 
 /* feed.c: the link to mtraced. */
-int feed_start(struct event_base *base, const struct web_opts *o, char *err, size_t errlen);
+/* on_history is called when new messages are in the history (main passes the SSE
+ * pump: the feed knows nothing of its readers). */
+int feed_start(struct event_base *base, const struct web_opts *o, void (*on_history)(void),
+    char *err, size_t errlen);
 void feed_stop(void);
 void feed_retry_soon(void); /* after a failed feed_start */
 bool feed_connected(void);
