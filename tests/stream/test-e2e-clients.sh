@@ -34,7 +34,7 @@ start_clients() {	# count: the first COUNT filters
 # before a guest overwrote anything.  Queues of 1 MiB give a reading client ~3 s of
 # slack even on a loaded machine; the stalled one sleeps through the whole 6 s run
 # (~2 MB of stream) and must overflow.
-LOADARGS=(-r 2 -p 256 -R 10000)
+LOADARGS=(--rings 2 -p 256 --rate 10000)
 
 # --- 1 client ---------------------------------------------------------------------
 sim_start
