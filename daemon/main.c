@@ -46,14 +46,17 @@ static void usage(FILE *f)
 	    "\n"
 	    "  -c, --config FILE     configuration file (default " MTRACED_DEFAULT_CONFIG ")\n"
 	    "  -s, --socket PATH     client socket (default /run/mtrace/mtraced.sock)\n"
-	    "      --backend B       xen, sim or auto (sim when --sim-dir or $MTRACE_SIM_DIR is set)\n"
+	    "  -B, --backend B       xen, sim or auto (sim when --sim-dir or $MTRACE_SIM_DIR is set)\n"
 	    "      --sim-dir DIR     state directory of the simulated Xen (mtrace-simxen)\n"
-	    "  -o, --set KEY=VALUE   set any configuration key (see mtraced(8))\n"
+	    "      --set KEY=VALUE   set any configuration key (see mtraced(8))\n"
 	    "  -v, --verbose         debug log\n"
 	    "  -q, --quiet           errors only\n"
-	    "  -f, --foreground      do not detach (implied under systemd)\n"
+	    "      --foreground      do not detach (implied under systemd)\n"
 	    "  -h, --help            this text\n"
 	    "  -V, --version         print the version\n"
+	    "\n"
+	    "The old spellings -o (--set) and -f (--foreground) still work, with a warning:\n"
+	    "across mtrace -o is --ops and -f is --format (docs/HACKING.md).\n"
 	    "\n"
 	    "Signals: SIGHUP reloads the configuration, SIGTERM/SIGINT drain and stop.\n");
 }
@@ -142,17 +145,30 @@ static void on_reload(evutil_socket_t sig, short what, void *arg)
 	service_ready();
 }
 
+/* Letters this program once used for something the shared table gives another
+ * meaning: they still work for old scripts, and say what to write now. */
+static void old_spelling(char c, const char *now)
+{
+	fprintf(stderr, "mtraced: -%c is an old spelling; use %s\n", c, now);
+}
+
+enum {
+	OPT_SIM_DIR = 256,
+	OPT_SET,
+	OPT_FOREGROUND
+};
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "socket", required_argument, NULL, 's' },
-		{ "backend", required_argument, NULL, 'b' },
-		{ "sim-dir", required_argument, NULL, 'd' },
-		{ "set", required_argument, NULL, 'o' },
+		{ "backend", required_argument, NULL, 'B' },
+		{ "sim-dir", required_argument, NULL, OPT_SIM_DIR },
+		{ "set", required_argument, NULL, OPT_SET },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
-		{ "foreground", no_argument, NULL, 'f' },
+		{ "foreground", no_argument, NULL, OPT_FOREGROUND },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -167,7 +183,7 @@ int main(int argc, char **argv)
 
 	malloc_tune();
 	config_defaults(&cfg);
-	while ((c = getopt_long(argc, argv, "c:s:o:vqfhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:s:B:o:vqfhV", opts, NULL)) != -1) {
 		char *eq;
 
 		switch (c) {
@@ -179,19 +195,22 @@ int main(int argc, char **argv)
 			if (add_override("socket_path", optarg) < 0)
 				return 2;
 			break;
-		case 'b':
+		case 'B':
 			if (add_override("backend", optarg) < 0)
 				return 2;
 			break;
-		case 'd':
+		case OPT_SIM_DIR:
 			if (add_override("sim_dir", optarg) < 0)
 				return 2;
 			break;
 		case 'o':
+			old_spelling('o', "--set");
+			/* fall through */
+		case OPT_SET:
 			eq = strchr(optarg, '=');
 			if (!eq) {
 				fprintf(
-				    stderr, "mtraced: -o wants KEY=VALUE, got \"%s\"\n", optarg);
+				    stderr, "mtraced: --set wants KEY=VALUE, got \"%s\"\n", optarg);
 				return 2;
 			}
 			*eq = 0;
@@ -205,6 +224,9 @@ int main(int argc, char **argv)
 			quiet = 1;
 			break;
 		case 'f':
+			old_spelling('f', "--foreground");
+			/* fall through */
+		case OPT_FOREGROUND:
 			foreground = true;
 			break;
 		case 'h':

@@ -586,18 +586,18 @@ static void usage(FILE *f, const char *argv0)
 	    "Write a deterministic trace workload into mtrace rings shared with dom0, then print\n"
 	    "a JSON summary of exactly what was written (stdout, or --summary FILE).\n"
 	    "\n"
-	    "  -r, --rings N          rings, one producer thread each (1..%u; default 1)\n"
+	    "      --rings N          rings, one producer thread each (1..%u; default 1)\n"
 	    "  -p, --pages N          data pages per ring, a power of two (default 16)\n"
-	    "  -t, --threads N        cooperative threads simulated per ring, ids of its own (default 8)\n"
+	    "  -N, --threads N        cooperative threads simulated per ring, ids of its own (default 8)\n"
 	    "      --labels N         distinct labels label-0.. given to new threads (0..%u; 4)\n"
 	    "      --labels-from FILE the labels instead: one a line, any bytes but NUL\n"
-	    "  -c, --counters N       distinct counters counter-0.. (0..%u; default 2)\n"
+	    "      --counters N       distinct counters counter-0.. (0..%u; default 2)\n"
 	    "      --evtchn PCT       percent of events that are evtchn_send (default 5)\n"
 	    "      --fail PCT         percent of resolutions that fail (default 10)\n"
-	    "  -R, --rate N           events/s per ring, paced in batches; 0 = flat out\n"
+	    "      --rate N           events/s per ring, paced in batches; 0 = flat out\n"
 	    "      --batch-us U       pace in batches of U microseconds of events (default 1000)\n"
 	    "  -n, --events N         events per ring, including ring_start (default 100000)\n"
-	    "  -d, --duration S       run S seconds instead of a fixed count\n"
+	    "      --duration S       run S seconds instead of a fixed count\n"
 	    "      --seed N           workload seed (default 1); same seed, same events\n"
 	    "      --clock NAME       monotonic | realtime | xen | tsc (default monotonic; tsc falls\n"
 	    "                         back to monotonic where the TSC is not invariant)\n"
@@ -606,12 +606,13 @@ static void usage(FILE *f, const char *argv0)
 	    "      --linger S         afterwards wait up to S s for dom0 to read everything\n"
 	    "      --hold             then stay announced, rings and all, until SIGTERM/SIGINT\n"
 	    "      --summary FILE     write the summary there instead of stdout\n"
-	    "      --backend NAME     xen | sim | auto (default auto: sim if MTRACE_SIM_DIR is set)\n"
+	    "  -B, --backend NAME     xen | sim | auto (default auto: sim if MTRACE_SIM_DIR is set)\n"
 	    "      --sim-dir DIR      simulated Xen state directory (default $MTRACE_SIM_DIR)\n"
 	    "      --backend-domid N  reader domain (default 0)\n"
 	    "  -h, --help, -V, --version\n"
-	    "The old spellings -l (--labels) and -s (--seed) still work, with a warning: in\n"
-	    "mtrace's programs -l is --listen and -s is --socket (docs/HACKING.md).\n"
+	    "The old spellings -l (--labels), -s (--seed), -r (--rings), -t (--threads, now\n"
+	    "-N), -c (--counters), -R (--rate) and -d (--duration) still work, with a\n"
+	    "warning: mtrace's programs share one table of letters (docs/HACKING.md).\n"
 	    "SIGTERM/SIGINT stop early; the summary still says exactly what was written.\n"
 	    "SIGUSR1 re-announces the rings in xenstore (as after resume or migration).\n",
 	    argv0, MTRACE_MAX_RINGS, MAX_NAMES, MAX_NAMES);
@@ -653,27 +654,30 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		O_WAIT,
 		O_LINGER,
 		O_SUMMARY,
-		O_BACKEND,
 		O_SIMDIR,
 		O_BDOM,
 		O_BATCH,
 		O_LABELS,
 		O_SEED,
 		O_LABELS_FROM,
-		O_HOLD
+		O_HOLD,
+		O_RINGS,
+		O_COUNTERS,
+		O_RATE,
+		O_DURATION
 	};
 	static const struct option lo[] = {
-		{ "rings", 1, NULL, 'r' },
+		{ "rings", 1, NULL, O_RINGS },
 		{ "pages", 1, NULL, 'p' },
-		{ "threads", 1, NULL, 't' },
+		{ "threads", 1, NULL, 'N' },
 		{ "labels", 1, NULL, O_LABELS },
 		{ "labels-from", 1, NULL, O_LABELS_FROM },
-		{ "counters", 1, NULL, 'c' },
+		{ "counters", 1, NULL, O_COUNTERS },
 		{ "evtchn", 1, NULL, O_EVTCHN },
 		{ "fail", 1, NULL, O_FAIL },
-		{ "rate", 1, NULL, 'R' },
+		{ "rate", 1, NULL, O_RATE },
 		{ "events", 1, NULL, 'n' },
-		{ "duration", 1, NULL, 'd' },
+		{ "duration", 1, NULL, O_DURATION },
 		{ "seed", 1, NULL, O_SEED },
 		{ "clock", 1, NULL, O_CLOCK },
 		{ "garbage", 1, NULL, O_GARBAGE },
@@ -681,7 +685,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "linger", 1, NULL, O_LINGER },
 		{ "hold", 0, NULL, O_HOLD },
 		{ "summary", 1, NULL, O_SUMMARY },
-		{ "backend", 1, NULL, O_BACKEND },
+		{ "backend", 1, NULL, 'B' },
 		{ "sim-dir", 1, NULL, O_SIMDIR },
 		{ "backend-domid", 1, NULL, O_BDOM },
 		{ "batch-us", 1, NULL, O_BATCH },
@@ -703,10 +707,13 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		.seed = 1,
 		.clock = MTRACE_CLOCK_MONOTONIC,
 		.batch_us = 1000 };
-	while ((c = getopt_long(argc, argv, "r:p:t:l:c:R:n:d:s:hV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "r:p:t:N:l:c:R:n:d:s:B:hV", lo, NULL)) != -1) {
 		bool ok = true;
 		switch (c) {
 		case 'r':
+			old_spelling('r', "--rings");
+			__attribute__((fallthrough));
+		case O_RINGS:
 			ok = parse_u64(optarg, &v) && v >= 1 && v <= MTRACE_MAX_RINGS;
 			o->rings = (unsigned)v;
 			break;
@@ -716,6 +723,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->pages = (unsigned)v;
 			break;
 		case 't':
+			old_spelling('t', "-N (--threads)");
+			__attribute__((fallthrough));
+		case 'N':
 			ok = parse_u64(optarg, &v) && v >= 1 && v <= 1000000;
 			o->threads = (unsigned)v;
 			break;
@@ -727,6 +737,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->labels = (unsigned)v;
 			break;
 		case 'c':
+			old_spelling('c', "--counters");
+			__attribute__((fallthrough));
+		case O_COUNTERS:
 			ok = parse_u64(optarg, &v) && v <= MAX_NAMES;
 			o->counters = (unsigned)v;
 			break;
@@ -739,6 +752,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			o->fail_pct = (unsigned)v;
 			break;
 		case 'R':
+			old_spelling('R', "--rate");
+			__attribute__((fallthrough));
+		case O_RATE:
 			ok = parse_u64(optarg, &o->rate);
 			break;
 		case O_BATCH:
@@ -749,6 +765,9 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			ok = parse_u64(optarg, &o->events) && o->events >= 1;
 			break;
 		case 'd':
+			old_spelling('d', "--duration");
+			__attribute__((fallthrough));
+		case O_DURATION:
 			ok = parse_double(optarg, &o->duration);
 			break;
 		case 's':
@@ -793,7 +812,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		case O_LABELS_FROM:
 			o->labels_from = optarg;
 			break;
-		case O_BACKEND:
+		case 'B':
 			o->backend = optarg;
 			break;
 		case O_SIMDIR:

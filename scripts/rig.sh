@@ -32,7 +32,7 @@ rig_log_tail() {	# file: the end of a log, for a failure message
 rig_sim_start() {
 	[ -x "$RIG_SIMXEN" ] || { echo "rig: $RIG_SIMXEN is not built" >&2; return 1; }
 	mkdir -p "$RIG_SIM"
-	"$RIG_SIMXEN" -d "$RIG_SIM" start >"$RIG_DIR/simxen.out" 2>&1 || {
+	"$RIG_SIMXEN" --dir "$RIG_SIM" start >"$RIG_DIR/simxen.out" 2>&1 || {
 		echo "rig: the simulated Xen did not start:" >&2
 		rig_log_tail "$RIG_DIR/simxen.out"
 		return 1
@@ -47,7 +47,7 @@ rig_daemon_start() {
 	rm -f "$RIG_SOCK"
 	n0=$(grep -c 'main: ready: ' "$RIG_LOG" 2>/dev/null)
 	# Its own session, so that stopping it reaches whatever it forks.
-	setsid "$RIG_MTRACED" -f -c /dev/null --backend sim --sim-dir "$RIG_SIM" -s "$RIG_SOCK" \
+	setsid "$RIG_MTRACED" --foreground -c /dev/null --backend sim --sim-dir "$RIG_SIM" -s "$RIG_SOCK" \
 		"$@" >>"$RIG_LOG" 2>&1 </dev/null &
 	RIG_DAEMON=$!
 	for i in $(seq 200); do
@@ -94,7 +94,7 @@ rig_guest() {	# NAME [CREATE-OPTIONS...] -- PROG ARGS...
 	*" -- "*) ;;
 	*) set -- -- "$@" ;;
 	esac
-	"$RIG_SIMXEN" -d "$RIG_SIM" create --name "$name" --log "$RIG_DIR/$name.log" "$@"
+	"$RIG_SIMXEN" --dir "$RIG_SIM" create --name "$name" --log "$RIG_DIR/$name.log" "$@"
 }
 
 # Every process whose environment or command line names our directory: the broker,
@@ -111,7 +111,7 @@ rig_stop() {
 	if [ -n "$RIG_DAEMON" ]; then
 		kill -TERM -- "-$RIG_DAEMON" 2>/dev/null || kill -TERM "$RIG_DAEMON" 2>/dev/null
 	fi
-	[ -S "$RIG_SIM/sock" ] && "$RIG_SIMXEN" -d "$RIG_SIM" stop >/dev/null 2>&1
+	[ -S "$RIG_SIM/sock" ] && "$RIG_SIMXEN" --dir "$RIG_SIM" stop >/dev/null 2>&1
 	for i in $(seq 50); do
 		[ -z "$RIG_DAEMON" ] || ! kill -0 "$RIG_DAEMON" 2>/dev/null && break
 		sleep 0.1

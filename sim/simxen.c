@@ -29,13 +29,13 @@ static const char *dir;
 static void usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: mtrace-simxen [-d DIR] COMMAND [ARGS]\n"
+	    "usage: mtrace-simxen [--dir DIR] COMMAND [ARGS]\n"
 	    "A simulated Xen host (hypervisor, xenstored and toolstack) for mtrace; all state\n"
 	    "lives under DIR (default $MTRACE_SIM_DIR).\n"
 	    "\n"
 	    "  start [--foreground]          start the broker (background unless --foreground)\n"
 	    "  stop                          kill every guest and stop the broker\n"
-	    "  create [--domid N] --name NAME [--log FILE] [--preserve-crash]\n"
+	    "  create [-D|--domid N] --name NAME [--log FILE] [--preserve-crash]\n"
 	    "         [--preserve-poweroff] -- PROG ARGS...\n"
 	    "                                create a domain running PROG; prints its domid\n"
 	    "  destroy DOMID                 shut the domain down, kill it, release it\n"
@@ -45,9 +45,12 @@ static void usage(FILE *f)
 	    "  xs-read PATH | xs-write PATH VALUE | xs-ls PATH | xs-rm PATH\n"
 	    "                                xenstore access as dom0\n"
 	    "\n"
-	    "  -d, --dir DIR   state directory\n"
+	    "      --dir DIR   state directory\n"
 	    "  -h, --help      this text\n"
-	    "  -V, --version   print the version\n");
+	    "  -V, --version   print the version\n"
+	    "\n"
+	    "The old spelling -d (--dir) still works, with a warning: across mtrace -d is\n"
+	    "--delay (docs/HACKING.md).\n");
 }
 
 static int connect_broker(void)
@@ -244,7 +247,7 @@ static int cmd_create(int argc, char **argv)
 	const char *name = NULL, *log = "";
 	int c;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+D:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'D':
 			if (parse_domid(optarg, &domid) < 0)
@@ -377,7 +380,7 @@ static int cmd_stop(void)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "dir", required_argument, NULL, 'd' },
+		{ "dir", required_argument, NULL, 'd' + 256 },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -387,6 +390,9 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+d:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
+			fprintf(stderr, "mtrace-simxen: -d is an old spelling; use --dir\n");
+			__attribute__((fallthrough));
+		case 'd' + 256:
 			dir = optarg;
 			break;
 		case 'h':
@@ -405,8 +411,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!dir || !*dir) {
-		fprintf(
-		    stderr, "mtrace-simxen: no state directory (-d DIR or %s)\n", SIMXEN_ENV_DIR);
+		fprintf(stderr, "mtrace-simxen: no state directory (--dir DIR or %s)\n",
+		    SIMXEN_ENV_DIR);
 		return 2;
 	}
 	argc -= optind;

@@ -235,12 +235,12 @@ wait_guests() {
 	for _ in $(seq 600); do
 		ok=1
 		for f in "$@"; do [ -s "$f" ] || ok=; done
-		if [ -n "$ok" ] && [ "$("$SIMXEN" -d "$SIM" list | wc -l)" -le 1 ]; then
+		if [ -n "$ok" ] && [ "$("$SIMXEN" --dir "$SIM" list | wc -l)" -le 1 ]; then
 			return 0
 		fi
 		sleep 0.1
 	done
-	"$SIMXEN" -d "$SIM" list >&2
+	"$SIMXEN" --dir "$SIM" list >&2
 	fail "guests did not finish"
 }
 

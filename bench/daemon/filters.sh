@@ -19,7 +19,7 @@ for run in 1 2 3; do
 	for D in "$@"; do
 		T=$(mktemp -d)
 		mkdir -p "$T/sim"
-		"$B/sim/mtrace-simxen" -d "$T/sim" start >/dev/null
+		"$B/sim/mtrace-simxen" --dir "$T/sim" start >/dev/null
 		"$D" -f --backend sim --sim-dir "$T/sim" -s "$T/sock" --set log_level=err 2>/dev/null &
 		DP=$!
 		for _ in $(seq 100); do [ -S "$T/sock" ] && break; sleep 0.1; done
@@ -27,8 +27,8 @@ for run in 1 2 3; do
 		HC=$!
 		sleep 2
 		c0=$(awk '{print $14 + $15}' "/proc/$DP/stat")
-		"$B/sim/mtrace-simxen" -d "$T/sim" create --name ref --log "$T/ref.json" \
-			--preserve-poweroff -- "$B/guest/mtrace-load" -n 150000 -R 30000 -p 128 -t 64 --labels 8 \
+		"$B/sim/mtrace-simxen" --dir "$T/sim" create --name ref --log "$T/ref.json" \
+			--preserve-poweroff -- "$B/guest/mtrace-load" -n 150000 --rate 30000 -p 128 -N 64 --labels 8 \
 			--wait-reader 10 --linger 5 >/dev/null
 		sleep 9
 		c1=$(awk '{print $14 + $15}' "/proc/$DP/stat")
@@ -38,7 +38,7 @@ for run in 1 2 3; do
 		echo "run $run $D: $N clients x $K prefixes: guest events decoded $ev, lost in ring $lost, mtraced CPU $cpu_ms ms (load $(cut -d' ' -f1 /proc/loadavg))"
 		kill "$HC" "$DP" 2>/dev/null
 		wait "$HC" "$DP" 2>/dev/null
-		"$B/sim/mtrace-simxen" -d "$T/sim" stop >/dev/null
+		"$B/sim/mtrace-simxen" --dir "$T/sim" stop >/dev/null
 		rm -rf "$T"
 	done
 done

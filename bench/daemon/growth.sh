@@ -38,7 +38,7 @@ CPID=
 cleanup() {
 	[ -n "$CPID" ] && kill "$CPID" 2>/dev/null
 	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null
-	[ -d "$T/sim" ] && "$SIMXEN" -d "$T/sim" stop >/dev/null 2>&1
+	[ -d "$T/sim" ] && "$SIMXEN" --dir "$T/sim" stop >/dev/null 2>&1
 	if [ -n "${KEEP:-}" ]; then echo "kept $T"; else rm -rf "$T"; fi
 }
 trap cleanup EXIT
@@ -50,9 +50,9 @@ run() {
 	local label=$1 ng=$2 rings=$3 nthr=$4 maxthr=$5 i per n
 	rm -rf "$T/sim" "$T/sock" "$T"/load*.json
 	export MTRACE_SIM_DIR=$T/sim
-	"$SIMXEN" -d "$T/sim" start >/dev/null || exit 1
+	"$SIMXEN" --dir "$T/sim" start >/dev/null || exit 1
 	# shellcheck disable=SC2086
-	"$MTRACED" -f -c /dev/null --sim-dir "$T/sim" -s "$T/sock" -o drop_privileges=false -q \
+	"$MTRACED" --foreground -c /dev/null --sim-dir "$T/sim" -s "$T/sock" --set drop_privileges=false -q \
 		-o max_threads_per_guest="$maxthr" -o max_guests=$((ng + 16)) \
 		-o max_pages_total=$(((ng * rings * (PAGES + 1)) + 4096)) ${MTRACED_OPTS:-} &
 	DPID=$!
@@ -65,10 +65,10 @@ run() {
 	# A guest paces in batches; many guests use longer ones so that waking them does
 	# not take the CPU mtraced is measured on.
 	local bus=$((ng >= 10 ? 10000 : 1000))
-	echo "+ $ng x mtrace-load -r $rings -p $PAGES -t $nthr -R $per -n $n --batch-us $bus --clock $GUEST_CLOCK" \
+	echo "+ $ng x mtrace-load --rings $rings -p $PAGES -N $nthr --rate $per -n $n --batch-us $bus --clock $GUEST_CLOCK" \
 		"; mtraced -o max_threads_per_guest=$maxthr ${MTRACED_OPTS:-}"
 	for ((i = 0; i < ng; i++)); do
-		"$SIMXEN" -d "$T/sim" create --name "g$i" -- "$LOAD" --wait-reader 20 --linger 20 \
+		"$SIMXEN" --dir "$T/sim" create --name "g$i" -- "$LOAD" --wait-reader 20 --linger 20 \
 			--summary "$T/load$i.json" -r "$rings" -p "$PAGES" -t "$nthr" -R "$per" \
 			-n "$n" --batch-us "$bus" --clock "$GUEST_CLOCK" >/dev/null || exit 1
 	done
@@ -94,7 +94,7 @@ run() {
 	kill -TERM "$DPID"
 	wait "$DPID" 2>/dev/null
 	DPID=
-	"$SIMXEN" -d "$T/sim" stop >/dev/null 2>&1
+	"$SIMXEN" --dir "$T/sim" stop >/dev/null 2>&1
 	python3 - "$T" "$ng" "$label" "$cpu" "$hwm" "$anon" "$shm" <<'EOF'
 import glob, json, sys
 d, ng, label = sys.argv[1], int(sys.argv[2]), sys.argv[3]

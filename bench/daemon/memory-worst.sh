@@ -23,20 +23,20 @@ PY=python3
 T=$(mktemp -d)
 chmod 0755 "$T"
 PIDS=()
-trap 'for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done; kill "$DP" 2>/dev/null; wait "$DP" 2>/dev/null; "$B/sim/mtrace-simxen" -d "$T/sim" stop >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap 'for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null; done; kill "$DP" 2>/dev/null; wait "$DP" 2>/dev/null; "$B/sim/mtrace-simxen" --dir "$T/sim" stop >/dev/null 2>&1; rm -rf "$T"' EXIT
 mkdir -p "$T/sim"
-"$B/sim/mtrace-simxen" -d "$T/sim" start >/dev/null
-"$B/daemon/mtraced" -f --backend sim --sim-dir "$T/sim" -s "$T/sock" --set log_level=info \
+"$B/sim/mtrace-simxen" --dir "$T/sim" start >/dev/null
+"$B/daemon/mtraced" --foreground --backend sim --sim-dir "$T/sim" -s "$T/sock" --set log_level=info \
 	${BATCH_TOTAL:+--set client_batch_total=$BATCH_TOTAL} 2>"$T/log" &
 DP=$!
 for _ in $(seq 100); do [ -S "$T/sock" ] && break; sleep 0.1; done
 chmod 0666 "$T/sock"
 rss() { sed -n 's/^VmRSS:[^0-9]*\([0-9]*\).*/\1/p' "/proc/$DP/status"; }
 echo "# start: RSS $(rss) KiB (load $(cut -d' ' -f1-3 /proc/loadavg))"
-"$B/sim/mtrace-simxen" -d "$T/sim" create --name f1 -- "$B/tests/daemon/hostile-guest" --pages 256 flood >/dev/null
-"$B/sim/mtrace-simxen" -d "$T/sim" create --name f2 -- "$B/guest/mtrace-load" -d 3600 -p 256 --labels 64 -c 64 -t 4000 >/dev/null
+"$B/sim/mtrace-simxen" --dir "$T/sim" create --name f1 -- "$B/tests/daemon/hostile-guest" --pages 256 flood >/dev/null
+"$B/sim/mtrace-simxen" --dir "$T/sim" create --name f2 -- "$B/guest/mtrace-load" --duration 3600 -p 256 --labels 64 --counters 64 -N 4000 >/dev/null
 if [ "${RINGS:-0}" -gt 0 ]; then
-	"$B/sim/mtrace-simxen" -d "$T/sim" create --name wide -- "$B/guest/mtrace-load" -d 3600 \
+	"$B/sim/mtrace-simxen" --dir "$T/sim" create --name wide -- "$B/guest/mtrace-load" --duration 3600 \
 		-r "$RINGS" -p 16 -R 50000 >/dev/null
 fi
 sleep 1

@@ -13,14 +13,14 @@ PROBE=$B/tests/daemon/mtraced-probe
 GUEST=$B/tests/daemon/hostile-guest
 T=$(mktemp -d)
 DPID=
-trap '[ -n "$DPID" ] && kill $DPID 2>/dev/null; "$SIMXEN" -d "$T/sim" stop >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap '[ -n "$DPID" ] && kill $DPID 2>/dev/null; "$SIMXEN" --dir "$T/sim" stop >/dev/null 2>&1; rm -rf "$T"' EXIT
 mkdir -p "$T/sim"
-"$SIMXEN" -d "$T/sim" start >/dev/null || exit 1
-"$MTRACED" -f -q --backend sim --sim-dir "$T/sim" -s "$T/sock" 2>"$T/log" &
+"$SIMXEN" --dir "$T/sim" start >/dev/null || exit 1
+"$MTRACED" --foreground -q --backend sim --sim-dir "$T/sim" -s "$T/sock" 2>"$T/log" &
 DPID=$!
 for _ in $(seq 50); do [ -S "$T/sock" ] && break; sleep 0.1; done
 for i in $(seq 1 "$N"); do
-	"$SIMXEN" -d "$T/sim" create --name "idle$i" -- "$GUEST" --rings 1 --pages "$PAGES" count 100 \
+	"$SIMXEN" --dir "$T/sim" create --name "idle$i" -- "$GUEST" --rings 1 --pages "$PAGES" count 100 \
 		>/dev/null || exit 1
 done
 for _ in $(seq 300); do

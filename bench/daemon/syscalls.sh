@@ -26,7 +26,7 @@ CPID=
 cleanup() {
 	[ -n "$CPID" ] && kill "$CPID" 2>/dev/null
 	[ -n "$DPID" ] && kill "$DPID" 2>/dev/null
-	[ -d "$T/sim" ] && "$SIMXEN" -d "$T/sim" stop >/dev/null 2>&1
+	[ -d "$T/sim" ] && "$SIMXEN" --dir "$T/sim" stop >/dev/null 2>&1
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -42,9 +42,9 @@ row() {
 	case $rate in *:noclient) client=0 rate=${rate%:noclient} ;; esac
 	rm -rf "$T/sim" "$T/sock"
 	export MTRACE_SIM_DIR=$T/sim
-	"$SIMXEN" -d "$T/sim" start >/dev/null || exit 1
+	"$SIMXEN" --dir "$T/sim" start >/dev/null || exit 1
 	# shellcheck disable=SC2086
-	"$MTRACED" -f -c /dev/null --sim-dir "$T/sim" -s "$T/sock" -o drop_privileges=false -q \
+	"$MTRACED" --foreground -c /dev/null --sim-dir "$T/sim" -s "$T/sock" --set drop_privileges=false -q \
 		${MTRACED_OPTS:-} &
 	DPID=$!
 	for _ in $(seq 200); do [ -S "$T/sock" ] && break; sleep 0.05; done
@@ -53,7 +53,7 @@ row() {
 		CPID=$!
 	fi
 	for ((i = 0; i < ng; i++)); do
-		"$SIMXEN" -d "$T/sim" create --name "g$i" -- "$LOAD" -R "$rate" -d $((SECS + 20)) \
+		"$SIMXEN" --dir "$T/sim" create --name "g$i" -- "$LOAD" --rate "$rate" --duration $((SECS + 20)) \
 			--summary /dev/null >/dev/null || exit 1
 	done
 	sleep 2 # attached, past the start-up's rescans
@@ -70,7 +70,7 @@ row() {
 	kill -TERM "$DPID"
 	wait "$DPID" 2>/dev/null
 	DPID=
-	"$SIMXEN" -d "$T/sim" stop >/dev/null 2>&1
+	"$SIMXEN" --dir "$T/sim" stop >/dev/null 2>&1
 	python3 - "$T/strace" "$spec" $((e1 - e0)) $((v1 - v0)) $((w1 - w0)) <<'EOF'
 import sys
 path, spec, ev, vcs, vev = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])

@@ -3,7 +3,7 @@
 #  1. bench-expo: unpacking one Stats message and rendering it, 100 domains x 50 labels,
 #     in one process (thread CPU, medians).
 #  2. end to end: DOMAINS mtrace-load guests (default 100) with 50 labels each on the
-#     simulated Xen, mtraced, mtrace-exporter -i 1000; the exporter's CPU over SECS seconds
+#     simulated Xen, mtraced, mtrace-exporter --interval 1000; the exporter's CPU over SECS seconds
 #     (default 20) not scraped, scraped once a second as text, and scraped once a second
 #     as Prometheus does (OpenMetrics, gzip): side by side, with each scrape's wall time
 #     (median, p90) and bytes.
@@ -28,9 +28,9 @@ cleanup() {
 trap cleanup EXIT
 rig_start || exit 1
 for i in $(seq "$DOMAINS"); do
-	rig_guest "g$i" -- "$RIG_LOAD" --labels 50 -t 64 -c 4 -R 200 -d 3600 --seed "$i" >/dev/null || exit 1
+	rig_guest "g$i" -- "$RIG_LOAD" --labels 50 -N 64 --counters 4 --rate 200 --duration 3600 --seed "$i" >/dev/null || exit 1
 done
-"$B/client/exporter/mtrace-exporter" -s "$RIG_SOCK" -l 127.0.0.1:0 -i 1000 2>"$T/exp.log" &
+"$B/client/exporter/mtrace-exporter" -s "$RIG_SOCK" -l 127.0.0.1:0 --interval 1000 2>"$T/exp.log" &
 EXP_PID=$!
 sleep 1
 URL=$(sed -n 's|^mtrace-exporter: listening on \(http://.*\)$|\1|p' "$T/exp.log")
@@ -57,7 +57,7 @@ while True:
         break
     time.sleep(1)
 print("# %d label series in the scrape (want %d)" % (n, doms * 50))
-print("# %d domains x 50 labels, mtrace-exporter -i 1000; each phase %.0f s" % (doms, secs))
+print("# %d domains x 50 labels, mtrace-exporter --interval 1000; each phase %.0f s" % (doms, secs))
 c0 = cpu(); time.sleep(secs); c1 = cpu()
 print("not scraped:                        exporter CPU %.2f %% of a core" % ((c1 - c0) / secs * 100))
 for name, headers in (("text, no compression", {}), ("as Prometheus (OpenMetrics, gzip)", PROM)):

@@ -16,13 +16,13 @@ SIM=$T/sim
 export MTRACE_SIM_DIR=$SIM
 pids=()
 cleanup() {
-	"$B/sim/mtrace-simxen" -d "$SIM" stop >/dev/null 2>&1 || true
+	"$B/sim/mtrace-simxen" --dir "$SIM" stop >/dev/null 2>&1 || true
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 	rm -rf "$T"
 }
 trap cleanup EXIT
-"$B/sim/mtrace-simxen" -d "$SIM" start >/dev/null
-"$B/daemon/mtraced" -f -c /dev/null --sim-dir "$SIM" -s "$T/sock" -o drop_privileges=false \
+"$B/sim/mtrace-simxen" --dir "$SIM" start >/dev/null
+"$B/daemon/mtraced" --foreground -c /dev/null --sim-dir "$SIM" -s "$T/sock" --set drop_privileges=false \
 	>"$T/mtraced.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do grep -q ready "$T/mtraced.log" 2>/dev/null && break; sleep 0.1; done
@@ -33,20 +33,20 @@ capture() {	# file domid name prog args...
 	"$B/client/cat/mtrace-cat" -s "$T/sock" -f proto -O "$out" &
 	local cp=$!
 	sleep 0.3
-	"$B/sim/mtrace-simxen" -d "$SIM" create --domid "$domid" --name "$name" -- "$@" >/dev/null
+	"$B/sim/mtrace-simxen" --dir "$SIM" create --domid "$domid" --name "$name" -- "$@" >/dev/null
 	# until the guest is gone, or (a --hold replay) the recording stops growing
 	local last=-1 now
-	while "$B/sim/mtrace-simxen" -d "$SIM" list | grep -q "^$domid "; do
+	while "$B/sim/mtrace-simxen" --dir "$SIM" list | grep -q "^$domid "; do
 		sleep 1
 		now=$(stat -c %s "$out")
-		[ "$now" = "$last" ] && "$B/sim/mtrace-simxen" -d "$SIM" destroy "$domid" >/dev/null
+		[ "$now" = "$last" ] && "$B/sim/mtrace-simxen" --dir "$SIM" destroy "$domid" >/dev/null
 		last=$now
 	done
 	sleep 0.5
 	kill -INT $cp
 	wait $cp || true
 }
-capture "$T/load.mtr" 5 load "$B/guest/mtrace-load" --wait-reader 10 --linger 10 -r 2 -p 256 \
+capture "$T/load.mtr" 5 load "$B/guest/mtrace-load" --wait-reader 10 --linger 10 --rings 2 -p 256 \
 	-n 400000 -R 200000 --summary /dev/null
 capture "$T/replay5.mtr" 6 replay5 "$B/guest/replay/mtrace-replay" --speed 0 --passes 5 -p 512 --hold \
 	"$SRC/data/mirage/log-x86.sexp"

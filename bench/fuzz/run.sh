@@ -53,13 +53,13 @@ run client 36000 "$B/bench/fuzz/fuzz-volume-client" -n "$CLIENT"
 
 # live: a real mtraced, a guest writing events, proto-fuzz against the socket
 T=$(mktemp -d)
-trap '[ -n "${DPID:-}" ] && kill "$DPID" 2>/dev/null; "$B/sim/mtrace-simxen" -d "$T/sim" stop >/dev/null 2>&1; rm -rf "$T"' EXIT
+trap '[ -n "${DPID:-}" ] && kill "$DPID" 2>/dev/null; "$B/sim/mtrace-simxen" --dir "$T/sim" stop >/dev/null 2>&1; rm -rf "$T"' EXIT
 mkdir -p "$T/sim"
-"$B/sim/mtrace-simxen" -d "$T/sim" start >/dev/null || exit 1
-"$B/daemon/mtraced" -f --backend sim --sim-dir "$T/sim" -s "$T/sock" --set log_level=err 2>"$T/mtraced.log" &
+"$B/sim/mtrace-simxen" --dir "$T/sim" start >/dev/null || exit 1
+"$B/daemon/mtraced" --foreground --backend sim --sim-dir "$T/sim" -s "$T/sock" --set log_level=err 2>"$T/mtraced.log" &
 DPID=$!
 for _ in $(seq 100); do [ -S "$T/sock" ] && break; sleep 0.1; done
-"$B/sim/mtrace-simxen" -d "$T/sim" create --name fuzzed -- "$B/guest/mtrace-load" -d 36000 -R 20000 --labels 8 >/dev/null
+"$B/sim/mtrace-simxen" --dir "$T/sim" create --name fuzzed -- "$B/guest/mtrace-load" --duration 36000 --rate 20000 --labels 8 >/dev/null
 run live 36000 "$B/bench/fuzz/proto-fuzz" -S "$T/sock" -n "$LIVE" -p "$DPID"
 kill -0 "$DPID" 2>/dev/null || { echo "== live: mtraced died"; rc=1; }
 grep -E "Sanitizer|runtime error" "$T/mtraced.log" && rc=1

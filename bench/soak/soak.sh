@@ -30,7 +30,7 @@ trap 'exit 1' INT TERM
 
 mkdir -p "$SIM"
 "$SIMX" -d "$SIM" start >/dev/null || exit 1
-"$B/daemon/mtraced" -f --backend sim --sim-dir "$SIM" -s "$SOCK" 2>"$T/mtraced.log" &
+"$B/daemon/mtraced" --foreground --backend sim --sim-dir "$SIM" -s "$SOCK" 2>"$T/mtraced.log" &
 DPID=$!
 for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
 [ -S "$SOCK" ] || { echo "mtraced did not start"; exit 1; }
@@ -72,8 +72,8 @@ guest_churn() {
 
 client_churn() {
 	case $(rnd 8) in
-	0|1) spawn timeout 10 "$B/client/cat/mtrace-cat" -s "$SOCK" -f count -t $((1 + $(rnd 6))) ;;
-	2) spawn timeout 10 "$B/client/cat/mtrace-cat" -s "$SOCK" -f count -t 3 --label label-$(rnd 9) \
+	0|1) spawn timeout 10 "$B/client/cat/mtrace-cat" -s "$SOCK" -f count --time $((1 + $(rnd 6))) ;;
+	2) spawn timeout 10 "$B/client/cat/mtrace-cat" -s "$SOCK" -f count --time 3 --label label-$(rnd 9) \
 		--stats 100 --top 100 --label-stats ;;
 	3) spawn timeout 10 "$B/client/top/mtrace-top" -b -n 3 -d 0.2 -S "$SOCK" ;;
 	4) spawn timeout 10 "$B/bench/fuzz/proto-fuzz" -S "$SOCK" -n 200 -s $RANDOM ;;

@@ -36,7 +36,7 @@ HARNESS=$B/tests/stream/stream-harness
 T=$(mktemp -d /tmp/mtrace-stream-bench.XXXXXX)
 PIDS=()
 cleanup() {
-	[ -d "$T/sim" ] && "$SIMXEN" -d "$T/sim" stop >/dev/null 2>&1
+	[ -d "$T/sim" ] && "$SIMXEN" --dir "$T/sim" stop >/dev/null 2>&1
 	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	rm -rf "$T"
 }
@@ -46,9 +46,9 @@ SOCK=$T/sock
 start_daemon() {
 	rm -rf "$T/sim" "$SOCK"
 	export MTRACE_SIM_DIR=$T/sim
-	"$SIMXEN" -d "$T/sim" start >/dev/null || exit 1
+	"$SIMXEN" --dir "$T/sim" start >/dev/null || exit 1
 	# shellcheck disable=SC2086
-	"$MTRACED" -f -c /dev/null --sim-dir "$T/sim" -s "$SOCK" -o drop_privileges=false -q \
+	"$MTRACED" --foreground -c /dev/null --sim-dir "$T/sim" -s "$SOCK" --set drop_privileges=false -q \
 		${MTRACED_OPTS:-} "$@" &
 	DPID=$!
 	PIDS+=("$DPID")
@@ -64,7 +64,7 @@ stop_daemon() {
 	DCPU=$(daemon_cpu)
 	kill -TERM "$DPID"
 	wait "$DPID" 2>/dev/null
-	"$SIMXEN" -d "$T/sim" stop >/dev/null 2>&1
+	"$SIMXEN" --dir "$T/sim" stop >/dev/null 2>&1
 }
 
 # The bench guest's wake-ups as mtraced counted them (before it stops).
@@ -92,7 +92,7 @@ e2e() {
 	done
 	sleep 0.5
 	echo "+ mtrace-simxen create --name bench -- mtrace-load --clock $GUEST_CLOCK $*"
-	"$SIMXEN" -d "$T/sim" create --name bench -- "$LOAD" --wait-reader 10 --linger 10 \
+	"$SIMXEN" --dir "$T/sim" create --name bench -- "$LOAD" --wait-reader 10 --linger 10 \
 		--summary "$T/load.json" --clock "$GUEST_CLOCK" "$@" >/dev/null
 	# No polling while the clients measure: on a 2-CPU machine every fork + exec of
 	# sleep(1) costs milliseconds of CPU that would show up in the figures.
@@ -188,9 +188,9 @@ for what in $WHAT; do
 			CPID=$!
 			PIDS+=("$CPID")
 			sleep 0.5
-			echo "+ mtrace-simxen create --name lat -- mtrace-load -r 1 -p 64 -R 100000" \
+			echo "+ mtrace-simxen create --name lat -- mtrace-load --rings 1 -p 64 --rate 100000" \
 				"--batch-us $bus -d 5 --clock $GUEST_CLOCK"
-			"$SIMXEN" -d "$T/sim" create --name lat -- "$LOAD" --wait-reader 10 --linger 10 \
+			"$SIMXEN" --dir "$T/sim" create --name lat -- "$LOAD" --wait-reader 10 --linger 10 \
 				--summary "$T/load.json" -r 1 -p 64 -R 100000 --batch-us "$bus" -d 5 \
 				--clock "$GUEST_CLOCK" >/dev/null
 			wait "$CPID"
@@ -236,13 +236,13 @@ for what in $WHAT; do
 		done
 		echo "== stream server alone, flat out, 16 clients of 16 distinct filters taking everything"
 		rm -f "$SOCK"
-		echo "+ stream-harness -N 3000000 -r 0 -D 1 -R 2 -w 16; mtrace-cat -f count -d 1 -d K, K = 2..17"
+		echo "+ stream-harness -N 3000000 -r 0 -D 1 -R 2 -w 16; mtrace-cat -f count -D 1 -D K, K = 2..17"
 		"$HARNESS" -s "$SOCK" -N 3000000 -r 0 -D 1 -R 2 -w 16 -L 100 >"$T/h.json" 2>/dev/null &
 		HP=$!
 		PIDS+=("$HP")
 		for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.05; done
 		for ((i = 0; i < 16; i++)); do
-			"$B/client/cat/mtrace-cat" -s "$SOCK" -f count -d 1 -d $((i + 2)) --summary \
+			"$B/client/cat/mtrace-cat" -s "$SOCK" -f count -D 1 -D $((i + 2)) --summary \
 				>/dev/null 2>"$T/client$i.json" &
 			CP[$i]=$!
 			PIDS+=($!)

@@ -27,7 +27,7 @@ static void usage(FILE *f)
 	    "                        folded (creation stacks for flame graphs, at exit)\n"
 	    "  -O, --output PATH     write to PATH instead of stdout (ctf: the directory)\n"
 	    "  -w, --write FILE      also save a recording of what is received in FILE\n"
-	    "  -d, --domain D        only domain D (id or name); repeatable\n"
+	    "  -D, --domain D        only domain D (id or name); repeatable\n"
 	    "  -o, --ops LIST        only these ops (names or numbers, comma separated)\n"
 	    "      --label PREFIX    only events of threads whose label starts with PREFIX;\n"
 	    "                        repeatable (old spelling -l: still works, with a\n"
@@ -42,12 +42,15 @@ static void usage(FILE *f)
 	    "      --weight KIND     folded: count (threads), pending or running (ns)\n"
 	    "      --no-events       statistics only\n"
 	    "  -n, --count N         exit after N events (N statistics with --no-events)\n"
-	    "  -t, --time SECONDS    exit after SECONDS\n"
+	    "      --time SECONDS    exit after SECONDS\n"
 	    "      --summary         print a JSON summary of what was received on stderr at exit\n"
 	    "      --reconnect       when mtraced goes away, wait for it and carry on (default:\n"
 	    "                        exit, status 0 after a Goodbye or end of file)\n"
 	    "  -h, --help            this text\n"
-	    "  -V, --version         version\n",
+	    "  -V, --version         version\n"
+	    "\n"
+	    "The old spellings -d (--domain) and -t (--time) still work, with a warning:\n"
+	    "across mtrace -d is --delay and -t is --tree (docs/HACKING.md).\n",
 	    MTRACE_DEFAULT_SOCKET);
 }
 
@@ -105,7 +108,8 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 		O_FINISHED,
 		O_FRAMES,
 		O_WEIGHT,
-		O_LABEL
+		O_LABEL,
+		O_TIME
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -113,11 +117,11 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 		{ "output", required_argument, NULL, 'O' },
 		{ "write", required_argument, NULL, 'w' },
 		{ "format", required_argument, NULL, 'f' },
-		{ "domain", required_argument, NULL, 'd' },
+		{ "domain", required_argument, NULL, 'D' },
 		{ "ops", required_argument, NULL, 'o' },
 		{ "label", required_argument, NULL, O_LABEL },
 		{ "count", required_argument, NULL, 'n' },
-		{ "time", required_argument, NULL, 't' },
+		{ "time", required_argument, NULL, O_TIME },
 		{ "stats", required_argument, NULL, O_STATS },
 		{ "threads", required_argument, NULL, O_TOP },
 		{ "top", required_argument, NULL, O_TOP },
@@ -137,7 +141,7 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 	bool live_only = false;
 	int ch;
 
-	while ((ch = getopt_long(argc, argv, "s:i:O:w:f:d:o:l:n:t:hV", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:i:O:w:f:D:d:o:l:n:t:hV", lo, NULL)) != -1) {
 		char *end;
 		unsigned long v;
 
@@ -175,6 +179,9 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 			}
 			break;
 		case 'd':
+			fprintf(stderr, "mtrace-cat: -d is an old spelling; use -D (--domain)\n");
+			__attribute__((fallthrough));
+		case 'D':
 			v = strtoul(optarg, &end, 10);
 			if (*optarg >= '0' && *optarg <= '9' && !*end && v <= UINT32_MAX) {
 				if (o->n_domids == MAX_FILTER)
@@ -207,6 +214,9 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 			}
 			break;
 		case 't':
+			fprintf(stderr, "mtrace-cat: -t is an old spelling; use --time\n");
+			__attribute__((fallthrough));
+		case O_TIME:
 			o->seconds = strtod(optarg, &end);
 			if (*end || o->seconds <= 0) {
 				fprintf(stderr, "mtrace-cat: bad time '%s'\n", optarg);

@@ -56,9 +56,9 @@ static void usage(FILE *f)
 	    "  -l, --listen ADDR:PORT serve /metrics there (default %s; [::1]:PORT for\n"
 	    "                         IPv6; port 0 picks a free one; unix:/PATH for a\n"
 	    "                         Unix socket of mode 0660, group mtrace)\n"
-	    "  -t, --textfile DIR     write DIR/%s atomically for node_exporter's textfile\n"
+	    "      --textfile DIR     write DIR/%s atomically for node_exporter's textfile\n"
 	    "                         collector at every update (no HTTP unless --listen)\n"
-	    "  -i, --interval MS      statistics from mtraced every MS ms (default 1000)\n"
+	    "      --interval MS      statistics from mtraced every MS ms (default 1000)\n"
 	    "      --max-labels N     label series per domain, the rest in label=\"other\"\n"
 	    "                         (default 64)\n"
 	    "      --max-counters N   counter series per domain, likewise (default 64)\n"
@@ -70,7 +70,10 @@ static void usage(FILE *f)
 	    "                         within S seconds; a kept-alive connection idle\n"
 	    "                         for S is closed (default 10)\n"
 	    "  -h, --help             this text\n"
-	    "  -V, --version          version\n",
+	    "  -V, --version          version\n"
+	    "\n"
+	    "The old spellings -t (--textfile) and -i (--interval) still work, with a\n"
+	    "warning: across mtrace -t is --tree and -i is --input (docs/HACKING.md).\n",
 	    MTRACE_DEFAULT_SOCKET, DEFAULT_LISTEN, TEXTFILE_NAME);
 }
 
@@ -191,8 +194,8 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "listen", required_argument, NULL, 'l' },
-		{ "textfile", required_argument, NULL, 't' },
-		{ "interval", required_argument, NULL, 'i' },
+		{ "textfile", required_argument, NULL, 'T' + 256 },
+		{ "interval", required_argument, NULL, 'I' + 256 },
 		{ "max-labels", required_argument, NULL, 'L' },
 		{ "max-counters", required_argument, NULL, 'C' },
 		{ "token-file", required_argument, NULL, 'T' },
@@ -232,9 +235,15 @@ int main(int argc, char **argv)
 			listen = optarg;
 			break;
 		case 't':
+			fprintf(stderr, "mtrace-exporter: -t is an old spelling; use --textfile\n");
+			__attribute__((fallthrough));
+		case 'T' + 256:
 			e.textfile_dir = optarg;
 			break;
 		case 'i':
+			fprintf(stderr, "mtrace-exporter: -i is an old spelling; use --interval\n");
+			__attribute__((fallthrough));
+		case 'I' + 256:
 			interval = (unsigned)parse_num(optarg, "interval", 100, 3600000);
 			break;
 		case 'L':

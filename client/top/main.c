@@ -28,24 +28,28 @@ static void usage(FILE *f)
 	    "  -d, --delay SECONDS   update interval (default 1, minimum 0.1)\n"
 	    "  -s, --socket PATH     mtraced socket (default $MTRACE_SOCKET or %s);\n"
 	    "                        -S is the same\n"
-	    "  -o, --sort COLUMN     sort by column title or letter (e.g. READS, R)\n"
+	    "      --sort COLUMN     sort by column title or letter (e.g. READS, R)\n"
 	    "  -r, --reverse         reverse the sort order\n"
 	    "  -t, --tree            tree view (children under parents, becomes folded)\n"
 	    "  -g, --labels          group by label: count, live, new/s, lifetime p50/p99\n"
 	    "  -x, --sites           group by creation site: count, live, new/s, lifetime\n"
 	    "                        p50/p99, pending p99, the site and its inlined frames\n"
-	    "  -c, --site-tree       the creation tree by site: which site's threads create\n"
+	    "  -X, --site-tree       the creation tree by site: which site's threads create\n"
 	    "                        which (MADE), with each site's figures; a site met\n"
 	    "                        again is marked [above], its own ancestor [cycle]\n"
 	    "  -L, --depth N         site tree: N levels below the root sites (0: all)\n"
-	    "  -f, --finished        include resolved and failed threads\n"
+	    "      --finished        include resolved and failed threads\n"
 	    "  -F, --filter TEXT     only labels or domain names containing TEXT\n"
 	    "  -D, --domain ID|NAME  only this domain\n"
 	    "  -N, --threads N       threads asked of the daemon (default %d, batch %d)\n"
-	    "      --no-reconnect    exit when mtraced goes away (default: wait for it and\n"
+	    "  -R, --no-reconnect    exit when mtraced goes away (default: wait for it and\n"
 	    "                        carry on, retrying every 0.25 s up to every 5 s)\n"
 	    "  -h, --help            this text\n"
-	    "  -V, --version         version\n",
+	    "  -V, --version         version\n"
+	    "\n"
+	    "The old spellings -o (--sort), -c (--site-tree, now -X) and -f (--finished)\n"
+	    "still work, with a warning: across mtrace -o is --ops, -c is --config and -f\n"
+	    "is --format (docs/HACKING.md).\n",
 	    MTRACE_DEFAULT_SOCKET, DEFAULT_TOP_N_SCREEN, DEFAULT_TOP_N_BATCH);
 }
 
@@ -61,6 +65,18 @@ static long parse_long(const char *s, const char *what, long min, long max)
 	return v;
 }
 
+/* Letters this program once used for something the shared table gives another
+ * meaning: they still work for old scripts, and say what to write now. */
+static void old_spelling(char c, const char *now)
+{
+	fprintf(stderr, "mtrace-top: -%c is an old spelling; use %s\n", c, now);
+}
+
+enum {
+	OPT_SORT = 256,
+	OPT_FINISHED
+};
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -68,14 +84,14 @@ int main(int argc, char **argv)
 		{ "iterations", required_argument, NULL, 'n' },
 		{ "delay", required_argument, NULL, 'd' },
 		{ "socket", required_argument, NULL, 's' },
-		{ "sort", required_argument, NULL, 'o' },
+		{ "sort", required_argument, NULL, OPT_SORT },
 		{ "reverse", no_argument, NULL, 'r' },
 		{ "tree", no_argument, NULL, 't' },
 		{ "labels", no_argument, NULL, 'g' },
 		{ "sites", no_argument, NULL, 'x' },
-		{ "site-tree", no_argument, NULL, 'c' },
+		{ "site-tree", no_argument, NULL, 'X' },
 		{ "depth", required_argument, NULL, 'L' },
-		{ "finished", no_argument, NULL, 'f' },
+		{ "finished", no_argument, NULL, OPT_FINISHED },
 		{ "filter", required_argument, NULL, 'F' },
 		{ "domain", required_argument, NULL, 'D' },
 		{ "threads", required_argument, NULL, 'N' },
@@ -92,7 +108,7 @@ int main(int argc, char **argv)
 	char *end;
 
 	malloc_tune();
-	while ((c = getopt_long(argc, argv, "bn:d:s:S:o:rtgxcL:fF:D:N:hV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "bn:d:s:S:o:rtgxXcL:fF:D:N:RhV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'b':
 			batch = true;
@@ -115,6 +131,9 @@ int main(int argc, char **argv)
 			sock = optarg;
 			break;
 		case 'o':
+			old_spelling('o', "--sort");
+			/* fall through */
+		case OPT_SORT:
 			sort = optarg;
 			break;
 		case 'r':
@@ -130,12 +149,18 @@ int main(int argc, char **argv)
 			o.view = VIEW_SITES;
 			break;
 		case 'c':
+			old_spelling('c', "-X (--site-tree)");
+			/* fall through */
+		case 'X':
 			o.view = VIEW_SITE_TREE;
 			break;
 		case 'L':
 			o.tree_depth = (unsigned)parse_long(optarg, "--depth", 0, 1000000);
 			break;
 		case 'f':
+			old_spelling('f', "--finished");
+			/* fall through */
+		case OPT_FINISHED:
 			o.finished = true;
 			break;
 		case 'F':

@@ -29,7 +29,7 @@ static void usage(FILE *f)
 	    "  -l, --listen ADDR:PORT  where to listen (default %s); an address other\n"
 	    "                          than loopback needs --token-file; unix:/PATH is\n"
 	    "                          a Unix socket of mode 0660 (group mtrace)\n"
-	    "  -t, --token-file FILE   every request must carry the token in FILE\n"
+	    "  -T, --token-file FILE   every request must carry the token in FILE\n"
 	    "      --assets DIR        the page's files (default: installed, or the\n"
 	    "                          source tree when run from the build tree)\n"
 	    "      --history MIB       feed history kept for browsers (default 32)\n"
@@ -42,7 +42,10 @@ static void usage(FILE *f)
 	    "                          for S is closed (default 10; --header-timeout)\n"
 	    "      --stats MS          statistics interval asked of mtraced (default 1000)\n"
 	    "  -h, --help              this text\n"
-	    "  -V, --version           version\n",
+	    "  -V, --version           version\n"
+	    "\n"
+	    "The old spelling -t (--token-file, now -T) still works, with a warning: across\n"
+	    "mtrace -t is --tree (docs/HACKING.md).\n",
 	    MTRACE_DEFAULT_SOCKET, WEB_DEFAULT_LISTEN);
 }
 
@@ -89,7 +92,7 @@ int main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "listen", required_argument, NULL, 'l' },
-		{ "token-file", required_argument, NULL, 't' },
+		{ "token-file", required_argument, NULL, 'T' },
 		{ "assets", required_argument, NULL, O_ASSETS },
 		{ "history", required_argument, NULL, O_HISTORY },
 		{ "queue", required_argument, NULL, O_QUEUE },
@@ -121,7 +124,7 @@ int main(int argc, char **argv)
 	int c;
 
 	malloc_tune();
-	while ((c = getopt_long(argc, argv, "s:l:t:hV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:l:T:t:hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			o.socket = optarg;
@@ -130,6 +133,10 @@ int main(int argc, char **argv)
 			o.listen = optarg;
 			break;
 		case 't':
+			fprintf(
+			    stderr, "mtrace-web: -t is an old spelling; use -T (--token-file)\n");
+			__attribute__((fallthrough));
+		case 'T':
 			o.token_file = optarg;
 			break;
 		case O_ASSETS:

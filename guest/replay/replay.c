@@ -134,7 +134,7 @@ static void usage(FILE *f)
 	    "\n"
 	    "      --speed X         play X times the recorded pace (default 1; 0 = flat out)\n"
 	    "      --loop            repeat forever (each pass gets fresh thread ids)\n"
-	    "  -c, --passes N        play N passes (default 1)\n"
+	    "      --passes N        play N passes (default 1)\n"
 	    "      --hold            stay announced after the last pass until SIGTERM/SIGINT\n"
 	    "      --recorded-times  write the recorded 2014 times, not rebased ones\n"
 	    "  -p, --pages N         ring data pages, a power of two (default 256)\n"
@@ -143,8 +143,9 @@ static void usage(FILE *f)
 	    "      --dump            parse only: print each event as it would be written\n"
 	    "  -q, --quiet           no summary on stderr\n"
 	    "  -h, --help, -V, --version\n"
-	    "The old spellings -s (--speed) and -l (--loop) still work, with a warning: in\n"
-	    "mtrace's programs -s is --socket and -l is --listen (docs/HACKING.md).\n");
+	    "The old spellings -s (--speed), -l (--loop) and -c (--passes) still work, with a\n"
+	    "warning: in mtrace's programs -s is --socket, -l is --listen and -c is --config\n"
+	    "(docs/HACKING.md).\n");
 }
 
 /* -s and -l mean --socket and --listen across mtrace; scripts that used the old
@@ -159,7 +160,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	static const struct option lo[] = {
 		{ "speed", required_argument, NULL, 'S' },
 		{ "loop", no_argument, NULL, 'L' },
-		{ "passes", required_argument, NULL, 'c' },
+		{ "passes", required_argument, NULL, 'P' + 256 },
 		{ "hold", no_argument, NULL, 'H' },
 		{ "recorded-times", no_argument, NULL, 'R' },
 		{ "pages", required_argument, NULL, 'p' },
@@ -194,6 +195,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 			o->passes = 0;
 			break;
 		case 'c':
+			old_spelling('c', "--passes");
+			__attribute__((fallthrough));
+		case 'P' + 256:
 			errno = 0;
 			o->passes = strtoull(optarg, &end, 10);
 			if (errno || *end || o->passes == 0 || optarg[0] == '-') {

@@ -16,7 +16,7 @@ time_snap() {
 
 sim_start
 # a per-guest cap that the good guests (at most 260 pages) stay under
-daemon_start -o max_pages_per_guest=1000
+daemon_start --set max_pages_per_guest=1000
 BASE=0
 for _ in 1 2 3; do b=$(time_snap); [ "$b" -gt "$BASE" ] && BASE=$b; done
 note "statistics answered in $BASE ms (slowest of 3) before the hostile guests"
@@ -25,7 +25,7 @@ GOOD1=$(guest good1 -- "$HOSTILE" --rings 2 --pages 128 count 20000)
 # a domain whose xenstore we fill by hand (as dom0 may), running nothing of ours
 XS=$(guest xs -- sleep 600)
 P=/local/domain/$XS/data/mtrace
-xsw() { "$SIMXEN" -d "$SIM" xs-write "$1" "$2" || fail "xs-write $1"; }
+xsw() { "$SIMXEN" --dir "$SIM" xs-write "$1" "$2" || fail "xs-write $1"; }
 announce() {	# rings ref pages port
 	xsw $P/version 1; xsw $P/clock monotonic; xsw $P/event-channel "$4"
 	xsw $P/rings "$1"
@@ -56,7 +56,7 @@ xsw $P/state "readyy"
 wait_match "$XS" state '^bad: state: "readyy"'
 grep -q "domain $XS (xs): not traced: ring/0/pages" "$DLOG" || fail "refusal not logged"
 # a legacy ref list that is garbage
-"$SIMXEN" -d "$SIM" xs-rm $P || fail "xs-rm"
+"$SIMXEN" --dir "$SIM" xs-rm $P || fail "xs-rm"
 xsw /local/domain/$XS/data/mprof/ring-ref "1,2,,x"
 wait_match "$XS" state '^bad: data/mprof/ring-ref'
 
@@ -107,9 +107,9 @@ note "statistics answered in $LAT ms under flood and storm"
 [ "$LAT" -lt $(( 5 * BASE + 2000 )) ] || fail "daemon slow to answer under load: $LAT ms"
 
 alive
-"$SIMXEN" -d "$SIM" destroy "$FLOOD" >/dev/null
-"$SIMXEN" -d "$SIM" destroy "$STORM" >/dev/null
-"$SIMXEN" -d "$SIM" destroy "$BAD" >/dev/null
+"$SIMXEN" --dir "$SIM" destroy "$FLOOD" >/dev/null
+"$SIMXEN" --dir "$SIM" destroy "$STORM" >/dev/null
+"$SIMXEN" --dir "$SIM" destroy "$BAD" >/dev/null
 wait_field "$FLOOD" state destroyed
 daemon_stop
 echo "ok: hostile guests"

@@ -9,10 +9,10 @@ cd "$T" || exit 1
 printf '%s\n' 'plain' 'with space' $'esc\e[31mred\e[0m' $'bad\xff\xfeutf8' 'größe' \
 	'quote"back\slash' $'cr\rtab\tbell\a' '' "$(printf 'L%.0s' {1..300})" >"$T/labels"
 
-"$CAT" -s "$SOCK" -f json -o label -d lf >"$T/cat.json" 2>"$T/cat.err" &
+"$CAT" -s "$SOCK" -f json -o label -D lf >"$T/cat.json" 2>"$T/cat.err" &
 PIDS+=($!)
 wait_until 10 grep -q "client.*mtrace-cat\|mtrace-cat" "$DLOG" || fail "mtrace-cat did not connect"
-guest lf -- "$LOAD" --labels-from "$T/labels" -n 1500 -R 3000 -p 64 --wait-reader 10 --summary "$T/sum.json" \
+guest lf -- "$LOAD" --labels-from "$T/labels" -n 1500 --rate 3000 -p 64 --wait-reader 10 --summary "$T/sum.json" \
 	>/dev/null
 wait_until 30 test -s "$T/sum.json" || fail "no summary from mtrace-load"
 "$PYTHON" - "$T/sum.json" "$T/cat.json" "$T/labels" <<'PY' || fail "labels differ"

@@ -7,7 +7,7 @@
 : "${MPROF_GUEST:?}"
 
 sim_start
-daemon_start -o mprof_poll_ms=50 -o dead_keep_s=2
+daemon_start --set mprof_poll_ms=50 --set dead_keep_s=2
 L=$(guest legacy -- "$MPROF_GUEST" --live --pages 16 --rate 2000)
 R=$(guest ring -- "$HOSTILE" --rings 1 --pages 64 count 2000)
 ER=$(json_events ring)
@@ -17,7 +17,7 @@ wait_match "$L" events '^[1-9]'
 wait_field "$R" events "$ER"
 [ "$(field "$R" legacy)" = 0 ] || fail "ring guest marked legacy"
 # the ring guest also offers a legacy buffer: data/mtrace wins, nothing is remapped
-"$SIMXEN" -d "$SIM" xs-write "/local/domain/$R/data/mprof/ring-ref" "1,2,3" || fail "xs-write"
+"$SIMXEN" --dir "$SIM" xs-write "/local/domain/$R/data/mprof/ring-ref" "1,2,3" || fail "xs-write"
 sleep 0.5
 snap
 [ "$(field "$R" legacy)" = 0 ] && [ "$(field "$R" state)" = running ] || fail "both: not read through data/mtrace"
@@ -27,8 +27,8 @@ E1=$(field "$L" events)
 sleep 1
 snap
 [ "$(field "$L" events)" -gt "$E1" ] || fail "legacy guest not polled"
-"$SIMXEN" -d "$SIM" destroy "$R" >/dev/null
-"$SIMXEN" -d "$SIM" destroy "$L" >/dev/null
+"$SIMXEN" --dir "$SIM" destroy "$R" >/dev/null
+"$SIMXEN" --dir "$SIM" destroy "$L" >/dev/null
 wait_field "$L" state destroyed
 wait_field "$R" state destroyed
 [ "$(grant_maps)" = 0 ] || fail "$(grant_maps) grant mappings left"

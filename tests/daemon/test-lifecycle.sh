@@ -30,11 +30,11 @@ MAPS=$(grant_maps)
 [ "$MAPS" -gt 0 ] || fail "no grant mappings while guests are traced"
 
 # destroy: final drain, unmap, unbind, DomainDown, statistics kept
-"$SIMXEN" -d "$SIM" destroy "$D1" || fail "destroy"
+"$SIMXEN" --dir "$SIM" destroy "$D1" || fail "destroy"
 wait_field "$D1" state destroyed
 [ "$(field "$D1" alive)" = 0 ] && [ "$(field "$D1" events)" = "$E1" ] || fail "domain $D1 lost its statistics"
 # crash (domain kept as crashed by the toolstack)
-"$SIMXEN" -d "$SIM" crash "$D3" || fail "crash"
+"$SIMXEN" --dir "$SIM" crash "$D3" || fail "crash"
 wait_field "$D3" state crashed
 [ "$(field "$D3" events)" = "$E3" ] || fail "domain $D3 lost its statistics"
 [ "$(field "$D2" state)" = running ] && [ "$(field "$D2" events)" = "$E2" ] || fail "bystander $D2 disturbed"
@@ -49,8 +49,8 @@ grep -q "domain $D4 (four): withdrawn" "$DLOG" || fail "withdrawal not logged"
 [ "$(grep -c "domain $D4 (four): traced" "$DLOG")" = 2 ] || fail "domain $D4 not remapped"
 
 # only domain two and four remain mapped: 2 + 4 rings x (header + data)
-"$SIMXEN" -d "$SIM" destroy "$D2" || fail "destroy"
-"$SIMXEN" -d "$SIM" destroy "$D4" || fail "destroy"
+"$SIMXEN" --dir "$SIM" destroy "$D2" || fail "destroy"
+"$SIMXEN" --dir "$SIM" destroy "$D4" || fail "destroy"
 wait_field "$D2" state destroyed
 wait_field "$D4" state destroyed
 [ "$(grant_maps)" = 0 ] || fail "$(grant_maps) grant mappings left after every guest died"

@@ -8,21 +8,21 @@
 
 sim_start
 daemon_start
-"$CAT" -s "$SOCK" -f count --summary -t 120 2>"$T/cat.json" &
+"$CAT" -s "$SOCK" -f count --summary --time 120 2>"$T/cat.json" &
 CAT_PID=$!
 PIDS+=("$CAT_PID")
 # a's creations, to check that its rings create threads of their own
-"$CAT" -s "$SOCK" -f json -d a -o creates -t 120 >"$T/creates.json" 2>/dev/null &
+"$CAT" -s "$SOCK" -f json -D a -o creates --time 120 >"$T/creates.json" 2>/dev/null &
 CR_PID=$!
 PIDS+=("$CR_PID")
 sleep 0.3
 # flat out, rings big enough to hold everything: the counts must be exact
-A=$(guest a --preserve-poweroff -- "$LOAD" -r 2 -p 128 -n 8000 --labels 3 -c 2 --seed 7 --wait-reader 10 --linger 10)
-B=$(guest b --preserve-poweroff -- "$LOAD" -r 1 -p 16 --garbage mixed -d 3 -R 20000)
+A=$(guest a --preserve-poweroff -- "$LOAD" --rings 2 -p 128 -n 8000 --labels 3 --counters 2 --seed 7 --wait-reader 10 --linger 10)
+B=$(guest b --preserve-poweroff -- "$LOAD" --rings 1 -p 16 --garbage mixed --duration 3 --rate 20000)
 # c stamps raw TSC ticks where the TSC is invariant: mtraced converts them at decode
 CCLOCK=monotonic
 grep -qw nonstop_tsc /proc/cpuinfo 2>/dev/null && CCLOCK=tsc
-C=$(guest c --preserve-poweroff -- "$LOAD" -r 4 -p 64 -n 3000 --labels 5 --seed 9 --wait-reader 10 --linger 10 \
+C=$(guest c --preserve-poweroff -- "$LOAD" --rings 4 -p 64 -n 3000 --labels 5 --seed 9 --wait-reader 10 --linger 10 \
 	--clock "$CCLOCK")
 EA=$(json_events a); EC=$(json_events c)
 note "mtrace-load a wrote $EA events, c $EC"
@@ -72,7 +72,7 @@ if both:
     sys.exit(1)
 PY
 note "each ring creates threads of its own"
-"$SIMXEN" -d "$SIM" destroy "$B" >/dev/null
+"$SIMXEN" --dir "$SIM" destroy "$B" >/dev/null
 wait_field "$B" state destroyed 20
 sleep 0.5
 note "stopping the client"

@@ -43,7 +43,7 @@ check_all
 note "after restart: $N guests re-discovered, counted exactly"
 # a guest that dies while the daemon is down is not resurrected
 daemon_stop
-"$SIMXEN" -d "$SIM" destroy "${D[1]}" >/dev/null
+"$SIMXEN" --dir "$SIM" destroy "${D[1]}" >/dev/null
 daemon_start
 snap
 [ -z "$(field "${D[1]}" state)" ] || fail "dead guest ${D[1]} reported: $(field "${D[1]}" state)"

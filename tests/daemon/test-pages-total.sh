@@ -47,7 +47,7 @@ refused() {
 }
 
 sim_start
-daemon_start -o max_pages_total=$CAP
+daemon_start --set max_pages_total=$CAP
 
 # a: 65 pages, b: 66 pages -> 131 mapped
 A=$(guest a -- "$HOSTILE" --rings 1 --pages 64 count 3000)
@@ -77,7 +77,7 @@ refused "$C"
 note "d fills the cap exactly; c still refused"
 
 # a destroyed: its 65 pages are released, e (65 pages) fits again
-"$SIMXEN" -d "$SIM" destroy "$A" >/dev/null || fail "destroy a"
+"$SIMXEN" --dir "$SIM" destroy "$A" >/dev/null || fail "destroy a"
 wait_field "$A" state destroyed
 wait_pages 83
 E=$(guest e -- "$HOSTILE" --rings 1 --pages 64 count 2500)
@@ -98,8 +98,8 @@ note "a's pages released: e traced; f refused at the cap"
 
 # b and e destroyed: 17 pages left, c (129) and f (2) fit and are taken on by the
 # rescan, their rings read from the start: exact counts
-"$SIMXEN" -d "$SIM" destroy "$B" >/dev/null || fail "destroy b"
-"$SIMXEN" -d "$SIM" destroy "$E" >/dev/null || fail "destroy e"
+"$SIMXEN" --dir "$SIM" destroy "$B" >/dev/null || fail "destroy b"
+"$SIMXEN" --dir "$SIM" destroy "$E" >/dev/null || fail "destroy e"
 wait_field "$B" state destroyed
 wait_field "$E" state destroyed
 traced "$C" c

@@ -8,10 +8,10 @@
 "$MTRACED" --version | grep -Eq '^mtraced [0-9]' || fail "--version"
 "$MTRACED" --bogus >/dev/null 2>&1; [ $? = 2 ] || fail "bad flag not refused with status 2"
 printf 'drain_budget = 100\nmax_guests = lots\n' >"$T/bad.conf"
-out=$("$MTRACED" -f -c "$T/bad.conf" --backend sim --sim-dir "$SIM" 2>&1)
+out=$("$MTRACED" --foreground -c "$T/bad.conf" --backend sim --sim-dir "$SIM" 2>&1)
 [ $? = 1 ] || fail "bad config accepted"
 echo "$out" | grep -q "bad.conf:2: max_guests: expected a number" || fail "no file:line error: $out"
-"$MTRACED" -f -c "$T/missing.conf" --backend sim 2>&1 | grep -q "missing.conf" || fail "missing config"
+"$MTRACED" --foreground -c "$T/missing.conf" --backend sim 2>&1 | grep -q "missing.conf" || fail "missing config"
 
 sim_start
 "$PYTHON" "$HERE/notify-listen.py" "$T/notify" "$T/notify.log" &

@@ -17,8 +17,8 @@ RATE=200000 # per guest: 8 M events/s in all, more than mtraced reads here
 SECS=3
 
 sim_start
-daemon_start -o client_queue_bytes=64M -o client_queue_total=128M
-"$CAT" -s "$SOCK" -f count --summary -t 120 2>"$T/cat.json" &
+daemon_start --set client_queue_bytes=64M --set client_queue_total=128M
+"$CAT" -s "$SOCK" -f count --summary --time 120 2>"$T/cat.json" &
 CAT_PID=$!
 PIDS+=("$CAT_PID")
 sleep 0.3
@@ -30,7 +30,7 @@ note "$N guests created"
 # The guests yield to mtraced and the client: what is tested is how mtraced splits its
 # work into turns, not how the scheduler shares a saturated machine (with others' jobs
 # running beside this test the client was starved and its queue overflowed).
-"$SIMXEN" -d "$SIM" list | awk '$1 != 0 && $4 ~ /^[0-9]+$/ { print $4 }' | xargs -r renice -n 19 -p >/dev/null
+"$SIMXEN" --dir "$SIM" list | awk '$1 != 0 && $4 ~ /^[0-9]+$/ { print $4 }' | xargs -r renice -n 19 -p >/dev/null
 note "reniced: $(ps -o ni= -C mtrace-load | sort -u | tr -s ' \n' ' ')"
 S=()
 for i in $(seq 1 $N); do S+=("$T/load$i.json"); done

@@ -36,8 +36,8 @@ note "docs/fleet.md: config, rules and rule tests pass promtool"
 sim_start
 daemon_start
 guest mirage -- "$REPLAY" --hold --quiet --speed 0 "$FIXTURE" >/dev/null
-LOAD_A=$(guest load-a -- "$LOAD" -R 3000 -d 600 --seed 1 --summary "$T/load-a.json")
-LOAD_B=$(guest load-b -- "$LOAD" -R 3000 -d 600 --seed 2 --labels 6 -c 4 --summary "$T/load-b.json")
+LOAD_A=$(guest load-a -- "$LOAD" --rate 3000 --duration 600 --seed 1 --summary "$T/load-a.json")
+LOAD_B=$(guest load-b -- "$LOAD" --rate 3000 --duration 600 --seed 2 --labels 6 --counters 4 --summary "$T/load-b.json")
 guest hostile -- "$REPLAY" --hold --quiet --speed 0 -p 512 "$T/hostile.sexp" >/dev/null
 exporter_start -i 200 --max-labels $CAP_LABELS --max-counters $CAP_COUNTERS || fail "exporter"
 prom_start "${EXP_URL#http://}" "$T/mtrace-rules.yml" || fail "prometheus"
@@ -77,7 +77,7 @@ PY
 
 note "scrapes checked"
 # quiescent: the load guests paused, every guest's ring drained
-"$SIMXEN" -d "$SIM" pause "$LOAD_A" && "$SIMXEN" -d "$SIM" pause "$LOAD_B" ||
+"$SIMXEN" --dir "$SIM" pause "$LOAD_A" && "$SIMXEN" --dir "$SIM" pause "$LOAD_B" ||
 	fail "pause"
 "$PYTHON" "$TESTS/promcheck.py" quiesce "$CAT" "$SOCK" "$T/cat.json" 30 || fail "quiesce"
 SINCE=$(date +%s.%N)
@@ -105,14 +105,14 @@ PY
 note "hostile strings: exact through Prometheus"
 
 # a destroyed guest disappears
-"$SIMXEN" -d "$SIM" destroy "$LOAD_B" || fail "destroy"
+"$SIMXEN" --dir "$SIM" destroy "$LOAD_B" || fail "destroy"
 "$PYTHON" "$TESTS/promcheck.py" wait-gone "$PROM_URL" load-b 20 || fail "destroyed guest still shown"
 scrape "$T/scrape-gone.txt" || fail "scrape after destroy"
 grep -q 'domain="load-b"' "$T/scrape-gone.txt" && fail "load-b still exported"
 note "destroyed guest: gone"
 
 # a guest overruns its ring: a two-page ring, and mtraced stopped for a second
-guest overrun -- "$LOAD" -p 2 -R 2000 -d 600 --seed 3 --summary "$T/overrun.json" >/dev/null
+guest overrun -- "$LOAD" -p 2 --rate 2000 --duration 600 --seed 3 --summary "$T/overrun.json" >/dev/null
 "$PYTHON" - "$PROM_URL" <<'PY' || fail "overrun guest not scraped"
 import json, sys, time, urllib.parse, urllib.request
 q = 'mtrace_domain_lost_events_total{domain="overrun"}'
@@ -130,7 +130,7 @@ sleep 1
 kill -CONT "$DPID"
 # and a guest that writes garbage now and then: corrupt records (what its garbage does to
 # its own loss count is its business: it is left out of the check for stray alerts)
-guest evil -- "$LOAD" --garbage mixed -R 2000 -d 600 --seed 4 --summary "$T/evil.json" >/dev/null
+guest evil -- "$LOAD" --garbage mixed --rate 2000 --duration 600 --seed 4 --summary "$T/evil.json" >/dev/null
 "$PYTHON" "$TESTS/promcheck.py" wait-alert "$PROM_URL" MtraceGuestLosingEvents firing 30 domain=overrun ||
 	fail "no alert for the overrun"
 note "overrun: alert firing"

@@ -35,14 +35,14 @@ live proto -f proto --stats 300 -O "$T/rec2.mtr"
 live text -f text -O "$T/live.txt"
 # --label follows labels in stream order; mtrace-load's rings reuse each other's thread ids,
 # which only mtraced sees interleaved as it applied them: one ring for this one
-live l1 -f json -d g1 --label label-1 -O "$T/live-l1.jsonl"
-live dg1 -f json -d g1 -o label,fails,counter -O "$T/live-dg1.jsonl"
+live l1 -f json -D g1 --label label-1 -O "$T/live-l1.jsonl"
+live dg1 -f json -D g1 -o label,fails,counter -O "$T/live-dg1.jsonl"
 live chrome -f chrome -O "$T/live-chrome.json"
 live ctf -f ctf -O "$T/live-ctf"
 sleep 0.5
 
-load_guest g1 5 "$T/g1.json" -n 15000 -R 30000 --fail 20 --evtchn 5
-load_guest g2 8 "$T/g2.json" -r 2 -n 8000 -R 30000 --seed 2 --labels 8 -c 4
+load_guest g1 5 "$T/g1.json" -n 15000 --rate 30000 --fail 20 --evtchn 5
+load_guest g2 8 "$T/g2.json" --rings 2 -n 8000 --rate 30000 --seed 2 --labels 8 --counters 4
 guest mirage --domid 6 -- "$REPLAY" --speed 10 --hold "$MTRACE_SRC/data/mirage/log-x86.sexp" \
 	>/dev/null
 guest 'str"ings' --domid 7 -- "$STRINGS_GUEST" >/dev/null
@@ -51,7 +51,7 @@ for _ in $(seq 200); do
 	[ "$(grep -c '"type":"event","domid":6,' "$T/live.jsonl")" -ge 3915 ] && break
 	sleep 0.1
 done
-"$SIMXEN" -d "$SIM" destroy 6 >/dev/null || fail "destroy mirage"
+"$SIMXEN" --dir "$SIM" destroy 6 >/dev/null || fail "destroy mirage"
 wait_guests "$T/g1.json" "$T/g2.json"
 sleep 0.5	# the last statistics
 daemon_stop
@@ -85,15 +85,15 @@ pass "recordings read back: $events events, $stats statistics, domain notices eq
 
 # 2. filters on a recording
 grep -q '"domid":5,' "$T/live-l1.jsonl" || fail "the live -l client got nothing"
-"$CAT" -i "$T/rec.mtr" -f json -d g1 --label label-1 >"$T/back-l1.jsonl"
+"$CAT" -i "$T/rec.mtr" -f json -D g1 --label label-1 >"$T/back-l1.jsonl"
 "$PYTHON" "$HERE/compare_jsonl.py" --no-stats "$T/live-l1.jsonl" "$T/back-l1.jsonl" ||
 	fail "-i --label label-1 differs from a live --label label-1"
-"$CAT" -i "$T/rec.mtr" -f json -d g1 -o label,fails,counter --no-events >/dev/null ||
+"$CAT" -i "$T/rec.mtr" -f json -D g1 -o label,fails,counter --no-events >/dev/null ||
 	fail "-i --no-events"
-"$CAT" -i "$T/rec.mtr" -f json -d g1 -o label,fails,counter >"$T/back-dg1.jsonl"
+"$CAT" -i "$T/rec.mtr" -f json -D g1 -o label,fails,counter >"$T/back-dg1.jsonl"
 "$PYTHON" "$HERE/compare_jsonl.py" --no-stats "$T/live-dg1.jsonl" "$T/back-dg1.jsonl" ||
 	fail "-i -d g1 -o ... differs from the live client"
-"$CAT" -i "$T/rec.mtr" -d g1 -o label,fails,counter -f proto -O "$T/sub.mtr"
+"$CAT" -i "$T/rec.mtr" -D g1 -o label,fails,counter -f proto -O "$T/sub.mtr"
 "$CAT" -i "$T/sub.mtr" -f json >"$T/back-sub.jsonl"
 "$PYTHON" "$HERE/compare_jsonl.py" --no-stats "$T/live-dg1.jsonl" "$T/back-sub.jsonl" ||
 	fail "a filtered recording differs"
@@ -118,11 +118,11 @@ pass "CTF: babeltrace2 reads $n events silently; bt2 and the mtv layout equal th
 "$CAT" -i "$T/rec.mtr" -f chrome | cmp - "$T/live-chrome.json" || fail "-i -f chrome differs"
 "$PYTHON" "$HERE/check_chrome.py" "$T/live-chrome.json" "$T/live.jsonl" ||
 	fail "chrome check"
-"$CAT" -i "$T/rec.mtr" -f chrome -d g1 --label label-1 -O "$T/l1-chrome.json"
+"$CAT" -i "$T/rec.mtr" -f chrome -D g1 --label label-1 -O "$T/l1-chrome.json"
 "$PYTHON" "$HERE/check_chrome.py" "$T/l1-chrome.json" "$T/back-l1.jsonl" ||
 	fail "chrome check (-l label-1)"
-"$CAT" -i "$T/rec.mtr" -f chrome -d 7 -O "$T/str-chrome.json"
-"$CAT" -i "$T/rec.mtr" -f json -d 7 -O "$T/str.jsonl"
+"$CAT" -i "$T/rec.mtr" -f chrome -D 7 -O "$T/str-chrome.json"
+"$CAT" -i "$T/rec.mtr" -f json -D 7 -O "$T/str.jsonl"
 "$PYTHON" "$HERE/check_chrome.py" "$T/str-chrome.json" "$T/str.jsonl" ||
 	fail "chrome check (hostile strings)"
 pass "Chrome JSON: structure and counts"

@@ -35,7 +35,7 @@ sleep 0.3
 guest mirage --domid 6 -- "$REPLAY" --speed 10 --hold "$MTRACE_SRC/data/mirage/log-x86.sexp" \
 	>/dev/null
 wait_pid "$MC" 30 || fail "the mirage client exited $?"
-"$SIMXEN" -d "$SIM" destroy 6 >/dev/null || fail "destroy mirage"
+"$SIMXEN" --dir "$SIM" destroy 6 >/dev/null || fail "destroy mirage"
 check mirage
 pass "the 2014 trace: 0 unfinished slices in Perfetto's model"
 
@@ -43,7 +43,7 @@ pass "the 2014 trace: 0 unfinished slices in Perfetto's model"
 live load -n 12000
 LC=$LASTPID
 sleep 0.3
-load_guest g1 5 "$T/g1.json" -r 2 -n 6000 -R 30000 --fail 20 -l 8 -c 3
+load_guest g1 5 "$T/g1.json" --rings 2 -n 6000 --rate 30000 --fail 20 --labels 8 --counters 3
 wait_pid "$LC" 30 || fail "the load client exited $?"
 wait_guests "$T/g1.json"
 check load
@@ -53,7 +53,7 @@ pass "mtrace-load (two rings): 0 unfinished, no stacked thread slices"
 live stop
 SC=$LASTPID
 sleep 0.3
-load_guest g2 7 "$T/g2.json" --duration 60 -R 5000
+load_guest g2 7 "$T/g2.json" --duration 60 --rate 5000
 grown() { [ "$(stat -c %s "$T/stop-chrome.json" 2>/dev/null || echo 0)" -gt 300000 ]; }
 wait_until 30 grown || fail "g2 wrote too little"
 kill -INT "$SC"
@@ -62,6 +62,6 @@ wait_pid "$SC" 10 || fail "the client exited $? on SIGINT"
 check stop
 grep -q '"perfetto did_not_end": [1-9]' "$T/stop.check" ||
 	fail "stopped mid-run, yet no thread marked did_not_end"
-"$SIMXEN" -d "$SIM" destroy 7 >/dev/null
+"$SIMXEN" --dir "$SIM" destroy 7 >/dev/null
 pass "stopped mid-run: 0 unfinished; the pending threads end at the capture's end"
 daemon_stop

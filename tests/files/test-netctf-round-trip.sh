@@ -10,7 +10,7 @@ NETCTF=$MTRACE_SRC/tests/legacy/fixtures/net.ctf
 want=$("$PYTHON" "$HERE/../legacy/ctf_reader.py" "$NETCTF" |
 	"$PYTHON" -c 'import json,sys; print(json.load(sys.stdin)["events"])')
 sim_start
-daemon_start -o mprof_poll_ms=50
+daemon_start --set mprof_poll_ms=50
 "$CAT" -s "$SOCK" -f ctf -O "$T/ctf" 2>"$T/ctf.err" &
 CTF_PID=$!
 PIDS+=($CTF_PID)

@@ -6,7 +6,7 @@
 . "$MTRACE_SRC/tests/rig.sh"
 
 sim_start
-daemon_start -o mprof_poll_ms=20
+daemon_start --set mprof_poll_ms=20
 "$CAT" -s "$SOCK" -f json --stats 200 >"$T/cat.jsonl" 2>"$T/cat.err" &
 PIDS+=($!)
 sleep 0.3

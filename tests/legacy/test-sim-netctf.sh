@@ -7,7 +7,7 @@ CTF=$HERE/fixtures/net.ctf
 
 want=$(python3 "$HERE/ctf_reader.py" "$CTF" | python3 -c 'import json,sys; print(json.load(sys.stdin)["events"])')
 sim_start
-daemon_start -o mprof_poll_ms=50
+daemon_start --set mprof_poll_ms=50
 "$CAT" -s "$SOCK" -f json --stats 200 >"$T/cat.jsonl" 2>"$T/cat.err" &
 PIDS+=($!)
 sleep 0.3

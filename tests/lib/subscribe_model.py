@@ -2,8 +2,8 @@
 copy of the daemon's filter (daemon/stream*.c), used by every checker that compares
 what a client received with what was written.
 
-A filter is mtrace-cat's options: -d ID|NAME (any of them), -o OP[,OP] (any of them),
--l PREFIX (an event of a thread whose label starts with any of them), --no-events.
+A filter is mtrace-cat's options: -D ID|NAME (any of them), -o OP[,OP] (any of them),
+--label PREFIX (an event of a thread whose label starts with any of them), --no-events.
 Empty sets select everything."""
 import os
 import sys
@@ -15,7 +15,7 @@ import mtrace_ops  # noqa: E402  (the op table of common/ops.c)
 OPS = mtrace_ops.BY_NAME
 
 # mtrace-cat's options that take a value (the rest are flags).
-_VALUED = ("-d", "-o", "-l", "--label", "-f", "--stats", "-s", "--socket", "-n", "-t")
+_VALUED = ("-D", "--domain", "-d", "-o", "-l", "--label", "-f", "--stats", "-s", "--socket", "-n", "-t", "--time")
 
 
 def op_code(name):
@@ -35,7 +35,7 @@ class Subscribe:
                 continue
             v = args[i + 1]
             i += 2
-            if flag == "-d":
+            if flag in ("-D", "--domain", "-d"):  # -d: the old spelling
                 (self.ids.add(int(v)) if v.isdigit() else self.names.add(v))
             elif flag == "-o":
                 self.ops.update(op_code(o) for o in v.split(","))

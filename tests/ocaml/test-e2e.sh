@@ -9,7 +9,7 @@ ROUNDS=4000
 
 sim_start
 daemon_start
-"$CAT" -s "$SOCK" -f json -d ocaml -t 170 >"$T/events.json" 2>"$T/cat.err" &
+"$CAT" -s "$SOCK" -f json -D ocaml --time 170 >"$T/events.json" 2>"$T/cat.err" &
 CAT_PID=$!
 PIDS+=("$CAT_PID")
 # subscribed before the guest writes its RING_START, or that first event is not its to see

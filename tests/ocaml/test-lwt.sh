@@ -12,10 +12,10 @@ SRC_ML=$MTRACE_SRC/ocaml/test/lwt_threads.ml
 
 sim_start
 daemon_start
-"$CAT" -s "$SOCK" -f json -d lwt -t 280 --stats 250 --site-stats >"$T/events.json" 2>"$T/cat.err" &
+"$CAT" -s "$SOCK" -f json -D lwt --time 280 --stats 250 --site-stats >"$T/events.json" 2>"$T/cat.err" &
 CAT_PID=$!
 PIDS+=("$CAT_PID")
-"$CAT" -s "$SOCK" -f folded --frames site -d lwt -t 280 >"$T/sites.folded" 2>"$T/folded.err" &
+"$CAT" -s "$SOCK" -f folded --frames site -D lwt --time 280 >"$T/sites.folded" 2>"$T/folded.err" &
 FOLD_PID=$!
 PIDS+=("$FOLD_PID")
 # the guest starts writing once mtraced attaches; events before mtrace-cat is a client

@@ -9,9 +9,9 @@ sim_start
 daemon_start
 G=$(guest flood -- "$HOSTILE" flood)
 wait_match "$G" events '^[1-9]' 10
-"$CAT" -s "$SOCK" -f count --summary -t 20 2>"$T/plain.err" &
+"$CAT" -s "$SOCK" -f count --summary --time 20 2>"$T/plain.err" &
 PLAIN=$!
-"$CAT" -s "$SOCK" -f count --summary --reconnect -t 4 2>"$T/re.err" &
+"$CAT" -s "$SOCK" -f count --summary --reconnect --time 4 2>"$T/re.err" &
 RE=$!
 PIDS+=("$PLAIN" "$RE")
 sleep 0.7
@@ -39,5 +39,5 @@ a, b = events(sys.argv[1]), events(sys.argv[2])
 print("# events: until the kill %d, with --reconnect %d" % (a, b))
 sys.exit(0 if b > a else 1)
 PY
-"$SIMXEN" -d "$SIM" destroy "$G" >/dev/null
+"$SIMXEN" --dir "$SIM" destroy "$G" >/dev/null
 daemon_stop

@@ -71,7 +71,7 @@ if [[ $PARTS == *" noread "* ]]; then
 	wait "$HN"
 	note "20 stalled clients: peak RSS $peak KiB (+$((peak - base)))"
 	alive
-	"$SIMXEN" -d "$SIM" destroy "$G" >/dev/null
+	"$SIMXEN" --dir "$SIM" destroy "$G" >/dev/null
 fi
 snap
 grep -q "^end clients=" "$T/stats" || fail "a new client got no statistics"

@@ -16,5 +16,5 @@ note "client with the odd Subscribe: $(cat "$T/badsub.out")"
 grep -Eq "^(events [1-9]|error [1-9])" "$T/badsub.out" || fail "no events and no Error"
 grep -q "out of memory" "$DLOG" && fail "the daemon logged out of memory"
 alive
-"$SIMXEN" -d "$SIM" destroy "$G" >/dev/null
+"$SIMXEN" --dir "$SIM" destroy "$G" >/dev/null
 daemon_stop

@@ -17,10 +17,10 @@ snap
 grep -q "^refused: Permission denied" "$T/evil.log" || fail "the guest could write its name: $(cat "$T/evil.log")"
 name_of() { sed -n "s/^dom $1 name=\([^ ]*\) .*/\1/p" "$T/stats"; }
 [ "$(name_of "$E")" = evil ] || fail "domain $E is not 'evil'"
-"$SIMXEN" -d "$SIM" xs-read "/local/domain/$E/name" | grep -qx evil || fail "xenstore name changed"
+"$SIMXEN" --dir "$SIM" xs-read "/local/domain/$E/name" | grep -qx evil || fail "xenstore name changed"
 note "the guest's write to its name was refused"
 # a -d ref client sees the events of ref only
-"$CAT" -s "$SOCK" -d ref -f json -n 2000 -t 5 >"$T/cat.json" 2>/dev/null || true
+"$CAT" -s "$SOCK" -D ref -f json -n 2000 --time 5 >"$T/cat.json" 2>/dev/null || true
 "$PYTHON" - "$T/cat.json" "$R" <<'PY' || fail "-d ref: not only ref's events"
 import json, sys
 doms = {}
@@ -35,7 +35,7 @@ print("# -d ref: records by domain %s" % doms)
 sys.exit(0 if doms and set(doms) == {int(sys.argv[2])} else 1)
 PY
 # a name node the guest owns (the toolstack took it away, the guest made its own)
-"$SIMXEN" -d "$SIM" xs-rm "/local/domain/$E/name"
+"$SIMXEN" --dir "$SIM" xs-rm "/local/domain/$E/name"
 for _ in $(seq 50); do grep -q "^written" "$T/evil.log" && break; sleep 0.1; done
 grep -q "^written" "$T/evil.log" || fail "the guest could not create a name of its own"
 for _ in $(seq 50); do snap; [ "$(name_of "$E")" = "domain-$E" ] && break; sleep 0.1; done

@@ -23,7 +23,7 @@ for n in 1 2 3 4; do
 done
 for n in 1 2 3 4; do wait_match "${G[n]}" events '^1[0-9]$' 10; done
 # a client subscribed to everything, receiving nothing
-"$CAT" -s "$SOCK" -f count -t 60 >"$T/cat.out" 2>&1 &
+"$CAT" -s "$SOCK" -f count --time 60 >"$T/cat.out" 2>&1 &
 PIDS+=($!)
 sleep 1.5 # the drain's back-off reaches its longest period (20 ms doubled to 1 s)
 v0=$(vcs "$PID") t0=$(date +%s.%N)

@@ -24,7 +24,7 @@ done < <(nm -D --defined-only "$LIBC" | awk '$2 == "T" { print $1 }' | sort -u |
 # not looked up is shown by its address, 0x7f...; one looked up by symbol or as
 # real.so+OFFSET)
 untried() {
-	"$CAT" -s "$SOCK" -d "$1" --no-events --stats 100 --site-stats --top 1 -n 1 -f json \
+	"$CAT" -s "$SOCK" -D "$1" --no-events --stats 100 --site-stats --top 1 -n 1 -f json \
 		2>>"$T/cat.err" | "$PYTHON" -c '
 import json, sys
 s = json.loads(sys.stdin.read().strip().splitlines()[-1])

@@ -20,9 +20,9 @@ events() { snap && field "$G" events; }
 
 sim_start
 daemon_start
-"$CAT" -s "$SOCK" -f count -t 60 >"$T/cat.out" 2>&1 &
+"$CAT" -s "$SOCK" -f count --time 60 >"$T/cat.out" 2>&1 &
 PIDS+=($!)
-G=$(guest load -- "$LOAD" -R $RATE -d 30 --summary /dev/null)
+G=$(guest load -- "$LOAD" --rate $RATE --duration 30 --summary /dev/null)
 wait_match "$G" events '^[1-9][0-9][0-9]+$' 10
 e0=$(events)
 timeout -s INT $WINDOW strace -c -f -o "$T/strace" -p "$DPID" 2>"$T/strace.err"

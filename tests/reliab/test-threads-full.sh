@@ -11,8 +11,8 @@
 sim_start
 for cap in 1024 1000; do
 	daemon_start --set max_threads_per_guest=$cap
-	A=$(guest a$cap --preserve-poweroff -- "$LOAD" -t 3000 -n 10000 -p 128 --wait-reader 10 --linger 10)
-	B=$(guest b$cap --preserve-poweroff -- "$LOAD" -t 8 -n 10000 -p 128 --seed 3 --wait-reader 10 --linger 10)
+	A=$(guest a$cap --preserve-poweroff -- "$LOAD" -N 3000 -n 10000 -p 128 --wait-reader 10 --linger 10)
+	B=$(guest b$cap --preserve-poweroff -- "$LOAD" -N 8 -n 10000 -p 128 --seed 3 --wait-reader 10 --linger 10)
 	EA=$(json_events a$cap); EB=$(json_events b$cap)
 	note "cap $cap: a wrote $EA events with 3000 threads, b $EB"
 	alive
@@ -29,6 +29,6 @@ for cap in 1024 1000; do
 	[ "$(field "$B" evicted)" = 0 ] || fail "domain b: evictions it did not cause"
 	note "cap $cap: a live $(field "$A" live) evicted $(field "$A" evicted); b exact"
 	daemon_stop
-	"$SIMXEN" -d "$SIM" destroy "$A" >/dev/null
-	"$SIMXEN" -d "$SIM" destroy "$B" >/dev/null
+	"$SIMXEN" --dir "$SIM" destroy "$A" >/dev/null
+	"$SIMXEN" --dir "$SIM" destroy "$B" >/dev/null
 done

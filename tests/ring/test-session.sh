@@ -11,37 +11,37 @@ sim_start
 run() {
 	local name=$1 rt=$2; shift 2
 	local domid
-	domid=$(timeout 20 "$SIMXEN" -d "$SIM" create --name "$name" --log "$T/$name.log" -- \
+	domid=$(timeout 20 "$SIMXEN" --dir "$SIM" create --name "$name" --log "$T/$name.log" -- \
 		"$LOAD" --summary "$T/$name.sum" --wait-reader 20 --linger 20 "$@") ||
 		fail "create $name"
 	# the announcement, read as dom0 would
 	for i in $(seq 200); do
-		[ "$("$SIMXEN" -d "$SIM" xs-read /local/domain/$domid/data/mtrace/state 2>/dev/null)" = ready ] && break
+		[ "$("$SIMXEN" --dir "$SIM" xs-read /local/domain/$domid/data/mtrace/state 2>/dev/null)" = ready ] && break
 		sleep 0.05
 	done
 	local base=/local/domain/$domid/data/mtrace
-	[ "$("$SIMXEN" -d "$SIM" xs-read $base/state)" = ready ] || fail "$name: state never ready"
+	[ "$("$SIMXEN" --dir "$SIM" xs-read $base/state)" = ready ] || fail "$name: state never ready"
 	local want_version=1
 	[ "${CLOCK:-}" = tsc ] && want_version=2
-	[ "$("$SIMXEN" -d "$SIM" xs-read $base/version)" = $want_version ] || fail "$name: version key"
+	[ "$("$SIMXEN" --dir "$SIM" xs-read $base/version)" = $want_version ] || fail "$name: version key"
 	local ref0
-	ref0=$("$SIMXEN" -d "$SIM" xs-read $base/ring/0/ref)
+	ref0=$("$SIMXEN" --dir "$SIM" xs-read $base/ring/0/ref)
 	[[ $ref0 =~ ^[0-9]+$ ]] || fail "$name: ring ref"
 	if [ -n "${REANNOUNCE:-}" ]; then
 		# resume/migration: the toolstack's xenstore lost our keys; SIGUSR1 re-announces
-		"$SIMXEN" -d "$SIM" xs-rm $base || fail "xs-rm"
-		"$SIMXEN" -d "$SIM" xs-read $base/state >/dev/null 2>&1 && fail "$name: keys not removed"
+		"$SIMXEN" --dir "$SIM" xs-rm $base || fail "xs-rm"
+		"$SIMXEN" --dir "$SIM" xs-read $base/state >/dev/null 2>&1 && fail "$name: keys not removed"
 		local pid
-		pid=$("$SIMXEN" -d "$SIM" list | awk -v d="$domid" '$1 == d { print $4 }')
+		pid=$("$SIMXEN" --dir "$SIM" list | awk -v d="$domid" '$1 == d { print $4 }')
 		[ -n "$pid" ] || fail "$name: no pid in list"
 		kill -USR1 "$pid"
 		for i in $(seq 200); do
-			[ "$("$SIMXEN" -d "$SIM" xs-read $base/state 2>/dev/null)" = ready ] && break
+			[ "$("$SIMXEN" --dir "$SIM" xs-read $base/state 2>/dev/null)" = ready ] && break
 			sleep 0.05
 		done
-		[ "$("$SIMXEN" -d "$SIM" xs-read $base/state 2>/dev/null)" = ready ] ||
+		[ "$("$SIMXEN" --dir "$SIM" xs-read $base/state 2>/dev/null)" = ready ] ||
 			fail "$name: not re-announced"
-		[ "$("$SIMXEN" -d "$SIM" xs-read $base/ring/0/ref)" = "$ref0" ] ||
+		[ "$("$SIMXEN" --dir "$SIM" xs-read $base/ring/0/ref)" = "$ref0" ] ||
 			fail "$name: re-announced a different ref"
 	fi
 	timeout $((rt + 10)) "$READ" --timeout "$rt" "$domid" >"$T/$name.read" 2>"$T/$name.err" &
@@ -53,7 +53,7 @@ run() {
 	[ -s "$T/$name.sum" ] || { cat "$T/$name.log"; fail "$name: no summary"; }
 	# withdrawn: state closed or the directory gone
 	local st
-	st=$("$SIMXEN" -d "$SIM" xs-read $base/state 2>/dev/null)
+	st=$("$SIMXEN" --dir "$SIM" xs-read $base/state 2>/dev/null)
 	[ "$st" != ready ] || fail "$name: still announced after close"
 }
 

@@ -26,9 +26,13 @@ for f in "$D$MTRACE_BINDIR"/* "$D$MTRACE_SBINDIR"/*; do
 	grep -qF "$MTRACE_VERSION" "$T/version.out" ||
 		{ cat "$T/version.out"; fail "$p --version does not say $MTRACE_VERSION"; }
 	# One option vocabulary (docs/HACKING.md): a shared letter means one thing.
-	for pair in s:socket l:listen h:help V:version; do
+	# The rows marked *held*; -n has one meaning (stop after N) under three names.
+	for pair in s:socket l:listen h:help V:version q:quiet p:pages b:batch B:backend \
+		c:config d:delay D:domain f:format F:filter g:labels x:sites X:site-tree \
+		L:depth i:input 'n:(iterations|count|events)' N:threads o:ops O:output \
+		w:write r:reverse R:no-reconnect t:tree T:token-file; do
 		bad=$(grep -oE -- "(^|[ ,])-${pair%%:*}, --[a-z-]+" "$T/help.out" |
-			grep -v -- "--${pair#*:}\$" || true)
+			grep -vE -- "--${pair#*:}\$" || true)
 		[ -z "$bad" ] || fail "$p --help: '$bad' (-${pair%%:*} is --${pair#*:} everywhere)"
 	done
 	echo "$p: --help and --version ok ($(head -1 "$T/version.out"))"

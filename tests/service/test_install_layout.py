@@ -79,7 +79,7 @@ if not filecmp.cmp(dest(E["MTRACE_SYSCONFDIR"] + "/mtrace/mtraced.conf"),
                    os.path.join(svc.SOURCE, "systemd", "mtraced.conf"), shallow=False):
     svc.fail("installed mtraced.conf differs from systemd/mtraced.conf")
 unit = open(dest(E["MTRACE_UNITDIR"] + "/mtraced.service")).read()
-want = "ExecStart=%s/mtraced -f -c %s/mtrace/mtraced.conf" % (E["MTRACE_SBINDIR"],
+want = "ExecStart=%s/mtraced --foreground -c %s/mtrace/mtraced.conf" % (E["MTRACE_SBINDIR"],
                                                             E["MTRACE_SYSCONFDIR"])
 if want not in unit:
     svc.fail("installed unit lacks %r" % want)

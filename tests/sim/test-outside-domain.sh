@@ -17,7 +17,7 @@ outside() {	# NAME PROG ARGS...: must fail, saying it is not in a guest domain
 		fail "$name outside a domain did not say so: $(cat "$T/$name.err")"
 }
 outside replay "$REPLAY" --passes 1 "$FIXTURE"
-outside load "$LOAD" -t 1 -n 10
+outside load "$LOAD" -N 1 -n 10
 outside mprof "$MPROF_GUEST" --live --count 10
 # The same programs in a domain are fine (the message is about where, not what).
 dom=$(guest in-domain -- "$REPLAY" --passes 1 "$FIXTURE") || fail "guest"
@@ -26,7 +26,7 @@ grep -q "not running in a guest domain" "$T/in-domain.log" && fail "replay in do
 
 bad_name() {	# NAME: refused with status 2, the rule named, hostile bytes escaped
 	local rc=0
-	"$SIMXEN" -d "$SIM" create --name "$1" -- /bin/true >"$T/create.out" 2>"$T/create.err" || rc=$?
+	"$SIMXEN" --dir "$SIM" create --name "$1" -- /bin/true >"$T/create.out" 2>"$T/create.err" || rc=$?
 	[ "$rc" -eq 2 ] || fail "create --name '$1': status $rc, not 2"
 	grep -qF "printable ASCII characters, no space and no '/'" "$T/create.err" ||
 		fail "create --name '$1' does not name the rule: $(cat "$T/create.err")"
@@ -39,6 +39,6 @@ bad_name 'a/b'
 bad_name ''
 bad_name "$(printf 'x%.0s' {1..64})"
 bad_name "$(printf 'e\033[31m\xff')"
-ok=$("$SIMXEN" -d "$SIM" create --name '<b>' -- /bin/true) || fail "create --name '<b>'"
+ok=$("$SIMXEN" --dir "$SIM" create --name '<b>' -- /bin/true) || fail "create --name '<b>'"
 [ -n "$ok" ] || fail "create --name '<b>' printed no domid"
 pass "guest programs outside a domain, simxen create --name"

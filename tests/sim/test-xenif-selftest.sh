@@ -10,7 +10,7 @@ grep -q "XENTEST FAIL" selftest.log && fail "selftest sim reported a failure"
 grep -q "XENTEST PASS" selftest.log || fail "selftest sim checked nothing"
 
 domid=$(guest domu -- "$XENIF_SELFTEST" domu sim)
-XENIF_DESTROY_CMD="'$SIMXEN' -d '$SIM' destroy %u" \
+XENIF_DESTROY_CMD="'$SIMXEN' --dir '$SIM' destroy %u" \
 	timeout 50 "$XENIF_SELFTEST" peer "$domid" sim >peer.log 2>&1 || fail "peer $domid"
 grep -q "XENTEST FAIL" peer.log domu.log && fail "peer/domu reported a failure"
 grep -q "XENTEST PASS" peer.log || fail "peer checked nothing"

@@ -18,7 +18,7 @@ sites_debug_dir() {
 }
 
 sites_stats() {
-	"$CAT" -s "$SOCK" -d "$2" --no-events --stats 100 --site-stats --top 1000 --finished \
+	"$CAT" -s "$SOCK" -D "$2" --no-events --stats 100 --site-stats --top 1000 --finished \
 		-n 1 -f json >"$T/$1.stats" 2>>"$T/cat.err"
 }
 

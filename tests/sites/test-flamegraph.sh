@@ -29,9 +29,9 @@ sites_debug_dir "$T/debug"
 sim_start
 printf 'debug_dirs = %s/debug\n' "$T" >"$T/d.conf"
 daemon_start -c "$T/d.conf"
-"$CAT" -s "$SOCK" -d a -f folded --frames site -t 30 >"$T/sites.folded" 2>"$T/a.err" &
+"$CAT" -s "$SOCK" -D a -f folded --frames site --time 30 >"$T/sites.folded" 2>"$T/a.err" &
 FA=$!
-"$CAT" -s "$SOCK" -d m -f folded --frames label -t 30 >"$T/2014.folded" 2>"$T/m.err" &
+"$CAT" -s "$SOCK" -D m -f folded --frames label --time 30 >"$T/2014.folded" 2>"$T/m.err" &
 FM=$!
 PIDS+=("$FA" "$FM")
 # the seed's example: main creates 10 sleeps at t=1 s, all resolve at t=2 s, main too;
@@ -45,7 +45,7 @@ PIDS+=("$FA" "$FM")
 	done
 	for i in $(seq 2 11) 1; do echo "((time 2.0)(op(Resolves 0 $i())))"; done
 } >"$T/sleeps.sexp"
-"$CAT" -s "$SOCK" -d s -f folded --frames label --weight pending -t 30 >"$T/sleeps.folded" \
+"$CAT" -s "$SOCK" -D s -f folded --frames label --weight pending --time 30 >"$T/sleeps.folded" \
 	2>"$T/s.err" &
 FS=$!
 PIDS+=("$FS")
@@ -65,7 +65,7 @@ cat >"$T/hostile.sexp" <<'EOF'
 ((time 1.0)(op(Creates 0 4 Task)))
 ((time 1.0)(op(Label 4 "</title><script>window.pwned=4</script>")))
 EOF
-"$CAT" -s "$SOCK" -d h -f folded --frames label -t 30 >"$T/hostile.folded" 2>"$T/h.err" &
+"$CAT" -s "$SOCK" -D h -f folded --frames label --time 30 >"$T/hostile.folded" 2>"$T/h.err" &
 FH=$!
 PIDS+=("$FH")
 # as the folded format must carry them: ';' as ':', the backslash as '/'

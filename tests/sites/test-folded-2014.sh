@@ -8,7 +8,7 @@
 
 sim_start
 daemon_start
-"$CAT" -s "$SOCK" -f folded --frames label -t 60 >"$T/m.folded" 2>"$T/folded.err" &
+"$CAT" -s "$SOCK" -f folded --frames label --time 60 >"$T/m.folded" 2>"$T/folded.err" &
 FOLDED=$!
 PIDS+=("$FOLDED")
 sleep 0.3

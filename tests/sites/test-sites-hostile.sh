@@ -41,7 +41,7 @@ wait_until 10 sites_ready g "$G"
 
 # the hostile one: capped and counted; the JSON of its strings parses
 sleep 1.5
-"$CAT" -s "$SOCK" -d "$H" --no-events --stats 100 --site-stats -n 1 -f json \
+"$CAT" -s "$SOCK" -D "$H" --no-events --stats 100 --site-stats -n 1 -f json \
 	>"$T/h.stats" 2>>"$T/cat.err" || fail "mtrace-cat (hostile)"
 "$PYTHON" - "$T/h.stats" "$H" <<'PY' || fail "hostile guest not capped and counted"
 import json, sys

@@ -16,7 +16,7 @@ mkdir -p "$T/empty"
 check() {
 	local name=$1 dom=$2 ok=
 	for _ in $(seq 50); do
-		"$CAT" -s "$SOCK" -d "$dom" --no-events --stats 100 --site-stats --top 1000 \
+		"$CAT" -s "$SOCK" -D "$dom" --no-events --stats 100 --site-stats --top 1000 \
 			--finished -n 1 -f json >"$T/$name.stats" 2>>"$T/cat.err" || fail "mtrace-cat"
 		if "$PYTHON" "$HERE/check_sites.py" "$T/$name.log" "$T/$name.stats" \
 			"$SITES_GUEST" "$dom" --quiet --ready; then
@@ -35,7 +35,7 @@ sim_start
 printf 'debug_dirs = %s/empty:%s/debug\n' "$T" "$T" >"$T/a.conf"
 daemon_start -c "$T/a.conf"
 # the creation tree as folded stacks of sites, from the stream, at exit
-"$CAT" -s "$SOCK" -f folded --frames site -t 30 >"$T/a.folded" 2>"$T/folded.err" &
+"$CAT" -s "$SOCK" -f folded --frames site --time 30 >"$T/a.folded" 2>"$T/folded.err" &
 FOLDED=$!
 PIDS+=("$FOLDED")
 sleep 0.3
@@ -52,7 +52,7 @@ if [ -n "${TOP:-}" ]; then
 		{ cat "$T/top.sites"; fail "mtrace-top -x: no leaf_spawner row of 10"; }
 	grep -Eq 'helper_spawn \(sites-guest\.c:53\) < pool_start$' "$T/top.sites" ||
 		{ cat "$T/top.sites"; fail "mtrace-top -x: inlined frames"; }
-	"$TOP" -b -n 1 -f -S "$SOCK" >"$T/top.threads" 2>&1 || fail "mtrace-top"
+	"$TOP" -b -n 1 --finished -S "$SOCK" >"$T/top.threads" 2>&1 || fail "mtrace-top"
 	grep -q ' @pool_start (sites-guest\.c:72)$' "$T/top.threads" &&
 		grep -q ' conn$' "$T/top.threads" ||
 		{ cat "$T/top.threads"; fail "mtrace-top: automatic labels"; }

@@ -43,7 +43,7 @@ pass "-f chrome"
 
 # -t: stops after the time even while events flow.
 start=$(date +%s%N)
-timeout 20 "$CAT" -s "$SOCK" -t 1 -f count || fail "-t exit $?"
+timeout 20 "$CAT" -s "$SOCK" --time 1 -f count || fail "-t exit $?"
 ms=$((($(date +%s%N) - start) / 1000000))
 [ $ms -ge 900 ] && [ $ms -lt 5000 ] || fail "-t 1 took $ms ms"
 pass "-t"

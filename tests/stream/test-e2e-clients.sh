@@ -9,20 +9,20 @@
 
 FILTERS=(
 	""
-	"-d 5"
-	"-d g2"
-	"-d 5 -d g2"
+	"-D 5"
+	"-D g2"
+	"-D 5 -D g2"
 	"-o switch,read"
 	"-o label --label label-1"
-	"-d g1 -o label"
+	"-D g1 -o label"
 	"-o fails,counter,increase"
-	"-o evtchn_send -d 7"
+	"-o evtchn_send -D 7"
 	"--no-events --stats 100"
-	"-d 99"
+	"-D 99"
 	""
 	"-o ring_start"
 	"-f json -o creates"
-	"-o gc,switch -d g1"
+	"-o gc,switch -D g1"
 	"-o label --label label-"
 )
 
@@ -34,11 +34,11 @@ start_clients() {	# count: the first COUNT filters
 # before a guest overwrote anything.  Queues of 1 MiB give a reading client ~3 s of
 # slack even on a loaded machine; the stalled one sleeps through the whole 6 s run
 # (~2 MB of stream) and must overflow.
-LOADARGS=(-r 2 -p 256 -R 10000)
+LOADARGS=(--rings 2 -p 256 --rate 10000)
 
 # --- 1 client ---------------------------------------------------------------------
 sim_start
-daemon_start -o drop_privileges=false -o client_queue_bytes=1048576
+daemon_start --set drop_privileges=false --set client_queue_bytes=1048576
 start_clients 1
 sleep 0.3
 load_guest g1 5 "$T/g1.json" "${LOADARGS[@]}" -n 10000 --seed 1
@@ -49,12 +49,12 @@ for p in "${CPIDS[@]}"; do wait_pid "$p" 20 || fail "mtrace-cat exited $?"; done
 wait_pid "$DPID" 10 || fail "mtraced exited $?"
 python3 "$HERE/client_counts.py" guests "$T" 1 g1="$T/g1.json" g2="$T/g2.json" || fail "1 client"
 pass "1 client received exactly what the guests wrote"
-"$SIMXEN" -d "$SIM" stop >/dev/null 2>&1
+"$SIMXEN" --dir "$SIM" stop >/dev/null 2>&1
 rm -rf "$SIM" "$T"/g?.json "$SOCK"
 
 # --- 16 clients, a stalled one, bad ones -----------------------------------------
 sim_start
-daemon_start -o drop_privileges=false -o client_queue_bytes=1048576
+daemon_start --set drop_privileges=false --set client_queue_bytes=1048576
 start_clients 16
 "$PROBE" -s "$SOCK" -S -p 7 -T 30 >"$T/stall.out" &
 STALL=$!

@@ -7,12 +7,12 @@
 command -v protoc >/dev/null || { echo "protoc not installed"; exit 77; }
 
 sim_start
-daemon_start -o drop_privileges=false
+daemon_start --set drop_privileges=false
 conform_clients
 sleep 0.5
-load_guest g1 3 "$T/g1.json" -r 2 -p 64 -n 5000 -R 20000 --fail 30
+load_guest g1 3 "$T/g1.json" --rings 2 -p 64 -n 5000 --rate 20000 --fail 30
 # Flat out into a ring far larger than the reader's copy window: drains span windows.
-load_guest g2 4 "$T/g2.json" -r 1 -p 512 -n 20000 -R 0
+load_guest g2 4 "$T/g2.json" --rings 1 -p 512 -n 20000 --rate 0
 wait_guests "$T/g1.json" "$T/g2.json"
 sleep 0.5
 kill -TERM "$DPID"

@@ -8,8 +8,8 @@
 # whose filters take every event of a domain share its batches (encoded once).
 . "$MTRACE_SRC/tests/rig.sh"
 
-FILTERS=("" "-d 1" "-d 2" "-d 3" "-d 4" "-d 5" "-d 6" "-d 7" "-d 8" "-o read"
-	"-o creates,read" "-l net/" "-l net/rx" "-l disk -d 2" "-o switch -d 3" "-d guest4 -d 1")
+FILTERS=("" "-D 1" "-D 2" "-D 3" "-D 4" "-D 5" "-D 6" "-D 7" "-D 8" "-o read"
+	"-o creates,read" "--label net/" "--label net/rx" "--label disk -D 2" "-o switch -D 3" "-D guest4 -D 1")
 CAP=$((1 << 20))
 
 peak() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' \

@@ -17,7 +17,7 @@ printf '%s\n' '((time 1.0)(op(Creates 0 1 Task)))' \
 	'((time 1.3)(op(Resolves 0 2("bad\nexn\027[31m"))))' >"$T/hostile.sexp"
 rig_guest hostile "$RIG_REPLAY" --hold --quiet "$T/hostile.sexp" >/dev/null || fail "guest 3"
 python3 "$HERE/topcheck.py" wait "$RIG_TOP" "$RIG_SOCK" hostile=5 || fail "hostile guest"
-"$RIG_TOP" -b -n 1 -d 0.2 -f -D hostile -s "$RIG_SOCK" >"$T/hostile.out" || fail "top on hostile"
+"$RIG_TOP" -b -n 1 -d 0.2 --finished -D hostile -s "$RIG_SOCK" >"$T/hostile.out" || fail "top on hostile"
 "$RIG_TOP" -b -n 1 -d 0.2 -g -D hostile --socket "$RIG_SOCK" >>"$T/hostile.out" || fail "top -g on hostile"
 LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$T/hostile.out" &&
 	fail "control bytes reached the output: $(od -c "$T/hostile.out" | head)"
@@ -33,7 +33,7 @@ rig_guest a-rather-long-domain-name-x "$RIG_REPLAY" --hold --quiet "$T/big.sexp"
 	fail "guest 4"
 python3 "$HERE/topcheck.py" wait "$RIG_TOP" "$RIG_SOCK" a-rather-long-domain-name-x=4 ||
 	fail "big-id guest"
-"$RIG_TOP" -b -n 1 -d 0.2 -f -D a-rather-long-domain-name-x -s "$RIG_SOCK" >"$T/big.out" ||
+"$RIG_TOP" -b -n 1 -d 0.2 --finished -D a-rather-long-domain-name-x -s "$RIG_SOCK" >"$T/big.out" ||
 	fail "top on the big-id guest"
 grep -q " 1099511628695 " "$T/big.out" || fail "big id not shown: $(cat "$T/big.out")"
 python3 "$HERE/aligncheck.py" <"$T/big.out" || fail "columns misaligned: $(cat "$T/big.out")"

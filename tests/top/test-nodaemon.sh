@@ -28,7 +28,7 @@ MTRACE_SOCKET=$T/env.sock timeout 10 "$RIG_TOP" -b -n 1 2>&1 | grep -qF "$T/env.
 "$RIG_TOP" --version | grep -qx "mtrace-top [0-9][0-9.]*" || fail "--version"
 "$RIG_TOP" --help | grep -q -- "--batch" || fail "--help"
 "$RIG_TOP" --bogus >/dev/null 2>&1; [ $? -eq 2 ] || fail "bad option: want exit 2"
-"$RIG_TOP" -o NOSUCH -S "$T/none.sock" 2>&1 | grep -q "no column 'NOSUCH'" || fail "-o NOSUCH"
+"$RIG_TOP" --sort NOSUCH -S "$T/none.sock" 2>&1 | grep -q "no column 'NOSUCH'" || fail "-o NOSUCH"
 "$RIG_TOP" -d 0 -S "$T/none.sock" >/dev/null 2>&1; [ $? -eq 2 ] || fail "-d 0: want exit 2"
 
 # --no-reconnect: the daemon goes away under a running mtrace-top: it says so and exits

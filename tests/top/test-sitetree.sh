@@ -26,10 +26,10 @@ check() { # WHAT FILE [--depth N]
 	"$PYTHON" "$HERE/sitetree_check.py" "$T/a.log" "$T/a.stats" "$f" a "$@" ||
 		{ cat "$f"; fail "$what"; }
 }
-"$TOP" -b -n 1 -d 0.2 -c -D a -S "$SOCK" >"$T/tree.out" || fail "mtrace-top -c"
-check "mtrace-top -c" "$T/tree.out"
-"$TOP" -b -n 1 -d 0.2 --site-tree --depth 1 -D a -S "$SOCK" >"$T/tree1.out" || fail "mtrace-top -c -L 1"
-check "mtrace-top -c --depth 1" "$T/tree1.out" --depth 1
+"$TOP" -b -n 1 -d 0.2 -X -D a -S "$SOCK" >"$T/tree.out" || fail "mtrace-top -X"
+check "mtrace-top -X" "$T/tree.out"
+"$TOP" -b -n 1 -d 0.2 --site-tree --depth 1 -D a -S "$SOCK" >"$T/tree1.out" || fail "mtrace-top -X -L 1"
+check "mtrace-top -X --depth 1" "$T/tree1.out" --depth 1
 grep -q 'view site-tree (depth 1)' "$T/tree1.out" || fail "the depth is not on the header"
 note "batch: the tree and its depth limit as the guest made them"
 
@@ -99,11 +99,11 @@ for _ in $(seq 300); do
 	tail -c 3 "$T/h.log" 2>/dev/null | grep -q '}' && break
 	sleep 0.1
 done
-"$TOP" -b -n 1 -d 0.2 -c -D h -S "$SOCK" >"$T/h.out" || fail "mtrace-top -c on the hostile guest"
+"$TOP" -b -n 1 -d 0.2 -X -D h -S "$SOCK" >"$T/h.out" || fail "mtrace-top -X on the hostile guest"
 LC_ALL=C grep -q "$(printf '[\001-\010\013-\037\177]')" "$T/h.out" &&
 	fail "control bytes reached the output: $(LC_ALL=C grep -n "$(printf '[\001-\010\013-\037\177]')" "$T/h.out" | od -c | head)"
 grep -qF '@?[2J?]0;owned? escapes' "$T/h.out" || fail "the escape-sequence site is not shown as text"
-"$CAT" -s "$SOCK" -d "$H" --no-events --stats 100 --site-stats -n 1 -f json >"$T/h.stats" ||
+"$CAT" -s "$SOCK" -D "$H" --no-events --stats 100 --site-stats -n 1 -f json >"$T/h.stats" ||
 	fail "mtrace-cat on the hostile guest"
 # on a terminal of 15 lines: the cursor driven past the bottom stays on the last row
 # shown, selected, while the tree is drawn again and again

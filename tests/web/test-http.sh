@@ -18,7 +18,7 @@ kill -TERM -- "-$RIG_DAEMON" 2>/dev/null || kill -TERM "$RIG_DAEMON"
 wait "$RIG_DAEMON" 2>/dev/null
 for _ in $(seq 50); do [ "$(state)" = False ] && break; sleep 0.1; done
 [ "$(state)" = False ] || fail "mtrace-web did not notice mtraced leaving"
-setsid "$RIG_MTRACED" --backend sim --sim-dir "$RIG_SIM" -s "$RIG_SOCK" -f -c /dev/null \
+setsid "$RIG_MTRACED" --backend sim --sim-dir "$RIG_SIM" -s "$RIG_SOCK" --foreground -c /dev/null \
 	>>"$RIG_DIR/mtraced.log" 2>&1 </dev/null &
 RIG_DAEMON=$!
 for _ in $(seq 100); do [ "$(state)" = True ] && break; sleep 0.1; done
@@ -54,7 +54,7 @@ echo "ok: refuses 0.0.0.0 without a token: $out"
 TOK=$RIG_DIR/token
 head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$TOK"
 chmod 644 "$TOK"
-out=$("$WEB" -s "$RIG_SOCK" -l 0.0.0.0:0 -t "$TOK" 2>&1)
+out=$("$WEB" -s "$RIG_SOCK" -l 0.0.0.0:0 -T "$TOK" 2>&1)
 [ $? -eq 2 ] && grep -q 'readable by everyone' <<<"$out" || fail "world-readable token: '$out'"
 echo "ok: refuses a world-readable token file: $out"
 chmod 600 "$TOK"

@@ -160,7 +160,7 @@ phase sites-in-domU
 sites_ready() { grep -q '"sites":\[{' "$1" && ! grep -Eq '"named":false,[^{}]*"resolved":false' "$1"; }
 end=$(( $(now_s) + 60 )) prev=
 while :; do
-	timeout 30 mtrace-cat -d $L --no-events --stats 100 --site-stats --top 1000 \
+	timeout 30 mtrace-cat -D $L --no-events --stats 100 --site-stats --top 1000 \
 		--finished -n 1 -f json 2>&1 | tail -1 > /run/sites.try
 	ev=$(grep -o "\"domid\":$L,\"name\":[^}]*" /run/sites.try | grep -o '"events":[0-9]*' | tail -1)
 	# two ready looks in a row that agree: a look that is not ready restarts the pair
@@ -197,7 +197,7 @@ xen-verify --name exact --timeout 400 --grace 1500 --stats-file /run/exact.stats
 	--resume $A --resume $B --expect $L:0:$NL --expect $L:1:$NL --up $A --up $B --up $L \
 	> /run/exact.out 2>&1 &
 V=$!
-mtrace-cat -f count --summary -d $A -t 450 2> /run/cat.summary &
+mtrace-cat -f count --summary -D $A --time 450 2> /run/cat.summary &
 CAT=$!
 i=0; while ! grep -q subscribed /run/exact.out && kill -0 $V 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done
 sleep 0.5

@@ -73,7 +73,7 @@ i=0; until journal_since /run/cur.reload | grep -q 'configuration reloaded' || [
 	sleep 0.1; i=$((i+1)); done
 journal_since /run/cur.reload | grep -q 'configuration reloaded' &&
 	pass reload_config_reread || fail "reload_config_reread: $(journal_since /run/cur.reload | tail -3)"
-mtrace-cat -f count --summary -t 300 2> /run/hold.summary &
+mtrace-cat -f count --summary --time 300 2> /run/hold.summary &
 HOLD=$!
 # the one client allowed is connected once sd_notify's STATUS= counts it
 i=0; until systemctl show -p StatusText --value mtraced | grep -q ', 1 client$' || [ $i -ge 60 ]; do
