@@ -23,7 +23,7 @@
 
 #define COL_MIN_EVENTS 256u
 /* Bytes per event of the columns below. */
-#define COL_BYTES (sizeof(int32_t) + 2 * sizeof(uint32_t) + 2 * sizeof(int64_t) + sizeof(uint32_t))
+#define COL_BYTES (sizeof(int32_t) + 2 * sizeof(uint8_t) + 2 * sizeof(int64_t) + sizeof(uint32_t))
 
 /* The encoder's context: the memory of all columns, and its cap. */
 static struct {
@@ -85,7 +85,8 @@ void stream_columns_release(struct stream_columns *a)
 	free(a->str_ref);
 	stream_dict_free(&a->dict);
 	a->dts = NULL;
-	a->op = a->type = a->str_ref = NULL;
+	a->op = a->type = NULL;
+	a->str_ref = NULL;
 	a->thread = a->arg = NULL;
 	a->n = a->nref = a->cap = 0;
 	account(a);
@@ -191,7 +192,7 @@ size_t stream_columns_copy_run(struct stream_columns *a, const struct mtrace_eve
 	size_t k = a->n, m = a->cap - k, nref = a->nref, j, ns = 0, s;
 	uint64_t last = a->last_ts;
 	int32_t *dts;
-	uint32_t *op, *type;
+	uint8_t *op, *type;
 	int64_t *thread, *arg;
 	uint16_t at[RUN_MAX];
 
@@ -254,7 +255,6 @@ void stream_columns_reset(struct stream_columns *a)
 
 struct stream_blob *stream_columns_encode(struct stream_columns *a)
 {
-	Mtrace__EventBatch eb = MTRACE__EVENT_BATCH__INIT;
 	char *strs_stack[64], **strs = strs_stack;
 	struct stream_blob *b = NULL;
 	size_t i;
@@ -264,23 +264,24 @@ struct stream_blob *stream_columns_encode(struct stream_columns *a)
 		goto out;
 	for (i = 0; i < stream_dict_count(&a->dict); i++)
 		strs[i] = stream_dict_str(&a->dict, i);
-	eb.base_ts = a->base_ts;
-	eb.domid = a->domid;
-	eb.ring = a->ring;
-	eb.clock = a->clock;
-	eb.first_seq = a->first_seq;
-	eb.n_ts_delta = eb.n_op = eb.n_thread = eb.n_arg = eb.n_type = a->n;
-	eb.ts_delta = a->dts;
-	eb.op = a->op;
-	eb.thread = a->thread;
-	eb.arg = a->arg;
-	eb.type = a->type;
-	eb.n_str = stream_dict_count(&a->dict);
-	eb.str = strs;
-	eb.n_str_ref = a->nref;
-	eb.str_ref = a->str_ref;
 	/* NULL cannot happen within the COL_MAX_* bounds short of ENOMEM */
-	b = stream_blob_pack_events(&eb, UINT8_MAX); /* op and type are bytes */
+	b = stream_blob_pack_cols(&(struct stream_batch_cols){
+	    .domid = a->domid,
+	    .ring = a->ring,
+	    .clock = a->clock,
+	    .base_ts = a->base_ts,
+	    .first_seq = a->first_seq,
+	    .n = a->n,
+	    .dts = a->dts,
+	    .op = a->op,
+	    .type = a->type,
+	    .thread = a->thread,
+	    .arg = a->arg,
+	    .nstr = stream_dict_count(&a->dict),
+	    .str = strs,
+	    .nref = a->nref,
+	    .str_ref = a->str_ref,
+	});
 	cols.mem.encoded++;
 	if (strs != strs_stack)
 		free(strs);
