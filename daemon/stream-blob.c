@@ -61,7 +61,9 @@ static size_t bytes_varint_len(const uint8_t *v, size_t n)
 		uint64_t w;
 
 		memcpy(&w, v + i, sizeof(w));
-		hi += (size_t)__builtin_popcountll(w & 0x8080808080808080u);
+		/* each byte's top bit as 0/1, summed by the multiply into the top byte
+		 * (at most 8: no carry); a popcount without -mpopcnt is a libgcc call */
+		hi += (((w & 0x8080808080808080u) >> 7) * 0x0101010101010101u) >> 56;
 	}
 	for (; i < n; i++)
 		hi += v[i] >> 7;
@@ -139,8 +141,12 @@ static uint8_t *put_batch(
 	p = put_varint_field(p, 11u << 3, c->first_seq);
 	if (c->nref) {
 		p = put_len_hdr(p, 12, ref_len);
-		for (size_t i = 0; i < c->nref; i++)
-			p += frame_put_len(p, c->str_ref[i]);
+		for (size_t i = 0; i < c->nref; i++) {
+			if (c->str_ref[i] < 0x80) /* most batches have fewer strings */
+				*p++ = (uint8_t)c->str_ref[i];
+			else
+				p += frame_put_len(p, c->str_ref[i]);
+		}
 	}
 	return p;
 }
