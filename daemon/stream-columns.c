@@ -180,34 +180,60 @@ void stream_columns_put(struct stream_columns *a, const struct mtrace_event *e)
  * Most events land in a batch already begun with room for them, follow the previous
  * one within a 32-bit delta and have no string or one the batch's dictionary has
  * cached: copy the leading run of those in ev into a's columns and return how many
- * that was.  Two passes, so that neither branches on which events have strings
- * (random in a trace: a mispredicted branch per few events): the columns of every
- * event, noting where the strings are; then the strings alone, the run ending at the
- * first the cache does not have.  The columns and counts stay in locals: a store to
- * a column may alias a's own fields (the build has -fno-strict-aliasing), so going
- * through a would reload them for every event.
+ * that was.  Where the strings are is found first (no branch on which events have
+ * one: random in a trace, a mispredicted branch per few events), then the strings
+ * alone, the run ending at the first the cache does not have, and only then are the
+ * columns copied, up to there: copying first and cutting the run at the string
+ * after copied the rest again at the next call (4.4 copies an event in mtrace-load's
+ * mix).  The columns and counts stay in locals: a store to a column may alias a's
+ * own fields (the build has -fno-strict-aliasing), so going through a would reload
+ * them for every event.
  */
 size_t stream_columns_copy_run(struct stream_columns *a, const struct mtrace_event *ev, size_t n)
 {
-	size_t k = a->n, m = a->cap - k, nref = a->nref, j, ns = 0, s;
+	size_t k = a->n, m = a->cap - k, nref = a->nref, j, ns = 0, s, stop;
 	uint64_t last = a->last_ts;
 	int32_t *dts;
 	uint8_t *op, *type;
 	int64_t *thread, *arg;
+	uint32_t *ref;
 	uint16_t at[RUN_MAX];
 
 	if (k == 0)
 		return 0; /* a batch's first event sets its base (and its columns may be NULL) */
-	dts = a->dts + k;
-	op = a->op + k;
-	type = a->type + k;
-	thread = a->thread + k;
-	arg = a->arg + k;
 	if (m > n)
 		m = n;
 	if (m > RUN_MAX)
 		m = RUN_MAX;
 	for (j = 0; j < m; j++) {
+		at[ns] = (uint16_t)j;
+		ns += mtrace_op_flags[ev[j].op] & MTRACE_OPF_STR;
+	}
+	stop = m;
+	/* past client_batch_total a string event takes the checked path (which sends
+	 * early) */
+	if (ns && cols.mem.bytes > cols.cap)
+		stop = at[0];
+	/* refs of the strings before stop, in place; nref counts those the run keeps */
+	ref = a->str_ref + nref;
+	for (s = 0; s < ns && at[s] < stop; s++) {
+		const struct mtrace_event *e = &ev[at[s]];
+		struct stream_dict_hit key, *slot;
+		uint32_t idx;
+
+		if (!e->str ||
+		    !stream_dict_cached(&a->dict, e->str, e->str_len, &key, &slot, &idx)) {
+			stop = at[s];
+			break;
+		}
+		ref[s] = idx;
+	}
+	dts = a->dts + k;
+	op = a->op + k;
+	type = a->type + k;
+	thread = a->thread + k;
+	arg = a->arg + k;
+	for (j = 0; j < stop; j++) {
 		const struct mtrace_event *e = &ev[j];
 		uint64_t d = e->ts - last;
 
@@ -219,30 +245,14 @@ size_t stream_columns_copy_run(struct stream_columns *a, const struct mtrace_eve
 		thread[j] = (int64_t)e->thread;
 		arg[j] = (int64_t)e->arg;
 		type[j] = e->type;
-		at[ns] = (uint16_t)j;
-		ns += mtrace_op_flags[e->op] & MTRACE_OPF_STR;
 		last = e->ts;
 	}
-	/* past client_batch_total a string event takes the checked path (which sends
-	 * early) */
-	if (ns && cols.mem.bytes > cols.cap)
-		j = at[0];
-	for (s = 0; s < ns && at[s] < j; s++) {
-		const struct mtrace_event *e = &ev[at[s]];
-		struct stream_dict_hit key, *slot;
-		uint32_t idx;
-
-		if (!e->str ||
-		    !stream_dict_cached(&a->dict, e->str, e->str_len, &key, &slot, &idx)) {
-			j = at[s];
-			break;
-		}
-		a->str_ref[nref++] = idx;
-	}
+	while (s > 0 && at[s - 1] >= j) /* a delta ended the run before some strings */
+		s--;
 	a->n = k + j;
-	a->nref = nref;
+	a->nref = nref + s;
 	if (j)
-		a->last_ts = ev[j - 1].ts;
+		a->last_ts = last;
 	return j;
 }
 
