@@ -175,6 +175,8 @@ void stream_columns_put(struct stream_columns *a, const struct mtrace_event *e)
 
 /* Events stream_columns_copy_run looks at a call. */
 #define RUN_MAX 256u
+/* Events whose strings are looked at before the next ones' (copy_run). */
+#define RUN_CHUNK 32u
 
 /*
  * Most events land in a batch already begun with room for them, follow the previous
@@ -205,28 +207,38 @@ size_t stream_columns_copy_run(struct stream_columns *a, const struct mtrace_eve
 		m = n;
 	if (m > RUN_MAX)
 		m = RUN_MAX;
-	for (j = 0; j < m; j++) {
-		at[ns] = (uint16_t)j;
-		ns += mtrace_op_flags[ev[j].op] & MTRACE_OPF_STR;
-	}
-	stop = m;
-	/* past client_batch_total a string event takes the checked path (which sends
-	 * early) */
-	if (ns && cols.mem.bytes > cols.cap)
-		stop = at[0];
-	/* refs of the strings before stop, in place; nref counts those the run keeps */
+	/* a chunk at a time: most runs end at a string within a few dozen events */
 	ref = a->str_ref + nref;
-	for (s = 0; s < ns && at[s] < stop; s++) {
-		const struct mtrace_event *e = &ev[at[s]];
-		struct stream_dict_hit key, *slot;
-		uint32_t idx;
+	stop = m;
+	s = 0;
+	for (size_t c0 = 0; c0 < m; c0 += RUN_CHUNK) {
+		size_t c1 = c0 + RUN_CHUNK < m ? c0 + RUN_CHUNK : m;
 
-		if (!e->str ||
-		    !stream_dict_cached(&a->dict, e->str, e->str_len, &key, &slot, &idx)) {
+		for (j = c0; j < c1; j++) {
+			at[ns] = (uint16_t)j;
+			ns += mtrace_op_flags[ev[j].op] & MTRACE_OPF_STR;
+		}
+		/* past client_batch_total a string event takes the checked path (which
+		 * sends early) */
+		if (ns > s && cols.mem.bytes > cols.cap) {
 			stop = at[s];
 			break;
 		}
-		ref[s] = idx;
+		/* refs in place; nref counts those the run keeps */
+		for (; s < ns; s++) {
+			const struct mtrace_event *e = &ev[at[s]];
+			struct stream_dict_hit key, *slot;
+			uint32_t idx;
+
+			if (!e->str ||
+			    !stream_dict_cached(&a->dict, e->str, e->str_len, &key, &slot, &idx)) {
+				stop = at[s];
+				break;
+			}
+			ref[s] = idx;
+		}
+		if (stop < m)
+			break;
 	}
 	dts = a->dts + k;
 	op = a->op + k;
