@@ -50,8 +50,10 @@ struct win {
  */
 struct thr {
 	uint64_t events;
-	uint32_t ev_sec, ev_cur, ev_prev; /* per-second event count, last two seconds */
-	uint32_t prev, next;              /* pending or finished list; free list */
+	/* events in second ev_sec: (uint32_t)events - ev_base (set when ev_sec began, so
+	 * that an event writes only `events`); ev_prev: events in the second before */
+	uint32_t ev_sec, ev_base, ev_prev;
+	uint32_t prev, next; /* pending or finished list; free list */
 	uint8_t type;
 	uint8_t state;
 	uint8_t has_past; /* past[] of this slot holds its label history */

@@ -295,7 +295,7 @@ uint32_t state_thr_new(
 	 * costs more than these stores (this runs for every thread created) */
 	t->events = 0;
 	t->ev_sec = (uint32_t)state_ctx.cur_sec;
-	t->ev_cur = t->ev_prev = 0;
+	t->ev_base = t->ev_prev = 0;
 	t->type = type;
 	t->state = TS_PENDING;
 	t->has_past = 0;

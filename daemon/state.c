@@ -18,7 +18,7 @@
 uint64_t state_thr_rate(const struct thr *t)
 {
 	if (t->ev_sec + 1 == state_ctx.cur_sec)
-		return t->ev_cur;
+		return (uint32_t)t->events - t->ev_base;
 	if (t->ev_sec == state_ctx.cur_sec)
 		return t->ev_prev;
 	return 0;
@@ -128,9 +128,11 @@ static void apply_other(struct state_domain *d, const struct mtrace_event *ev)
 	}
 }
 
-/* One event, the domain's event count and window aside (the callers add them). */
+/* One event, the domain's event count and window aside (the callers add them).  sec:
+ * state_ctx.cur_sec, read once per batch (through the global, the compiler reloads it
+ * after every store to a thread). */
 static inline __attribute__((always_inline)) void apply_one(
-    struct state_domain *d, const struct mtrace_event *ev)
+    struct state_domain *d, const struct mtrace_event *ev, uint32_t sec)
 {
 	uint32_t ti = NO_IDX, ai;
 	struct thr *t = NULL;
@@ -149,14 +151,13 @@ static inline __attribute__((always_inline)) void apply_one(
 		ti = thr_get(d, ev->thread, ts, NO_IDX);
 		if (ti != NO_IDX) {
 			t = &d->thr[ti];
-			t->events++;
-			if (t->ev_sec != (uint32_t)state_ctx.cur_sec) {
+			if (t->ev_sec != sec) { /* first event of this thread in second sec */
 				t->ev_prev =
-				    t->ev_sec + 1 == (uint32_t)state_ctx.cur_sec ? t->ev_cur : 0;
-				t->ev_cur = 0;
-				t->ev_sec = (uint32_t)state_ctx.cur_sec;
+				    t->ev_sec + 1 == sec ? (uint32_t)t->events - t->ev_base : 0;
+				t->ev_base = (uint32_t)t->events;
+				t->ev_sec = sec;
 			}
-			t->ev_cur++;
+			t->events++;
 		}
 	}
 
@@ -243,7 +244,7 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
 {
 	d->events++;
 	d->win.cur++;
-	apply_one(d, ev);
+	apply_one(d, ev, (uint32_t)state_ctx.cur_sec);
 	if (__builtin_expect(d->tab_long, 0))
 		state_tab_rekey(d);
 }
@@ -275,6 +276,8 @@ static inline bool arg_is_thread(uint8_t op)
 
 void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, size_t n)
 {
+	uint32_t sec = (uint32_t)state_ctx.cur_sec;
+
 	d->events += n;
 	d->win.cur += n;
 	for (size_t i = 0; i < n; i++) {
@@ -284,7 +287,7 @@ void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, si
 			if (arg_is_thread(p->op))
 				slot_prefetch(d, p->arg);
 		}
-		apply_one(d, &ev[i]);
+		apply_one(d, &ev[i], sec);
 	}
 	if (__builtin_expect(d->tab_long, 0))
 		state_tab_rekey(d);

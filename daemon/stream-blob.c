@@ -38,11 +38,6 @@ struct stream_blob *stream_blob_pack(const Mtrace__ServerMsg *msg)
 	return b;
 }
 
-/* ServerMsg.events: field 2, length-delimited (proto/mtrace.proto). */
-#define EVENTS_TAG ((2u << 3) | 2u)
-/* Room before the batch for the frame's length, the tag and the batch's length. */
-#define EVENTS_HDR_MAX (FRAME_VARINT_MAX + 1 + FRAME_VARINT_MAX)
-
 static size_t varint_size(uint64_t v)
 {
 	size_t n = 1;
@@ -54,50 +49,148 @@ static size_t varint_size(uint64_t v)
 	return n;
 }
 
-/*
- * The most protobuf-c can write for eb: every field's tag and a length or value of
- * the widest varint, the fixed-width columns exactly, the varint columns at the width
- * of their largest value, each string with its length.
- */
-static size_t events_bound(const Mtrace__EventBatch *eb, uint32_t col_max)
-{
-	size_t b = 5 * (1 + 10) + 6 * (1 + 5);
+/* The wire format below copies int32/int64 columns as they lie in memory. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "sfixed columns copied as is");
 
-	b += eb->n_ts_delta * sizeof(int32_t) + (eb->n_thread + eb->n_arg) * sizeof(int64_t);
-	b += (eb->n_op + eb->n_type) * varint_size(col_max);
-	b += eb->n_str_ref * varint_size(eb->n_str);
-	for (size_t i = 0; i < eb->n_str; i++)
-		b += 1 + 5 + strlen(eb->str[i]);
-	return b;
+/* Bytes of the packed varints of a byte column: one each, two from 128 on. */
+static size_t bytes_varint_len(const uint8_t *v, size_t n)
+{
+	size_t hi = 0, i = 0;
+
+	for (; i + 8 <= n; i += 8) { /* eight at a time: the top bits of a word */
+		uint64_t w;
+
+		memcpy(&w, v + i, sizeof(w));
+		/* each byte's top bit as 0/1, summed by the multiply into the top byte
+		 * (at most 8: no carry); a popcount without -mpopcnt is a libgcc call */
+		hi += (((w & 0x8080808080808080u) >> 7) * 0x0101010101010101u) >> 56;
+	}
+	for (; i < n; i++)
+		hi += v[i] >> 7;
+	return n + hi;
 }
 
-struct stream_blob *stream_blob_pack_events(const Mtrace__EventBatch *eb, uint32_t col_max)
+static size_t u32_varint_len(const uint32_t *v, size_t n)
 {
-	size_t bound = events_bound(eb, col_max), eblen, el, hl, len;
-	uint8_t env[1 + FRAME_VARINT_MAX], pfx[FRAME_VARINT_MAX];
-	struct stream_blob *b = malloc(sizeof(*b) + EVENTS_HDR_MAX + bound);
+	size_t len = 0;
 
+	for (size_t i = 0; i < n; i++)
+		len += varint_size(v[i]);
+	return len;
+}
+
+/* A varint field (proto3: left out when 0, as protobuf-c does). */
+static uint8_t *put_varint_field(uint8_t *p, uint8_t tag, uint64_t v)
+{
+	if (!v)
+		return p;
+	*p++ = tag;
+	return p + frame_put_len(p, v);
+}
+
+/* A packed repeated field's tag and length (left out when empty, by the caller). */
+static uint8_t *put_len_hdr(uint8_t *p, unsigned field, size_t len)
+{
+	*p++ = (uint8_t)(field << 3 | 2u);
+	return p + frame_put_len(p, len);
+}
+
+static uint8_t *put_bytes_varints(uint8_t *p, const uint8_t *v, size_t n, size_t len)
+{
+	if (len == n) { /* every value below 128: its varint is the byte */
+		memcpy(p, v, n);
+		return p + n;
+	}
+	for (size_t i = 0; i < n; i++)
+		p += frame_put_len(p, v[i]);
+	return p;
+}
+
+/* The EventBatch's fields in field order, as protobuf-c writes them; returns the end. */
+static uint8_t *put_batch(
+    uint8_t *p, const struct stream_batch_cols *c, size_t op_len, size_t type_len, size_t ref_len)
+{
+	size_t n = c->n;
+
+	p = put_varint_field(p, 1u << 3, c->domid);
+	p = put_varint_field(p, 2u << 3, c->ring);
+	p = put_varint_field(p, 3u << 3, c->base_ts);
+	if (n) {
+		p = put_len_hdr(p, 4, n * sizeof(int32_t));
+		memcpy(p, c->dts, n * sizeof(int32_t));
+		p += n * sizeof(int32_t);
+		p = put_len_hdr(p, 5, op_len);
+		p = put_bytes_varints(p, c->op, n, op_len);
+		p = put_len_hdr(p, 6, n * sizeof(int64_t));
+		memcpy(p, c->thread, n * sizeof(int64_t));
+		p += n * sizeof(int64_t);
+		p = put_len_hdr(p, 7, n * sizeof(int64_t));
+		memcpy(p, c->arg, n * sizeof(int64_t));
+		p += n * sizeof(int64_t);
+		p = put_len_hdr(p, 8, type_len);
+		p = put_bytes_varints(p, c->type, n, type_len);
+	}
+	for (size_t i = 0; i < c->nstr; i++) {
+		size_t l = strlen(c->str[i]);
+
+		p = put_len_hdr(p, 9, l);
+		memcpy(p, c->str[i], l);
+		p += l;
+	}
+	p = put_varint_field(p, 10u << 3, c->clock);
+	p = put_varint_field(p, 11u << 3, c->first_seq);
+	if (c->nref) {
+		p = put_len_hdr(p, 12, ref_len);
+		for (size_t i = 0; i < c->nref; i++) {
+			if (c->str_ref[i] < 0x80) /* most batches have fewer strings */
+				*p++ = (uint8_t)c->str_ref[i];
+			else
+				p += frame_put_len(p, c->str_ref[i]);
+		}
+	}
+	return p;
+}
+
+/* Bytes of a field's tag (one here: fields 1-15) and its length or value. */
+static size_t len_field(size_t len)
+{
+	return 1 + varint_size(len) + len;
+}
+
+static size_t varint_field(uint64_t v)
+{
+	return v ? 1 + varint_size(v) : 0;
+}
+
+struct stream_blob *stream_blob_pack_cols(const struct stream_batch_cols *c)
+{
+	size_t n = c->n, op_len = 0, type_len = 0, ref_len = 0, eblen, len;
+	struct stream_blob *b;
+	uint8_t *p, *end;
+
+	eblen = varint_field(c->domid) + varint_field(c->ring) + varint_field(c->base_ts) +
+	    varint_field(c->clock) + varint_field(c->first_seq);
+	if (n) {
+		op_len = bytes_varint_len(c->op, n);
+		type_len = bytes_varint_len(c->type, n);
+		eblen += len_field(n * sizeof(int32_t)) + len_field(op_len) +
+		    2 * len_field(n * sizeof(int64_t)) + len_field(type_len);
+	}
+	for (size_t i = 0; i < c->nstr; i++)
+		eblen += len_field(strlen(c->str[i]));
+	if (c->nref) {
+		ref_len = u32_varint_len(c->str_ref, c->nref);
+		eblen += len_field(ref_len);
+	}
+	len = len_field(eblen); /* ServerMsg.events */
+	b = blob_new(len, &p);
 	if (!b)
 		return NULL;
-	eblen = mtrace__event_batch__pack(eb, b->buf + EVENTS_HDR_MAX);
-	/* past the bound the heap is already broken: a caller broke the rule above */
-	if (eblen > bound)
+	p = put_len_hdr(p, 2, eblen);
+	end = put_batch(p, c, op_len, type_len, ref_len);
+	/* a size above that is not what was written: the heap is already broken */
+	if ((size_t)(end - p) != eblen)
 		abort();
-	/* the envelope protobuf-c would write around the batch: the tag, then the
-	 * batch's length; and before that the frame's length */
-	env[0] = EVENTS_TAG;
-	el = 1 + frame_put_len(env + 1, eblen);
-	len = el + eblen;
-	if (len > FRAME_MAX_TO_CLIENT) {
-		free(b);
-		return NULL;
-	}
-	hl = frame_put_len(pfx, len);
-	b->refs = 1;
-	b->len = hl + len;
-	b->data = b->buf + EVENTS_HDR_MAX - el - hl;
-	memcpy(b->data, pfx, hl);
-	memcpy(b->data + hl, env, el);
 	return b;
 }
 

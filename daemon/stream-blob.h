@@ -24,15 +24,28 @@ struct stream_blob {
 /* Frame and pack msg; NULL when out of memory or above FRAME_MAX_TO_CLIENT. */
 struct stream_blob *stream_blob_pack(const Mtrace__ServerMsg *msg);
 /*
- * The same for a ServerMsg holding only eb, byte for byte, without sizing it first
- * (protobuf-c's get_packed_size is a pass over every varint column, as long as the
- * pack itself): eb is packed into room for the most it can take, which needs every
- * op and type value <= col_max and every str_ref < n_str (the columns of
- * stream-columns.c are built that way).  The allocation is at most about 2 bytes an
- * event larger than the frame (op and type are bytes: col_max 255, 2 bytes each
- * counted, 1 each used).
+ * One batch's columns as stream-columns.c holds them: op and type a byte an event.
+ * str[i] is NUL-terminated; every str_ref < nstr.
  */
-struct stream_blob *stream_blob_pack_events(const Mtrace__EventBatch *eb, uint32_t col_max);
+struct stream_batch_cols {
+	uint32_t domid, ring, clock;
+	uint64_t base_ts, first_seq;
+	size_t n;
+	const int32_t *dts;
+	const uint8_t *op, *type;
+	const int64_t *thread, *arg;
+	size_t nstr;
+	char *const *str;
+	size_t nref;
+	const uint32_t *str_ref;
+};
+/*
+ * The ServerMsg holding c's EventBatch, framed, byte for byte what protobuf-c packs
+ * for it (tests/unit/stream.c), written straight from the columns: the fixed-width
+ * ones copied whole, the byte columns copied whole when no value needs a second
+ * varint byte.  NULL when out of memory or above FRAME_MAX_TO_CLIENT.
+ */
+struct stream_blob *stream_blob_pack_cols(const struct stream_batch_cols *c);
 void stream_blob_unref(struct stream_blob *b);
 /* Queue a reference to b at the end of out (takes its own reference). */
 int stream_blob_queue(struct evbuffer *out, struct stream_blob *b);

@@ -23,7 +23,7 @@
 
 #define COL_MIN_EVENTS 256u
 /* Bytes per event of the columns below. */
-#define COL_BYTES (sizeof(int32_t) + 2 * sizeof(uint32_t) + 2 * sizeof(int64_t) + sizeof(uint32_t))
+#define COL_BYTES (sizeof(int32_t) + 2 * sizeof(uint8_t) + 2 * sizeof(int64_t) + sizeof(uint32_t))
 
 /* The encoder's context: the memory of all columns, and its cap. */
 static struct {
@@ -85,7 +85,8 @@ void stream_columns_release(struct stream_columns *a)
 	free(a->str_ref);
 	stream_dict_free(&a->dict);
 	a->dts = NULL;
-	a->op = a->type = a->str_ref = NULL;
+	a->op = a->type = NULL;
+	a->str_ref = NULL;
 	a->thread = a->arg = NULL;
 	a->n = a->nref = a->cap = 0;
 	account(a);
@@ -174,39 +175,77 @@ void stream_columns_put(struct stream_columns *a, const struct mtrace_event *e)
 
 /* Events stream_columns_copy_run looks at a call. */
 #define RUN_MAX 256u
+/* Events whose strings are looked at before the next ones' (copy_run). */
+#define RUN_CHUNK 32u
 
 /*
  * Most events land in a batch already begun with room for them, follow the previous
  * one within a 32-bit delta and have no string or one the batch's dictionary has
  * cached: copy the leading run of those in ev into a's columns and return how many
- * that was.  Two passes, so that neither branches on which events have strings
- * (random in a trace: a mispredicted branch per few events): the columns of every
- * event, noting where the strings are; then the strings alone, the run ending at the
- * first the cache does not have.  The columns and counts stay in locals: a store to
- * a column may alias a's own fields (the build has -fno-strict-aliasing), so going
- * through a would reload them for every event.
+ * that was.  Where the strings are is found first (no branch on which events have
+ * one: random in a trace, a mispredicted branch per few events), then the strings
+ * alone, the run ending at the first the cache does not have, and only then are the
+ * columns copied, up to there: copying first and cutting the run at the string
+ * after copied the rest again at the next call (4.4 copies an event in mtrace-load's
+ * mix).  The columns and counts stay in locals: a store to a column may alias a's
+ * own fields (the build has -fno-strict-aliasing), so going through a would reload
+ * them for every event.
  */
 size_t stream_columns_copy_run(struct stream_columns *a, const struct mtrace_event *ev, size_t n)
 {
-	size_t k = a->n, m = a->cap - k, nref = a->nref, j, ns = 0, s;
+	size_t k = a->n, m = a->cap - k, nref = a->nref, j, ns = 0, s, stop;
 	uint64_t last = a->last_ts;
 	int32_t *dts;
-	uint32_t *op, *type;
+	uint8_t *op, *type;
 	int64_t *thread, *arg;
+	uint32_t *ref;
 	uint16_t at[RUN_MAX];
 
 	if (k == 0)
 		return 0; /* a batch's first event sets its base (and its columns may be NULL) */
+	if (m > n)
+		m = n;
+	if (m > RUN_MAX)
+		m = RUN_MAX;
+	/* a chunk at a time: most runs end at a string within a few dozen events */
+	ref = a->str_ref + nref;
+	stop = m;
+	s = 0;
+	for (size_t c0 = 0; c0 < m; c0 += RUN_CHUNK) {
+		size_t c1 = c0 + RUN_CHUNK < m ? c0 + RUN_CHUNK : m;
+
+		for (j = c0; j < c1; j++) {
+			at[ns] = (uint16_t)j;
+			ns += mtrace_op_flags[ev[j].op] & MTRACE_OPF_STR;
+		}
+		/* past client_batch_total a string event takes the checked path (which
+		 * sends early) */
+		if (ns > s && cols.mem.bytes > cols.cap) {
+			stop = at[s];
+			break;
+		}
+		/* refs in place; nref counts those the run keeps */
+		for (; s < ns; s++) {
+			const struct mtrace_event *e = &ev[at[s]];
+			struct stream_dict_hit key, *slot;
+			uint32_t idx;
+
+			if (!e->str ||
+			    !stream_dict_cached(&a->dict, e->str, e->str_len, &key, &slot, &idx)) {
+				stop = at[s];
+				break;
+			}
+			ref[s] = idx;
+		}
+		if (stop < m)
+			break;
+	}
 	dts = a->dts + k;
 	op = a->op + k;
 	type = a->type + k;
 	thread = a->thread + k;
 	arg = a->arg + k;
-	if (m > n)
-		m = n;
-	if (m > RUN_MAX)
-		m = RUN_MAX;
-	for (j = 0; j < m; j++) {
+	for (j = 0; j < stop; j++) {
 		const struct mtrace_event *e = &ev[j];
 		uint64_t d = e->ts - last;
 
@@ -218,30 +257,14 @@ size_t stream_columns_copy_run(struct stream_columns *a, const struct mtrace_eve
 		thread[j] = (int64_t)e->thread;
 		arg[j] = (int64_t)e->arg;
 		type[j] = e->type;
-		at[ns] = (uint16_t)j;
-		ns += mtrace_op_flags[e->op] & MTRACE_OPF_STR;
 		last = e->ts;
 	}
-	/* past client_batch_total a string event takes the checked path (which sends
-	 * early) */
-	if (ns && cols.mem.bytes > cols.cap)
-		j = at[0];
-	for (s = 0; s < ns && at[s] < j; s++) {
-		const struct mtrace_event *e = &ev[at[s]];
-		struct stream_dict_hit key, *slot;
-		uint32_t idx;
-
-		if (!e->str ||
-		    !stream_dict_cached(&a->dict, e->str, e->str_len, &key, &slot, &idx)) {
-			j = at[s];
-			break;
-		}
-		a->str_ref[nref++] = idx;
-	}
+	while (s > 0 && at[s - 1] >= j) /* a delta ended the run before some strings */
+		s--;
 	a->n = k + j;
-	a->nref = nref;
+	a->nref = nref + s;
 	if (j)
-		a->last_ts = ev[j - 1].ts;
+		a->last_ts = last;
 	return j;
 }
 
@@ -254,7 +277,6 @@ void stream_columns_reset(struct stream_columns *a)
 
 struct stream_blob *stream_columns_encode(struct stream_columns *a)
 {
-	Mtrace__EventBatch eb = MTRACE__EVENT_BATCH__INIT;
 	char *strs_stack[64], **strs = strs_stack;
 	struct stream_blob *b = NULL;
 	size_t i;
@@ -264,23 +286,24 @@ struct stream_blob *stream_columns_encode(struct stream_columns *a)
 		goto out;
 	for (i = 0; i < stream_dict_count(&a->dict); i++)
 		strs[i] = stream_dict_str(&a->dict, i);
-	eb.base_ts = a->base_ts;
-	eb.domid = a->domid;
-	eb.ring = a->ring;
-	eb.clock = a->clock;
-	eb.first_seq = a->first_seq;
-	eb.n_ts_delta = eb.n_op = eb.n_thread = eb.n_arg = eb.n_type = a->n;
-	eb.ts_delta = a->dts;
-	eb.op = a->op;
-	eb.thread = a->thread;
-	eb.arg = a->arg;
-	eb.type = a->type;
-	eb.n_str = stream_dict_count(&a->dict);
-	eb.str = strs;
-	eb.n_str_ref = a->nref;
-	eb.str_ref = a->str_ref;
 	/* NULL cannot happen within the COL_MAX_* bounds short of ENOMEM */
-	b = stream_blob_pack_events(&eb, UINT8_MAX); /* op and type are bytes */
+	b = stream_blob_pack_cols(&(struct stream_batch_cols){
+	    .domid = a->domid,
+	    .ring = a->ring,
+	    .clock = a->clock,
+	    .base_ts = a->base_ts,
+	    .first_seq = a->first_seq,
+	    .n = a->n,
+	    .dts = a->dts,
+	    .op = a->op,
+	    .type = a->type,
+	    .thread = a->thread,
+	    .arg = a->arg,
+	    .nstr = stream_dict_count(&a->dict),
+	    .str = strs,
+	    .nref = a->nref,
+	    .str_ref = a->str_ref,
+	});
 	cols.mem.encoded++;
 	if (strs != strs_stack)
 		free(strs);

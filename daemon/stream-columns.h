@@ -33,10 +33,10 @@ struct stream_columns {
 	size_t n, cap;
 	size_t bytes; /* what it holds, counted in the memory's bytes */
 	int32_t *dts; /* deltas from the previous event (the first: 0) */
-	uint32_t *op;
+	uint8_t *op;  /* op and type are bytes: copied whole into the packed varints */
 	int64_t *thread;
 	int64_t *arg;
-	uint32_t *type;
+	uint8_t *type;
 	struct stream_dict dict; /* the batch's distinct strings */
 	uint32_t *str_ref;       /* per event with a string: index into dict */
 	size_t nref;             /* <= n: str_ref has the columns' capacity */

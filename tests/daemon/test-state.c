@@ -470,6 +470,60 @@ static void test_slab_in_place(struct mtraced_config *cfg, unsigned cap)
 	state_reconfigure(cfg);
 }
 
+static uint64_t rate_of(uint64_t id)
+{
+	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
+	Mtrace__Stats *s;
+	Mtrace__ThreadStats *t;
+	uint64_t r = UINT64_MAX;
+
+	sub.top_n = 10;
+	sub.include_finished = 1;
+	sub.sort = MTRACE__SORT_KEY__SORT_ID;
+	s = state_stats(&sub, 0);
+	t = find_thread(s, 1, (int64_t)id);
+	if (t)
+		r = (uint64_t)t->events_rate;
+	state_stats_free(s);
+	return r;
+}
+
+/* A thread's events_rate is its event count in the last complete second, through
+ * state_apply and state_apply_batch, with seconds skipped (state_tick sets the second). */
+static void test_thread_rate(void)
+{
+	struct state_domain *d = state_domain_get(1);
+	struct mtrace_event b[5];
+
+	state_domain_attached(d, 1, MTRACE_CLOCK_MONOTONIC, false);
+	state_tick(1000 * 1000000000ull);
+	ev(d, MTRACE_OP_SWITCH, 0, 1, 1, 0, NULL);
+	ev(d, MTRACE_OP_READ_LATER, 0, 2, 1, 0, NULL);
+	ev(d, MTRACE_OP_READ_LATER, 0, 3, 1, 0, NULL);
+	ev(d, MTRACE_OP_SWITCH, 0, 4, 2, 0, NULL);
+	CHECK(rate_of(1) == 0 && rate_of(2) == 0); /* second 1000 is not complete */
+	state_tick(1001 * 1000000000ull);
+	CHECK(rate_of(1) == 3 && rate_of(2) == 1);
+	for (int i = 0; i < 5; i++)
+		b[i] = (struct mtrace_event){
+			.ts = 10u + (unsigned)i, .thread = 1, .op = MTRACE_OP_READ_LATER
+		};
+	state_apply_batch(d, b, 5);
+	CHECK(rate_of(1) == 3 && rate_of(2) == 1); /* still second 1000's */
+	state_tick(1002 * 1000000000ull);
+	CHECK(rate_of(1) == 5 && rate_of(2) == 0);
+	ev(d, MTRACE_OP_READ_LATER, 0, 20, 1, 0, NULL);
+	state_tick(1004 * 1000000000ull); /* 1003 had nothing */
+	CHECK(rate_of(1) == 0);
+	ev(d, MTRACE_OP_READ_LATER, 0, 30, 1, 0, NULL);
+	ev(d, MTRACE_OP_READ_LATER, 0, 31, 1, 0, NULL);
+	CHECK(rate_of(1) == 0);
+	state_tick(1005 * 1000000000ull);
+	CHECK(rate_of(1) == 2);
+	state_tick(1006 * 1000000000ull);
+	CHECK(rate_of(1) == 0);
+}
+
 int main(void)
 {
 	struct mtraced_config cfg;
@@ -505,6 +559,9 @@ int main(void)
 	state_init(&cfg);
 	state_tick(state_now_ns());
 	test_slab_in_place(&cfg, 1u << 17);
+	state_fini();
+	state_init(&cfg);
+	test_thread_rate();
 	state_fini();
 	return check_status("state");
 }
