@@ -87,6 +87,9 @@ static uint32_t site_get(struct state_domain *d, uint8_t kind, uint64_t value)
 	s->kind = kind;
 	s->value = value;
 	s->name = NO_IDX;
+	/* no module until looked up (0 would be the first: a Stats made before the tick
+	 * read d->mods[0], NULL in a domain with no MODULE; tests/daemon/fuzz-sites.c) */
+	s->mod = NO_IDX;
 	s->st.cr_sec = state_cur_sec;
 	for (j = site_hash(kind, value, d->site_mask); d->site_tab[j] != NO_IDX;
 	     j = (j + 1) & d->site_mask)

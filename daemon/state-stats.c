@@ -379,7 +379,7 @@ static void fill_site(struct stats_box *b, Mtrace__SiteStats *ss, const struct s
 	ss->named = s->kind == MTRACE_SITE_NAMED;
 	ss->address = s->value;
 	ss->module = "";
-	if (s->mod != NO_IDX) {
+	if (s->tried && s->mod != NO_IDX && s->mod < d->nmods) {
 		const struct gmod *m = &d->mods[s->mod];
 		for (unsigned i = 0; i < m->idlen; i++)
 			snprintf(buf + 2 * i, 3, "%02x", m->id[i]);
