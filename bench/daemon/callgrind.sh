@@ -64,7 +64,7 @@ e2e() { # build tag
 	rm -rf "$t"
 	mkdir -p "$t"
 	export MTRACE_SIM_DIR=$t/sim
-	"$1/sim/mtrace-simxen" -d "$t/sim" start >/dev/null || return 1
+	"$1/sim/mtrace-simxen" --dir "$t/sim" start >/dev/null || return 1
 	valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect=drain_guest \
 		--toggle-collect=stream_batch_flush "$1/daemon/mtraced" -f -c /dev/null \
 		--sim-dir "$t/sim" -s "$t/sock" -o drop_privileges=false -q 2>"$t/mtraced.err" &
@@ -73,13 +73,13 @@ e2e() { # build tag
 	"$1/bench/stream/stream-bench-client" -s "$t/sock" -q -i 5000 >"$t/client.json" &
 	local cp=$!
 	sleep 1
-	"$1/sim/mtrace-simxen" -d "$t/sim" create --name bench -- "$1/guest/mtrace-load" \
-		--wait-reader 60 --linger 60 --summary "$t/load.json" -r 1 -p 512 -n "$n" \
-		-R "$rate" >/dev/null
+	"$1/sim/mtrace-simxen" --dir "$t/sim" create --name bench -- "$1/guest/mtrace-load" \
+		--wait-reader 60 --linger 60 --summary "$t/load.json" --rings 1 -p 512 -n "$n" \
+		--rate "$rate" >/dev/null
 	wait "$cp"
 	kill -TERM "$dp"
 	wait "$dp"
-	"$1/sim/mtrace-simxen" -d "$t/sim" stop >/dev/null 2>&1
+	"$1/sim/mtrace-simxen" --dir "$t/sim" stop >/dev/null 2>&1
 	local got
 	got=$(grep -o '"events":[0-9]*' "$t/client.json" | head -n 1 | cut -d: -f2)
 	awk -v i="$(ir "$out")" -v n="$got" -v w="$n" -v t="$2" -v b="$1" -v r="$rate" 'BEGIN {

@@ -73,7 +73,7 @@ run() {
 	"$CAT" -i "$T/$n.mtr" -f ctf -O "$T/$n-ctf" || fail "$n: -f ctf"
 	node "$HERE/page-figures.js" "$T/$n.sse" "${MODEL_JS:-$MTRACE_SRC/client/web/page/model.js}" \
 		>"$T/$n.page.json" || fail "$n: model.js"
-	"$SIMXEN" -d "$SIM" destroy "$dom" >/dev/null || fail "destroy $n"
+	"$SIMXEN" --dir "$SIM" destroy "$dom" >/dev/null || fail "destroy $n"
 	"$PYTHON" "$HERE/outlets_agree.py" "$dom" --stats "$T/$n.jsonl" --metrics "$T/$n.metrics" \
 		--chrome "$T/$n-chrome.json" --ctf "$T/$n-ctf" --page "$T/$n.page.json" \
 		${EXPECT:+--expect "$EXPECT"} >"$T/$n.agree" || { cat "$T/$n.agree"; fail "$n: the outlets differ"; }
@@ -86,7 +86,7 @@ EXPECT=859,133,726,198 run mirage 6 3916 -- "$REPLAY" --speed 10 --hold \
 pass "the 2014 trace: every outlet the same figures"
 
 # 2. mtrace-load: two rings of 6000 events, failures, 8 labels, ids reused
-EXPECT= run load 5 12000 -- "$LOAD" --wait-reader 10 --hold -r 2 -n 6000 -R 30000 --fail 20 \
+EXPECT= run load 5 12000 -- "$LOAD" --wait-reader 10 --hold --rings 2 -n 6000 --rate 30000 --fail 20 \
 	--labels 8 -c 3
 pass "an mtrace-load capture: every outlet the same figures"
 daemon_stop

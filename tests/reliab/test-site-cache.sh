@@ -77,7 +77,7 @@ daemon_start -c "$T/d.conf"
 for i in 1 2 3 4; do
 	R=$(guest reboot --preserve-poweroff -- "$MODULE_GUEST" -f 64 -s $((10 + i)) -l 60)
 	wait_until 30 fakes_tried "$R" 64
-	"$SIMXEN" -d "$SIM" destroy "$R" >/dev/null
+	"$SIMXEN" --dir "$SIM" destroy "$R" >/dev/null
 	note "boot $i (domain $R): 64 made-up build-ids looked up"
 done
 real_guest real3

@@ -20,7 +20,7 @@ ID=$(readelf -n "$LIBC" | sed -n 's/.*Build ID: *\([0-9a-f]*\).*/\1/p')
 sim_start
 printf 'debug_dirs = /usr/lib/debug\nmax_sites_per_guest = 2048\n' >"$T/d.conf"
 daemon_start -c "$T/d.conf"
-REF=$(guest ref --preserve-poweroff -- "$LOAD" -R 25000 -p 64 -n 375000 \
+REF=$(guest ref --preserve-poweroff -- "$LOAD" --rate 25000 -p 64 -n 375000 \
 	--wait-reader 10 --linger 10)
 S=()
 for i in 1 2 3 4; do

@@ -129,14 +129,14 @@ expect('redraw at 160x50', lambda s: len(s.lines) == 50 and s.lines[49].startswi
 keys('d')
 prompt('')
 expect('all domains again', lambda s: 'domain all' in s.s and 'mirage-blk' in s.s)
-late = subprocess.run([SIMXEN, '-d', SIMDIR, 'create', '--name', 'late-guest', '--', REPLAY,
+late = subprocess.run([SIMXEN, '--dir', SIMDIR, 'create', '--name', 'late-guest', '--', REPLAY,
                        '--hold', '--quiet', FIXTURE], stdout=subprocess.PIPE, text=True,
                       timeout=30)
 expect('a domain appears', lambda s: 'late-guest' in s.s and
        'late-guest' in [l.split()[0] for l in s.lines if l.strip()])
 once = [l.split()[1] for l in Screen(tmux('capture-pane', '-p', '-t', S).stdout).lines
         if l.startswith('mirage-once ')][0]
-subprocess.run([SIMXEN, '-d', SIMDIR, 'destroy', once], timeout=30, check=True)
+subprocess.run([SIMXEN, '--dir', SIMDIR, 'destroy', once], timeout=30, check=True)
 expect('a domain goes', lambda s: ('domain %s down' % once) in s.s and
        not any(l.split()[:3] == ['mirage-once', once, 'running'] for l in s.lines))
 

@@ -47,12 +47,12 @@ async function until(what, fn, ms = 20000) {
 }
 
 function guest(name, ...argv) {
-  const out = execFileSync(env.SIMXEN, ['-d', env.RIG_SIM, 'create', '--name', name, '--log',
+  const out = execFileSync(env.SIMXEN, ['--dir', env.RIG_SIM, 'create', '--name', name, '--log',
     path.join(env.RIG_DIR, `guest-${name.replace(/[^\w-]/g, '_')}.log`), '--', ...argv], { encoding: 'utf8' });
   return Number(out.trim());
 }
 function running() {
-  return execFileSync(env.SIMXEN, ['-d', env.RIG_SIM, 'list'], { encoding: 'utf8' });
+  return execFileSync(env.SIMXEN, ['--dir', env.RIG_SIM, 'list'], { encoding: 'utf8' });
 }
 
 async function launch() {
