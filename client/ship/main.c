@@ -71,7 +71,10 @@ static char id_base[SUBJECT_TOKEN_MAX + 64];
 static uint64_t seq;
 static bool stream_checked;
 
+static double next_stream_check;
+
 static void ensure_stream(void);
+static double mono(void);
 
 static void on_signal(int sig)
 {
@@ -262,7 +265,7 @@ static int publish(const char *subject, const char *id, const uint8_t *data, siz
 	st = js_Publish(&ack, js, subject, data, (int)len, &po, &jerr);
 	if (st != NATS_OK) {
 		if (!away)
-			fprintf(stderr, "mtrace-ship: publish to %s: %s (%d); spooling\n", subject,
+			fprintf(stderr, "mtrace-ship: publish to %s: %s (%d)\n", subject,
 			    natsStatus_GetText(st), (int)jerr);
 		return -1;
 	}
@@ -409,6 +412,8 @@ static void ship(const Mtrace__ServerMsg *m, const uint8_t *raw, size_t len)
 		away = true;
 	if (!away && publish(subject, id, raw, len) == 0)
 		return;
+	if (!away)
+		fprintf(stderr, "mtrace-ship: NATS is away; spooling\n");
 	away = true;
 	put_aside(subject, id, raw, len, events);
 }
@@ -435,6 +440,31 @@ static bool give_up(void *arg)
 	return stop_signal != 0;
 }
 
+/* url, or several comma separated: natsOptions_SetURL takes only one. */
+static natsStatus set_servers(natsOptions *no, const char *url)
+{
+	char *copy = strdup(url), *save = NULL, *tok;
+	const char *list[16];
+	int n = 0;
+	natsStatus st;
+
+	if (!copy)
+		return NATS_NO_MEMORY;
+	for (tok = strtok_r(copy, ",", &save); tok && n < 16; tok = strtok_r(NULL, ",", &save))
+		list[n++] = tok;
+	st = n ? natsOptions_SetServers(no, list, n) : NATS_INVALID_ARG;
+	free(copy);
+	return st;
+}
+
+/* With a callback the library connects in the background (without one, Connect
+ * would retry in the call, deaf to SIGTERM): the main loop sees the status. */
+static void on_connected(natsConnection *conn, void *arg)
+{
+	(void)conn;
+	(void)arg;
+}
+
 static int nats_connect(void)
 {
 	natsOptions *no = NULL;
@@ -442,13 +472,13 @@ static int nats_connect(void)
 
 	if (natsOptions_Create(&no) != NATS_OK)
 		return -1;
-	st = natsOptions_SetURL(no, o.nats);
+	st = set_servers(no, o.nats);
 	if (st == NATS_OK)
 		st = natsOptions_SetMaxReconnect(no, -1);
 	if (st == NATS_OK)
 		st = natsOptions_SetReconnectWait(no, 250);
 	if (st == NATS_OK)
-		st = natsOptions_SetRetryOnFailedConnect(no, true, NULL, NULL);
+		st = natsOptions_SetRetryOnFailedConnect(no, true, on_connected, NULL);
 	if (st == NATS_OK && o.creds)
 		st = natsOptions_SetUserCredentialsFromFiles(no, o.creds, NULL);
 	for (size_t i = 0; st == NATS_OK && i < o.n_ca; i++) {
@@ -482,9 +512,14 @@ static void ensure_stream(void)
 
 	if (o.no_stream || natsConnection_Status(nc) != NATS_CONN_STATUS_CONNECTED)
 		return;
-	stream_checked = true;
+	/* Checked once it worked; a cluster still electing its leader is asked again, at
+	 * most every 2 s (each try can wait for the server). */
+	if (mono() < next_stream_check)
+		return;
+	next_stream_check = mono() + 2;
 	st = js_GetStreamInfo(&si, js, "MTRACE", NULL, &jerr);
 	if (st == NATS_OK) {
+		stream_checked = true;
 		jsStreamInfo_Destroy(si);
 		return;
 	}
@@ -497,6 +532,7 @@ static void ensure_stream(void)
 	sc.Duplicates = 10ll * 60 * 1000000000; /* 10 min of ids kept: long outages */
 	st = js_AddStream(&si, js, &sc, NULL, &jerr);
 	if (st == NATS_OK) {
+		stream_checked = true;
 		fprintf(
 		    stderr, "mtrace-ship: created the stream MTRACE (replicas %u)\n", o.replicas);
 		jsStreamInfo_Destroy(si);
@@ -595,6 +631,12 @@ int main(int argc, char **argv)
 	}
 	if (nats_connect() < 0)
 		return 1;
+	/* the library connects in the background: give it a moment before the stream */
+	for (int i = 0; i < 50 && natsConnection_Status(nc) != NATS_CONN_STATUS_CONNECTED; i++)
+		nats_Sleep(100);
+	if (natsConnection_Status(nc) != NATS_CONN_STATUS_CONNECTED)
+		fprintf(stderr, "mtrace-ship: NATS %s not reachable yet; spooling until it is\n",
+		    o.nats);
 	ensure_stream();
 	c = mtc_open_wait(o.socket, "mtrace-ship " MTRACE_VERSION, subscribe, give_up, NULL);
 	while (c) {
