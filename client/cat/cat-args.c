@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cat-args.h"
 #include "mtrace-client.h"
@@ -20,6 +21,13 @@ static void usage(FILE *f)
 	    "  -s, --socket PATH     daemon socket (default $MTRACE_SOCKET or %s)\n"
 	    "  -i, --input FILE      read a recording (from -f proto or -w; - for stdin)\n"
 	    "                        instead of the daemon; filters and formats as live\n"
+	    "      --nats URL        read the fleet stream from NATS JetStream instead (the\n"
+	    "                        stream MTRACE of mtrace-ship; filters and formats as -i)\n"
+	    "      --host H          --nats: only host H (default: every host)\n"
+	    "      --from-start      --nats: all that the stream holds (default), then exit\n"
+	    "      --since TIME      --nats: from TIME (Unix seconds, or YYYY-MM-DDTHH:MM:SSZ)\n"
+	    "      --follow          --nats: keep waiting for new messages (alone: only new)\n"
+	    "      --creds FILE      --nats: NATS user credentials\n"
 	    "  -f, --format FMT      text (default), json (JSON lines), proto (a recording:\n"
 	    "                        delimited mtrace.ServerMsg frames behind a header),\n"
 	    "                        chrome (trace-event JSON for Perfetto UI), ctf (a CTF\n"
@@ -52,6 +60,24 @@ static void usage(FILE *f)
 	    "The old spellings -d (--domain) and -t (--time) still work, with a warning:\n"
 	    "across mtrace -d is --delay and -t is --tree (docs/HACKING.md).\n",
 	    MTRACE_DEFAULT_SOCKET);
+}
+
+/* --since: Unix seconds (fractions allowed) or an ISO 8601 UTC time. */
+static int parse_since(const char *s, int64_t *ns)
+{
+	struct tm tm = { 0 };
+	char *end;
+	double v = strtod(s, &end);
+
+	if (*s && !*end && v > 0) {
+		*ns = (int64_t)(v * 1e9);
+		return 0;
+	}
+	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!end || (*end && strcmp(end, "Z") != 0))
+		return -1;
+	*ns = (int64_t)timegm(&tm) * 1000000000;
+	return 0;
 }
 
 static const char *const sort_names[] = {
@@ -109,7 +135,13 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 		O_FRAMES,
 		O_WEIGHT,
 		O_LABEL,
-		O_TIME
+		O_TIME,
+		O_NATS,
+		O_HOST,
+		O_FROM_START,
+		O_SINCE,
+		O_FOLLOW,
+		O_CREDS
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -132,6 +164,12 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 		{ "frames", required_argument, NULL, O_FRAMES },
 		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "no-events", no_argument, NULL, O_NOEV },
+		{ "nats", required_argument, NULL, O_NATS },
+		{ "host", required_argument, NULL, O_HOST },
+		{ "from-start", no_argument, NULL, O_FROM_START },
+		{ "since", required_argument, NULL, O_SINCE },
+		{ "follow", no_argument, NULL, O_FOLLOW },
+		{ "creds", required_argument, NULL, O_CREDS },
 		{ "summary", no_argument, NULL, O_SUMMARY },
 		{ "reconnect", no_argument, NULL, O_RECONNECT },
 		{ "help", no_argument, NULL, 'h' },
@@ -151,6 +189,27 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 			break;
 		case 'i':
 			o->input = optarg;
+			break;
+		case O_NATS:
+			o->nats = optarg;
+			break;
+		case O_HOST:
+			o->nats_host = optarg;
+			break;
+		case O_FROM_START:
+			o->from_start = true;
+			break;
+		case O_FOLLOW:
+			o->follow = true;
+			break;
+		case O_CREDS:
+			o->creds = optarg;
+			break;
+		case O_SINCE:
+			if (parse_since(optarg, &o->since_ns) < 0) {
+				fprintf(stderr, "mtrace-cat: --since: bad time '%s'\n", optarg);
+				return -1;
+			}
 			break;
 		case 'O':
 			o->output = optarg;
@@ -312,13 +371,24 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 		usage(stderr);
 		return -1;
 	}
-	if (o->input && live_only) {
+	if (o->input && o->nats) {
+		fprintf(stderr, "mtrace-cat: -i and --nats are two sources: give one\n");
+		return -1;
+	}
+	if (!o->nats && (o->nats_host || o->from_start || o->follow || o->since_ns || o->creds)) {
+		fprintf(stderr,
+		    "mtrace-cat: --host, --from-start, --since, --follow and "
+		    "--creds go with --nats\n");
+		return -1;
+	}
+	o->stored = o->input || o->nats;
+	if (o->stored && live_only) {
 		fprintf(stderr,
 		    "mtrace-cat: --stats, --top, --sort and --label-stats are chosen "
 		    "when recording; -i prints what the recording holds\n");
 		return -1;
 	}
-	if (o->input && o->record) {
+	if (o->stored && o->record) {
 		fprintf(stderr,
 		    "mtrace-cat: -w records a live stream; to filter a recording "
 		    "into another use -i FILE -f proto -O NEW\n");
@@ -328,7 +398,7 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 		fprintf(stderr, "mtrace-cat: -f ctf writes a directory: give it with -O DIR\n");
 		return -1;
 	}
-	if (o->no_events && !o->stats_ms && !o->input) {
+	if (o->no_events && !o->stats_ms && !o->stored) {
 		fprintf(stderr, "mtrace-cat: --no-events without --stats would print nothing\n");
 		return -1;
 	}

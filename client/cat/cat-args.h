@@ -33,6 +33,11 @@ struct cat_opts {
 	const char *record; /* -w: also save what is received */
 	const char *output; /* -O: file (directory for ctf) instead of stdout */
 	bool reconnect;     /* mtraced went away: wait for it, subscribe again */
+	/* --nats: read the fleet stream back from JetStream (docs/fleet.md) */
+	const char *nats, *nats_host, *creds;
+	bool from_start, follow;
+	int64_t since_ns; /* --since: UTC nanoseconds, 0: not given */
+	bool stored;      /* -i or --nats: what was received, not a live subscription */
 };
 
 /* Fill o from the command line: 0, or -1 on a usage error (said on stderr; exit 2).

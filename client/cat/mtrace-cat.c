@@ -21,6 +21,7 @@
 #include "clock.h"
 #include "cat-folded.h"
 #include "cat-format.h"
+#include "cat-nats.h"
 #include "frame.h"
 #include "malloc-tune.h"
 #include "mtrace-client.h"
@@ -155,7 +156,7 @@ static int handle_events(
 		fprintf(stderr, "mtrace-cat: malformed event batch (column lengths differ)\n");
 		return 1;
 	}
-	if (o->input && o->no_events)
+	if (o->stored && o->no_events)
 		return 1;
 	if (!filtering) {
 		sink_raw(raw, rlen);
@@ -245,15 +246,15 @@ static int handle(
 			return 0;
 		break;
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
-		if (!o->input)
+		if (!o->stored)
 			fprintf(stderr, "mtrace-cat: mtraced said goodbye: %s\n",
 			    m->goodbye->reason ? m->goodbye->reason : "");
 		/* 2: mtraced went away, and we wait for it (--reconnect) */
-		return o->input ? 1 : o->reconnect ? 2 : 0;
+		return o->stored ? 1 : o->reconnect ? 2 : 0;
 	case MTRACE__SERVER_MSG__MSG_ERROR:
 		fprintf(stderr, "mtrace-cat: error from mtraced: %s\n",
 		    m->error->message ? m->error->message : "?");
-		return o->input ? 1 : -1;
+		return o->stored ? 1 : -1;
 	default:
 		break;
 	}
@@ -285,6 +286,8 @@ static int next_msg(struct mtc *c, struct recording *rec, int timeout, Mtrace__S
 
 	if (c)
 		return mtc_next(c, timeout, m, raw, rlen, err, errlen);
+	if (!rec)
+		return cat_nats_next(timeout, m, raw, rlen, err, errlen);
 	r = recording_next(rec, m, raw, rlen, err, errlen);
 	if (r <= 0)
 		errno = r == 0 ? 0 : EPROTO; /* 0: the end of the file, as EOF from the daemon */
@@ -443,6 +446,12 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		filter_from_opts(&o);
+	} else if (o.nats) {
+		if (cat_nats_open(&o, err, sizeof(err)) < 0) {
+			fprintf(stderr, "mtrace-cat: %s\n", err);
+			return 1;
+		}
+		filter_from_opts(&o);
 	} else if (!(c = connect_live(&o))) {
 		return 1;
 	}
@@ -511,6 +520,8 @@ int main(int argc, char **argv)
 	}
 	mtc_close(c);
 	recording_close(rec);
+	if (o.nats)
+		cat_nats_close();
 	if (in && in != stdin)
 		fclose(in);
 	cat_filter_free(&filt);

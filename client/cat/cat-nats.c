@@ -1,0 +1,160 @@
+/*
+ * cat-nats.c - reading the fleet stream back: an ordered push consumer on
+ * mtrace.<host>.> (or mtrace.>), each NATS message one recording frame.  Without
+ * --follow the read ends once the consumer has caught up with the stream.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <nats/nats.h>
+
+#include "cat-nats.h"
+#include "frame.h"
+#include "subject.h"
+#include "unpack-arena.h"
+
+/* Not --follow: an empty stream (or none of our subjects) ends the read after this. */
+#define FIRST_WAIT_MS 2000
+
+static natsConnection *nc;
+static jsCtx *js;
+static natsSubscription *sub;
+static natsMsg *held; /* the message whose bytes the caller holds */
+static bool follow, caught_up, got_any;
+static int idle_ms;
+
+/* url, or several comma separated: natsOptions_SetURL takes only one. */
+static natsStatus set_servers(natsOptions *no, const char *url)
+{
+	char *copy = strdup(url), *save = NULL, *tok;
+	const char *list[16];
+	int n = 0;
+	natsStatus st;
+
+	if (!copy)
+		return NATS_NO_MEMORY;
+	for (tok = strtok_r(copy, ",", &save); tok && n < 16; tok = strtok_r(NULL, ",", &save))
+		list[n++] = tok;
+	st = n ? natsOptions_SetServers(no, list, n) : NATS_INVALID_ARG;
+	free(copy);
+	return st;
+}
+
+int cat_nats_open(const struct cat_opts *o, char *err, size_t errlen)
+{
+	natsOptions *no = NULL;
+	jsSubOptions so;
+	jsErrCode jerr = 0;
+	char tok[SUBJECT_TOKEN_MAX], subject[SUBJECT_TOKEN_MAX + 16];
+	natsStatus st;
+
+	if (o->nats_host) {
+		subject_token_escape(o->nats_host, tok, sizeof(tok));
+		snprintf(subject, sizeof(subject), "mtrace.%s.>", tok);
+	} else {
+		snprintf(subject, sizeof(subject), "mtrace.>");
+	}
+	st = natsOptions_Create(&no);
+	if (st == NATS_OK)
+		st = set_servers(no, o->nats);
+	if (st == NATS_OK && o->creds)
+		st = natsOptions_SetUserCredentialsFromFiles(no, o->creds, NULL);
+	if (st == NATS_OK)
+		st = natsConnection_Connect(&nc, no);
+	natsOptions_Destroy(no);
+	if (st == NATS_OK)
+		st = natsConnection_JetStream(&js, nc, NULL);
+	if (st != NATS_OK) {
+		snprintf(err, errlen, "NATS %s: %s", o->nats, natsStatus_GetText(st));
+		return -1;
+	}
+	jsSubOptions_Init(&so);
+	so.Stream = "MTRACE";
+	so.Ordered = true;
+	if (o->since_ns) {
+		so.Config.DeliverPolicy = js_DeliverByStartTime;
+		so.Config.OptStartTime = o->since_ns;
+	} else if (o->follow && !o->from_start) {
+		so.Config.DeliverPolicy = js_DeliverNew;
+	} else {
+		so.Config.DeliverPolicy = js_DeliverAll;
+	}
+	follow = o->follow;
+	st = js_SubscribeSync(&sub, js, subject, NULL, &so, &jerr);
+	if (st != NATS_OK) {
+		snprintf(err, errlen, "subscribe to %s in the stream MTRACE: %s (%d)", subject,
+		    natsStatus_GetText(st), (int)jerr);
+		return -1;
+	}
+	return 0;
+}
+
+int cat_nats_next(int timeout_ms, Mtrace__ServerMsg **m, const uint8_t **raw, size_t *rlen,
+    char *err, size_t errlen)
+{
+	natsMsg *msg = NULL;
+	jsMsgMetaData *meta = NULL;
+	const uint8_t *d;
+	size_t len, hl, ml;
+	natsStatus st;
+
+	natsMsg_Destroy(held);
+	held = NULL;
+	if (caught_up && !follow) {
+		errno = 0;
+		return -1;
+	}
+	if (timeout_ms < 0)
+		timeout_ms = 1000;
+	if (timeout_ms == 0)
+		timeout_ms = 1;
+	st = natsSubscription_NextMsg(&msg, sub, timeout_ms);
+	if (st == NATS_TIMEOUT) {
+		idle_ms += timeout_ms;
+		if (!follow && !got_any && idle_ms >= FIRST_WAIT_MS) {
+			errno = 0;
+			return -1;
+		}
+		return 0;
+	}
+	if (st != NATS_OK) {
+		snprintf(err, errlen, "NATS: %s", natsStatus_GetText(st));
+		errno = EIO;
+		return -1;
+	}
+	idle_ms = 0;
+	got_any = true;
+	if (natsMsg_GetMetaData(&meta, msg) == NATS_OK) {
+		caught_up = meta->NumPending == 0;
+		jsMsgMetaData_Destroy(meta);
+	}
+	d = (const uint8_t *)natsMsg_GetData(msg);
+	len = (size_t)natsMsg_GetDataLength(msg);
+	if (frame_parse(d, len, len, &hl, &ml) != FRAME_OK || hl + ml != len ||
+	    !(*m = arena_msg_unpack(d + hl, ml))) {
+		snprintf(err, errlen, "a message on %s is not one recording frame",
+		    natsMsg_GetSubject(msg));
+		natsMsg_Destroy(msg);
+		errno = EPROTO;
+		return -1;
+	}
+	held = msg;
+	*raw = d;
+	*rlen = len;
+	return 1;
+}
+
+void cat_nats_close(void)
+{
+	natsMsg_Destroy(held);
+	held = NULL;
+	natsSubscription_Destroy(sub);
+	jsCtx_Destroy(js);
+	natsConnection_Destroy(nc);
+	sub = NULL;
+	js = NULL;
+	nc = NULL;
+}

@@ -1,0 +1,25 @@
+/*
+ * subject.h - NATS subjects of the fleet stream (docs/fleet.md): mtrace.<host>.<domain>.
+ * events|stats, with host and domain names escaped into one safe token each, so that
+ * no name a guest chooses can form a wildcard or another token.
+ */
+#ifndef MTRACE_SUBJECT_H
+#define MTRACE_SUBJECT_H
+
+#include <stddef.h>
+
+/* Longest token: a name of 255 bytes, each escaped to 3. */
+#define SUBJECT_TOKEN_MAX (3 * 255 + 1)
+
+/*
+ * Escape name into out: bytes A-Z a-z 0-9 and '-' stay, every other byte (including
+ * '_', '%', '.', '*', '>', spaces, controls, and all bytes >= 0x80, so that invalid
+ * UTF-8 cannot reach the server) becomes %XX (upper-case hex).  The result is never
+ * empty and never "_" or "_<digits>", which name the host itself and domains without
+ * a name.  Reversible with subject_token_unescape.  A name longer than 255 bytes is cut.
+ */
+void subject_token_escape(const char *name, char *out, size_t outlen);
+/* The inverse: 0, or -1 if tok is not one subject_token_escape makes. */
+int subject_token_unescape(const char *tok, char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,674 @@
+/*
+ * mtrace-ship - the fleet's event stream: subscribe to mtraced and publish every message
+ * it sends, as it sends it (the recording framing of docs/recording.md: one delimited
+ * ServerMsg per NATS message), to NATS JetStream on mtrace.<host>.<domain>.events and
+ * mtrace.<host>._.stats (docs/fleet.md).  Each message carries an id (host, this run,
+ * the connection to mtraced, a sequence) so that JetStream drops what is published twice
+ * after a reconnect; every publish waits for its acknowledgement.  While NATS is away
+ * messages go to a bounded spool on disk, drained in order when it is back; what does
+ * not fit is counted and published as a Loss notice, never lost silently.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <nats/nats.h>
+
+#include "frame.h"
+#include "mtrace-client.h"
+#include "session.h"
+#include "spool.h"
+#include "subject.h"
+
+#define MAX_FILTER  256
+#define MAX_CA      8
+#define SUBJECT_MAX (16 + 2 * SUBJECT_TOKEN_MAX)
+#define MAX_DOMID   65536u
+
+struct opts {
+	const char *socket, *nats, *creds, *spool_dir, *host;
+	const char *ca[MAX_CA];
+	size_t n_ca;
+	uint64_t spool_max;
+	uint32_t domids[MAX_FILTER];
+	char *names[MAX_FILTER], *labels[MAX_FILTER];
+	size_t n_domids, n_names, n_labels;
+	unsigned stats_ms, log_s, replicas, ack_ms;
+	bool no_stream;
+};
+
+static struct opts o = {
+	.spool_max = 256ull << 20,
+	.stats_ms = 1000,
+	.log_s = 10,
+	.replicas = 1,
+	.ack_ms = 2000,
+};
+
+static volatile sig_atomic_t stop_signal;
+
+/* The figures in the log. */
+static struct {
+	uint64_t shipped, shipped_bytes, spooled, drained, dropped_msgs, dropped_events;
+	uint64_t loss_published;
+} fig;
+
+static natsConnection *nc;
+static jsCtx *js;
+static struct spool *spool;
+static bool away;             /* NATS is (or was at the last try) unreachable */
+static uint64_t pending_loss; /* events dropped, not yet published as a Loss */
+static char host_tok[SUBJECT_TOKEN_MAX];
+static char *dom_tok[MAX_DOMID];
+static char id_base[SUBJECT_TOKEN_MAX + 64];
+static uint64_t seq;
+static bool stream_checked;
+
+static double next_stream_check;
+
+static void ensure_stream(void);
+static double mono(void);
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: mtrace-ship --nats URL [options]\n"
+	    "Publish what mtraced streams to NATS JetStream (docs/fleet.md).\n"
+	    "\n"
+	    "  -s, --socket PATH     daemon socket (default $MTRACE_SOCKET or %s)\n"
+	    "      --nats URL        NATS server(s), comma separated (nats://host:4222)\n"
+	    "      --creds FILE      NATS user credentials (JWT and NKey seed)\n"
+	    "      --tls-ca FILE     trust this CA for TLS to NATS (repeatable)\n"
+	    "      --host NAME       the host token of the subjects (default: mtraced's)\n"
+	    "      --spool DIR       keep what NATS cannot take in DIR while it is away\n"
+	    "      --spool-max BYTES at most this much spooled (default 256 MiB)\n"
+	    "      --replicas N      replicas of the MTRACE stream when it is created (1)\n"
+	    "      --no-stream       do not create or check the stream (no rights to)\n"
+	    "      --ack-ms MS       wait this long for a publish acknowledgement (2000)\n"
+	    "  -D, --domain D        only domain D (id or name); repeatable\n"
+	    "      --label PREFIX    only threads whose label starts with PREFIX; repeatable\n"
+	    "      --stats MS        statistics every MS milliseconds (default 1000, 0: none)\n"
+	    "      --log-every S     the figures in the log every S seconds (default 10)\n"
+	    "  -h, --help            this text\n"
+	    "  -V, --version         version\n",
+	    MTRACE_DEFAULT_SOCKET);
+}
+
+static int parse_args(int argc, char **argv)
+{
+	enum {
+		O_NATS = 256,
+		O_CREDS,
+		O_CA,
+		O_HOST,
+		O_SPOOL,
+		O_SPOOL_MAX,
+		O_REPLICAS,
+		O_NO_STREAM,
+		O_ACK,
+		O_LABEL,
+		O_STATS,
+		O_LOG,
+	};
+	static const struct option lo[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "nats", required_argument, NULL, O_NATS },
+		{ "creds", required_argument, NULL, O_CREDS },
+		{ "tls-ca", required_argument, NULL, O_CA },
+		{ "host", required_argument, NULL, O_HOST },
+		{ "spool", required_argument, NULL, O_SPOOL },
+		{ "spool-max", required_argument, NULL, O_SPOOL_MAX },
+		{ "replicas", required_argument, NULL, O_REPLICAS },
+		{ "no-stream", no_argument, NULL, O_NO_STREAM },
+		{ "ack-ms", required_argument, NULL, O_ACK },
+		{ "domain", required_argument, NULL, 'D' },
+		{ "label", required_argument, NULL, O_LABEL },
+		{ "stats", required_argument, NULL, O_STATS },
+		{ "log-every", required_argument, NULL, O_LOG },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ 0 },
+	};
+	int c;
+	char *end;
+
+	while ((c = getopt_long(argc, argv, "s:D:hV", lo, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			o.socket = optarg;
+			break;
+		case O_NATS:
+			o.nats = optarg;
+			break;
+		case O_CREDS:
+			o.creds = optarg;
+			break;
+		case O_CA:
+			if (o.n_ca == MAX_CA)
+				goto bad;
+			o.ca[o.n_ca++] = optarg;
+			break;
+		case O_HOST:
+			o.host = optarg;
+			break;
+		case O_SPOOL:
+			o.spool_dir = optarg;
+			break;
+		case O_SPOOL_MAX:
+			o.spool_max = strtoull(optarg, &end, 10);
+			if (*end || !*optarg)
+				goto bad;
+			break;
+		case O_REPLICAS:
+			o.replicas = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || o.replicas < 1 || o.replicas > 5)
+				goto bad;
+			break;
+		case O_NO_STREAM:
+			o.no_stream = true;
+			break;
+		case O_ACK:
+			o.ack_ms = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !o.ack_ms)
+				goto bad;
+			break;
+		case 'D': {
+			unsigned long v = strtoul(optarg, &end, 10);
+			if (*optarg && !*end) {
+				if (o.n_domids == MAX_FILTER)
+					goto bad;
+				o.domids[o.n_domids++] = (uint32_t)v;
+			} else {
+				if (o.n_names == MAX_FILTER)
+					goto bad;
+				o.names[o.n_names++] = optarg;
+			}
+			break;
+		}
+		case O_LABEL:
+			if (o.n_labels == MAX_FILTER)
+				goto bad;
+			o.labels[o.n_labels++] = optarg;
+			break;
+		case O_STATS:
+			o.stats_ms = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || (o.stats_ms && o.stats_ms < 100))
+				goto bad;
+			break;
+		case O_LOG:
+			o.log_s = (unsigned)strtoul(optarg, &end, 10);
+			if (*end)
+				goto bad;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("mtrace-ship %s\n", MTRACE_VERSION);
+			exit(0);
+		default:
+			goto bad;
+		}
+	}
+	if (optind < argc || !o.nats) {
+		fprintf(stderr, "mtrace-ship: %s\n",
+		    o.nats ? "unexpected arguments" : "--nats URL is required");
+		usage(stderr);
+		return -1;
+	}
+	return 0;
+bad:
+	if (optarg)
+		fprintf(stderr, "mtrace-ship: bad argument '%s'\n", optarg);
+	usage(stderr);
+	return -1;
+}
+
+static void log_figures(const char *when)
+{
+	fprintf(stderr,
+	    "mtrace-ship: %s: shipped=%" PRIu64 " bytes=%" PRIu64 " spooled=%" PRIu64
+	    " drained=%" PRIu64 " in_spool=%" PRIu64 " dropped=%" PRIu64 " dropped_events=%" PRIu64
+	    " loss_published=%" PRIu64 "%s\n",
+	    when, fig.shipped, fig.shipped_bytes, fig.spooled, fig.drained,
+	    spool ? spool_records(spool) : 0, fig.dropped_msgs, fig.dropped_events,
+	    fig.loss_published, away ? " (NATS away)" : "");
+}
+
+/* One publish with its acknowledgement: 0, or -1 (NATS is away or refused it). */
+static int publish(const char *subject, const char *id, const uint8_t *data, size_t len)
+{
+	jsPubOptions po;
+	jsPubAck *ack = NULL;
+	jsErrCode jerr = 0;
+	natsStatus st;
+
+	if (natsConnection_Status(nc) != NATS_CONN_STATUS_CONNECTED)
+		return -1;
+	if (!stream_checked)
+		ensure_stream();
+	jsPubOptions_Init(&po);
+	po.MsgId = id;
+	po.MaxWait = o.ack_ms;
+	st = js_Publish(&ack, js, subject, data, (int)len, &po, &jerr);
+	if (st != NATS_OK) {
+		if (!away)
+			fprintf(stderr, "mtrace-ship: publish to %s: %s (%d)\n", subject,
+			    natsStatus_GetText(st), (int)jerr);
+		return -1;
+	}
+	jsPubAck_Destroy(ack);
+	fig.shipped++;
+	fig.shipped_bytes += len;
+	return 0;
+}
+
+/* Lose one message: counted, and said downstream once NATS takes a Loss notice. */
+static void lose(uint32_t events)
+{
+	if (!fig.dropped_msgs)
+		fprintf(stderr, "mtrace-ship: spool full; dropping (counted)\n");
+	fig.dropped_msgs++;
+	fig.dropped_events += events;
+	pending_loss += events;
+}
+
+static void put_aside(
+    const char *subject, const char *id, const uint8_t *data, size_t len, uint32_t events)
+{
+	int r = spool ? spool_put(spool, subject, id, data, len, events) : 1;
+
+	if (r == 0)
+		fig.spooled++;
+	else
+		lose(events);
+}
+
+/* The Loss notice of what this shipper dropped: domid 0 ring 0, as mtraced's own for a
+ * client that reads too slowly, on the host's subject. */
+static int publish_loss(void)
+{
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__Loss l = MTRACE__LOSS__INIT;
+	uint8_t buf[64];
+	char subject[SUBJECT_MAX], id[SUBJECT_TOKEN_MAX + 128];
+	size_t hl, len;
+
+	l.dropped_for_client = pending_loss;
+	m.msg_case = MTRACE__SERVER_MSG__MSG_LOSS;
+	m.loss = &l;
+	len = mtrace__server_msg__get_packed_size(&m);
+	hl = frame_put_len(buf, len);
+	mtrace__server_msg__pack(&m, buf + hl);
+	snprintf(subject, sizeof(subject), "mtrace.%s._.events", host_tok);
+	snprintf(id, sizeof(id), "%s-loss-%" PRIu64, id_base, ++seq);
+	if (publish(subject, id, buf, hl + len) < 0)
+		return -1;
+	fprintf(stderr, "mtrace-ship: published a loss of %" PRIu64 " events\n", pending_loss);
+	fig.loss_published += pending_loss;
+	pending_loss = 0;
+	return 0;
+}
+
+/* NATS back: the spool first, in order, then the loss; false while NATS is away. */
+static bool drain(void)
+{
+	const char *subject, *id;
+	const uint8_t *data;
+	size_t len;
+	uint32_t events;
+	uint64_t n = 0;
+	int r;
+
+	if (natsConnection_Status(nc) != NATS_CONN_STATUS_CONNECTED)
+		return false;
+	if (!stream_checked)
+		ensure_stream();
+	while (spool && (r = spool_peek(spool, &subject, &id, &data, &len, &events)) != 0) {
+		if (r < 0) {
+			fprintf(stderr, "mtrace-ship: spool unreadable: %s\n", strerror(errno));
+			return false;
+		}
+		if (publish(subject, id, data, len) < 0)
+			return false;
+		spool_pop(spool);
+		fig.drained++;
+		n++;
+	}
+	if (pending_loss && publish_loss() < 0)
+		return false;
+	if (away || n) {
+		fprintf(
+		    stderr, "mtrace-ship: NATS is back; %" PRIu64 " spooled messages sent\n", n);
+		log_figures("drained");
+	}
+	away = false;
+	return true;
+}
+
+/* The subject token of a domain: its escaped name, or _<domid> before we know it. */
+static const char *domain_token(uint32_t domid, char *tmp, size_t tmplen)
+{
+	if (domid < MAX_DOMID && dom_tok[domid])
+		return dom_tok[domid];
+	snprintf(tmp, tmplen, "_%" PRIu32, domid);
+	return tmp;
+}
+
+static void note_domain(uint32_t domid, const char *name)
+{
+	char tok[SUBJECT_TOKEN_MAX];
+
+	if (domid >= MAX_DOMID)
+		return;
+	subject_token_escape(name ? name : "", tok, sizeof(tok));
+	free(dom_tok[domid]);
+	dom_tok[domid] = strdup(tok);
+}
+
+static void ship(const Mtrace__ServerMsg *m, const uint8_t *raw, size_t len)
+{
+	char subject[SUBJECT_MAX], id[SUBJECT_TOKEN_MAX + 128], tmp[24];
+	const char *dom = "_", *kind = "events";
+	uint32_t events = 0;
+
+	switch (m->msg_case) {
+	case MTRACE__SERVER_MSG__MSG_EVENTS:
+		dom = domain_token(m->events->domid, tmp, sizeof(tmp));
+		events = (uint32_t)m->events->n_op;
+		break;
+	case MTRACE__SERVER_MSG__MSG_DOMAIN_UP:
+		note_domain(m->domain_up->domid, m->domain_up->name);
+		dom = domain_token(m->domain_up->domid, tmp, sizeof(tmp));
+		break;
+	case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
+		dom = domain_token(m->domain_down->domid, tmp, sizeof(tmp));
+		break;
+	case MTRACE__SERVER_MSG__MSG_LOSS:
+		if (m->loss->domid || m->loss->ring)
+			dom = domain_token(m->loss->domid, tmp, sizeof(tmp));
+		break;
+	case MTRACE__SERVER_MSG__MSG_STATS:
+		kind = "stats";
+		break;
+	default:
+		break;
+	}
+	snprintf(subject, sizeof(subject), "mtrace.%s.%s.%s", host_tok, dom, kind);
+	snprintf(id, sizeof(id), "%s-%" PRIu64, id_base, ++seq);
+	if (!away && spool && spool_records(spool) && !drain())
+		away = true;
+	if (!away && publish(subject, id, raw, len) == 0)
+		return;
+	if (!away)
+		fprintf(stderr, "mtrace-ship: NATS is away; spooling\n");
+	away = true;
+	put_aside(subject, id, raw, len, events);
+}
+
+static int subscribe(struct mtc *c, void *arg)
+{
+	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
+
+	(void)arg;
+	sub.n_domids = o.n_domids;
+	sub.domids = o.domids;
+	sub.n_domain_names = o.n_names;
+	sub.domain_names = o.names;
+	sub.n_labels = o.n_labels;
+	sub.labels = o.labels;
+	sub.events = true;
+	sub.stats_interval_ms = o.stats_ms;
+	return mtc_subscribe(c, &sub);
+}
+
+static bool give_up(void *arg)
+{
+	(void)arg;
+	return stop_signal != 0;
+}
+
+/* url, or several comma separated: natsOptions_SetURL takes only one. */
+static natsStatus set_servers(natsOptions *no, const char *url)
+{
+	char *copy = strdup(url), *save = NULL, *tok;
+	const char *list[16];
+	int n = 0;
+	natsStatus st;
+
+	if (!copy)
+		return NATS_NO_MEMORY;
+	for (tok = strtok_r(copy, ",", &save); tok && n < 16; tok = strtok_r(NULL, ",", &save))
+		list[n++] = tok;
+	st = n ? natsOptions_SetServers(no, list, n) : NATS_INVALID_ARG;
+	free(copy);
+	return st;
+}
+
+/* With a callback the library connects in the background (without one, Connect
+ * would retry in the call, deaf to SIGTERM): the main loop sees the status. */
+static void on_connected(natsConnection *conn, void *arg)
+{
+	(void)conn;
+	(void)arg;
+}
+
+static int nats_connect(void)
+{
+	natsOptions *no = NULL;
+	natsStatus st;
+
+	if (natsOptions_Create(&no) != NATS_OK)
+		return -1;
+	st = set_servers(no, o.nats);
+	if (st == NATS_OK)
+		st = natsOptions_SetMaxReconnect(no, -1);
+	if (st == NATS_OK)
+		st = natsOptions_SetReconnectWait(no, 250);
+	if (st == NATS_OK)
+		st = natsOptions_SetRetryOnFailedConnect(no, true, on_connected, NULL);
+	if (st == NATS_OK && o.creds)
+		st = natsOptions_SetUserCredentialsFromFiles(no, o.creds, NULL);
+	for (size_t i = 0; st == NATS_OK && i < o.n_ca; i++) {
+		st = natsOptions_SetSecure(no, true);
+		if (st == NATS_OK)
+			st = natsOptions_LoadCATrustedCertificates(no, o.ca[i]);
+	}
+	if (st == NATS_OK)
+		st = natsConnection_Connect(&nc, no);
+	/* not connected yet is fine: the library goes on trying, we spool */
+	if (st == NATS_NOT_YET_CONNECTED)
+		st = NATS_OK;
+	if (st == NATS_OK)
+		st = natsConnection_JetStream(&js, nc, NULL);
+	natsOptions_Destroy(no);
+	if (st != NATS_OK) {
+		fprintf(stderr, "mtrace-ship: NATS %s: %s\n", o.nats, natsStatus_GetText(st));
+		return -1;
+	}
+	return 0;
+}
+
+/* The stream MTRACE (subjects mtrace.>), created if missing and allowed. */
+static void ensure_stream(void)
+{
+	jsStreamInfo *si = NULL;
+	jsStreamConfig sc;
+	jsErrCode jerr = 0;
+	const char *subjects[] = { "mtrace.>" };
+	natsStatus st;
+
+	if (o.no_stream || natsConnection_Status(nc) != NATS_CONN_STATUS_CONNECTED)
+		return;
+	/* Checked once it worked; a cluster still electing its leader is asked again, at
+	 * most every 2 s (each try can wait for the server). */
+	if (mono() < next_stream_check)
+		return;
+	next_stream_check = mono() + 2;
+	st = js_GetStreamInfo(&si, js, "MTRACE", NULL, &jerr);
+	if (st == NATS_OK) {
+		stream_checked = true;
+		jsStreamInfo_Destroy(si);
+		return;
+	}
+	jsStreamConfig_Init(&sc);
+	sc.Name = "MTRACE";
+	sc.Subjects = subjects;
+	sc.SubjectsLen = 1;
+	sc.Storage = js_FileStorage;
+	sc.Replicas = (int64_t)o.replicas;
+	sc.Duplicates = 10ll * 60 * 1000000000; /* 10 min of ids kept: long outages */
+	st = js_AddStream(&si, js, &sc, NULL, &jerr);
+	if (st == NATS_OK) {
+		stream_checked = true;
+		fprintf(
+		    stderr, "mtrace-ship: created the stream MTRACE (replicas %u)\n", o.replicas);
+		jsStreamInfo_Destroy(si);
+	} else {
+		fprintf(stderr, "mtrace-ship: cannot create the stream MTRACE: %s (%d)\n",
+		    natsStatus_GetText(st), (int)jerr);
+	}
+}
+
+static double mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Per connection to mtraced: a new id base, so ids never repeat across connections. */
+static void new_id_base(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(id_base, sizeof(id_base), "%s-%ld-%lld%09ld", host_tok, (long)getpid(),
+	    (long long)ts.tv_sec, ts.tv_nsec);
+	seq = 0;
+}
+
+static int run(struct mtc *c)
+{
+	double next_log = o.log_s ? mono() + o.log_s : 0;
+	char err[512];
+
+	for (;;) {
+		Mtrace__ServerMsg *m;
+		const uint8_t *raw;
+		size_t len;
+		int r;
+
+		if (stop_signal)
+			return 0;
+		if (next_log && mono() >= next_log) {
+			log_figures("figures");
+			next_log = mono() + o.log_s;
+		}
+		if (away || (spool && spool_records(spool)) || pending_loss)
+			away = !drain();
+		r = mtc_next(c, 250, &m, &raw, &len, err, sizeof(err));
+		if (r == 0)
+			continue;
+		if (r < 0)
+			return stop_signal ? 0 : 2;
+		if (m->msg_case == MTRACE__SERVER_MSG__MSG_GOODBYE ||
+		    m->msg_case == MTRACE__SERVER_MSG__MSG_ERROR) {
+			ship(m, raw, len);
+			mtc_msg_free(m);
+			return 2;
+		}
+		ship(m, raw, len);
+		mtc_msg_free(m);
+	}
+}
+
+/* The daemon's Hello, first on every connection: readers know where frames come from. */
+static void ship_hello(const Mtrace__Hello *h)
+{
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	size_t len, hl;
+	uint8_t *buf;
+
+	m.msg_case = MTRACE__SERVER_MSG__MSG_HELLO;
+	m.hello = (Mtrace__Hello *)h;
+	len = mtrace__server_msg__get_packed_size(&m);
+	if (!(buf = malloc(len + FRAME_VARINT_MAX)))
+		return;
+	hl = frame_put_len(buf, len);
+	mtrace__server_msg__pack(&m, buf + hl);
+	ship(&m, buf, hl + len);
+	free(buf);
+}
+
+int main(int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_signal };
+	char err[512];
+	struct mtc *c;
+	int r;
+
+	if (parse_args(argc, argv) < 0)
+		return 2;
+	signal(SIGPIPE, SIG_IGN);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (o.spool_dir && !(spool = spool_open(o.spool_dir, o.spool_max, err, sizeof(err)))) {
+		fprintf(stderr, "mtrace-ship: %s\n", err);
+		return 1;
+	}
+	if (nats_connect() < 0)
+		return 1;
+	/* the library connects in the background: give it a moment before the stream */
+	for (int i = 0; i < 50 && natsConnection_Status(nc) != NATS_CONN_STATUS_CONNECTED; i++)
+		nats_Sleep(100);
+	if (natsConnection_Status(nc) != NATS_CONN_STATUS_CONNECTED)
+		fprintf(stderr, "mtrace-ship: NATS %s not reachable yet; spooling until it is\n",
+		    o.nats);
+	ensure_stream();
+	c = mtc_open_wait(o.socket, "mtrace-ship " MTRACE_VERSION, subscribe, give_up, NULL);
+	while (c) {
+		const Mtrace__Hello *h = mtc_server_hello(c);
+
+		subject_token_escape(o.host        ? o.host
+		        : h && h->host && *h->host ? h->host
+		                                   : "localhost",
+		    host_tok, sizeof(host_tok));
+		new_id_base();
+		fprintf(stderr, "mtrace-ship: connected to mtraced; publishing as mtrace.%s.>\n",
+		    host_tok);
+		if (h)
+			ship_hello(h);
+		r = run(c);
+		mtc_close(c);
+		c = NULL;
+		if (r != 2 || stop_signal)
+			break;
+		fprintf(stderr, "mtrace-ship: mtraced went away; waiting for it\n");
+		c = mtc_open_wait(
+		    o.socket, "mtrace-ship " MTRACE_VERSION, subscribe, give_up, NULL);
+	}
+	/* a last try at what is spooled, then the figures */
+	if (natsConnection_Status(nc) == NATS_CONN_STATUS_CONNECTED)
+		drain();
+	log_figures("exit");
+	jsCtx_Destroy(js);
+	natsConnection_Destroy(nc);
+	spool_close(spool);
+	for (size_t i = 0; i < MAX_DOMID; i++)
+		free(dom_tok[i]);
+	nats_Close();
+	return 0;
+}

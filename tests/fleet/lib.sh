@@ -1,0 +1,103 @@
+# lib.sh - the fleet suite's rig on top of tests/rig.sh: a JetStream nats-server on a
+# loopback port with its store in $T, and several simulated hosts, each a simulated Xen
+# and an mtraced of its own under $T/<host>/.
+: "${NATS_SERVER:?}" "${SHIP:?}" "${CAT:?}" "${REPLAY:?}" "${LOAD:?}" "${FIXTURE:?}"
+
+free_port() {
+	"$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+NATS_PORT=$(free_port)
+NATS_URL=nats://127.0.0.1:$NATS_PORT
+NATS_PID=
+
+nats_start() {	# the server, its store in $T/nats; returns once it takes connections
+	"$NATS_SERVER" -js -sd "$T/nats" -a 127.0.0.1 -p "$NATS_PORT" >>"$T/nats.log" 2>&1 &
+	NATS_PID=$!
+	PIDS+=("$NATS_PID")
+	wait_until 10 grep -q "Server is ready" "$T/nats.log" ||
+		fail "nats-server did not start"
+	# each start logs its own line: later waits count from here
+	NATS_READY=$(grep -c "Server is ready" "$T/nats.log")
+}
+
+nats_kill() {
+	kill -KILL "$NATS_PID" 2>/dev/null
+	wait "$NATS_PID" 2>/dev/null
+	NATS_PID=
+}
+
+declare -A HSIM HSOCK HLOG HDPID
+
+host_up() {	# NAME: its simulated Xen and mtraced
+	local h=$1
+	mkdir -p "$T/$h"
+	RIG_SIM=$T/$h/sim RIG_SOCK=$T/$h/mtraced.sock RIG_LOG=$T/$h/mtraced.log
+	rig_sim_start || fail "$h: simxen"
+	rig_daemon_start || fail "$h: mtraced"
+	HSIM[$h]=$RIG_SIM HSOCK[$h]=$RIG_SOCK HLOG[$h]=$RIG_LOG HDPID[$h]=$RIG_DAEMON
+	PIDS+=("$RIG_DAEMON")
+	RIG_DAEMON=
+}
+
+host_guest() {	# HOST NAME [create options] -- PROG ARGS...
+	local h=$1
+	shift
+	RIG_SIM=${HSIM[$h]} RIG_DIR=$T/$h
+	MTRACE_SIM_DIR=$RIG_SIM rig_guest "$@" || fail "$h: create $1"
+	RIG_DIR=$T
+}
+
+# clients HOST N: until mtraced of HOST has N clients besides the probe
+host_clients() {
+	local h=$1 want=$(( $2 + 1 )) have
+	for _ in $(seq 100); do
+		have=$("$MTRACED_PROBE" -s "${HSOCK[$h]}" stats 2>/dev/null | sed -n 's/^end clients=//p')
+		[ "${have:-0}" -ge "$want" ] && return 0
+		sleep 0.1
+	done
+	fail "$h: $2 clients expected, mtraced has $(( ${have:-1} - 1 ))"
+}
+
+# host_idle HOST: until only Domain-0 is left on it
+host_idle() {
+	for _ in $(seq 600); do
+		[ "$("$SIMXEN" --dir "${HSIM[$1]}" list | wc -l)" -le 1 ] && return 0
+		sleep 0.1
+	done
+	fail "$1: guests did not finish"
+}
+
+# ship HOST [options]: mtrace-ship for HOST in the background (pid in SHIP_PID[HOST])
+declare -A SHIP_PID
+ship() {
+	local h=$1
+	shift
+	"$SHIP" -s "${HSOCK[$h]}" --nats "$NATS_URL" --host "$h" --log-every 1 "$@" \
+		>>"$T/$h.ship.log" 2>&1 &
+	SHIP_PID[$h]=$!
+	PIDS+=("$!")
+}
+
+ship_stop() {	# HOST: SIGTERM, exit 0, the final figures in $T/HOST.ship.log
+	kill -TERM "${SHIP_PID[$1]}"
+	wait_pid "${SHIP_PID[$1]}" 20 || fail "$1: mtrace-ship exited with an error"
+}
+
+# figure HOST KEY: from mtrace-ship's last figures line
+figure() {
+	grep 'mtrace-ship: .*shipped=' "$T/$1.ship.log" | tail -1 |
+		grep -o " $2=[0-9]*" | cut -d= -f2
+}
+
+# host_domain_events HOST DOMID N: until mtraced of HOST has read N events of DOMID
+host_domain_events() {
+	local v
+	for _ in $(seq 300); do
+		v=$("$MTRACED_PROBE" -s "${HSOCK[$1]}" stats 2>/dev/null |
+			sed -n "s/^dom $2 .* events=\\([0-9]*\\) .*/\\1/p")
+		[ "${v:-0}" -ge "$3" ] && return 0
+		sleep 0.1
+	done
+	fail "$1: domain $2 has ${v:-0} events, expected $3"
+}
