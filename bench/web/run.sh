@@ -31,7 +31,7 @@ BASE_REV=$(git -C "$SRC" rev-parse --short "$BASE")
 HEAD_REV="$(git -C "$SRC" rev-parse --short HEAD)$(git -C "$SRC" diff --quiet HEAD -- client/web/page || echo +changes)"
 rig_start || exit 1
 web() {	# NAME [options]: an mtrace-web; prints its URL
-	"$WEB" -s "$RIG_SOCK" -l 127.0.0.1:0 "${@:2}" >"$RIG_DIR/$1.out" 2>"$RIG_DIR/$1.err" &
+	"$WEB" -s "$RIG_SOCK" -l 127.0.0.1:0 --no-token "${@:2}" >"$RIG_DIR/$1.out" 2>"$RIG_DIR/$1.err" &
 	echo $! >"$RIG_DIR/$1.pid"
 	for _ in $(seq 50); do
 		u=$(sed -n 's|^mtrace-web: serving \(http://[^ ]*/\).*|\1|p' "$RIG_DIR/$1.out")

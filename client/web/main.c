@@ -30,6 +30,10 @@ static void usage(FILE *f)
 	    "                          than loopback needs --token-file; unix:/PATH is\n"
 	    "                          a Unix socket of mode 0660 (group mtrace)\n"
 	    "  -T, --token-file FILE   every request must carry the token in FILE\n"
+	    "      --no-token          on loopback, serve without a token: every local\n"
+	    "                          user can read the traces (one of the three\n"
+	    "                          choices a TCP loopback address needs: a token,\n"
+	    "                          a unix:/PATH socket, or this)\n"
 	    "      --assets DIR        the page's files (default: installed, or the\n"
 	    "                          source tree when run from the build tree)\n"
 	    "      --history MIB       feed history kept for browsers (default 32)\n"
@@ -87,12 +91,14 @@ int main(int argc, char **argv)
 		O_MAXC,
 		O_STATS,
 		O_REQT,
-		O_PERSRC
+		O_PERSRC,
+		O_NOTOKEN
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "token-file", required_argument, NULL, 'T' },
+		{ "no-token", no_argument, NULL, O_NOTOKEN },
 		{ "assets", required_argument, NULL, O_ASSETS },
 		{ "history", required_argument, NULL, O_HISTORY },
 		{ "queue", required_argument, NULL, O_QUEUE },
@@ -117,6 +123,7 @@ int main(int argc, char **argv)
 	};
 	struct hf_listen la;
 	struct hf_token tok = { .len = 0 };
+	bool no_token = false;
 	struct event_base *base;
 	struct event *sigint, *sigterm;
 	uint64_t instance = 0;
@@ -126,6 +133,9 @@ int main(int argc, char **argv)
 	malloc_tune();
 	while ((c = getopt_long(argc, argv, "s:l:T:t:hV", lo, NULL)) != -1) {
 		switch (c) {
+		case O_NOTOKEN:
+			no_token = true;
+			break;
 		case 's':
 			o.socket = optarg;
 			break;
@@ -193,10 +203,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mtrace-web: %s\n", err);
 		return 2;
 	}
-	if (!o.token_file && !la.unix_socket)
+	/* mtraced's socket is for group mtrace only; a TCP port on loopback is for every
+	 * local user, so serving one without a token is the admin's explicit choice */
+	if (!o.token_file && !la.unix_socket && !no_token) {
 		fprintf(stderr,
-		    "mtrace-web: no --token-file: every local user can read the traces through "
-		    "%s (mtrace-web(1), ACCESS)\n",
+		    "mtrace-web: %s would show every trace to every local user, although "
+		    "mtraced's socket is for group mtrace only.  Choose: --token-file FILE, "
+		    "--listen unix:/PATH (mode 0660, group mtrace), or --no-token to allow it "
+		    "(mtrace-web(1), ACCESS)\n",
+		    o.listen);
+		return 2;
+	}
+	if (no_token && o.token_file) {
+		fprintf(stderr, "mtrace-web: --no-token and --token-file contradict each other\n");
+		return 2;
+	}
+	if (no_token && !la.unix_socket)
+		fprintf(stderr,
+		    "mtrace-web: --no-token: every local user can read the traces through %s\n",
 		    o.listen);
 	if (!o.assets)
 		o.assets = default_assets();

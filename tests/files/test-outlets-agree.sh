@@ -22,7 +22,7 @@ daemon_start
 
 "$EXPORTER" -s "$SOCK" -l 127.0.0.1:0 -i 100 --max-labels 10000 2>"$T/exporter.log" &
 PIDS+=($!)
-"$WEB" -s "$SOCK" -l 127.0.0.1:0 >"$T/web.out" 2>"$T/web.err" &
+"$WEB" -s "$SOCK" -l 127.0.0.1:0 --no-token >"$T/web.out" 2>"$T/web.err" &
 PIDS+=($!)
 url() { sed -n "$2" "$1"; }
 wait_until 10 grep -q 'listening on http' "$T/exporter.log" || fail "mtrace-exporter did not start"

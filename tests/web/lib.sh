@@ -24,8 +24,12 @@ need_browser() {
 
 # web_start [options]: mtrace-web on 127.0.0.1:<free port>; sets WEB_URL
 web_start() {
+	local choice=--no-token a # loopback without a token is a choice said aloud
+	for a in "$@"; do
+		case $a in -T | --token-file | --token-file=*) choice= ;; esac
+	done
 	: >"$RIG_DIR/web.out"
-	"$WEB" -s "$RIG_SOCK" -l 127.0.0.1:0 "$@" >"$RIG_DIR/web.out" 2>"$RIG_DIR/web.err" &
+	"$WEB" -s "$RIG_SOCK" -l 127.0.0.1:0 $choice "$@" >"$RIG_DIR/web.out" 2>"$RIG_DIR/web.err" &
 	WEB_PID=$!
 	for _ in $(seq 100); do
 		WEB_URL=$(sed -n 's|^mtrace-web: serving \(http://[^ ]*/\).*|\1|p' "$RIG_DIR/web.out")

@@ -19,7 +19,7 @@ PIDS="$!"
 for _ in $(seq 100); do [ -S "$T/sock" ] && break; sleep 0.1; done
 [ -S "$T/sock" ] || fail "the refusing peer did not start"
 
-"$WEB" -s "$T/sock" -l 127.0.0.1:0 >"$T/web.out" 2>"$T/web.err" &
+"$WEB" -s "$T/sock" -l 127.0.0.1:0 --no-token >"$T/web.out" 2>"$T/web.err" &
 PIDS="$PIDS $!"
 url=
 for _ in $(seq 100); do

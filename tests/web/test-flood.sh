@@ -32,7 +32,7 @@ WEB_PID=
 TOK=$RIG_DIR/token
 head -c 24 /dev/urandom | base64 | tr -d '/+=' >"$TOK"
 chmod 600 "$TOK"
-web_start -l 0.0.0.0:0 -t "$TOK"
+web_start -l 0.0.0.0:0 -T "$TOK"
 PORT=$(sed -n 's|^mtrace-web: serving http://0.0.0.0:\([0-9]*\)/.*|\1|p' "$RIG_DIR/web.out")
 "$PYTHON" "$MTRACE_SRC/tests/web/http_flood.py" idle "http://127.0.0.1:$PORT/" "$WEB_PID" \
 	2000 10 "$(cat "$TOK")" /api/state "$RSS_MAX_KB" || fail "idle connections"

@@ -6,6 +6,9 @@
 . "$(dirname "$0")/lib.sh"
 rig_start || fail "the rig did not start"
 web_start --request-timeout 2 --max-connections 400
+grep -q -- '--no-token: every local user can read the traces' "$RIG_DIR/web.err" ||
+	fail "--no-token not said at start: $(cat "$RIG_DIR/web.err")"
+echo "ok: --no-token (web_start's) is said at start"
 note "mtrace-web at $WEB_URL"
 rss0=$(web_rss_kb)
 "$PYTHON" "$MTRACE_SRC/tests/web/http_abuse.py" abuse "$WEB_URL" "$WEB_PID" || fail "abuse"
@@ -45,6 +48,14 @@ WEB_PID=
 [ -e "$RIG_DIR/web.sock" ] && fail "the Unix socket is left behind"
 echo "ok: the Unix socket is removed at the end"
 
+# Loopback over TCP: no start without one of the admin's three choices (issue 25 #8:
+# it showed every trace to every local uid); --no-token is one, and says so.
+out=$("$WEB" -s "$RIG_SOCK" -l 127.0.0.1:0 2>&1)
+rc=$?
+[ $rc -eq 2 ] && grep -q 'Choose: --token-file FILE, --listen unix:/PATH .*, or --no-token' <<<"$out" ||
+	fail "loopback without a choice: status $rc, '$out'"
+echo "ok: refuses loopback without a token, a Unix socket or --no-token"
+
 # Not loopback: no start without a token; a token file others can read is refused.
 out=$("$WEB" -s "$RIG_SOCK" -l 0.0.0.0:0 2>&1)
 rc=$?
@@ -58,7 +69,7 @@ out=$("$WEB" -s "$RIG_SOCK" -l 0.0.0.0:0 -T "$TOK" 2>&1)
 [ $? -eq 2 ] && grep -q 'readable by everyone' <<<"$out" || fail "world-readable token: '$out'"
 echo "ok: refuses a world-readable token file: $out"
 chmod 600 "$TOK"
-web_start -l 0.0.0.0:0 -t "$TOK"
+web_start -l 0.0.0.0:0 -T "$TOK"
 PORT=$(sed -n 's|^mtrace-web: serving http://0.0.0.0:\([0-9]*\)/.*|\1|p' "$RIG_DIR/web.out")
 [ -n "$PORT" ] || fail "no port in $(cat "$RIG_DIR/web.out")"
 "$PYTHON" "$MTRACE_SRC/tests/web/http_abuse.py" token "http://127.0.0.1:$PORT/" "$WEB_PID" "$(cat "$TOK")" ||
