@@ -14,16 +14,20 @@
 #include "log.h"
 #include "xalloc.h"
 
-static struct guest **table;
-static unsigned nguests;
-static struct guest **portmap;
-static uint32_t portmap_len;
+/* The table's state: one context. */
+static struct {
+	struct guest **table;
+	unsigned nguests;
+	struct guest **portmap; /* by local event-channel port */
+	uint32_t portmap_len;
+	char host_lost[160]; /* why mtraced exits: a host resource went away */
+} gt;
 
 struct guest *guest_find(uint32_t domid)
 {
-	for (unsigned i = 0; i < nguests; i++)
-		if (table[i]->domid == domid)
-			return table[i];
+	for (unsigned i = 0; i < gt.nguests; i++)
+		if (gt.table[i]->domid == domid)
+			return gt.table[i];
 	return NULL;
 }
 
@@ -31,8 +35,8 @@ unsigned guest_count_kind(enum guest_kind k)
 {
 	unsigned n = 0;
 
-	for (unsigned i = 0; i < nguests; i++)
-		n += table[i]->kind == k;
+	for (unsigned i = 0; i < gt.nguests; i++)
+		n += gt.table[i]->kind == k;
 	return n;
 }
 
@@ -40,66 +44,64 @@ void guest_foreach(void (*fn)(struct guest *g, void *arg), void *arg)
 {
 	/* backwards: fn may free the guest it is given (guest_table_remove moves the last
 	 * entry, already visited, into its slot), and no other */
-	for (unsigned i = nguests; i-- > 0;)
-		if (i < nguests)
-			fn(table[i], arg);
+	for (unsigned i = gt.nguests; i-- > 0;)
+		if (i < gt.nguests)
+			fn(gt.table[i], arg);
 }
 
 struct guest *guest_last(void)
 {
-	return nguests ? table[nguests - 1] : NULL;
+	return gt.nguests ? gt.table[gt.nguests - 1] : NULL;
 }
 
 struct guest *guest_by_port(uint32_t port)
 {
-	return port < portmap_len ? portmap[port] : NULL;
+	return port < gt.portmap_len ? gt.portmap[port] : NULL;
 }
 
 int guest_port_set(uint32_t port, struct guest *g)
 {
 	if (port >= ANNOUNCE_MAX_PORT)
 		return -1;
-	if (port >= portmap_len) {
-		uint32_t n = portmap_len ? portmap_len : 64;
+	if (port >= gt.portmap_len) {
+		uint32_t n = gt.portmap_len ? gt.portmap_len : 64;
 
 		while (n <= port)
 			n *= 2;
-		portmap = xreallocarray(portmap, n, sizeof(*portmap));
-		memset(portmap + portmap_len, 0, (n - portmap_len) * sizeof(*portmap));
-		portmap_len = n;
+		gt.portmap = xreallocarray(gt.portmap, n, sizeof(*gt.portmap));
+		memset(gt.portmap + gt.portmap_len, 0, (n - gt.portmap_len) * sizeof(*gt.portmap));
+		gt.portmap_len = n;
 	}
-	portmap[port] = g;
+	gt.portmap[port] = g;
 	return 0;
 }
 
 void guest_table_add(struct guest *g)
 {
-	table = xreallocarray(table, nguests + 1, sizeof(*table));
-	table[nguests++] = g;
+	gt.table = xreallocarray(gt.table, gt.nguests + 1, sizeof(*gt.table));
+	gt.table[gt.nguests++] = g;
 }
 
 void guest_table_remove(struct guest *g)
 {
 	if (g->lport >= 0 && guest_by_port((uint32_t)g->lport) == g)
-		portmap[g->lport] = NULL;
-	for (unsigned i = 0; i < nguests; i++)
-		if (table[i] == g) {
-			table[i] = table[--nguests];
+		gt.portmap[g->lport] = NULL;
+	for (unsigned i = 0; i < gt.nguests; i++)
+		if (gt.table[i] == g) {
+			gt.table[i] = gt.table[--gt.nguests];
 			break;
 		}
 }
 
 void guest_table_free(void)
 {
-	free(table);
-	table = NULL;
-	nguests = 0;
-	free(portmap);
-	portmap = NULL;
-	portmap_len = 0;
+	free(gt.table);
+	gt.table = NULL;
+	gt.nguests = 0;
+	free(gt.portmap);
+	gt.portmap = NULL;
+	gt.portmap_len = 0;
 }
-
-static char host_lost[160];
 
 /*
  * The host's xenstore connection or event-channel device failing for good leaves
@@ -109,15 +111,15 @@ static char host_lost[160];
  */
 void guest_host_lost(struct event_base *base, const char *what, int err)
 {
-	if (host_lost[0])
+	if (gt.host_lost[0])
 		return;
-	snprintf(host_lost, sizeof(host_lost), "%s: %s", what, strerror(err));
-	log_err(
-	    "lost the host's %s; exiting so that the service manager restarts mtraced", host_lost);
+	snprintf(gt.host_lost, sizeof(gt.host_lost), "%s: %s", what, strerror(err));
+	log_err("lost the host's %s; exiting so that the service manager restarts mtraced",
+	    gt.host_lost);
 	event_base_loopexit(base, NULL);
 }
 
 const char *guest_host_lost_reason(void)
 {
-	return host_lost[0] ? host_lost : NULL;
+	return gt.host_lost[0] ? gt.host_lost : NULL;
 }

@@ -22,9 +22,12 @@
 #include "state.h"
 #include "stream.h"
 
-static struct event *status_ev;
-static unsigned interval_ms = 1000;
-static char last_status[128];
+/* The status line's state: one context. */
+static struct {
+	struct event *status_ev;
+	unsigned interval_ms;
+	char last_status[128];
+} sv = { .interval_ms = 1000 };
 
 static void service_status(void)
 {
@@ -33,9 +36,9 @@ static void service_status(void)
 
 	snprintf(line, sizeof(line), "STATUS=%u guest%s, %u client%s", g, g == 1 ? "" : "s", c,
 	    c == 1 ? "" : "s");
-	if (strcmp(line, last_status)) {
+	if (strcmp(line, sv.last_status)) {
 		sd_notify(0, line);
-		snprintf(last_status, sizeof(last_status), "%s", line);
+		snprintf(sv.last_status, sizeof(sv.last_status), "%s", line);
 	}
 }
 
@@ -49,17 +52,17 @@ static void status_cb(evutil_socket_t fd, short what, void *arg)
 
 static void status_arm(void)
 {
-	struct timeval tv = tv_from_ms(interval_ms);
+	struct timeval tv = tv_from_ms(sv.interval_ms);
 
-	evtimer_del(status_ev);
-	event_add(status_ev, &tv);
+	evtimer_del(sv.status_ev);
+	event_add(sv.status_ev, &tv);
 }
 
 int service_init(struct event_base *base, const struct mtraced_config *cfg)
 {
-	interval_ms = cfg->status_interval_ms;
-	status_ev = event_new(base, -1, EV_PERSIST, status_cb, NULL);
-	if (!status_ev)
+	sv.interval_ms = cfg->status_interval_ms;
+	sv.status_ev = event_new(base, -1, EV_PERSIST, status_cb, NULL);
+	if (!sv.status_ev)
 		return -1;
 	status_arm();
 	return 0;
@@ -67,14 +70,14 @@ int service_init(struct event_base *base, const struct mtraced_config *cfg)
 
 void service_reconfigure(const struct mtraced_config *cfg)
 {
-	interval_ms = cfg->status_interval_ms;
-	if (status_ev)
+	sv.interval_ms = cfg->status_interval_ms;
+	if (sv.status_ev)
 		status_arm();
 }
 
 void service_ready(void)
 {
-	last_status[0] = 0;
+	sv.last_status[0] = 0;
 	service_status();
 	sd_notify(0, "READY=1");
 }
@@ -131,7 +134,7 @@ int service_boost_priority(unsigned boost)
 
 void service_fini(void)
 {
-	if (status_ev)
-		event_free(status_ev);
-	status_ev = NULL;
+	if (sv.status_ev)
+		event_free(sv.status_ev);
+	sv.status_ev = NULL;
 }

@@ -61,27 +61,32 @@
  */
 #define COPY_MAX 2048u
 
-static TAILQ_HEAD(, stream_client) clients = TAILQ_HEAD_INITIALIZER(clients);
-static unsigned nclients;
-static unsigned next_id;
-static struct event_base *ev_base;
-static void (*client_freed)(void);
-
-/* The settings, as normalised by stream_clients_reconfigure: the one copy. */
-static struct stream_client_settings set = {
-	.queue_cap = 8u << 20,
-	.queue_total_cap = SIZE_MAX, /* all clients' queues together */
-	.max_clients = 64,
-	.hello_ms = 5000,
-	.coalesce_ns = 2000000u,
-	.coalesce_rate = 1000000u,
-	.max_top_n = 1000,
+/* The clients' state: one context.  set holds the settings as normalised by
+ * stream_clients_reconfigure: the one copy. */
+static struct {
+	TAILQ_HEAD(, stream_client) clients;
+	unsigned nclients;
+	unsigned next_id;
+	struct event_base *ev_base;
+	void (*client_freed)(void);
+	struct stream_client_settings set;
+	size_t queued_total;       /* bytes in all clients' output buffers */
+	struct event *coalesce_ev; /* one tick resumes every deferred client */
+	struct event *write_ev;    /* the write pass, run in the turn that queued */
+	bool write_scheduled;
+	uint64_t writes_put_off; /* for the log at shutdown */
+} cl = {
+	.clients = TAILQ_HEAD_INITIALIZER(cl.clients),
+	.set = {
+		.queue_cap = 8u << 20,
+		.queue_total_cap = SIZE_MAX, /* all clients' queues together */
+		.max_clients = 64,
+		.hello_ms = 5000,
+		.coalesce_ns = 2000000u,
+		.coalesce_rate = 1000000u,
+		.max_top_n = 1000,
+	},
 };
-static size_t queued_total;       /* bytes in all clients' output buffers */
-static struct event *coalesce_ev; /* one tick resumes every deferred client */
-static struct event *write_ev;    /* the write pass, run in the turn that queued */
-static bool write_scheduled;
-static uint64_t writes_put_off; /* for the log at shutdown */
 
 static void client_free(struct stream_client *c);
 static void write_resume(struct stream_client *c);
@@ -120,8 +125,8 @@ static int queue_bytes(struct stream_client *c, struct stream_blob *b)
 /* Keeps queued_total: libevent calls this for every change of an output buffer. */
 static void out_changed(struct evbuffer *buf, const struct evbuffer_cb_info *info, void *arg)
 {
-	queued_total += info->n_added;
-	queued_total -= info->n_deleted;
+	cl.queued_total += info->n_added;
+	cl.queued_total -= info->n_deleted;
 }
 
 /* Events may be queued for c: below its own cap, and below the total cap or within
@@ -130,20 +135,20 @@ static bool queue_room(const struct stream_client *c, size_t len)
 {
 	size_t mine = out_len(c) + len;
 
-	if (mine > set.queue_cap)
+	if (mine > cl.set.queue_cap)
 		return false;
-	return queued_total + len <= set.queue_total_cap ||
-	    mine <= set.queue_total_cap / set.max_clients;
+	return cl.queued_total + len <= cl.set.queue_total_cap ||
+	    mine <= cl.set.queue_total_cap / cl.set.max_clients;
 }
 
 static void queue_blob(struct stream_client *c, struct stream_blob *b)
 {
 	if (c->closing || !b)
 		return;
-	if (out_len(c) + b->len > set.queue_cap + CONTROL_SLACK) {
+	if (out_len(c) + b->len > cl.set.queue_cap + CONTROL_SLACK) {
 		/* at debug: a client that does not read must not be able to fill the log */
 		log_debug("client %u: not reading, replies past %zu bytes: closing", c->id,
-		    set.queue_cap + CONTROL_SLACK);
+		    cl.set.queue_cap + CONTROL_SLACK);
 		c->closing = true;
 		bufferevent_disable(c->bev, EV_READ | EV_WRITE);
 		/* Freed from its own close timer, never under a caller's feet. */
@@ -251,15 +256,15 @@ static void send_stats(struct stream_client *c)
 	Mtrace__Stats *s;
 
 	c->stats_pending = false;
-	if (sub.top_n > set.max_top_n)
-		sub.top_n = set.max_top_n;
+	if (sub.top_n > cl.set.max_top_n)
+		sub.top_n = cl.set.max_top_n;
 	s = state_stats(&sub, c->dropped_total);
 	if (!s) {
 		log_warnx("client %u: no statistics (out of memory)", c->id);
 		return;
 	}
 	s->dropped_for_client = c->dropped_total;
-	s->clients = nclients;
+	s->clients = cl.nclients;
 	stream_stats_fix_strings(s);
 	m.msg_case = MTRACE__SERVER_MSG__MSG_STATS;
 	m.stats = s;
@@ -282,7 +287,7 @@ static void send_loss_notice(struct stream_client *c)
 
 static bool congested(const struct stream_client *c)
 {
-	return c->dropped_unreported > 0 || out_len(c) > set.queue_cap / 2;
+	return c->dropped_unreported > 0 || out_len(c) > cl.set.queue_cap / 2;
 }
 
 /* Written to the socket (by write_now or the bufferevent): down to the low-water mark,
@@ -291,7 +296,7 @@ static void written(struct stream_client *c)
 {
 	c->write_due = false;
 	c->last_write_ns = state_now_ns();
-	if (out_len(c) > set.queue_cap / 4)
+	if (out_len(c) > cl.set.queue_cap / 4)
 		return;
 	if (c->dropped_unreported > 0)
 		send_loss_notice(c);
@@ -333,9 +338,9 @@ static void write_pass_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct stream_client *c;
 
-	write_scheduled = false;
+	cl.write_scheduled = false;
 	/* write_now never frees a client: a plain walk */
-	TAILQ_FOREACH(c, &clients, entry)
+	TAILQ_FOREACH(c, &cl.clients, entry)
 	{
 		if (!c->to_write)
 			continue;
@@ -347,9 +352,9 @@ static void write_pass_cb(evutil_socket_t fd, short what, void *arg)
 static void write_soon(struct stream_client *c)
 {
 	c->to_write = true;
-	if (!write_scheduled && write_ev) {
-		event_active(write_ev, EV_TIMEOUT, 0);
-		write_scheduled = true;
+	if (!cl.write_scheduled && cl.write_ev) {
+		event_active(cl.write_ev, EV_TIMEOUT, 0);
+		cl.write_scheduled = true;
 	}
 }
 
@@ -367,7 +372,7 @@ static void coalesce_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct stream_client *c;
 
-	TAILQ_FOREACH(c, &clients, entry)
+	TAILQ_FOREACH(c, &cl.clients, entry)
 	write_resume(c);
 }
 
@@ -383,28 +388,28 @@ static void coalesce(struct stream_client *c, size_t n)
 
 	if (now - c->win_start_ns >= COALESCE_WINDOW_NS) {
 		c->fast =
-		    c->win_events * 1000000000u >= set.coalesce_rate * (now - c->win_start_ns);
+		    c->win_events * 1000000000u >= cl.set.coalesce_rate * (now - c->win_start_ns);
 		c->win_start_ns = now;
 		c->win_events = 0;
 	}
 	c->win_events += n;
 	/* write_due: a write is on its way (written() clears it); turning writes off now
 	 * would put it off again and again */
-	if (!c->fast || !set.coalesce_ns || c->deferred || c->write_due || c->closing)
+	if (!c->fast || !cl.set.coalesce_ns || c->deferred || c->write_due || c->closing)
 		return;
-	if (now - c->last_write_ns >= set.coalesce_ns) {
+	if (now - c->last_write_ns >= cl.set.coalesce_ns) {
 		c->write_due = true;
 		return;
 	}
-	if (!evtimer_pending(coalesce_ev, NULL)) {
-		uint64_t left = c->last_write_ns + set.coalesce_ns - now;
+	if (!evtimer_pending(cl.coalesce_ev, NULL)) {
+		uint64_t left = c->last_write_ns + cl.set.coalesce_ns - now;
 		struct timeval tv = tv_from_ns(left);
 
-		if (evtimer_add(coalesce_ev, &tv) < 0)
+		if (evtimer_add(cl.coalesce_ev, &tv) < 0)
 			return;
 	}
 	c->deferred = true;
-	writes_put_off++;
+	cl.writes_put_off++;
 	bufferevent_disable(c->bev, EV_WRITE);
 }
 
@@ -465,15 +470,15 @@ static void hello_cb(evutil_socket_t fd, short what, void *arg)
 
 	if (c->hello)
 		stream_client_error(c, MTRACE__ERROR__CODE__TIMEOUT,
-		    "no Subscribe within %u ms of the Hello", set.hello_ms);
+		    "no Subscribe within %u ms of the Hello", cl.set.hello_ms);
 	else
 		stream_client_error(
-		    c, MTRACE__ERROR__CODE__TIMEOUT, "no Hello within %u ms", set.hello_ms);
+		    c, MTRACE__ERROR__CODE__TIMEOUT, "no Hello within %u ms", cl.set.hello_ms);
 }
 
 void stream_client_hello_rearm(struct stream_client *c)
 {
-	struct timeval tv = { set.hello_ms / 1000, (set.hello_ms % 1000) * 1000 };
+	struct timeval tv = { cl.set.hello_ms / 1000, (cl.set.hello_ms % 1000) * 1000 };
 
 	evtimer_del(c->hello_ev);
 	evtimer_add(c->hello_ev, &tv);
@@ -523,14 +528,14 @@ static void client_free(struct stream_client *c)
 	event_free(c->close_ev);
 	event_free(c->hello_ev);
 	evbuffer_remove_cb_entry(bufferevent_get_output(c->bev), c->out_cb);
-	queued_total -= out_len(c);
+	cl.queued_total -= out_len(c);
 	bufferevent_free(c->bev);
-	TAILQ_REMOVE(&clients, c, entry);
-	nclients--;
+	TAILQ_REMOVE(&cl.clients, c, entry);
+	cl.nclients--;
 	free(c);
 	/* A descriptor was freed: accepting may work again. */
-	if (client_freed)
-		client_freed();
+	if (cl.client_freed)
+		cl.client_freed();
 }
 
 int stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
@@ -545,14 +550,14 @@ int stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
 		close(fd);
 		return -1;
 	}
-	c->id = ++next_id;
+	c->id = ++cl.next_id;
 	c->pid = pid;
 	c->uid = uid;
-	c->bev = bufferevent_socket_new(ev_base, fd, BEV_OPT_CLOSE_ON_FREE);
-	c->stats_ev = evtimer_new(ev_base, stats_cb, c);
-	c->partial_ev = evtimer_new(ev_base, partial_cb, c);
-	c->close_ev = evtimer_new(ev_base, close_cb, c);
-	c->hello_ev = evtimer_new(ev_base, hello_cb, c);
+	c->bev = bufferevent_socket_new(cl.ev_base, fd, BEV_OPT_CLOSE_ON_FREE);
+	c->stats_ev = evtimer_new(cl.ev_base, stats_cb, c);
+	c->partial_ev = evtimer_new(cl.ev_base, partial_cb, c);
+	c->close_ev = evtimer_new(cl.ev_base, close_cb, c);
+	c->hello_ev = evtimer_new(cl.ev_base, hello_cb, c);
 	c->out_cb = c->bev ? evbuffer_add_cb(bufferevent_get_output(c->bev), out_changed, c) : NULL;
 	if (!c->bev || !c->stats_ev || !c->partial_ev || !c->close_ev || !c->hello_ev ||
 	    !c->out_cb) {
@@ -573,16 +578,16 @@ int stream_client_new(int fd, pid_t pid, uid_t uid, gid_t gid, const char *host,
 		return -1;
 	}
 	/* Stats timers repeat; the others are one-shot. */
-	event_assign(c->stats_ev, ev_base, -1, EV_PERSIST, stats_cb, c);
-	TAILQ_INSERT_TAIL(&clients, c, entry);
-	nclients++;
+	event_assign(c->stats_ev, cl.ev_base, -1, EV_PERSIST, stats_cb, c);
+	TAILQ_INSERT_TAIL(&cl.clients, c, entry);
+	cl.nclients++;
 	log_debug(
 	    "client %u connected: pid %ld uid %ld gid %ld", c->id, (long)pid, (long)uid, (long)gid);
 	stream_client_hello_rearm(c);
 	bufferevent_setcb(c->bev, read_cb, write_cb, event_cb, c);
 	/* Never buffer more than one largest request. */
 	bufferevent_setwatermark(c->bev, EV_READ, 0, FRAME_MAX_TO_DAEMON + FRAME_VARINT_MAX);
-	bufferevent_setwatermark(c->bev, EV_WRITE, set.queue_cap / 4, 0);
+	bufferevent_setwatermark(c->bev, EV_WRITE, cl.set.queue_cap / 4, 0);
 	/* libevent writes 16 KiB per wake-up by default: far too little for millions of
 	 * events a second.  Clients are written to once per loop turn, so each write
 	 * must take all the socket will. */
@@ -602,25 +607,25 @@ void stream_clients_reconfigure(const struct stream_client_settings *s)
 {
 	struct stream_client *c;
 
-	set = *s;
-	set.queue_cap = s->queue_cap ? s->queue_cap : 1;
+	cl.set = *s;
+	cl.set.queue_cap = s->queue_cap ? s->queue_cap : 1;
 	/* 0 (a test double's zeroed config): the setting has no cap of its own */
-	set.queue_total_cap = s->queue_total_cap ? s->queue_total_cap : SIZE_MAX;
-	set.max_clients = s->max_clients ? s->max_clients : 1;
-	set.hello_ms = s->hello_ms ? s->hello_ms : 5000;
-	set.coalesce_rate = s->coalesce_rate ? s->coalesce_rate : 1000000u;
-	TAILQ_FOREACH(c, &clients, entry)
+	cl.set.queue_total_cap = s->queue_total_cap ? s->queue_total_cap : SIZE_MAX;
+	cl.set.max_clients = s->max_clients ? s->max_clients : 1;
+	cl.set.hello_ms = s->hello_ms ? s->hello_ms : 5000;
+	cl.set.coalesce_rate = s->coalesce_rate ? s->coalesce_rate : 1000000u;
+	TAILQ_FOREACH(c, &cl.clients, entry)
 	if (!c->closing)
-		bufferevent_setwatermark(c->bev, EV_WRITE, set.queue_cap / 4, 0);
+		bufferevent_setwatermark(c->bev, EV_WRITE, cl.set.queue_cap / 4, 0);
 }
 
 int stream_clients_init(struct event_base *base, void (*on_free)(void))
 {
-	ev_base = base;
-	client_freed = on_free;
-	coalesce_ev = evtimer_new(base, coalesce_cb, NULL);
-	write_ev = event_new(base, -1, 0, write_pass_cb, NULL);
-	return coalesce_ev && write_ev ? 0 : -1;
+	cl.ev_base = base;
+	cl.client_freed = on_free;
+	cl.coalesce_ev = evtimer_new(base, coalesce_cb, NULL);
+	cl.write_ev = event_new(base, -1, 0, write_pass_cb, NULL);
+	return cl.coalesce_ev && cl.write_ev ? 0 : -1;
 }
 
 void stream_clients_broadcast(uint32_t domid, bool events_only, const Mtrace__ServerMsg *m)
@@ -629,7 +634,7 @@ void stream_clients_broadcast(uint32_t domid, bool events_only, const Mtrace__Se
 	struct stream_blob *b = NULL;
 
 	/* queue_blob never frees a client (it defers that to a timer), so a plain walk. */
-	TAILQ_FOREACH(c, &clients, entry)
+	TAILQ_FOREACH(c, &cl.clients, entry)
 	{
 		if (c->closing || !c->sub || (events_only && !c->sub->events) ||
 		    !state_domain_matches(domid, c->sub))
@@ -643,7 +648,7 @@ void stream_clients_broadcast(uint32_t domid, bool events_only, const Mtrace__Se
 
 unsigned stream_clients_count(void)
 {
-	return nclients;
+	return cl.nclients;
 }
 
 unsigned stream_clients_of_uid(uid_t uid)
@@ -651,7 +656,7 @@ unsigned stream_clients_of_uid(uid_t uid)
 	struct stream_client *c;
 	unsigned n = 0;
 
-	TAILQ_FOREACH(c, &clients, entry)
+	TAILQ_FOREACH(c, &cl.clients, entry)
 	n += c->uid == uid;
 	return n;
 }
@@ -661,7 +666,7 @@ size_t stream_clients_pending_bytes(void)
 	struct stream_client *c;
 	size_t n = 0;
 
-	TAILQ_FOREACH(c, &clients, entry)
+	TAILQ_FOREACH(c, &cl.clients, entry)
 	n += out_len(c);
 	return n;
 }
@@ -672,11 +677,11 @@ void stream_clients_close_all(const char *reason)
 	Mtrace__Goodbye g = MTRACE__GOODBYE__INIT;
 	struct stream_client *c;
 
-	log_debug("%" PRIu64 " client writes put off (client_coalesce_us)", writes_put_off);
+	log_debug("%" PRIu64 " client writes put off (client_coalesce_us)", cl.writes_put_off);
 	g.reason = (char *)(reason ? reason : "");
 	m.msg_case = MTRACE__SERVER_MSG__MSG_GOODBYE;
 	m.goodbye = &g;
-	while ((c = TAILQ_FIRST(&clients))) {
+	while ((c = TAILQ_FIRST(&cl.clients))) {
 		struct evbuffer *out = bufferevent_get_output(c->bev);
 		evutil_socket_t fd = bufferevent_getfd(c->bev);
 
@@ -696,18 +701,18 @@ void stream_clients_close_all(const char *reason)
 
 void stream_clients_fini(void)
 {
-	if (coalesce_ev)
-		event_free(coalesce_ev);
-	coalesce_ev = NULL;
-	if (write_ev)
-		event_free(write_ev);
-	write_ev = NULL;
-	write_scheduled = false;
-	client_freed = NULL;
-	ev_base = NULL;
+	if (cl.coalesce_ev)
+		event_free(cl.coalesce_ev);
+	cl.coalesce_ev = NULL;
+	if (cl.write_ev)
+		event_free(cl.write_ev);
+	cl.write_ev = NULL;
+	cl.write_scheduled = false;
+	cl.client_freed = NULL;
+	cl.ev_base = NULL;
 }
 
 const struct stream_client_settings *stream_clients_settings(void)
 {
-	return &set;
+	return &cl.set;
 }

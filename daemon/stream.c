@@ -32,14 +32,17 @@
 #define ACCEPT_PAUSE_MS 1000
 #define SOCKET_SNDBUF   (2 << 20)
 
-static struct evconnlistener *listener;
-static struct event *accept_pause_ev;
-static bool accept_paused;
-static bool started;
-static char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
-static bool own_socket; /* we created it (not systemd): remove at shutdown */
-static char host[256];
-static unsigned max_per_uid = 64; /* max_clients: the clients' own copy (stream_clients_settings) */
+/* The listener's state: one context, as drain's dr and discover's dc. */
+static struct {
+	struct evconnlistener *listener;
+	struct event *accept_pause_ev;
+	bool accept_paused;
+	bool started;
+	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	bool own_socket; /* we created it (not systemd): remove at shutdown */
+	char host[256];
+	unsigned max_per_uid; /* max_clients: the clients' own copy (stream_clients_settings) */
+} sx = { .max_per_uid = 64 };
 
 static int pack_frame(const Mtrace__ServerMsg *m, uint8_t *buf, size_t size)
 {
@@ -85,7 +88,7 @@ static void refused_log(const struct ucred *cred, unsigned same_uid)
 	log_warnx("client pid %ld uid %ld refused: %u clients, %u of this uid (max_clients %u, "
 	          "max_clients_per_uid %u); %u refused since the last such line",
 	    (long)cred->pid, (long)cred->uid, stream_clients_count(), same_uid,
-	    stream_clients_settings()->max_clients, max_per_uid, since);
+	    stream_clients_settings()->max_clients, sx.max_per_uid, since);
 	last_ns = now;
 	since = 0;
 }
@@ -102,7 +105,7 @@ static void accept_cb(
 	/* one uid's connections cannot take every place (max_clients_per_uid) */
 	same_uid = stream_clients_of_uid(cred.uid);
 	if (stream_clients_count() >= stream_clients_settings()->max_clients ||
-	    same_uid >= max_per_uid) {
+	    same_uid >= sx.max_per_uid) {
 		refused_log(&cred, same_uid);
 		refuse(fd,
 		    stream_clients_count() >= stream_clients_settings()->max_clients
@@ -115,24 +118,24 @@ static void accept_cb(
 	 * net.core.wmem_max, which is fine: the client queue above it is ours. */
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int){ SOCKET_SNDBUF }, sizeof(int)) < 0)
 		log_debug("SO_SNDBUF: %s", strerror(errno));
-	stream_client_new(fd, cred.pid, cred.uid, cred.gid, host, stream_client_read_cb);
+	stream_client_new(fd, cred.pid, cred.uid, cred.gid, sx.host, stream_client_read_cb);
 }
 
 /* A client was freed: its descriptor may be what accept lacked. */
 static void client_freed(void)
 {
-	if (accept_paused && listener) {
-		event_del(accept_pause_ev);
-		accept_paused = false;
-		evconnlistener_enable(listener);
+	if (sx.accept_paused && sx.listener) {
+		event_del(sx.accept_pause_ev);
+		sx.accept_paused = false;
+		evconnlistener_enable(sx.listener);
 	}
 }
 
 static void accept_resume_cb(evutil_socket_t fd, short what, void *arg)
 {
-	accept_paused = false;
-	if (listener)
-		evconnlistener_enable(listener);
+	sx.accept_paused = false;
+	if (sx.listener)
+		evconnlistener_enable(sx.listener);
 }
 
 static void accept_error_cb(struct evconnlistener *l, void *arg)
@@ -144,8 +147,8 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 		/* Pause, or the level-triggered listener fires again at once and spins. */
 		log_warnx("accept: %s: pausing for %d ms", strerror(err), ACCEPT_PAUSE_MS);
 		evconnlistener_disable(l);
-		accept_paused = true;
-		event_add(accept_pause_ev, &tv);
+		sx.accept_paused = true;
+		event_add(sx.accept_pause_ev, &tv);
 	} else {
 		log_warnx("accept: %s", strerror(err));
 	}
@@ -166,8 +169,8 @@ void stream_reconfigure(const struct mtraced_config *cfg)
 	stream_batch_set_cap(cfg->client_batch_total);
 	stream_clients_reconfigure(&s);
 	/* 0 (a test double's zeroed config): no share of its own */
-	max_per_uid = cfg->max_clients_per_uid ? cfg->max_clients_per_uid
-	                                       : stream_clients_settings()->max_clients;
+	sx.max_per_uid = cfg->max_clients_per_uid ? cfg->max_clients_per_uid
+	                                          : stream_clients_settings()->max_clients;
 }
 
 int stream_init(struct event_base *base, const struct mtraced_config *cfg, char *err, size_t errlen)
@@ -177,23 +180,24 @@ int stream_init(struct event_base *base, const struct mtraced_config *cfg, char 
 	stream_reconfigure(cfg);
 	/* A client that vanishes must cost a write error, not the daemon. */
 	signal(SIGPIPE, SIG_IGN);
-	if (gethostname(host, sizeof(host) - 1) < 0)
-		snprintf(host, sizeof(host), "unknown");
-	fd = stream_socket_open(cfg, sock_path, sizeof(sock_path), &own_socket, err, errlen);
+	if (gethostname(sx.host, sizeof(sx.host) - 1) < 0)
+		snprintf(sx.host, sizeof(sx.host), "unknown");
+	fd = stream_socket_open(
+	    cfg, sx.sock_path, sizeof(sx.sock_path), &sx.own_socket, err, errlen);
 	if (fd < 0)
 		return -1;
-	listener = evconnlistener_new(
+	sx.listener = evconnlistener_new(
 	    base, accept_cb, NULL, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
-	accept_pause_ev = evtimer_new(base, accept_resume_cb, NULL);
-	if (!listener || !accept_pause_ev || stream_clients_init(base, client_freed) < 0) {
+	sx.accept_pause_ev = evtimer_new(base, accept_resume_cb, NULL);
+	if (!sx.listener || !sx.accept_pause_ev || stream_clients_init(base, client_freed) < 0) {
 		snprintf(err, errlen, "out of memory setting up the socket");
-		if (!listener)
+		if (!sx.listener)
 			close(fd);
 		return -1;
 	}
-	evconnlistener_set_error_cb(listener, accept_error_cb);
+	evconnlistener_set_error_cb(sx.listener, accept_error_cb);
 	stream_batch_init(base, stream_client_send_events);
-	started = true;
+	sx.started = true;
 	return 0;
 }
 
@@ -260,20 +264,20 @@ size_t stream_pending_bytes(void)
 
 void stream_shutdown(const char *reason)
 {
-	if (!started)
+	if (!sx.started)
 		return;
 	stream_batch_flush();
 	stream_clients_close_all(reason);
-	if (listener)
-		evconnlistener_free(listener);
-	listener = NULL;
-	if (accept_pause_ev)
-		event_free(accept_pause_ev);
-	accept_pause_ev = NULL;
+	if (sx.listener)
+		evconnlistener_free(sx.listener);
+	sx.listener = NULL;
+	if (sx.accept_pause_ev)
+		event_free(sx.accept_pause_ev);
+	sx.accept_pause_ev = NULL;
 	stream_clients_fini();
 	stream_batch_fini();
-	if (own_socket && unlink(sock_path) < 0 && errno != ENOENT)
-		log_warn("unlink %s", sock_path);
-	own_socket = false;
-	started = false;
+	if (sx.own_socket && unlink(sx.sock_path) < 0 && errno != ENOENT)
+		log_warn("unlink %s", sx.sock_path);
+	sx.own_socket = false;
+	sx.started = false;
 }
