@@ -205,7 +205,7 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			old_spelling('o', "--set");
-			/* fall through */
+			__attribute__((fallthrough));
 		case OPT_SET:
 			eq = strchr(optarg, '=');
 			if (!eq) {
@@ -225,7 +225,7 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			old_spelling('f', "--foreground");
-			/* fall through */
+			__attribute__((fallthrough));
 		case OPT_FOREGROUND:
 			foreground = true;
 			break;

@@ -132,7 +132,7 @@ int main(int argc, char **argv)
 			break;
 		case 'o':
 			old_spelling('o', "--sort");
-			/* fall through */
+			__attribute__((fallthrough));
 		case OPT_SORT:
 			sort = optarg;
 			break;
@@ -150,7 +150,7 @@ int main(int argc, char **argv)
 			break;
 		case 'c':
 			old_spelling('c', "-X (--site-tree)");
-			/* fall through */
+			__attribute__((fallthrough));
 		case 'X':
 			o.view = VIEW_SITE_TREE;
 			break;
@@ -159,7 +159,7 @@ int main(int argc, char **argv)
 			break;
 		case 'f':
 			old_spelling('f', "--finished");
-			/* fall through */
+			__attribute__((fallthrough));
 		case OPT_FINISHED:
 			o.finished = true;
 			break;
