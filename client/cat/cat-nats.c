@@ -11,6 +11,7 @@
 
 #include <nats/nats.h>
 
+#include "nats-servers.h"
 #include "cat-nats.h"
 #include "frame.h"
 #include "subject.h"
@@ -25,23 +26,6 @@ static natsSubscription *sub;
 static natsMsg *held; /* the message whose bytes the caller holds */
 static bool follow, caught_up, got_any;
 static int idle_ms;
-
-/* url, or several comma separated: natsOptions_SetURL takes only one. */
-static natsStatus set_servers(natsOptions *no, const char *url)
-{
-	char *copy = strdup(url), *save = NULL, *tok;
-	const char *list[16];
-	int n = 0;
-	natsStatus st;
-
-	if (!copy)
-		return NATS_NO_MEMORY;
-	for (tok = strtok_r(copy, ",", &save); tok && n < 16; tok = strtok_r(NULL, ",", &save))
-		list[n++] = tok;
-	st = n ? natsOptions_SetServers(no, list, n) : NATS_INVALID_ARG;
-	free(copy);
-	return st;
-}
 
 int cat_nats_open(const struct cat_opts *o, char *err, size_t errlen)
 {
@@ -59,7 +43,7 @@ int cat_nats_open(const struct cat_opts *o, char *err, size_t errlen)
 	}
 	st = natsOptions_Create(&no);
 	if (st == NATS_OK)
-		st = set_servers(no, o->nats);
+		st = nats_servers_set(no, o->nats);
 	if (st == NATS_OK && o->creds)
 		st = natsOptions_SetUserCredentialsFromFiles(no, o->creds, NULL);
 	if (st == NATS_OK)

@@ -21,6 +21,7 @@
 
 #include <nats/nats.h>
 
+#include "nats-servers.h"
 #include "frame.h"
 #include "mtrace-client.h"
 #include "session.h"
@@ -440,23 +441,6 @@ static bool give_up(void *arg)
 	return stop_signal != 0;
 }
 
-/* url, or several comma separated: natsOptions_SetURL takes only one. */
-static natsStatus set_servers(natsOptions *no, const char *url)
-{
-	char *copy = strdup(url), *save = NULL, *tok;
-	const char *list[16];
-	int n = 0;
-	natsStatus st;
-
-	if (!copy)
-		return NATS_NO_MEMORY;
-	for (tok = strtok_r(copy, ",", &save); tok && n < 16; tok = strtok_r(NULL, ",", &save))
-		list[n++] = tok;
-	st = n ? natsOptions_SetServers(no, list, n) : NATS_INVALID_ARG;
-	free(copy);
-	return st;
-}
-
 /* With a callback the library connects in the background (without one, Connect
  * would retry in the call, deaf to SIGTERM): the main loop sees the status. */
 static void on_connected(natsConnection *conn, void *arg)
@@ -472,7 +456,7 @@ static int nats_connect(void)
 
 	if (natsOptions_Create(&no) != NATS_OK)
 		return -1;
-	st = set_servers(no, o.nats);
+	st = nats_servers_set(no, o.nats);
 	if (st == NATS_OK)
 		st = natsOptions_SetMaxReconnect(no, -1);
 	if (st == NATS_OK)
