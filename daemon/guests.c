@@ -161,38 +161,52 @@ static void guest_log_at(uint32_t domid, unsigned level, const char *func, const
  * Clients filter by name (-d NAME), so a name must be one the guest cannot choose:
  * /local/domain/<id>/name is the toolstack's (owner dom0, read-only for the guest) on
  * real Xen.  A name node the guest could write, or whose permissions cannot be read,
- * is not believed: the domain is called domain-<id>.
+ * is not believed: the domain is called domain-<id>.  A domain being torn down loses
+ * its nodes between our reads; a name once believed stays its name then, or the
+ * domain_down of a guest that dies would carry a name its -d clients do not follow.
  */
-static bool name_trusted(uint32_t domid)
+enum name_trust {
+	NAME_TRUSTED,
+	NAME_WRITABLE,
+	NAME_UNKNOWN
+};
+
+static enum name_trust name_trust(uint32_t domid)
 {
 	char path[64];
 	unsigned num = 0;
 	struct xenif_xs_perm *p;
-	bool ok;
+	bool writable;
 
 	if (!ctx.x->ops->xs_get_perms)
-		return false;
+		return NAME_UNKNOWN;
 	snprintf(path, sizeof(path), "/local/domain/%" PRIu32 "/name", domid);
 	p = ctx.x->ops->xs_get_perms(ctx.x, 0, path, &num);
 	if (!p)
-		return false;
-	ok = !xenif_xs_perm_writable(p, num, domid);
+		return NAME_UNKNOWN;
+	writable = xenif_xs_perm_writable(p, num, domid);
 	free(p);
-	return ok;
+	return writable ? NAME_WRITABLE : NAME_TRUSTED;
 }
 
 static void read_name(struct guest *g)
 {
 	size_t len = 0;
 	char *v = xs_get(0, g->domid, "name", &len);
+	enum name_trust trust = v ? name_trust(g->domid) : NAME_UNKNOWN;
+	bool believed = g->name[0] && !g->name_untrusted;
 	size_t i;
 
-	if (v && !name_trusted(g->domid)) {
+	if (trust == NAME_UNKNOWN && believed) {
+		free(v);
+		return;
+	}
+	if (v && trust != NAME_TRUSTED) {
 		if (!g->name_untrusted)
 			guest_log(g->domid, LOG_LVL_WARN,
-			    "domain %" PRIu32
-			    ": its xenstore name is writable by the guest: not used",
-			    g->domid);
+			    "domain %" PRIu32 ": its xenstore name %s: not used", g->domid,
+			    trust == NAME_WRITABLE ? "is writable by the guest"
+			                           : "has permissions that cannot be read");
 		g->name_untrusted = true;
 		free(v);
 		v = NULL;

@@ -41,5 +41,25 @@ grep -q "^written" "$T/evil.log" || fail "the guest could not create a name of i
 for _ in $(seq 50); do snap; [ "$(name_of "$E")" = "domain-$E" ] && break; sleep 0.1; done
 [ "$(name_of "$E")" = "domain-$E" ] || fail "domain $E is called '$(name_of "$E")'"
 note "a name the guest owns is not believed: domain-$E"
+# a domain being destroyed loses its nodes while mtraced reads them: a name once
+# believed stays its name when its node is gone or its permissions cannot be read, to
+# the domain_down its -d clients follow.  Before: a name read just before its node went
+# made the domain domain-<id> as it died (a -d NAME client missed its domain_down).
+K=$(guest keeper -- "$HOSTILE" flood)
+wait_match "$K" events '^[1-9]' 10
+"$CAT" -s "$SOCK" -D keeper -f json --no-events --stats 1000 --time 20 >"$T/keeper.json" 2>"$T/keeper.err" &
+KCAT=$!
+PIDS+=("$KCAT")
+wait_clients 1 || fail "keeper client: $(cat "$T/keeper.err")"
+"$SIMXEN" --dir "$SIM" xs-rm "/local/domain/$K/name"
+# the removal fires the watch evil's own name write fired above: a refresh reads no name
+sleep 1
+snap
+[ "$(name_of "$K")" = keeper ] || fail "domain $K lost its name to '$(name_of "$K")'"
+"$SIMXEN" --dir "$SIM" destroy "$K" >/dev/null || fail "destroy $K"
+wait_until 10 grep -q "\"type\":\"domain_down\",\"domid\":$K," "$T/keeper.json" ||
+	fail "the -D keeper client got no domain_down: $(tail -3 "$T/keeper.json")"
+kill -INT "$KCAT"
+note "a believed name stays when its node goes: domain_down reached -D keeper"
 alive
 daemon_stop
