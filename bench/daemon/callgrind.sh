@@ -85,8 +85,8 @@ e2e() { # build tag
 	awk -v i="$(ir "$out")" -v n="$got" -v w="$n" -v t="$2" -v b="$1" -v r="$rate" 'BEGIN {
 		printf "e2e    %-5s %.1f instructions/event (%d over %d events received of %d " \
 			"written)  valgrind --tool=callgrind --toggle-collect=drain_guest " \
-			"--toggle-collect=stream_batch_flush %s/daemon/mtraced ...; mtrace-load -r 1 " \
-			"-p 512 -n %d -R %d; stream-bench-client -q\n", t, i / n, i, n, w, b, w, r }'
+			"--toggle-collect=stream_batch_flush %s/daemon/mtraced ...; mtrace-load --rings 1 " \
+			"-p 512 -n %d --rate %d; stream-bench-client -q\n", t, i / n, i, n, w, b, w, r }'
 }
 
 for what in drain stream e2e; do
