@@ -1,5 +1,5 @@
 /*
- * broker.c - the simulated Xen broker: socket, connections, request dispatch.
+ * broker.c - the simulated Xen broker: its socket, the identity of callers, request dispatch.
  *
  * Every request is answered at once from in-memory state, so a connection never has
  * more than one reply in flight; a client that does not read its replies (the send
@@ -21,119 +21,6 @@
 
 #include "broker.h"
 
-void conn_close(struct conn *c)
-{
-	struct broker *b = c->b;
-	if (c->evt)
-		evt_close(b, c, c->evt);
-	if (c->xs)
-		xs_close(b, c->xs);
-	gnt_conn_gone(b, c);
-	struct domain *d = conn_domain(c);
-	if (d)
-		d->nconns--;
-	b->nconns--;
-	event_free(c->ev);
-	close(c->fd);
-	if (c->prev)
-		c->prev->next = c->next;
-	else
-		b->conns = c->next;
-	if (c->next)
-		c->next->prev = c->prev;
-	free(c);
-}
-
-static void conn_cb(evutil_socket_t fd, short what, void *arg);
-
-static struct conn *conn_new(struct broker *b, int fd, uint32_t domid, bool ident)
-{
-	struct domain *d = dom_get(b, domid);
-	/* Descriptors are the broker's scarcest resource: a guest opening connections in
-	 * a loop gets EMFILE, not the broker's last fd. */
-	if (b->nconns >= MAX_CONNS || (domid && (!d || d->nconns >= MAX_GUEST_CONNS))) {
-		errno = EMFILE;
-		return NULL;
-	}
-	struct conn *c = calloc(1, sizeof(*c));
-	if (!c)
-		return NULL;
-	c->b = b;
-	c->fd = fd;
-	c->domid = domid;
-	c->ident = ident;
-	c->ev = event_new(b->base, fd, EV_READ | EV_PERSIST, conn_cb, c);
-	if (!c->ev) {
-		free(c);
-		return NULL;
-	}
-	event_add(c->ev, NULL);
-	if (d)
-		d->nconns++;
-	b->nconns++;
-	c->next = b->conns;
-	if (b->conns)
-		b->conns->prev = c;
-	b->conns = c;
-	return c;
-}
-
-/* A fresh socket pair whose broker end becomes a connection of domid. */
-int conn_pair(struct broker *b, uint32_t domid, bool ident, int *client_fd)
-{
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0, sv) < 0)
-		return errno;
-	if (!conn_new(b, sv[0], domid, ident)) {
-		int e = errno == EMFILE ? EMFILE : ENOMEM;
-		close(sv[0]);
-		close(sv[1]);
-		return e;
-	}
-	/* The client end blocks: the client library waits for replies with poll. */
-	fcntl(sv[1], F_SETFL, fcntl(sv[1], F_GETFL) & ~O_NONBLOCK);
-	*client_fd = sv[1];
-	return 0;
-}
-
-/* Returns false if the connection must be dropped. */
-static bool send_reply(struct conn *c, const struct simxen_rep *rep, const void *pl, size_t len,
-    const int *fds, unsigned nfds)
-{
-	struct iovec iov[2] = { { (void *)rep, sizeof(*rep) }, { (void *)pl, len } };
-	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = len ? 2 : 1 };
-	union {
-		struct cmsghdr c;
-		char b[CMSG_SPACE(sizeof(int) * SIMXEN_MAX_FDS)];
-	} cm;
-	if (nfds) {
-		memset(&cm, 0, sizeof(cm));
-		mh.msg_control = cm.b;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-		struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
-		h->cmsg_level = SOL_SOCKET;
-		h->cmsg_type = SCM_RIGHTS;
-		h->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-		memcpy(CMSG_DATA(h), fds, sizeof(int) * nfds);
-	}
-	ssize_t n;
-	do
-		n = sendmsg(c->fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	if (n < 0) {
-		if (errno == EAGAIN)
-			blog("domain %u: client does not read its replies; dropped", c->domid);
-		return false;
-	}
-	return true;
-}
-
-static bool reply_err(struct conn *c, int err, uint32_t seq)
-{
-	struct simxen_rep rep = { .err = err, .seq = seq };
-	return send_reply(c, &rep, NULL, 0, NULL, 0);
-}
-
 /* Aligned: replies are built in place as uint32_t refs and struct arrays. */
 static _Alignas(16) char outbuf[SIMXEN_MAX_MSG];
 
@@ -151,7 +38,7 @@ static bool dispatch(struct conn *c, const char *msg, size_t n)
 
 	if (n < sizeof(req)) {
 		blog("domain %u: short request (%zu bytes); connection dropped", c->domid, n);
-		reply_err(c, EPROTO, 0);
+		conn_reply_err(c, EPROTO, 0);
 		return false;
 	}
 	memcpy(&req, msg, sizeof(req));
@@ -161,7 +48,7 @@ static bool dispatch(struct conn *c, const char *msg, size_t n)
 
 	if (c->ident && req.op != SIMXEN_NEWCONN) {
 		blog("domain %u: op %u on identity socket; dropped", c->domid, req.op);
-		reply_err(c, EPROTO, req.seq);
+		conn_reply_err(c, EPROTO, req.seq);
 		return false;
 	}
 	if (req.op >= SIMXEN_TS_CREATE && req.op < SIMXEN_OP_MAX && c->domid != 0) {
@@ -313,7 +200,7 @@ static bool dispatch(struct conn *c, const char *msg, size_t n)
 		break;
 	default:
 		blog("domain %u: unknown request %u; connection dropped", c->domid, req.op);
-		reply_err(c, EPROTO, req.seq);
+		conn_reply_err(c, EPROTO, req.seq);
 		return false;
 	}
 out:
@@ -321,40 +208,10 @@ out:
 		outlen = 0, nfds = 0;
 	else if (own_fd >= 0)
 		fds[nfds++] = own_fd;
-	bool ok = send_reply(c, &rep, outbuf, outlen, fds, nfds);
+	bool ok = conn_send(c, &rep, outbuf, outlen, fds, nfds);
 	if (own_fd >= 0)
 		close(own_fd);
 	return ok;
-}
-
-static void conn_cb(evutil_socket_t fd, short what, void *arg)
-{
-	static char buf[SIMXEN_MAX_MSG + 1];
-	struct conn *c = arg;
-	/* Bounded per wake-up so that one chatty client cannot monopolise the loop. */
-	for (int i = 0; i < 32; i++) {
-		struct iovec iov = { buf, sizeof(buf) };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-		ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			return;
-		if (n <= 0) {
-			conn_close(c);
-			return;
-		}
-		if ((size_t)n > SIMXEN_MAX_MSG || (mh.msg_flags & MSG_TRUNC)) {
-			blog("domain %u: oversized request; connection dropped", c->domid);
-			reply_err(c, EMSGSIZE, 0);
-			conn_close(c);
-			return;
-		}
-		if (!dispatch(c, buf, (size_t)n)) {
-			conn_close(c);
-			return;
-		}
-		if (c->b->stopping)
-			return;
-	}
 }
 
 /* Is pid (or one of its ancestors) a guest?  Then it may not pose as dom0. */
@@ -456,6 +313,8 @@ int broker_run(const char *dir, int ready_fd)
 	raise_nofile();
 	b->dir = strdup(dir);
 	b->next_domid = 1;
+	b->dispatch = dispatch;
+	b->collect = dom_collect;
 	if ((size_t)snprintf(b->sock_path, sizeof(b->sock_path), "%s/%s", dir, SIMXEN_SOCK) >=
 	    sizeof(b->sock_path)) {
 		blog("state directory path too long for a socket: %s", dir);

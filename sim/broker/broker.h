@@ -84,11 +84,15 @@ struct broker {
 	struct conn *conns; /* all control connections */
 	unsigned nconns;
 	bool stopping;
+	/* A request's meaning and what follows it (broker.c sets them): conn.c reads and
+	 * replies but does not know the requests. */
+	bool (*dispatch)(struct conn *c, const char *msg, size_t n); /* false: drop c */
+	bool (*collect)(struct broker *b);
 };
 
 struct gnt_maps;
 
-struct conn { /* a control connection (broker.c) */
+struct conn { /* a control connection (conn.c) */
 	struct conn *next, *prev;
 	struct broker *b;
 	int fd;
@@ -137,16 +141,21 @@ void blog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int conn_push_pair(
     struct broker *b, event_callback_fn cb, void *arg, struct event **ev, int *client_fd);
 
-/* broker.c */
+/* conn.c: NULL/errno when a cap is reached; replies return false if c must be dropped */
+struct conn *conn_new(struct broker *b, int fd, uint32_t domid, bool ident);
 int conn_pair(struct broker *b, uint32_t domid, bool ident, int *client_fd);
-void conn_close(struct conn *c); /* also used when a domain is released */
+void conn_close(struct conn *c);
+void conn_close_domain(struct broker *b, uint32_t domid);
+bool conn_send(struct conn *c, const struct simxen_rep *rep, const void *pl, size_t len,
+    const int *fds, unsigned nfds);
+bool conn_reply_err(struct conn *c, int err, uint32_t seq);
 
 /* domain.c */
 int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *name, const char *log,
     const char *cwd, char *const argv[], uint32_t *out);
 int dom_ts_create(
     struct broker *b, const struct simxen_req *req, const char *pl, size_t len, uint32_t *domid);
-void dom_unmapped(struct broker *b, struct domain *d); /* foreign_maps went to 0 */
+bool dom_collect(struct broker *b); /* released domains nobody maps are gone: fired */
 int dom_destroy(struct broker *b, uint32_t domid);
 int dom_crash(struct broker *b, uint32_t domid);
 int dom_pause(struct broker *b, uint32_t domid, bool pause);

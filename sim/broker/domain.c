@@ -69,12 +69,24 @@ static void finalize(struct broker *b, struct domain *d)
 	free(d);
 }
 
-void dom_unmapped(struct broker *b, struct domain *d)
+/* After every request and release: a released domain whose pages the last mapper
+ * unmapped (gnt.c counts them) is gone now, as on Xen. */
+bool dom_collect(struct broker *b)
 {
-	if (d->released) {
-		finalize(b, d);
-		xs_fire_special(b, "@releaseDomain");
+	bool gone = false;
+
+	for (unsigned i = 1; i < b->ndoms;) {
+		struct domain *d = b->doms[i];
+		if (d->released && !d->foreign_maps) {
+			finalize(b, d); /* moved the last domain into slot i */
+			gone = true;
+		} else {
+			i++;
+		}
 	}
+	if (gone)
+		xs_fire_special(b, "@releaseDomain");
+	return gone;
 }
 
 static void release(struct broker *b, struct domain *d)
@@ -83,14 +95,7 @@ static void release(struct broker *b, struct domain *d)
 	if (d->pid > 0)
 		kill(-d->pid, SIGKILL); /* stragglers of the process group */
 	d->pid = 0;
-	for (struct conn *c = conn_first(b); c;) {
-		if (conn_domid(c) == d->domid) {
-			conn_close(c);
-			c = conn_first(b); /* the list changed under us */
-		} else {
-			c = conn_next(c);
-		}
-	}
+	conn_close_domain(b, d->domid);
 	evt_domain_gone(b, d);
 	gnt_domain_gone(d);
 	char path[64];
@@ -101,9 +106,9 @@ static void release(struct broker *b, struct domain *d)
 	/* Like Xen, a domain whose pages another domain still maps stays dying (listed,
 	 * nothing new can be mapped or bound) until the last of them is unmapped. */
 	d->released = true;
-	if (!d->foreign_maps)
-		finalize(b, d);
-	xs_fire_special(b, "@releaseDomain");
+	/* gone now if nobody maps it (and any domain its closed handles unmapped last) */
+	if (!dom_collect(b))
+		xs_fire_special(b, "@releaseDomain");
 }
 
 int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *name, const char *log,

@@ -224,8 +224,6 @@ static void drop_maps(struct broker *b, uint32_t granter, unsigned long pages)
 	if (!d)
 		return;
 	d->foreign_maps -= pages < d->foreign_maps ? pages : d->foreign_maps;
-	if (!d->foreign_maps)
-		dom_unmapped(b, d);
 }
 
 int gnt_unmap(struct broker *b, struct conn *c, uint32_t granter, uint32_t count)
