@@ -16,10 +16,10 @@ const cpu = pid => { const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8'); con
 let seq = 0;
 function guest(...argv) {
   const name = `g${seq++}`;
-  const id = Number(execFileSync(env.SIMXEN, ['-d', env.RIG_SIM, 'create', '--name', name, '--log', path.join(env.RIG_DIR, `${name}.log`), '--', env.LOAD, ...argv], { encoding: 'utf8' }).trim());
+  const id = Number(execFileSync(env.SIMXEN, ['--dir', env.RIG_SIM, 'create', '--name', name, '--log', path.join(env.RIG_DIR, `${name}.log`), '--', env.LOAD, ...argv], { encoding: 'utf8' }).trim());
   return { id, name };
 }
-const alive = name => execFileSync(env.SIMXEN, ['-d', env.RIG_SIM, 'list'], { encoding: 'utf8' }).includes(` ${name} running `);
+const alive = name => execFileSync(env.SIMXEN, ['--dir', env.RIG_SIM, 'list'], { encoding: 'utf8' }).includes(` ${name} running `);
 
 const browser = await puppeteer.launch({ executablePath: '/usr/bin/chromium-headless-shell', args: ['--no-sandbox', '--disable-gpu', '--disable-background-timer-throttling'] });
 async function fresh() {

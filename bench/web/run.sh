@@ -30,8 +30,11 @@ git -C "$SRC" archive "$BASE" client/web/page | tar -x -C "$RIG_DIR/base" ||
 BASE_REV=$(git -C "$SRC" rev-parse --short "$BASE")
 HEAD_REV="$(git -C "$SRC" rev-parse --short HEAD)$(git -C "$SRC" diff --quiet HEAD -- client/web/page || echo +changes)"
 rig_start || exit 1
+# (a build from before mtrace-web refused loopback TCP without a token has no --no-token)
+NO_TOKEN=()
+"$WEB" --help 2>&1 | grep -q -- --no-token && NO_TOKEN=(--no-token)
 web() {	# NAME [options]: an mtrace-web; prints its URL
-	"$WEB" -s "$RIG_SOCK" -l 127.0.0.1:0 --no-token "${@:2}" >"$RIG_DIR/$1.out" 2>"$RIG_DIR/$1.err" &
+	"$WEB" -s "$RIG_SOCK" -l 127.0.0.1:0 "${NO_TOKEN[@]}" "${@:2}" >"$RIG_DIR/$1.out" 2>"$RIG_DIR/$1.err" &
 	echo $! >"$RIG_DIR/$1.pid"
 	for _ in $(seq 50); do
 		u=$(sed -n 's|^mtrace-web: serving \(http://[^ ]*/\).*|\1|p' "$RIG_DIR/$1.out")
