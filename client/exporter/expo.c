@@ -26,6 +26,7 @@
 
 #include "exporter.h"
 #include "ring-reader.h"
+#include "strtab.h"
 #include "utf8.h"
 
 #define FOLD_NAME "other"
@@ -147,8 +148,7 @@ struct dview {
 	struct series *lab, *ctr;
 	size_t nlab, nctr, lab_cap, ctr_cap;
 	struct fold lfold, cfold;
-	uint32_t *seen; /* open addressing over shown values: index + 1 */
-	size_t seen_mask;
+	struct strtab shown; /* the escaped values shown by name (of labels, then counters) */
 };
 
 struct render {
@@ -159,24 +159,15 @@ struct render {
 	size_t nv, last; /* last: view_of's previous answer */
 };
 
-static uint32_t hash_bytes(const char *s, size_t n)
-{
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
-	return h;
-}
-
 /*
  * Escape str into the string store; true (and the series' place filled) when it is to
- * be shown by name, false when it folds.  `list` holds `n` shown series already.
+ * be shown by name, false when it folds; `n` series of its kind are shown already.
  */
-static bool admit(struct render *r, struct dview *v, struct series *list, size_t n, unsigned cap,
-    const char *str, struct series *out)
+static bool admit(
+    struct render *r, struct dview *v, size_t n, unsigned cap, const char *str, struct series *out)
 {
-	size_t off = r->str.n, len, j;
-	uint32_t h;
+	size_t off = r->str.n, len;
+	bool added = false;
 
 	if (n >= cap)
 		return false;
@@ -184,13 +175,9 @@ static bool admit(struct render *r, struct dview *v, struct series *list, size_t
 	len = r->str.n - off;
 	if (len == strlen(FOLD_NAME) && !memcmp(r->str.p + off, FOLD_NAME, len))
 		goto fold;
-	h = hash_bytes(r->str.p + off, len);
-	for (j = h & v->seen_mask; v->seen[j]; j = (j + 1) & v->seen_mask) {
-		const struct series *o = &list[v->seen[j] - 1];
-		if (o->len == len && !memcmp(r->str.p + o->off, r->str.p + off, len))
-			goto fold;
-	}
-	v->seen[j] = (uint32_t)n + 1;
+	strtab_intern(&v->shown, r->str.p + off, len, &added);
+	if (!added)
+		goto fold;
 	out->off = off;
 	out->len = len;
 	return true;
@@ -199,32 +186,19 @@ fold:
 	return false;
 }
 
-static void seen_reset(struct dview *v, size_t want)
-{
-	size_t slots = 16;
-
-	while (slots < want * 2)
-		slots *= 2;
-	free(v->seen);
-	v->seen = calloc(slots, sizeof(*v->seen));
-	if (!v->seen)
-		abort();
-	v->seen_mask = slots - 1;
-}
-
 static void view_counters(struct render *r, struct dview *v)
 {
 	const Mtrace__DomainStats *d = v->d;
 	unsigned cap = r->caps->counters;
 	size_t want = d->n_counters < cap ? d->n_counters : cap;
 
-	seen_reset(v, want);
+	strtab_init(&v->shown, UINT32_MAX - 1);
 	v->ctr = calloc(want ? want : 1, sizeof(*v->ctr));
 	if (!v->ctr)
 		abort();
 	for (size_t i = 0; i < d->n_counters; i++) {
 		struct series *c = &v->ctr[v->nctr];
-		if (admit(r, v, v->ctr, v->nctr, cap, d->counters[i]->name, c)) {
+		if (admit(r, v, v->nctr, cap, d->counters[i]->name, c)) {
 			c->value = d->counters[i]->value;
 			v->nctr++;
 		} else {
@@ -277,7 +251,7 @@ static void build_views(struct render *r, const Mtrace__Stats *s)
 		struct dview *v = &r->v[i];
 		if (v->lab_cap > r->caps->labels)
 			v->lab_cap = r->caps->labels;
-		seen_reset(v, v->lab_cap);
+		strtab_reset(&v->shown);
 		v->lab = calloc(v->lab_cap ? v->lab_cap : 1, sizeof(*v->lab));
 		if (!v->lab)
 			abort();
@@ -290,7 +264,7 @@ static void build_views(struct render *r, const Mtrace__Stats *s)
 		if (!v)
 			continue;
 		e = &v->lab[v->nlab];
-		if (admit(r, v, v->lab, v->nlab, (unsigned)v->lab_cap, l->label, e)) {
+		if (admit(r, v, v->nlab, (unsigned)v->lab_cap, l->label, e)) {
 			e->l = l;
 			v->nlab++;
 		} else {
@@ -309,7 +283,7 @@ static void free_views(struct render *r)
 	for (size_t i = 0; i < r->nv; i++) {
 		free(r->v[i].lab);
 		free(r->v[i].ctr);
-		free(r->v[i].seen);
+		strtab_free(&r->v[i].shown);
 	}
 	free(r->v);
 }
