@@ -6,8 +6,9 @@
 # mtrace-web --nats shows them in chromium-headless-shell (drive-web.mjs): the three
 # hosts with their domains, and per host and domain the events that host's own live
 # mtrace-cat received and its mtraced counted.  Its /events and /api/state are held to
-# docs/json.md, and a second mtrace-web --nats --from-start --host finds one host's
-# events after the fact.
+# docs/json.md, a second mtrace-web --nats --from-start --host finds one host's
+# events after the fact, and with nats-server killed and back the first says so and
+# goes on: a guest started after has its events on the page once, none lost.
 . "$(dirname "$0")/../rig.sh"
 . "$HERE/lib.sh"
 : "${WEB:?}"
@@ -43,10 +44,11 @@ for h in $HOSTS; do
 	"$CAT" -s "${HSOCK[$h]}" -f json --time 200 >"$T/$h.live.json" 2>"$T/$h.live.err" &
 	eval "LIVE_$h=\$!"
 	PIDS+=("$!")
+	# spooled while NATS is away (below), so that nothing is the shipper's loss
 	if [ "$h" = h3 ]; then
-		ship "$h" --host "$HOSTILE"
+		ship "$h" --spool "$T/$h/spool" --host "$HOSTILE"
 	else
-		ship "$h"
+		ship "$h" --spool "$T/$h/spool"
 	fi
 	host_clients "$h" 2
 done
@@ -56,6 +58,7 @@ HOST_NAMES=$("$PYTHON" -c 'import json, sys; print(json.dumps({"h1": "h1", "h2":
 note "three hosts, their shippers and live readers up: $HOST_NAMES"
 # the stream exists once a shipper has made it: mtrace-web retries until then
 web_nats web
+WEB1_URL=$WEB_URL
 curl -sN "${WEB_URL}events" >"$T/sse.txt" 2>"$T/curl.err" &
 CURL_PID=$!
 PIDS+=("$CURL_PID")
@@ -129,6 +132,36 @@ print(",".join("%s=%d" % (h["host"], h["events"]) for h in s["hosts"]))')
 done
 [ "$got" = "h2=$want" ] || fail "--from-start --host h2: $got, h2's live mtrace-cat received $want"
 pass "mtrace-web --nats --from-start --host h2: h2 alone, its $want events"
+
+# NATS away and back: the first mtrace-web says so, and goes on where it was
+state() {	# KEY: the first mtrace-web's connected, or a host's events (h1)
+	curl -sf "${WEB1_URL}api/state" | "$PYTHON" -c 'import json, sys
+s = json.load(sys.stdin)
+k = sys.argv[1]
+print(str(s["connected"]).lower() if k == "connected" else
+      sum(h["events"] for h in s["hosts"] if h["host"] == k))' "$1"
+}
+before=$(state h1)
+nats_kill
+wait_until 20 eval '[ "$(state connected)" = false ]' || fail "mtrace-web did not notice NATS go"
+note "nats-server killed: mtrace-web says it is not connected"
+sleep 3
+nats_start
+wait_until 30 eval '[ "$(state connected)" = true ]' || fail "mtrace-web did not reconnect: $(cat "$T/web.err")"
+note "nats-server back: mtrace-web connected again"
+late=$(host_guest h1 late --domid 7 -- "$LOAD" --wait-reader 10 --linger 3 -n 3000 -p 8 \
+	--rate 20000 --seed 9) || fail "h1: the late guest"
+host_idle h1
+n7=$("$MTRACED_PROBE" -s "${HSOCK[h1]}" stats | sed -n 's/^dom 7 .* events=\([0-9]*\) .*/\1/p')
+[ "${n7:-0}" -gt 0 ] || fail "h1: mtraced counted no events of the late guest"
+wait_until 60 eval '[ "$(state h1)" -ge $((before + n7)) ]'
+sleep 2
+after=$(state h1)
+ship_stop h1
+[ "$(figure h1 dropped_events)" = 0 ] || fail "h1: mtrace-ship lost events: $(figure h1 dropped_events)"
+[ "$after" = $((before + n7)) ] ||
+	fail "h1 after NATS came back: $after events on mtrace-web, want $before + $n7 (its mtraced)"
+pass "NATS killed and back: mtrace-web went on, the late guest's $n7 events once ($before -> $after)"
 for n in web web2; do
 	eval "kill -TERM \$${n}_PID"
 	eval "wait_pid \$${n}_PID 10" || fail "$n: mtrace-web exited with an error on SIGTERM: $(cat "$T/$n.err")"

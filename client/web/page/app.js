@@ -44,7 +44,7 @@
   function status() {
     let s;
     if (!state.connected) s = 'reconnecting to mtrace-web\u2026';
-    else if (!state.daemonUp) s = 'mtrace-web is not connected to mtraced (retrying)';
+    else if (!state.daemonUp) s = `mtrace-web is not connected to ${state.fleet ? 'NATS' : 'mtraced'} (retrying)`;
     else if (model.fleet()) {
       const hosts = [...model.hosts.values()];
       const gone = hosts.filter(h => h.up === false).length;
@@ -80,6 +80,7 @@
       if (h.types) model.typeNames = h.types;
       state.daemon = h.daemon;
       state.daemonUp = h.connected;
+      state.fleet = model.fleetFeed = !!h.fleet;
       state.hellos++;
       status();
       // Domains whose DomainUp lies before where this stream starts: from the state.

@@ -98,10 +98,12 @@ class Model {
     this.upstreamDropped = 0;	// events mtraced dropped for mtrace-web
     this.lostInRing = 0;
     this.typeNames = [];	// thread types by number: mtrace-web's hello says
+    this.fleetFeed = false;	// mtrace-web --nats: its hello says
   }
 
   reset() {
-    const keep = { spanMs: this.spanMs, maxEvents: this.maxEvents, typeNames: this.typeNames };
+    const keep = { spanMs: this.spanMs, maxEvents: this.maxEvents, typeNames: this.typeNames,
+      fleetFeed: this.fleetFeed };
     Object.assign(this, new Model(), keep);
     this.version++;
   }
@@ -131,9 +133,9 @@ class Model {
     return this.domains.get(domKey(host, domid));
   }
 
-  // A fleet: more than the one local host.
+  // A fleet: the feed is mtrace-web --nats, or more than the one local host.
   fleet() {
-    return this.hosts.size > 1 || (this.hosts.size === 1 && !this.hosts.has(''));
+    return this.fleetFeed || this.hosts.size > 1 || (this.hosts.size === 1 && !this.hosts.has(''));
   }
 
   // Domains in the order drawn and listed: by host, then domid.
