@@ -5,7 +5,7 @@
  *
  * libnats calls back on its own threads and mtrace-web is one libevent loop: the
  * messages wait in one queue bounded by bytes, and an eventfd wakes the loop, which
- * hands them to feed.c a budget per turn.  While the queue is full the callback waits,
+ * hands them to feed.c (through the ops it gave) a budget per turn.  While the queue is full the callback waits,
  * so JetStream's flow control holds the server back and nothing is dropped here.
  * Connecting (and subscribing, which needs the stream) is retried on a thread of its
  * own, so that the page is served meanwhile; once connected, libnats reconnects.
@@ -44,6 +44,7 @@ struct item {
 
 static struct {
 	const struct web_opts *o;
+	const struct feed_nats_ops *ops;
 	struct event *wake;
 	int efd;
 	pthread_t connector;
@@ -186,7 +187,7 @@ static unsigned take(natsMsg *msg)
 			at = (uint64_t)meta->Timestamp / 1000000;
 		jsMsgMetaData_Destroy(meta);
 	}
-	r = feed_take(host, m, at ? at : wall_ms());
+	r = n.ops->take(host, m, at ? at : wall_ms());
 	if (!(r & MTC_MSG_KEPT))
 		arena_msg_free(m);
 	return r;
@@ -205,7 +206,7 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
 
 		if (it->link >= 0) {
 			n.up = it->link;
-			feed_link(n.up);
+			n.ops->link(n.up);
 		} else {
 			r = take(it->msg);
 			natsMsg_Destroy(it->msg);
@@ -217,7 +218,7 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
 			break;
 		}
 	}
-	feed_turn_done();
+	n.ops->turn_done();
 }
 
 /* One attempt: connected and subscribed, or everything undone and a sentence. */
@@ -322,9 +323,11 @@ static void *connector(void *arg)
 	}
 }
 
-int feed_nats_start(struct event_base *base, const struct web_opts *o, char *err, size_t errlen)
+int feed_nats_start(struct event_base *base, const struct web_opts *o,
+    const struct feed_nats_ops *ops, char *err, size_t errlen)
 {
 	n.o = o;
+	n.ops = ops;
 	n.tail = &n.head;
 	n.efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	if (n.efd < 0 || !(n.wake = event_new(base, n.efd, EV_READ | EV_PERSIST, on_wake, NULL)) ||

@@ -290,7 +290,7 @@ static bool on_down(struct mtc_session *s, const struct mtc_down *d, void *arg)
 	return true;
 }
 
-unsigned feed_take(const char *host, Mtrace__ServerMsg *m, uint64_t recv_ms)
+static unsigned nats_take(const char *host, Mtrace__ServerMsg *m, uint64_t recv_ms)
 {
 	if (f.turn_msgs++ == 0)
 		f.turn_bytes0 = hist_bytes_total();
@@ -300,7 +300,7 @@ unsigned feed_take(const char *host, Mtrace__ServerMsg *m, uint64_t recv_ms)
 	            : 0);
 }
 
-void feed_turn_done(void)
+static void nats_turn_done(void)
 {
 	if (!f.turn_msgs)
 		return;
@@ -309,7 +309,7 @@ void feed_turn_done(void)
 }
 
 /* NATS (re)connected or lost: the hosts' own states stay as their messages said. */
-void feed_link(bool up)
+static void nats_link(bool up)
 {
 	if (!up)
 		fprintf(stderr, "mtrace-web: lost NATS; the client library reconnects\n");
@@ -347,6 +347,11 @@ int feed_start(struct event_base *base, const struct web_opts *o, void (*on_hist
 	f.o = o;
 	f.on_history = on_history;
 	if (o->nats) {
+		static const struct feed_nats_ops nops = {
+			.take = nats_take,
+			.link = nats_link,
+			.turn_done = nats_turn_done,
+		};
 		/* The link is the stream; its hosts come as their messages do. */
 		f.fleet = true;
 		snprintf(f.daemon, sizeof(f.daemon), "the fleet stream MTRACE in NATS");
@@ -354,7 +359,7 @@ int feed_start(struct event_base *base, const struct web_opts *o, void (*on_hist
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
-		return feed_nats_start(base, o, err, errlen);
+		return feed_nats_start(base, o, &nops, err, errlen);
 	}
 	host_get(""); /* the one host: mtraced's */
 	if (!(f.b = evbuffer_new()) || !(f.s = mtc_session_new(base, o->socket, &ops, NULL))) {

@@ -90,15 +90,19 @@ uint64_t feed_events(void);
 uint64_t feed_malformed(void);
 bool feed_fleet(void);                    /* --nats */
 void feed_hosts_json(struct evbuffer *b); /* --nats: the hosts as last seen */
-/* For feed-nats.c, in the loop: one message of host's (MTC_MSG_KEPT when kept),
- * recv_ms the time the stream stored it; the link up or down; the end of a turn. */
-unsigned feed_take(const char *host, Mtrace__ServerMsg *m, uint64_t recv_ms);
-void feed_link(bool up);
-void feed_turn_done(void);
 
 /* feed-nats.c: the fleet stream from NATS JetStream (docs/fleet.md): an ordered
- * consumer per --host (or one on every host), messages handed to the loop. */
-int feed_nats_start(struct event_base *base, const struct web_opts *o, char *err, size_t errlen);
+ * consumer per --host (or one on every host), messages handed to feed.c in the loop
+ * through these (feed-nats.c knows nothing of what becomes of them). */
+struct feed_nats_ops {
+	/* one message of host's: MTC_MSG_KEPT when kept, MTC_MSG_YIELD to stop for this
+	 * turn; recv_ms the time the stream stored it */
+	unsigned (*take)(const char *host, Mtrace__ServerMsg *m, uint64_t recv_ms);
+	void (*link)(bool up);   /* NATS (re)connected and subscribed, or lost */
+	void (*turn_done)(void); /* the end of a loop turn's messages */
+};
+int feed_nats_start(struct event_base *base, const struct web_opts *o,
+    const struct feed_nats_ops *ops, char *err, size_t errlen);
 void feed_nats_stop(void);
 bool feed_nats_connected(void);
 
