@@ -53,6 +53,7 @@ static struct {
 		Mtrace__ServerMsg *stats;
 	} hosts[MAX_HOSTS];
 	unsigned nhosts;
+	uint64_t hosts_full; /* messages of hosts past MAX_HOSTS, left out */
 } f;
 
 static uint64_t wall_ms(void)
@@ -108,16 +109,17 @@ static void push_daemon_state(struct evbuffer *b, bool up, const struct host *h)
 	push("daemon", b, 0);
 }
 
-/* The host of that name (without --nats: the one, ""); the table full, the last. */
-static unsigned host_get(const char *name)
+/* The host of that name (without --nats: the one, ""); -1 with the table full: a host
+ * is never counted as another. */
+static int host_get(const char *name)
 {
 	for (unsigned i = 0; i < f.nhosts; i++)
 		if (!strcmp(f.hosts[i].name, name))
-			return i;
+			return (int)i;
 	if (f.nhosts == MAX_HOSTS)
-		return MAX_HOSTS - 1;
+		return -1;
 	snprintf(f.hosts[f.nhosts].name, sizeof(f.hosts[0].name), "%s", name);
-	return f.nhosts++;
+	return (int)f.nhosts++;
 }
 
 static struct dom *dom_get(unsigned host, uint32_t domid)
@@ -148,6 +150,13 @@ static unsigned handle(unsigned host, Mtrace__ServerMsg *m, struct evbuffer *b, 
 	struct host *h = &f.hosts[host];
 	struct dom *d;
 
+	/* In the fleet a host is up from its first message (the stream may be read from
+	 * after its Hello) until its Goodbye; the page is told. */
+	if (f.fleet && !h->up && m->msg_case != MTRACE__SERVER_MSG__MSG_GOODBYE &&
+	    m->msg_case != MTRACE__SERVER_MSG__MSG_HELLO) {
+		h->up = true;
+		push_daemon_state(b, true, h);
+	}
 	switch (m->msg_case) {
 	case MTRACE__SERVER_MSG__MSG_EVENTS:
 		if (json_batch(b, m->events, recv_ms) < 0) {
@@ -292,9 +301,19 @@ static bool on_down(struct mtc_session *s, const struct mtc_down *d, void *arg)
 
 static unsigned nats_take(const char *host, Mtrace__ServerMsg *m, uint64_t recv_ms)
 {
+	int k = host_get(host);
+
+	if (k < 0) {
+		if (!f.hosts_full++)
+			fprintf(stderr,
+			    "mtrace-web: more than %d hosts in the stream: the others are left "
+			    "out (--host chooses)\n",
+			    MAX_HOSTS);
+		return 0;
+	}
 	if (f.turn_msgs++ == 0)
 		f.turn_bytes0 = hist_bytes_total();
-	return handle(host_get(host), m, f.b, recv_ms) |
+	return handle((unsigned)k, m, f.b, recv_ms) |
 	    (f.turn_msgs >= READ_BUDGET || hist_bytes_total() - f.turn_bytes0 >= READ_BUDGET_BYTES
 	            ? MTC_MSG_YIELD
 	            : 0);
@@ -361,7 +380,7 @@ int feed_start(struct event_base *base, const struct web_opts *o, void (*on_hist
 		}
 		return feed_nats_start(base, o, &nops, err, errlen);
 	}
-	host_get(""); /* the one host: mtraced's */
+	(void)host_get(""); /* the one host: mtraced's */
 	if (!(f.b = evbuffer_new()) || !(f.s = mtc_session_new(base, o->socket, &ops, NULL))) {
 		snprintf(err, errlen, "out of memory");
 		return -1;

@@ -94,9 +94,12 @@ async function main() {
         doms: Object.fromEntries(Object.entries(s).map(([id, d]) => [id, { events: d.events, name: d.name }])),
       };
     }
-    return { hosts, per, received: mtrace.model.received, fleet: mtrace.model.fleet() };
+    return { hosts, per, received: mtrace.model.received, fleet: mtrace.model.fleet(),
+      up: [...mtrace.model.hosts.values()].map(h => h.up), status: document.getElementById('status').textContent };
   });
   check(pg.fleet, 'the page knows it shows a fleet');
+  check(pg.up.every(u => u === true) && /: 3 hosts$/.test(pg.status),
+    `every host up, as the page says: "${pg.status}" (${JSON.stringify(pg.up)})`);
   check(pg.hosts.length === rigHosts.length && rigHosts.every(h => pg.hosts.includes(names[h])),
     `the page has the ${rigHosts.length} hosts: ${JSON.stringify(pg.hosts)}`);
   for (const [name, w] of Object.entries(want)) {
