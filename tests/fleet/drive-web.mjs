@@ -149,6 +149,20 @@ async function main() {
     check(bad.pwned === undefined && bad.imgs === 0, `nothing of the host name ran or became an element (${JSON.stringify(bad)})`);
   }
 
+  // Unticking a host hides its band and all its domains; ticking brings them back.
+  const shown = () => page.evaluate(() => { mtrace.drawOnce(); return mtrace.view.layout.map(l => l.d.host); });
+  const boxes = await page.$$('#domains li.host input');
+  const hostOf = await Promise.all(boxes.map(b => b.evaluate(el => el.closest('li').dataset.host)));
+  const k = hostOf.indexOf(names[rigHosts[0]]);
+  if (check(k >= 0, `host ${rigHosts[0]}'s heading has a checkbox`)) {
+    await boxes[k].click();
+    const off = await shown();
+    await boxes[k].click();
+    const on = await shown();
+    check(!off.includes(names[rigHosts[0]]) && off.length > 0 && on.includes(names[rigHosts[0]]),
+      `unticking host ${rigHosts[0]} hides its domains (drawn: ${off.length} domains), ticking shows them again (${on.length})`);
+  }
+
   // The picture: every host drawn in its band, above its domains.
   await page.evaluate(() => { mtrace.view.follow = false; mtrace.view.t1 = mtrace.model.latest + 50; mtrace.view.spanMs = 60000; mtrace.view.rowH = 2; mtrace.state.dirty = true; });
   await sleep(300);

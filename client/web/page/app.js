@@ -180,17 +180,26 @@
         const li = document.createElement('li');
         li.className = 'host';
         li.dataset.host = d.host;
+        const cb = document.createElement('input');
+        cb.type = 'checkbox';
+        cb.checked = !view.hiddenHosts.has(d.host);
+        cb.addEventListener('change', () => {
+          if (cb.checked) view.hiddenHosts.delete(d.host); else view.hiddenHosts.add(d.host);
+          state.dirty = true;
+        });
         const name = document.createElement('span');
         name.className = 'name';
         name.textContent = printable(d.host, 80);
         name.title = printable(h.daemon || '', 200);
+        const label = document.createElement('label');
+        label.append(cb, name);
         const st = document.createElement('span');
         st.className = h.up === false ? 'dead' : 'alive';
         st.textContent = h.up === false ? 'mtraced gone' : 'host';
         const count = document.createElement('span');
         count.className = 'count';
         state.counts.set(h, count);
-        li.append(name, st, count);
+        li.append(label, st, count);
         ul.append(li);
       }
       const li = document.createElement('li');

@@ -24,6 +24,7 @@ class View {
     this.rowH = 7;
     this.scrollY = 0;
     this.hidden = new Set();	// domain keys (MtraceModel.domKey) filtered out
+    this.hiddenHosts = new Set();	// hosts filtered out, with every domain of theirs
     this.labelPrefix = '';
     this.selected = null;	// {key, id}: the domain's key, the thread
     this.layout = [];		// per drawn domain: {d, top, rowsTop, rows, bottom}
@@ -173,7 +174,7 @@ function draw(ctx, model, view, now, W, H) {
   const doms = model.sortedDomains(), fleet = model.fleet();
   let labelsDrawn = 0, lastHost = null;
   for (const d of doms) {
-    if (view.hidden.has(d.key)) continue;
+    if (view.hidden.has(d.key) || view.hiddenHosts.has(d.host)) continue;
     if (fleet && d.host !== lastHost) {
       // The host above its domains: a band of its own (its name is text, not markup,
       // and hostile like a guest's).
