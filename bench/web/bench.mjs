@@ -46,7 +46,7 @@ for (const rate of rates) {
     while (alive(g.name)) await sleep(100);
     let last = -1, v;
     for (;;) {
-      v = await page.evaluate(id => ({ n: mtrace.model.domains.get(id)?.events ?? 0, dropped: mtrace.model.dropped, a: mtrace.state.arrival[id]?.[0], b: mtrace.state.arrival[id]?.[1] }), g.id);
+      v = await page.evaluate(id => ({ n: mtrace.model.domain('', id)?.events ?? 0, dropped: mtrace.model.dropped, a: mtrace.state.arrival[id]?.[0], b: mtrace.state.arrival[id]?.[1] }), g.id);
       if (v.n === last) break;
       last = v.n;
       await sleep(700);
@@ -152,11 +152,11 @@ const load = () => fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 
   let shape = '';
   for (const x of ps) {
     shape = JSON.stringify(await x.p.page.evaluate(id => {
-      const d = mtrace.model.domains.get(id);
+      const d = mtrace.model.domain('', id);
       let lo = Infinity, hi = -Infinity;
       for (const th of d.order) { lo = Math.min(lo, th.created); hi = Math.max(hi, th.end ?? th.created); }
       mtrace.state.paused = true; mtrace.view.follow = false;
-      mtrace.view.hidden = new Set([...mtrace.model.domains.keys()].filter(k => k !== id));
+      mtrace.view.hidden = new Set([...mtrace.model.domains.values()].filter(o => o.domid !== id).map(o => o.key));
       const pad = (hi - lo) * 0.02;
       mtrace.view.spanMs = hi - lo + 2 * pad; mtrace.view.t1 = hi + pad;
       return { threads: d.order.filter(th => (th.end ?? Infinity) >= lo && th.created <= hi).length, rows: d.rowFree.length, events: d.events };
@@ -191,15 +191,15 @@ if (env.FOLLOW !== '0') {
     const g = guest('--rings', '1', '--threads', '10000', '--labels', '64', '--rate', '5000', '--duration', '6', '--pages', '256');
     await p.page.evaluate(id => {
       mtrace.state.paused = false; mtrace.view.follow = true; mtrace.view.spanMs = 10000;
-      mtrace.view.hidden = new Set([...mtrace.model.domains.keys()].filter(k => k !== id));
+      mtrace.view.hidden = new Set([...mtrace.model.domains.values()].filter(o => o.domid !== id).map(o => o.key));
     }, g.id);
     await sleep(2000);
     await p.page.evaluate(id => {	// domains the page learnt of since
-      mtrace.view.hidden = new Set([...mtrace.model.domains.keys()].filter(k => k !== id));
+      mtrace.view.hidden = new Set([...mtrace.model.domains.values()].filter(o => o.domid !== id).map(o => o.key));
     }, g.id);
     if (x.profile) await profile(p, `${x.name}, following`, 3000, false);
     else x.res.push(await frames(p, 3000, false));
-    shapes.push(await p.page.evaluate(id => { const d = mtrace.model.domains.get(id); const t0 = mtrace.view.t0; return d.order.filter(t => (t.end ?? Infinity) >= t0).length; }, g.id));
+    shapes.push(await p.page.evaluate(id => { const d = mtrace.model.domain('', id); const t0 = mtrace.view.t0; return d.order.filter(t => (t.end ?? Infinity) >= t0).length; }, g.id));
     await p.close();
     while (alive(g.name)) await sleep(100);
   }

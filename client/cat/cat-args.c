@@ -10,6 +10,7 @@
 
 #include "cat-args.h"
 #include "mtrace-client.h"
+#include "nats-servers.h"
 #include "ops.h"
 
 static void usage(FILE *f)
@@ -60,24 +61,6 @@ static void usage(FILE *f)
 	    "The old spellings -d (--domain) and -t (--time) still work, with a warning:\n"
 	    "across mtrace -d is --delay and -t is --tree (docs/HACKING.md).\n",
 	    MTRACE_DEFAULT_SOCKET);
-}
-
-/* --since: Unix seconds (fractions allowed) or an ISO 8601 UTC time. */
-static int parse_since(const char *s, int64_t *ns)
-{
-	struct tm tm = { 0 };
-	char *end;
-	double v = strtod(s, &end);
-
-	if (*s && !*end && v > 0) {
-		*ns = (int64_t)(v * 1e9);
-		return 0;
-	}
-	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-	if (!end || (*end && strcmp(end, "Z") != 0))
-		return -1;
-	*ns = (int64_t)timegm(&tm) * 1000000000;
-	return 0;
 }
 
 static const char *const sort_names[] = {
@@ -206,7 +189,7 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 			o->creds = optarg;
 			break;
 		case O_SINCE:
-			if (parse_since(optarg, &o->since_ns) < 0) {
+			if (nats_parse_since(optarg, &o->since_ns) < 0) {
 				fprintf(stderr, "mtrace-cat: --since: bad time '%s'\n", optarg);
 				return -1;
 			}

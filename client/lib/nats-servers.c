@@ -1,8 +1,9 @@
 /*
- * nats-servers.c - the --nats URL list onto libnats' options (nats-servers.h).
+ * nats-servers.c - the --nats URL list onto libnats' options, and --since (nats-servers.h).
  */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "nats-servers.h"
 
@@ -20,4 +21,21 @@ natsStatus nats_servers_set(natsOptions *no, const char *url)
 	st = n ? natsOptions_SetServers(no, list, n) : NATS_INVALID_ARG;
 	free(copy);
 	return st;
+}
+
+int nats_parse_since(const char *s, int64_t *ns)
+{
+	struct tm tm = { 0 };
+	char *end;
+	double v = strtod(s, &end);
+
+	if (*s && !*end && v > 0) {
+		*ns = (int64_t)(v * 1e9);
+		return 0;
+	}
+	end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!end || (*end && strcmp(end, "Z") != 0))
+		return -1;
+	*ns = (int64_t)timegm(&tm) * 1000000000;
+	return 0;
 }

@@ -3,6 +3,9 @@
  * every stats_ms), read from the loop, turned into SSE messages in the history.
  * When mtraced goes away, refuses us or says Goodbye, the browsers are told and the
  * library's session tries again by its policy; the page keeps what it has.
+ *
+ * With --nats the messages come from feed-nats.c instead, of many hosts: the same
+ * handling, with the host in every message and in each domain's identity.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -18,6 +21,8 @@
  * a turn must not produce more than a browser can be sent in one (sse.c). */
 #define READ_BUDGET       256           /* messages */
 #define READ_BUDGET_BYTES (192u * 1024) /* of SSE messages */
+#define MAX_DOMS          1024
+#define MAX_HOSTS         256
 
 static struct {
 	const struct web_opts *o;
@@ -26,18 +31,29 @@ static struct {
 	struct evbuffer *b;       /* the message being made */
 	unsigned turn_msgs;       /* read in this loop turn */
 	uint64_t turn_bytes0;     /* of SSE messages before it */
-	Mtrace__ServerMsg *stats; /* the last Stats, for /api/state */
 	char daemon[256];
-	bool warned;
+	bool warned, fleet;
 	uint64_t events, malformed;
-	/* Domains as DomainUp/Down said, for /api/state between statistics. */
+	/* Domains as DomainUp/Down said, for /api/state between statistics; a domain is
+	 * (host, domid). */
 	struct dom {
 		uint32_t domid;
 		bool alive;
+		unsigned host; /* index in hosts */
 		char name[64];
 		char reason[64];
-	} doms[256];
+	} doms[MAX_DOMS];
 	size_t ndoms;
+	/* --nats: the hosts seen, as their daemon's Hello, Goodbye and Stats said. */
+	struct host {
+		char name[WEB_HOST_MAX];
+		char daemon[256];
+		bool up;
+		uint64_t events;
+		Mtrace__ServerMsg *stats;
+	} hosts[MAX_HOSTS];
+	unsigned nhosts;
+	uint64_t hosts_full; /* messages of hosts past MAX_HOSTS, left out */
 } f;
 
 static uint64_t wall_ms(void)
@@ -56,19 +72,60 @@ static void push(const char *event, struct evbuffer *b, uint32_t events)
 	evbuffer_drain(b, len);
 }
 
-static void push_daemon_state(struct evbuffer *b, bool up)
+/* In the fleet every message says its host, second after "v" (docs/json.md): the
+ * host's name is hostile text like a guest's, escaped by json_str. */
+static void add_host(struct evbuffer *b, unsigned host)
 {
-	evbuffer_add_printf(b, "{\"v\":" JSON_V ",\"type\":\"daemon\",\"connected\":%s,\"daemon\":",
-	    up ? "true" : "false");
-	json_str(b, f.daemon);
+	static const char pre[] = "{\"v\":" JSON_V ",";
+	struct evbuffer *t;
+
+	if (!f.fleet || evbuffer_get_length(b) < sizeof(pre) - 1 ||
+	    memcmp(evbuffer_pullup(b, sizeof(pre) - 1), pre, sizeof(pre) - 1) != 0)
+		return;
+	if (!(t = evbuffer_new()))
+		return;
+	evbuffer_add(t, pre, sizeof(pre) - 1);
+	evbuffer_add(t, "\"host\":", 7);
+	json_str(t, f.hosts[host].name);
+	evbuffer_add(t, ",", 1);
+	evbuffer_drain(b, sizeof(pre) - 1);
+	evbuffer_prepend_buffer(b, t);
+	evbuffer_free(t);
+}
+
+/* The link's state (without --nats: mtraced's; with it: NATS's, whose daemon is the
+ * stream), or with host one host's daemon as its Hello and Goodbye say. */
+static void push_daemon_state(struct evbuffer *b, bool up, const struct host *h)
+{
+	evbuffer_add_printf(b, "{\"v\":" JSON_V ",%s", h ? "\"host\":" : "");
+	if (h) {
+		json_str(b, h->name);
+		evbuffer_add(b, ",", 1);
+	}
+	evbuffer_add_printf(
+	    b, "\"type\":\"daemon\",\"connected\":%s,\"daemon\":", up ? "true" : "false");
+	json_str(b, h ? h->daemon : f.daemon);
 	evbuffer_add(b, "}", 1);
 	push("daemon", b, 0);
 }
 
-static struct dom *dom_get(uint32_t domid)
+/* The host of that name (without --nats: the one, ""); -1 with the table full: a host
+ * is never counted as another. */
+static int host_get(const char *name)
+{
+	for (unsigned i = 0; i < f.nhosts; i++)
+		if (!strcmp(f.hosts[i].name, name))
+			return (int)i;
+	if (f.nhosts == MAX_HOSTS)
+		return -1;
+	snprintf(f.hosts[f.nhosts].name, sizeof(f.hosts[0].name), "%s", name);
+	return (int)f.nhosts++;
+}
+
+static struct dom *dom_get(unsigned host, uint32_t domid)
 {
 	for (size_t i = 0; i < f.ndoms; i++)
-		if (f.doms[i].domid == domid)
+		if (f.doms[i].domid == domid && f.doms[i].host == host)
 			return &f.doms[i];
 	if (f.ndoms == sizeof(f.doms) / sizeof(f.doms[0])) {
 		/* Full: reuse the oldest dead one, else the oldest. */
@@ -83,52 +140,87 @@ static struct dom *dom_get(uint32_t domid)
 	}
 	memset(&f.doms[f.ndoms], 0, sizeof(f.doms[0]));
 	f.doms[f.ndoms].domid = domid;
+	f.doms[f.ndoms].host = host;
 	return &f.doms[f.ndoms++];
 }
 
 /* MTC_MSG_KEPT when m is kept. */
-static unsigned handle(Mtrace__ServerMsg *m, struct evbuffer *b)
+static unsigned handle(unsigned host, Mtrace__ServerMsg *m, struct evbuffer *b, uint64_t recv_ms)
 {
+	struct host *h = &f.hosts[host];
 	struct dom *d;
 
+	/* In the fleet a host is up from its first message (the stream may be read from
+	 * after its Hello) until its Goodbye; the page is told. */
+	if (f.fleet && !h->up && m->msg_case != MTRACE__SERVER_MSG__MSG_GOODBYE &&
+	    m->msg_case != MTRACE__SERVER_MSG__MSG_HELLO) {
+		h->up = true;
+		push_daemon_state(b, true, h);
+	}
 	switch (m->msg_case) {
 	case MTRACE__SERVER_MSG__MSG_EVENTS:
-		if (json_batch(b, m->events, wall_ms()) < 0) {
+		if (json_batch(b, m->events, recv_ms) < 0) {
 			evbuffer_drain(b, evbuffer_get_length(b));
 			f.malformed++;
 			break;
 		}
+		add_host(b, host);
 		f.events += m->events->n_op;
+		h->events += m->events->n_op;
 		push("b", b, (uint32_t)m->events->n_op);
 		break;
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_UP:
-		d = dom_get(m->domain_up->domid);
+		d = dom_get(host, m->domain_up->domid);
 		d->alive = true;
 		snprintf(
 		    d->name, sizeof(d->name), "%s", m->domain_up->name ? m->domain_up->name : "");
 		d->reason[0] = 0;
 		json_domain_up(b, m->domain_up);
+		add_host(b, host);
 		push("up", b, 0);
 		break;
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
-		d = dom_get(m->domain_down->domid);
+		d = dom_get(host, m->domain_down->domid);
 		d->alive = false;
 		snprintf(d->reason, sizeof(d->reason), "%s",
 		    m->domain_down->reason ? m->domain_down->reason : "");
 		json_domain_down(b, m->domain_down);
+		add_host(b, host);
 		push("down", b, 0);
 		break;
 	case MTRACE__SERVER_MSG__MSG_LOSS:
 		json_loss(b, m->loss);
+		add_host(b, host);
 		push("loss", b, 0);
 		break;
 	case MTRACE__SERVER_MSG__MSG_STATS:
 		json_stats(b, m->stats, false);
+		add_host(b, host);
 		push("stats", b, 0);
-		if (f.stats)
-			mtc_msg_free(f.stats);
-		f.stats = m;
+		if (h->stats)
+			mtc_msg_free(h->stats);
+		h->stats = m;
 		return MTC_MSG_KEPT;
+	case MTRACE__SERVER_MSG__MSG_HELLO:
+		/* In the fleet stream: a host's mtrace-ship (re)connected to its mtraced.
+		 * (Without --nats the session takes the Hello: on_up.) */
+		if (!f.fleet)
+			break;
+		snprintf(h->daemon, sizeof(h->daemon), "%s on %s",
+		    m->hello->software ? m->hello->software : "mtraced",
+		    m->hello->host ? m->hello->host : "?");
+		h->up = true;
+		push_daemon_state(b, true, h);
+		break;
+	case MTRACE__SERVER_MSG__MSG_GOODBYE:
+		if (!f.fleet)
+			break;
+		h->up = false;
+		for (size_t i = 0; i < f.ndoms; i++)
+			if (f.doms[i].host == host)
+				f.doms[i].alive = false;
+		push_daemon_state(b, false, h);
+		break;
 	default:
 		break;
 	}
@@ -155,7 +247,7 @@ static unsigned on_msg(struct mtc_session *s, Mtrace__ServerMsg *m, void *arg)
 	(void)arg;
 	if (f.turn_msgs++ == 0)
 		f.turn_bytes0 = hist_bytes_total();
-	r = handle(m, f.b);
+	r = handle(0, m, f.b, wall_ms());
 	/* Per loop turn, so that HTTP is served and the browsers' sockets are written
 	 * between. */
 	if (f.turn_msgs >= READ_BUDGET || hist_bytes_total() - f.turn_bytes0 >= READ_BUDGET_BYTES)
@@ -178,7 +270,7 @@ static void on_up(struct mtc_session *s, const Mtrace__Hello *h, void *arg)
 	(void)arg;
 	snprintf(f.daemon, sizeof(f.daemon), "%s on %s", h && h->software ? h->software : "mtraced",
 	    h && h->host ? h->host : "?");
-	push_daemon_state(f.b, true);
+	push_daemon_state(f.b, true, NULL);
 	f.on_history();
 	if (f.warned)
 		fprintf(stderr, "mtrace-web: connected to %s\n", f.daemon);
@@ -201,10 +293,50 @@ static bool on_down(struct mtc_session *s, const struct mtc_down *d, void *arg)
 	fprintf(stderr, "mtrace-web: lost mtraced: %s\n", d->why);
 	for (size_t i = 0; i < f.ndoms; i++)
 		f.doms[i].alive = false;
-	push_daemon_state(f.b, false);
+	push_daemon_state(f.b, false, NULL);
 	f.on_history();
 	f.warned = true;
 	return true;
+}
+
+static unsigned nats_take(const char *host, Mtrace__ServerMsg *m, uint64_t recv_ms)
+{
+	int k = host_get(host);
+
+	if (k < 0) {
+		if (!f.hosts_full++)
+			fprintf(stderr,
+			    "mtrace-web: more than %d hosts in the stream: the others are left "
+			    "out (--host chooses)\n",
+			    MAX_HOSTS);
+		return 0;
+	}
+	if (f.turn_msgs++ == 0)
+		f.turn_bytes0 = hist_bytes_total();
+	return handle((unsigned)k, m, f.b, recv_ms) |
+	    (f.turn_msgs >= READ_BUDGET || hist_bytes_total() - f.turn_bytes0 >= READ_BUDGET_BYTES
+	            ? MTC_MSG_YIELD
+	            : 0);
+}
+
+static void nats_turn_done(void)
+{
+	if (!f.turn_msgs)
+		return;
+	f.turn_msgs = 0;
+	f.on_history();
+}
+
+/* NATS (re)connected or lost: the hosts' own states stay as their messages said. */
+static void nats_link(bool up)
+{
+	if (!up)
+		fprintf(stderr, "mtrace-web: lost NATS; the client library reconnects\n");
+	else if (f.warned)
+		fprintf(stderr, "mtrace-web: connected to NATS\n");
+	f.warned = !up;
+	push_daemon_state(f.b, up, NULL);
+	f.on_history();
 }
 
 void feed_retry_soon(void)
@@ -212,6 +344,11 @@ void feed_retry_soon(void)
 	f.warned = true;
 	if (f.s)
 		mtc_session_retry(f.s);
+}
+
+bool feed_fleet(void)
+{
+	return f.fleet;
 }
 
 int feed_start(struct event_base *base, const struct web_opts *o, void (*on_history)(void),
@@ -228,6 +365,22 @@ int feed_start(struct event_base *base, const struct web_opts *o, void (*on_hist
 
 	f.o = o;
 	f.on_history = on_history;
+	if (o->nats) {
+		static const struct feed_nats_ops nops = {
+			.take = nats_take,
+			.link = nats_link,
+			.turn_done = nats_turn_done,
+		};
+		/* The link is the stream; its hosts come as their messages do. */
+		f.fleet = true;
+		snprintf(f.daemon, sizeof(f.daemon), "the fleet stream MTRACE in NATS");
+		if (!(f.b = evbuffer_new())) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		return feed_nats_start(base, o, &nops, err, errlen);
+	}
+	(void)host_get(""); /* the one host: mtraced's */
 	if (!(f.b = evbuffer_new()) || !(f.s = mtc_session_new(base, o->socket, &ops, NULL))) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -237,25 +390,29 @@ int feed_start(struct event_base *base, const struct web_opts *o, void (*on_hist
 
 void feed_stop(void)
 {
+	if (f.fleet)
+		feed_nats_stop();
 	mtc_session_free(f.s);
 	if (f.b)
 		evbuffer_free(f.b);
-	if (f.stats)
-		mtc_msg_free(f.stats);
+	for (unsigned i = 0; i < f.nhosts; i++)
+		if (f.hosts[i].stats)
+			mtc_msg_free(f.hosts[i].stats);
 	memset(&f, 0, sizeof(f));
 }
 
 bool feed_connected(void)
 {
-	return f.s && mtc_session_up(f.s);
+	return f.fleet ? feed_nats_connected() : f.s && mtc_session_up(f.s);
 }
 const char *feed_daemon(void)
 {
 	return f.daemon;
 }
+/* Without --nats: mtraced's (the fleet's are per host: feed_hosts_json). */
 const Mtrace__Stats *feed_last_stats(void)
 {
-	return f.stats ? f.stats->stats : NULL;
+	return !f.fleet && f.nhosts && f.hosts[0].stats ? f.hosts[0].stats->stats : NULL;
 }
 uint64_t feed_events(void)
 {
@@ -270,12 +427,39 @@ void feed_state_json(struct evbuffer *b)
 {
 	evbuffer_add(b, "[", 1);
 	for (size_t i = 0; i < f.ndoms; i++) {
+		evbuffer_add(b, i ? ",{" : "{", i ? 2 : 1);
+		if (f.fleet) {
+			evbuffer_add(b, "\"host\":", 7);
+			json_str(b, f.hosts[f.doms[i].host].name);
+			evbuffer_add(b, ",", 1);
+		}
 		evbuffer_add_printf(b,
-		    "%s{\"domid\":%" PRIu32 ",\"alive\":%s,\"name\":", i ? "," : "",
-		    f.doms[i].domid, f.doms[i].alive ? "true" : "false");
+		    "\"domid\":%" PRIu32 ",\"alive\":%s,\"name\":", f.doms[i].domid,
+		    f.doms[i].alive ? "true" : "false");
 		json_str(b, f.doms[i].name);
 		evbuffer_add(b, ",\"reason\":", 10);
 		json_str(b, f.doms[i].reason);
+		evbuffer_add(b, "}", 1);
+	}
+	evbuffer_add(b, "]", 1);
+}
+
+void feed_hosts_json(struct evbuffer *b)
+{
+	evbuffer_add(b, "[", 1);
+	for (unsigned i = 0; i < f.nhosts; i++) {
+		const struct host *h = &f.hosts[i];
+
+		evbuffer_add(b, i ? ",{\"host\":" : "{\"host\":", i ? 9 : 8);
+		json_str(b, h->name);
+		evbuffer_add_printf(b, ",\"connected\":%s,\"events\":%" PRIu64 ",\"daemon\":",
+		    h->up ? "true" : "false", h->events);
+		json_str(b, h->daemon);
+		evbuffer_add(b, ",\"stats\":", 9);
+		if (h->stats)
+			json_stats(b, h->stats->stats, true);
+		else
+			evbuffer_add(b, "null", 4);
 		evbuffer_add(b, "}", 1);
 	}
 	evbuffer_add(b, "]", 1);

@@ -118,6 +118,10 @@ static void serve_state(struct evhttp_request *req)
 	json_str(b, feed_daemon());
 	evbuffer_add(b, ",\"domains\":", 11);
 	feed_state_json(b);
+	if (feed_fleet()) {
+		evbuffer_add(b, ",\"hosts\":", 9);
+		feed_hosts_json(b);
+	}
 	evbuffer_add(b, ",\"stats\":", 9);
 	if (st)
 		json_stats(b, st, true);

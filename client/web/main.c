@@ -1,6 +1,7 @@
 /*
  * mtrace-web - the live causality timeline of every traced Xen guest, in a browser:
- * a thin client of mtraced serving its own page, /api/state and the /events feed.
+ * a thin client of mtraced serving its own page, /api/state and the /events feed;
+ * with --nats, of the fleet stream in NATS JetStream: many hosts on one page.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,6 +18,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "malloc-tune.h"
+#include "nats-servers.h"
 #include "web.h"
 
 static void usage(FILE *f)
@@ -45,6 +47,16 @@ static void usage(FILE *f)
 	    "                          within S seconds; a kept-alive connection idle\n"
 	    "                          for S is closed (default 10; --header-timeout)\n"
 	    "      --stats MS          statistics interval asked of mtraced (default 1000)\n"
+	    "\n"
+	    "The fleet (docs/fleet.md): instead of mtraced's socket, the stream MTRACE that\n"
+	    "mtrace-ship fills on every host, each host above its domains on the page:\n"
+	    "      --nats URL          NATS server(s), comma separated (nats://host:4222)\n"
+	    "      --host H            only host H (again for more; default: every host)\n"
+	    "      --since TIME        start at TIME (Unix seconds, or YYYY-MM-DDTHH:MM:SSZ)\n"
+	    "      --from-start        start with all that the stream holds\n"
+	    "                          (default: only what comes from now on)\n"
+	    "      --creds FILE        NATS user credentials\n"
+	    "\n"
 	    "  -h, --help              this text\n"
 	    "  -V, --version           version\n"
 	    "\n"
@@ -92,7 +104,12 @@ int main(int argc, char **argv)
 		O_STATS,
 		O_REQT,
 		O_PERSRC,
-		O_NOTOKEN
+		O_NOTOKEN,
+		O_NATS,
+		O_HOST,
+		O_SINCE,
+		O_FROM_START,
+		O_CREDS
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -107,6 +124,11 @@ int main(int argc, char **argv)
 		{ "max-per-source", required_argument, NULL, O_PERSRC },
 		{ "request-timeout", required_argument, NULL, O_REQT },
 		{ "header-timeout", required_argument, NULL, O_REQT }, /* its old name */
+		{ "nats", required_argument, NULL, O_NATS },
+		{ "host", required_argument, NULL, O_HOST },
+		{ "since", required_argument, NULL, O_SINCE },
+		{ "from-start", no_argument, NULL, O_FROM_START },
+		{ "creds", required_argument, NULL, O_CREDS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -172,6 +194,29 @@ int main(int argc, char **argv)
 		case O_STATS:
 			o.stats_ms = (unsigned)parse_num(optarg, "--stats", 100, 3600000);
 			break;
+		case O_NATS:
+			o.nats = optarg;
+			break;
+		case O_HOST:
+			if (o.n_hosts == sizeof(o.hosts) / sizeof(o.hosts[0])) {
+				fprintf(stderr, "mtrace-web: --host: at most %zu\n",
+				    sizeof(o.hosts) / sizeof(o.hosts[0]));
+				return 2;
+			}
+			o.hosts[o.n_hosts++] = optarg;
+			break;
+		case O_SINCE:
+			if (nats_parse_since(optarg, &o.since_ns) < 0) {
+				fprintf(stderr, "mtrace-web: --since: bad time '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case O_FROM_START:
+			o.from_start = true;
+			break;
+		case O_CREDS:
+			o.creds = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -185,6 +230,15 @@ int main(int argc, char **argv)
 	}
 	if (optind != argc) {
 		usage(stderr);
+		return 2;
+	}
+	if (o.nats && o.socket) {
+		fprintf(stderr, "mtrace-web: --socket and --nats are two sources: give one\n");
+		return 2;
+	}
+	if (!o.nats && (o.n_hosts || o.since_ns || o.from_start || o.creds)) {
+		fprintf(stderr,
+		    "mtrace-web: --host, --since, --from-start and --creds go with --nats\n");
 		return 2;
 	}
 	if (hf_parse_listen(o.listen, &la, err, sizeof(err)) < 0) {

@@ -262,6 +262,8 @@ void sse_open(struct evhttp_request *req, struct http_front *front)
 	    hist_instance(), feed_connected() ? "true" : "false", last ? "true" : "false",
 	    b->cum_events, b->serial);
 	json_str(hello, feed_daemon());
+	if (feed_fleet())
+		evbuffer_add(hello, ",\"fleet\":true", 13);
 	/* The thread types' names, from the one table (common/ops.c). */
 	evbuffer_add(hello, ",\"types\":[", 10);
 	for (unsigned t = 0; t < MTRACE_TT_COUNT; t++)

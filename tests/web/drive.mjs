@@ -158,7 +158,7 @@ async function modeModel() {
   await until('both guests to end', () => !/ (mirage-blk|synthetic) running /.test(running()), 60000);
   check(true, 'both guests ended');
   await until('the page to mark both destroyed', () => page.evaluate((a, b) =>
-    [a, b].every(id => { const d = mtrace.model.domains.get(id); return d && !d.alive; }), replay, load), 20000);
+    [a, b].every(id => { const d = mtrace.model.domain('', id); return d && !d.alive; }), replay, load), 20000);
   const reason = await until('the domain list to say so', () => page.evaluate(id =>
     document.querySelector(`#domains li[data-domid="${id}"] .dead`)?.textContent, load), 5000).catch(() => null);
   check(!!reason, `destroyed guest ${load} shown live as "${reason}"`);
@@ -217,16 +217,16 @@ async function modeModel() {
   // Thread types by name, from mtrace-web's table: as mtrace-cat names them.
   const firstCreate = fs.readFileSync(env.CAT_JSON, 'utf8').split('\n').filter(Boolean).map(JSON.parse)
     .find(e => e.type === 'event' && e.domid === replay && e.op_code === 0 && e.thread_type);
-  const shownType = await page.evaluate((d, id) => mtrace.model.domains.get(d).threads.get(id)?.type, replay, firstCreate.arg);
+  const shownType = await page.evaluate((d, id) => mtrace.model.domain('', d).threads.get(id)?.type, replay, firstCreate.arg);
   check(shownType === firstCreate.thread_type, `thread ${firstCreate.arg}'s type: ${shownType}, mtrace-cat: ${firstCreate.thread_type}`);
 
   // The replayed 2014 trace on screen: its whole span, then a screenshot.
   const span = await page.evaluate(id => {
-    const d = mtrace.model.domains.get(id);
+    const d = mtrace.model.domain('', id);
     let lo = Infinity, hi = -Infinity;
     for (const th of d.order) { lo = Math.min(lo, th.created); hi = Math.max(hi, th.end ?? th.created); }
     mtrace.view.follow = false;
-    mtrace.view.hidden = new Set([...mtrace.model.domains.keys()].filter(k => k !== id));
+    mtrace.view.hidden = new Set([...mtrace.model.domains.values()].filter(o => o.domid !== id).map(o => o.key));
     const pad = (hi - lo) * 0.02;
     mtrace.view.spanMs = hi - lo + 2 * pad;
     mtrace.view.t1 = hi + pad;
@@ -241,7 +241,7 @@ async function modeModel() {
     // The picture for docs/: the trace's first burst (block device and xenstore
     // set-up), big enough to read, and the synthetic guest below it.
     await page.evaluate((id, spanMs) => {
-      const d = mtrace.model.domains.get(id);
+      const d = mtrace.model.domain('', id);
       let lo = Infinity;
       for (const th of d.order) lo = Math.min(lo, th.created);
       mtrace.view.hidden.clear();
@@ -251,7 +251,7 @@ async function modeModel() {
       // The other guest only where it has something in this window.
       for (const o of mtrace.model.domains.values())
         if (o.domid !== id && !o.order.some(th => th.created <= mtrace.view.t1 && (th.end ?? Infinity) >= mtrace.view.t0 && th.end !== null))
-          mtrace.view.hidden.add(o.domid);
+          mtrace.view.hidden.add(o.key);
       mtrace.state.dirty = true;
     }, replay, Number(env.SHOT_SPAN_MS || 34));
     await page.evaluate(id => mtrace.select(id, 0), replay);
@@ -315,13 +315,13 @@ async function modeModel() {
 
   // Click for details: a labelled thread of the trace.
   const target = await page.evaluate(id => {
-    const d = mtrace.model.domains.get(id);
+    const d = mtrace.model.domain('', id);
     const th = d.order.find(t => t.label && t.end !== null && t.end - t.created > 0);
     return th && { id: th.id, label: th.label };
   }, replay);
-  await page.evaluate(id => { mtrace.view.hidden = new Set([...mtrace.model.domains.keys()].filter(k => k !== id)); }, replay);
+  await page.evaluate(id => { mtrace.view.hidden = new Set([...mtrace.model.domains.values()].filter(o => o.domid !== id).map(o => o.key)); }, replay);
   await page.evaluate((d, id) => {
-    const th = mtrace.model.domains.get(d).threads.get(id);
+    const th = mtrace.model.domain('', d).threads.get(id);
     const pad = (th.end - th.created) * 0.5 + 0.01;
     mtrace.view.spanMs = th.end - th.created + 2 * pad;
     mtrace.view.t1 = th.end + pad;
@@ -379,7 +379,7 @@ async function modeModel() {
   check(during.n === before && during.q > 0 && !during.f, `paused: nothing applied (${during.q} batches held)`);
   await page.click('#pause');
   await until('the held events to be applied', async () => (await page.evaluate(() => mtrace.model.received)) === catEvents(), 10000);
-  const after = await page.evaluate(id => mtrace.model.domains.get(id)?.events, live);
+  const after = await page.evaluate(id => mtrace.model.domain('', id)?.events, live);
   check(after === 3000, `resumed: the live guest's ${after} events applied`);
 
   // Reconnect: the stream is cut under the page (ss -K on mtrace-web's side, as a
@@ -399,7 +399,7 @@ async function modeModel() {
   }
   await until('the gap guest to end', () => !/ gap running /.test(running()), 30000);
   await until('the page to resume', async () => (await page.evaluate(() => mtrace.model.received)) === catEvents(), 20000);
-  const re = await page.evaluate((id, h) => ({ hellos: mtrace.state.hellos - h, dropped: mtrace.model.dropped, n: mtrace.model.domains.get(id)?.events }), gap, hellos);
+  const re = await page.evaluate((id, h) => ({ hellos: mtrace.state.hellos - h, dropped: mtrace.model.dropped, n: mtrace.model.domain('', id)?.events }), gap, hellos);
   const cg = catSummary()[gap];
   const mg = (await page.evaluate(() => mtrace.summary()))[gap];
   check(re.hellos >= 1 && re.dropped === 0 && re.n === 3000 && JSON.stringify(mg.creates) === JSON.stringify(cg.creates),
@@ -419,7 +419,7 @@ async function modeHostile() {
   const DNAME = '<b>dom"\'&amp;<i>x';
   const dom = guest(DNAME, env.LABEL_GUEST, '2');
   await until('the hostile labels', () => page.evaluate(id => {
-    const d = mtrace.model.domains.get(id);
+    const d = mtrace.model.domain('', id);
     return d && d.labels.length >= 9;
   }, dom));
   const cat = await until('mtrace-cat to have them', () => {
@@ -428,7 +428,7 @@ async function modeHostile() {
   });
   // Show every label: details panel, canvas labels, the domain list.
   await page.evaluate(id => {
-    const d = mtrace.model.domains.get(id);
+    const d = mtrace.model.domain('', id);
     let lo = Infinity;
     for (const th of d.order) lo = Math.min(lo, th.created);
     mtrace.view.follow = false; mtrace.view.spanMs = 50; mtrace.view.t1 = lo + 45; mtrace.view.rowH = 12;
@@ -505,8 +505,8 @@ async function modeSlow() {
     return d && !d.alive && d.events;
   }, 20000);
   await until('browser B to have everything', async () =>
-    (await B.evaluate(id => mtrace.model.domains.get(id)?.events ?? 0, dom)) === total, 20000).catch(() => {});
-  const bGot = await B.evaluate(id => mtrace.model.domains.get(id)?.events ?? 0, dom);
+    (await B.evaluate(id => mtrace.model.domain('', id)?.events ?? 0, dom)) === total, 20000).catch(() => {});
+  const bGot = await B.evaluate(id => mtrace.model.domain('', id)?.events ?? 0, dom);
   const stillStalled = Date.now() - stallStart < STALL;
   check(bGot === total, `browser B received all ${total} events (${bGot})`);
   check(stillStalled && stopped, `... while browser A was still stopped (${Date.now() - stallStart} ms into ${STALL})`);
@@ -518,9 +518,9 @@ async function modeSlow() {
   // A wakes up: told what it lost, and what it got plus that is exactly the total.
   await until('browser A to be told', () => A.evaluate(() => mtrace.model.dropped > 0), STALL + 20000);
   const a = await until('browser A to settle', async () => {
-    const v = await A.evaluate(id => ({ got: mtrace.model.domains.get(id)?.events ?? 0, dropped: mtrace.model.dropped, banner: document.getElementById('banner').hidden ? '' : document.getElementById('banner').textContent }), dom);
+    const v = await A.evaluate(id => ({ got: mtrace.model.domain('', id)?.events ?? 0, dropped: mtrace.model.dropped, banner: document.getElementById('banner').hidden ? '' : document.getElementById('banner').textContent }), dom);
     return v.got + v.dropped === total && v;
-  }, 30000).catch(async () => A.evaluate(id => ({ got: mtrace.model.domains.get(id)?.events ?? 0, dropped: mtrace.model.dropped }), dom));
+  }, 30000).catch(async () => A.evaluate(id => ({ got: mtrace.model.domain('', id)?.events ?? 0, dropped: mtrace.model.dropped }), dom));
   check(a.got + a.dropped === total, `browser A: ${a.got} received + ${a.dropped} dropped = ${a.got + a.dropped} of ${total}`);
   check(/\d+ events dropped/.test(a.banner || '') && a.banner.includes(String(a.dropped)), `browser A shows the banner: "${a.banner}"`);
   const shot = await A.screenshot({ type: 'png' });
@@ -544,7 +544,7 @@ async function modeOcaml() {
   await until('the example to end', () => !/ ocaml-blk running /.test(running()), 60000);
   await until('mtrace-cat and the page to agree on its events', async () => {
     const c = catSummary()[dom];
-    const got = await page.evaluate(id => mtrace.model.domains.get(id)?.events ?? 0, dom);
+    const got = await page.evaluate(id => mtrace.model.domain('', id)?.events ?? 0, dom);
     return c && c.events > 0 && got === c.events;
   }, 30000);
   const c = catSummary()[dom];
@@ -556,7 +556,7 @@ async function modeOcaml() {
   const catRecvs = fs.readFileSync(env.CAT_JSON, 'utf8').split('\n').filter(Boolean).map(JSON.parse)
     .filter(e => e.type === 'event' && e.domid === dom && e.op_code === 65).map(e => [e.thread, e.arg]);
   const pg = await page.evaluate(id => {
-    const d = mtrace.model.domains.get(id);
+    const d = mtrace.model.domain('', id);
     const byLabel = {};
     for (const [, l] of d.labels.map(x => [x.th, x.label])) byLabel[l] = (byLabel[l] || 0) + 1;
     const labelled = {};
@@ -582,11 +582,11 @@ async function modeOcaml() {
 
   // The picture: the domain alone, a few reads wide.
   await page.evaluate(id => {
-    const d = mtrace.model.domains.get(id);
+    const d = mtrace.model.domain('', id);
     let hi = -Infinity;
     for (const th of d.order) hi = Math.max(hi, th.end ?? th.created);
     mtrace.view.follow = false;
-    mtrace.view.hidden = new Set([...mtrace.model.domains.keys()].filter(k => k !== id));
+    mtrace.view.hidden = new Set([...mtrace.model.domains.values()].filter(o => o.domid !== id).map(o => o.key));
     mtrace.view.spanMs = 40;
     mtrace.view.t1 = hi - 5;
     mtrace.view.rowH = 12;

@@ -1,5 +1,6 @@
 // app.js - the live page: the /events feed into the model, the controls, the details
-// panel, and the frame loop.  Guest strings reach the document only as textContent.
+// panel, and the frame loop.  Guest strings (and, with mtrace-web --nats, host names)
+// reach the document only as textContent, and never make a selector.
 'use strict';
 
 (function () {
@@ -14,7 +15,7 @@
   const state = {
     es: null, instance: null, connected: false, daemon: '', daemonUp: false,
     paused: false, pauseQueue: [], pauseDropped: 0, skewMs: null, lastDrawn: -1,
-    dirty: true, domKey: '', hellos: 0, errors: 0, arrival: {},
+    dirty: true, domKey: '', hellos: 0, errors: 0, arrival: {}, counts: new Map(),
   };
   const PAUSE_QUEUE_MAX = 200000;	// events held while paused
 
@@ -43,15 +44,21 @@
   function status() {
     let s;
     if (!state.connected) s = 'reconnecting to mtrace-web\u2026';
-    else if (!state.daemonUp) s = 'mtrace-web is not connected to mtraced (retrying)';
-    else s = `live from ${state.daemon}`;
+    else if (!state.daemonUp) s = `mtrace-web is not connected to ${state.fleet ? 'NATS' : 'mtraced'} (retrying)`;
+    else if (model.fleet()) {
+      const hosts = [...model.hosts.values()];
+      const gone = hosts.filter(h => h.up === false).length;
+      s = `live from ${state.daemon}: ${hosts.length} host${hosts.length === 1 ? '' : 's'}` +
+        (gone ? ` (${gone} without mtraced)` : '');
+    } else s = `live from ${state.daemon}`;
     setText('status', s);
     $('status').className = state.connected && state.daemonUp ? 'ok' : 'bad';
   }
 
   function apply(b) {
     // When batches arrive, per domain (benchmarks).
-    const at = performance.now(), w = state.arrival[b.d] || (state.arrival[b.d] = [at, at]);
+    const k = MtraceModel.domKey(b.host || '', b.d);
+    const at = performance.now(), w = state.arrival[k] || (state.arrival[k] = [at, at]);
     w[1] = at;
     const skew = b.w - Date.now();
     if (state.skewMs === null || skew > state.skewMs) state.skewMs = skew;
@@ -73,6 +80,7 @@
       if (h.types) model.typeNames = h.types;
       state.daemon = h.daemon;
       state.daemonUp = h.connected;
+      state.fleet = model.fleetFeed = !!h.fleet;
       state.hellos++;
       status();
       // Domains whose DomainUp lies before where this stream starts: from the state.
@@ -91,6 +99,17 @@
     es.addEventListener('down', e => { model.domainDown(JSON.parse(e.data)); domainList(); });
     es.addEventListener('daemon', e => {
       const d = JSON.parse(e.data);
+      if (d.host !== undefined) {
+        // One host's mtraced, as its Hello and Goodbye in the fleet stream say.
+        const h = model.host(d.host);
+        h.up = d.connected;
+        if (d.daemon) h.daemon = d.daemon;
+        state.domKey = '';
+        domainList();
+        status();
+        model.version++;
+        return;
+      }
       state.daemonUp = d.connected;
       if (d.daemon) state.daemon = d.daemon;
       status();
@@ -104,7 +123,7 @@
     es.addEventListener('stats', e => {
       const s = JSON.parse(e.data);
       for (const ds of s.domains) {
-        const d = model.dom(ds.domid);
+        const d = model.dom(s.host || '', ds.domid);
         d.stats = ds;
         if (!d.name) d.name = ds.name;
       }
@@ -128,37 +147,69 @@
   function resync() {
     fetch('api/state').then(r => r.json()).then(s => {
       for (const x of s.domains) {
-        const d = model.dom(x.domid);
+        const d = model.dom(x.host || '', x.domid);
         d.name = x.name; d.alive = x.alive; d.reason = x.reason;
       }
+      for (const x of s.hosts || []) {
+        const h = model.host(x.host);
+        h.up = x.connected;
+        if (x.daemon) h.daemon = x.daemon;
+      }
+      state.domKey = '';
       model.version++;
     }).catch(() => {});
   }
 
   // --- The sidebar ---------------------------------------------------------------
+  // Domains by host (a fleet: a heading per host, with its events), then domid.  The
+  // counts are found again through state.counts, never by a selector made of a name.
   function domainList() {
-    const doms = [...model.domains.values()].sort((a, b) => a.domid - b.domid);
-    const key = doms.map(d => `${d.domid}:${d.name}:${d.alive}:${d.reason}`).join('|');
-    if (key === state.domKey) {
-      for (const d of doms) {
-        const el = document.querySelector(`[data-domid="${d.domid}"] .count`);
-        // docs/figures.md's created and pending, as mtrace-top and the exporter say them
-        if (el) el.textContent = `${d.fig.created} thr, ${d.fig.created - d.fig.ended} pending, ${d.events} ev` +
-          (d.stats ? `, ${Math.round(d.stats.rate_1s)}/s` : '');
-      }
-      return;
-    }
+    const doms = model.sortedDomains(), fleet = model.fleet();
+    const key = (fleet ? [...model.hosts.values()].map(h => `${h.host}:${h.up}`).join('|') : '') + '#' +
+      doms.map(d => `${d.key}:${d.name}:${d.alive}:${d.reason}`).join('|');
+    if (key === state.domKey) { counts(doms); return; }
     state.domKey = key;
+    state.counts = new Map();
     const ul = $('domains');
     ul.replaceChildren();
+    let lastHost = null;
     for (const d of doms) {
+      if (fleet && d.host !== lastHost) {
+        lastHost = d.host;
+        const h = model.host(d.host);
+        const li = document.createElement('li');
+        li.className = 'host';
+        li.dataset.host = d.host;
+        const cb = document.createElement('input');
+        cb.type = 'checkbox';
+        cb.checked = !view.hiddenHosts.has(d.host);
+        cb.addEventListener('change', () => {
+          if (cb.checked) view.hiddenHosts.delete(d.host); else view.hiddenHosts.add(d.host);
+          state.dirty = true;
+        });
+        const name = document.createElement('span');
+        name.className = 'name';
+        name.textContent = printable(d.host, 80);
+        name.title = printable(h.daemon || '', 200);
+        const label = document.createElement('label');
+        label.append(cb, name);
+        const st = document.createElement('span');
+        st.className = h.up === false ? 'dead' : 'alive';
+        st.textContent = h.up === false ? 'mtraced gone' : 'host';
+        const count = document.createElement('span');
+        count.className = 'count';
+        state.counts.set(h, count);
+        li.append(label, st, count);
+        ul.append(li);
+      }
       const li = document.createElement('li');
       li.dataset.domid = d.domid;
+      li.dataset.host = d.host;
       const cb = document.createElement('input');
       cb.type = 'checkbox';
-      cb.checked = !view.hidden.has(d.domid);
+      cb.checked = !view.hidden.has(d.key);
       cb.addEventListener('change', () => {
-        if (cb.checked) view.hidden.delete(d.domid); else view.hidden.add(d.domid);
+        if (cb.checked) view.hidden.delete(d.key); else view.hidden.add(d.key);
         state.dirty = true;
       });
       const name = document.createElement('span');
@@ -169,10 +220,25 @@
       st.textContent = d.alive ? 'running' : printable(d.reason || 'down', 40);
       const count = document.createElement('span');
       count.className = 'count';
+      state.counts.set(d.key, count);
       const label = document.createElement('label');
       label.append(cb, name);
       li.append(label, st, count);
       ul.append(li);
+    }
+    counts(doms);
+  }
+
+  function counts(doms) {
+    for (const d of doms) {
+      const el = state.counts.get(d.key);
+      // docs/figures.md's created and pending, as mtrace-top and the exporter say them
+      if (el) el.textContent = `${d.fig.created} thr, ${d.fig.created - d.fig.ended} pending, ${d.events} ev` +
+        (d.stats ? `, ${Math.round(d.stats.rate_1s)}/s` : '');
+    }
+    for (const h of model.hosts.values()) {
+      const el = state.counts.get(h);
+      if (el) el.textContent = `${doms.filter(d => d.host === h.host).length} domains, ${model.hostEvents(h.host)} ev`;
     }
   }
 
@@ -186,6 +252,7 @@
     const end = th.resolved;
     const life = (end === null ? now() : end) - th.created;
     const rows = [
+      ['host', model.fleet() ? printable(d.host, 80) : ''],
       ['domain', `${d.domid} ${printable(d.name, 80)}`],
       ['thread', String(th.id)],
       ['label', printable(th.label || '(none)')],
@@ -226,7 +293,7 @@
   }
 
   function select(th) {
-    view.selected = th ? { domid: th.dom.domid, id: th.id } : null;
+    view.selected = th ? { key: th.dom.key, id: th.id } : null;
     details(th);
     state.dirty = true;
   }
@@ -361,7 +428,7 @@
     domainList();
     setText('counts', `${model.received} events, ${model.stored} kept`);
     if (view.selected) {
-      const d = model.domains.get(view.selected.domid);
+      const d = model.domains.get(view.selected.key);
       const th = d && d.threads.get(view.selected.id);
       if (th) details(th);
     }
@@ -370,27 +437,27 @@
   // For the tests and benchmarks: the page's own model and view, read-only use.
   window.mtrace = {
     model, view, state,
-    summary: () => model.summary(),
-    figures: () => model.figures(),
+    summary: (host = '') => model.summary(host),
+    figures: (host = '') => model.figures(host),
     selectAt: (x, y) => {
       const r = canvas.getBoundingClientRect();
       const th = hitTest(model, view, x, y, now(), r.width);
       select(th);
-      return th ? { domid: th.dom.domid, id: th.id } : null;
+      return th ? { host: th.dom.host, domid: th.dom.domid, id: th.id } : null;
     },
     frameStats: () => {
       const f = [...view.frames].sort((a, b) => a - b);
       return { n: f.length, median: f[f.length >> 1] || 0, p95: f[Math.floor(f.length * 0.95)] || 0 };
     },
-    select: (domid, id) => {
-      const d = model.domains.get(domid);
+    select: (domid, id, host = '') => {
+      const d = model.domain(host, domid);
       const th = d && d.threads.get(id);
       select(th || null);
       return !!th;
     },
     // Where a thread's line is drawn now (canvas coordinates), or null.
-    locate: (domid, id) => {
-      const L = view.layout.find(l => l.d.domid === domid);
+    locate: (domid, id, host = '') => {
+      const L = view.layout.find(l => l.d.domid === domid && l.d.host === host);
       const th = L && L.d.threads.get(id);
       if (!th) return null;
       const end = th.end === null ? now() : th.end;

@@ -1,6 +1,8 @@
 // model.js - what the page knows: per domain, threads with their rows, arrows,
 // running intervals, event-channel marks, GC intervals and counters, built from the
-// /events feed.  Bounded: a time span and an event cap (both settable) decide what is
+// /events feed.  A domain is (host, domid): with mtrace-web --nats the feed carries
+// many hosts, and two of them may both have a domain 5; from mtraced's socket there
+// is one host, '' (the messages name none).  Bounded: a time span and an event cap (both settable) decide what is
 // kept, so a tab left open for a day keeps its memory bounded.
 //
 // Times are milliseconds on one wall-clock axis: each domain's guest clock is anchored
@@ -45,9 +47,14 @@ function heapPop(h) {
 // A thread's current row; for no thread (id -1: null), the other end's.
 const cur = (th, other) => th ? th.segs[th.segs.length - 1].row : other ? cur(other) : 0;
 
+// A domain's key in the maps: unambiguous whatever bytes a host name holds.
+const domKey = (host, domid) => JSON.stringify([host, domid]);
+
 class Domain {
-  constructor(domid) {
+  constructor(host, domid) {
+    this.host = host;
     this.domid = domid;
+    this.key = domKey(host, domid);
     this.name = '';
     this.alive = true;
     this.reason = '';
@@ -78,7 +85,8 @@ class Domain {
 
 class Model {
   constructor() {
-    this.domains = new Map();
+    this.domains = new Map();	// domKey(host, domid) -> Domain
+    this.hosts = new Map();	// host -> {host, daemon, up}: its mtraced, as the feed said
     this.spanMs = 10 * 60 * 1000;
     this.maxEvents = 500000;
     this.stored = 0;
@@ -90,31 +98,67 @@ class Model {
     this.upstreamDropped = 0;	// events mtraced dropped for mtrace-web
     this.lostInRing = 0;
     this.typeNames = [];	// thread types by number: mtrace-web's hello says
+    this.fleetFeed = false;	// mtrace-web --nats: its hello says
   }
 
   reset() {
-    const keep = { spanMs: this.spanMs, maxEvents: this.maxEvents, typeNames: this.typeNames };
+    const keep = { spanMs: this.spanMs, maxEvents: this.maxEvents, typeNames: this.typeNames,
+      fleetFeed: this.fleetFeed };
     Object.assign(this, new Model(), keep);
     this.version++;
   }
 
-  dom(domid) {
-    let d = this.domains.get(domid);
+  host(host) {
+    let h = this.hosts.get(host);
+    if (!h) {
+      h = { host, daemon: '', up: null };
+      this.hosts.set(host, h);
+    }
+    return h;
+  }
+
+  dom(host, domid) {
+    const key = domKey(host, domid);
+    let d = this.domains.get(key);
     if (!d) {
-      d = new Domain(domid);
-      this.domains.set(domid, d);
+      this.host(host);
+      d = new Domain(host, domid);
+      this.domains.set(key, d);
     }
     return d;
   }
 
+  // The domain, if known (without making one).
+  domain(host, domid) {
+    return this.domains.get(domKey(host, domid));
+  }
+
+  // A fleet: the feed is mtrace-web --nats, or more than the one local host.
+  fleet() {
+    return this.fleetFeed || this.hosts.size > 1 || (this.hosts.size === 1 && !this.hosts.has(''));
+  }
+
+  // Domains in the order drawn and listed: by host, then domid.
+  sortedDomains() {
+    return [...this.domains.values()].sort((a, b) =>
+      a.host < b.host ? -1 : a.host > b.host ? 1 : a.domid - b.domid);
+  }
+
+  // Events received of a host's domains.
+  hostEvents(host) {
+    let n = 0;
+    for (const d of this.domains.values()) if (d.host === host) n += d.events;
+    return n;
+  }
+
   domainUp(u) {
-    const d = this.dom(u.domid);
+    const d = this.dom(u.host || '', u.domid);
     d.name = u.name; d.alive = true; d.reason = ''; d.rings = u.rings;
     this.version++;
   }
 
   domainDown(u) {
-    const d = this.dom(u.domid);
+    const d = this.dom(u.host || '', u.domid);
     d.alive = false; d.reason = u.reason;
     // Whatever was running stops with the domain.
     for (const r of d.running.values()) d.runs.push({ th: r.th, t0: r.t0, t1: d.lastT, row: r.row });
@@ -175,10 +219,12 @@ class Model {
     if (!th.ever.has(name)) { th.ever.add(name); f.count++; }
   }
 
-  // Per domain, the figures of docs/figures.md, as mtraced's Stats give them.
-  figures() {
+  // Per domain of host (by domid), the figures of docs/figures.md, as mtraced's Stats
+  // give them.
+  figures(host = '') {
     const out = {};
     for (const d of this.domains.values()) {
+      if (d.host !== host) continue;
       const f = d.fig, labels = {};
       for (const [k, v] of f.labels) labels[k] = { ...v };
       out[d.domid] = {
@@ -232,7 +278,7 @@ class Model {
 
   // One batch from the feed (the server's column form of an EventBatch).
   batch(b) {
-    const d = this.dom(b.d);
+    const d = this.dom(b.host || '', b.d);
     const n = b.op.length;
     if (d.origin === null) d.origin = BigInt(b.t);
     let rel = Number(BigInt(b.t) - d.origin) / 1e6;
@@ -446,10 +492,12 @@ class Model {
     d.forgotten = true;
   }
 
-  // What the tests compare with mtrace-cat -f json: per domain, the events as received.
-  summary() {
+  // What the tests compare with mtrace-cat -f json: per domain of host (by domid), the
+  // events as received.
+  summary(host = '') {
     const out = {};
     for (const d of this.domains.values()) {
+      if (d.host !== host) continue;
       const ids = new Set();
       for (const th of d.threads.keys()) ids.add(th);
       out[d.domid] = {
@@ -477,4 +525,4 @@ function printable(s, max) {
   return out;
 }
 
-window.MtraceModel = { Model, OP, printable };
+window.MtraceModel = { Model, OP, printable, domKey };

@@ -1,4 +1,5 @@
-// render.js - the timeline on a canvas: one band per domain, a row per thread line,
+// render.js - the timeline on a canvas: one band per domain (under a band per host,
+// with mtrace-web --nats), a row per thread line,
 // running intervals thick, arrows for creates, reads, resolves and signals, labels,
 // event-channel marks and joins, GC intervals, counters as small graphs.  Everything
 // is culled to the window and drawn in a few batched paths, so 10,000 threads stay
@@ -11,8 +12,9 @@ const COLORS = {
   create: '#9aa3ae', read: '#2a9d8f', fulfill: '#3aa655', fail: '#c0392b',
   signal: '#e67e22', becomes: '#7a8699', send: '#d35400', recv: '#8e44ad', join: '#8e44ad',
   gc: 'rgba(240, 180, 0, 0.18)', counter: '#5b6abf', selected: '#ff00aa', now: '#d00',
+  host: '#dfe5ee',
 };
-const HEADER_H = 20, AXIS_H = 22, COUNTER_H = 28, GAP = 8;
+const HEADER_H = 20, AXIS_H = 22, COUNTER_H = 28, GAP = 8, HOST_H = 22;
 
 class View {
   constructor() {
@@ -21,10 +23,12 @@ class View {
     this.follow = true;
     this.rowH = 7;
     this.scrollY = 0;
-    this.hidden = new Set();	// domids filtered out
+    this.hidden = new Set();	// domain keys (MtraceModel.domKey) filtered out
+    this.hiddenHosts = new Set();	// hosts filtered out, with every domain of theirs
     this.labelPrefix = '';
-    this.selected = null;	// {domid, id}
+    this.selected = null;	// {key, id}: the domain's key, the thread
     this.layout = [];		// per drawn domain: {d, top, rowsTop, rows, bottom}
+    this.hostLayout = [];	// per host band drawn (a fleet): {host, top}
     this.frames = [];		// draw times, ms (the last 240)
     this.stats = { arrows: 0, spans: 0, arrowsLeftOut: 0, long: 0 };	// of the last frame
   }
@@ -165,11 +169,29 @@ function draw(ctx, model, view, now, W, H) {
   ctx.stroke();
 
   view.layout = [];
+  view.hostLayout = [];
   let y = AXIS_H - view.scrollY;
-  const doms = [...model.domains.values()].sort((a, b) => a.domid - b.domid);
-  let labelsDrawn = 0;
+  const doms = model.sortedDomains(), fleet = model.fleet();
+  let labelsDrawn = 0, lastHost = null;
   for (const d of doms) {
-    if (view.hidden.has(d.domid)) continue;
+    if (view.hidden.has(d.key) || view.hiddenHosts.has(d.host)) continue;
+    if (fleet && d.host !== lastHost) {
+      // The host above its domains: a band of its own (its name is text, not markup,
+      // and hostile like a guest's).
+      lastHost = d.host;
+      const h = model.hosts.get(d.host);
+      view.hostLayout.push({ host: d.host, top: y });
+      if (y + HOST_H >= 0 && y <= H) {
+        ctx.fillStyle = COLORS.host;
+        ctx.fillRect(0, y, W, HOST_H - 2);
+        ctx.fillStyle = COLORS.text;
+        ctx.font = 'bold 13px sans-serif';
+        const st = h && h.up === false ? '  [mtraced gone]' : '';
+        ctx.fillText(`host ${MtraceModel.printable(d.host, 80)}${st}  ` +
+          `${model.hostEvents(d.host)} events`, 6, y + 15);
+      }
+      y += HOST_H;
+    }
     const rows = Math.max(d.rowFree.length, 1);
     const counters = [...d.counters.entries()];
     const L = { d, top: y, rowsTop: y + HEADER_H, rows, bottom: 0 };
@@ -478,7 +500,7 @@ function draw(ctx, model, view, now, W, H) {
           room0 = x + w + 3;
           mine.push([x, x + w]);
           ctx.fillText(text, x, rowY(r) - 2);
-          stats.labelBoxes.push({ domid: d.domid, row: r, x0: x, x1: x + w,
+          stats.labelBoxes.push({ host: d.host, domid: d.domid, row: r, x0: x, x1: x + w,
             y0: rowY(r) - 2 - fontPx * 0.8, y1: rowY(r) - 2 + fontPx * 0.2 });
           labelsDrawn++;
         });
@@ -486,7 +508,7 @@ function draw(ctx, model, view, now, W, H) {
     }
 
     // The selected thread.
-    if (view.selected && view.selected.domid === d.domid) {
+    if (view.selected && view.selected.key === d.key) {
       const th = d.threads.get(view.selected.id);
       if (th) {
         ctx.strokeStyle = COLORS.selected;
