@@ -12,19 +12,75 @@ let ring : R.t option ref = ref None
 let cur = ref 0
 let current () = !cur
 
-(* A traced thread as the wrappers know it.  [p] is its promise once made (to tell
-   whether a callback returned it); [deps] the threads that BECAME it, in the order
-   Lwt will resolve them (a bind's promise that proxies this one resolves with it:
-   they are recorded when it resolves, without an Lwt callback of their own);
-   [open_] is false once its deps have been written or handed on. *)
-type th = { id : int; mutable p : Obj.t; mutable deps : int list; mutable open_ : bool }
+(* The threads that BECAME a thread and so resolve with it, as linked lists of ints in
+   one growable Bigarray (node n: id at 2n, next node at 2n+1, -1 ends a list; freed
+   nodes on a free list): a loop of binds that each become the next holds every one
+   of them pending until the last resolves, and as OCaml lists they were promoted and
+   marked by the major GC, one cell per bind. *)
+module Deps = struct
+  type a = (int, Bigarray.int_elt, Bigarray.c_layout) Bigarray.Array1.t
 
-let none = { id = 0; p = Obj.repr 0; deps = []; open_ = false }
+  let arena : a ref = ref (Bigarray.Array1.create Bigarray.int Bigarray.c_layout 512)
+  let free = ref (-1)
+  let used = ref 0
+
+  let alloc id =
+    let n =
+      if !free >= 0 then begin
+        let n = !free in
+        free := Bigarray.Array1.unsafe_get !arena ((2 * n) + 1);
+        n
+      end
+      else begin
+        let a = !arena in
+        if (2 * !used) + 2 > Bigarray.Array1.dim a then begin
+          let b = Bigarray.Array1.create Bigarray.int Bigarray.c_layout (2 * Bigarray.Array1.dim a) in
+          Bigarray.Array1.blit a (Bigarray.Array1.sub b 0 (Bigarray.Array1.dim a));
+          arena := b
+        end;
+        let n = !used in
+        incr used;
+        n
+      end
+    in
+    let a = !arena in
+    Bigarray.Array1.unsafe_set a (2 * n) id;
+    Bigarray.Array1.unsafe_set a ((2 * n) + 1) (-1);
+    n
+
+  let[@inline] id n = Bigarray.Array1.unsafe_get !arena (2 * n)
+  let[@inline] next n = Bigarray.Array1.unsafe_get !arena ((2 * n) + 1)
+  let[@inline] set_next n m = Bigarray.Array1.unsafe_set !arena ((2 * n) + 1) m
+
+  let release n =
+    set_next n !free;
+    free := n
+end
+
+(* A traced thread as the wrappers know it.  [p] is its promise once made (to tell
+   whether a callback returned it); [dh]/[dt] the first and last node of the threads
+   that BECAME it (-1: none), in the order Lwt will resolve them (a bind's promise
+   that proxies this one resolves with it: they are recorded when it resolves,
+   without an Lwt callback of their own); [open_] is false once they have been
+   written or handed on. *)
+type th = { id : int; mutable p : Obj.t; mutable dh : int; mutable dt : int; mutable open_ : bool }
+
+let none = { id = 0; p = Obj.repr 0; dh = -1; dt = -1; open_ = false }
 let next_id = ref 0
 
 let fresh () =
   incr next_id;
-  { id = !next_id; p = Obj.repr 0; deps = []; open_ = true }
+  { id = !next_id; p = Obj.repr 0; dh = -1; dt = -1; open_ = true }
+
+(* [th] became [l]: [th] and its list go at the end of [l]'s *)
+let hand_on th l =
+  let n = Deps.alloc th.id in
+  Deps.set_next n th.dh;
+  let tail = if th.dh < 0 then n else th.dt in
+  if l.dh < 0 then l.dh <- n else Deps.set_next l.dt n;
+  l.dt <- tail;
+  th.dh <- -1;
+  th.open_ <- false
 
 (* Lwt 5 tells nobody which promise woke a callback, so the wrappers remember the
    thread whose resolution they last recorded (callbacks run synchronously inside
@@ -39,7 +95,7 @@ let ops =
      "counter"; "increase"; "evtchn_send"; "evtchn_recv"; "switch"; "signal" |]
 
 let counts = Array.make (Array.length ops) 0
-let count i = counts.(i) <- counts.(i) + 1
+let[@inline] count i = Array.unsafe_set counts i (Array.unsafe_get counts i + 1)
 
 let stats () =
   Array.to_list (Array.mapi (fun i op -> (op, counts.(i))) ops)
@@ -92,35 +148,40 @@ let read r id =
   R.read r ~thread:id ~source:!last_resolved;
   count 3
 
-let rec fulfil r = function
-  | [] -> ()
-  | id :: l ->
-    R.fulfills r ~thread:!cur ~resolvee:id;
-    count 4;
-    last_resolved := id;
-    fulfil r l
-
-let rec fail r s = function
-  | [] -> ()
-  | id :: l ->
-    R.fails r ~thread:!cur ~resolvee:id s;
-    count 5;
-    last_resolved := id;
-    fail r s l
-
-(* [th]'s promise resolved: FULFILLS/FAILS of it and of the threads that became it, by
-   the thread running now *)
+(* [th]'s promise resolved: FULFILLS/FAILS of it and of the threads that became it
+   (one resolution, so one timestamp), by the thread running now *)
 let resolved th res =
   if th.open_ then begin
     th.open_ <- false;
-    let l = th.id :: th.deps in
-    th.deps <- [];
     match !ring with
-    | None -> ()
-    | Some r -> (
-      match res with
-      | Ok () -> fulfil r l
-      | Error e -> fail r (Printexc.to_string e) l)
+    | None ->
+      let n = ref th.dh in
+      while !n >= 0 do
+        let m = !n in
+        n := Deps.next m;
+        Deps.release m
+      done
+    | Some r ->
+      let ts = R.now r and thread = !cur in
+      let s = match res with Ok () -> "" | Error e -> Printexc.to_string e in
+      let one id =
+        (match res with
+         | Ok () ->
+           R.fulfills_ts r ~ts ~thread ~resolvee:id;
+           count 4
+         | Error _ ->
+           R.fails_ts r ~ts ~thread ~resolvee:id s;
+           count 5);
+        last_resolved := id
+      in
+      one th.id;
+      let n = ref th.dh in
+      while !n >= 0 do
+        let m = !n in
+        one (Deps.id m);
+        n := Deps.next m;
+        Deps.release m
+      done
   end
 
 let ok = Ok ()
@@ -153,11 +214,7 @@ let becomes r th q =
    else when Lwt resolves [q] *)
 let settle th l q =
   if Lwt.is_sleeping q then begin
-    if l.open_ then begin
-      l.deps <- l.deps @ (th.id :: th.deps);
-      th.deps <- [];
-      th.open_ <- false
-    end
+    if l.open_ then hand_on th l
     else Lwt.on_any q (fun _ -> resolved th ok) (fun e -> resolved th (Error e))
   end
   else

@@ -116,6 +116,7 @@ type t = {
   mutable head : int;
   mutable tail : int;
   mutable seq : int;
+  mutable clk : int; (* 0: monotonic_ns, 1: rdtsc, called directly; 2: [now] *)
   mutable now : unit -> int;
   mutable notify : unit -> unit;
   mutable events : int;
@@ -123,7 +124,14 @@ type t = {
   mutable kicks : int;
 }
 
-let set_clock t f = t.now <- f
+let set_clock t f =
+  t.now <- f;
+  t.clk <- 2
+
+(* the clocks of the C producer as direct noalloc calls (an indirect call through a
+   closure otherwise) *)
+let[@inline] now t =
+  if t.clk = 0 then monotonic_ns () else if t.clk = 1 then rdtsc () else t.now ()
 let set_notify t f = t.notify <- f
 let clock_id t = Int32.to_int (le32 (get32 t.hbuf (t.hoff + h_clock)))
 let events t = t.events
@@ -148,7 +156,7 @@ let[@inline] publish t added =
   store_release t.hbuf (t.hoff + h_head) t.head;
   let req = le64 (get64 t.hbuf (t.hoff + h_req_event)) in
   let d = Int64.sub (Int64.of_int t.head) req in
-  if Int64.compare d 0L >= 0 && Int64.compare d (Int64.of_int added) < 0 then kick t
+  if d >= 0L && d < Int64.of_int added then kick t
 
 let overwrite_slack size =
   let s = size / 32 in
@@ -218,11 +226,15 @@ let[@inline] finish t len =
   publish t len
 
 let[@inline] emit_ty t op ty thread arg =
-  let ts = t.now () in
+  let ts = now t in
   let _ = begin_rec t rec_fixed op ty ts thread arg in
   finish t rec_fixed
 
 let[@inline] emit t op thread arg = emit_ty t op 0 thread arg
+
+let[@inline] emit_ts t op ts thread arg =
+  let _ = begin_rec t rec_fixed op 0 ts thread arg in
+  finish t rec_fixed
 
 (* Length of a C string held in s: up to its first NUL, at most cap. *)
 let str_len s cap =
@@ -245,7 +257,7 @@ let emit_str t op ts thread arg s slen =
 let creates t ~thread ~child ~ty = emit_ty t op_creates (thread_type_code ty) thread child
 
 let creates_site t thread child ty kind site =
-  let ts = t.now () in
+  let ts = now t in
   let o = begin_rec t rec_creates_site op_creates (thread_type_code ty) ts thread child in
   set64 t.dbuf (o + 32) (le64 (Int64.of_int site));
   set64 t.dbuf (o + 40) (le64 (Int64.of_int kind));
@@ -255,22 +267,27 @@ let creates_named t ~thread ~child ~ty ~site = creates_site t thread child ty 1 
 let creates_pc t ~thread ~child ~ty ~pc = creates_site t thread child ty 0 pc
 
 let site_name t ~site name =
-  emit_str t op_site_name (t.now ()) thread_none site name (str_len name site_name_max)
+  emit_str t op_site_name (now t) thread_none site name (str_len name site_name_max)
 
 let read t ~thread ~source = emit t op_read thread source
 let fulfills t ~thread ~resolvee = emit t op_fulfills thread resolvee
 
 let fails t ~thread ~resolvee exn =
-  emit_str t op_fails (t.now ()) thread resolvee exn (str_len exn str_max)
+  emit_str t op_fails (now t) thread resolvee exn (str_len exn str_max)
+
+let fulfills_ts t ~ts ~thread ~resolvee = emit_ts t op_fulfills ts thread resolvee
+
+let fails_ts t ~ts ~thread ~resolvee exn =
+  emit_str t op_fails ts thread resolvee exn (str_len exn str_max)
 
 let becomes t ~thread ~other = emit t op_becomes thread other
-let label t ~thread s = emit_str t op_label (t.now ()) thread 0 s (str_len s str_max)
+let label t ~thread s = emit_str t op_label (now t) thread 0 s (str_len s str_max)
 
 let increase t ~thread name amount =
-  emit_str t op_increase (t.now ()) thread amount name (str_len name str_max)
+  emit_str t op_increase (now t) thread amount name (str_len name str_max)
 
 let counter t ~thread name value =
-  emit_str t op_counter (t.now ()) thread value name (str_len name str_max)
+  emit_str t op_counter (now t) thread value name (str_len name str_max)
 
 let switch t ~thread = emit t op_switch thread 0
 let gc t ~duration_ns = emit t op_gc thread_none duration_ns
@@ -282,7 +299,7 @@ let evtchn_recv t ~thread ~port = emit t op_evtchn_recv thread (port land 0xffff
 let ring_start t =
   let name = Cstruct.to_string (Cstruct.of_bigarray ~off:(t.hoff + h_name) ~len:name_len t.hbuf) in
   let index = Int32.to_int (le32 (get32 t.hbuf (t.hoff + h_ring_index))) land 0xffff_ffff in
-  emit_str t op_ring_start (t.now ()) thread_none index name (str_len name (name_len - 1))
+  emit_str t op_ring_start (now t) thread_none index name (str_len name (name_len - 1))
 
 let check_pages data =
   let len = Cstruct.length data in
@@ -304,6 +321,7 @@ let make ~hdr ~data ~head ~tail ~seq =
     head;
     tail;
     seq;
+    clk = 0;
     now = monotonic_ns;
     notify = nop;
     events = 0;
@@ -327,7 +345,10 @@ let init ?(clock_id = clock_monotonic) ?(index = 0) ?(name = "") ~hdr ~data () =
   let n = str_len name (name_len - 1) in
   Cstruct.blit_from_string name 0 hdr h_name n;
   let t = make ~hdr ~data ~head:0 ~tail:0 ~seq:0 in
-  if clock_id = clock_tsc then t.now <- rdtsc;
+  if clock_id = clock_tsc then begin
+    t.now <- rdtsc;
+    t.clk <- 1
+  end;
   t
 
 let attach ?(seq = 0) ~hdr ~data () =
@@ -339,7 +360,10 @@ let attach ?(seq = 0) ~hdr ~data () =
   let head = Int64.to_int (Cstruct.LE.get_uint64 hdr h_head) in
   let tail = Int64.to_int (Cstruct.LE.get_uint64 hdr h_tail) in
   let t = make ~hdr ~data ~head ~tail ~seq in
-  if clock_id t = clock_tsc then t.now <- rdtsc;
+  if clock_id t = clock_tsc then begin
+    t.now <- rdtsc;
+    t.clk <- 1
+  end;
   t
 
 let reader_pos t = Int64.to_int (le64 (get64 t.hbuf (t.hoff + 200)))
