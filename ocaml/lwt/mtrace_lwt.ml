@@ -24,35 +24,33 @@ module Deps = struct
   let free = ref (-1)
   let used = ref 0
 
-  let alloc id =
-    let n =
-      if !free >= 0 then begin
-        let n = !free in
-        free := Bigarray.Array1.unsafe_get !arena ((2 * n) + 1);
-        n
-      end
-      else begin
-        let a = !arena in
-        if (2 * !used) + 2 > Bigarray.Array1.dim a then begin
-          let b = Bigarray.Array1.create Bigarray.int Bigarray.c_layout (2 * Bigarray.Array1.dim a) in
-          Bigarray.Array1.blit a (Bigarray.Array1.sub b 0 (Bigarray.Array1.dim a));
-          arena := b
-        end;
-        let n = !used in
-        incr used;
-        n
-      end
-    in
+  (* one node more on the free list, from the unused end (grown by doubling) *)
+  let grow () =
     let a = !arena in
+    if (2 * !used) + 2 > Bigarray.Array1.dim a then begin
+      let b = Bigarray.Array1.create Bigarray.int Bigarray.c_layout (2 * Bigarray.Array1.dim a) in
+      Bigarray.Array1.blit a (Bigarray.Array1.sub b 0 (Bigarray.Array1.dim a));
+      arena := b
+    end;
+    let n = !used in
+    incr used;
+    Bigarray.Array1.unsafe_set !arena ((2 * n) + 1) (-1);
+    free := n
+
+  (* a node holding [id], followed by node [next] *)
+  let[@inline] alloc id next =
+    if !free < 0 then grow ();
+    let a = !arena and n = !free in
+    free := Bigarray.Array1.unsafe_get a ((2 * n) + 1);
     Bigarray.Array1.unsafe_set a (2 * n) id;
-    Bigarray.Array1.unsafe_set a ((2 * n) + 1) (-1);
+    Bigarray.Array1.unsafe_set a ((2 * n) + 1) next;
     n
 
   let[@inline] id n = Bigarray.Array1.unsafe_get !arena (2 * n)
   let[@inline] next n = Bigarray.Array1.unsafe_get !arena ((2 * n) + 1)
   let[@inline] set_next n m = Bigarray.Array1.unsafe_set !arena ((2 * n) + 1) m
 
-  let release n =
+  let[@inline] release n =
     set_next n !free;
     free := n
 end
@@ -68,14 +66,13 @@ type th = { id : int; mutable p : Obj.t; mutable dh : int; mutable dt : int; mut
 let none = { id = 0; p = Obj.repr 0; dh = -1; dt = -1; open_ = false }
 let next_id = ref 0
 
-let fresh () =
+let[@inline] fresh () =
   incr next_id;
   { id = !next_id; p = Obj.repr 0; dh = -1; dt = -1; open_ = true }
 
 (* [th] became [l]: [th] and its list go at the end of [l]'s *)
-let hand_on th l =
-  let n = Deps.alloc th.id in
-  Deps.set_next n th.dh;
+let[@inline] hand_on th l =
+  let n = Deps.alloc th.id th.dh in
   let tail = if th.dh < 0 then n else th.dt in
   if l.dh < 0 then l.dh <- n else Deps.set_next l.dt n;
   l.dt <- tail;
@@ -129,16 +126,17 @@ let enable r = set_ring (Some r)
 let disable () = set_ring None
 let enabled () = !ring <> None
 
+let name_site r site =
+  R.site_name r ~site !site_names.(site);
+  count 2;
+  Bytes.set !site_written site '\001'
+
 let creates r th ty site =
   last_created := th;
   let thread = !cur and child = th.id in
   if site <= 0 || site >= !n_sites then R.creates r ~thread ~child ~ty
   else begin
-    if Bytes.get !site_written site = '\000' then begin
-      R.site_name r ~site !site_names.(site);
-      count 2;
-      Bytes.set !site_written site '\001'
-    end;
+    if Bytes.unsafe_get !site_written site = '\000' then name_site r site;
     R.creates_named r ~thread ~child ~ty ~site;
     count 1
   end;
@@ -199,7 +197,7 @@ let watch th p =
 (* [th]'s callback returned [q]: BECOMES, if [q] is the promise of the traced thread
    created last (the one a callback returns, when traced, is that: its arguments are
    made before the call) *)
-let becomes r th q =
+let[@inline] becomes r th q =
   let l = !last_created in
   if l != th && l.p == Obj.repr q then begin
     R.becomes r ~thread:th.id ~other:l.id;

@@ -1,8 +1,9 @@
 (* bench_lwt [BINDS] [RUNS]: ns per bind of a bind loop (each bind waits on an
    Lwt.pause, so every one goes through Lwt_main's loop), median of RUNS, for three
    variants: untraced Lwt, Mtrace_lwt with no ring (off), Mtrace_lwt writing every
-   event into a real 64-page ring (on).  The variants alternate run by run, so a noisy
-   machine weighs on all three alike.  Prints the on/untraced ratio (goal <= 1.5) and
+   event into a real 64-page ring (on; no reader, so the flight recorder overwrites),
+   and the same into a ring whose clock is the TSC (on-tsc).  The variants alternate
+   run by run, so a noisy machine weighs on all alike.  Prints the on/untraced ratio (goal <= 1.5) and
    the events written per traced bind.  Times are process CPU time.
    BENCH_LWT_ONLY=untraced|on runs one variant once (for callgrind or perf record);
    BENCH_LWT_NO_CLOCK=1 gives the ring a constant clock (what the clock costs). *)
@@ -50,18 +51,27 @@ let () =
     exit 0
   | _ -> ()
 
+(* the same, the header's clock the TSC (clock_tsc: Mtrace_ring.rdtsc per event) *)
+let tsc_hdr = Cstruct.create Mtrace_ring.page_size
+let tsc_data = Cstruct.create (Mtrace_ring.page_size * 64)
+let tsc_ring = Mtrace_ring.init ~clock_id:Mtrace_ring.clock_tsc ~hdr:tsc_hdr ~data:tsc_data ()
+
 let () =
   let untraced = Array.make runs 0. and off = Array.make runs 0. and on = Array.make runs 0. in
+  let tsc = Array.make runs 0. in
   for i = 0 to runs - 1 do
     untraced.(i) <- time plain;
     Mtrace_lwt.set_ring None;
     off.(i) <- time traced;
     Mtrace_lwt.set_ring (Some ring);
     on.(i) <- time traced;
+    Mtrace_lwt.set_ring (Some tsc_ring);
+    tsc.(i) <- time traced;
     Mtrace_lwt.set_ring None
   done;
-  let untraced = median untraced and off = median off and on = median on in
+  let untraced = median untraced and off = median off and on = median on and tsc = median tsc in
   Printf.printf
-    "binds=%d runs=%d ns/bind: untraced %.1f  ring-off %.1f  ring-on %.1f  ratio on/untraced %.2f  on/off %.2f  (%.2f events/bind)\n"
-    binds runs untraced off on (on /. untraced) (on /. off)
+    "binds=%d runs=%d ns/bind (median, CPU time): untraced %.1f  ring-off %.1f  ring-on %.1f  ring-on-tsc %.1f\n\
+     ratio on/untraced %.2f  on/off %.2f  on-tsc/untraced %.2f  (%.2f events/bind)\n"
+    binds runs untraced off on tsc (on /. untraced) (on /. off) (tsc /. untraced)
     (float (Mtrace_ring.events ring) /. float (runs * binds))
