@@ -159,27 +159,35 @@ let resolved th res =
         n := Deps.next m;
         Deps.release m
       done
-    | Some r ->
+    | Some r -> (
       let ts = R.now r and thread = !cur in
-      let s = match res with Ok () -> "" | Error e -> Printexc.to_string e in
-      let one id =
-        (match res with
-         | Ok () ->
-           R.fulfills_ts r ~ts ~thread ~resolvee:id;
-           count 4
-         | Error _ ->
-           R.fails_ts r ~ts ~thread ~resolvee:id s;
-           count 5);
-        last_resolved := id
-      in
-      one th.id;
       let n = ref th.dh in
-      while !n >= 0 do
-        let m = !n in
-        one (Deps.id m);
-        n := Deps.next m;
-        Deps.release m
-      done
+      match res with
+      | Ok () ->
+        R.fulfills_ts r ~ts ~thread ~resolvee:th.id;
+        count 4;
+        last_resolved := th.id;
+        while !n >= 0 do
+          let m = !n and id = Deps.id !n in
+          R.fulfills_ts r ~ts ~thread ~resolvee:id;
+          count 4;
+          last_resolved := id;
+          n := Deps.next m;
+          Deps.release m
+        done
+      | Error e ->
+        let s = Printexc.to_string e in
+        R.fails_ts r ~ts ~thread ~resolvee:th.id s;
+        count 5;
+        last_resolved := th.id;
+        while !n >= 0 do
+          let m = !n and id = Deps.id !n in
+          R.fails_ts r ~ts ~thread ~resolvee:id s;
+          count 5;
+          last_resolved := id;
+          n := Deps.next m;
+          Deps.release m
+        done)
   end
 
 let ok = Ok ()

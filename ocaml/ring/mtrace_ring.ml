@@ -167,20 +167,20 @@ let free_space t need =
   let size = t.mask + 1 in
   if t.head + need - t.tail > size then begin
     let need = if need > size then size else need in
-    let tail = ref t.tail in
-    let stop = ref false in
-    while (not !stop) && t.head + need - !tail > size do
-      let off = !tail land t.mask in
-      let len = le16 (get16 t.dbuf (t.doff + off)) in
-      if len < 8 || len land 7 <> 0 || len > t.head - !tail || off + len > size then begin
-        tail := t.head;
-        stop := true
-      end
+    let head = t.head and mask = t.mask and buf = t.dbuf and doff = t.doff in
+    (* head + need - tail > size, as a bound on tail (need <= size: limit <= head) *)
+    let limit = head + need - size in
+    let tail = ref t.tail and dropped = ref 0 in
+    while !tail < limit do
+      let off = !tail land mask in
+      let len = le16 (get16 buf (doff + off)) in
+      if len < 8 || len land 7 <> 0 || len > head - !tail || off + len > size then tail := head
       else begin
         tail := !tail + len;
-        t.overwritten <- t.overwritten + 1
+        incr dropped
       end
     done;
+    t.overwritten <- t.overwritten + !dropped;
     t.tail <- !tail;
     set64 t.hbuf (t.hoff + h_tail) (le64 (Int64.of_int !tail));
     fence_release ()
