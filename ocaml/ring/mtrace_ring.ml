@@ -119,7 +119,7 @@ type t = {
   mutable clk : int; (* 0: monotonic_ns, 1: rdtsc, called directly; 2: [now] *)
   mutable now : unit -> int;
   mutable notify : unit -> unit;
-  mutable events : int;
+  seq0 : int; (* records written: seq - seq0 (one counter less a record) *)
   mutable overwritten : int;
   mutable kicks : int;
 }
@@ -134,7 +134,7 @@ let[@inline] now t =
   if t.clk = 0 then monotonic_ns () else if t.clk = 1 then rdtsc () else t.now ()
 let set_notify t f = t.notify <- f
 let clock_id t = Int32.to_int (le32 (get32 t.hbuf (t.hoff + h_clock)))
-let events t = t.events
+let events t = t.seq - t.seq0
 let overwritten t = t.overwritten
 let notifies t = t.kicks
 let head t = t.head
@@ -218,7 +218,6 @@ let[@inline] begin_rec t len op ty ts thread arg =
   set64 b (o + 16) (le64 (Int64.of_int thread));
   set64 b (o + 24) (le64 (Int64.of_int arg));
   t.seq <- t.seq + 1;
-  t.events <- t.events + 1;
   o
 
 let[@inline] finish t len =
@@ -324,7 +323,7 @@ let make ~hdr ~data ~head ~tail ~seq =
     clk = 0;
     now = monotonic_ns;
     notify = nop;
-    events = 0;
+    seq0 = seq;
     overwritten = 0;
     kicks = 0;
   }
