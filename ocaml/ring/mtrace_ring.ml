@@ -10,6 +10,8 @@ external get32 : buffer -> int -> int32 = "%caml_bigstring_get32u"
 external set32 : buffer -> int -> int32 -> unit = "%caml_bigstring_set32u"
 external get64 : buffer -> int -> int64 = "%caml_bigstring_get64u"
 external set64 : buffer -> int -> int64 -> unit = "%caml_bigstring_set64u"
+external bget16 : Bytes.t -> int -> int = "%caml_bytes_get16u"
+external bset16 : Bytes.t -> int -> int -> unit = "%caml_bytes_set16u"
 external swap16 : int -> int = "%bswap16"
 external swap32 : int32 -> int32 = "%bswap_int32"
 external swap64 : int64 -> int64 = "%bswap_int64"
@@ -122,7 +124,23 @@ type t = {
   seq0 : int; (* records written: seq - seq0 (one counter less a record) *)
   mutable overwritten : int;
   mutable kicks : int;
+  (* The length of every record from tail to head, in the order written, while [synced]
+     (always, but for an attached ring whose records did not read back whole): the
+     overwrite drops records by these instead of reading each oldest record's length
+     back from the data pages, a chain of loads from lines long out of the cache.  Both
+     give the same tail: the records there are the ones written here (or, attached,
+     read once by [sync]).  At most size/32 + 2 records (none is under 32 bytes but a
+     PAD, one a wrap) fit in the ring: [lens] holds size/16. *)
+  mutable synced : bool;
+  lens : Bytes.t;
+  qmask : int;
+  mutable qh : int;
+  mutable qt : int;
 }
+
+let[@inline] push_len t len =
+  bset16 t.lens (2 * (t.qh land t.qmask)) len;
+  t.qh <- t.qh + 1
 
 let set_clock t f =
   t.now <- f;
@@ -171,15 +189,25 @@ let free_space t need =
     (* head + need - tail > size, as a bound on tail (need <= size: limit <= head) *)
     let limit = head + need - size in
     let tail = ref t.tail and dropped = ref 0 in
-    while !tail < limit do
-      let off = !tail land mask in
-      let len = le16 (get16 buf (doff + off)) in
-      if len < 8 || len land 7 <> 0 || len > head - !tail || off + len > size then tail := head
-      else begin
-        tail := !tail + len;
-        incr dropped
-      end
-    done;
+    if t.synced then begin
+      let lens = t.lens and qmask = t.qmask and q = ref t.qt in
+      while !tail < limit do
+        tail := !tail + bget16 lens (2 * (!q land qmask));
+        incr q
+      done;
+      dropped := !q - t.qt;
+      t.qt <- !q
+    end
+    else
+      while !tail < limit do
+        let off = !tail land mask in
+        let len = le16 (get16 buf (doff + off)) in
+        if len < 8 || len land 7 <> 0 || len > head - !tail || off + len > size then tail := head
+        else begin
+          tail := !tail + len;
+          incr dropped
+        end
+      done;
     t.overwritten <- t.overwritten + !dropped;
     t.tail <- !tail;
     set64 t.hbuf (t.hoff + h_tail) (le64 (Int64.of_int !tail));
@@ -197,6 +225,7 @@ let make_room t len =
     set16 t.dbuf o (le16 pad);
     set16 t.dbuf (o + 2) (le16 op_pad);
     set32 t.dbuf (o + 4) 0l;
+    push_len t pad;
     t.head <- t.head + pad;
     publish t pad
   end;
@@ -218,6 +247,7 @@ let[@inline] begin_rec t len op ty ts thread arg =
   set64 b (o + 16) (le64 (Int64.of_int thread));
   set64 b (o + 24) (le64 (Int64.of_int arg));
   t.seq <- t.seq + 1;
+  push_len t len;
   o
 
 let[@inline] finish t len =
@@ -307,7 +337,7 @@ let check_pages data =
     invalid_arg "Mtrace_ring: data must be a power of two of pages (1..512)";
   pages
 
-let make ~hdr ~data ~head ~tail ~seq =
+let make ~synced ~hdr ~data ~head ~tail ~seq =
   if Cstruct.length hdr < page_size then invalid_arg "Mtrace_ring: hdr must be one page";
   let pages = check_pages data in
   {
@@ -326,6 +356,11 @@ let make ~hdr ~data ~head ~tail ~seq =
     seq0 = seq;
     overwritten = 0;
     kicks = 0;
+    synced;
+    lens = Bytes.create (pages * page_size / 16 * 2);
+    qmask = (pages * page_size / 16) - 1;
+    qh = 0;
+    qt = 0;
   }
 
 let init ?(clock_id = clock_monotonic) ?(index = 0) ?(name = "") ~hdr ~data () =
@@ -343,12 +378,30 @@ let init ?(clock_id = clock_monotonic) ?(index = 0) ?(name = "") ~hdr ~data () =
   Cstruct.LE.set_uint32 hdr h_ring_index (Int32.of_int index);
   let n = str_len name (name_len - 1) in
   Cstruct.blit_from_string name 0 hdr h_name n;
-  let t = make ~hdr ~data ~head:0 ~tail:0 ~seq:0 in
+  let t = make ~synced:true ~hdr ~data ~head:0 ~tail:0 ~seq:0 in
   if clock_id = clock_tsc then begin
     t.now <- rdtsc;
     t.clk <- 1
   end;
   t
+
+(* The lengths of the records already between tail and head (those mtrace_guest_open's C
+   wrote, or a previous writer's), validated as free_space validates them; if any is not
+   a whole record, or more than [lens] holds, the overwrite reads the pages instead. *)
+let sync t =
+  let size = t.mask + 1 in
+  let pos = ref t.tail and ok = ref (t.head - t.tail <= size && t.tail <= t.head) in
+  while !ok && !pos < t.head do
+    let off = !pos land t.mask in
+    let len = le16 (get16 t.dbuf (t.doff + off)) in
+    if len < 8 || len land 7 <> 0 || len > t.head - !pos || off + len > size || t.qh - t.qt > t.qmask
+    then ok := false
+    else begin
+      push_len t len;
+      pos := !pos + len
+    end
+  done;
+  t.synced <- !ok
 
 let attach ?(seq = 0) ~hdr ~data () =
   let pages = check_pages data in
@@ -358,7 +411,8 @@ let attach ?(seq = 0) ~hdr ~data () =
     invalid_arg "Mtrace_ring.attach: data_pages does not match data";
   let head = Int64.to_int (Cstruct.LE.get_uint64 hdr h_head) in
   let tail = Int64.to_int (Cstruct.LE.get_uint64 hdr h_tail) in
-  let t = make ~hdr ~data ~head ~tail ~seq in
+  let t = make ~synced:false ~hdr ~data ~head ~tail ~seq in
+  sync t;
   if clock_id t = clock_tsc then begin
     t.now <- rdtsc;
     t.clk <- 1
