@@ -267,7 +267,10 @@ let callback th f x =
    the body returned (or raised), so a bind registers no Lwt callback of its own *)
 let bind_callback th f x =
   match !ring with
-  | None -> f x
+  | None ->
+    (* traced off since the bind: let go of what waits on it (writes nothing) *)
+    resolved th ok;
+    f x
   | Some r -> (
     let saved = !cur in
     cur := th.id;
