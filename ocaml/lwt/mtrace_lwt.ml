@@ -5,26 +5,86 @@ module R = Mtrace_ring
 (* None = off: every wrapper's first (and, off, only) test *)
 let ring : R.t option ref = ref None
 
-(* the current thread follows Lwt callbacks: Lwt captures implicit values when a
-   callback is registered and restores them when it runs *)
-let key : int Lwt.key = Lwt.new_key ()
-let current () = match Lwt.get key with Some t -> t | None -> 0
+(* The current thread: set around every traced callback and restored after it, as
+   mirage-profile's Lwt_tracing kept its current thread in a ref (Lwt 5 has no hook
+   to do it from inside, and an Lwt.with_value per callback allocated a storage map
+   node and closure per bind).  Outside traced callbacks it is 0. *)
+let cur = ref 0
+let current () = !cur
 
-(* the thread running now, for FULFILLS/FAILS: a resolution's callbacks run with their
-   registrant's implicit values, but the resolving thread is whoever is running *)
-let running = ref 0
+(* The threads that BECAME a thread and so resolve with it, as linked lists of ints in
+   one growable Bigarray (node n: id at 2n, next node at 2n+1, -1 ends a list; freed
+   nodes on a free list): a loop of binds that each become the next holds every one
+   of them pending until the last resolves, and as OCaml lists they were promoted and
+   marked by the major GC, one cell per bind. *)
+module Deps = struct
+  type a = (int, Bigarray.int_elt, Bigarray.c_layout) Bigarray.Array1.t
+
+  let arena : a ref = ref (Bigarray.Array1.create Bigarray.int Bigarray.c_layout 512)
+  let free = ref (-1)
+  let used = ref 0
+
+  (* one node more on the free list, from the unused end (grown by doubling) *)
+  let grow () =
+    let a = !arena in
+    if (2 * !used) + 2 > Bigarray.Array1.dim a then begin
+      let b = Bigarray.Array1.create Bigarray.int Bigarray.c_layout (2 * Bigarray.Array1.dim a) in
+      Bigarray.Array1.blit a (Bigarray.Array1.sub b 0 (Bigarray.Array1.dim a));
+      arena := b
+    end;
+    let n = !used in
+    incr used;
+    Bigarray.Array1.unsafe_set !arena ((2 * n) + 1) (-1);
+    free := n
+
+  (* a node holding [id], followed by node [next] *)
+  let[@inline] alloc id next =
+    if !free < 0 then grow ();
+    let a = !arena and n = !free in
+    free := Bigarray.Array1.unsafe_get a ((2 * n) + 1);
+    Bigarray.Array1.unsafe_set a (2 * n) id;
+    Bigarray.Array1.unsafe_set a ((2 * n) + 1) next;
+    n
+
+  let[@inline] id n = Bigarray.Array1.unsafe_get !arena (2 * n)
+  let[@inline] next n = Bigarray.Array1.unsafe_get !arena ((2 * n) + 1)
+  let[@inline] set_next n m = Bigarray.Array1.unsafe_set !arena ((2 * n) + 1) m
+
+  let[@inline] release n =
+    set_next n !free;
+    free := n
+end
+
+(* A traced thread as the wrappers know it.  [p] is its promise once made (to tell
+   whether a callback returned it); [dh]/[dt] the first and last node of the threads
+   that BECAME it (-1: none), in the order Lwt will resolve them (a bind's promise
+   that proxies this one resolves with it: they are recorded when it resolves,
+   without an Lwt callback of their own); [open_] is false once they have been
+   written or handed on. *)
+type th = { id : int; mutable p : Obj.t; mutable dh : int; mutable dt : int; mutable open_ : bool }
+
+let none = { id = 0; p = Obj.repr 0; dh = -1; dt = -1; open_ = false }
 let next_id = ref 0
 
-let fresh () =
+let[@inline] fresh () =
   incr next_id;
-  !next_id
+  { id = !next_id; p = Obj.repr 0; dh = -1; dt = -1; open_ = true }
+
+(* [th] became [l]: [th] and its list go at the end of [l]'s *)
+let[@inline] hand_on th l =
+  let n = Deps.alloc th.id th.dh in
+  let tail = if th.dh < 0 then n else th.dt in
+  if l.dh < 0 then l.dh <- n else Deps.set_next l.dt n;
+  l.dt <- tail;
+  th.dh <- -1;
+  th.open_ <- false
 
 (* Lwt 5 tells nobody which promise woke a callback, so the wrappers remember the
    thread whose resolution they last recorded (callbacks run synchronously inside
-   it) and the thread they last created (a callback's returned promise is, when
-   traced, the last one its body created: arguments are created before the call). *)
+   it) and the thread they last created (a callback that returns that thread's
+   promise BECOMES it). *)
 let last_resolved = ref 0
-let last_created = ref 0
+let last_created = ref none
 
 (* per-op counts of what this module wrote *)
 let ops =
@@ -32,7 +92,7 @@ let ops =
      "counter"; "increase"; "evtchn_send"; "evtchn_recv"; "switch"; "signal" |]
 
 let counts = Array.make (Array.length ops) 0
-let count i = counts.(i) <- counts.(i) + 1
+let[@inline] count i = Array.unsafe_set counts i (Array.unsafe_get counts i + 1)
 
 let stats () =
   Array.to_list (Array.mapi (fun i op -> (op, counts.(i))) ops)
@@ -66,103 +126,196 @@ let enable r = set_ring (Some r)
 let disable () = set_ring None
 let enabled () = !ring <> None
 
-let creates r ~thread ~child ty site =
-  last_created := child;
+let name_site r site =
+  R.site_name r ~site !site_names.(site);
+  count 2;
+  Bytes.set !site_written site '\001'
+
+let creates r th ty site =
+  last_created := th;
+  let thread = !cur and child = th.id in
   if site <= 0 || site >= !n_sites then R.creates r ~thread ~child ~ty
   else begin
-    if Bytes.get !site_written site = '\000' then begin
-      R.site_name r ~site !site_names.(site);
-      count 2;
-      Bytes.set !site_written site '\001'
-    end;
+    if Bytes.unsafe_get !site_written site = '\000' then name_site r site;
     R.creates_named r ~thread ~child ~ty ~site;
     count 1
   end;
   count 0
 
-let read r ~thread =
-  R.read r ~thread ~source:!last_resolved;
+let read r id =
+  R.read r ~thread:id ~source:!last_resolved;
   count 3
 
-let resolved r id = function
-  | Ok _ ->
-    R.fulfills r ~thread:!running ~resolvee:id;
-    count 4;
-    last_resolved := id
-  | Error e ->
-    R.fails r ~thread:!running ~resolvee:id (Printexc.to_string e);
-    count 5;
-    last_resolved := id
-
-(* FULFILLS/FAILS of [id] when [p] resolves (now, if it already has) *)
-let watch r id p =
-  (match Lwt.state p with
-   | Lwt.Return _ -> resolved r id (Ok ())
-   | Lwt.Fail e -> resolved r id (Error e)
-   | Lwt.Sleep ->
-     Lwt.on_any p (fun _ -> resolved r id (Ok ())) (fun e -> resolved r id (Error e)));
-  p
-
-(* the callback's returned promise, if traced (created during the callback) *)
-let becomes r id before =
-  let q = !last_created in
-  if q <> before then begin
-    R.becomes r ~thread:id ~other:q;
-    count 6
+(* [th]'s promise resolved: FULFILLS/FAILS of it and of the threads that became it
+   (one resolution, so one timestamp), by the thread running now *)
+let resolved th res =
+  if th.open_ then begin
+    th.open_ <- false;
+    match !ring with
+    | None ->
+      let n = ref th.dh in
+      while !n >= 0 do
+        let m = !n in
+        n := Deps.next m;
+        Deps.release m
+      done
+    | Some r -> (
+      let ts = R.now r and thread = !cur in
+      let n = ref th.dh in
+      match res with
+      | Ok () ->
+        R.fulfills_ts r ~ts ~thread ~resolvee:th.id;
+        count 4;
+        last_resolved := th.id;
+        while !n >= 0 do
+          let m = !n and id = Deps.id !n in
+          R.fulfills_ts r ~ts ~thread ~resolvee:id;
+          count 4;
+          last_resolved := id;
+          n := Deps.next m;
+          Deps.release m
+        done
+      | Error e ->
+        let s = Printexc.to_string e in
+        R.fails_ts r ~ts ~thread ~resolvee:th.id s;
+        count 5;
+        last_resolved := th.id;
+        while !n >= 0 do
+          let m = !n and id = Deps.id !n in
+          R.fails_ts r ~ts ~thread ~resolvee:id s;
+          count 5;
+          last_resolved := id;
+          n := Deps.next m;
+          Deps.release m
+        done)
   end
 
+let ok = Ok ()
+
+(* FULFILLS/FAILS of [th] when [p] resolves (now, if it already has) *)
+let watch th p =
+  th.p <- Obj.repr p;
+  if Lwt.is_sleeping p then Lwt.on_any p (fun _ -> resolved th ok) (fun e -> resolved th (Error e))
+  else (
+    match Lwt.state p with
+    | Lwt.Fail e -> resolved th (Error e)
+    | _ -> resolved th ok);
+  p
+
+(* [th]'s callback returned [q]: BECOMES, if [q] is the promise of the traced thread
+   created last (the one a callback returns, when traced, is that: its arguments are
+   made before the call) *)
+let[@inline] becomes r th q =
+  let l = !last_created in
+  if l != th && l.p == Obj.repr q then begin
+    R.becomes r ~thread:th.id ~other:l.id;
+    count 6;
+    l
+  end
+  else none
+
+(* ... and, for a bind, [th]'s promise now resolves with [q]: at once if [q] has;
+   with [q]'s thread if [q] is a traced thread's still open (no Lwt callback: [th]
+   and what became it join that thread's deps, which Lwt resolves in this order);
+   else when Lwt resolves [q] *)
+let settle th l q =
+  if Lwt.is_sleeping q then begin
+    if l.open_ then hand_on th l
+    else Lwt.on_any q (fun _ -> resolved th ok) (fun e -> resolved th (Error e))
+  end
+  else
+    match Lwt.state q with
+    | Lwt.Fail e -> resolved th (Error e)
+    | _ -> resolved th ok
+
 let with_thread id f =
-  let saved = !running in
-  running := id;
-  match Lwt.with_value key (Some id) f with
+  let saved = !cur in
+  cur := id;
+  match f () with
   | v ->
-    running := saved;
+    cur := saved;
     v
   | exception e ->
-    running := saved;
+    cur := saved;
     raise e
 
 let new_promise ty site mk =
   match !ring with
   | None -> mk ()
   | Some r ->
-    let id = fresh () in
-    creates r ~thread:(current ()) ~child:id ty site;
+    let th = fresh () in
+    creates r th ty site;
     let ((p, _) as pu) = mk () in
-    ignore (watch r id p);
+    ignore (watch th p);
     pu
 
 let wait ?(site = 0) () = new_promise R.Wait site Lwt.wait
 let task ?(site = 0) () = new_promise R.Task site Lwt.task
 
-(* run a callback as thread [id]: READ, the body, BECOMES *)
-let callback r id f x =
-  with_thread id (fun () ->
-      read r ~thread:id;
-      let before = !last_created in
-      let q = f x in
-      becomes r id before;
-      q)
+(* a handler of a watched thread (catch, try_bind): READ, the body, BECOMES *)
+let callback th f x =
+  match !ring with
+  | None -> f x
+  | Some r ->
+    with_thread th.id (fun () ->
+        read r th.id;
+        let q = f x in
+        ignore (becomes r th q);
+        q)
+
+(* a bind's callback: READ, the body, BECOMES; the bind's resolution follows from what
+   the body returned (or raised), so a bind registers no Lwt callback of its own *)
+let bind_callback th f x =
+  match !ring with
+  | None ->
+    (* traced off since the bind: let go of what waits on it (writes nothing) *)
+    resolved th ok;
+    f x
+  | Some r -> (
+    let saved = !cur in
+    cur := th.id;
+    read r th.id;
+    match f x with
+    | q ->
+      let l = becomes r th q in
+      cur := saved;
+      settle th l q;
+      q
+    | exception e ->
+      cur := saved;
+      resolved th (Error e);
+      raise e)
 
 let bind ?(site = 0) e f =
   match !ring with
   | None -> Lwt.bind e f
   | Some r ->
-    let id = fresh () in
-    creates r ~thread:(current ()) ~child:id R.Bind site;
-    watch r id (Lwt.bind e (callback r id f))
+    let th = fresh () in
+    creates r th R.Bind site;
+    (* try_bind, not bind: [e]'s rejection is the bind's too, and this handler records
+       it without an Lwt callback more *)
+    let p =
+      Lwt.try_bind
+        (fun () -> e)
+        (fun x -> bind_callback th f x)
+        (fun exn ->
+          resolved th (Error exn);
+          Lwt.fail exn)
+    in
+    th.p <- Obj.repr p;
+    p
 
 let map ?(site = 0) f e =
   match !ring with
   | None -> Lwt.map f e
   | Some r ->
-    let id = fresh () in
-    creates r ~thread:(current ()) ~child:id R.Map site;
-    watch r id
+    let th = fresh () in
+    creates r th R.Map site;
+    watch th
       (Lwt.map
          (fun x ->
-           with_thread id (fun () ->
-               read r ~thread:id;
+           with_thread th.id (fun () ->
+               read r th.id;
                f x))
          e)
 
@@ -170,25 +323,25 @@ let catch ?(site = 0) f h =
   match !ring with
   | None -> Lwt.catch f h
   | Some r ->
-    let id = fresh () in
-    creates r ~thread:(current ()) ~child:id R.Try site;
-    watch r id (Lwt.catch (fun () -> with_thread id f) (callback r id h))
+    let th = fresh () in
+    creates r th R.Try site;
+    watch th (Lwt.catch (fun () -> with_thread th.id f) (callback th h))
 
 let try_bind ?(site = 0) f g h =
   match !ring with
   | None -> Lwt.try_bind f g h
   | Some r ->
-    let id = fresh () in
-    creates r ~thread:(current ()) ~child:id R.Try site;
-    watch r id (Lwt.try_bind (fun () -> with_thread id f) (callback r id g) (callback r id h))
+    let th = fresh () in
+    creates r th R.Try site;
+    watch th (Lwt.try_bind (fun () -> with_thread th.id f) (callback th g) (callback th h))
 
 let combine ty lwt_f site l =
   match !ring with
   | None -> lwt_f l
   | Some r ->
-    let id = fresh () in
-    creates r ~thread:(current ()) ~child:id ty site;
-    watch r id (lwt_f l)
+    let th = fresh () in
+    creates r th ty site;
+    watch th (lwt_f l)
 
 let join ?(site = 0) l = combine R.Join Lwt.join site l
 let pick ?(site = 0) l = combine R.Pick Lwt.pick site l
@@ -198,9 +351,9 @@ let track ?(site = 0) ty f =
   match !ring with
   | None -> f ()
   | Some r ->
-    let id = fresh () in
-    creates r ~thread:(current ()) ~child:id ty site;
-    watch r id (with_thread id f)
+    let th = fresh () in
+    creates r th ty site;
+    watch th (with_thread th.id f)
 
 let async ?(site = 0) f =
   match !ring with

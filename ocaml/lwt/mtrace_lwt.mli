@@ -6,13 +6,17 @@
     {!enable}, and after {!disable}, each wrapper costs one branch and calls Lwt's.
 
     {b Thread identity.}  Every traced promise gets a thread id (from 1; 0 is the
-    program's main thread).  "The current thread" is an Lwt implicit value
-    ([Lwt.new_key]/[Lwt.with_value]), so it follows callbacks: a bind creates its
-    thread (type [Bind]) where it is called; its callback runs with that thread
-    current and READs the thread whose resolution woke it; the promise the callback
-    returns, if a traced one, is BECOME; the bind's resolution is FULFILLS or FAILS
+    program's main thread).  "The current thread" is a global set around every traced
+    callback and restored after it (as mirage-profile's Lwt_tracing kept it), so it
+    follows the traced forms: a bind creates its thread (type [Bind]) where it is
+    called; its callback runs with that thread current and READs the thread whose
+    resolution woke it; if the callback returns the promise of the traced thread
+    created last, the bind BECOMES it; the bind's resolution is FULFILLS or FAILS
     (with [Printexc.to_string]) by the thread running when it resolves (0 outside
-    traced callbacks).
+    traced callbacks).  A bind that BECAME a thread still pending is resolved with
+    it, in the order Lwt resolves them, with that one resolution's timestamp.  An
+    untraced callback (Lwt's own, or one registered with [Lwt.on_success] ...) runs
+    as whichever thread is current when Lwt runs it.
 
     {b Sites.}  [?site] is an id from {!site}; its name is written (SITE_NAME) once
     per ring, before the first CREATES that carries it. *)

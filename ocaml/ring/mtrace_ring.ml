@@ -10,6 +10,8 @@ external get32 : buffer -> int -> int32 = "%caml_bigstring_get32u"
 external set32 : buffer -> int -> int32 -> unit = "%caml_bigstring_set32u"
 external get64 : buffer -> int -> int64 = "%caml_bigstring_get64u"
 external set64 : buffer -> int -> int64 -> unit = "%caml_bigstring_set64u"
+external bget16 : Bytes.t -> int -> int = "%caml_bytes_get16u"
+external bset16 : Bytes.t -> int -> int -> unit = "%caml_bytes_set16u"
 external swap16 : int -> int = "%bswap16"
 external swap32 : int32 -> int32 = "%bswap_int32"
 external swap64 : int64 -> int64 = "%bswap_int64"
@@ -116,17 +118,41 @@ type t = {
   mutable head : int;
   mutable tail : int;
   mutable seq : int;
+  mutable clk : int; (* 0: monotonic_ns, 1: rdtsc, called directly; 2: [now] *)
   mutable now : unit -> int;
   mutable notify : unit -> unit;
-  mutable events : int;
+  seq0 : int; (* records written: seq - seq0 (one counter less a record) *)
   mutable overwritten : int;
   mutable kicks : int;
+  (* The length of every record from tail to head, in the order written, while [synced]
+     (always, but for an attached ring whose records did not read back whole): the
+     overwrite drops records by these instead of reading each oldest record's length
+     back from the data pages, a chain of loads from lines long out of the cache.  Both
+     give the same tail: the records there are the ones written here (or, attached,
+     read once by [sync]).  At most size/32 + 2 records (none is under 32 bytes but a
+     PAD, one a wrap) fit in the ring: [lens] holds size/16. *)
+  mutable synced : bool;
+  lens : Bytes.t;
+  qmask : int;
+  mutable qh : int;
+  mutable qt : int;
 }
 
-let set_clock t f = t.now <- f
+let[@inline] push_len t len =
+  bset16 t.lens (2 * (t.qh land t.qmask)) len;
+  t.qh <- t.qh + 1
+
+let set_clock t f =
+  t.now <- f;
+  t.clk <- 2
+
+(* the clocks of the C producer as direct noalloc calls (an indirect call through a
+   closure otherwise) *)
+let[@inline] now t =
+  if t.clk = 0 then monotonic_ns () else if t.clk = 1 then rdtsc () else t.now ()
 let set_notify t f = t.notify <- f
 let clock_id t = Int32.to_int (le32 (get32 t.hbuf (t.hoff + h_clock)))
-let events t = t.events
+let events t = t.seq - t.seq0
 let overwritten t = t.overwritten
 let notifies t = t.kicks
 let head t = t.head
@@ -148,7 +174,7 @@ let[@inline] publish t added =
   store_release t.hbuf (t.hoff + h_head) t.head;
   let req = le64 (get64 t.hbuf (t.hoff + h_req_event)) in
   let d = Int64.sub (Int64.of_int t.head) req in
-  if Int64.compare d 0L >= 0 && Int64.compare d (Int64.of_int added) < 0 then kick t
+  if d >= 0L && d < Int64.of_int added then kick t
 
 let overwrite_slack size =
   let s = size / 32 in
@@ -159,20 +185,30 @@ let free_space t need =
   let size = t.mask + 1 in
   if t.head + need - t.tail > size then begin
     let need = if need > size then size else need in
-    let tail = ref t.tail in
-    let stop = ref false in
-    while (not !stop) && t.head + need - !tail > size do
-      let off = !tail land t.mask in
-      let len = le16 (get16 t.dbuf (t.doff + off)) in
-      if len < 8 || len land 7 <> 0 || len > t.head - !tail || off + len > size then begin
-        tail := t.head;
-        stop := true
-      end
-      else begin
-        tail := !tail + len;
-        t.overwritten <- t.overwritten + 1
-      end
-    done;
+    let head = t.head and mask = t.mask and buf = t.dbuf and doff = t.doff in
+    (* head + need - tail > size, as a bound on tail (need <= size: limit <= head) *)
+    let limit = head + need - size in
+    let tail = ref t.tail and dropped = ref 0 in
+    if t.synced then begin
+      let lens = t.lens and qmask = t.qmask and q = ref t.qt in
+      while !tail < limit do
+        tail := !tail + bget16 lens (2 * (!q land qmask));
+        incr q
+      done;
+      dropped := !q - t.qt;
+      t.qt <- !q
+    end
+    else
+      while !tail < limit do
+        let off = !tail land mask in
+        let len = le16 (get16 buf (doff + off)) in
+        if len < 8 || len land 7 <> 0 || len > head - !tail || off + len > size then tail := head
+        else begin
+          tail := !tail + len;
+          incr dropped
+        end
+      done;
+    t.overwritten <- t.overwritten + !dropped;
     t.tail <- !tail;
     set64 t.hbuf (t.hoff + h_tail) (le64 (Int64.of_int !tail));
     fence_release ()
@@ -189,6 +225,7 @@ let make_room t len =
     set16 t.dbuf o (le16 pad);
     set16 t.dbuf (o + 2) (le16 op_pad);
     set32 t.dbuf (o + 4) 0l;
+    push_len t pad;
     t.head <- t.head + pad;
     publish t pad
   end;
@@ -210,7 +247,7 @@ let[@inline] begin_rec t len op ty ts thread arg =
   set64 b (o + 16) (le64 (Int64.of_int thread));
   set64 b (o + 24) (le64 (Int64.of_int arg));
   t.seq <- t.seq + 1;
-  t.events <- t.events + 1;
+  push_len t len;
   o
 
 let[@inline] finish t len =
@@ -218,11 +255,15 @@ let[@inline] finish t len =
   publish t len
 
 let[@inline] emit_ty t op ty thread arg =
-  let ts = t.now () in
+  let ts = now t in
   let _ = begin_rec t rec_fixed op ty ts thread arg in
   finish t rec_fixed
 
 let[@inline] emit t op thread arg = emit_ty t op 0 thread arg
+
+let[@inline] emit_ts t op ts thread arg =
+  let _ = begin_rec t rec_fixed op 0 ts thread arg in
+  finish t rec_fixed
 
 (* Length of a C string held in s: up to its first NUL, at most cap. *)
 let str_len s cap =
@@ -245,7 +286,7 @@ let emit_str t op ts thread arg s slen =
 let creates t ~thread ~child ~ty = emit_ty t op_creates (thread_type_code ty) thread child
 
 let creates_site t thread child ty kind site =
-  let ts = t.now () in
+  let ts = now t in
   let o = begin_rec t rec_creates_site op_creates (thread_type_code ty) ts thread child in
   set64 t.dbuf (o + 32) (le64 (Int64.of_int site));
   set64 t.dbuf (o + 40) (le64 (Int64.of_int kind));
@@ -255,22 +296,27 @@ let creates_named t ~thread ~child ~ty ~site = creates_site t thread child ty 1 
 let creates_pc t ~thread ~child ~ty ~pc = creates_site t thread child ty 0 pc
 
 let site_name t ~site name =
-  emit_str t op_site_name (t.now ()) thread_none site name (str_len name site_name_max)
+  emit_str t op_site_name (now t) thread_none site name (str_len name site_name_max)
 
 let read t ~thread ~source = emit t op_read thread source
 let fulfills t ~thread ~resolvee = emit t op_fulfills thread resolvee
 
 let fails t ~thread ~resolvee exn =
-  emit_str t op_fails (t.now ()) thread resolvee exn (str_len exn str_max)
+  emit_str t op_fails (now t) thread resolvee exn (str_len exn str_max)
+
+let fulfills_ts t ~ts ~thread ~resolvee = emit_ts t op_fulfills ts thread resolvee
+
+let fails_ts t ~ts ~thread ~resolvee exn =
+  emit_str t op_fails ts thread resolvee exn (str_len exn str_max)
 
 let becomes t ~thread ~other = emit t op_becomes thread other
-let label t ~thread s = emit_str t op_label (t.now ()) thread 0 s (str_len s str_max)
+let label t ~thread s = emit_str t op_label (now t) thread 0 s (str_len s str_max)
 
 let increase t ~thread name amount =
-  emit_str t op_increase (t.now ()) thread amount name (str_len name str_max)
+  emit_str t op_increase (now t) thread amount name (str_len name str_max)
 
 let counter t ~thread name value =
-  emit_str t op_counter (t.now ()) thread value name (str_len name str_max)
+  emit_str t op_counter (now t) thread value name (str_len name str_max)
 
 let switch t ~thread = emit t op_switch thread 0
 let gc t ~duration_ns = emit t op_gc thread_none duration_ns
@@ -282,7 +328,7 @@ let evtchn_recv t ~thread ~port = emit t op_evtchn_recv thread (port land 0xffff
 let ring_start t =
   let name = Cstruct.to_string (Cstruct.of_bigarray ~off:(t.hoff + h_name) ~len:name_len t.hbuf) in
   let index = Int32.to_int (le32 (get32 t.hbuf (t.hoff + h_ring_index))) land 0xffff_ffff in
-  emit_str t op_ring_start (t.now ()) thread_none index name (str_len name (name_len - 1))
+  emit_str t op_ring_start (now t) thread_none index name (str_len name (name_len - 1))
 
 let check_pages data =
   let len = Cstruct.length data in
@@ -291,7 +337,7 @@ let check_pages data =
     invalid_arg "Mtrace_ring: data must be a power of two of pages (1..512)";
   pages
 
-let make ~hdr ~data ~head ~tail ~seq =
+let make ~synced ~hdr ~data ~head ~tail ~seq =
   if Cstruct.length hdr < page_size then invalid_arg "Mtrace_ring: hdr must be one page";
   let pages = check_pages data in
   {
@@ -304,11 +350,17 @@ let make ~hdr ~data ~head ~tail ~seq =
     head;
     tail;
     seq;
+    clk = 0;
     now = monotonic_ns;
     notify = nop;
-    events = 0;
+    seq0 = seq;
     overwritten = 0;
     kicks = 0;
+    synced;
+    lens = Bytes.create (pages * page_size / 16 * 2);
+    qmask = (pages * page_size / 16) - 1;
+    qh = 0;
+    qt = 0;
   }
 
 let init ?(clock_id = clock_monotonic) ?(index = 0) ?(name = "") ~hdr ~data () =
@@ -326,9 +378,30 @@ let init ?(clock_id = clock_monotonic) ?(index = 0) ?(name = "") ~hdr ~data () =
   Cstruct.LE.set_uint32 hdr h_ring_index (Int32.of_int index);
   let n = str_len name (name_len - 1) in
   Cstruct.blit_from_string name 0 hdr h_name n;
-  let t = make ~hdr ~data ~head:0 ~tail:0 ~seq:0 in
-  if clock_id = clock_tsc then t.now <- rdtsc;
+  let t = make ~synced:true ~hdr ~data ~head:0 ~tail:0 ~seq:0 in
+  if clock_id = clock_tsc then begin
+    t.now <- rdtsc;
+    t.clk <- 1
+  end;
   t
+
+(* The lengths of the records already between tail and head (those mtrace_guest_open's C
+   wrote, or a previous writer's), validated as free_space validates them; if any is not
+   a whole record, or more than [lens] holds, the overwrite reads the pages instead. *)
+let sync t =
+  let size = t.mask + 1 in
+  let pos = ref t.tail and ok = ref (t.head - t.tail <= size && t.tail <= t.head) in
+  while !ok && !pos < t.head do
+    let off = !pos land t.mask in
+    let len = le16 (get16 t.dbuf (t.doff + off)) in
+    if len < 8 || len land 7 <> 0 || len > t.head - !pos || off + len > size || t.qh - t.qt > t.qmask
+    then ok := false
+    else begin
+      push_len t len;
+      pos := !pos + len
+    end
+  done;
+  t.synced <- !ok
 
 let attach ?(seq = 0) ~hdr ~data () =
   let pages = check_pages data in
@@ -338,8 +411,12 @@ let attach ?(seq = 0) ~hdr ~data () =
     invalid_arg "Mtrace_ring.attach: data_pages does not match data";
   let head = Int64.to_int (Cstruct.LE.get_uint64 hdr h_head) in
   let tail = Int64.to_int (Cstruct.LE.get_uint64 hdr h_tail) in
-  let t = make ~hdr ~data ~head ~tail ~seq in
-  if clock_id t = clock_tsc then t.now <- rdtsc;
+  let t = make ~synced:false ~hdr ~data ~head ~tail ~seq in
+  sync t;
+  if clock_id t = clock_tsc then begin
+    t.now <- rdtsc;
+    t.clk <- 1
+  end;
   t
 
 let reader_pos t = Int64.to_int (le64 (get64 t.hbuf (t.hoff + 200)))

@@ -86,6 +86,9 @@ val set_clock : t -> (unit -> int) -> unit
 (** Where every op takes its timestamp from (default {!monotonic_ns}; a unikernel
     gives its own, e.g. Xen system time with [clock_xen] in {!init}). *)
 
+val now : t -> int
+(** The ring's clock, read now: a timestamp for the [~ts] forms below. *)
+
 val set_notify : t -> (unit -> unit) -> unit
 (** Called when a publish crosses the reader's req_event (after the header's
     [notifies] counter is incremented): send the event-channel notification here.
@@ -113,6 +116,12 @@ val fulfills : t -> thread:int -> resolvee:int -> unit
 
 val fails : t -> thread:int -> resolvee:int -> string -> unit
 (** FAILS with the exception's text. *)
+
+val fulfills_ts : t -> ts:int -> thread:int -> resolvee:int -> unit
+val fails_ts : t -> ts:int -> thread:int -> resolvee:int -> string -> unit
+(** ... with a timestamp the caller read ({!now}), as the C producer's
+    mtrace_emit_ts: for several threads resolved at one instant (one promise and those
+    that became it). *)
 
 val becomes : t -> thread:int -> other:int -> unit
 val label : t -> thread:int -> string -> unit
