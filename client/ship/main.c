@@ -41,7 +41,7 @@ struct opts {
 	uint32_t domids[MAX_FILTER];
 	char *names[MAX_FILTER], *labels[MAX_FILTER];
 	size_t n_domids, n_names, n_labels;
-	unsigned stats_ms, log_s, replicas, ack_ms;
+	unsigned stats_ms, log_s, replicas, ack_ms, retry_ms;
 	bool no_stream;
 };
 
@@ -51,6 +51,7 @@ static struct opts o = {
 	.log_s = 10,
 	.replicas = 1,
 	.ack_ms = 2000,
+	.retry_ms = 2000,
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -58,7 +59,7 @@ static volatile sig_atomic_t stop_signal;
 /* The figures in the log. */
 static struct {
 	uint64_t shipped, shipped_bytes, spooled, drained, dropped_msgs, dropped_events;
-	uint64_t loss_published;
+	uint64_t loss_published, retried;
 } fig;
 
 static natsConnection *nc;
@@ -98,6 +99,8 @@ static void usage(FILE *f)
 	    "      --replicas N      replicas of the MTRACE stream when it is created (1)\n"
 	    "      --no-stream       do not create or check the stream (no rights to)\n"
 	    "      --ack-ms MS       wait this long for a publish acknowledgement (2000)\n"
+	    "      --retry-ms MS     a publish the cluster refuses for now (a leader election)\n"
+	    "                        is sent again with its id for up to MS before spooling (2000)\n"
 	    "  -D, --domain D        only domain D (id or name); repeatable\n"
 	    "      --label PREFIX    only threads whose label starts with PREFIX; repeatable\n"
 	    "      --stats MS        statistics every MS milliseconds (default 1000, 0: none)\n"
@@ -119,6 +122,7 @@ static int parse_args(int argc, char **argv)
 		O_REPLICAS,
 		O_NO_STREAM,
 		O_ACK,
+		O_RETRY,
 		O_LABEL,
 		O_STATS,
 		O_LOG,
@@ -134,6 +138,7 @@ static int parse_args(int argc, char **argv)
 		{ "replicas", required_argument, NULL, O_REPLICAS },
 		{ "no-stream", no_argument, NULL, O_NO_STREAM },
 		{ "ack-ms", required_argument, NULL, O_ACK },
+		{ "retry-ms", required_argument, NULL, O_RETRY },
 		{ "domain", required_argument, NULL, 'D' },
 		{ "label", required_argument, NULL, O_LABEL },
 		{ "stats", required_argument, NULL, O_STATS },
@@ -183,6 +188,11 @@ static int parse_args(int argc, char **argv)
 		case O_ACK:
 			o.ack_ms = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || !o.ack_ms)
+				goto bad;
+			break;
+		case O_RETRY:
+			o.retry_ms = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !*optarg)
 				goto bad;
 			break;
 		case 'D': {
@@ -242,33 +252,68 @@ static void log_figures(const char *when)
 	fprintf(stderr,
 	    "mtrace-ship: %s: shipped=%" PRIu64 " bytes=%" PRIu64 " spooled=%" PRIu64
 	    " drained=%" PRIu64 " in_spool=%" PRIu64 " dropped=%" PRIu64 " dropped_events=%" PRIu64
-	    " loss_published=%" PRIu64 "%s\n",
+	    " loss_published=%" PRIu64 " retried=%" PRIu64 "%s\n",
 	    when, fig.shipped, fig.shipped_bytes, fig.spooled, fig.drained,
 	    spool ? spool_records(spool) : 0, fig.dropped_msgs, fig.dropped_events,
-	    fig.loss_published, away ? " (NATS away)" : "");
+	    fig.loss_published, fig.retried, away ? " (NATS away)" : "");
 }
 
-/* One publish with its acknowledgement: 0, or -1 (NATS is away or refused it). */
-static int publish(const char *subject, const char *id, const uint8_t *data, size_t len)
+/* A refusal that passes: while a cluster elects the stream's leader nobody answers its
+ * subject (no responders, which libnats reports as "JetStream not enabled"), the system
+ * says it is unavailable, or the acknowledgement comes too late. */
+static bool transient(natsStatus st, jsErrCode jerr)
 {
+	return st == NATS_NO_RESPONDERS || st == NATS_TIMEOUT || jerr == JSNotEnabledErr ||
+	    jerr == JSClusterNotAvailErr;
+}
+
+/* One publish with its acknowledgement: 0, or -1 (NATS is away or refused it).  With
+ * retry, a transient refusal, or the connection moving to another server, is waited out
+ * and the message sent again with the same id (the stream keeps it once however many
+ * tries reached it), for up to --retry-ms. */
+static int publish(const char *subject, const char *id, const uint8_t *data, size_t len, bool retry)
+{
+	double give_up = mono() + o.retry_ms / 1e3;
+	unsigned pause_ms = 25;
 	jsPubOptions po;
 	jsPubAck *ack = NULL;
 	jsErrCode jerr = 0;
 	natsStatus st;
 
-	if (natsConnection_Status(nc) != NATS_CONN_STATUS_CONNECTED)
-		return -1;
-	if (!stream_checked)
-		ensure_stream();
-	jsPubOptions_Init(&po);
-	po.MsgId = id;
-	po.MaxWait = o.ack_ms;
-	st = js_Publish(&ack, js, subject, data, (int)len, &po, &jerr);
-	if (st != NATS_OK) {
-		if (!away)
-			fprintf(stderr, "mtrace-ship: publish to %s: %s (%d)\n", subject,
-			    natsStatus_GetText(st), (int)jerr);
-		return -1;
+	for (;;) {
+		if (natsConnection_Status(nc) != NATS_CONN_STATUS_CONNECTED) {
+			/* the library moving to another server of the list: as a refusal */
+			if (!retry || stop_signal || mono() + pause_ms / 1e3 > give_up)
+				return -1;
+			fig.retried++;
+			nats_Sleep(pause_ms);
+			if (pause_ms < 400)
+				pause_ms *= 2;
+			continue;
+		}
+		if (!stream_checked)
+			ensure_stream();
+		jsPubOptions_Init(&po);
+		po.MsgId = id;
+		po.MaxWait = o.ack_ms;
+		jerr = 0;
+		st = js_Publish(&ack, js, subject, data, (int)len, &po, &jerr);
+		if (st == NATS_OK)
+			break;
+		if (!retry || !transient(st, jerr) || stop_signal ||
+		    mono() + pause_ms / 1e3 > give_up) {
+			if (!away)
+				fprintf(stderr, "mtrace-ship: publish to %s: %s (%d)\n", subject,
+				    natsStatus_GetText(st), (int)jerr);
+			return -1;
+		}
+		fig.retried++;
+		if (pause_ms == 25) /* once per message */
+			fprintf(stderr, "mtrace-ship: publish to %s: %s (%d); sending it again\n",
+			    subject, natsStatus_GetText(st), (int)jerr);
+		nats_Sleep(pause_ms);
+		if (pause_ms < 400)
+			pause_ms *= 2;
 	}
 	jsPubAck_Destroy(ack);
 	fig.shipped++;
@@ -315,7 +360,7 @@ static int publish_loss(void)
 	mtrace__server_msg__pack(&m, buf + hl);
 	snprintf(subject, sizeof(subject), "mtrace.%s._.events", host_tok);
 	snprintf(id, sizeof(id), "%s-loss-%" PRIu64, id_base, ++seq);
-	if (publish(subject, id, buf, hl + len) < 0)
+	if (publish(subject, id, buf, hl + len, false) < 0)
 		return -1;
 	fprintf(stderr, "mtrace-ship: published a loss of %" PRIu64 " events\n", pending_loss);
 	fig.loss_published += pending_loss;
@@ -342,7 +387,7 @@ static bool drain(void)
 			fprintf(stderr, "mtrace-ship: spool unreadable: %s\n", strerror(errno));
 			return false;
 		}
-		if (publish(subject, id, data, len) < 0)
+		if (publish(subject, id, data, len, false) < 0)
 			return false;
 		spool_pop(spool);
 		fig.drained++;
@@ -411,7 +456,7 @@ static void ship(const Mtrace__ServerMsg *m, const uint8_t *raw, size_t len)
 	snprintf(id, sizeof(id), "%s-%" PRIu64, id_base, ++seq);
 	if (!away && spool && spool_records(spool) && !drain())
 		away = true;
-	if (!away && publish(subject, id, raw, len) == 0)
+	if (!away && publish(subject, id, raw, len, true) == 0)
 		return;
 	if (!away)
 		fprintf(stderr, "mtrace-ship: NATS is away; spooling\n");
