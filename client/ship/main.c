@@ -23,6 +23,7 @@
 
 #include "nats-servers.h"
 #include "frame.h"
+#include "metrics.h"
 #include "mtrace-client.h"
 #include "session.h"
 #include "spool.h"
@@ -34,7 +35,7 @@
 #define MAX_DOMID   65536u
 
 struct opts {
-	const char *socket, *nats, *creds, *spool_dir, *host;
+	const char *socket, *nats, *creds, *spool_dir, *host, *metrics;
 	const char *ca[MAX_CA];
 	size_t n_ca;
 	uint64_t spool_max;
@@ -65,6 +66,9 @@ static struct {
 static natsConnection *nc;
 static jsCtx *js;
 static struct spool *spool;
+static struct ship_metrics *metrics;
+static unsigned acks_pending; /* 1 while a publish waits for its acknowledgement */
+static bool mtraced_up;
 static bool away;             /* NATS is (or was at the last try) unreachable */
 static uint64_t pending_loss; /* events dropped, not yet published as a Loss */
 static char host_tok[SUBJECT_TOKEN_MAX];
@@ -105,6 +109,7 @@ static void usage(FILE *f)
 	    "      --label PREFIX    only threads whose label starts with PREFIX; repeatable\n"
 	    "      --stats MS        statistics every MS milliseconds (default 1000, 0: none)\n"
 	    "      --log-every S     the figures in the log every S seconds (default 10)\n"
+	    "      --metrics ADDR    serve the figures at http://ADDR/metrics (Prometheus; off)\n"
 	    "  -h, --help            this text\n"
 	    "  -V, --version         version\n",
 	    MTRACE_DEFAULT_SOCKET);
@@ -126,6 +131,7 @@ static int parse_args(int argc, char **argv)
 		O_LABEL,
 		O_STATS,
 		O_LOG,
+		O_METRICS,
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -143,6 +149,7 @@ static int parse_args(int argc, char **argv)
 		{ "label", required_argument, NULL, O_LABEL },
 		{ "stats", required_argument, NULL, O_STATS },
 		{ "log-every", required_argument, NULL, O_LOG },
+		{ "metrics", required_argument, NULL, O_METRICS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -223,6 +230,9 @@ static int parse_args(int argc, char **argv)
 			if (*end)
 				goto bad;
 			break;
+		case O_METRICS:
+			o.metrics = optarg;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -256,6 +266,29 @@ static void log_figures(const char *when)
 	    when, fig.shipped, fig.shipped_bytes, fig.spooled, fig.drained,
 	    spool ? spool_records(spool) : 0, fig.dropped_msgs, fig.dropped_events,
 	    fig.loss_published, fig.retried, away ? " (NATS away)" : "");
+}
+
+/* The figures to the next scrape of --metrics (a copy under a lock: cheap next to the
+ * round trip of each publish). */
+static void figures_out(void)
+{
+	struct ship_figures f = {
+		.shipped = fig.shipped,
+		.shipped_bytes = fig.shipped_bytes,
+		.spooled = fig.spooled,
+		.drained = fig.drained,
+		.dropped_msgs = fig.dropped_msgs,
+		.dropped_events = fig.dropped_events,
+		.loss_published = fig.loss_published,
+		.retried = fig.retried,
+		.in_spool = spool ? spool_records(spool) : 0,
+		.spool_bytes = spool ? spool_bytes(spool) : 0,
+		.acks_pending = acks_pending,
+		.nats_up = !away && nc && natsConnection_Status(nc) == NATS_CONN_STATUS_CONNECTED,
+		.mtraced_up = mtraced_up,
+	};
+
+	ship_metrics_update(metrics, &f);
 }
 
 /* A refusal that passes: while a cluster elects the stream's leader nobody answers its
@@ -297,7 +330,10 @@ static int publish(const char *subject, const char *id, const uint8_t *data, siz
 		po.MsgId = id;
 		po.MaxWait = o.ack_ms;
 		jerr = 0;
+		acks_pending = 1;
+		figures_out();
 		st = js_Publish(&ack, js, subject, data, (int)len, &po, &jerr);
+		acks_pending = 0;
 		if (st == NATS_OK)
 			break;
 		if (!retry || !transient(st, jerr) || stop_signal ||
@@ -602,6 +638,7 @@ static int run(struct mtc *c)
 
 		if (stop_signal)
 			return 0;
+		figures_out();
 		if (next_log && mono() >= next_log) {
 			log_figures("figures");
 			next_log = mono() + o.log_s;
@@ -658,6 +695,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mtrace-ship: %s\n", err);
 		return 1;
 	}
+	if (o.metrics && !(metrics = ship_metrics_start(o.metrics, err, sizeof(err)))) {
+		fprintf(stderr, "mtrace-ship: %s\n", err);
+		return 1;
+	}
 	if (nats_connect() < 0)
 		return 1;
 	/* the library connects in the background: give it a moment before the stream */
@@ -676,6 +717,7 @@ int main(int argc, char **argv)
 		                                   : "localhost",
 		    host_tok, sizeof(host_tok));
 		new_id_base();
+		mtraced_up = true;
 		fprintf(stderr, "mtrace-ship: connected to mtraced; publishing as mtrace.%s.>\n",
 		    host_tok);
 		if (h)
@@ -683,6 +725,8 @@ int main(int argc, char **argv)
 		r = run(c);
 		mtc_close(c);
 		c = NULL;
+		mtraced_up = false;
+		figures_out();
 		if (r != 2 || stop_signal)
 			break;
 		fprintf(stderr, "mtrace-ship: mtraced went away; waiting for it\n");
@@ -693,6 +737,7 @@ int main(int argc, char **argv)
 	if (natsConnection_Status(nc) == NATS_CONN_STATUS_CONNECTED)
 		drain();
 	log_figures("exit");
+	ship_metrics_stop(metrics);
 	jsCtx_Destroy(js);
 	natsConnection_Destroy(nc);
 	spool_close(spool);
