@@ -432,6 +432,7 @@ static bool drain(void)
 	if (pending_loss && publish_loss() < 0)
 		return false;
 	if (away || n) {
+		away = false; /* before the figures: they say whether NATS is away */
 		fprintf(
 		    stderr, "mtrace-ship: NATS is back; %" PRIu64 " spooled messages sent\n", n);
 		log_figures("drained");
