@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,6 +135,8 @@ struct ship_metrics *ship_metrics_start(const char *spec, char *err, size_t errl
 	const struct hf_token none = { .len = 0 };
 	struct ship_metrics *m = calloc(1, sizeof(*m));
 	struct hf_listen la;
+	sigset_t all, old;
+	int rc;
 
 	if (!m) {
 		snprintf(err, errlen, "--metrics: out of memory");
@@ -158,8 +161,13 @@ struct ship_metrics *ship_metrics_start(const char *spec, char *err, size_t errl
 		fprintf(stderr, "mtrace-ship: metrics on http://%s%s%s:%u/metrics\n",
 		    la.ss.ss_family == AF_INET6 ? "[" : "", la.host,
 		    la.ss.ss_family == AF_INET6 ? "]" : "", hf_port(m->front));
-	if ((errno = pthread_create(&m->thread, NULL, loop, m)) != 0) {
-		snprintf(err, errlen, "--metrics: thread: %s", strerror(errno));
+	/* the thread takes no signal: SIGTERM goes to the shipper, whose wait it ends */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&m->thread, NULL, loop, m);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		snprintf(err, errlen, "--metrics: thread: %s", strerror(rc));
 		goto fail;
 	}
 	return m;
