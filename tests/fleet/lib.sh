@@ -167,3 +167,21 @@ wait_progress() {
 		sleep 0.2
 	done
 }
+
+# wait_growing WHAT STALL LIMIT FILE CMD...: until CMD succeeds, while FILE (a reader's
+# output) keeps growing: fails when it has not grown for STALL seconds (the reader is
+# stuck, not slow) or after LIMIT seconds, saying where it was.
+wait_growing() {
+	local what=$1 stall=$2 limit=$3 file=$4 size last=-1 since=$SECONDS start=$SECONDS
+	shift 4
+	until "$@"; do
+		size=$(stat -c %s "$file" 2>/dev/null || echo 0)
+		if [ "$size" != "$last" ]; then
+			last=$size since=$SECONDS
+		elif [ $((SECONDS - since)) -ge "$stall" ]; then
+			fail "$what: $file stopped growing at $size bytes ${stall} s ago"
+		fi
+		[ $((SECONDS - start)) -ge "$limit" ] && fail "$what: not after ${limit} s ($file: $size bytes)"
+		sleep 0.2
+	done
+}

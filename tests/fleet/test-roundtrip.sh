@@ -45,11 +45,11 @@ downs() {	# FILE: the DomainDown lines of the two guests of $h in it
 	grep -cE "\"type\":\"domain_down\",\"domid\":(${M[$h]}|${LOAD_DOMID[$h]})," "$1"
 }
 for h in $HOSTS; do
-	wait_until 30 eval '[ "$(downs "$T/$h.live.json")" = 2 ]' ||
-		fail "$h: the live reader has $(downs "$T/$h.live.json") of the 2 DomainDown after 30 s"
-	wait_until 30 eval '"$CAT" --nats "$NATS_URL" --host "$h" -f json >"$T/$h.nats.json" \
-		2>"$T/$h.nats.err" && [ "$(downs "$T/$h.nats.json")" = 2 ]' ||
-		fail "$h: the stream has $(downs "$T/$h.nats.json") of the 2 DomainDown after 30 s ($(grep 'figures:' "$T/$h.ship.log" | tail -1))"
+	wait_growing "$h: the live reader's DomainDown of the guests" 20 180 "$T/$h.live.json" \
+		eval '[ "$(downs "$T/$h.live.json")" = 2 ]'
+	wait_growing "$h: the stream's DomainDown of the guests" 20 180 "$T/$h.nats.json" \
+		eval '"$CAT" --nats "$NATS_URL" --host "$h" -f json >"$T/$h.nats.json" \
+			2>"$T/$h.nats.err" && [ "$(downs "$T/$h.nats.json")" = 2 ]'
 	eval "kill -INT \$LIVE_$h"
 	eval "wait_pid \$LIVE_$h 10" || fail "$h: live mtrace-cat: $(cat "$T/$h.live.err")"
 	ship_stop "$h"
