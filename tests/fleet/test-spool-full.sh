@@ -19,7 +19,11 @@ wait_until 20 grep -q 'spool full' "$T/h1.ship.log" || fail "the spool did not f
 nats_start
 wait_until 20 grep -q 'published a loss' "$T/h1.ship.log" || fail "no loss published"
 host_idle h1
-sleep 1
+# the shipper is stopped once the stream has the guest's DomainDown, its last message
+# (SIGTERM does not wait for what mtraced sent)
+wait_growing "the stream's DomainDown of the guest" 20 180 "$T/h1.nats.json" \
+	eval '"$CAT" --nats "$NATS_URL" --host h1 -f json >"$T/h1.nats.json" 2>"$T/h1.nats.err" &&
+		grep -q "\"type\":\"domain_down\",\"domid\":11," "$T/h1.nats.json"'
 ship_stop h1
 note "$(grep 'exit:' "$T/h1.ship.log")"
 lost=$(figure h1 dropped_events)
