@@ -626,6 +626,29 @@ static void new_id_base(void)
 	seq = 0;
 }
 
+/* SIGTERM: what mtraced has already sent or queued for us is shipped, or spooled, before
+ * the exit: read until nothing comes for 50 ms (it refills the socket from its queue),
+ * for at most 3 s; what it sends afterwards is the gap of any client's restart. */
+static void ship_tail(struct mtc *c)
+{
+	double end = mono() + 3;
+	char err[512];
+
+	while (mono() < end) {
+		Mtrace__ServerMsg *m;
+		const uint8_t *raw;
+		size_t len;
+		int r = mtc_next(c, 50, &m, &raw, &len, err, sizeof(err));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return;
+		ship(m, raw, len);
+		mtc_msg_free(m);
+	}
+}
+
 static int run(struct mtc *c)
 {
 	double next_log = o.log_s ? mono() + o.log_s : 0;
@@ -637,8 +660,10 @@ static int run(struct mtc *c)
 		size_t len;
 		int r;
 
-		if (stop_signal)
+		if (stop_signal) {
+			ship_tail(c);
 			return 0;
+		}
 		figures_out();
 		if (next_log && mono() >= next_log) {
 			log_figures("figures");
@@ -649,8 +674,12 @@ static int run(struct mtc *c)
 		r = mtc_next(c, 250, &m, &raw, &len, err, sizeof(err));
 		if (r == 0)
 			continue;
+		if (r < 0 && stop_signal) {
+			ship_tail(c);
+			return 0;
+		}
 		if (r < 0)
-			return stop_signal ? 0 : 2;
+			return 2;
 		if (m->msg_case == MTRACE__SERVER_MSG__MSG_GOODBYE ||
 		    m->msg_case == MTRACE__SERVER_MSG__MSG_ERROR) {
 			ship(m, raw, len);
