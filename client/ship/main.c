@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -712,6 +713,7 @@ static void ship_hello(const Mtrace__Hello *h)
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t stop_sigs;
 	char err[512];
 	struct mtc *c;
 	int r;
@@ -729,7 +731,16 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mtrace-ship: %s\n", err);
 		return 1;
 	}
-	if (nats_connect() < 0)
+	/* libnats' threads must not take SIGTERM: one interrupted in its socket read took it
+	 * for a broken connection and reconnected, just as the shipper wanted to publish its
+	 * last messages.  Blocked while it makes them, so that they inherit the mask. */
+	sigemptyset(&stop_sigs);
+	sigaddset(&stop_sigs, SIGTERM);
+	sigaddset(&stop_sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL);
+	r = nats_connect();
+	pthread_sigmask(SIG_UNBLOCK, &stop_sigs, NULL);
+	if (r < 0)
 		return 1;
 	/* the library connects in the background: give it a moment before the stream */
 	for (int i = 0; i < 50 && natsConnection_Status(nc) != NATS_CONN_STATUS_CONNECTED; i++)
@@ -763,7 +774,12 @@ int main(int argc, char **argv)
 		c = mtc_open_wait(
 		    o.socket, "mtrace-ship " MTRACE_VERSION, subscribe, give_up, NULL);
 	}
-	/* a last try at what is spooled, then the figures */
+	/* a last try at what is spooled (NATS given up to --retry-ms to be back), then the
+	 * figures */
+	for (double end = mono() + o.retry_ms / 1e3;
+	     ((spool && spool_records(spool)) || pending_loss) && mono() < end &&
+	     natsConnection_Status(nc) != NATS_CONN_STATUS_CONNECTED;)
+		nats_Sleep(50);
 	if (natsConnection_Status(nc) == NATS_CONN_STATUS_CONNECTED)
 		drain();
 	log_figures("exit");
