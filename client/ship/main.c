@@ -731,9 +731,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mtrace-ship: %s\n", err);
 		return 1;
 	}
-	/* libnats' threads must not take SIGTERM: one interrupted in its socket read took it
-	 * for a broken connection and reconnected, just as the shipper wanted to publish its
-	 * last messages.  Blocked while it makes them, so that they inherit the mask. */
+	/* SIGTERM is for the main thread's waits only, not for libnats' threads (the
+	 * connection was seen down right after a SIGTERM, the last messages spooled):
+	 * blocked while the library makes its threads, so that they inherit the mask. */
 	sigemptyset(&stop_sigs);
 	sigaddset(&stop_sigs, SIGTERM);
 	sigaddset(&stop_sigs, SIGINT);
