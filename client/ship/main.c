@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 
 #include "nats-servers.h"
 #include "frame.h"
+#include "metrics.h"
 #include "mtrace-client.h"
 #include "session.h"
 #include "spool.h"
@@ -34,14 +36,14 @@
 #define MAX_DOMID   65536u
 
 struct opts {
-	const char *socket, *nats, *creds, *spool_dir, *host;
+	const char *socket, *nats, *creds, *spool_dir, *host, *metrics;
 	const char *ca[MAX_CA];
 	size_t n_ca;
 	uint64_t spool_max;
 	uint32_t domids[MAX_FILTER];
 	char *names[MAX_FILTER], *labels[MAX_FILTER];
 	size_t n_domids, n_names, n_labels;
-	unsigned stats_ms, log_s, replicas, ack_ms;
+	unsigned stats_ms, log_s, replicas, ack_ms, retry_ms;
 	bool no_stream;
 };
 
@@ -51,6 +53,7 @@ static struct opts o = {
 	.log_s = 10,
 	.replicas = 1,
 	.ack_ms = 2000,
+	.retry_ms = 2000,
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -58,12 +61,15 @@ static volatile sig_atomic_t stop_signal;
 /* The figures in the log. */
 static struct {
 	uint64_t shipped, shipped_bytes, spooled, drained, dropped_msgs, dropped_events;
-	uint64_t loss_published;
+	uint64_t loss_published, retried;
 } fig;
 
 static natsConnection *nc;
 static jsCtx *js;
 static struct spool *spool;
+static struct ship_metrics *metrics;
+static unsigned acks_pending; /* 1 while a publish waits for its acknowledgement */
+static bool mtraced_up;
 static bool away;             /* NATS is (or was at the last try) unreachable */
 static uint64_t pending_loss; /* events dropped, not yet published as a Loss */
 static char host_tok[SUBJECT_TOKEN_MAX];
@@ -98,10 +104,13 @@ static void usage(FILE *f)
 	    "      --replicas N      replicas of the MTRACE stream when it is created (1)\n"
 	    "      --no-stream       do not create or check the stream (no rights to)\n"
 	    "      --ack-ms MS       wait this long for a publish acknowledgement (2000)\n"
+	    "      --retry-ms MS     a publish the cluster refuses for now (a leader election)\n"
+	    "                        is sent again with its id for up to MS before spooling (2000)\n"
 	    "  -D, --domain D        only domain D (id or name); repeatable\n"
 	    "      --label PREFIX    only threads whose label starts with PREFIX; repeatable\n"
 	    "      --stats MS        statistics every MS milliseconds (default 1000, 0: none)\n"
 	    "      --log-every S     the figures in the log every S seconds (default 10)\n"
+	    "      --metrics ADDR    serve the figures at http://ADDR/metrics (Prometheus; off)\n"
 	    "  -h, --help            this text\n"
 	    "  -V, --version         version\n",
 	    MTRACE_DEFAULT_SOCKET);
@@ -119,9 +128,11 @@ static int parse_args(int argc, char **argv)
 		O_REPLICAS,
 		O_NO_STREAM,
 		O_ACK,
+		O_RETRY,
 		O_LABEL,
 		O_STATS,
 		O_LOG,
+		O_METRICS,
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -134,10 +145,12 @@ static int parse_args(int argc, char **argv)
 		{ "replicas", required_argument, NULL, O_REPLICAS },
 		{ "no-stream", no_argument, NULL, O_NO_STREAM },
 		{ "ack-ms", required_argument, NULL, O_ACK },
+		{ "retry-ms", required_argument, NULL, O_RETRY },
 		{ "domain", required_argument, NULL, 'D' },
 		{ "label", required_argument, NULL, O_LABEL },
 		{ "stats", required_argument, NULL, O_STATS },
 		{ "log-every", required_argument, NULL, O_LOG },
+		{ "metrics", required_argument, NULL, O_METRICS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
@@ -185,6 +198,11 @@ static int parse_args(int argc, char **argv)
 			if (*end || !o.ack_ms)
 				goto bad;
 			break;
+		case O_RETRY:
+			o.retry_ms = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || !*optarg)
+				goto bad;
+			break;
 		case 'D': {
 			unsigned long v = strtoul(optarg, &end, 10);
 			if (*optarg && !*end) {
@@ -212,6 +230,9 @@ static int parse_args(int argc, char **argv)
 			o.log_s = (unsigned)strtoul(optarg, &end, 10);
 			if (*end)
 				goto bad;
+			break;
+		case O_METRICS:
+			o.metrics = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -242,33 +263,94 @@ static void log_figures(const char *when)
 	fprintf(stderr,
 	    "mtrace-ship: %s: shipped=%" PRIu64 " bytes=%" PRIu64 " spooled=%" PRIu64
 	    " drained=%" PRIu64 " in_spool=%" PRIu64 " dropped=%" PRIu64 " dropped_events=%" PRIu64
-	    " loss_published=%" PRIu64 "%s\n",
+	    " loss_published=%" PRIu64 " retried=%" PRIu64 "%s\n",
 	    when, fig.shipped, fig.shipped_bytes, fig.spooled, fig.drained,
 	    spool ? spool_records(spool) : 0, fig.dropped_msgs, fig.dropped_events,
-	    fig.loss_published, away ? " (NATS away)" : "");
+	    fig.loss_published, fig.retried, away ? " (NATS away)" : "");
 }
 
-/* One publish with its acknowledgement: 0, or -1 (NATS is away or refused it). */
-static int publish(const char *subject, const char *id, const uint8_t *data, size_t len)
+/* The figures to the next scrape of --metrics (a copy under a lock: cheap next to the
+ * round trip of each publish). */
+static void figures_out(void)
 {
+	struct ship_figures f = {
+		.shipped = fig.shipped,
+		.shipped_bytes = fig.shipped_bytes,
+		.spooled = fig.spooled,
+		.drained = fig.drained,
+		.dropped_msgs = fig.dropped_msgs,
+		.dropped_events = fig.dropped_events,
+		.loss_published = fig.loss_published,
+		.retried = fig.retried,
+		.in_spool = spool ? spool_records(spool) : 0,
+		.spool_bytes = spool ? spool_bytes(spool) : 0,
+		.acks_pending = acks_pending,
+		.nats_up = !away && nc && natsConnection_Status(nc) == NATS_CONN_STATUS_CONNECTED,
+		.mtraced_up = mtraced_up,
+	};
+
+	ship_metrics_update(metrics, &f);
+}
+
+/* A refusal that passes: while a cluster elects the stream's leader nobody answers its
+ * subject (no responders, which libnats reports as "JetStream not enabled"), the system
+ * says it is unavailable, or the acknowledgement comes too late. */
+static bool transient(natsStatus st, jsErrCode jerr)
+{
+	return st == NATS_NO_RESPONDERS || st == NATS_TIMEOUT || jerr == JSNotEnabledErr ||
+	    jerr == JSClusterNotAvailErr;
+}
+
+/* One publish with its acknowledgement: 0, or -1 (NATS is away or refused it).  With
+ * retry, a transient refusal, or the connection moving to another server, is waited out
+ * and the message sent again with the same id (the stream keeps it once however many
+ * tries reached it), for up to --retry-ms. */
+static int publish(const char *subject, const char *id, const uint8_t *data, size_t len, bool retry)
+{
+	double give_up = mono() + o.retry_ms / 1e3;
+	unsigned pause_ms = 25;
 	jsPubOptions po;
 	jsPubAck *ack = NULL;
 	jsErrCode jerr = 0;
 	natsStatus st;
 
-	if (natsConnection_Status(nc) != NATS_CONN_STATUS_CONNECTED)
-		return -1;
-	if (!stream_checked)
-		ensure_stream();
-	jsPubOptions_Init(&po);
-	po.MsgId = id;
-	po.MaxWait = o.ack_ms;
-	st = js_Publish(&ack, js, subject, data, (int)len, &po, &jerr);
-	if (st != NATS_OK) {
-		if (!away)
-			fprintf(stderr, "mtrace-ship: publish to %s: %s (%d)\n", subject,
-			    natsStatus_GetText(st), (int)jerr);
-		return -1;
+	for (;;) {
+		if (natsConnection_Status(nc) != NATS_CONN_STATUS_CONNECTED) {
+			/* the library moving to another server of the list: as a refusal */
+			if (!retry || stop_signal || mono() + pause_ms / 1e3 > give_up)
+				return -1;
+			fig.retried++;
+			nats_Sleep(pause_ms);
+			if (pause_ms < 400)
+				pause_ms *= 2;
+			continue;
+		}
+		if (!stream_checked)
+			ensure_stream();
+		jsPubOptions_Init(&po);
+		po.MsgId = id;
+		po.MaxWait = o.ack_ms;
+		jerr = 0;
+		acks_pending = 1;
+		figures_out();
+		st = js_Publish(&ack, js, subject, data, (int)len, &po, &jerr);
+		acks_pending = 0;
+		if (st == NATS_OK)
+			break;
+		if (!retry || !transient(st, jerr) || stop_signal ||
+		    mono() + pause_ms / 1e3 > give_up) {
+			if (!away)
+				fprintf(stderr, "mtrace-ship: publish to %s: %s (%d)\n", subject,
+				    natsStatus_GetText(st), (int)jerr);
+			return -1;
+		}
+		fig.retried++;
+		if (pause_ms == 25) /* once per message */
+			fprintf(stderr, "mtrace-ship: publish to %s: %s (%d); sending it again\n",
+			    subject, natsStatus_GetText(st), (int)jerr);
+		nats_Sleep(pause_ms);
+		if (pause_ms < 400)
+			pause_ms *= 2;
 	}
 	jsPubAck_Destroy(ack);
 	fig.shipped++;
@@ -315,7 +397,7 @@ static int publish_loss(void)
 	mtrace__server_msg__pack(&m, buf + hl);
 	snprintf(subject, sizeof(subject), "mtrace.%s._.events", host_tok);
 	snprintf(id, sizeof(id), "%s-loss-%" PRIu64, id_base, ++seq);
-	if (publish(subject, id, buf, hl + len) < 0)
+	if (publish(subject, id, buf, hl + len, false) < 0)
 		return -1;
 	fprintf(stderr, "mtrace-ship: published a loss of %" PRIu64 " events\n", pending_loss);
 	fig.loss_published += pending_loss;
@@ -342,7 +424,7 @@ static bool drain(void)
 			fprintf(stderr, "mtrace-ship: spool unreadable: %s\n", strerror(errno));
 			return false;
 		}
-		if (publish(subject, id, data, len) < 0)
+		if (publish(subject, id, data, len, false) < 0)
 			return false;
 		spool_pop(spool);
 		fig.drained++;
@@ -351,6 +433,7 @@ static bool drain(void)
 	if (pending_loss && publish_loss() < 0)
 		return false;
 	if (away || n) {
+		away = false; /* before the figures: they say whether NATS is away */
 		fprintf(
 		    stderr, "mtrace-ship: NATS is back; %" PRIu64 " spooled messages sent\n", n);
 		log_figures("drained");
@@ -411,7 +494,7 @@ static void ship(const Mtrace__ServerMsg *m, const uint8_t *raw, size_t len)
 	snprintf(id, sizeof(id), "%s-%" PRIu64, id_base, ++seq);
 	if (!away && spool && spool_records(spool) && !drain())
 		away = true;
-	if (!away && publish(subject, id, raw, len) == 0)
+	if (!away && publish(subject, id, raw, len, true) == 0)
 		return;
 	if (!away)
 		fprintf(stderr, "mtrace-ship: NATS is away; spooling\n");
@@ -544,6 +627,29 @@ static void new_id_base(void)
 	seq = 0;
 }
 
+/* SIGTERM: what mtraced has already sent or queued for us is shipped, or spooled, before
+ * the exit: read until nothing comes for 50 ms (it refills the socket from its queue),
+ * for at most 3 s; what it sends afterwards is the gap of any client's restart. */
+static void ship_tail(struct mtc *c)
+{
+	double end = mono() + 3;
+	char err[512];
+
+	while (mono() < end) {
+		Mtrace__ServerMsg *m;
+		const uint8_t *raw;
+		size_t len;
+		int r = mtc_next(c, 50, &m, &raw, &len, err, sizeof(err));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return;
+		ship(m, raw, len);
+		mtc_msg_free(m);
+	}
+}
+
 static int run(struct mtc *c)
 {
 	double next_log = o.log_s ? mono() + o.log_s : 0;
@@ -555,8 +661,11 @@ static int run(struct mtc *c)
 		size_t len;
 		int r;
 
-		if (stop_signal)
+		if (stop_signal) {
+			ship_tail(c);
 			return 0;
+		}
+		figures_out();
 		if (next_log && mono() >= next_log) {
 			log_figures("figures");
 			next_log = mono() + o.log_s;
@@ -566,8 +675,12 @@ static int run(struct mtc *c)
 		r = mtc_next(c, 250, &m, &raw, &len, err, sizeof(err));
 		if (r == 0)
 			continue;
+		if (r < 0 && stop_signal) {
+			ship_tail(c);
+			return 0;
+		}
 		if (r < 0)
-			return stop_signal ? 0 : 2;
+			return 2;
 		if (m->msg_case == MTRACE__SERVER_MSG__MSG_GOODBYE ||
 		    m->msg_case == MTRACE__SERVER_MSG__MSG_ERROR) {
 			ship(m, raw, len);
@@ -600,6 +713,7 @@ static void ship_hello(const Mtrace__Hello *h)
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
+	sigset_t stop_sigs;
 	char err[512];
 	struct mtc *c;
 	int r;
@@ -613,7 +727,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mtrace-ship: %s\n", err);
 		return 1;
 	}
-	if (nats_connect() < 0)
+	if (o.metrics && !(metrics = ship_metrics_start(o.metrics, err, sizeof(err)))) {
+		fprintf(stderr, "mtrace-ship: %s\n", err);
+		return 1;
+	}
+	/* SIGTERM is for the main thread's waits only, not for libnats' threads (the
+	 * connection was seen down right after a SIGTERM, the last messages spooled):
+	 * blocked while the library makes its threads, so that they inherit the mask. */
+	sigemptyset(&stop_sigs);
+	sigaddset(&stop_sigs, SIGTERM);
+	sigaddset(&stop_sigs, SIGINT);
+	pthread_sigmask(SIG_BLOCK, &stop_sigs, NULL);
+	r = nats_connect();
+	pthread_sigmask(SIG_UNBLOCK, &stop_sigs, NULL);
+	if (r < 0)
 		return 1;
 	/* the library connects in the background: give it a moment before the stream */
 	for (int i = 0; i < 50 && natsConnection_Status(nc) != NATS_CONN_STATUS_CONNECTED; i++)
@@ -631,6 +758,7 @@ int main(int argc, char **argv)
 		                                   : "localhost",
 		    host_tok, sizeof(host_tok));
 		new_id_base();
+		mtraced_up = true;
 		fprintf(stderr, "mtrace-ship: connected to mtraced; publishing as mtrace.%s.>\n",
 		    host_tok);
 		if (h)
@@ -638,16 +766,24 @@ int main(int argc, char **argv)
 		r = run(c);
 		mtc_close(c);
 		c = NULL;
+		mtraced_up = false;
+		figures_out();
 		if (r != 2 || stop_signal)
 			break;
 		fprintf(stderr, "mtrace-ship: mtraced went away; waiting for it\n");
 		c = mtc_open_wait(
 		    o.socket, "mtrace-ship " MTRACE_VERSION, subscribe, give_up, NULL);
 	}
-	/* a last try at what is spooled, then the figures */
+	/* a last try at what is spooled (NATS given up to --retry-ms to be back), then the
+	 * figures */
+	for (double end = mono() + o.retry_ms / 1e3;
+	     ((spool && spool_records(spool)) || pending_loss) && mono() < end &&
+	     natsConnection_Status(nc) != NATS_CONN_STATUS_CONNECTED;)
+		nats_Sleep(50);
 	if (natsConnection_Status(nc) == NATS_CONN_STATUS_CONNECTED)
 		drain();
 	log_figures("exit");
+	ship_metrics_stop(metrics);
 	jsCtx_Destroy(js);
 	natsConnection_Destroy(nc);
 	spool_close(spool);

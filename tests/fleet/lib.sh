@@ -101,3 +101,87 @@ host_domain_events() {
 	done
 	fail "$1: domain $2 has ${v:-0} events, expected $3"
 }
+
+# A three-node JetStream cluster on loopback: n1 n2 n3, each with its client port, route
+# port, HTTP monitor and store ($T/nN), routes to the other two; CLUSTER_URLS lists the
+# three client URLs (what mtrace-ship and mtrace-cat take).
+declare -A CL_PORT CL_ROUTE CL_MON CL_PID
+CL_NODES="n1 n2 n3"
+CLUSTER_URLS=
+
+cluster_node_start() {	# NODE
+	local n=$1 m routes=
+	for m in $CL_NODES; do
+		[ "$m" = "$n" ] || routes=$routes${routes:+,}nats://127.0.0.1:${CL_ROUTE[$m]}
+	done
+	"$NATS_SERVER" -js -sd "$T/$n" --server_name "$n" --cluster_name mtrace \
+		-a 127.0.0.1 -p "${CL_PORT[$n]}" -m "${CL_MON[$n]}" \
+		--cluster "nats://127.0.0.1:${CL_ROUTE[$n]}" --routes "$routes" \
+		>>"$T/$n.log" 2>&1 &
+	CL_PID[$n]=$!
+	PIDS+=("$!")
+}
+
+cluster_mons() {	# the monitor ports of the nodes running
+	local n
+	for n in $CL_NODES; do [ -n "${CL_PID[$n]}" ] && echo "${CL_MON[$n]}"; done
+}
+
+cluster_start() {	# returns once the nodes agree on a metadata leader
+	local n
+	for n in $CL_NODES; do
+		CL_PORT[$n]=$(free_port) CL_ROUTE[$n]=$(free_port) CL_MON[$n]=$(free_port)
+		CLUSTER_URLS=$CLUSTER_URLS${CLUSTER_URLS:+,}nats://127.0.0.1:${CL_PORT[$n]}
+	done
+	for n in $CL_NODES; do cluster_node_start "$n"; done
+	wait_until 30 "$PYTHON" "$HERE/jsz.py" meta $(cluster_mons) >/dev/null ||
+		fail "the three nodes have no common JetStream metadata leader after 30 s"
+}
+
+cluster_kill() {	# NODE: SIGKILL, no goodbye to its peers
+	kill -KILL "${CL_PID[$1]}" 2>/dev/null
+	wait "${CL_PID[$1]}" 2>/dev/null
+	CL_PID[$1]=
+}
+
+stream_leader() {	# "LEADER REPLICAS CURRENT" of MTRACE, as the running nodes see it
+	"$PYTHON" "$HERE/jsz.py" leader $(cluster_mons)
+}
+
+# wait_progress WHAT STALL LIMIT CMD...: CMD prints a number; returns once it prints one
+# that is not below the value in $WANT, and fails when it has not grown for STALL
+# seconds or LIMIT seconds have passed (so a stuck reader fails fast, a slow one not).
+wait_progress() {
+	local what=$1 stall=$2 limit=$3 v last=-1 since=$SECONDS start=$SECONDS
+	shift 3
+	while :; do
+		v=$("$@" 2>/dev/null)
+		v=${v:-0}
+		[ "$v" -ge "$WANT" ] && return 0
+		if [ "$v" -gt "$last" ]; then
+			last=$v since=$SECONDS
+		elif [ $((SECONDS - since)) -ge "$stall" ]; then
+			fail "$what: stuck at $v of $WANT for ${stall} s"
+		fi
+		[ $((SECONDS - start)) -ge "$limit" ] && fail "$what: $v of $WANT after ${limit} s"
+		sleep 0.2
+	done
+}
+
+# wait_growing WHAT STALL LIMIT FILE CMD...: until CMD succeeds, while FILE (a reader's
+# output) keeps growing: fails when it has not grown for STALL seconds (the reader is
+# stuck, not slow) or after LIMIT seconds, saying where it was.
+wait_growing() {
+	local what=$1 stall=$2 limit=$3 file=$4 size last=-1 since=$SECONDS start=$SECONDS
+	shift 4
+	until "$@"; do
+		size=$(stat -c %s "$file" 2>/dev/null || echo 0)
+		if [ "$size" != "$last" ]; then
+			last=$size since=$SECONDS
+		elif [ $((SECONDS - since)) -ge "$stall" ]; then
+			fail "$what: $file stopped growing at $size bytes ${stall} s ago"
+		fi
+		[ $((SECONDS - start)) -ge "$limit" ] && fail "$what: not after ${limit} s ($file: $size bytes)"
+		sleep 0.2
+	done
+}

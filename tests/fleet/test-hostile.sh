@@ -22,7 +22,13 @@ for name in a.b '*' '>'; do
 		--summary "$T/h1/load-$i.json" -n 1000 --seed $i >/dev/null
 done
 host_idle h1
-sleep 1
+# the shippers are stopped once the stream has the three guests' DomainDown, their last
+# messages (SIGTERM does not wait for what mtraced sent)
+for h in h1 $'bad host\xff\xfe.*>'; do
+	wait_growing "the stream's DomainDown of the guests of '$h'" 20 180 "$T/downs.json" \
+		eval '"$CAT" --nats "$NATS_URL" --host "$h" -f json >"$T/downs.json" 2>"$T/downs.err" &&
+			[ "$(grep -c "\"type\":\"domain_down\"" "$T/downs.json")" = 3 ]'
+done
 ship_stop h1
 kill -TERM "$BAD"
 wait_pid "$BAD" 20 || fail "the second mtrace-ship failed"

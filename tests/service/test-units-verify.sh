@@ -1,8 +1,8 @@
 #!/bin/bash
 # The units as installed pass "systemd-analyze verify" without a single complaint
 # (which also checks that the man pages named in Documentation= are installed), the
-# sysusers.d/tmpfiles.d snippets do what they say, and the service's exposure score
-# stays at or below 2.0.
+# sysusers.d/tmpfiles.d snippets do what they say, and the exposure scores of
+# mtraced.service and mtrace-ship.service stay at or below 2.0.
 . "$MTRACE_SRC/tests/rig.sh"
 
 command -v systemd-analyze >/dev/null || { echo "SKIP: no systemd-analyze"; exit 77; }
@@ -33,6 +33,28 @@ cat "$T/verify.out"
 [ $rc = 0 ] || fail "systemd-analyze verify exited $rc"
 [ -s "$T/verify.out" ] && fail "systemd-analyze verify complained"
 
+# mtrace-ship.service likewise (installed, its binary and man page from the DESTDIR),
+# hardened like the other clients: no capability, a dynamic user in group mtrace, only
+# AF_UNIX and IP, its spool in its StateDirectory; scored below.
+u=mtrace-ship.service
+[ -f "$unitdir/$u" ] || fail "$u not installed in $MTRACE_UNITDIR"
+grep -q '@[a-z_]*@' "$unitdir/$u" && fail "unsubstituted @var@ in $u"
+sed "s|^ExecStart=$MTRACE_BINDIR/|ExecStart=$D$MTRACE_BINDIR/|" "$unitdir/$u" >"$T/units/$u"
+changed=$(diff "$unitdir/$u" "$T/units/$u" | grep -c '^>')
+[ "$changed" = 1 ] || fail "test copy of $u differs in $changed lines, expected 1"
+[ -x "$D$MTRACE_BINDIR/mtrace-ship" ] || fail "mtrace-ship not installed in $MTRACE_BINDIR"
+for want in '^CapabilityBoundingSet=$' '^AmbientCapabilities=$' '^DynamicUser=yes$' \
+	'^SupplementaryGroups=mtrace$' '^RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6$' \
+	'^NoNewPrivileges=yes$' '^StateDirectory=mtrace-ship$' '^ProtectSystem=strict$' \
+	'^ExecStart=.* --spool \${STATE_DIRECTORY} '; do
+	grep -q "$want" "$T/units/$u" || fail "$u lacks $want"
+done
+systemd-analyze verify "$T/units/$u" >"$T/verify-ship.out" 2>&1
+rc=$?
+cat "$T/verify-ship.out"
+[ $rc = 0 ] || fail "systemd-analyze verify $u exited $rc"
+[ -s "$T/verify-ship.out" ] && fail "systemd-analyze verify complained about $u"
+
 # The sysusers.d and tmpfiles.d snippets, applied by their tools to an empty root:
 # the group exists afterwards, and so does /run/mtrace, mode 0755.
 mkdir -p "$T/root/etc"
@@ -50,4 +72,11 @@ score=$(sed -n 's/.*Overall exposure level for mtraced.service: \([0-9.]*\).*/\1
 [ -n "$score" ] || { cat "$T/security.out"; fail "no exposure score"; }
 echo "systemd-analyze security exposure: $score"
 awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }' || { grep '✗' "$T/security.out"; fail "exposure $score > 2.0"; }
+systemd-analyze security --offline=true --no-pager "$T/units/mtrace-ship.service" \
+	>"$T/security-ship.out" 2>&1
+score=$(sed -n 's/.*Overall exposure level for mtrace-ship.service: \([0-9.]*\).*/\1/p' "$T/security-ship.out")
+[ -n "$score" ] || { cat "$T/security-ship.out"; fail "no exposure score for mtrace-ship.service"; }
+echo "systemd-analyze security exposure of mtrace-ship.service: $score"
+awk -v s="$score" 'BEGIN { exit !(s <= 2.0) }' ||
+	{ grep '✗' "$T/security-ship.out"; fail "mtrace-ship.service exposure $score > 2.0"; }
 echo "ok"
