@@ -71,7 +71,7 @@ ocaml_checks() {
 	rm -f /run/ocaml.fifo /run/ocaml.count; mkfifo /run/ocaml.fifo
 	ocaml_reduce < /run/ocaml.fifo > /run/ocaml.reduced &
 	AWKO=$!
-	mtrace-cat -f json -d $D -t 1100 > /run/ocaml.fifo 2> /run/ocaml-cat.err &
+	mtrace-cat -f json -D $D --time 1100 > /run/ocaml.fifo 2> /run/ocaml-cat.err &
 	CATO=$!
 	i=0; while [ "$(cat_clients)" -le "$n0" ] && [ $i -lt 120 ]; do sleep 0.5; i=$((i+1)); done
 	[ $i -lt 120 ] || info "ocaml: mtraced's journal never named the client; going on"
