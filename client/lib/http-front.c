@@ -470,6 +470,13 @@ static int unix_perms(const char *path)
 	return chmod(path, 0660);
 }
 
+/*
+ * The accept queue holds a flood: with the queue full the kernel drops a newcomer's SYN,
+ * and a legitimate client then waits for its 1 s retransmit however fast the caps below
+ * turn the flood away.  The kernel takes at most net.core.somaxconn (4096 by default).
+ */
+#define LISTEN_BACKLOG 4096
+
 static int listen_unix(const struct hf_listen *a, char *err, size_t errlen)
 {
 	struct stat st;
@@ -486,7 +493,7 @@ static int listen_unix(const struct hf_listen *a, char *err, size_t errlen)
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 || bind(fd, (const struct sockaddr *)&a->ss, a->len) < 0 ||
-	    unix_perms(a->host) < 0 || listen(fd, 1024) < 0) {
+	    unix_perms(a->host) < 0 || listen(fd, LISTEN_BACKLOG) < 0) {
 		snprintf(err, errlen, "cannot listen on unix:%s: %s", a->host, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -508,7 +515,7 @@ static int listen_on(const struct hf_listen *a, char *err, size_t errlen)
 			setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
 	}
 	if (fd < 0 || bind(fd, (const struct sockaddr *)&a->ss, a->len) < 0 ||
-	    listen(fd, 1024) < 0) {
+	    listen(fd, LISTEN_BACKLOG) < 0) {
 		snprintf(err, errlen, "cannot listen on %s%s%s:%u: %s",
 		    a->ss.ss_family == AF_INET6 ? "[" : "", a->host,
 		    a->ss.ss_family == AF_INET6 ? "]" : "", a->port, strerror(errno));
