@@ -228,8 +228,10 @@ static inline __attribute__((always_inline)) void evict_prefetch(const struct st
 	__builtin_prefetch(&d->tab[thash(d, d->thr[v].id)], 1);
 	__builtin_prefetch((const char *)&d->thr[v] + 64, 1);
 	w = d->thr[v].next;
-	if (w != NO_IDX)
+	if (w != NO_IDX) { /* both lines: the id the next eviction reads is on the second */
 		__builtin_prefetch(&d->thr[w], 1);
+		__builtin_prefetch((const char *)&d->thr[w] + 64, 1);
+	}
 }
 
 static uint32_t thr_alloc(struct state_domain *d, uint32_t avoid)
