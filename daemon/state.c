@@ -39,7 +39,10 @@ static inline uint32_t thr_get(struct state_domain *d, uint64_t id, uint64_t ts,
 	return i;
 }
 
-static void thr_finish(struct state_domain *d, uint32_t i, uint64_t ts, uint8_t state)
+/* A resolve, a fifth of the events of the Lwt-like mix: inlined by force (one caller),
+ * the call and its register saves were a fifth of its cost. */
+static inline __attribute__((always_inline)) void thr_finish(
+    struct state_domain *d, uint32_t i, uint64_t ts, uint8_t state)
 {
 	struct thr *t = &d->thr[i];
 
