@@ -40,7 +40,7 @@ static inline uint32_t thr_get(struct state_domain *d, uint64_t id, uint64_t ts,
 }
 
 /* A resolve, a fifth of the events of the Lwt-like mix: inlined by force (one caller),
- * the call and its register saves were a fifth of its cost. */
+ * the call and its register saves were about a quarter of its 45 instructions. */
 static inline __attribute__((always_inline)) void thr_finish(
     struct state_domain *d, uint32_t i, uint64_t ts, uint8_t state)
 {
