@@ -40,13 +40,17 @@ struct win {
 };
 
 /*
- * Two cache lines a thread.  The first holds what an event, a resolve and an eviction
- * touch (the counters of the current thread, the per-second count, the list links,
- * state, label and site, the id the hash is cleared by, the creation time a resolve
- * reads); the second what Stats and the rarer ops read.  Entries are line-aligned so
- * that no hot field straddles two lines.  The label history (read only when a thread
- * is relabelled) lives beside the slab, in past[], valid once has_past is set: a new
- * thread writes nothing there.
+ * Two cache lines a thread.  The first holds what an event of the thread touches (its
+ * counts: events, the per-second count, reads and resolves, the commonest ops'), what
+ * a switch charges (running_ns), and what a resolve or an eviction moves (the list
+ * links, state, label and site); the second what Stats and the rarer ops read, and
+ * what is touched only where the second line is anyway: the id the hash is cleared by
+ * (an eviction fetches both lines ahead, evict_prefetch, and writes both when the slot
+ * is reused), the creation time (a resolve writes resolved_ns beside it).  A read or a
+ * resolve used to write reads/resolves on the second line: with a table larger than
+ * the caches, a second miss.  Entries are line-aligned so that no hot field straddles
+ * two lines.  The label history (read only when a thread is relabelled) lives beside
+ * the slab, in past[], valid once has_past is set: a new thread writes nothing there.
  */
 struct thr {
 	uint64_t events;
@@ -59,11 +63,11 @@ struct thr {
 	uint8_t has_past; /* past[] of this slot holds its label history */
 	uint32_t label;   /* label index or NO_IDX */
 	uint32_t site;    /* creation site index or NO_IDX */
+	uint64_t running_ns;
+	uint64_t reads, resolves;
+	/* second line */
 	uint64_t id;
 	uint64_t created_ns;
-	uint64_t running_ns;
-	/* second line */
-	uint64_t reads, resolves;
 	uint64_t parent;
 	uint64_t becomes;
 	uint64_t resolved_ns;
@@ -72,6 +76,8 @@ struct thr {
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct thr) == 128, "two cache lines a thread");
+_Static_assert(offsetof(struct thr, resolves) < 64 && offsetof(struct thr, id) == 64,
+    "an event's counts on the first line");
 
 /* Labels a thread had before its current one, newest first (NO_IDX: none). */
 struct thr_past {

@@ -99,7 +99,7 @@ void state_tab_rekey(struct state_domain *d)
 }
 
 /* Linear-probing delete by backward shift: no tombstones, so lookups stay short. */
-static void tab_delete(struct state_domain *d, uint64_t id)
+static inline __attribute__((always_inline)) void tab_delete(struct state_domain *d, uint64_t id)
 {
 	uint32_t mask = d->tab_mask, i = thash(d, id), j, k;
 
@@ -124,7 +124,10 @@ static void tab_delete(struct state_domain *d, uint64_t id)
 	}
 }
 
-void state_thr_remove(struct state_domain *d, uint32_t i)
+/* Inlined into the eviction (every new thread of a full table), with tab_delete: the
+ * calls and their register saves were ~11 of the ~97 instructions an eviction's
+ * removal took (bench/daemon/callgrind.sh drain: 259.2 -> 257.0 an event). */
+static inline __attribute__((always_inline)) void thr_remove(struct state_domain *d, uint32_t i)
 {
 	struct thr *t = &d->thr[i];
 
@@ -144,6 +147,11 @@ void state_thr_remove(struct state_domain *d, uint32_t i)
 	t->next = d->free_head;
 	d->free_head = i;
 	d->nthr--;
+}
+
+void state_thr_remove(struct state_domain *d, uint32_t i)
+{
+	thr_remove(d, i);
 }
 
 /*
@@ -228,8 +236,10 @@ static inline __attribute__((always_inline)) void evict_prefetch(const struct st
 	__builtin_prefetch(&d->tab[thash(d, d->thr[v].id)], 1);
 	__builtin_prefetch((const char *)&d->thr[v] + 64, 1);
 	w = d->thr[v].next;
-	if (w != NO_IDX)
+	if (w != NO_IDX) { /* both lines: the id the next eviction reads is on the second */
 		__builtin_prefetch(&d->thr[w], 1);
+		__builtin_prefetch((const char *)&d->thr[w] + 64, 1);
+	}
 }
 
 static uint32_t thr_alloc(struct state_domain *d, uint32_t avoid)
@@ -272,7 +282,7 @@ static uint32_t thr_alloc(struct state_domain *d, uint32_t avoid)
 		}
 		if (v == NO_IDX)
 			return NO_IDX;
-		state_thr_remove(d, v);
+		thr_remove(d, v);
 		d->threads_evicted++;
 		evict_prefetch(d);
 	}

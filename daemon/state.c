@@ -39,7 +39,10 @@ static inline uint32_t thr_get(struct state_domain *d, uint64_t id, uint64_t ts,
 	return i;
 }
 
-static void thr_finish(struct state_domain *d, uint32_t i, uint64_t ts, uint8_t state)
+/* A resolve, a fifth of the events of the Lwt-like mix: inlined by force (one caller),
+ * the call and its register saves were about a quarter of its 45 instructions. */
+static inline __attribute__((always_inline)) void thr_finish(
+    struct state_domain *d, uint32_t i, uint64_t ts, uint8_t state)
 {
 	struct thr *t = &d->thr[i];
 
@@ -89,8 +92,10 @@ static void counter_apply(struct state_domain *d, const struct mtrace_event *ev,
 		d->cval[ci] = (int64_t)((uint64_t)d->cval[ci] + ev->arg); /* wraps, no UB */
 }
 
-/* The running thread changes at ts: charge the interval to the one that ran. */
-static inline void run_switch(struct state_domain *d, uint64_t to, uint64_t ts)
+/* The running thread changes at ts: charge the interval to the one that ran.  ti:
+ * the caller's slot of `to` (the event's thread, looked up and not evicted since:
+ * a lookup of the arg avoids it), NO_IDX when it has none. */
+static inline void run_switch(struct state_domain *d, uint64_t to, uint32_t ti, uint64_t ts)
 {
 	if (d->running == to)
 		return;
@@ -98,10 +103,11 @@ static inline void run_switch(struct state_domain *d, uint64_t to, uint64_t ts)
 		d->thr[d->running_idx].running_ns += ts - d->run_start;
 	d->running = to;
 	d->run_start = ts;
-	/* the caller has just looked `to` up: it is in the cache, unless untracked */
-	if (to == MTRACE_THREAD_NONE)
+	if (ti != NO_IDX)
+		d->running_idx = ti;
+	else if (to == MTRACE_THREAD_NONE)
 		d->running_idx = NO_IDX;
-	else if ((d->running_idx = cache_find(d, to)) == NO_IDX)
+	else
 		d->running_idx = tab_find(d, to);
 }
 
@@ -128,9 +134,32 @@ static void apply_other(struct state_domain *d, const struct mtrace_event *ev)
 	}
 }
 
-/* One event, the domain's event count and window aside (the callers add them).  sec:
- * state_ctx.cur_sec, read once per batch (through the global, the compiler reloads it
- * after every store to a thread). */
+/*
+ * What the hot loop asks of an op, one byte an op (a load and a test, where the
+ * comparisons they replace were 4-6 instructions an event): OP_OTHER, not an event of
+ * a running thread (apply_other); OP_ARG_THREAD, its arg is a thread the state looks
+ * up (prefetched ahead).
+ */
+enum {
+	OP_OTHER = 1,
+	OP_ARG_THREAD = 2,
+};
+static const uint8_t op_kind[256] = {
+	[MTRACE_OP_GC] = OP_OTHER,
+	[MTRACE_OP_RING_START] = OP_OTHER,
+	[MTRACE_OP_SITE] = OP_OTHER,
+	[MTRACE_OP_SITE_NAME] = OP_OTHER,
+	[MTRACE_OP_MODULE] = OP_OTHER,
+	[MTRACE_OP_CREATES] = OP_ARG_THREAD,
+	[MTRACE_OP_FULFILLS] = OP_ARG_THREAD,
+	[MTRACE_OP_FAILS] = OP_ARG_THREAD,
+	[MTRACE_OP_SIGNAL] = OP_ARG_THREAD,
+	[MTRACE_OP_SIGNAL_NEW] = OP_ARG_THREAD,
+};
+
+/* One event, the domain's event count, window and last_ts aside (the callers keep
+ * them).  sec: state_ctx.cur_sec, read once per batch (through the global, the
+ * compiler reloads it after every store to a thread). */
 static inline __attribute__((always_inline)) void apply_one(
     struct state_domain *d, const struct mtrace_event *ev, uint32_t sec)
 {
@@ -139,11 +168,7 @@ static inline __attribute__((always_inline)) void apply_one(
 	uint64_t ts = ev->ts;
 
 	d->op_events[ev->op]++;
-	if (ts > d->last_ts)
-		d->last_ts = ts;
-	if (__builtin_expect(ev->op == MTRACE_OP_GC ||
-	            (ev->op >= MTRACE_OP_RING_START && ev->op <= MTRACE_OP_MODULE),
-	        0)) {
+	if (__builtin_expect(op_kind[ev->op] & OP_OTHER, 0)) {
 		apply_other(d, ev);
 		return;
 	}
@@ -182,7 +207,7 @@ static inline __attribute__((always_inline)) void apply_one(
 	case MTRACE_OP_READ:
 		if (t)
 			t->reads++;
-		run_switch(d, ev->thread, ts);
+		run_switch(d, ev->thread, ti, ts);
 		break;
 	case MTRACE_OP_READ_LATER:
 	case MTRACE_OP_TRY_READ:
@@ -222,7 +247,7 @@ static inline __attribute__((always_inline)) void apply_one(
 		counter_apply(d, ev, true);
 		break;
 	case MTRACE_OP_SWITCH:
-		run_switch(d, ev->thread, ts);
+		run_switch(d, ev->thread, ti, ts);
 		break;
 	case MTRACE_OP_SIGNAL:
 	case MTRACE_OP_SIGNAL_NEW:
@@ -233,7 +258,7 @@ static inline __attribute__((always_inline)) void apply_one(
 				d->thr[ai].notifies++;
 		}
 		if (ev->op == MTRACE_OP_SIGNAL)
-			run_switch(d, ev->thread, ts);
+			run_switch(d, ev->thread, ti, ts);
 		break;
 	default:
 		break;
@@ -244,15 +269,13 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
 {
 	d->events++;
 	d->win.cur++;
+	if (ev->ts > d->last_ts)
+		d->last_ts = ev->ts;
 	apply_one(d, ev, (uint32_t)state_ctx.cur_sec);
 	if (__builtin_expect(d->tab_long, 0))
 		state_tab_rekey(d);
 }
 
-/* Ops whose arg is a thread the state looks up. */
-#define ARG_THREAD_OPS                                                                      \
-	((1u << MTRACE_OP_CREATES) | (1u << MTRACE_OP_FULFILLS) | (1u << MTRACE_OP_FAILS) | \
-	    (1u << MTRACE_OP_SIGNAL) | (1u << MTRACE_OP_SIGNAL_NEW))
 /*
  * An event's hash slots (its thread's and its arg's) are fetched SLOT_AHEAD events
  * before it is applied: in a table larger than the caches each is a miss, and an
@@ -269,14 +292,12 @@ static inline __attribute__((always_inline)) void slot_prefetch(
 	__builtin_prefetch(&d->tab[thash(d, id)]);
 }
 
-static inline bool arg_is_thread(uint8_t op)
-{
-	return op < 32 && (ARG_THREAD_OPS >> op) & 1;
-}
-
+/* The latest timestamp is kept in a local and stored once a batch: nothing that
+ * apply_one runs reads d->last_ts (only the read-outs, state-stats.c, do). */
 void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, size_t n)
 {
 	uint32_t sec = (uint32_t)state_ctx.cur_sec;
+	uint64_t last_ts = d->last_ts;
 
 	d->events += n;
 	d->win.cur += n;
@@ -284,11 +305,14 @@ void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, si
 		if (i + SLOT_AHEAD < n) {
 			const struct mtrace_event *p = &ev[i + SLOT_AHEAD];
 			slot_prefetch(d, p->thread);
-			if (arg_is_thread(p->op))
+			if (op_kind[p->op] & OP_ARG_THREAD)
 				slot_prefetch(d, p->arg);
 		}
+		if (ev[i].ts > last_ts)
+			last_ts = ev[i].ts;
 		apply_one(d, &ev[i], sec);
 	}
+	d->last_ts = last_ts;
 	if (__builtin_expect(d->tab_long, 0))
 		state_tab_rekey(d);
 }
