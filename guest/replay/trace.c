@@ -250,6 +250,36 @@ static bool blank(const char *s, size_t len)
 	return true;
 }
 
+/*
+ * One line into buf, its '\n' kept: at most TRACE_LINE_MAX bytes before it (the rest of
+ * a longer line is read and dropped, *too_long); its length, or -1 at the end of input.
+ * getc, not fgets: a line may hold NUL bytes, and fgets' caller cannot tell a NUL from
+ * the line's end (a binary line starting with one read as blank, and was skipped unsaid).
+ */
+static long read_line(FILE *in, char *buf, bool *too_long, bool *nul)
+{
+	size_t len = 0;
+	int c;
+
+	*too_long = *nul = false;
+	while ((c = getc_unlocked(in)) != EOF) {
+		if (c == '\n')
+			break;
+		if (c == 0)
+			*nul = true;
+		if (len < TRACE_LINE_MAX)
+			buf[len++] = (char)c;
+		else
+			*too_long = true;
+	}
+	if (c == EOF && len == 0 && !*too_long)
+		return -1;
+	if (c == '\n')
+		buf[len++] = '\n';
+	buf[len] = 0;
+	return (long)len;
+}
+
 int trace_load(struct trace *t, FILE *in, const char *name, FILE *diag, unsigned max_report)
 {
 	memset(t, 0, sizeof(*t));
@@ -259,23 +289,22 @@ int trace_load(struct trace *t, FILE *in, const char *name, FILE *diag, unsigned
 		return -1;
 	uint64_t lineno = 0;
 	char err[160];
-	/* fgets with a fixed buffer bounds memory whatever the file holds. */
-	while (fgets(buf, TRACE_LINE_MAX + 2, in)) {
-		size_t len = strlen(buf);
+	bool too_long, nul;
+	long n;
+	/* A fixed buffer bounds memory whatever the file holds. */
+	while ((n = read_line(in, buf, &too_long, &nul)) >= 0) {
+		size_t len = (size_t)n;
 		lineno++;
-		bool too_long = len == TRACE_LINE_MAX + 1 && buf[len - 1] != '\n';
-		if (too_long) {
-			int c;
-			while ((c = getc(in)) != EOF && c != '\n')
-				;
-		}
-		if (!too_long && blank(buf, len))
+		if (!too_long && !nul && blank(buf, len))
 			continue;
 		t->lines++;
 		struct trace_ev ev;
 		int rc;
 		if (too_long) {
 			snprintf(err, sizeof(err), "line longer than %u bytes", TRACE_LINE_MAX);
+			rc = -1;
+		} else if (nul) {
+			snprintf(err, sizeof(err), "a NUL byte in the line");
 			rc = -1;
 		} else {
 			rc = trace_parse_line(t, buf, len, &ev, err, sizeof(err));
