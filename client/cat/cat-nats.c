@@ -107,11 +107,7 @@ int cat_nats_open(const struct cat_opts *o, char *err, size_t errlen)
 	} else {
 		snprintf(subject, sizeof(subject), "mtrace.>");
 	}
-	st = natsOptions_Create(&no);
-	if (st == NATS_OK)
-		st = nats_servers_set(no, o->nats);
-	if (st == NATS_OK && o->creds)
-		st = natsOptions_SetUserCredentialsFromFiles(no, o->creds, NULL);
+	st = nats_options_new(&no, o->nats, o->creds);
 	if (st == NATS_OK)
 		st = natsConnection_Connect(&nc, no);
 	natsOptions_Destroy(no);

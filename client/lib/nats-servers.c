@@ -23,6 +23,21 @@ natsStatus nats_servers_set(natsOptions *no, const char *url)
 	return st;
 }
 
+natsStatus nats_options_new(natsOptions **no, const char *url, const char *creds)
+{
+	natsStatus st = natsOptions_Create(no);
+
+	if (st == NATS_OK)
+		st = nats_servers_set(*no, url);
+	if (st == NATS_OK && creds)
+		st = natsOptions_SetUserCredentialsFromFiles(*no, creds, NULL);
+	if (st != NATS_OK) {
+		natsOptions_Destroy(*no);
+		*no = NULL;
+	}
+	return st;
+}
+
 int nats_parse_since(const char *s, int64_t *ns)
 {
 	struct tm tm = { 0 };

@@ -347,17 +347,13 @@ static int nats_connect(void)
 	natsOptions *no = NULL;
 	natsStatus st;
 
-	if (natsOptions_Create(&no) != NATS_OK)
-		return -1;
-	st = nats_servers_set(no, o.nats);
+	st = nats_options_new(&no, o.nats, o.creds);
 	if (st == NATS_OK)
 		st = natsOptions_SetMaxReconnect(no, -1);
 	if (st == NATS_OK)
 		st = natsOptions_SetReconnectWait(no, 250);
 	if (st == NATS_OK)
 		st = natsOptions_SetRetryOnFailedConnect(no, true, on_connected, NULL);
-	if (st == NATS_OK && o.creds)
-		st = natsOptions_SetUserCredentialsFromFiles(no, o.creds, NULL);
 	for (size_t i = 0; st == NATS_OK && i < o.n_ca; i++) {
 		st = natsOptions_SetSecure(no, true);
 		if (st == NATS_OK)

@@ -228,11 +228,7 @@ static int attempt(char *err, size_t errlen)
 	natsOptions *no = NULL;
 	natsStatus st;
 
-	st = natsOptions_Create(&no);
-	if (st == NATS_OK)
-		st = nats_servers_set(no, o->nats);
-	if (st == NATS_OK && o->creds)
-		st = natsOptions_SetUserCredentialsFromFiles(no, o->creds, NULL);
+	st = nats_options_new(&no, o->nats, o->creds);
 	if (st == NATS_OK)
 		st = natsOptions_SetTimeout(no, CONNECT_TIMEOUT);
 	if (st == NATS_OK)
