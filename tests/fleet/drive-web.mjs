@@ -11,6 +11,7 @@
 // NODE_MODULES, SHOT_OUT (optional: keep the screenshot).
 import fs from 'node:fs';
 import path from 'node:path';
+import { check, note, result, sleep, until } from '../web/drive-lib.mjs';
 
 const env = process.env;
 const puppeteer = (await import(path.join(env.NODE_MODULES,
@@ -18,24 +19,6 @@ const puppeteer = (await import(path.join(env.NODE_MODULES,
 const T = env.T;
 const rigHosts = env.HOSTS.split(' ');
 const names = JSON.parse(env.HOST_NAMES);
-const t0 = Date.now();
-const note = s => console.log(`# [${((Date.now() - t0) / 1000).toFixed(1)}s] ${s}`);
-let failed = false;
-function check(ok, what) {
-  console.log(`${ok ? 'ok' : 'FAIL'}: ${what}`);
-  if (!ok) failed = true;
-  return ok;
-}
-const sleep = ms => new Promise(r => setTimeout(r, ms));
-async function until(what, fn, ms = 20000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 // A host's live figures: events per domid from its own mtrace-cat -f json, and the
 // domains its mtraced counted with their events and names.
@@ -185,6 +168,6 @@ try {
   await main();
 } catch (e) {
   console.log(`FAIL: ${e.stack || e}`);
-  failed = true;
+  result.failed = true;
 }
-process.exit(failed ? 1 : 0);
+process.exit(result.failed ? 1 : 0);

@@ -19,6 +19,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { check, note, result, sleep, until } from './drive-lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const puppeteer = (await import(path.join(process.env.NODE_MODULES || path.join(here, 'node_modules'),
@@ -27,24 +28,6 @@ const puppeteer = (await import(path.join(process.env.NODE_MODULES || path.join(
 const env = process.env;
 const mode = process.argv[2];
 const url = env.WEB_URL;
-const t0 = Date.now();
-const note = s => console.log(`# [${((Date.now() - t0) / 1000).toFixed(1)}s] ${s}`);
-let failed = false;
-function check(ok, what) {
-  console.log(`${ok ? 'ok' : 'FAIL'}: ${what}`);
-  if (!ok) failed = true;
-  return ok;
-}
-const sleep = ms => new Promise(r => setTimeout(r, ms));
-async function until(what, fn, ms = 20000) {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 function guest(name, ...argv) {
   const out = execFileSync(env.SIMXEN, ['--dir', env.RIG_SIM, 'create', '--name', name, '--log',
@@ -615,6 +598,6 @@ try {
   else throw new Error(`unknown mode ${mode}`);
 } catch (e) {
   console.log(`FAIL: ${e.stack || e}`);
-  failed = true;
+  result.failed = true;
 }
-process.exit(failed ? 1 : 0);
+process.exit(result.failed ? 1 : 0);
