@@ -88,6 +88,7 @@ struct broker {
 	 * replies but does not know the requests. */
 	bool (*dispatch)(struct conn *c, const char *msg, size_t n); /* false: drop c */
 	bool (*collect)(struct broker *b);
+	bool collect_due; /* a released domain's last mapping went: collect scans */
 };
 
 struct gnt_maps;

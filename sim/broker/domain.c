@@ -75,6 +75,9 @@ bool dom_collect(struct broker *b)
 {
 	bool gone = false;
 
+	if (!b->collect_due)
+		return false;
+	b->collect_due = false;
 	for (unsigned i = 1; i < b->ndoms;) {
 		struct domain *d = b->doms[i];
 		if (d->released && !d->foreign_maps) {
@@ -106,6 +109,7 @@ static void release(struct broker *b, struct domain *d)
 	/* Like Xen, a domain whose pages another domain still maps stays dying (listed,
 	 * nothing new can be mapped or bound) until the last of them is unmapped. */
 	d->released = true;
+	b->collect_due = true;
 	/* gone now if nobody maps it (and any domain its closed handles unmapped last) */
 	if (!dom_collect(b))
 		xs_fire_special(b, "@releaseDomain");

@@ -224,6 +224,8 @@ static void drop_maps(struct broker *b, uint32_t granter, unsigned long pages)
 	if (!d)
 		return;
 	d->foreign_maps -= pages < d->foreign_maps ? pages : d->foreign_maps;
+	if (d->released && !d->foreign_maps)
+		b->collect_due = true; /* dom_collect finishes it after the request */
 }
 
 int gnt_unmap(struct broker *b, struct conn *c, uint32_t granter, uint32_t count)
