@@ -32,6 +32,7 @@
 #include "stream-blob.h"
 #include "stream-columns.h"
 #include "stream-msg.h"
+#include "stream-shm.h"
 #include "xalloc.h"
 
 /* Columns nobody wrote to for this long are given back (stream_batch_flush). */
@@ -45,8 +46,9 @@ struct stream_group {
 	uint8_t ops[32];            /* bit per op */
 	struct label_filter labels; /* sub->labels compiled */
 	bool everything;            /* all ops, no labels: takes the shared group's batches */
-	struct stream_client **members;
+	struct stream_client **members; /* those on the socket */
 	size_t nmembers, cap;
+	struct stream_shm *shm; /* the region of the others (stream-shm.c) */
 	TAILQ_HEAD(, stream_columns) accs; /* in the order their rings first spoke */
 };
 
@@ -82,6 +84,8 @@ static void deliver(struct stream_group *g, uint32_t domid, struct stream_blob *
 	size_t i;
 
 	if (g != &gs.shared) {
+		if (g->shm)
+			stream_shm_put(g->shm, b, n);
 		for (i = 0; i < g->nmembers; i++)
 			gs.send_events(g->members[i], b, n);
 		return;
@@ -90,6 +94,8 @@ static void deliver(struct stream_group *g, uint32_t domid, struct stream_blob *
 	{
 		if (!x->everything || !state_domain_matches(domid, x->sub))
 			continue;
+		if (x->shm)
+			stream_shm_put(x->shm, b, n);
 		for (i = 0; i < x->nmembers; i++)
 			gs.send_events(x->members[i], b, n);
 	}
@@ -434,17 +440,73 @@ struct stream_group *stream_group_join(struct stream_client *c, const Mtrace__Su
 	return g;
 }
 
-void stream_group_leave(struct stream_group *g, struct stream_client *c)
+struct stream_shm *stream_group_shm_attach(
+    struct stream_group *g, struct stream_client *c, const char **why)
 {
 	size_t i;
 
+	if (!g->shm && !(g->shm = stream_shm_new(why)))
+		return NULL;
+	if (stream_shm_add(g->shm, c) < 0) {
+		*why = "out of memory";
+		return NULL;
+	}
 	for (i = 0; i < g->nmembers; i++) {
 		if (g->members[i] == c) {
 			g->members[i] = g->members[--g->nmembers];
 			break;
 		}
 	}
-	if (g->nmembers)
+	return g->shm;
+}
+
+void stream_group_shm_detach(struct stream_group *g, struct stream_client *c)
+{
+	bool found;
+
+	if (!g->shm)
+		return;
+	if (stream_shm_remove(g->shm, c, &found) == 0) {
+		stream_shm_free(g->shm);
+		g->shm = NULL;
+	}
+	if (!found)
+		return;
+	if (g->nmembers == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 4;
+		g->members = xreallocarray(g->members, cap, sizeof(*g->members));
+		g->cap = cap;
+	}
+	g->members[g->nmembers++] = c;
+}
+
+void stream_batch_notice(uint32_t domid, const struct stream_blob *b)
+{
+	struct stream_group *g;
+
+	LIST_FOREACH(g, &gs.groups, entry)
+	if (g->shm && state_domain_matches(domid, g->sub))
+		stream_shm_put(g->shm, b, 0);
+}
+
+void stream_group_leave(struct stream_group *g, struct stream_client *c)
+{
+	size_t i;
+	bool found = false;
+
+	for (i = 0; i < g->nmembers; i++) {
+		if (g->members[i] == c) {
+			g->members[i] = g->members[--g->nmembers];
+			found = true;
+			break;
+		}
+	}
+	/* a region goes with its last reader */
+	if (g->shm && !found && stream_shm_remove(g->shm, c, &found) == 0) {
+		stream_shm_free(g->shm);
+		g->shm = NULL;
+	}
+	if (g->nmembers || g->shm)
 		return;
 	LIST_REMOVE(g, entry);
 	gs.neverything -= g->everything;
