@@ -139,6 +139,11 @@ int mtc_subscribe(struct mtc *c, const Mtrace__Subscribe *sub)
 	return mtc_send(c, &m);
 }
 
+int mtc_shared(const struct mtc *c)
+{
+	return c->shm != NULL;
+}
+
 static int64_t now_ms(void)
 {
 	return (int64_t)(clock_mono_ns() / 1000000u);
