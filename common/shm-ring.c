@@ -126,16 +126,22 @@ static uint64_t tail_now(const struct shm_reader *r)
 	return __atomic_load_n(&r->h->tail, __ATOMIC_RELAXED);
 }
 
-enum shm_read shm_reader_next(struct shm_reader *r, uint8_t *buf, size_t cap, size_t *len,
-    uint64_t *lost, const char **why)
+enum shm_read shm_reader_next(
+    struct shm_reader *r, uint8_t *buf, size_t cap, size_t *len, uint64_t *lost, const char **why)
 {
+	unsigned stale = 0;
+
 	for (;;) {
 		uint64_t w = shm_reader_write(r), t = tail_now(r), off;
 		struct shm_rec rec;
 
 		if (r->pos == w)
 			return SHM_READ_NONE;
-		if (r->pos > w || w - t > r->size || t > w) {
+		/* the tail, read after the write position, may be past it: the writer went
+		 * on meanwhile; never so for long */
+		if (r->pos > w || t > w || w - t > r->size) {
+			if (r->pos <= w && ++stale < 1000)
+				continue;
 			*why = "region positions out of order";
 			return SHM_READ_BAD;
 		}

@@ -25,14 +25,14 @@
 
 struct shm_ring_hdr {
 	uint32_t magic, version;
-	uint64_t size;        /* data bytes */
-	uint64_t hdr_size;    /* SHM_RING_HDR */
-	uint8_t pad0[40];     /* write and tail on cache lines of their own */
-	uint64_t write;       /* offset 64: bytes ever written */
+	uint64_t size;     /* data bytes */
+	uint64_t hdr_size; /* SHM_RING_HDR */
+	uint8_t pad0[40];  /* write and tail on cache lines of their own */
+	uint64_t write;    /* offset 64: bytes ever written */
 	uint8_t pad1[56];
-	uint64_t tail;        /* offset 128: oldest position still valid */
+	uint64_t tail; /* offset 128: oldest position still valid */
 	uint8_t pad2[56];
-	uint64_t events;      /* offset 192: cumulative events, written or skipped */
+	uint64_t events; /* offset 192: cumulative events, written or skipped */
 	uint8_t pad3[56];
 };
 _Static_assert(sizeof(struct shm_ring_hdr) == SHM_RING_HDR, "header size");
@@ -82,8 +82,8 @@ enum shm_read {
  * skipped by the writer).  Records overwritten while being copied are discarded and
  * the reader goes on at the tail.
  */
-enum shm_read shm_reader_next(struct shm_reader *r, uint8_t *buf, size_t cap, size_t *len,
-    uint64_t *lost, const char **why);
+enum shm_read shm_reader_next(
+    struct shm_reader *r, uint8_t *buf, size_t cap, size_t *len, uint64_t *lost, const char **why);
 /* The writer's position now (to know whether there is more). */
 uint64_t shm_reader_write(const struct shm_reader *r);
 

@@ -43,12 +43,12 @@ struct stream_group {
 	char *key;
 	Mtrace__Subscribe *sub; /* own copy: members come and go */
 	bool all_ops;
-	uint8_t ops[32];            /* bit per op */
-	struct label_filter labels; /* sub->labels compiled */
-	bool everything;            /* all ops, no labels: takes the shared group's batches */
+	uint8_t ops[32];                /* bit per op */
+	struct label_filter labels;     /* sub->labels compiled */
+	bool everything;                /* all ops, no labels: takes the shared group's batches */
 	struct stream_client **members; /* those on the socket */
 	size_t nmembers, cap;
-	struct stream_shm *shm; /* the region of the others (stream-shm.c) */
+	struct stream_shm *shm;            /* the region of the others (stream-shm.c) */
 	TAILQ_HEAD(, stream_columns) accs; /* in the order their rings first spoke */
 };
 

@@ -232,7 +232,8 @@ void stream_shm_put(struct stream_shm *r, const struct stream_blob *b, size_t n)
 	}
 	/* too large for the region (a quarter of it): skipped, a loss its readers see */
 	if (shm_writer_put(&r->w, b->data, b->len, (uint32_t)n) < 0)
-		log_debug("a %zu-byte message skipped: above a quarter of client_shm_bytes", b->len);
+		log_debug(
+		    "a %zu-byte message skipped: above a quarter of client_shm_bytes", b->len);
 	wake_soon(r);
 }
 

@@ -17,7 +17,8 @@ struct stream_client;
 struct stream_shm;
 
 /* wake(c, write): c asked to be woken and the region has records past its position. */
-void stream_shm_init(struct event_base *base, void (*wake)(struct stream_client *c, uint64_t write));
+void stream_shm_init(
+    struct event_base *base, void (*wake)(struct stream_client *c, uint64_t write));
 /* client_shm_bytes, client_shm_total (0: none), client_coalesce_us in ns: the least
  * time between two wake-ups of a region's readers. */
 void stream_shm_configure(size_t bytes, size_t total, uint64_t wake_ns);

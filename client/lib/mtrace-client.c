@@ -181,8 +181,9 @@ static ssize_t read_fds(struct mtc *c, void *buf, size_t len)
 {
 	char ctl[CMSG_SPACE(4 * sizeof(int))];
 	struct iovec iov = { buf, len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl,
-		.msg_controllen = sizeof(ctl) };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)
+	};
 	ssize_t n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC);
 
 	if (n < 0)

@@ -78,8 +78,8 @@ fail:
 	return NULL;
 }
 
-int mtc_shm_next(struct mtc_shm *s, const uint8_t **frame, size_t *len, uint64_t *lost, char *err,
-    size_t errlen)
+int mtc_shm_next(
+    struct mtc_shm *s, const uint8_t **frame, size_t *len, uint64_t *lost, char *err, size_t errlen)
 {
 	const char *why = NULL;
 	size_t hdr, mlen;
@@ -94,7 +94,8 @@ int mtc_shm_next(struct mtc_shm *s, const uint8_t **frame, size_t *len, uint64_t
 	/* one whole frame, nothing after it */
 	if (frame_parse(s->buf, *len, FRAME_MAX_TO_CLIENT, &hdr, &mlen) != FRAME_OK ||
 	    hdr + mlen != *len) {
-		snprintf(err, errlen, "bad shared-memory region: a %zu-byte record is no frame", *len);
+		snprintf(
+		    err, errlen, "bad shared-memory region: a %zu-byte record is no frame", *len);
 		return -1;
 	}
 	*frame = s->buf;
