@@ -184,7 +184,8 @@ int main(int argc, char **argv)
 		if (nap_ms)
 			usleep((useconds_t)nap_ms * 1000);
 	}
-	printf("shared %d\n", mtc_shared(c));
+	if (shm)
+		printf("shared %d\n", mtc_shared(c));
 	printf("summary events=%" PRIu64 " dropped=%" PRIu64 "\n", events, dropped);
 	mtc_close(c);
 	return 0;
