@@ -1,8 +1,9 @@
 #!/bin/bash
 # The real mtraced on the simulated Xen, one busy guest running mtrace-load, clients
 # reading through shared memory (docs/stream-protocol.md, "Shared memory"):
-#  1. sixteen shared-memory clients and one socket client each receive every event the
-#     guest wrote (and the sixteen really had their events through shared memory);
+#  1. sixteen shared-memory clients, mtrace-cat --shared-memory and one socket client
+#     each receive every event the guest wrote (and the sixteen really had their events
+#     through shared memory);
 #  2. meanwhile a shared-memory client that stops reading for 7 s is told the events it
 #     lost (what it got plus what it was told it lost is all), and mtraced's memory
 #     stays bounded;
@@ -48,6 +49,10 @@ PIDS+=($!)
 "$PROBE" -s "$SOCK" -S -M -p 7 -T 20 >"$T/stall.out" &
 STALL=$!
 PIDS+=("$STALL")
+# mtrace-cat --shared-memory, through the session
+"$CAT" -s "$SOCK" -f count --shared-memory --summary >/dev/null 2>"$T/cat.sum" &
+SP+=($!)
+PIDS+=($!)
 # asked, then never reads a thing (not even its socket) until it is killed
 "$PROBE" -s "$SOCK" -S -M -p 600 >"$T/never.out" &
 PIDS+=($!)
@@ -96,7 +101,9 @@ for i in $(seq 0 15); do
 done
 grep -q "^summary events=$total dropped=0" "$T/sock.out" ||
 	fail "socket client: $(tail -1 "$T/sock.out"), the guest wrote $total"
-pass "16 shared-memory clients and 1 socket client each got all $total events"
+cat_got=$(tail -1 "$T/cat.sum" | "$PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["events"])')
+[ "$cat_got" = "$total" ] || fail "mtrace-cat --shared-memory got $cat_got of $total"
+pass "16 shared-memory clients, mtrace-cat --shared-memory and 1 socket client each got all $total events"
 
 read -r got lost < <(sed -n 's/^summary events=\([0-9]*\) dropped=\([0-9]*\)$/\1 \2/p' "$T/stall.out")
 [ "${lost:-0}" -gt 0 ] || fail "the stalled client lost nothing: it was not stalled"
