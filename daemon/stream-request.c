@@ -42,7 +42,7 @@ static void domain_up_one(
  * socket holds (the DomainUps just queued), or why not; then the events stay on the
  * socket as without shared_memory.
  */
-static void shm_offer(struct stream_client *c)
+static void shm_offer(struct stream_client *c, bool asked, uint64_t previous_end)
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__SharedRing r = MTRACE__SHARED_RING__INIT;
@@ -53,7 +53,10 @@ static void shm_offer(struct stream_client *c)
 	m.shared_ring = &r;
 	r.version = SHM_RING_VERSION;
 	r.refused = (char *)"";
-	if (c->group && (shm = stream_group_shm_attach(c->group, c, &why))) {
+	r.previous_end = previous_end;
+	if (!asked)
+		why = "not asked";
+	else if (c->group && (shm = stream_group_shm_attach(c->group, c, &why))) {
 		r.size = stream_shm_map_size(shm);
 		r.start = stream_shm_write_pos(shm);
 		r.events_before = stream_shm_events(shm);
@@ -75,6 +78,8 @@ static void shm_offer(struct stream_client *c)
 static void handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 {
 	const Mtrace__Subscribe *s = msg->subscribe;
+	uint64_t previous_end = 0;
+	bool had_shm;
 	const char *why;
 
 	if (!c->hello) {
@@ -87,6 +92,9 @@ static void handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 	}
 	/* Whatever was accumulated under the old filter goes out first. */
 	stream_batch_flush();
+	had_shm = c->shm != NULL;
+	if (c->shm)
+		previous_end = stream_shm_write_pos(c->shm);
 	if (c->group)
 		stream_group_leave(c->group, c);
 	c->group = NULL;
@@ -110,8 +118,9 @@ static void handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 	log_debug("client %u: subscribed events=%d stats=%u ms top=%u", c->id, s->events,
 	    s->stats_interval_ms, s->top_n);
 	state_foreach_domain(domain_up_one, c);
-	if (s->shared_memory)
-		shm_offer(c);
+	/* and one that read a region learns where its old subscription ends there */
+	if (s->shared_memory || had_shm)
+		shm_offer(c, s->shared_memory, previous_end);
 	return;
 drop:
 	mtrace__client_msg__free_unpacked(msg, NULL);

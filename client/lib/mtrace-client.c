@@ -35,6 +35,8 @@ struct mtc {
 	 * SharedWake yet; a record held behind the Loss that tells its gap */
 	int pending_fd;
 	struct mtc_shm *shm;
+	struct mtc_shm *shm_old; /* the last Subscribe's, read up to old_end first */
+	uint64_t old_end;
 	bool shm_waiting, shm_held;
 	const uint8_t *held;
 	size_t held_len;
@@ -88,6 +90,7 @@ void mtc_close(struct mtc *c)
 	if (c->pending_fd >= 0)
 		close(c->pending_fd);
 	mtc_shm_close(c->shm);
+	mtc_shm_close(c->shm_old);
 	mtc_msg_free(c->hello);
 	free(c->buf);
 	free(c);
@@ -238,11 +241,23 @@ static int take_own(struct mtc *c, const uint8_t *msg, size_t len, char *err, si
 	if (m->msg_case == MTRACE__SERVER_MSG__MSG_SHARED_WAKE) {
 		c->shm_waiting = false;
 	} else if (m->msg_case == MTRACE__SERVER_MSG__MSG_SHARED_RING) {
-		/* a new region (a new Subscribe): what was left of the old one is the old
-		 * filter's */
-		mtc_shm_close(c->shm);
+		/* a new Subscribe: the old region's records up to previous_end are still
+		 * to be read (a held one among them) */
+		if (c->shm_old) {
+			/* a third before the second was read up to: the held record may be
+			 * the oldest region's */
+			mtc_shm_close(c->shm_old);
+			c->shm_old = NULL;
+			c->shm_held = false;
+		}
+		if (c->shm && (c->shm_held || m->shared_ring->previous_end > mtc_shm_pos(c->shm))) {
+			c->shm_old = c->shm;
+			c->old_end = m->shared_ring->previous_end;
+		} else {
+			mtc_shm_close(c->shm);
+		}
 		c->shm = NULL;
-		c->shm_waiting = c->shm_held = false;
+		c->shm_waiting = false;
 		c->pending_fd = -1;
 		if (m->shared_ring->refused && *m->shared_ring->refused) {
 			if (fd >= 0)
@@ -286,24 +301,37 @@ static int deliver(const uint8_t *f, size_t hdr, size_t len, Mtrace__ServerMsg *
 static int shm_next(struct mtc *c, Mtrace__ServerMsg **out, const uint8_t **raw, size_t *raw_len,
     char *err, size_t errlen)
 {
+	struct mtc_shm *s = c->shm_old ? c->shm_old : c->shm;
 	const uint8_t *f;
 	size_t len, hdr, mlen;
 	uint64_t lost = 0;
 	int r;
 
+	if (c->shm_old && !c->shm_held && mtc_shm_pos(c->shm_old) >= c->old_end) {
+		mtc_shm_close(c->shm_old);
+		c->shm_old = NULL;
+		s = c->shm;
+	}
+	if (!s)
+		return 0;
 	if (c->shm_held) {
 		c->shm_held = false;
 		f = c->held;
 		len = c->held_len;
 	} else {
-		if ((r = mtc_shm_next(c->shm, &f, &len, &lost, err, errlen)) <= 0) {
-			if (r < 0)
-				errno = EPROTO;
-			return r;
+		if ((r = mtc_shm_next(s, &f, &len, &lost, err, errlen)) < 0)
+			errno = EPROTO;
+		if (r == 0 && s == c->shm_old) {
+			/* nothing more below old_end (cannot be: mtraced had written it) */
+			mtc_shm_close(c->shm_old);
+			c->shm_old = NULL;
+			return c->shm ? shm_next(c, out, raw, raw_len, err, errlen) : 0;
 		}
+		if (r <= 0)
+			return r;
 		/* a failed send (mtraced closed the link) shows when the socket is read:
 		 * after what mtraced said last, its Error */
-		if (mtc_shm_report_due(c->shm))
+		if (s == c->shm && mtc_shm_report_due(s))
 			send_shared_read(c, false);
 	}
 	if (lost) {
@@ -357,7 +385,8 @@ int mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8
 			return -1;
 		}
 		/* the socket's whole frames first: what was sent there came first */
-		if (c->shm && (r = shm_next(c, out, raw, raw_len, err, errlen)) != 0)
+		if ((c->shm || c->shm_old) &&
+		    (r = shm_next(c, out, raw, raw_len, err, errlen)) != 0)
 			return r;
 		if (c->shm && !c->shm_waiting) {
 			/* all read: one wake-up, please; mtraced wakes us at once if it wrote
