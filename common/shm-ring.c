@@ -55,15 +55,12 @@ static void make_room(struct shm_writer *w, uint64_t end)
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
-int shm_writer_put(struct shm_writer *w, const void *msg, size_t len, uint32_t events)
+void *shm_writer_reserve(struct shm_writer *w, size_t len)
 {
 	uint64_t need = REC + align8(len), off = w->write % w->size, pad = 0;
-	struct shm_rec rec = { (uint32_t)len, events, w->events };
 
-	if (len > shm_writer_max(w)) {
-		shm_writer_skip(w, events);
-		return -1;
-	}
+	if (len > shm_writer_max(w))
+		return NULL;
 	if (w->size - off < need)
 		pad = w->size - off;
 	make_room(w, w->write + pad + need);
@@ -72,15 +69,36 @@ int shm_writer_put(struct shm_writer *w, const void *msg, size_t len, uint32_t e
 			struct shm_rec wrap = { SHM_REC_WRAP, 0, w->events };
 			memcpy(w->data + off, &wrap, REC);
 		}
+		/* the wrap marker is below no write position yet: readers stop before it
+		 * until the record after it is committed */
 		w->write += pad;
 		off = 0;
 	}
-	memcpy(w->data + off, &rec, REC);
-	memcpy(w->data + off + REC, msg, len);
-	w->write += need;
+	w->reserved = len;
+	return w->data + off + REC;
+}
+
+void shm_writer_commit(struct shm_writer *w, uint32_t events)
+{
+	struct shm_rec rec = { (uint32_t)w->reserved, events, w->events };
+
+	memcpy(w->data + w->write % w->size, &rec, REC);
+	w->write += REC + align8(w->reserved);
 	w->events += events;
 	__atomic_store_n(&w->h->events, w->events, __ATOMIC_RELAXED);
 	__atomic_store_n(&w->h->write, w->write, __ATOMIC_RELEASE);
+}
+
+int shm_writer_put(struct shm_writer *w, const void *msg, size_t len, uint32_t events)
+{
+	void *p = shm_writer_reserve(w, len);
+
+	if (!p) {
+		shm_writer_skip(w, events);
+		return -1;
+	}
+	memcpy(p, msg, len);
+	shm_writer_commit(w, events);
 	return 0;
 }
 

@@ -48,6 +48,7 @@ struct shm_writer {
 	struct shm_ring_hdr *h;
 	uint8_t *data;
 	uint64_t size, write, tail, events;
+	size_t reserved; /* the payload being written (shm_writer_reserve) */
 };
 
 /* Lay out a fresh region of SHM_RING_HDR + size bytes at base (size: a multiple of 8,
@@ -58,6 +59,10 @@ uint64_t shm_writer_max(const struct shm_writer *w);
 /* Append one record of len bytes carrying events (len <= shm_writer_max, else -1 and
  * the events are counted as skipped). */
 int shm_writer_put(struct shm_writer *w, const void *msg, size_t len, uint32_t events);
+/* Room for a payload of len bytes, written in place and then committed (no other
+ * call between): NULL when len is above shm_writer_max. */
+void *shm_writer_reserve(struct shm_writer *w, size_t len);
+void shm_writer_commit(struct shm_writer *w, uint32_t events);
 /* Events that were never written (dropped for every reader): readers see the gap. */
 void shm_writer_skip(struct shm_writer *w, uint64_t events);
 

@@ -101,15 +101,49 @@ static void deliver(struct stream_group *g, uint32_t domid, struct stream_blob *
 	}
 }
 
+/* The one region that is all of a batch's readers (no socket member, no other group
+ * that takes it), or NULL. */
+static struct stream_shm *sole_region(struct stream_group *g, uint32_t domid)
+{
+	struct stream_group *x, *one = NULL;
+
+	if (g != &gs.shared)
+		return g->shm && !g->nmembers ? g->shm : NULL;
+	LIST_FOREACH(x, &gs.groups, entry)
+	{
+		if (!x->everything || !state_domain_matches(domid, x->sub))
+			continue;
+		if (one)
+			return NULL;
+		one = x;
+	}
+	return one && one->shm && !one->nmembers ? one->shm : NULL;
+}
+
+static uint8_t *region_room(void *arg, size_t framed)
+{
+	return stream_shm_reserve(arg, framed);
+}
+
 static void group_send(struct stream_group *g, struct stream_columns *a)
 {
 	struct stream_blob *b;
+	struct stream_shm *r;
 	size_t n = a->n;
 
 	if (n == 0)
 		return;
 	if (g == &gs.shared && gs.neverything == 0) {
 		stream_columns_reset(a); /* the groups it was for have left */
+		return;
+	}
+	/* Only shared-memory readers: encoded straight into their region, not into a
+	 * blob that would only be copied there. */
+	if ((r = sole_region(g, a->domid))) {
+		if (stream_columns_encode_into(a, region_room, r) < 0)
+			stream_shm_put(r, NULL, n); /* too large for the region: their loss */
+		else
+			stream_shm_commit(r, n);
 		return;
 	}
 	/* NULL: a drop for every member, so nobody silently misses events. */

@@ -237,6 +237,17 @@ void stream_shm_put(struct stream_shm *r, const struct stream_blob *b, size_t n)
 	wake_soon(r);
 }
 
+uint8_t *stream_shm_reserve(struct stream_shm *r, size_t len)
+{
+	return shm_writer_reserve(&r->w, len);
+}
+
+void stream_shm_commit(struct stream_shm *r, size_t n)
+{
+	shm_writer_commit(&r->w, (uint32_t)n);
+	wake_soon(r);
+}
+
 void stream_shm_read(struct stream_shm *r, struct stream_client *c, uint64_t pos, bool wait)
 {
 	struct shm_member *m = r ? member(r, c) : NULL;

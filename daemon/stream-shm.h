@@ -36,6 +36,10 @@ uint64_t stream_shm_events(const struct stream_shm *r);
 /* A group's batch of n events (b NULL: dropped, the readers see the gap) or notice
  * (n 0) written once for all members. */
 void stream_shm_put(struct stream_shm *r, const struct stream_blob *b, size_t n);
+/* The same for a batch encoded in place: room for a framed message of len bytes (NULL:
+ * too large, then stream_shm_put(r, NULL, n)), then its commit with its n events. */
+uint8_t *stream_shm_reserve(struct stream_shm *r, size_t len);
+void stream_shm_commit(struct stream_shm *r, size_t n);
 /* A SharedRead of c (r: its region, NULL when it has none): out-of-range positions
  * clamped, stale ones ignored. */
 void stream_shm_read(struct stream_shm *r, struct stream_client *c, uint64_t pos, bool wait);

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The real mtraced on the simulated Xen, one busy guest running mtrace-load, clients
 # reading through shared memory (docs/stream-protocol.md, "Shared memory"):
-#  1. sixteen shared-memory clients, mtrace-cat --shared-memory and one socket client
+#  1. sixteen shared-memory clients, three more of two filters of their own, mtrace-cat --shared-memory and one socket client
 #     each receive every event the guest wrote (and the sixteen really had their events
 #     through shared memory);
 #  2. meanwhile a shared-memory client that stops reading for 7 s is told the events it
@@ -49,6 +49,10 @@ PIDS+=($!)
 "$PROBE" -s "$SOCK" -S -M -p 7 -T 20 >"$T/stall.out" &
 STALL=$!
 PIDS+=("$STALL")
+# Filters of their own, whose readers are all on shared memory (their batches are
+# encoded straight into the region): what each filter selects, exactly
+filter_clients "--shared-memory -o switch,read" "--shared-memory -o switch,read" \
+	"--shared-memory -o label --label label-1"
 # mtrace-cat --shared-memory, through the session
 "$CAT" -s "$SOCK" -f count --shared-memory --summary >/dev/null 2>"$T/cat.sum" &
 SP+=($!)
@@ -85,7 +89,7 @@ wait_until 30 grep -q '^loss 0 0 0 [1-9]' "$T/stall.out" || fail "the stalled cl
 sleep 2
 rss2=$(rss_kb)
 kill -TERM "$DPID"
-for p in "${SP[@]}" "${HP[@]}"; do wait_pid "$p" 30 || fail "a probe exited $?"; done
+for p in "${SP[@]}" "${HP[@]}" "${CPIDS[@]}"; do wait_pid "$p" 30 || fail "a probe exited $?"; done
 wait_pid "$STALL" 30
 wait_pid "$DPID" 10 || fail "mtraced exited $?"
 DPID=
@@ -110,6 +114,10 @@ grep -q "^summary events=$total dropped=0" "$T/sock.out" ||
 cat_got=$(tail -1 "$T/cat.sum" | "$PYTHON" -c 'import json, sys; print(json.load(sys.stdin)["events"])')
 [ "$cat_got" = "$total" ] || fail "mtrace-cat --shared-memory got $cat_got of $total"
 pass "16 shared-memory clients, mtrace-cat --shared-memory and 1 socket client each got all $total events"
+
+"$PYTHON" "$HERE/client_counts.py" guests "$T" 3 g1="$T/g1.json" ||
+	fail "filters of shared-memory readers only"
+pass "3 shared-memory clients of 2 filters of their own got what their filters select"
 
 read -r got lost < <(sed -n 's/^summary events=\([0-9]*\) dropped=\([0-9]*\)$/\1 \2/p' "$T/stall.out")
 [ "${lost:-0}" -gt 0 ] || fail "the stalled client lost nothing: it was not stalled"
