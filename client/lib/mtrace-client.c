@@ -241,8 +241,14 @@ static int take_own(struct mtc *c, const uint8_t *msg, size_t len, char *err, si
 	if (m->msg_case == MTRACE__SERVER_MSG__MSG_SHARED_WAKE) {
 		c->shm_waiting = false;
 	} else if (m->msg_case == MTRACE__SERVER_MSG__MSG_SHARED_RING) {
-		/* a new Subscribe: the old region's records up to previous_end are still
-		 * to be read (a held one among them) */
+		const Mtrace__SharedRing *r = m->shared_ring;
+		bool refused = r->refused && *r->refused;
+		struct mtc_shm *old = c->shm, *nw = NULL;
+		uint64_t end;
+
+		c->shm = NULL;
+		c->shm_waiting = false;
+		c->pending_fd = -1;
 		if (c->shm_old) {
 			/* a third before the second was read up to: the held record may be
 			 * the oldest region's */
@@ -250,28 +256,37 @@ static int take_own(struct mtc *c, const uint8_t *msg, size_t len, char *err, si
 			c->shm_old = NULL;
 			c->shm_held = false;
 		}
-		if (c->shm && (c->shm_held || m->shared_ring->previous_end > mtc_shm_pos(c->shm))) {
-			c->shm_old = c->shm;
-			c->old_end = m->shared_ring->previous_end;
-		} else {
-			mtc_shm_close(c->shm);
-		}
-		c->shm = NULL;
-		c->shm_waiting = false;
-		c->pending_fd = -1;
-		if (m->shared_ring->refused && *m->shared_ring->refused) {
+		if (refused) {
 			if (fd >= 0)
 				close(fd);
 		} else if (fd < 0) {
 			snprintf(err, errlen, "mtraced sent a shared-memory region without its fd");
 		} else {
-			c->shm = mtc_shm_open(fd, m->shared_ring, err, errlen);
+			nw = mtc_shm_open(fd, r, err, errlen);
 		}
-		if (!c->shm && !(m->shared_ring->refused && *m->shared_ring->refused)) {
+		if (!refused && !nw) {
+			mtc_shm_close(old);
+			c->shm_held = false;
 			mtc_msg_free(m);
 			errno = EPROTO;
 			return -1;
 		}
+		/* A new Subscribe: the old region's records up to previous_end are the old
+		 * subscription's, still to be read.  The same region again (the same filter):
+		 * what was read past previous_end meanwhile is the new subscription's, so it
+		 * reads on from there. */
+		end = r->previous_end;
+		if (old && nw && mtc_shm_same(old, nw) && mtc_shm_pos(old) >= r->start) {
+			mtc_shm_continue(nw, old);
+			end = mtc_shm_pos(old);
+		}
+		if (old && (c->shm_held || end > mtc_shm_pos(old))) {
+			c->shm_old = old; /* a held record is in its buffer */
+			c->old_end = end;
+		} else {
+			mtc_shm_close(old);
+		}
+		c->shm = nw;
 	}
 	mtc_msg_free(m);
 	return 0;

@@ -17,6 +17,8 @@ struct mtc_shm {
 	uint64_t reported; /* the position last reported */
 	uint8_t *buf;      /* the record copied out */
 	size_t cap;
+	dev_t dev; /* the memfd: another fd of the same region reads the same records */
+	ino_t ino;
 };
 
 void mtc_shm_close(struct mtc_shm *s)
@@ -53,6 +55,8 @@ struct mtc_shm *mtc_shm_open(int fd, const Mtrace__SharedRing *r, char *err, siz
 		    (unsigned long long)r->size);
 		goto fail;
 	}
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
 	s->map_len = (size_t)r->size;
 	s->map = mmap(NULL, s->map_len, PROT_READ, MAP_SHARED, fd, 0);
 	if (s->map == MAP_FAILED) {
@@ -100,6 +104,18 @@ int mtc_shm_next(
 	}
 	*frame = s->buf;
 	return 1;
+}
+
+int mtc_shm_same(const struct mtc_shm *a, const struct mtc_shm *b)
+{
+	return a->dev == b->dev && a->ino == b->ino;
+}
+
+void mtc_shm_continue(struct mtc_shm *to, const struct mtc_shm *from)
+{
+	to->r.pos = from->r.pos;
+	to->r.events = from->r.events;
+	to->reported = from->reported;
 }
 
 uint64_t mtc_shm_pos(const struct mtc_shm *s)

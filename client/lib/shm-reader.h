@@ -24,6 +24,10 @@ void mtc_shm_close(struct mtc_shm *s);
  */
 int mtc_shm_next(struct mtc_shm *s, const uint8_t **frame, size_t *len, uint64_t *lost, char *err,
     size_t errlen);
+/* Whether a and b map the same region (two fds of one memfd). */
+int mtc_shm_same(const struct mtc_shm *a, const struct mtc_shm *b);
+/* to (the same region) reads on from where from is. */
+void mtc_shm_continue(struct mtc_shm *to, const struct mtc_shm *from);
 /* The position to report, and whether a report is due (every 1/8 of the region). */
 uint64_t mtc_shm_pos(const struct mtc_shm *s);
 int mtc_shm_report_due(struct mtc_shm *s);
