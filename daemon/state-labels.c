@@ -61,10 +61,8 @@ uint32_t state_label_rate_sum(const struct label *l, uint64_t now_sec)
 	return sum;
 }
 
-void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, size_t n)
+void state_thr_set_label(struct state_domain *d, struct thr *t, uint32_t li, bool added)
 {
-	bool added;
-	uint32_t li = state_strtab_intern(&d->labels, s, n, &added);
 	struct label *l;
 
 	if (li == NO_IDX) {
