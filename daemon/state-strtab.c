@@ -27,8 +27,8 @@ void state_str_cache_init(struct str_cache *c)
 		c->len[k] = UINT32_MAX;
 }
 
-uint32_t state_intern_slow(struct strtab *t, struct str_cache *c, const char *s, size_t n,
-    uint64_t head, uint64_t tail, bool *added)
+uint32_t state_intern_slow(
+    struct strtab *t, struct str_cache *c, const char *s, size_t n, bool *added)
 {
 	uint32_t i = state_strtab_intern(t, s, n, added), k;
 
@@ -38,8 +38,8 @@ uint32_t state_intern_slow(struct strtab *t, struct str_cache *c, const char *s,
 		return i;
 	k = c->next;
 	c->next = (k + 1) % STR_CACHE;
-	c->head[k] = head;
-	c->tail[k] = tail;
+	c->head[k] = strtab_load8(s, n);
+	c->tail[k] = n > 8 ? strtab_load8(s + n - 8, 8) : 0;
 	c->len[k] = (uint32_t)n;
 	c->idx[k] = i;
 	return i;

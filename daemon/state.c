@@ -72,7 +72,10 @@ static inline __attribute__((always_inline)) void thr_finish(
 	}
 }
 
-static void counter_apply(struct state_domain *d, const struct mtrace_event *ev, bool set)
+/* A counter name or label its cache does not have: interned (a drop when the table
+ * is full), then applied as below. */
+static __attribute__((noinline)) void counter_new(
+    struct state_domain *d, const struct mtrace_event *ev, bool set)
 {
 	bool added;
 	uint32_t ci = state_intern(
@@ -92,9 +95,7 @@ static void counter_apply(struct state_domain *d, const struct mtrace_event *ev,
 		d->cval[ci] = (int64_t)((uint64_t)d->cval[ci] + ev->arg); /* wraps, no UB */
 }
 
-/* Out of line, as counter_apply: inlined, the interning's registers cost the hot loop
- * an instruction an event (bench/daemon/callgrind.sh drain). */
-static __attribute__((noinline)) void label_apply(
+static __attribute__((noinline)) void label_new(
     struct state_domain *d, struct thr *t, const struct mtrace_event *ev)
 {
 	bool added;
@@ -103,6 +104,36 @@ static __attribute__((noinline)) void label_apply(
 	/* the same label again changes nothing; a drop is counted there */
 	if (li != t->label || li == NO_IDX)
 		state_thr_set_label(d, t, li, added);
+}
+
+/* Out of line, and what a cache hit runs calls nothing but in its tail: inlined, the
+ * interning's registers cost the hot loop an instruction an event, and a call on the
+ * way cost every counter event its register saves (bench/daemon/callgrind.sh). */
+static __attribute__((noinline)) void counter_apply(
+    struct state_domain *d, const struct mtrace_event *ev, bool set)
+{
+	uint32_t ci =
+	    state_str_cached(&d->counters, &d->counter_cache, ev->str ? ev->str : "", ev->str_len);
+
+	if (ci == NO_IDX) {
+		counter_new(d, ev, set);
+		return;
+	}
+	if (set)
+		d->cval[ci] = (int64_t)ev->arg;
+	else
+		d->cval[ci] = (int64_t)((uint64_t)d->cval[ci] + ev->arg); /* wraps, no UB */
+}
+
+static __attribute__((noinline)) void label_apply(
+    struct state_domain *d, struct thr *t, const struct mtrace_event *ev)
+{
+	uint32_t li = state_str_cached(&d->labels, &d->label_cache, ev->str, ev->str_len);
+
+	if (li == NO_IDX)
+		label_new(d, t, ev);
+	else if (li != t->label)
+		state_thr_set_label(d, t, li, false);
 }
 
 /* The running thread changes at ts: charge the interval to the one that ran.  ti:
