@@ -329,14 +329,6 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
  * effects and drops calls to it when it is not inlined.
  */
 #define SLOT_AHEAD 12
-/*
- * Only for a table of more slots than this: up to the default cap's (16384 threads,
- * 32768 slots, 512 KiB) the slots an event looks up are mostly in the caches, and
- * the prefetches (two hashes an event, ~10 instructions) bought nothing
- * (bench-drain 1 10 16000, random picks over 16 k threads: fastest rounds 16.3-17.0
- * ns an event without, 16.7-18.4 with).
- */
-#define PREFETCH_MIN_SLOTS 32768u
 
 static inline __attribute__((always_inline)) void slot_prefetch(
     const struct state_domain *d, uint64_t id)
@@ -351,12 +343,10 @@ void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, si
 	uint32_t sec = (uint32_t)state_ctx.cur_sec;
 	uint64_t last_ts = d->last_ts;
 
-	size_t ahead = d->tab_mask >= PREFETCH_MIN_SLOTS ? n : 0; /* more slots than that */
-
 	d->events += n;
 	d->win.cur += n;
 	for (size_t i = 0; i < n; i++) {
-		if (i + SLOT_AHEAD < ahead) {
+		if (i + SLOT_AHEAD < n) {
 			const struct mtrace_event *p = &ev[i + SLOT_AHEAD];
 			slot_prefetch(d, p->thread);
 			if (op_kind[p->op] & OP_ARG_THREAD)
