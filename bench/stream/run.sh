@@ -16,7 +16,7 @@
 # Knobs: EVENTS (per ring for e2e*, default 5000000; zl*/sweep run 4 s), RINGS (default 2),
 #   PAGES (default 512), LATENCY_BURSTS_ONLY=1 (latency: only the guest writing 1 ms
 #   bursts), TIMELINE=FILE (latency: keep the client's per-batch timeline in FILE.1000 and
-#   FILE.20), MTRACED_OPTS (more mtraced options, e.g. "-o poll_interval_us=200"),
+#   FILE.20), MTRACED_OPTS (more mtraced options, e.g. "--set poll_interval_us=200"),
 #   GUEST_CLOCK (mtrace-load --clock: monotonic, the default, or tsc).
 set -u
 B=$(cd "${1:?usage: run.sh BUILD_DIR [zl1 zl16 sweep1 e2e1 e2e16 latency server]}" && pwd)
