@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define STRTAB_NONE UINT32_MAX
 
@@ -55,6 +56,29 @@ static inline uint32_t strtab_len(const struct strtab *t, uint32_t i)
 static inline uint32_t strtab_count(const struct strtab *t)
 {
 	return t->n;
+}
+
+/* The first min(len, 8) bytes of s, little-endian, zero-padded: at most two loads (the
+ * overlapping bytes of both are the same bytes in the same places), no byte loop.  With
+ * the length and the last 8 bytes it is all of a string of up to 16 bytes: the key of
+ * the caches of recent strings in front of a table (daemon/state-int.h, stream-dict.h). */
+static inline uint64_t strtab_load8(const char *s, size_t len)
+{
+	uint64_t v = 0;
+	uint32_t lo, hi;
+
+	if (len >= 8) {
+		memcpy(&v, s, 8);
+	} else if (len >= 4) {
+		memcpy(&lo, s, 4);
+		memcpy(&hi, s + len - 4, 4);
+		v = lo | (uint64_t)hi << (8 * (len - 4));
+	} else if (len > 0) {
+		v = (uint64_t)(unsigned char)s[0] |
+		    (uint64_t)(unsigned char)s[len / 2] << (8 * (len / 2)) |
+		    (uint64_t)(unsigned char)s[len - 1] << (8 * (len - 1));
+	}
+	return v;
 }
 
 /* Bytes the strings take (their NULs included). */

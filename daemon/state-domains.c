@@ -97,6 +97,9 @@ static void domain_reset(struct state_domain *d)
 	strtab_init(&d->labels, state_ctx.cfg->max_labels_per_guest);
 	strtab_init(&d->failures, MAX_FAILURES);
 	strtab_init(&d->counters, MAX_COUNTERS);
+	state_str_cache_init(&d->label_cache);
+	state_str_cache_init(&d->failure_cache);
+	state_str_cache_init(&d->counter_cache);
 	strtab_init(&d->site_names, state_ctx.cfg->max_sites_per_guest);
 	snprintf(d->status, sizeof(d->status), "discovered");
 }

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "strtab.h"
 #include "xalloc.h"
@@ -122,6 +123,23 @@ struct site_edge {
 	uint64_t count;    /* 0: empty slot */
 };
 
+/*
+ * The strings a table was asked for last (STR_CACHE of them, replaced in turn), by
+ * their length and first and last 8 bytes: a guest uses a handful of labels and
+ * counter names over and over, and a repeated one is found here with a compare or
+ * two, where interning it hashed it, probed the table and compared it again (~15 % of
+ * mtraced's time in the zl1 benchmark).  Only strings stored as they came (not cut,
+ * no NUL) are kept, so a hit is what the table would have answered.  len UINT32_MAX:
+ * empty (a string is at most 65535 bytes).
+ */
+#define STR_CACHE 4
+
+struct str_cache {
+	uint64_t head[STR_CACHE], tail[STR_CACHE];
+	uint32_t len[STR_CACHE], idx[STR_CACHE];
+	uint32_t next; /* the entry replaced next */
+};
+
 struct tslot {
 	uint64_t id;
 	uint32_t idx; /* NO_IDX = empty */
@@ -170,12 +188,15 @@ struct state_domain {
 	uint32_t cache_idx[2];
 
 	struct strtab labels;
+	struct str_cache label_cache;
 	struct label *lstat;
 	uint32_t lstat_cap; /* entries allocated in lstat (labels.cap when last grown) */
 	uint64_t labels_dropped;
 	struct strtab failures;
+	struct str_cache failure_cache;
 	uint64_t failures_dropped;
 	struct strtab counters;
+	struct str_cache counter_cache;
 	int64_t *cval;
 	uint64_t counters_dropped;
 
@@ -229,10 +250,15 @@ void state_slab_free(struct state_domain *d);
 /* Index of s (n bytes, cut at STR_MAX_STORE - 1 and at a NUL) or NO_IDX when the
  * table is full; *added tells whether it is new. */
 uint32_t state_strtab_intern(struct strtab *t, const char *s, size_t n, bool *added);
+/* The same through c (state_intern below): a string c does not have. */
+uint32_t state_intern_slow(
+    struct strtab *t, struct str_cache *c, const char *s, size_t n, bool *added);
+void state_str_cache_init(struct str_cache *c);
 
 /* ---- state-labels.c: per-label counts, creation rate and lifetime histogram ---- */
 
-void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, size_t n);
+/* t is given label li (state_intern's answer, NO_IDX: the table was full, a drop). */
+void state_thr_set_label(struct state_domain *d, struct thr *t, uint32_t li, bool added);
 uint64_t state_hist_pct(const struct label *l, double p);
 uint32_t state_label_rate_sum(const struct label *l, uint64_t now_sec);
 void state_label_roll(struct label *l, uint64_t now_sec);
@@ -370,6 +396,42 @@ static inline void label_unlive(struct state_domain *d, struct thr *t)
 {
 	if (t->label != NO_IDX && d->lstat[t->label].live)
 		d->lstat[t->label].live--;
+}
+
+/* The index of s (n bytes) if c has it, else NO_IDX.  Calls nothing, so that a
+ * caller's hit saves no registers; the middle of a string past 16 bytes (its first
+ * and last 8 are the key's) compared 8 bytes at a time. */
+static inline uint32_t state_str_cached(
+    const struct strtab *t, const struct str_cache *c, const char *s, size_t n)
+{
+	uint64_t head = strtab_load8(s, n), tail = n > 8 ? strtab_load8(s + n - 8, 8) : 0;
+
+	for (unsigned k = 0; k < STR_CACHE; k++) {
+		if (c->head[k] != head || c->len[k] != n || c->tail[k] != tail)
+			continue;
+		const char *o = strtab_str(t, c->idx[k]);
+		size_t i = 8;
+
+		while (i + 8 < n && strtab_load8(o + i, 8) == strtab_load8(s + i, 8))
+			i += 8;
+		if (i + 8 >= n)
+			return c->idx[k];
+	}
+	return NO_IDX;
+}
+
+/* state_strtab_intern through the cache c: inline, since every label, counter and
+ * failure event interns its string. */
+static inline uint32_t state_intern(
+    struct strtab *t, struct str_cache *c, const char *s, size_t n, bool *added)
+{
+	uint32_t i = state_str_cached(t, c, s, n);
+
+	if (i != NO_IDX) {
+		*added = false;
+		return i;
+	}
+	return state_intern_slow(t, c, s, n, added);
 }
 
 /* Lifetime histogram bucket of v ns (state-labels.c's hist_value is the inverse). */

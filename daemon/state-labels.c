@@ -61,10 +61,8 @@ uint32_t state_label_rate_sum(const struct label *l, uint64_t now_sec)
 	return sum;
 }
 
-void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, size_t n)
+void state_thr_set_label(struct state_domain *d, struct thr *t, uint32_t li, bool added)
 {
-	bool added;
-	uint32_t li = state_strtab_intern(&d->labels, s, n, &added);
 	struct label *l;
 
 	if (li == NO_IDX) {
@@ -83,6 +81,22 @@ void state_thr_set_label(struct state_domain *d, struct thr *t, const char *s, s
 	}
 	if (t->label == li)
 		return;
+	l = &d->lstat[li];
+	if (t->label == NO_IDX && !t->has_past) {
+		/* a thread's first label, most of them: no history to keep yet (the code
+		 * below would find past[] empty and leave it so), and past[] of a reused
+		 * slot is a cache miss not taken */
+		d->threads_labelled++;
+		t->label = li;
+		l->current++;
+		l->relabels++;
+		if (t->state == TS_PENDING)
+			l->live++;
+		l->count++;
+		state_label_roll(l, state_ctx.cur_sec);
+		l->cr[state_ctx.cur_sec % LABEL_WIN]++;
+		return;
+	}
 	if (t->state == TS_PENDING)
 		label_unlive(d, t);
 	/* current: the thread moves from its old label to this one; a thread's first

@@ -19,3 +19,28 @@ uint32_t state_strtab_intern(struct strtab *t, const char *s, size_t n, bool *ad
 	n = strnlen(s, n);
 	return strtab_intern(t, s, n, added);
 }
+
+void state_str_cache_init(struct str_cache *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (unsigned k = 0; k < STR_CACHE; k++)
+		c->len[k] = UINT32_MAX;
+}
+
+uint32_t state_intern_slow(
+    struct strtab *t, struct str_cache *c, const char *s, size_t n, bool *added)
+{
+	uint32_t i = state_strtab_intern(t, s, n, added), k;
+
+	/* a string cut or stopped at a NUL is stored as another, which a hit past 16
+	 * bytes would compare it with: not kept */
+	if (i == NO_IDX || strtab_len(t, i) != n)
+		return i;
+	k = c->next;
+	c->next = (k + 1) % STR_CACHE;
+	c->head[k] = strtab_load8(s, n);
+	c->tail[k] = n > 8 ? strtab_load8(s + n - 8, 8) : 0;
+	c->len[k] = (uint32_t)n;
+	c->idx[k] = i;
+	return i;
+}

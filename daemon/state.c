@@ -72,11 +72,14 @@ static inline __attribute__((always_inline)) void thr_finish(
 	}
 }
 
-static void counter_apply(struct state_domain *d, const struct mtrace_event *ev, bool set)
+/* A counter name or label its cache does not have: interned (a drop when the table
+ * is full), then applied as below. */
+static __attribute__((noinline)) void counter_new(
+    struct state_domain *d, const struct mtrace_event *ev, bool set)
 {
 	bool added;
-	uint32_t ci =
-	    state_strtab_intern(&d->counters, ev->str ? ev->str : "", ev->str_len, &added);
+	uint32_t ci = state_intern(
+	    &d->counters, &d->counter_cache, ev->str ? ev->str : "", ev->str_len, &added);
 
 	if (ci == NO_IDX) {
 		d->counters_dropped++;
@@ -90,6 +93,47 @@ static void counter_apply(struct state_domain *d, const struct mtrace_event *ev,
 		d->cval[ci] = (int64_t)ev->arg;
 	else
 		d->cval[ci] = (int64_t)((uint64_t)d->cval[ci] + ev->arg); /* wraps, no UB */
+}
+
+static __attribute__((noinline)) void label_new(
+    struct state_domain *d, struct thr *t, const struct mtrace_event *ev)
+{
+	bool added;
+	uint32_t li = state_intern(&d->labels, &d->label_cache, ev->str, ev->str_len, &added);
+
+	/* the same label again changes nothing; a drop is counted there */
+	if (li != t->label || li == NO_IDX)
+		state_thr_set_label(d, t, li, added);
+}
+
+/* Out of line, and what a cache hit runs calls nothing but in its tail: inlined, the
+ * interning's registers cost the hot loop an instruction an event, and a call on the
+ * way cost every counter event its register saves (bench/daemon/callgrind.sh). */
+static __attribute__((noinline)) void counter_apply(
+    struct state_domain *d, const struct mtrace_event *ev, bool set)
+{
+	uint32_t ci =
+	    state_str_cached(&d->counters, &d->counter_cache, ev->str ? ev->str : "", ev->str_len);
+
+	if (ci == NO_IDX) {
+		counter_new(d, ev, set);
+		return;
+	}
+	if (set)
+		d->cval[ci] = (int64_t)ev->arg;
+	else
+		d->cval[ci] = (int64_t)((uint64_t)d->cval[ci] + ev->arg); /* wraps, no UB */
+}
+
+static __attribute__((noinline)) void label_apply(
+    struct state_domain *d, struct thr *t, const struct mtrace_event *ev)
+{
+	uint32_t li = state_str_cached(&d->labels, &d->label_cache, ev->str, ev->str_len);
+
+	if (li == NO_IDX)
+		label_new(d, t, ev);
+	else if (li != t->label)
+		state_thr_set_label(d, t, li, false);
 }
 
 /* The running thread changes at ts: charge the interval to the one that ran.  ti:
@@ -226,8 +270,8 @@ static inline __attribute__((always_inline)) void apply_one(
 		thr_finish(d, ai, ts, ev->op == MTRACE_OP_FULFILLS ? TS_RESOLVED : TS_FAILED);
 		if (ev->op == MTRACE_OP_FAILS && ev->str) {
 			bool added;
-			d->thr[ai].failure =
-			    state_strtab_intern(&d->failures, ev->str, ev->str_len, &added);
+			d->thr[ai].failure = state_intern(
+			    &d->failures, &d->failure_cache, ev->str, ev->str_len, &added);
 			if (d->thr[ai].failure == NO_IDX)
 				d->failures_dropped++;
 		}
@@ -238,7 +282,7 @@ static inline __attribute__((always_inline)) void apply_one(
 		break;
 	case MTRACE_OP_LABEL:
 		if (t && ev->str)
-			state_thr_set_label(d, t, ev->str, ev->str_len);
+			label_apply(d, t, ev);
 		break;
 	case MTRACE_OP_INCREASE:
 		counter_apply(d, ev, false);

@@ -179,17 +179,41 @@ void stream_columns_put(struct stream_columns *a, const struct mtrace_event *e)
 #define RUN_CHUNK 32u
 
 /*
+ * A string new to the batch, for copy_run: added as acc_append (stream-batch.c)
+ * would, with its checks; false where that would send the batch first.  Out of line
+ * and looked up again: in the loop, keeping the key for stream_dict_add_slow cost
+ * every lookup its stores.
+ */
+static __attribute__((noinline)) bool run_add_str(
+    struct stream_columns *a, const struct mtrace_event *e, uint32_t *idx)
+{
+	int r;
+
+	if (cols.mem.bytes > cols.cap || strtab_bytes(&a->dict.t) + e->str_len + 1 > COL_MAX_STR ||
+	    (r = stream_dict_add(&a->dict, e->str, e->str_len, idx)) < 0)
+		return false;
+	if (r > 0) /* the table may have grown */
+		account(a);
+	return true;
+}
+
+/*
  * Most events land in a batch already begun with room for them, follow the previous
- * one within a 32-bit delta and have no string or one the batch's dictionary has
- * cached: copy the leading run of those in ev into a's columns and return how many
- * that was.  Where the strings are is found first (no branch on which events have
- * one: random in a trace, a mispredicted branch per few events), then the strings
- * alone, the run ending at the first the cache does not have, and only then are the
- * columns copied, up to there: copying first and cutting the run at the string
- * after copied the rest again at the next call (4.4 copies an event in mtrace-load's
- * mix).  The columns and counts stay in locals: a store to a column may alias a's
- * own fields (the build has -fno-strict-aliasing), so going through a would reload
- * them for every event.
+ * one within a 32-bit delta and have no string, or one the batch's dictionary has
+ * or can take: copy the leading run of those in ev into a's columns and return how
+ * many that was.  Where the strings are is found first (no branch on which events
+ * have one: random in a trace, a mispredicted branch per few events), then the
+ * strings alone, and only then are the columns copied, up to where the run ends:
+ * copying first and cutting the run at the string after copied the rest again at
+ * the next call (4.4 copies an event in mtrace-load's mix).  A string new to the
+ * batch is added on the way, with acc_append's checks (stream-batch.c): the run ends
+ * only where that would send the batch first (its strings past COL_MAX_STR, the
+ * columns past client_batch_total) or at an event without its string.  Ending it at
+ * every new string made runs of 16 events in mtrace-load's mix at 100 k events/s
+ * (each batch meets its handful of strings anew), each scanned a chunk ahead.  The
+ * columns and counts stay in locals: a store to a column may alias a's own fields
+ * (the build has -fno-strict-aliasing), so going through a would reload them for
+ * every event.
  */
 size_t stream_columns_copy_run(struct stream_columns *a, const struct mtrace_event *ev, size_t n)
 {
@@ -231,7 +255,8 @@ size_t stream_columns_copy_run(struct stream_columns *a, const struct mtrace_eve
 			uint32_t idx;
 
 			if (!e->str ||
-			    !stream_dict_cached(&a->dict, e->str, e->str_len, &key, &slot, &idx)) {
+			    (!stream_dict_cached(&a->dict, e->str, e->str_len, &key, &slot, &idx) &&
+			        !run_add_str(a, e, &idx))) {
 				stop = at[s];
 				break;
 			}

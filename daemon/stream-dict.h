@@ -27,27 +27,6 @@ struct stream_dict {
 	struct stream_dict_hit cache[STREAM_DICT_CACHE];
 };
 
-/* The first min(len, 8) bytes, little-endian, zero-padded: at most two loads (the
- * overlapping bytes of both are the same bytes in the same places), no byte loop. */
-static inline uint64_t stream_dict_load8(const char *s, size_t len)
-{
-	uint64_t v = 0;
-	uint32_t lo, hi;
-
-	if (len >= 8) {
-		memcpy(&v, s, 8);
-	} else if (len >= 4) {
-		memcpy(&lo, s, 4);
-		memcpy(&hi, s + len - 4, 4);
-		v = lo | (uint64_t)hi << (8 * (len - 4));
-	} else if (len > 0) {
-		v = (uint64_t)(unsigned char)s[0] |
-		    (uint64_t)(unsigned char)s[len / 2] << (8 * (len / 2)) |
-		    (uint64_t)(unsigned char)s[len - 1] << (8 * (len - 1));
-	}
-	return v;
-}
-
 /* A string the cache does not have (stream-dict.c). */
 int stream_dict_add_slow(struct stream_dict *d, struct stream_dict_hit *hit,
     struct stream_dict_hit key, const char *s, uint32_t *idx);
@@ -60,8 +39,8 @@ static inline bool stream_dict_cached(struct stream_dict *d, const char *s, size
 	uint64_t h;
 	struct stream_dict_hit *hit;
 
-	key->head = stream_dict_load8(s, len);
-	key->tail = len > 8 ? stream_dict_load8(s + len - 8, 8) : 0;
+	key->head = strtab_load8(s, len);
+	key->tail = len > 8 ? strtab_load8(s + len - 8, 8) : 0;
 	key->len = (uint32_t)len;
 	key->idx1 = 0;
 	h = ((key->head * 0x9e3779b97f4a7c15u) ^ (key->tail + len)) * 0xc2b2ae3d27d4eb4fu;

@@ -1,7 +1,10 @@
 #!/bin/bash
-# bench/daemon/growth.sh BUILD_DIR [guests] [threads] - how mtraced's cost per event and
-# its memory grow, with real processes on the simulated Xen and one stream client:
+# bench/daemon/growth.sh BUILD_DIR [guests] [threads] [full] - how mtraced's cost per
+# event and its memory grow, with real processes on the simulated Xen and one stream client:
 #   guests   1, 10 and 100 busy guests (GUESTS), TOTAL_RATE events/s in all, split evenly
+#   full     the same with full thread tables: max_threads_per_guest = FULL_CAP (default
+#            1024), so that once a guest has created that many threads every new one
+#            evicts one (the row prints the evictions mtraced counted)
 #   threads  one guest (2 rings) with 1 k, 100 k and 1 M live threads (THREADS), the
 #            per-guest thread cap raised to fit (max_threads_per_guest = 2 x threads)
 # Each row: events written; read (written less what was lost in the rings, which is what
@@ -19,9 +22,10 @@
 # client's timeline of batches), CLIENT_IDLE_MS (the client ends this long after the
 # last message once events came; default 3000).
 set -u
-B=$(cd "${1:?usage: growth.sh BUILD_DIR [guests] [threads]}" && pwd)
+B=$(cd "${1:?usage: growth.sh BUILD_DIR [guests] [threads] [full]}" && pwd)
 shift
 WHAT=${*:-guests threads}
+FULL_CAP=${FULL_CAP:-1024}
 TOTAL_RATE=${TOTAL_RATE:-10000000}
 SECS=${SECS:-4}
 GUESTS=${GUESTS:-1 10 100}
@@ -53,8 +57,8 @@ run() {
 	"$SIMXEN" --dir "$T/sim" start >/dev/null || exit 1
 	# shellcheck disable=SC2086
 	"$MTRACED" --foreground -c /dev/null --sim-dir "$T/sim" -s "$T/sock" --set drop_privileges=false -q \
-		-o max_threads_per_guest="$maxthr" -o max_guests=$((ng + 16)) \
-		-o max_pages_total=$(((ng * rings * (PAGES + 1)) + 4096)) ${MTRACED_OPTS:-} &
+		--set max_threads_per_guest="$maxthr" --set max_guests=$((ng + 16)) \
+		--set max_pages_total=$(((ng * rings * (PAGES + 1)) + 4096)) ${MTRACED_OPTS:-} &
 	DPID=$!
 	for _ in $(seq 200); do [ -S "$T/sock" ] && break; sleep 0.05; done
 	# shellcheck disable=SC2086
@@ -66,7 +70,7 @@ run() {
 	# not take the CPU mtraced is measured on.
 	local bus=$((ng >= 10 ? 10000 : 1000))
 	echo "+ $ng x mtrace-load --rings $rings -p $PAGES -N $nthr --rate $per -n $n --batch-us $bus --clock $GUEST_CLOCK" \
-		"; mtraced -o max_threads_per_guest=$maxthr ${MTRACED_OPTS:-}"
+		"; mtraced --set max_threads_per_guest=$maxthr ${MTRACED_OPTS:-}"
 	for ((i = 0; i < ng; i++)); do
 		"$SIMXEN" --dir "$T/sim" create --name "g$i" -- "$LOAD" --wait-reader 20 --linger 20 \
 			--summary "$T/load$i.json" -r "$rings" -p "$PAGES" -t "$nthr" -R "$per" \
@@ -86,7 +90,17 @@ run() {
 		[ "$(ls "$T"/load*.json 2>/dev/null | wc -l)" -ge "$ng" ] && break
 		sleep 0.1
 	done
-	local cpu hwm anon shm
+	local cpu hwm anon shm evicted
+	# the evictions and threads created, as mtraced's Stats count them (the guests linger)
+	evicted=$("$B/client/cat/mtrace-cat" -s "$T/sock" -f json --no-events --stats 100 -n 1 2>/dev/null |
+		python3 -c '
+import json, sys
+ev = tot = 0
+for line in sys.stdin:
+    for d in json.loads(line).get("domains", []):
+        ev += d.get("threads_evicted", 0)
+        tot += d.get("threads_total", 0)
+print("%d %d" % (ev, tot))')
 	cpu=$(awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$DPID/stat")
 	hwm=$(kib VmHWM)
 	anon=$(kib RssAnon)
@@ -95,10 +109,11 @@ run() {
 	wait "$DPID" 2>/dev/null
 	DPID=
 	"$SIMXEN" --dir "$T/sim" stop >/dev/null 2>&1
-	python3 - "$T" "$ng" "$label" "$cpu" "$hwm" "$anon" "$shm" <<'EOF'
+	python3 - "$T" "$ng" "$label" "$cpu" "$hwm" "$anon" "$shm" ${evicted:-0 0} <<'EOF'
 import glob, json, sys
 d, ng, label = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 cpu, hwm, anon, shm = float(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
+evicted, created = int(sys.argv[8]), int(sys.argv[9])
 loads = [json.load(open(f)) for f in glob.glob(d + "/load*.json")]
 c = json.load(open(d + "/client.json"))
 w = sum(l["events"] for l in loads)
@@ -114,6 +129,8 @@ print("ROW %-16s guests %3d  written %9d (%.1f M/s while all ran ~%.1f s)  read 
       % (label, len(loads), w, w / span / 1e6, span, read, got, 100.0 * ring / max(w, 1),
          100.0 * dropped / max(w, 1), cpu * 1e9 / max(read, 1), cpu * 1e9 / max(got, 1),
          c.get("cpu_ns_per_event", 0), hwm / 1024, anon / 1024, shm / 1024))
+print("    threads created %d, evicted from full tables %d (%.1f %% of those created)"
+      % (created, evicted, 100.0 * evicted / max(created, 1)))
 if read + 0 != got + dropped:
     print("  (read %d != received %d + dropped %d: the client ended early)" % (read, got, dropped))
 if len(loads) != ng:
@@ -128,6 +145,11 @@ for w in $WHAT; do
 	guests)
 		for g in $GUESTS; do
 			run "guests=$g" "$g" 1 64 16384
+		done
+		;;
+	full)
+		for g in $GUESTS; do
+			run "full=$g" "$g" 1 64 "$FULL_CAP"
 		done
 		;;
 	threads)

@@ -17,8 +17,10 @@
 # Knobs: SHM=1 (e2e*, zl*: the clients ask for shared memory), EVENTS (per ring for e2e*, default 5000000; zl*/sweep run 4 s), RINGS (default 2),
 #   PAGES (default 512), LATENCY_BURSTS_ONLY=1 (latency: only the guest writing 1 ms
 #   bursts), TIMELINE=FILE (latency: keep the client's per-batch timeline in FILE.1000 and
-#   FILE.20), MTRACED_OPTS (more mtraced options, e.g. "-o poll_interval_us=200"),
-#   GUEST_CLOCK (mtrace-load --clock: monotonic, the default, or tsc).
+#   FILE.20), MTRACED_OPTS (more mtraced options, e.g. "--set poll_interval_us=200"),
+#   GUEST_CLOCK (mtrace-load --clock: monotonic, the default, or tsc), BESIDE (zl1/zl16/e2e*:
+#   a second guest, "beside", paced at BESIDE events/s in all for 4 s beside the bench guest;
+#   the clients take both guests' events and ZERO LOSS means all of both arrived).
 set -u
 B=$(cd "${1:?usage: run.sh BUILD_DIR [zl1 zl16 sweep1 e2e1 e2e16 latency server]}" && pwd)
 shift
@@ -86,7 +88,7 @@ e2e() {
 	local copt=()
 	[ -n "${SHM:-}" ] && copt=(-S)
 	start_daemon
-	rm -f "$T/load.json"
+	rm -f "$T/load.json" "$T/beside.json"
 	# Clients end 3 s after their last message: they have drained what was queued.
 	for ((i = 0; i < n; i++)); do
 		"$CLIENT" -s "$SOCK" -q -i 3000 "${copt[@]}" >"$T/client$i.json" &
@@ -97,19 +99,34 @@ e2e() {
 	echo "+ mtrace-simxen create --name bench -- mtrace-load --clock $GUEST_CLOCK $*"
 	"$SIMXEN" --dir "$T/sim" create --name bench -- "$LOAD" --wait-reader 10 --linger 10 \
 		--summary "$T/load.json" --clock "$GUEST_CLOCK" "$@" >/dev/null
+	if [ -n "${BESIDE:-}" ]; then
+		echo "+ mtrace-simxen create --name beside -- mtrace-load --clock $GUEST_CLOCK -r $RINGS" \
+			"-p $PAGES -n $((BESIDE / RINGS * 4)) -R $((BESIDE / RINGS))"
+		"$SIMXEN" --dir "$T/sim" create --name beside -- "$LOAD" --wait-reader 10 --linger 10 \
+			--summary "$T/beside.json" --clock "$GUEST_CLOCK" -r "$RINGS" -p "$PAGES" \
+			-n $((BESIDE / RINGS * 4)) -R $((BESIDE / RINGS)) >/dev/null
+	fi
 	# No polling while the clients measure: on a 2-CPU machine every fork + exec of
 	# sleep(1) costs milliseconds of CPU that would show up in the figures.
 	for ((i = 0; i < n; i++)); do wait "${CP[$i]}"; done
 	for _ in $(seq 1200); do [ -s "$T/load.json" ] && break; sleep 0.1; done
+	if [ -n "${BESIDE:-}" ]; then
+		for _ in $(seq 1200); do [ -s "$T/beside.json" ] && break; sleep 0.1; done
+	fi
 	stop_daemon
 	python3 - "$T/load.json" "$n" "$T" "$DCPU" <<'EOF'
-import json, sys
+import json, os, sys
 load = json.load(open(sys.argv[1]))
 n, d, dcpu = int(sys.argv[2]), sys.argv[3], float(sys.argv[4])
 cs = [json.loads(open("%s/client%d.json" % (d, i)).read()) for i in range(n)]
 w = load["events"]
 print("guest wrote %d events in %.3f s (%.1f M events/s), clock %s" % (w, load["elapsed_s"],
       w / load["elapsed_s"] / 1e6, load.get("clock", "?")))
+if os.path.exists(d + "/beside.json"):
+    b = json.load(open(d + "/beside.json"))
+    print("beside it a second guest wrote %d events in %.3f s (%.1f M events/s); "
+          "both count below" % (b["events"], b["elapsed_s"], b["events"] / b["elapsed_s"] / 1e6))
+    w += b["events"]
 rates = [c["events_per_s"] for c in cs]
 lost = cs[0]["lost_in_ring"]
 print("clients: %d; events/s per client min %.2f M avg %.2f M; aggregate %.2f M/s" % (

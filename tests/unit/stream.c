@@ -20,6 +20,7 @@
 #include "ring-reader.h"
 #include "stream-batch.h"
 #include "stream-blob.h"
+#include "stream-columns.h"
 #include "stream-dict.h"
 #include "unit.h"
 
@@ -430,9 +431,70 @@ static void batch_events(void)
 	event_base_free(base);
 }
 
+/*
+ * A run (stream_columns_copy_run) takes the strings new to its batch itself, and ends
+ * where acc_append would send the batch first: before its strings pass 512 KiB
+ * (COL_MAX_STR), and at the first string once the columns are past
+ * client_batch_total.  Distinct 4000-byte labels: 131 fit in 512 KiB.
+ */
+static void run_new_strings(void)
+{
+	static char strs[255][4000];
+	struct mtrace_event ev[255], first = { .ts = 1000, .thread = 1, .op = MTRACE_OP_READ };
+	struct stream_columns *a;
+	size_t n, cap_at;
+
+	for (size_t i = 0; i < 255; i++) {
+		memset(strs[i], 'a' + (int)(i % 26), sizeof(strs[i]) - 1);
+		snprintf(strs[i], 8, "%03zu", i);
+		strs[i][3] = '-';
+		ev[i] = (struct mtrace_event){ .ts = 1001 + i, .thread = 1, .op = MTRACE_OP_LABEL };
+		ev[i].str = strs[i];
+		ev[i].str_len = (uint16_t)strlen(strs[i]);
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		a = stream_columns_new(1, 0, MTRACE_CLOCK_MONOTONIC);
+		REQUIRE(a && stream_columns_grow(a) == 0 && a->cap >= 256, "columns");
+		stream_columns_put(a, &first);
+		/* pass 1: room for a few strings more than the columns hold now */
+		cap_at = stream_columns_memory()->bytes + 40000;
+		stream_columns_set_cap(pass ? cap_at : 0);
+		n = stream_columns_copy_run(a, ev, 255);
+		if (pass == 0)
+			CHECK(n == 131 && a->nref == 131 && strtab_bytes(&a->dict.t) <= 512 * 1024,
+			    "run of %zu events, %zu strings, %zu bytes of them", n, a->nref,
+			    strtab_bytes(&a->dict.t));
+		else
+			CHECK(n > 0 && n < 131 && a->nref == n &&
+			        stream_columns_memory()->bytes > cap_at,
+			    "capped: run of %zu events, %zu bytes held of %zu", n,
+			    stream_columns_memory()->bytes, cap_at);
+		stream_columns_set_cap(0);
+		for (size_t i = 0; i < a->nref; i++)
+			CHECK(!strcmp(stream_dict_str(&a->dict, a->str_ref[i]), strs[i]),
+			    "string %zu", i);
+		stream_columns_free(a);
+		if (pass == 1 && n > 0) {
+			/* no further than the first string past the total: one fewer was
+			 * within it */
+			a = stream_columns_new(1, 0, MTRACE_CLOCK_MONOTONIC);
+			REQUIRE(a && stream_columns_grow(a) == 0, "columns");
+			stream_columns_put(a, &first);
+			CHECK(stream_columns_copy_run(a, ev, n - 1) == n - 1 &&
+			        stream_columns_memory()->bytes <= cap_at,
+			    "%zu strings: %zu bytes held of %zu", n - 1,
+			    stream_columns_memory()->bytes, cap_at);
+			stream_columns_free(a);
+		}
+	}
+	CHECK(
+	    stream_columns_memory()->bytes == 0, "%zu bytes left", stream_columns_memory()->bytes);
+}
+
 const struct unit_test unit_stream[] = {
 	{ "stream", "blob_events", blob_events },
 	{ "stream", "dict_cache", dict_cache },
 	{ "stream", "batch_events", batch_events },
+	{ "stream", "run_new_strings", run_new_strings },
 	{ "stream", NULL, NULL },
 };
