@@ -482,6 +482,13 @@ struct stream_shm *stream_group_shm_attach(
 	if (!g->shm && !(g->shm = stream_shm_new(why)))
 		return NULL;
 	if (stream_shm_add(g->shm, c) < 0) {
+		bool found;
+
+		/* a region nobody reads would keep the group alive */
+		if (stream_shm_remove(g->shm, c, &found) == 0) {
+			stream_shm_free(g->shm);
+			g->shm = NULL;
+		}
 		*why = "out of memory";
 		return NULL;
 	}
