@@ -41,6 +41,8 @@ void config_defaults(struct mtraced_config *c)
 	c->client_queue_bytes = 8u << 20;
 	c->client_queue_total = 64u << 20;
 	c->client_batch_total = 32u << 20;
+	c->client_shm_bytes = 8u << 20;
+	c->client_shm_total = 64u << 20;
 	c->max_clients_per_uid = 32;
 	c->client_hello_ms = 5000;
 	c->client_coalesce_us = 2000;
@@ -162,6 +164,10 @@ static const struct key keys[] = {
 	    4096, 1ull << 36 },
 	{ "client_batch_total", K_SIZE, offsetof(struct mtraced_config, client_batch_total), 0,
 	    1u << 20, 1ull << 36 },
+	{ "client_shm_bytes", K_SIZE, offsetof(struct mtraced_config, client_shm_bytes), 0,
+	    4u << 20, 1ull << 32 },
+	{ "client_shm_total", K_SIZE, offsetof(struct mtraced_config, client_shm_total), 0, 0,
+	    1ull << 36 },
 	U(max_clients_per_uid, 1, 65536),
 	U(client_hello_ms, 100, 600000),
 	U(client_coalesce_us, 0, 1000000),

@@ -55,6 +55,8 @@ struct mtraced_config {
 	size_t client_queue_bytes;     /* per-client output queue cap */
 	size_t client_queue_total;     /* all clients' queues together (0: no cap of its own) */
 	size_t client_batch_total;     /* batches being built, all filters and rings (0: none) */
+	size_t client_shm_bytes;       /* a shared-memory region's data (one per filter) */
+	size_t client_shm_total;       /* all regions together (0: no shared memory) */
 	unsigned max_clients_per_uid;  /* one uid's share of max_clients (0: max_clients) */
 	unsigned client_hello_ms;      /* a client's Hello must come within this (0: 5000) */
 	unsigned client_coalesce_us;   /* fast clients written at most this often */

@@ -32,6 +32,7 @@
 #include "stream-blob.h"
 #include "stream-columns.h"
 #include "stream-msg.h"
+#include "stream-shm.h"
 #include "xalloc.h"
 
 /* Columns nobody wrote to for this long are given back (stream_batch_flush). */
@@ -42,11 +43,12 @@ struct stream_group {
 	char *key;
 	Mtrace__Subscribe *sub; /* own copy: members come and go */
 	bool all_ops;
-	uint8_t ops[32];            /* bit per op */
-	struct label_filter labels; /* sub->labels compiled */
-	bool everything;            /* all ops, no labels: takes the shared group's batches */
-	struct stream_client **members;
+	uint8_t ops[32];                /* bit per op */
+	struct label_filter labels;     /* sub->labels compiled */
+	bool everything;                /* all ops, no labels: takes the shared group's batches */
+	struct stream_client **members; /* those on the socket */
 	size_t nmembers, cap;
+	struct stream_shm *shm;            /* the region of the others (stream-shm.c) */
 	TAILQ_HEAD(, stream_columns) accs; /* in the order their rings first spoke */
 };
 
@@ -82,6 +84,8 @@ static void deliver(struct stream_group *g, uint32_t domid, struct stream_blob *
 	size_t i;
 
 	if (g != &gs.shared) {
+		if (g->shm)
+			stream_shm_put(g->shm, b, n);
 		for (i = 0; i < g->nmembers; i++)
 			gs.send_events(g->members[i], b, n);
 		return;
@@ -90,20 +94,56 @@ static void deliver(struct stream_group *g, uint32_t domid, struct stream_blob *
 	{
 		if (!x->everything || !state_domain_matches(domid, x->sub))
 			continue;
+		if (x->shm)
+			stream_shm_put(x->shm, b, n);
 		for (i = 0; i < x->nmembers; i++)
 			gs.send_events(x->members[i], b, n);
 	}
 }
 
+/* The one region that is all of a batch's readers (no socket member, no other group
+ * that takes it), or NULL. */
+static struct stream_shm *sole_region(struct stream_group *g, uint32_t domid)
+{
+	struct stream_group *x, *one = NULL;
+
+	if (g != &gs.shared)
+		return g->shm && !g->nmembers ? g->shm : NULL;
+	LIST_FOREACH(x, &gs.groups, entry)
+	{
+		if (!x->everything || !state_domain_matches(domid, x->sub))
+			continue;
+		if (one)
+			return NULL;
+		one = x;
+	}
+	return one && one->shm && !one->nmembers ? one->shm : NULL;
+}
+
+static uint8_t *region_room(void *arg, size_t framed)
+{
+	return stream_shm_reserve(arg, framed);
+}
+
 static void group_send(struct stream_group *g, struct stream_columns *a)
 {
 	struct stream_blob *b;
+	struct stream_shm *r;
 	size_t n = a->n;
 
 	if (n == 0)
 		return;
 	if (g == &gs.shared && gs.neverything == 0) {
 		stream_columns_reset(a); /* the groups it was for have left */
+		return;
+	}
+	/* Only shared-memory readers: encoded straight into their region, not into a
+	 * blob that would only be copied there. */
+	if ((r = sole_region(g, a->domid))) {
+		if (stream_columns_encode_into(a, region_room, r) < 0)
+			stream_shm_put(r, NULL, n); /* too large for the region: their loss */
+		else
+			stream_shm_commit(r, n);
 		return;
 	}
 	/* NULL: a drop for every member, so nobody silently misses events. */
@@ -434,17 +474,80 @@ struct stream_group *stream_group_join(struct stream_client *c, const Mtrace__Su
 	return g;
 }
 
-void stream_group_leave(struct stream_group *g, struct stream_client *c)
+struct stream_shm *stream_group_shm_attach(
+    struct stream_group *g, struct stream_client *c, const char **why)
 {
 	size_t i;
 
+	if (!g->shm && !(g->shm = stream_shm_new(why)))
+		return NULL;
+	if (stream_shm_add(g->shm, c) < 0) {
+		bool found;
+
+		/* a region nobody reads would keep the group alive */
+		if (stream_shm_remove(g->shm, c, &found) == 0) {
+			stream_shm_free(g->shm);
+			g->shm = NULL;
+		}
+		*why = "out of memory";
+		return NULL;
+	}
 	for (i = 0; i < g->nmembers; i++) {
 		if (g->members[i] == c) {
 			g->members[i] = g->members[--g->nmembers];
 			break;
 		}
 	}
-	if (g->nmembers)
+	return g->shm;
+}
+
+void stream_group_shm_detach(struct stream_group *g, struct stream_client *c)
+{
+	bool found;
+
+	if (!g->shm)
+		return;
+	if (stream_shm_remove(g->shm, c, &found) == 0) {
+		stream_shm_free(g->shm);
+		g->shm = NULL;
+	}
+	if (!found)
+		return;
+	if (g->nmembers == g->cap) {
+		size_t cap = g->cap ? g->cap * 2 : 4;
+		g->members = xreallocarray(g->members, cap, sizeof(*g->members));
+		g->cap = cap;
+	}
+	g->members[g->nmembers++] = c;
+}
+
+void stream_batch_notice(uint32_t domid, const struct stream_blob *b)
+{
+	struct stream_group *g;
+
+	LIST_FOREACH(g, &gs.groups, entry)
+	if (g->shm && state_domain_matches(domid, g->sub))
+		stream_shm_put(g->shm, b, 0);
+}
+
+void stream_group_leave(struct stream_group *g, struct stream_client *c)
+{
+	size_t i;
+	bool found = false;
+
+	for (i = 0; i < g->nmembers; i++) {
+		if (g->members[i] == c) {
+			g->members[i] = g->members[--g->nmembers];
+			found = true;
+			break;
+		}
+	}
+	/* a region goes with its last reader */
+	if (g->shm && !found && stream_shm_remove(g->shm, c, &found) == 0) {
+		stream_shm_free(g->shm);
+		g->shm = NULL;
+	}
+	if (g->nmembers || g->shm)
 		return;
 	LIST_REMOVE(g, entry);
 	gs.neverything -= g->everything;

@@ -17,6 +17,7 @@ struct mtrace_event;
 struct stream_blob;
 struct stream_client;
 struct stream_group;
+struct stream_shm;
 
 /* How a group's batch of n events (NULL: dropped for want of memory) reaches one of
  * its clients: stream-client.c's stream_client_send_events. */
@@ -30,6 +31,15 @@ void stream_batch_fini(void);
 /* Join the group for sub's event filter (creating it); NULL when out of memory. */
 struct stream_group *stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub);
 void stream_group_leave(struct stream_group *g, struct stream_client *c);
+/* c's events through the group's shared-memory region from now on (created for the
+ * first such member): the region, or NULL with why (c stays on the socket). */
+struct stream_shm *stream_group_shm_attach(
+    struct stream_group *g, struct stream_client *c, const char **why);
+/* Back on the socket (the region could not be handed over). */
+void stream_group_shm_detach(struct stream_group *g, struct stream_client *c);
+/* A notice (DomainUp, DomainDown, Loss) into the region of every group that selects
+ * domid: its shared-memory members get it in order with their events. */
+void stream_batch_notice(uint32_t domid, const struct stream_blob *b);
 /* Encode and send everything accumulated so far (before control messages, so the
  * order a client sees matches the order things happened). */
 void stream_batch_flush(void);

@@ -162,10 +162,64 @@ static size_t varint_field(uint64_t v)
 	return v ? 1 + varint_size(v) : 0;
 }
 
+struct blob_get {
+	struct stream_blob *b;
+};
+
+/* The framed message's buffer as a new blob (stream_blob_pack_cols). */
+static uint8_t *get_blob(void *arg, size_t len, size_t *hl)
+{
+	struct blob_get *g = arg;
+	uint8_t *p;
+
+	if (!(g->b = blob_new(len, &p)))
+		return NULL;
+	*hl = (size_t)(p - g->b->data);
+	return g->b->data;
+}
+
 struct stream_blob *stream_blob_pack_cols(const struct stream_batch_cols *c)
 {
-	size_t n = c->n, op_len = 0, type_len = 0, ref_len = 0, eblen, len;
-	struct stream_blob *b;
+	struct blob_get g = { NULL };
+
+	return stream_blob_pack_cols_to(c, get_blob, &g) < 0 ? NULL : g.b;
+}
+
+/* Where the framed message goes when the caller owns the buffer: the prefix, then
+ * the message, at what get returns. */
+struct buf_get {
+	uint8_t *(*get)(void *arg, size_t framed);
+	void *arg;
+};
+
+static uint8_t *get_buf(void *arg, size_t len, size_t *hl)
+{
+	struct buf_get *g = arg;
+	uint8_t pfx[FRAME_VARINT_MAX], *buf;
+	size_t n;
+
+	if (len > FRAME_MAX_TO_CLIENT)
+		return NULL;
+	n = frame_put_len(pfx, len);
+	if (!(buf = g->get(g->arg, n + len)))
+		return NULL;
+	memcpy(buf, pfx, n);
+	*hl = n;
+	return buf;
+}
+
+ssize_t stream_blob_pack_cols_into(
+    const struct stream_batch_cols *c, uint8_t *(*get)(void *arg, size_t framed), void *arg)
+{
+	struct buf_get g = { get, arg };
+
+	return stream_blob_pack_cols_to(c, get_buf, &g);
+}
+
+ssize_t stream_blob_pack_cols_to(const struct stream_batch_cols *c,
+    uint8_t *(*get)(void *arg, size_t len, size_t *hl), void *arg)
+{
+	size_t n = c->n, op_len = 0, type_len = 0, ref_len = 0, eblen, len, hl;
 	uint8_t *p, *end;
 
 	eblen = varint_field(c->domid) + varint_field(c->ring) + varint_field(c->base_ts) +
@@ -183,15 +237,14 @@ struct stream_blob *stream_blob_pack_cols(const struct stream_batch_cols *c)
 		eblen += len_field(ref_len);
 	}
 	len = len_field(eblen); /* ServerMsg.events */
-	b = blob_new(len, &p);
-	if (!b)
-		return NULL;
-	p = put_len_hdr(p, 2, eblen);
+	if (!(p = get(arg, len, &hl)))
+		return -1;
+	p = put_len_hdr(p + hl, 2, eblen);
 	end = put_batch(p, c, op_len, type_len, ref_len);
 	/* a size above that is not what was written: the heap is already broken */
 	if ((size_t)(end - p) != eblen)
 		abort();
-	return b;
+	return (ssize_t)(hl + len);
 }
 
 void stream_blob_unref(struct stream_blob *b)

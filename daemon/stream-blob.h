@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "mtrace.pb-c.h"
 
@@ -46,6 +47,14 @@ struct stream_batch_cols {
  * varint byte.  NULL when out of memory or above FRAME_MAX_TO_CLIENT.
  */
 struct stream_blob *stream_blob_pack_cols(const struct stream_batch_cols *c);
+/* The same bytes into a buffer of the caller's: get(arg, framed) gives room for the
+ * framed message of that many bytes (NULL: none).  The framed length, or -1. */
+ssize_t stream_blob_pack_cols_into(
+    const struct stream_batch_cols *c, uint8_t *(*get)(void *arg, size_t framed), void *arg);
+/* Both over this: get(arg, len, hl) gives a buffer whose first *hl bytes are the
+ * length prefix of a len-byte message. */
+ssize_t stream_blob_pack_cols_to(const struct stream_batch_cols *c,
+    uint8_t *(*get)(void *arg, size_t len, size_t *hl), void *arg);
 void stream_blob_unref(struct stream_blob *b);
 /* Queue a reference to b at the end of out (takes its own reference). */
 int stream_blob_queue(struct evbuffer *out, struct stream_blob *b);

@@ -631,19 +631,75 @@ int stream_clients_init(struct event_base *base, void (*on_free)(void))
 void stream_clients_broadcast(uint32_t domid, bool events_only, const Mtrace__ServerMsg *m)
 {
 	struct stream_client *c;
-	struct stream_blob *b = NULL;
+	struct stream_blob *b = stream_blob_pack(m);
 
+	if (!b)
+		return;
+	/* shared-memory readers get it in their region, in order with their events */
+	stream_batch_notice(domid, b);
 	/* queue_blob never frees a client (it defers that to a timer), so a plain walk. */
 	TAILQ_FOREACH(c, &cl.clients, entry)
 	{
-		if (c->closing || !c->sub || (events_only && !c->sub->events) ||
+		if (c->closing || !c->sub || c->shm || (events_only && !c->sub->events) ||
 		    !state_domain_matches(domid, c->sub))
 			continue;
-		if (!b && !(b = stream_blob_pack(m)))
-			return;
 		queue_blob(c, b);
 	}
 	stream_blob_unref(b);
+}
+
+/*
+ * m with fd attached (SCM_RIGHTS), behind everything queued before it: what is queued
+ * is written first, and m is sent only once the buffer is empty.  -1 when the socket
+ * cannot take it now (nothing sent; the caller decides).
+ */
+int stream_client_send_fd(struct stream_client *c, const Mtrace__ServerMsg *m, int fd)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	char ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct msghdr mh = { 0 };
+	struct iovec iov;
+	struct cmsghdr *cm;
+	struct stream_blob *b;
+	ssize_t n;
+
+	if (c->closing || (bufferevent_get_enabled(c->bev) & EV_WRITE))
+		return -1;
+	evbuffer_unfreeze(out, 1);
+	while (out_len(c) > 0 && evbuffer_write(out, bufferevent_getfd(c->bev)) > 0)
+		;
+	evbuffer_freeze(out, 1);
+	if (out_len(c) > 0 || !(b = stream_blob_pack(m)))
+		return -1;
+	iov = (struct iovec){ b->data, b->len };
+	mh.msg_iov = &iov;
+	mh.msg_iovlen = 1;
+	mh.msg_control = ctl;
+	mh.msg_controllen = sizeof(ctl);
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	do
+		n = sendmsg(bufferevent_getfd(c->bev), &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	/* the fd went with the first byte: the rest (a full socket) is queued as usual */
+	if (n >= 0 && (size_t)n < b->len && evbuffer_add(out, b->data + n, b->len - (size_t)n) == 0)
+		write_soon(c);
+	stream_blob_unref(b);
+	return n < 0 ? -1 : 0;
+}
+
+void stream_client_shm_wake(struct stream_client *c, uint64_t write)
+{
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__SharedWake w = MTRACE__SHARED_WAKE__INIT;
+
+	w.write = write;
+	m.msg_case = MTRACE__SERVER_MSG__MSG_SHARED_WAKE;
+	m.shared_wake = &w;
+	stream_client_send_msg(c, &m);
 }
 
 unsigned stream_clients_count(void)

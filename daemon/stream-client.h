@@ -21,6 +21,7 @@ struct event;
 struct event_base;
 struct stream_blob;
 struct stream_group;
+struct stream_shm;
 
 /* A client, as the connection (stream-client.c) and its requests (stream-request.c)
  * see it; the rest of the stream server only passes pointers around. */
@@ -38,6 +39,7 @@ struct stream_client {
 	Mtrace__ClientMsg *submsg; /* owns *sub */
 	const Mtrace__Subscribe *sub;
 	struct stream_group *group;
+	struct stream_shm *shm; /* events through the group's region, not the socket */
 	struct event *stats_ev;
 	struct event *partial_ev;
 	struct event *close_ev;
@@ -79,6 +81,11 @@ void stream_client_send_msg(struct stream_client *c, const Mtrace__ServerMsg *m)
 /* Tell the client why, flush what can be flushed, then close. */
 void stream_client_error(struct stream_client *c, Mtrace__Error__Code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* m with fd attached (SCM_RIGHTS), once everything queued before it is written: 0, or
+ * -1 when the socket cannot take it now (nothing sent). */
+int stream_client_send_fd(struct stream_client *c, const Mtrace__ServerMsg *m, int fd);
+/* The SharedWake of a waiting shared-memory reader (stream-shm.c's wake). */
+void stream_client_shm_wake(struct stream_client *c, uint64_t write);
 /* stream-request.c: the bufferevent read callback of every client. */
 void stream_client_read_cb(struct bufferevent *bev, void *arg);
 /* Hand one batch of n events to a client, subject to its queue cap. */

@@ -300,10 +300,13 @@ void stream_columns_reset(struct stream_columns *a)
 	stream_dict_reset(&a->dict);
 }
 
-struct stream_blob *stream_columns_encode(struct stream_columns *a)
+/* a's batch packed into a new blob (*blob) or into the caller's buffer (get);
+ * the columns are reset in any case.  The framed length, or -1. */
+static ssize_t encode(struct stream_columns *a, struct stream_blob **blob,
+    uint8_t *(*get)(void *arg, size_t framed), void *arg)
 {
 	char *strs_stack[64], **strs = strs_stack;
-	struct stream_blob *b = NULL;
+	ssize_t len = -1;
 	size_t i;
 
 	if (stream_dict_count(&a->dict) > 64 &&
@@ -311,28 +314,48 @@ struct stream_blob *stream_columns_encode(struct stream_columns *a)
 		goto out;
 	for (i = 0; i < stream_dict_count(&a->dict); i++)
 		strs[i] = stream_dict_str(&a->dict, i);
+	const struct stream_batch_cols c = {
+		.domid = a->domid,
+		.ring = a->ring,
+		.clock = a->clock,
+		.base_ts = a->base_ts,
+		.first_seq = a->first_seq,
+		.n = a->n,
+		.dts = a->dts,
+		.op = a->op,
+		.type = a->type,
+		.thread = a->thread,
+		.arg = a->arg,
+		.nstr = stream_dict_count(&a->dict),
+		.str = strs,
+		.nref = a->nref,
+		.str_ref = a->str_ref,
+	};
 	/* NULL cannot happen within the COL_MAX_* bounds short of ENOMEM */
-	b = stream_blob_pack_cols(&(struct stream_batch_cols){
-	    .domid = a->domid,
-	    .ring = a->ring,
-	    .clock = a->clock,
-	    .base_ts = a->base_ts,
-	    .first_seq = a->first_seq,
-	    .n = a->n,
-	    .dts = a->dts,
-	    .op = a->op,
-	    .type = a->type,
-	    .thread = a->thread,
-	    .arg = a->arg,
-	    .nstr = stream_dict_count(&a->dict),
-	    .str = strs,
-	    .nref = a->nref,
-	    .str_ref = a->str_ref,
-	});
+	if (blob) {
+		*blob = stream_blob_pack_cols(&c);
+		len = *blob ? (ssize_t)(*blob)->len : -1;
+	} else {
+		len = stream_blob_pack_cols_into(&c, get, arg);
+	}
 	cols.mem.encoded++;
 	if (strs != strs_stack)
 		free(strs);
 out:
 	stream_columns_reset(a);
+	return len;
+}
+
+struct stream_blob *stream_columns_encode(struct stream_columns *a)
+{
+	struct stream_blob *b = NULL;
+
+	encode(a, &b, NULL, NULL);
 	return b;
+}
+
+ssize_t stream_columns_encode_into(
+    struct stream_columns *a, uint8_t *(*get)(void *arg, size_t framed), void *arg)
+{
+	return encode(a, NULL, get, arg);
 }

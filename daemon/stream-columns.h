@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/queue.h>
+#include <sys/types.h>
 
 #include "stream-dict.h"
 
@@ -71,6 +72,10 @@ size_t stream_columns_copy_run(struct stream_columns *a, const struct mtrace_eve
 /* Encode a's events (a->n > 0) into one framed ServerMsg and empty a; NULL when out
  * of memory (the events are lost: the caller reports a drop). */
 struct stream_blob *stream_columns_encode(struct stream_columns *a);
+/* The same into the caller's buffer (stream_blob_pack_cols_into): the framed length,
+ * or -1 (the batch is gone either way). */
+ssize_t stream_columns_encode_into(
+    struct stream_columns *a, uint8_t *(*get)(void *arg, size_t framed), void *arg);
 /* Forget a's events without sending them. */
 void stream_columns_reset(struct stream_columns *a);
 

@@ -14,10 +14,12 @@
 #include "frame.h"
 #include "log.h"
 #include "mtrace-proto.h"
+#include "shm-ring.h"
 #include "state.h"
 #include "stream-batch.h"
 #include "stream-client.h"
 #include "stream-msg.h"
+#include "stream-shm.h"
 
 #define PARTIAL_TIMEOUT_S 5 /* a request frame left half-sent this long is bad */
 
@@ -35,9 +37,49 @@ static void domain_up_one(
 	stream_client_send_msg(c, &m);
 }
 
+/*
+ * The answer to shared_memory: the group's region with its memfd, behind what the
+ * socket holds (the DomainUps just queued), or why not; then the events stay on the
+ * socket as without shared_memory.
+ */
+static void shm_offer(struct stream_client *c, bool asked, uint64_t previous_end)
+{
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__SharedRing r = MTRACE__SHARED_RING__INIT;
+	const char *why = "no events subscribed";
+	struct stream_shm *shm;
+
+	m.msg_case = MTRACE__SERVER_MSG__MSG_SHARED_RING;
+	m.shared_ring = &r;
+	r.version = SHM_RING_VERSION;
+	r.refused = (char *)"";
+	r.previous_end = previous_end;
+	if (!asked)
+		why = "not asked";
+	else if (c->group && (shm = stream_group_shm_attach(c->group, c, &why))) {
+		r.size = stream_shm_map_size(shm);
+		r.start = stream_shm_write_pos(shm);
+		r.events_before = stream_shm_events(shm);
+		c->shm = shm;
+		if (stream_client_send_fd(c, &m, stream_shm_fd(shm)) == 0) {
+			log_debug("client %u: events through shared memory", c->id);
+			return;
+		}
+		c->shm = NULL;
+		stream_group_shm_detach(c->group, c);
+		why = "the socket is full";
+		r.size = r.start = r.events_before = 0;
+	}
+	r.refused = (char *)why;
+	log_debug("client %u: no shared memory: %s", c->id, why);
+	stream_client_send_msg(c, &m);
+}
+
 static void handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 {
 	const Mtrace__Subscribe *s = msg->subscribe;
+	uint64_t previous_end = 0;
+	bool had_shm;
 	const char *why;
 
 	if (!c->hello) {
@@ -50,9 +92,13 @@ static void handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 	}
 	/* Whatever was accumulated under the old filter goes out first. */
 	stream_batch_flush();
+	had_shm = c->shm != NULL;
+	if (c->shm)
+		previous_end = stream_shm_write_pos(c->shm);
 	if (c->group)
 		stream_group_leave(c->group, c);
 	c->group = NULL;
+	c->shm = NULL;
 	if (c->submsg)
 		mtrace__client_msg__free_unpacked(c->submsg, NULL);
 	c->submsg = msg;
@@ -72,6 +118,9 @@ static void handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 	log_debug("client %u: subscribed events=%d stats=%u ms top=%u", c->id, s->events,
 	    s->stats_interval_ms, s->top_n);
 	state_foreach_domain(domain_up_one, c);
+	/* and one that read a region learns where its old subscription ends there */
+	if (s->shared_memory || had_shm)
+		shm_offer(c, s->shared_memory, previous_end);
 	return;
 drop:
 	mtrace__client_msg__free_unpacked(msg, NULL);
@@ -107,6 +156,9 @@ static void handle_msg(struct stream_client *c, Mtrace__ClientMsg *msg)
 	case MTRACE__CLIENT_MSG__MSG_SUBSCRIBE:
 		handle_subscribe(c, msg);
 		return; /* it keeps or frees msg */
+	case MTRACE__CLIENT_MSG__MSG_SHARED_READ:
+		stream_shm_read(c->shm, c, msg->shared_read->pos, msg->shared_read->wait);
+		break;
 	case MTRACE__CLIENT_MSG__MSG_PING:
 		p.cookie = msg->ping->cookie;
 		m.msg_case = MTRACE__SERVER_MSG__MSG_PONG;

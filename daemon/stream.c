@@ -25,6 +25,7 @@
 #include "stream-batch.h"
 #include "stream-client.h"
 #include "stream-msg.h"
+#include "stream-shm.h"
 #include "stream-socket.h"
 #include "stream.h"
 #include "utf8.h"
@@ -167,6 +168,8 @@ void stream_reconfigure(const struct mtraced_config *cfg)
 	};
 
 	stream_batch_set_cap(cfg->client_batch_total);
+	stream_shm_configure(cfg->client_shm_bytes, cfg->client_shm_total,
+	    (uint64_t)cfg->client_coalesce_us * 1000u);
 	stream_clients_reconfigure(&s);
 	/* 0 (a test double's zeroed config): no share of its own */
 	sx.max_per_uid = cfg->max_clients_per_uid ? cfg->max_clients_per_uid
@@ -197,6 +200,7 @@ int stream_init(struct event_base *base, const struct mtraced_config *cfg, char 
 	}
 	evconnlistener_set_error_cb(sx.listener, accept_error_cb);
 	stream_batch_init(base, stream_client_send_events);
+	stream_shm_init(base, stream_client_shm_wake);
 	sx.started = true;
 	return 0;
 }

@@ -8,12 +8,13 @@
 #   e2e1     mtrace-load flat out -> mtraced -> 1 client: events/s received, and what
 #            was lost (in the ring: reader behind; for the client: dropped)
 #   e2e16    the same with 16 clients
+#   e2e16shm the same with 16 clients reading through shared memory (-S)
 #   latency  100 k events/s from one guest ring; guest write -> client receipt p50/p99
 #   server   the stream server alone (stream-harness generator, no rings) -> 1 client
 #   serverflat  the same flat out to 1 and to 16 clients: the server's CPU per event
 #            (filter, columns, dictionary, protobuf-c, socket writes; plus the generator),
 #            then 16 mtrace-cat clients with 16 distinct filters that all take every event
-# Knobs: EVENTS (per ring for e2e*, default 5000000; zl*/sweep run 4 s), RINGS (default 2),
+# Knobs: SHM=1 (e2e*, zl*: the clients ask for shared memory), EVENTS (per ring for e2e*, default 5000000; zl*/sweep run 4 s), RINGS (default 2),
 #   PAGES (default 512), LATENCY_BURSTS_ONLY=1 (latency: only the guest writing 1 ms
 #   bursts), TIMELINE=FILE (latency: keep the client's per-batch timeline in FILE.1000 and
 #   FILE.20), MTRACED_OPTS (more mtraced options, e.g. "--set poll_interval_us=200"),
@@ -84,11 +85,13 @@ for line in sys.stdin:
 e2e() {
 	local n=$1 i
 	shift
+	local copt=()
+	[ -n "${SHM:-}" ] && copt=(-S)
 	start_daemon
 	rm -f "$T/load.json" "$T/beside.json"
 	# Clients end 3 s after their last message: they have drained what was queued.
 	for ((i = 0; i < n; i++)); do
-		"$CLIENT" -s "$SOCK" -q -i 3000 >"$T/client$i.json" &
+		"$CLIENT" -s "$SOCK" -q -i 3000 "${copt[@]}" >"$T/client$i.json" &
 		PIDS+=($!)
 		CP[$i]=$!
 	done
@@ -187,6 +190,10 @@ for what in $WHAT; do
 	e2e16)
 		echo "== stream e2e, 16 clients"
 		e2e 16 -r "$RINGS" -p "$PAGES" -n "$EVENTS" -R 0
+		;;
+	e2e16shm)
+		echo "== stream e2e, 16 clients through shared memory"
+		SHM=1 e2e 16 -r "$RINGS" -p "$PAGES" -n "$EVENTS" -R 0
 		;;
 	latency)
 		# Two guest shapes: bursts every millisecond (mtraced is woken by the event

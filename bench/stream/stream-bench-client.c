@@ -3,10 +3,11 @@
  * the delay from the guest's timestamp (CLOCK_MONOTONIC, same host) to receipt.
  *
  *   stream-bench-client -s|--socket SOCK [-N|--count events] [-t|--time seconds]
- *                       [-i|--idle idle-ms] [-q|--no-latency]
+ *                       [-i|--idle idle-ms] [-q|--no-latency] [-S|--shared-memory]
  *                       [-T|--timeline FILE (one line per batch: receipt ns, events,
  *                        oldest/newest delay us)]
  *
+ * With -S the events come through a shared-memory region (docs/stream-protocol.md).
  * Ends at N events, after t seconds, idle-ms after the last message once events came,
  * or on Goodbye/EOF, then prints one JSON line:
  * events, seconds from first to last event received, events/s, client drops, ring
@@ -55,7 +56,7 @@ int main(int argc, char **argv)
 	FILE *timeline = NULL;
 	uint64_t want = 0, events = 0, dropped = 0, lost = 0, maxlat = 0, t0 = 0, t1 = 0;
 	double seconds = 0;
-	int ch, latency = 1, idle_ms = 0;
+	int ch, latency = 1, idle_ms = 0, shm = 0;
 	char err[256];
 	struct mtc *c;
 	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
@@ -68,9 +69,10 @@ int main(int argc, char **argv)
 		{ "idle", required_argument, NULL, 'i' },
 		{ "no-latency", no_argument, NULL, 'q' },
 		{ "timeline", required_argument, NULL, 'T' },
+		{ "shared-memory", no_argument, NULL, 'S' },
 		{ NULL, 0, NULL, 0 },
 	};
-	while ((ch = getopt_long(argc, argv, "s:N:t:i:qT:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:N:t:i:qT:S", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'i':
 			idle_ms = atoi(optarg);
@@ -86,6 +88,9 @@ int main(int argc, char **argv)
 			break;
 		case 'q':
 			latency = 0;
+			break;
+		case 'S':
+			shm = 1;
 			break;
 		case 'T':
 			timeline = fopen(optarg, "w");
@@ -104,6 +109,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	sub.events = 1;
+	sub.shared_memory = shm;
 	if (mtc_subscribe(c, &sub) < 0)
 		return 1;
 	uint64_t deadline = seconds > 0 ? mono_ns() + (uint64_t)(seconds * 1e9) : 0;

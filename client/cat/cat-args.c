@@ -50,6 +50,7 @@ static void usage(FILE *f)
 	    "      --frames KIND     folded: auto (label, else @site), label or site\n"
 	    "      --weight KIND     folded: count (threads), pending or running (ns)\n"
 	    "      --no-events       statistics only\n"
+	    "      --shared-memory   events through shared memory (a local mtraced)\n"
 	    "  -n, --count N         exit after N events (N statistics with --no-events)\n"
 	    "      --time SECONDS    exit after SECONDS\n"
 	    "      --summary         print a JSON summary of what was received on stderr at exit\n"
@@ -110,6 +111,7 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 		O_TOP,
 		O_SORT,
 		O_NOEV,
+		O_SHM,
 		O_SUMMARY,
 		O_LSTATS,
 		O_RECONNECT,
@@ -147,6 +149,7 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 		{ "frames", required_argument, NULL, O_FRAMES },
 		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "no-events", no_argument, NULL, O_NOEV },
+		{ "shared-memory", no_argument, NULL, O_SHM },
 		{ "nats", required_argument, NULL, O_NATS },
 		{ "host", required_argument, NULL, O_HOST },
 		{ "from-start", no_argument, NULL, O_FROM_START },
@@ -329,6 +332,9 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 				    stderr, "mtrace-cat: --weight: count, pending or running\n");
 				return -1;
 			}
+			break;
+		case O_SHM:
+			o->shared_memory = true;
 			break;
 		case O_NOEV:
 			o->no_events = true;

@@ -22,6 +22,7 @@ struct cat_opts {
 	char *labels[MAX_FILTER];
 	size_t n_domids, n_names, n_ops, n_labels;
 	bool no_events;
+	bool shared_memory; /* Subscribe.shared_memory */
 	unsigned stats_ms, top_n, sort;
 	bool label_stats, site_stats, finished;
 	enum folded_frames frames;

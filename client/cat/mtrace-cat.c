@@ -379,6 +379,7 @@ static int subscribe(struct mtc *c, void *arg)
 	sub.n_labels = o->n_labels;
 	sub.labels = (char **)o->labels;
 	sub.events = !o->no_events;
+	sub.shared_memory = o->shared_memory;
 	sub.stats_interval_ms = o->stats_ms;
 	sub.top_n = o->top_n;
 	sub.sort = (Mtrace__SortKey)o->sort;

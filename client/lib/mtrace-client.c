@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,7 @@
 #include "clock.h"
 #include "frame.h"
 #include "mtrace-client.h"
+#include "shm-reader.h"
 #include "unpack-arena.h"
 
 #define BUF_INITIAL      (256u * 1024)
@@ -28,6 +30,17 @@ struct mtc {
 	uint8_t *buf;
 	size_t cap, start, end;
 	Mtrace__ServerMsg *hello;
+	/* shared memory (docs/stream-protocol.md): the fd that came with the socket's bytes,
+	 * for the SharedRing that follows; the region; a SharedRead with wait sent and no
+	 * SharedWake yet; a record held behind the Loss that tells its gap */
+	int pending_fd;
+	struct mtc_shm *shm;
+	struct mtc_shm *shm_old; /* the last Subscribe's, read up to old_end first */
+	uint64_t old_end;
+	bool shm_waiting, shm_held;
+	const uint8_t *held;
+	size_t held_len;
+	uint8_t loss[64];
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 };
 
@@ -74,6 +87,10 @@ void mtc_close(struct mtc *c)
 		return;
 	if (c->fd >= 0)
 		close(c->fd);
+	if (c->pending_fd >= 0)
+		close(c->pending_fd);
+	mtc_shm_close(c->shm);
+	mtc_shm_close(c->shm_old);
 	mtc_msg_free(c->hello);
 	free(c->buf);
 	free(c);
@@ -125,6 +142,11 @@ int mtc_subscribe(struct mtc *c, const Mtrace__Subscribe *sub)
 	return mtc_send(c, &m);
 }
 
+int mtc_shared(const struct mtc *c)
+{
+	return c->shm != NULL;
+}
+
 static int64_t now_ms(void)
 {
 	return (int64_t)(clock_mono_ns() / 1000000u);
@@ -156,6 +178,196 @@ static int make_room(struct mtc *c, size_t need)
 	return 0;
 }
 
+/* A read of the socket that keeps the descriptors mtraced attaches (SCM_RIGHTS): the
+ * first is kept for the SharedRing it comes with, any other closed. */
+static ssize_t read_fds(struct mtc *c, void *buf, size_t len)
+{
+	char ctl[CMSG_SPACE(4 * sizeof(int))];
+	struct iovec iov = { buf, len };
+	struct msghdr mh = {
+		.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)
+	};
+	ssize_t n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC);
+
+	if (n < 0)
+		return n;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		size_t nfd;
+
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
+			continue;
+		nfd = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < nfd; i++) {
+			int fd;
+
+			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
+			if (c->pending_fd < 0)
+				c->pending_fd = fd;
+			else
+				close(fd);
+		}
+	}
+	return n;
+}
+
+static int send_shared_read(struct mtc *c, bool wait)
+{
+	Mtrace__ClientMsg m = MTRACE__CLIENT_MSG__INIT;
+	Mtrace__SharedRead r = MTRACE__SHARED_READ__INIT;
+
+	r.pos = mtc_shm_pos(c->shm);
+	r.wait = wait;
+	m.msg_case = MTRACE__CLIENT_MSG__MSG_SHARED_READ;
+	m.shared_read = &r;
+	return mtc_send(c, &m);
+}
+
+/* ServerMsg fields 10 (SharedRing) and 11 (SharedWake): the library's own. */
+static bool own_msg(const uint8_t *msg, size_t len)
+{
+	return len > 0 && (msg[0] == (10u << 3 | 2u) || msg[0] == (11u << 3 | 2u));
+}
+
+static int take_own(struct mtc *c, const uint8_t *msg, size_t len, char *err, size_t errlen)
+{
+	Mtrace__ServerMsg *m = arena_msg_unpack(msg, len);
+	int fd = c->pending_fd;
+
+	if (!m) {
+		snprintf(err, errlen, "a %zu-byte message from mtraced does not decode", len);
+		errno = EPROTO;
+		return -1;
+	}
+	if (m->msg_case == MTRACE__SERVER_MSG__MSG_SHARED_WAKE) {
+		c->shm_waiting = false;
+	} else if (m->msg_case == MTRACE__SERVER_MSG__MSG_SHARED_RING) {
+		const Mtrace__SharedRing *r = m->shared_ring;
+		bool refused = r->refused && *r->refused;
+		struct mtc_shm *old = c->shm, *nw = NULL;
+		uint64_t end;
+
+		c->shm = NULL;
+		c->shm_waiting = false;
+		c->pending_fd = -1;
+		if (c->shm_old) {
+			/* a third before the second was read up to: the held record may be
+			 * the oldest region's */
+			mtc_shm_close(c->shm_old);
+			c->shm_old = NULL;
+			c->shm_held = false;
+		}
+		if (refused) {
+			if (fd >= 0)
+				close(fd);
+		} else if (fd < 0) {
+			snprintf(err, errlen, "mtraced sent a shared-memory region without its fd");
+		} else {
+			nw = mtc_shm_open(fd, r, err, errlen);
+		}
+		if (!refused && !nw) {
+			mtc_shm_close(old);
+			c->shm_held = false;
+			mtc_msg_free(m);
+			errno = EPROTO;
+			return -1;
+		}
+		/* A new Subscribe: the old region's records up to previous_end are the old
+		 * subscription's, still to be read.  The same region again (the same filter):
+		 * what was read past previous_end meanwhile is the new subscription's, so it
+		 * reads on from there. */
+		end = r->previous_end;
+		if (old && nw && mtc_shm_same(old, nw) && mtc_shm_pos(old) >= r->start) {
+			mtc_shm_continue(nw, old);
+			end = mtc_shm_pos(old);
+		}
+		if (old && (c->shm_held || end > mtc_shm_pos(old))) {
+			c->shm_old = old; /* a held record is in its buffer */
+			c->old_end = end;
+		} else {
+			mtc_shm_close(old);
+		}
+		c->shm = nw;
+	}
+	mtc_msg_free(m);
+	return 0;
+}
+
+/* The frame f (hdr + len bytes) to the caller. */
+static int deliver(const uint8_t *f, size_t hdr, size_t len, Mtrace__ServerMsg **out,
+    const uint8_t **raw, size_t *raw_len, char *err, size_t errlen)
+{
+	if (raw)
+		*raw = f;
+	if (raw_len)
+		*raw_len = hdr + len;
+	if (!out)
+		return 1;
+	*out = arena_msg_unpack(f + hdr, len);
+	if (!*out) {
+		snprintf(err, errlen, "a %zu-byte message from mtraced does not decode", len);
+		errno = EPROTO;
+		return -1;
+	}
+	return 1;
+}
+
+/* The region's next record, or a Loss for the events missed before it (the record is
+ * held for the next call): 1, 0 (none), -1. */
+static int shm_next(struct mtc *c, Mtrace__ServerMsg **out, const uint8_t **raw, size_t *raw_len,
+    char *err, size_t errlen)
+{
+	struct mtc_shm *s = c->shm_old ? c->shm_old : c->shm;
+	const uint8_t *f;
+	size_t len, hdr, mlen;
+	uint64_t lost = 0;
+	int r;
+
+	if (c->shm_old && !c->shm_held && mtc_shm_pos(c->shm_old) >= c->old_end) {
+		mtc_shm_close(c->shm_old);
+		c->shm_old = NULL;
+		s = c->shm;
+	}
+	if (!s)
+		return 0;
+	if (c->shm_held) {
+		c->shm_held = false;
+		f = c->held;
+		len = c->held_len;
+	} else {
+		if ((r = mtc_shm_next(s, &f, &len, &lost, err, errlen)) < 0)
+			errno = EPROTO;
+		if (r == 0 && s == c->shm_old) {
+			/* nothing more below old_end (cannot be: mtraced had written it) */
+			mtc_shm_close(c->shm_old);
+			c->shm_old = NULL;
+			return c->shm ? shm_next(c, out, raw, raw_len, err, errlen) : 0;
+		}
+		if (r <= 0)
+			return r;
+		/* a failed send (mtraced closed the link) shows when the socket is read:
+		 * after what mtraced said last, its Error */
+		if (s == c->shm && mtc_shm_report_due(s))
+			send_shared_read(c, false);
+	}
+	if (lost) {
+		/* told as the socket tells a slow client's drops */
+		Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+		Mtrace__Loss l = MTRACE__LOSS__INIT;
+
+		l.dropped_for_client = lost;
+		m.msg_case = MTRACE__SERVER_MSG__MSG_LOSS;
+		m.loss = &l;
+		hdr = frame_put_len(c->loss, mtrace__server_msg__get_packed_size(&m));
+		mlen = mtrace__server_msg__pack(&m, c->loss + hdr);
+		c->held = f;
+		c->held_len = len;
+		c->shm_held = true;
+		return deliver(c->loss, hdr, mlen, out, raw, raw_len, err, errlen);
+	}
+	frame_parse(f, len, FRAME_MAX_TO_CLIENT, &hdr, &mlen); /* checked by mtc_shm_next */
+	return deliver(f, hdr, mlen, out, raw, raw_len, err, errlen);
+}
+
 int mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8_t **raw,
     size_t *raw_len, char *err, size_t errlen)
 {
@@ -169,31 +381,34 @@ int mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8
 		    frame_parse(c->buf + c->start, avail, FRAME_MAX_TO_CLIENT, &hdr, &len);
 		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
 		ssize_t n;
-		int wait;
+		int wait, r;
 
 		if (st == FRAME_OK) {
 			const uint8_t *f = c->buf + c->start;
 			c->start += hdr + len;
-			if (raw)
-				*raw = f;
-			if (raw_len)
-				*raw_len = hdr + len;
-			if (!out)
-				return 1;
-			*out = arena_msg_unpack(f + hdr, len);
-			if (!*out) {
-				snprintf(err, errlen,
-				    "a %zu-byte message from mtraced does not decode", len);
-				errno = EPROTO;
-				return -1;
+			if (own_msg(f + hdr, len)) {
+				if (take_own(c, f + hdr, len, err, errlen) < 0)
+					return -1;
+				continue;
 			}
-			return 1;
+			return deliver(f, hdr, len, out, raw, raw_len, err, errlen);
 		}
 		if (st == FRAME_BAD || st == FRAME_TOO_LARGE) {
 			snprintf(err, errlen, "bad frame from mtraced (%s)",
 			    st == FRAME_BAD ? "malformed length" : "too large");
 			errno = EPROTO;
 			return -1;
+		}
+		/* the socket's whole frames first: what was sent there came first */
+		if ((c->shm || c->shm_old) &&
+		    (r = shm_next(c, out, raw, raw_len, err, errlen)) != 0)
+			return r;
+		if (c->shm && !c->shm_waiting) {
+			/* all read: one wake-up, please; mtraced wakes us at once if it wrote
+			 * meanwhile */
+			send_shared_read(c, true); /* a failure: as above */
+			c->shm_waiting = true;
+			continue;
 		}
 		if (make_room(c, hdr + len > avail ? hdr + len : avail + 1) < 0) {
 			snprintf(err, errlen, "out of memory");
@@ -213,7 +428,7 @@ int mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8
 		}
 		if (n == 0)
 			return 0;
-		n = read(c->fd, c->buf + c->end, c->cap - c->end);
+		n = read_fds(c, c->buf + c->end, c->cap - c->end);
 		if (n < 0) {
 			snprintf(err, errlen, "read: %s", strerror(errno));
 			return -1; /* EINTR too: the caller decides */
@@ -279,6 +494,7 @@ struct mtc *mtc_connect_flags(
 		return NULL;
 	}
 	c->cap = BUF_INITIAL;
+	c->pending_fd = -1;
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);

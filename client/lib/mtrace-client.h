@@ -41,7 +41,11 @@ void mtc_close(struct mtc *c);
 int mtc_fd(const struct mtc *c);
 const Mtrace__Hello *mtc_server_hello(const struct mtc *c);
 
+/* Set sub->shared_memory to have the events come through a shared-memory region
+ * (docs/stream-protocol.md); mtc_next reads it as it reads the socket. */
 int mtc_subscribe(struct mtc *c, const Mtrace__Subscribe *sub);
+/* 1 while the events come through shared memory, 0 while on the socket. */
+int mtc_shared(const struct mtc *c);
 int mtc_send(struct mtc *c, const Mtrace__ClientMsg *msg);
 /* Write bytes as they are (tests of the daemon's framing checks); -1 with errno. */
 int mtc_send_raw(struct mtc *c, const void *buf, size_t len);

@@ -1,11 +1,12 @@
 /*
  * stream-probe - a scriptable misbehaving (or slow) client for the stream tests.
  *
- *   stream-probe -s|--socket SOCK [-H] [-S] [-I STATS_MS] [-x HEX]... [-a EVENTS]
+ *   stream-probe -s|--socket SOCK [-H] [-S] [-M] [-I STATS_MS] [-x HEX]... [-a EVENTS]
  *                [-P COOKIE] [-c] [-p SECONDS] [-z MS] [-T|--time SECONDS]
  *
  * -H: do not answer the daemon's Hello; -S: subscribe to all events (-I: and to
- * statistics every STATS_MS, printed as "stats DROPPED_FOR_CLIENT"); -x: send these
+ * statistics every STATS_MS, printed as "stats DROPPED_FOR_CLIENT"; -M: through shared
+ * memory, printed as "shared 1" (or 0) at the end); -x: send these
  * bytes as they are (-a: only once this many events came); -P: send a Ping; -c: close right after sending (a client gone
  * mid-frame); -p: sleep before reading (a stalled client); -z: sleep MS after each message
  * (a slow but steady reader); -T: give up reading after
@@ -41,7 +42,7 @@ int main(int argc, char **argv)
 {
 	const char *sock = NULL;
 	unsigned flags = 0;
-	bool subscribe = false, close_now = false;
+	bool subscribe = false, close_now = false, shm = false;
 	double pause = 0, limit = 10;
 	uint64_t events = 0, dropped = 0, ping = 0, send_after = 0;
 	unsigned stats_ms = 0, nap_ms = 0;
@@ -58,7 +59,7 @@ int main(int argc, char **argv)
 		{ "time", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
-	while ((ch = getopt_long(argc, argv, "s:HSI:x:a:P:cp:z:T:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:HSMI:x:a:P:cp:z:T:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'I':
 			stats_ms = (unsigned)atoi(optarg);
@@ -71,6 +72,9 @@ int main(int argc, char **argv)
 			break;
 		case 'S':
 			subscribe = true;
+			break;
+		case 'M':
+			shm = true;
 			break;
 		case 'x':
 			sendlen += unhex(optarg, sendbuf + sendlen, sizeof(sendbuf) - sendlen);
@@ -107,6 +111,7 @@ int main(int argc, char **argv)
 		Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
 		sub.events = true;
 		sub.stats_interval_ms = stats_ms;
+		sub.shared_memory = shm;
 		if (mtc_subscribe(c, &sub) < 0)
 			printf("send-failed %s\n", strerror(errno));
 	}
@@ -179,6 +184,8 @@ int main(int argc, char **argv)
 		if (nap_ms)
 			usleep((useconds_t)nap_ms * 1000);
 	}
+	if (shm)
+		printf("shared %d\n", mtc_shared(c));
 	printf("summary events=%" PRIu64 " dropped=%" PRIu64 "\n", events, dropped);
 	mtc_close(c);
 	return 0;

@@ -20,6 +20,7 @@ static const struct unit_test *const modules[] = {
 	unit_announce,
 	unit_stream,
 	unit_sitetree,
+	unit_shmring,
 };
 
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))

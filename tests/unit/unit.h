@@ -22,5 +22,6 @@ extern const struct unit_test unit_strtab[];
 extern const struct unit_test unit_announce[];
 extern const struct unit_test unit_stream[];
 extern const struct unit_test unit_sitetree[];
+extern const struct unit_test unit_shmring[];
 
 #endif

@@ -1,0 +1,48 @@
+/*
+ * stream-shm.h - the shared-memory regions of the stream server (stream-shm.c): one
+ * memfd per stream group with a member that asked for shared memory, into which the
+ * group's messages are written once (common/shm-ring.h) instead of being queued to
+ * each member's socket; its members' read positions and wake-ups.
+ */
+#ifndef MTRACED_STREAM_SHM_H
+#define MTRACED_STREAM_SHM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct event_base;
+struct stream_blob;
+struct stream_client;
+struct stream_shm;
+
+/* wake(c, write): c asked to be woken and the region has records past its position. */
+void stream_shm_init(
+    struct event_base *base, void (*wake)(struct stream_client *c, uint64_t write));
+/* client_shm_bytes, client_shm_total (0: none), client_coalesce_us in ns: the least
+ * time between two wake-ups of a region's readers. */
+void stream_shm_configure(size_t bytes, size_t total, uint64_t wake_ns);
+/* A new region (NULL with why: the total reached, no memory, no memfd). */
+struct stream_shm *stream_shm_new(const char **why);
+void stream_shm_free(struct stream_shm *r);
+/* c reads r from now on: 0, or -1 when out of memory. */
+int stream_shm_add(struct stream_shm *r, struct stream_client *c);
+/* Members left after c (not one: true when c was not a member). */
+size_t stream_shm_remove(struct stream_shm *r, struct stream_client *c, bool *found);
+int stream_shm_fd(const struct stream_shm *r);
+uint64_t stream_shm_map_size(const struct stream_shm *r);
+uint64_t stream_shm_write_pos(const struct stream_shm *r);
+uint64_t stream_shm_events(const struct stream_shm *r);
+/* A group's batch of n events (b NULL: dropped, the readers see the gap) or notice
+ * (n 0) written once for all members. */
+void stream_shm_put(struct stream_shm *r, const struct stream_blob *b, size_t n);
+/* The same for a batch encoded in place: room for a framed message of len bytes (NULL:
+ * too large, then stream_shm_put(r, NULL, n)), then its commit with its n events. */
+uint8_t *stream_shm_reserve(struct stream_shm *r, size_t len);
+void stream_shm_commit(struct stream_shm *r, size_t n);
+/* A SharedRead of c (r: its region, NULL when it has none): out-of-range positions
+ * clamped, stale ones ignored. */
+void stream_shm_read(struct stream_shm *r, struct stream_client *c, uint64_t pos, bool wait);
+size_t stream_shm_total(void);
+
+#endif
