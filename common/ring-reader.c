@@ -329,9 +329,10 @@ _Static_assert(offsetof(struct mtrace_event, str_len) == offsetof(struct mtrace_
  * one against what is left and one for its op, and is copied into out[] as it is.
  * The sequence expectation is kept in a local: this loop runs per record.
  */
-static size_t parse(const uint8_t *buf, size_t len, bool complete, size_t budget,
-    struct mtrace_event *out, struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known,
-    const struct mtrace_time_info *time, size_t *consumed, enum parse_end *end)
+static inline __attribute__((always_inline)) size_t parse_body(const uint8_t *buf, size_t len,
+    bool complete, size_t budget, struct mtrace_event *out, struct ring_reader_stats *st,
+    uint32_t *next_seq, bool *seq_known, const struct mtrace_time_info *time, size_t *consumed,
+    enum parse_end *end)
 {
 	const uint8_t *p = buf, *stop = buf + len;
 	struct mtrace_event *ev = out, *ev_end = out + budget;
@@ -339,7 +340,7 @@ static size_t parse(const uint8_t *buf, size_t len, bool complete, size_t budget
 	size_t n;
 
 	*end = PARSE_DONE;
-	while (p < stop && ev < ev_end) {
+	while (ev < ev_end) {
 		size_t rem = (size_t)(stop - p);
 		uint64_t w;
 		uint32_t seq;
@@ -347,7 +348,8 @@ static size_t parse(const uint8_t *buf, size_t len, bool complete, size_t budget
 		uint8_t op, fl;
 
 		if (rem < MTRACE_REC_ALIGN) {
-			*end = complete ? PARSE_CORRUPT : PARSE_PARTIAL;
+			if (rem != 0)
+				*end = complete ? PARSE_CORRUPT : PARSE_PARTIAL;
 			break;
 		}
 		memcpy(&w, p, sizeof(w));
@@ -429,6 +431,19 @@ static size_t parse(const uint8_t *buf, size_t len, bool complete, size_t budget
 	st->events += n;
 	st->bytes += *consumed;
 	return n;
+}
+
+/* parse_body for a ring of ns timestamps and for a TSC ring: the first without the
+ * conversion's test per event. */
+static size_t parse(const uint8_t *buf, size_t len, bool complete, size_t budget,
+    struct mtrace_event *out, struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known,
+    const struct mtrace_time_info *time, size_t *consumed, enum parse_end *end)
+{
+	if (time == NULL)
+		return parse_body(
+		    buf, len, complete, budget, out, st, next_seq, seq_known, NULL, consumed, end);
+	return parse_body(
+	    buf, len, complete, budget, out, st, next_seq, seq_known, time, consumed, end);
 }
 
 size_t ring_decode_buffer(const uint8_t *buf, size_t len, ring_event_cb cb, void *arg,
