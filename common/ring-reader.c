@@ -295,88 +295,119 @@ static inline size_t str_nul(const uint8_t *s, size_t len)
 _Static_assert(MTRACE_REC_FIXED % 8 == 0 && MTRACE_REC_ALIGN % 8 == 0,
     "a record's string part is whole words");
 
+/* A record whose length is a multiple of 8 in [MTRACE_REC_FIXED, MTRACE_REC_MAX]
+ * (every event record an honest producer writes), in one compare: rotated right by
+ * 3, a length off the 8-byte grid has a top bit set. */
+static inline bool rec_len_fixed_ok(uint16_t rlen)
+{
+	uint16_t x = (uint16_t)(rlen - MTRACE_REC_FIXED);
+
+	x = (uint16_t)((x >> 3) | (x << 13));
+	return x <= (MTRACE_REC_MAX - MTRACE_REC_FIXED) / MTRACE_REC_ALIGN;
+}
+
+/* struct mtrace_event begins as a record does, with str_len where the record has its
+ * length: parse copies a record's fixed part into an event whole. */
+_Static_assert(offsetof(struct mtrace_event, str_len) == offsetof(struct mtrace_rec, len) &&
+        offsetof(struct mtrace_event, op) == offsetof(struct mtrace_rec, op) &&
+        offsetof(struct mtrace_event, type) == offsetof(struct mtrace_rec, type) &&
+        offsetof(struct mtrace_event, seq) == offsetof(struct mtrace_rec, seq) &&
+        offsetof(struct mtrace_event, ts) == offsetof(struct mtrace_rec, ts) &&
+        offsetof(struct mtrace_event, thread) == offsetof(struct mtrace_rec, thread) &&
+        offsetof(struct mtrace_event, arg) == offsetof(struct mtrace_rec, arg) &&
+        offsetof(struct mtrace_event, str) == MTRACE_REC_FIXED,
+    "an event's first bytes are a record's fixed part");
+
+/* The sequence number expected next while none is (no 32-bit seq equals it). */
+#define SEQ_UNKNOWN ((uint64_t)1 << 32)
+
 /*
  * Parse [buf, buf+len), a private copy starting at a record boundary.  complete: the
  * window ends at the producer's head, so a record running past the end is corrupt
- * rather than "continued in the next chunk".  Events are written into out[] field by
- * field, and the sequence expectation is kept in locals: this loop runs per record.
+ * rather than "continued in the next chunk".  A record is checked once, in the order
+ * below; an event record of a sound length passes it with one compare for its length,
+ * one against what is left and one for its op, and is copied into out[] as it is.
+ * The sequence expectation is kept in a local: this loop runs per record.
  */
-static size_t parse(const uint8_t *buf, size_t len, bool complete, size_t budget,
-    struct mtrace_event *out, struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known,
-    const struct mtrace_time_info *time, size_t *consumed, enum parse_end *end)
+static inline __attribute__((always_inline)) size_t parse_body(const uint8_t *buf, size_t len,
+    bool complete, size_t budget, struct mtrace_event *out, struct ring_reader_stats *st,
+    uint32_t *next_seq, bool *seq_known, const struct mtrace_time_info *time, size_t *consumed,
+    enum parse_end *end)
 {
-	size_t off = 0, n = 0;
-	uint32_t nseq = *next_seq;
-	bool known = *seq_known;
+	const uint8_t *p = buf, *stop = buf + len;
+	struct mtrace_event *ev = out, *ev_end = out + budget;
+	uint64_t nseq = *seq_known ? *next_seq : SEQ_UNKNOWN;
+	size_t n;
 
 	*end = PARSE_DONE;
-	while (off < len && n < budget) {
-		size_t rem = len - off;
-		const uint8_t *p = buf + off;
+	while (ev < ev_end) {
+		size_t rem = (size_t)(stop - p);
+		uint64_t w;
+		uint32_t seq;
 		uint16_t rlen;
-		uint8_t fl;
-		struct mtrace_rec rec;
-		struct mtrace_event *ev = &out[n];
+		uint8_t op, fl;
 
 		if (rem < MTRACE_REC_ALIGN) {
-			*end = complete ? PARSE_CORRUPT : PARSE_PARTIAL;
+			if (rem != 0)
+				*end = complete ? PARSE_CORRUPT : PARSE_PARTIAL;
 			break;
 		}
-		memcpy(&rlen, p, sizeof(rlen));
-		/* one compare for MTRACE_REC_ALIGN <= rlen <= MTRACE_REC_MAX */
-		if ((uint16_t)(rlen - MTRACE_REC_ALIGN) > MTRACE_REC_MAX - MTRACE_REC_ALIGN ||
-		    rlen % MTRACE_REC_ALIGN != 0) {
-			*end = PARSE_CORRUPT;
-			break;
-		}
-		if (rlen > rem) {
-			*end = complete ? PARSE_CORRUPT : PARSE_PARTIAL;
-			break;
-		}
-		if (p[2] == MTRACE_OP_PAD) {
-			off += rlen;
+		memcpy(&w, p, sizeof(w));
+		rlen = (uint16_t)w;
+		op = (uint8_t)(w >> 16);
+		seq = (uint32_t)(w >> 32);
+		fl = mtrace_op_flags[op];
+		if (__builtin_expect(
+		        !rec_len_fixed_ok(rlen) || rlen > rem || !(fl & MTRACE_OPF_EVENT), 0)) {
+			/* one compare for MTRACE_REC_ALIGN <= rlen <= MTRACE_REC_MAX */
+			if ((uint16_t)(rlen - MTRACE_REC_ALIGN) >
+			        MTRACE_REC_MAX - MTRACE_REC_ALIGN ||
+			    rlen % MTRACE_REC_ALIGN != 0) {
+				*end = PARSE_CORRUPT;
+				break;
+			}
+			if (rlen > rem) {
+				*end = complete ? PARSE_CORRUPT : PARSE_PARTIAL;
+				break;
+			}
+			if (op == MTRACE_OP_PAD) {
+				p += rlen;
+				continue;
+			}
+			if (rlen < MTRACE_REC_FIXED) {
+				*end = PARSE_CORRUPT;
+				break;
+			}
+			/* Unknown ops still consume a sequence number: they are events of a
+			 * newer producer. */
+			if (seq != nseq)
+				seq_gap(seq, st, (uint32_t)nseq, nseq != SEQ_UNKNOWN);
+			nseq = (uint32_t)(seq + 1);
+			st->unknown++;
+			p += rlen;
 			continue;
 		}
-		if (rlen < MTRACE_REC_FIXED) {
-			*end = PARSE_CORRUPT;
-			break;
-		}
-		memcpy(&rec, p, sizeof(rec));
-		fl = mtrace_op_flags[rec.op];
+		memcpy(ev, p, MTRACE_REC_FIXED);
 		ev->str_len = 0;
 		ev->str = NULL;
 		if (__builtin_expect(fl & MTRACE_OPF_STR, 0)) {
-			const char *s = (const char *)p + MTRACE_REC_FIXED;
 			size_t slen = str_nul(p + MTRACE_REC_FIXED, rlen - MTRACE_REC_FIXED);
 			if (slen == SIZE_MAX) {
 				*end = PARSE_CORRUPT;
 				break;
 			}
-			ev->str = s;
+			ev->str = (const char *)p + MTRACE_REC_FIXED;
 			ev->str_len = (uint16_t)slen;
 		}
-		off += rlen;
-		/* Unknown ops still consume a sequence number: they are events of a newer producer. */
-		if (__builtin_expect(rec.seq != nseq || !known, 0)) {
-			seq_gap(rec.seq, st, nseq, known);
-			known = true;
-		}
-		nseq = rec.seq + 1;
-		if (__builtin_expect(!(fl & MTRACE_OPF_EVENT), 0)) {
-			st->unknown++;
-			continue;
-		}
-		ev->ts = time != NULL ? mtrace_time_convert(time, rec.ts) : rec.ts;
-		ev->thread = rec.thread;
-		ev->arg = rec.arg;
-		ev->seq = rec.seq;
-		ev->op = rec.op;
-		ev->type = rec.type;
-		n++;
-		if (rec.op == MTRACE_OP_CREATES && rlen >= MTRACE_REC_CREATES_SITE) {
+		if (__builtin_expect(seq != nseq, 0))
+			seq_gap(seq, st, (uint32_t)nseq, nseq != SEQ_UNKNOWN);
+		nseq = (uint32_t)(seq + 1);
+		if (time != NULL)
+			ev->ts = mtrace_time_convert(time, ev->ts);
+		if (op == MTRACE_OP_CREATES && rlen >= MTRACE_REC_CREATES_SITE) {
 			/* the child's creation site, carried by the CREATES: a SITE event */
 			struct mtrace_site_ext ext;
-			struct mtrace_event *site = &out[n++];
+			struct mtrace_event *site = ev + 1;
 
 			memcpy(&ext, p + MTRACE_REC_FIXED, sizeof(ext));
 			/* out[] has room for one past budget (the callers' arrays): the pair
@@ -384,16 +415,35 @@ static size_t parse(const uint8_t *buf, size_t len, bool complete, size_t budget
 			*site = *ev;
 			site->op = MTRACE_OP_SITE;
 			site->type = ext.kind;
-			site->thread = rec.arg;
+			site->thread = ev->arg;
 			site->arg = ext.site;
+			ev++;
 		}
+		ev++;
+		p += rlen;
 	}
-	*next_seq = nseq;
-	*seq_known = known;
-	*consumed = off;
+	n = (size_t)(ev - out);
+	if (nseq != SEQ_UNKNOWN) {
+		*next_seq = (uint32_t)nseq;
+		*seq_known = true;
+	}
+	*consumed = (size_t)(p - buf);
 	st->events += n;
-	st->bytes += off;
+	st->bytes += *consumed;
 	return n;
+}
+
+/* parse_body for a ring of ns timestamps and for a TSC ring: the first without the
+ * conversion's test per event. */
+static size_t parse(const uint8_t *buf, size_t len, bool complete, size_t budget,
+    struct mtrace_event *out, struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known,
+    const struct mtrace_time_info *time, size_t *consumed, enum parse_end *end)
+{
+	if (time == NULL)
+		return parse_body(
+		    buf, len, complete, budget, out, st, next_seq, seq_known, NULL, consumed, end);
+	return parse_body(
+	    buf, len, complete, budget, out, st, next_seq, seq_known, time, consumed, end);
 }
 
 size_t ring_decode_buffer(const uint8_t *buf, size_t len, ring_event_cb cb, void *arg,

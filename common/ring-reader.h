@@ -20,13 +20,15 @@
  * valid only until the callback returns (the next window of the same drain call
  * overwrites it); it is NUL-terminated and str_len excludes the NUL. */
 struct mtrace_event {
+	/* laid out as a record's fixed part (struct mtrace_rec), str_len in its len: the
+	 * decoder copies that part in whole */
+	uint16_t str_len;
+	uint8_t op;
+	uint8_t type;
+	uint32_t seq;
 	uint64_t ts;
 	uint64_t thread;
 	uint64_t arg;
-	uint32_t seq;
-	uint8_t op;
-	uint8_t type;
-	uint16_t str_len;
 	const char *str;
 };
 

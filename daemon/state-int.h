@@ -333,10 +333,12 @@ static inline uint32_t tab_find(struct state_domain *d, uint64_t id)
 }
 
 /* The slot of id if it is one of the two cached, else NO_IDX; a hit on the older
- * entry makes it the newer. */
+ * entry makes it the newer.  The newer entry's id is compared alone: when it was
+ * forgotten (idx NO_IDX) the older cannot hold the same id, as only a put or a hit
+ * makes an entry the newer, and both hold a slot. */
 static inline uint32_t cache_find(struct state_domain *d, uint64_t id)
 {
-	if (d->cache_id[0] == id && d->cache_idx[0] != NO_IDX)
+	if (d->cache_id[0] == id)
 		return d->cache_idx[0];
 	if (d->cache_id[1] == id && d->cache_idx[1] != NO_IDX) {
 		uint32_t i = d->cache_idx[1];

@@ -881,6 +881,69 @@ static void t_strings(void)
 	coll_free(&c);
 }
 
+/* Sequence accounting in the decoder, records built by hand: a first seq in the upper
+ * half is lost events (not a step back), a gap is lost, a step back is corrupt, the
+ * wrap at 2^32 is not a gap, an unknown op takes a number, a pad takes none and a
+ * buffer of pads leaves the expectation as it was. */
+static size_t seq_rec(uint8_t *buf, uint8_t op, uint32_t seq)
+{
+	struct mtrace_rec rec = { 0 };
+
+	rec.len = MTRACE_REC_FIXED;
+	rec.op = op;
+	rec.seq = op == MTRACE_OP_PAD ? 0 : seq;
+	rec.thread = 7;
+	memcpy(buf, &rec, sizeof(rec));
+	return sizeof(rec);
+}
+
+static void t_seq(void)
+{
+	static const struct {
+		uint8_t op;
+		uint32_t seq;
+		uint64_t lost, corrupt, unknown; /* the counts after it */
+	} steps[] = {
+		{ MTRACE_OP_READ, 0x90000000u, 0x90000000u, 0, 0 },
+		{ MTRACE_OP_PAD, 0, 0x90000000u, 0, 0 },
+		{ MTRACE_OP_READ, 0x90000001u, 0x90000000u, 0, 0 },
+		{ MTRACE_OP_READ, 0x90000005u, 0x90000003u, 0, 0 },
+		{ MTRACE_OP_READ, 0x90000002u, 0x90000003u, 1, 0 },
+		{ 200, 0x90000003u, 0x90000003u, 1, 1 },
+		{ MTRACE_OP_READ, 0x90000004u, 0x90000003u, 1, 1 },
+		{ MTRACE_OP_READ, 0xffffffffu, 0x90000003u + 0x6ffffffau, 1, 1 },
+		{ MTRACE_OP_SWITCH, 0, 0x90000003u + 0x6ffffffau, 1, 1 },
+		{ 201, 2, 0x90000003u + 0x6ffffffbu, 1, 2 },
+		{ MTRACE_OP_READ, 3, 0x90000003u + 0x6ffffffbu, 1, 2 },
+	};
+	uint8_t buf[MTRACE_REC_FIXED];
+	struct ring_reader_stats st;
+	struct coll c = { 0 };
+	uint32_t next = 1234;
+	bool known = false;
+
+	memset(&st, 0, sizeof(st));
+	/* pads alone: nothing known, nothing changed */
+	CHECK(ring_decode_buffer(
+	          buf, seq_rec(buf, MTRACE_OP_PAD, 0), collect, &c, &st, &next, &known) == 0 &&
+	        !known && next == 1234 && st.lost == 0,
+	    "pads: known %d next %u lost %" PRIu64, known, next, st.lost);
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		size_t n = ring_decode_buffer(
+		    buf, seq_rec(buf, steps[i].op, steps[i].seq), collect, &c, &st, &next, &known);
+		bool ev = steps[i].op != MTRACE_OP_PAD && steps[i].op < 200;
+
+		CHECK(n == (ev ? 1u : 0u) && st.lost == steps[i].lost &&
+		        st.corrupt == steps[i].corrupt && st.unknown == steps[i].unknown,
+		    "step %zu (seq 0x%x): %zu events, lost %" PRIu64 " corrupt %" PRIu64
+		    " unknown %" PRIu64,
+		    i, steps[i].seq, n, st.lost, st.corrupt, st.unknown);
+		if (steps[i].op != MTRACE_OP_PAD)
+			CHECK(known && next == steps[i].seq + 1u, "step %zu: next %u", i, next);
+	}
+	coll_free(&c);
+}
+
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "";
@@ -903,6 +966,8 @@ int main(int argc, char **argv)
 		t_sites();
 	else if (strcmp(what, "strings") == 0)
 		t_strings();
+	else if (strcmp(what, "seq") == 0)
+		t_seq();
 	else if (strcmp(what, "concurrent") == 0) {
 		double s = argc > 2 ? atof(argv[2]) : 3;
 		t_concurrent(s, 1);
@@ -910,7 +975,7 @@ int main(int argc, char **argv)
 	} else {
 		fprintf(stderr,
 		    "usage: %s roundtrip|wrap|overwrite|budget|corrupt|header|"
-		    "truncated|sites|strings|concurrent [seconds]\n",
+		    "truncated|sites|strings|seq|concurrent [seconds]\n",
 		    argv[0]);
 		return 2;
 	}
