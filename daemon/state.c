@@ -324,8 +324,9 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
  * An event's hash slots (its thread's and its arg's) are fetched SLOT_AHEAD events
  * before it is applied: in a table larger than the caches each is a miss, and an
  * event costs a few ns.  The entries the slots name are fetched ENTRY_AHEAD events
- * before, for tables with many live threads (entry_prefetch).  always_inline: GCC finds a function that only prefetches free of side
- * effects and drops calls to it when it is not inlined.
+ * before, for tables with many live threads (entry_prefetch).  always_inline: GCC
+ * finds a function that only prefetches free of side effects and drops calls to it
+ * when it is not inlined.
  */
 #define SLOT_AHEAD 12
 
