@@ -323,10 +323,10 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
 /*
  * An event's hash slots (its thread's and its arg's) are fetched SLOT_AHEAD events
  * before it is applied: in a table larger than the caches each is a miss, and an
- * event costs a few ns.  (Fetching the thread entries the slots name as well, a few
- * events later, was measured: no faster with a million threads, slower with a
- * thousand.)  always_inline: GCC finds a function that only prefetches free of side
- * effects and drops calls to it when it is not inlined.
+ * event costs a few ns.  The entries the slots name are fetched ENTRY_AHEAD events
+ * before, for tables with many live threads (entry_prefetch).  always_inline: GCC
+ * finds a function that only prefetches free of side effects and drops calls to it
+ * when it is not inlined.
  */
 #define SLOT_AHEAD 12
 
@@ -336,12 +336,32 @@ static inline __attribute__((always_inline)) void slot_prefetch(
 	__builtin_prefetch(&d->tab[thash(d, id)]);
 }
 
+/*
+ * The entry the home slot of id names, if that slot is id's (its line was fetched
+ * SLOT_AHEAD - ENTRY_AHEAD events ago): the entry's first line, which the event
+ * touches.  Only while the live threads' entries alone are more than the L2 holds
+ * (ENTRY_PREFETCH_LIVE): with fewer, the entries an event needs are mostly cached
+ * and the extra hash and load cost more than the misses they would hide.
+ */
+#define ENTRY_AHEAD         4
+#define ENTRY_PREFETCH_LIVE ((2u << 20) / sizeof(struct thr))
+
+static inline __attribute__((always_inline)) void entry_prefetch(
+    const struct state_domain *d, uint64_t id)
+{
+	const struct tslot *s = &d->tab[thash(d, id)];
+
+	if (s->id == id && s->idx != NO_IDX)
+		__builtin_prefetch(&d->thr[s->idx], 1);
+}
+
 /* The latest timestamp is kept in a local and stored once a batch: nothing that
  * apply_one runs reads d->last_ts (only the read-outs, state-stats.c, do). */
 void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, size_t n)
 {
 	uint32_t sec = (uint32_t)state_ctx.cur_sec;
 	uint64_t last_ts = d->last_ts;
+	bool entries = d->live >= ENTRY_PREFETCH_LIVE;
 
 	d->events += n;
 	d->win.cur += n;
@@ -351,6 +371,12 @@ void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, si
 			slot_prefetch(d, p->thread);
 			if (op_kind[p->op] & OP_ARG_THREAD)
 				slot_prefetch(d, p->arg);
+		}
+		if (entries && i + ENTRY_AHEAD < n) {
+			const struct mtrace_event *p = &ev[i + ENTRY_AHEAD];
+			entry_prefetch(d, p->thread);
+			if (op_kind[p->op] & OP_ARG_THREAD)
+				entry_prefetch(d, p->arg);
 		}
 		if (ev[i].ts > last_ts)
 			last_ts = ev[i].ts;
