@@ -4,7 +4,8 @@
 # the node that leads the stream is killed (SIGKILL) mid-stream.  Shipping goes on: the
 # publishes refused during the election are sent again with their ids, h1's from its
 # spool once the in-place tries (--retry-ms 2000) run out, h2's (no spool, --retry-ms
-# 20000) in place until the new leader takes them.  A reader that follows the stream all
+# 40000: longer than the 30 s the test gives the election, which took 29 s once on a
+# loaded 2-core machine) in place until the new leader takes them.  A reader that follows the stream all
 # along goes on (mtrace-cat makes its consumer again when it falls silent with messages
 # pending, and skips what a consumer made again delivers twice), and what mtrace-cat
 # --nats reads back from the two nodes left equals each host's live `mtrace-cat -f json`
@@ -25,7 +26,7 @@ for h in $HOSTS; do
 	if [ "$h" = h1 ]; then
 		ship "$h" --spool "$T/$h/spool" --replicas 3 --ack-ms 1000
 	else
-		ship "$h" --replicas 3 --ack-ms 1000 --retry-ms 20000
+		ship "$h" --replicas 3 --ack-ms 1000 --retry-ms 40000
 	fi
 	host_clients "$h" 2
 done
