@@ -51,6 +51,18 @@ done
 sleep 2 # well into the stream (not a wait for anything: where the kill falls)
 read -r leader _ <<<"$(stream_leader)"
 [ -n "$leader" ] || fail "no stream leader to kill"
+# The node killed leads the stream but not the cluster's metadata: with both gone at
+# once, nats-server 2.9 took 29 s and more than 30 s to give the stream a new leader
+# (2 runs of 3 on this machine), an election of the metadata group this test is not
+# about.  The stream's leadership is moved off the metadata leader first.
+meta=$("$PYTHON" "$HERE/jsz.py" meta $(cluster_mons))
+if [ "$leader" = "$meta" ]; then
+	"$PYTHON" "$HERE/js_stepdown.py" "${CL_PORT[$meta]}" >"$T/stepdown.json" ||
+		fail "no answer to the stream leader stepdown"
+	wait_until 30 eval 'read -r leader _ <<<"$(stream_leader)"; [ -n "$leader" ] && [ "$leader" != "$meta" ]' ||
+		fail "the stream's leader is still the metadata leader $meta 30 s after the stepdown: $(cat "$T/stepdown.json")"
+	note "stream leadership moved off the metadata leader $meta to $leader"
+fi
 declare -A AT_KILL
 for h in $HOSTS; do AT_KILL[$h]=$(figure "$h" shipped); done
 cluster_kill "$leader"
