@@ -46,7 +46,7 @@ for (const rate of rates) {
     while (alive(g.name)) await sleep(100);
     let last = -1, v;
     for (;;) {
-      v = await page.evaluate(id => ({ n: mtrace.model.domain('', id)?.events ?? 0, dropped: mtrace.model.dropped, a: mtrace.state.arrival[id]?.[0], b: mtrace.state.arrival[id]?.[1] }), g.id);
+      v = await page.evaluate(id => { const w = mtrace.state.arrival[MtraceModel.domKey('', id)]; return { n: mtrace.model.domain('', id)?.events ?? 0, dropped: mtrace.model.dropped, a: w?.[0], b: w?.[1] }; }, g.id);
       if (v.n === last) break;
       last = v.n;
       await sleep(700);
