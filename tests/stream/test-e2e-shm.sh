@@ -75,9 +75,11 @@ HP+=($!)
 "$PROBE" -s "$SOCK" -S -M -a 1000 -x "$SUB_SHM" -T 20 >"$T/h2.out" &
 HP+=($!)
 sleep 0.5
-# 2 rings x 150 k events/s for 4 s (~30 MB of stream): the stalled one overruns the
-# 16 MiB region; the readers have a second of slack even on a loaded machine.
-load_guest g1 5 "$T/g1.json" --rings 2 -p 256 --rate 150000 -n 600000 --seed 1
+# 2 rings x 75 k events/s for 8 s (~30 MB of stream): the stalled one overruns the
+# 16 MiB region (~24 MB come in its 7 s), the others have 4 s of slack. At twice the
+# rate the 27 readers under the sanitizers, beside another test on 2 CPUs, needed more
+# CPU than there was and one fell a region behind (1 run in 5 of the stream suite).
+load_guest g1 5 "$T/g1.json" --rings 2 -p 256 --rate 75000 -n 600000 --seed 1
 sleep 0.5
 note "hostile clients while events flow"
 "$PROBE" -s "$SOCK" -x "$(shared_read 12345 1 50)" -P 7 -T 3 >"$T/h3.out" &
