@@ -72,6 +72,16 @@ static inline __attribute__((always_inline)) void thr_finish(
 	}
 }
 
+/* COUNTER sets a guest counter, INCREASE adds to it. */
+static inline __attribute__((always_inline)) void cval_apply(
+    struct state_domain *d, uint32_t ci, const struct mtrace_event *ev, bool set)
+{
+	if (set)
+		d->cval[ci] = (int64_t)ev->arg;
+	else
+		d->cval[ci] = (int64_t)((uint64_t)d->cval[ci] + ev->arg); /* wraps, no UB */
+}
+
 /* A counter name or label its cache does not have: interned (a drop when the table
  * is full), then applied as below. */
 static __attribute__((noinline)) void counter_new(
@@ -89,10 +99,7 @@ static __attribute__((noinline)) void counter_new(
 		d->cval = xreallocarray(d->cval, d->counters.cap, sizeof(int64_t));
 		d->cval[ci] = 0;
 	}
-	if (set)
-		d->cval[ci] = (int64_t)ev->arg;
-	else
-		d->cval[ci] = (int64_t)((uint64_t)d->cval[ci] + ev->arg); /* wraps, no UB */
+	cval_apply(d, ci, ev, set);
 }
 
 static __attribute__((noinline)) void label_new(
@@ -119,10 +126,7 @@ static __attribute__((noinline)) void counter_apply(
 		counter_new(d, ev, set);
 		return;
 	}
-	if (set)
-		d->cval[ci] = (int64_t)ev->arg;
-	else
-		d->cval[ci] = (int64_t)((uint64_t)d->cval[ci] + ev->arg); /* wraps, no UB */
+	cval_apply(d, ci, ev, set);
 }
 
 static __attribute__((noinline)) void label_apply(
