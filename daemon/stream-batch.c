@@ -50,6 +50,7 @@ struct stream_group {
 	size_t nmembers, cap;
 	struct stream_shm *shm;            /* the region of the others (stream-shm.c) */
 	TAILQ_HEAD(, stream_columns) accs; /* in the order their rings first spoke */
+	struct stream_columns *hit;        /* the last one group_acc found */
 };
 
 /* The groups' context, one for the daemon. */
@@ -152,6 +153,14 @@ static void group_send(struct stream_group *g, struct stream_columns *a)
 	stream_blob_unref(b);
 }
 
+static void acc_free(struct stream_group *g, struct stream_columns *a)
+{
+	if (g->hit == a)
+		g->hit = NULL;
+	TAILQ_REMOVE(&g->accs, a, entry);
+	stream_columns_free(a);
+}
+
 void stream_batch_flush(void)
 {
 	struct stream_group *g;
@@ -175,8 +184,7 @@ void stream_batch_flush(void)
 			if (!a->idle_since) {
 				a->idle_since = now;
 			} else if (now - a->idle_since >= COLS_IDLE_NS) {
-				TAILQ_REMOVE(&g->accs, a, entry);
-				stream_columns_free(a);
+				acc_free(g, a);
 			}
 		}
 	}
@@ -201,20 +209,29 @@ static void schedule_flush(void)
 static struct stream_columns *group_acc(
     struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clock)
 {
-	struct stream_columns *a;
+	struct stream_columns *a, *from = g->hit ? g->hit : TAILQ_FIRST(&g->accs);
 
-	TAILQ_FOREACH(a, &g->accs, entry)
-	{
+	/* The drain visits the rings round robin in a stable order, which is the order
+	 * of this list: searched from the last one found, the next ring is the first
+	 * looked at (from the head, 100 guests' rings cost ~1.3 ns an event). */
+	for (a = from; a;) {
 		if (a->domid == domid && a->ring == ring) {
 			if (a->clock != clock && a->n)
 				group_send(g, a); /* one clock per batch */
 			a->clock = clock;
+			g->hit = a;
 			return a;
 		}
+		if (!(a = TAILQ_NEXT(a, entry)))
+			a = TAILQ_FIRST(&g->accs);
+		if (a == from)
+			break;
 	}
 	a = stream_columns_new(domid, ring, clock);
-	if (a)
+	if (a) {
 		TAILQ_INSERT_TAIL(&g->accs, a, entry);
+		g->hit = a;
+	}
 	return a;
 }
 
@@ -246,8 +263,7 @@ static void release_all(const struct stream_columns *keep)
 			if (a == keep)
 				continue;
 			group_send(g, a);
-			TAILQ_REMOVE(&g->accs, a, entry);
-			stream_columns_free(a);
+			acc_free(g, a);
 		}
 	}
 }
@@ -422,10 +438,8 @@ static void drop_accs(struct stream_group *g)
 {
 	struct stream_columns *a;
 
-	while ((a = TAILQ_FIRST(&g->accs))) {
-		TAILQ_REMOVE(&g->accs, a, entry);
-		stream_columns_free(a);
-	}
+	while ((a = TAILQ_FIRST(&g->accs)))
+		acc_free(g, a);
 }
 
 struct stream_group *stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub)
@@ -571,8 +585,7 @@ void stream_batch_domain_gone(uint32_t domid)
 			next = TAILQ_NEXT(a, entry);
 			if (a->domid == domid) {
 				group_send(g, a);
-				TAILQ_REMOVE(&g->accs, a, entry);
-				stream_columns_free(a);
+				acc_free(g, a);
 			}
 		}
 	}
