@@ -62,6 +62,7 @@ struct thr {
 	uint8_t type;
 	uint8_t state;
 	uint8_t has_past; /* past[] of this slot holds its label history */
+	uint8_t labelled; /* counted in threads_labelled (a label kept or dropped) */
 	uint32_t label;   /* label index or NO_IDX */
 	uint32_t site;    /* creation site index or NO_IDX */
 	uint64_t running_ns;
@@ -181,7 +182,7 @@ struct state_domain {
 	struct list pending, finished;
 	uint64_t live, threads_total, threads_evicted;
 	uint64_t threads_ended;    /* left pending other than by eviction (docs/figures.md) */
-	uint64_t threads_labelled; /* given a label at least once */
+	uint64_t threads_labelled; /* given a label at least once, kept or dropped */
 	/* the two threads looked up last (an event's thread and its arg, a parent and
 	 * its child, two threads handing over), most recent first; idx NO_IDX: empty */
 	uint64_t cache_id[2];
@@ -190,8 +191,8 @@ struct state_domain {
 	struct strtab labels;
 	struct str_cache label_cache;
 	struct label *lstat;
-	uint32_t lstat_cap; /* entries allocated in lstat (labels.cap when last grown) */
-	uint64_t labels_dropped;
+	uint32_t lstat_cap;      /* entries allocated in lstat (labels.cap when last grown) */
+	uint64_t labels_dropped; /* label events whose label the full table could not take */
 	struct strtab failures;
 	struct str_cache failure_cache;
 	uint64_t failures_dropped;

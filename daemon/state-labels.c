@@ -61,12 +61,29 @@ uint32_t state_label_rate_sum(const struct label *l, uint64_t now_sec)
 	return sum;
 }
 
+/* A thread is labelled by its first label event, whether the label is kept or not
+ * (docs/figures.md): a guest past max_labels_per_guest labels threads all the same. */
+static inline void thr_labelled(struct state_domain *d, struct thr *t)
+{
+	if (!t->labelled) {
+		t->labelled = 1;
+		d->threads_labelled++;
+	}
+}
+
+/*
+ * li: the label interned, NO_IDX when the guest's table is full (max_labels_per_guest
+ * distinct labels) and the label is not in it.  Such an event is counted in
+ * labels_dropped and leaves the thread's current label as it was; the thread is
+ * labelled all the same.
+ */
 void state_thr_set_label(struct state_domain *d, struct thr *t, uint32_t li, bool added)
 {
 	struct label *l;
 
 	if (li == NO_IDX) {
 		d->labels_dropped++;
+		thr_labelled(d, t);
 		return;
 	}
 	if (added) {
@@ -85,8 +102,9 @@ void state_thr_set_label(struct state_domain *d, struct thr *t, uint32_t li, boo
 	if (t->label == NO_IDX && !t->has_past) {
 		/* a thread's first label, most of them: no history to keep yet (the code
 		 * below would find past[] empty and leave it so), and past[] of a reused
-		 * slot is a cache miss not taken */
-		d->threads_labelled++;
+		 * slot is a cache miss not taken; labelled already if its labels so far
+		 * were dropped */
+		thr_labelled(d, t);
 		t->label = li;
 		l->current++;
 		l->relabels++;
@@ -99,11 +117,9 @@ void state_thr_set_label(struct state_domain *d, struct thr *t, uint32_t li, boo
 	}
 	if (t->state == TS_PENDING)
 		label_unlive(d, t);
-	/* current: the thread moves from its old label to this one; a thread's first
-	 * label makes it labelled (docs/figures.md) */
-	if (t->label == NO_IDX)
-		d->threads_labelled++;
-	else if (d->lstat[t->label].current)
+	/* current: the thread moves from its old label, if it has one, to this one */
+	thr_labelled(d, t);
+	if (t->label != NO_IDX && d->lstat[t->label].current)
 		d->lstat[t->label].current--;
 	d->lstat[li].current++;
 	/* Counted once per thread: a thread toggling between two labels is one thread of

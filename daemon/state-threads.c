@@ -309,6 +309,7 @@ uint32_t state_thr_new(
 	t->type = type;
 	t->state = TS_PENDING;
 	t->has_past = 0;
+	t->labelled = 0;
 	t->label = NO_IDX;
 	t->site = NO_IDX;
 	t->id = id;

@@ -167,9 +167,10 @@ static void text_stats(FILE *f, const Mtrace__Stats *s)
 		fprintf(f,
 		    " events=%" PRIu64 " lost=%" PRIu64 " corrupt=%" PRIu64
 		    " rate_1s=%.0f live_threads=%" PRIu64 " threads_total=%" PRIu64
-		    " threads_ended=%" PRIu64 " threads_labelled=%" PRIu64 "\n",
+		    " threads_ended=%" PRIu64 " threads_labelled=%" PRIu64
+		    " labels_dropped=%" PRIu64 "\n",
 		    d->events, d->lost, d->corrupt, d->rate_1s, d->live_threads, d->threads_total,
-		    d->threads_ended, d->threads_labelled);
+		    d->threads_ended, d->threads_labelled, d->labels_dropped);
 	}
 	for (i = 0; i < s->n_threads; i++) {
 		const Mtrace__ThreadStats *t = s->threads[i];

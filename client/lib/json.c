@@ -199,13 +199,13 @@ static void json_domain_stats(struct evbuffer *b, const Mtrace__DomainStats *d)
 	    ",\"lost\":%" PRIu64 ",\"corrupt\":%" PRIu64 ",\"rate_1s\":%.1f"
 	    ",\"rate_10s\":%.1f,\"rate_60s\":%.1f,\"live_threads\":%" PRIu64
 	    ",\"threads_total\":%" PRIu64 ",\"threads_evicted\":%" PRIu64
-	    ",\"threads_ended\":%" PRIu64 ",\"threads_labelled\":%" PRIu64 ",\"clock\":%" PRIu32
-	    ",\"unknown\":%" PRIu64 ",\"wakeups\":%" PRIu64 ",\"ratelimited\":%" PRIu64
-	    ",\"state\":",
+	    ",\"threads_ended\":%" PRIu64 ",\"threads_labelled\":%" PRIu64
+	    ",\"labels_dropped\":%" PRIu64 ",\"clock\":%" PRIu32 ",\"unknown\":%" PRIu64
+	    ",\"wakeups\":%" PRIu64 ",\"ratelimited\":%" PRIu64 ",\"state\":",
 	    d->alive ? "true" : "false", d->legacy ? "true" : "false", d->rings, d->events, d->lost,
 	    d->corrupt, fin(d->rate_1s), fin(d->rate_10s), fin(d->rate_60s), d->live_threads,
-	    d->threads_total, d->threads_evicted, d->threads_ended, d->threads_labelled, d->clock,
-	    d->unknown, d->wakeups, d->ratelimited);
+	    d->threads_total, d->threads_evicted, d->threads_ended, d->threads_labelled,
+	    d->labels_dropped, d->clock, d->unknown, d->wakeups, d->ratelimited);
 	json_str(b, d->state);
 	ADD(b, ",\"counters\":[");
 	for (size_t i = 0; i < d->n_counters; i++) {

@@ -443,6 +443,19 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 		if (!out(s, ATTR_NORMAL, line))
 			return false;
 	}
+	/* Below the rows, in parentheses (no domain row, as "(no traced domains)"), and only
+	 * for a guest it concerns: its label figures are short of what it wrote. */
+	for (size_t i = 0; i < st->n_domains; i++) {
+		const Mtrace__DomainStats *d = st->domains[i];
+		if (!d->labels_dropped)
+			continue;
+		snprintf(line, sizeof(line),
+		    "(%s, id %u: %" PRIu64 " label events dropped, past max_labels_per_guest"
+		    " distinct labels)",
+		    d->name && d->name[0] ? d->name : "?", d->domid, d->labels_dropped);
+		if (!out(s, ATTR_BOLD, line))
+			return false;
+	}
 	return out(s, ATTR_NORMAL, "");
 }
 

@@ -2,19 +2,29 @@
 # mtrace-load, the project's workload guest, against its own JSON summary: every event
 # it wrote is decoded and counted (total, per label), streamed exactly once per op to a
 # client (mtrace-cat), nothing lost or corrupt; a garbage-writing mtrace-load next to it
-# is counted as corrupt and changes nothing for the others.
+# is counted as corrupt and changes nothing for the others.  A guest writing more
+# distinct labels than mtraced keeps (max_labels_per_guest, 8 here): each of its label
+# events past the cap is one labels_dropped, every thread it labelled is one
+# threads_labelled, and mtrace-cat -f json, mtrace-top -b and mtrace-exporter show both
+# (before: threads labelled by a dropped label were not counted, and no client but the
+# exporter showed the drops).
 . "$MTRACE_SRC/tests/rig.sh"
-: "${LOAD:?}" "${CAT:?}"
+: "${LOAD:?}" "${CAT:?}" "${TOP:?}" "${EXPORTER:?}"
+CAP=8
 
 sim_start
-daemon_start
-"$CAT" -s "$SOCK" -f count --summary --time 120 2>"$T/cat.json" &
+daemon_start --set max_labels_per_guest=$CAP
+"$CAT" -s "$SOCK" -f count --summary -D a -D b -D c --time 120 2>"$T/cat.json" &
 CAT_PID=$!
 PIDS+=("$CAT_PID")
 # a's creations, to check that its rings create threads of their own
 "$CAT" -s "$SOCK" -f json -D a -o creates --time 120 >"$T/creates.json" 2>/dev/null &
 CR_PID=$!
 PIDS+=("$CR_PID")
+# the label events of the guest past the cap: the threads it labelled
+"$CAT" -s "$SOCK" -f json -D many-labels -o label --time 120 >"$T/labels.json" 2>/dev/null &
+LB_PID=$!
+PIDS+=("$LB_PID")
 sleep 0.3
 # flat out, rings big enough to hold everything: the counts must be exact
 A=$(guest a --preserve-poweroff -- "$LOAD" --rings 2 -p 128 -n 8000 --labels 3 --counters 2 --seed 7 --wait-reader 10 --linger 10)
@@ -24,14 +34,19 @@ CCLOCK=monotonic
 grep -qw nonstop_tsc /proc/cpuinfo 2>/dev/null && CCLOCK=tsc
 C=$(guest c --preserve-poweroff -- "$LOAD" --rings 4 -p 64 -n 3000 --labels 5 --seed 9 --wait-reader 10 --linger 10 \
 	--clock "$CCLOCK")
-EA=$(json_events a); EC=$(json_events c)
-note "mtrace-load a wrote $EA events, c $EC"
+# 20 distinct labels, past the cap of 8; each new thread labelled once.  It holds on
+# (alive: the exporter shows only running guests) until the end.
+M=$(guest many-labels -- "$LOAD" --rings 2 -p 128 -n 6000 --labels 20 --seed 11 \
+	--wait-reader 10 --linger 10 --hold)
+EA=$(json_events a); EC=$(json_events c); EM=$(json_events many-labels)
+note "mtrace-load a wrote $EA events, c $EC, many-labels $EM"
 wait_field "$A" events "$EA" 20
 wait_field "$C" events "$EC" 20
-note "a and c counted exactly"
+wait_field "$M" events "$EM" 20
+note "a, c and many-labels counted exactly"
 wait_match "$B" corrupt '^[1-9]' 20
 snap
-for d in $A $C; do
+for d in $A $C $M; do
 	[ "$(field $d lost)" = 0 ] && [ "$(field $d corrupt)" = 0 ] && [ "$(field $d unknown)" = 0 ] ||
 		fail "domain $d: lost/corrupt/unknown"
 done
@@ -49,6 +64,83 @@ if got != want:
     sys.exit(1)
 PY
 note "labels checked"
+# Past the cap.  The figures, from what mtrace-load says it wrote and the label events
+# streamed; then as mtrace-cat -f json, mtrace-top -b and mtrace-exporter show them.
+NL=$("$PYTHON" -c 'import json, sys; print(json.load(open(sys.argv[1]))["per_op"]["label"])' "$T/many-labels.log")
+wait_until 10 test "$(grep -c '"op":"label"' "$T/labels.json")" = "$NL" ||
+	fail "many-labels wrote $NL label events, $(grep -c '"op":"label"' "$T/labels.json") streamed"
+kill -TERM "$LB_PID"
+wait "$LB_PID"
+"$CAT" -s "$SOCK" -f json --no-events --stats 200 --label-stats -D many-labels -n 1 >"$T/m-stats.json" ||
+	fail "mtrace-cat: no statistics"
+"$CAT" -s "$SOCK" -f text --no-events --stats 200 -D many-labels -n 1 >"$T/m-stats.txt" ||
+	fail "mtrace-cat -f text: no statistics"
+"$TOP" -b -n 1 -d 0.2 -s "$SOCK" >"$T/top.out" || fail "mtrace-top -b"
+"$EXPORTER" -s "$SOCK" -l 127.0.0.1:0 --interval 200 2>"$T/exporter.log" &
+PIDS+=($!)
+wait_until 10 grep -q '^mtrace-exporter: listening on http://127.0.0.1:[0-9]*/metrics$' "$T/exporter.log" ||
+	fail "mtrace-exporter did not start"
+EXP_URL=$(sed -n 's|^mtrace-exporter: listening on \(http://127.0.0.1:[0-9]*/metrics\)$|\1|p' "$T/exporter.log")
+"$PYTHON" - "$T/many-labels.log" "$T/labels.json" "$T/m-stats.json" "$T/m-stats.txt" "$T/top.out" \
+	"$EXP_URL" "$M" "$CAP" <<'PY' || fail "the figures of a guest past the label cap"
+import json, re, sys, time, urllib.request
+summ, streamed, stats, stats_text, top, url = sys.argv[1:7]
+domid, cap = int(sys.argv[7]), int(sys.argv[8])
+bad = []
+wrote = json.load(open(summ))["labels"]    # label: label events written
+if len(wrote) <= cap:
+    sys.exit("mtrace-load wrote %d distinct labels, not past the cap %d" % (len(wrote), cap))
+threads, n = set(), 0
+for line in open(streamed):
+    e = json.loads(line)
+    if e.get("type") == "event" and e["op"] == "label" and e["domid"] == domid:
+        threads.add(e["thread"])
+        n += 1
+if n != sum(wrote.values()) or len(threads) != n:
+    bad.append("%d label events streamed on %d threads; the guest wrote %d, a thread each"
+               % (n, len(threads), sum(wrote.values())))
+st = [json.loads(l) for l in open(stats)]
+st = [m for m in st if m.get("type") == "stats"][-1]
+dom = [d for d in st["domains"] if d["domid"] == domid][0]
+kept = {l["label"]: l["count"] for l in st["labels"] if l["domid"] == domid}
+if len(kept) != cap or any(wrote.get(k) != v for k, v in kept.items()):
+    bad.append("labels kept %s, not %d of those written %s" % (kept, cap, wrote))
+dropped = sum(v for k, v in wrote.items() if k not in kept)
+labelled = len(threads)
+print("many-labels: %d labels written, %d kept; %d label events dropped, %d threads labelled"
+      % (len(wrote), len(kept), dropped, labelled))
+if dom.get("labels_dropped") != dropped:
+    bad.append("mtrace-cat json: labels_dropped %s, expected %d" % (dom.get("labels_dropped"), dropped))
+if dom.get("threads_labelled") != labelled:
+    bad.append("mtrace-cat json: threads_labelled %s, expected %d" % (dom.get("threads_labelled"), labelled))
+# mtrace-cat -f text: the domain's line of its # stats
+line = "threads_labelled=%d labels_dropped=%d" % (labelled, dropped)
+if not re.search(r"^#  dom=%d .* %s$" % (domid, line), open(stats_text).read(), re.M):
+    bad.append("mtrace-cat -f text: no '#  dom=%d ... %s'" % (domid, line))
+# mtrace-top -b: a note under the domain rows for this guest only (a and c keep theirs)
+notes = re.findall(r"^\((.*), id (\d+): (\d+) label events dropped, past max_labels_per_guest"
+                   r" distinct labels\)$", open(top).read(), re.M)
+if ("many-labels", str(domid), str(dropped)) not in notes or \
+        any(name in ("a", "c") for name, _, _ in notes):
+    bad.append("mtrace-top -b notes %s, expected many-labels %d" % (notes, dropped))
+# mtrace-exporter: the two counters of the guest, once it has statistics
+want = {"mtrace_domain_labels_dropped_total": dropped,
+        "mtrace_domain_threads_labelled_total": labelled}
+got = {}
+for _ in range(100):
+    text = urllib.request.urlopen(url, timeout=5).read().decode()
+    got = {m.group(1): int(m.group(2)) for m in re.finditer(
+        r'^(mtrace_domain_[a-z_]+_total)\{domain="many-labels",domid="%d"\} (\d+)$' % domid,
+        text, re.M)}
+    if set(want) <= set(got):
+        break
+    time.sleep(0.1)
+if {k: got.get(k) for k in want} != want:
+    bad.append("mtrace-exporter: %s, expected %s" % ({k: got.get(k) for k in want}, want))
+if bad:
+    sys.exit("\n".join(bad))
+PY
+note "past the label cap: labels_dropped and threads_labelled exact in json, top and exporter"
 # Thread ids are the domain's: two rings (vCPUs) never create the same one.  When
 # mtrace-load's rings shared one id space, both created thread 65 at about the same
 # time, and the label counts above depended on how mtraced interleaved the rings.

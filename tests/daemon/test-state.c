@@ -490,93 +490,6 @@ static uint64_t rate_of(uint64_t id)
 
 /* A thread's events_rate is its event count in the last complete second, through
  * state_apply and state_apply_batch, with seconds skipped (state_tick sets the second). */
-static void ev_n(
-    struct state_domain *d, uint8_t op, uint64_t thread, uint64_t arg, const char *str, size_t n)
-{
-	struct mtrace_event e = { .ts = 1, .thread = thread, .arg = arg, .op = op };
-
-	e.str = str;
-	e.str_len = (uint16_t)n;
-	state_apply(d, &e);
-}
-
-static uint64_t label_count(Mtrace__Stats *s, const char *label)
-{
-	for (size_t i = 0; i < s->n_labels; i++)
-		if (!strcmp(s->labels[i]->label, label))
-			return s->labels[i]->count;
-	return 0;
-}
-
-static int64_t counter_value(Mtrace__DomainStats *ds, const char *name)
-{
-	for (size_t i = 0; i < ds->n_counters; i++)
-		if (!strcmp(ds->counters[i]->name, name))
-			return ds->counters[i]->value;
-	return -1;
-}
-
-/*
- * Interning through the cache of recent strings (state_intern) answers what the
- * table would: strings alike in their first and last 8 bytes, a string stored cut or
- * up to a NUL, more distinct strings than the cache holds, and drops once a table is
- * full, counted at every event (max_labels_per_guest 6 here; counters 256).
- */
-static void test_interning(void)
-{
-	struct state_domain *d = state_domain_get(9);
-	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
-	Mtrace__Stats *s;
-	char long1[300], long2[300], name[16];
-	uint64_t th = 1;
-
-	state_domain_attached(d, 1, MTRACE_CLOCK_MONOTONIC, false);
-	memset(long1, 'x', sizeof(long1));
-	memcpy(long2, long1, sizeof(long2));
-	long2[290] = 'y'; /* past the 255 bytes kept: the same label */
-	for (int round = 0; round < 3; round++) {
-		ev_n(d, MTRACE_OP_LABEL, th++, 0, "aaaaaaaaXbbbbbbbb", 17);
-		ev_n(d, MTRACE_OP_LABEL, th++, 0, "aaaaaaaaYbbbbbbbb", 17);
-		ev_n(d, MTRACE_OP_LABEL, th++, 0, "ab\0cd", 5); /* "ab" */
-		ev_n(d, MTRACE_OP_LABEL, th++, 0, "ab", 2);
-		ev_n(d, MTRACE_OP_LABEL, th++, 0, "ab\0xy", 5);
-		ev_n(d, MTRACE_OP_LABEL, th++, 0, long1, sizeof(long1));
-		ev_n(d, MTRACE_OP_LABEL, th++, 0, long2, sizeof(long2));
-		ev_n(d, MTRACE_OP_LABEL, th++, 0, "c", 1);
-		ev_n(d, MTRACE_OP_LABEL, th++, 0, "d", 1); /* the 6th label */
-		ev_n(d, MTRACE_OP_LABEL, th++, 0, "e", 1); /* past the cap: dropped */
-		ev_n(d, MTRACE_OP_LABEL, th++, 0, "f", 1);
-		ev_n(d, MTRACE_OP_LABEL, th++, 0, "g", 1);
-		ev_n(d, MTRACE_OP_INCREASE, 1, 7, "", 0);
-		ev_n(d, MTRACE_OP_INCREASE, 1, 7, "q\0", 2); /* "q" */
-		for (unsigned k = 0; k < 256; k++) {
-			snprintf(name, sizeof(name), "counter-%u", k);
-			ev_n(d, MTRACE_OP_INCREASE, 1, k, name, strlen(name));
-		}
-	}
-	sub.label_stats = 1;
-	sub.domids = (uint32_t[]){ 9 };
-	sub.n_domids = 1;
-	s = state_stats(&sub, 0);
-	CHECK(s->n_domains == 1 && s->n_labels == 6);
-	CHECK(label_count(s, "aaaaaaaaXbbbbbbbb") == 3 && label_count(s, "aaaaaaaaYbbbbbbbb") == 3);
-	CHECK(label_count(s, "ab") == 9 && label_count(s, "c") == 3 && label_count(s, "d") == 3);
-	long1[STR_MAX_STORE - 1] = '\0';
-	CHECK(label_count(s, long1) == 6 && label_count(s, "e") == 0);
-	if (s->n_domains == 1) {
-		Mtrace__DomainStats *ds = s->domains[0];
-		CHECK(ds->labels_dropped == 9 && ds->threads_labelled == 27);
-		/* "", "q" and 254 counter-k; counter-254 and -255 dropped at every round */
-		CHECK(ds->n_counters == 256 && ds->counters_dropped == 6);
-		CHECK(
-		    counter_value(ds, "counter-0") == 0 && counter_value(ds, "counter-253") == 759);
-		CHECK(counter_value(ds, "") == 21 && counter_value(ds, "q") == 21);
-		CHECK(counter_value(ds, "counter-254") == -1);
-	}
-	state_stats_free(s);
-	state_domain_forget(9);
-}
-
 static void test_thread_rate(void)
 {
 	struct state_domain *d = state_domain_get(1);
@@ -649,11 +562,6 @@ int main(void)
 	state_fini();
 	state_init(&cfg);
 	test_thread_rate();
-	state_fini();
-	cfg.max_labels_per_guest = 6;
-	state_init(&cfg);
-	state_tick(state_now_ns());
-	test_interning();
 	state_fini();
 	return check_status("state");
 }

@@ -1,5 +1,6 @@
 """Every table of mtrace-top -b output is aligned: in each row the i-th cell overlaps
-the i-th title and no neighbouring one (the last column, free text, is not checked).
+the i-th title and no neighbouring one (the last column, free text, is not checked;
+a line in parentheses is a note, not a row).
 Reads the output on stdin; exits 1 naming the first misaligned row."""
 import re
 import sys
@@ -24,6 +25,8 @@ def main():
             continue
         if head is None or not line.strip():
             head = None
+            continue
+        if line.startswith("("):  # a note under the domain rows, no row of the table
             continue
         cells = spans(line)
         for i, t in enumerate(head):
