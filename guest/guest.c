@@ -313,6 +313,30 @@ static int share_ring(struct mtrace_guest *g, unsigned i, char *err, size_t errl
 	return 0;
 }
 
+/*
+ * A guest program's first run is often from a shell: no Xen device (ENOENT; ENOSYS in
+ * a build without the real backend) and no simulated Xen chosen.  The device's error
+ * alone does not say what to do: say where the program must run.  Kept under 256
+ * bytes, the err buffer of the guest programs.
+ */
+static void no_domain_hint(const struct mtrace_guest_config *cfg, char *err, size_t errlen)
+{
+	const char *env = getenv("MTRACE_SIM_DIR");
+	char why[128];
+	int e = errno;
+
+	if ((cfg->backend && strcmp(cfg->backend, "auto") != 0) ||
+	    (cfg->sim_dir && *cfg->sim_dir) || (env && *env) || (e != ENOENT && e != ENOSYS) ||
+	    err == NULL || errlen == 0)
+		return;
+	snprintf(why, sizeof(why), "%s", err);
+	set_err(err, errlen,
+	    "not in a Xen domain (%s) and no simulated Xen (MTRACE_SIM_DIR unset): run it in a "
+	    "Xen domU, or in a simulated one: mtrace-simxen create --name NAME -- PROG ARGS",
+	    why);
+	errno = e;
+}
+
 struct mtrace_guest *mtrace_guest_open(
     const struct mtrace_guest_config *cfg, char *err, size_t errlen)
 {
@@ -341,8 +365,10 @@ struct mtrace_guest *mtrace_guest_open(
 	}
 	x = xenif_open(
 	    cfg->backend, cfg->sim_dir, XENIF_GNTSHR | XENIF_EVTCHN | XENIF_XS, err, errlen);
-	if (x == NULL)
+	if (x == NULL) {
+		no_domain_hint(cfg, err, errlen);
 		return NULL;
+	}
 	g = calloc(1, sizeof(*g) + cfg->rings * sizeof(g->rings[0]));
 	if (g == NULL) {
 		set_err(err, errlen, "out of memory");
@@ -369,8 +395,8 @@ struct mtrace_guest *mtrace_guest_open(
 	if (g->domid == g->backend) {
 		set_err(err, errlen,
 		    "not running in a guest domain (this is domain %" PRIu32
-		    ", the reader's own): start it in a guest (mtrace-simxen create -- PROG "
-		    "on the simulated Xen)",
+		    ", the reader's own): start it in a guest (mtrace-simxen create --name NAME -- "
+		    "PROG on the simulated Xen)",
 		    g->domid);
 		errno = EPERM;
 		goto fail;

@@ -27,6 +27,7 @@
 
 #define SIMXEN_MAX_MSG   16384 /* whole datagram, either direction */
 #define SIMXEN_MAX_FDS   64    /* fds in one reply */
+#define SIMXEN_REQ_FDS   2     /* fds with one request: SIMXEN_TS_CREATE's stdout, stderr */
 #define SIMXEN_MAP_CHUNK 64    /* refs per SIMXEN_GNT_MAP request */
 #define SIMXEN_PAGE      4096u
 #define SIMXEN_MAX_DOMID 0x7FEF /* DOMID_FIRST_RESERVED - 1 */
@@ -78,7 +79,9 @@ enum simxen_op {
 
 	/* Toolstack (dom0 only). */
 	SIMXEN_TS_CREATE,  /* a0 domid (0 = any), a1 flags, a2 argc;
-					 * payload name\0log\0cwd\0argv[0]\0... -> a0 domid */
+					 * payload name\0cwd\0argv[0]\0..., with two
+					 * descriptors: the domain's stdout and stderr
+					 * -> a0 domid */
 	SIMXEN_TS_DESTROY, /* a0 domid */
 	SIMXEN_TS_CRASH,   /* a0 domid */
 	SIMXEN_TS_LIST,    /* -> payload text, one line per domain */

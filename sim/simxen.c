@@ -37,7 +37,10 @@ static void usage(FILE *f)
 	    "  stop                          kill every guest and stop the broker\n"
 	    "  create [-D|--domid N] --name NAME [--log FILE] [--preserve-crash]\n"
 	    "         [--preserve-poweroff] -- PROG ARGS...\n"
-	    "                                create a domain running PROG; prints its domid\n"
+	    "                                create a domain running PROG; prints its domid;\n"
+	    "                                PROG's output goes to FILE, else where create's\n"
+	    "                                own goes, but for a pipe or socket: to\n"
+	    "                                DIR/console/guest-NAME.log (create says so)\n"
 	    "  destroy DOMID                 shut the domain down, kill it, release it\n"
 	    "  crash DOMID                   kill the domain's process (shutdown reason: crash)\n"
 	    "  pause DOMID | unpause DOMID   stop / continue the domain's process\n"
@@ -73,9 +76,10 @@ static int connect_broker(void)
 	return fd;
 }
 
-/* One toolstack request; the reply payload (if any) lands in out. */
-static int ts_call(const struct simxen_req *req, const void *pl, size_t len, struct simxen_rep *rep,
-    char *out, size_t outmax, size_t *outlen)
+/* One toolstack request, with descriptors (SIMXEN_TS_CREATE's two) if fds is not NULL;
+ * the reply payload (if any) lands in out. */
+static int ts_call_fds(const struct simxen_req *req, const void *pl, size_t len, const int *fds,
+    struct simxen_rep *rep, char *out, size_t outmax, size_t *outlen)
 {
 	static char buf[SIMXEN_MAX_MSG];
 	int fd = connect_broker();
@@ -91,7 +95,23 @@ static int ts_call(const struct simxen_req *req, const void *pl, size_t len, str
 	memcpy(buf, req, sizeof(*req));
 	if (len)
 		memcpy(buf + sizeof(*req), pl, len);
-	ssize_t n = send(fd, buf, sizeof(*req) + len, MSG_NOSIGNAL);
+	struct iovec iov = { buf, sizeof(*req) + len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	union {
+		struct cmsghdr c;
+		char b[CMSG_SPACE(sizeof(int) * SIMXEN_REQ_FDS)];
+	} cm;
+	if (fds) {
+		memset(&cm, 0, sizeof(cm));
+		mh.msg_control = cm.b;
+		mh.msg_controllen = sizeof(cm.b);
+		struct cmsghdr *h = CMSG_FIRSTHDR(&mh);
+		h->cmsg_level = SOL_SOCKET;
+		h->cmsg_type = SCM_RIGHTS;
+		h->cmsg_len = CMSG_LEN(sizeof(int) * SIMXEN_REQ_FDS);
+		memcpy(CMSG_DATA(h), fds, sizeof(int) * SIMXEN_REQ_FDS);
+	}
+	ssize_t n = sendmsg(fd, &mh, MSG_NOSIGNAL);
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	if (n >= 0 && poll(&p, 1, WAIT_MS) == 1)
 		n = recv(fd, buf, sizeof(buf), 0);
@@ -117,6 +137,12 @@ static int ts_call(const struct simxen_req *req, const void *pl, size_t len, str
 		return -1;
 	}
 	return 0;
+}
+
+static int ts_call(const struct simxen_req *req, const void *pl, size_t len, struct simxen_rep *rep,
+    char *out, size_t outmax, size_t *outlen)
+{
+	return ts_call_fds(req, pl, len, NULL, rep, out, outmax, outlen);
 }
 
 static int simple(uint32_t op, uint32_t a0, const char *what)
@@ -233,6 +259,60 @@ static int cmd_start(int argc, char **argv)
 	return 0;
 }
 
+/* A stream of create's own the domain may write to: not a pipe or socket, whose reader
+ * (as in `domid=$(mtrace-simxen create ...)`) would wait for the domain's end. */
+static bool hand_over(int fd)
+{
+	struct stat st;
+	return fstat(fd, &st) == 0 && !S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode);
+}
+
+/*
+ * The domain's stdout and stderr (mtrace-simxen(1), create): --log FILE for both, else
+ * create's own where they can be handed over, else its console log
+ * DIR/console/guest-NAME.log (as xenconsoled's guest-NAME.log); *to_console says which
+ * streams went there (1 stdout, 2 stderr).  The descriptors are create's (0..2) or
+ * opened here.
+ */
+static int domain_output(const char *name, const char *log, int stdio[2], char *console, size_t len,
+    unsigned *to_console)
+{
+	if (*log) {
+		int fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (fd < 0) {
+			fprintf(
+			    stderr, "mtrace-simxen: create: --log %s: %s\n", log, strerror(errno));
+			return -1;
+		}
+		stdio[0] = stdio[1] = fd;
+		return 0;
+	}
+	int cons = -1;
+	for (int i = 0; i < 2; i++) {
+		stdio[i] = i + 1;
+		if (hand_over(i + 1))
+			continue;
+		if (cons < 0) {
+			snprintf(console, len, "%s/console", dir);
+			if (mkdir(console, 0700) < 0 && errno != EEXIST) {
+				fprintf(stderr, "mtrace-simxen: create: mkdir %s: %s\n", console,
+				    strerror(errno));
+				return -1;
+			}
+			snprintf(console, len, "%s/console/guest-%s.log", dir, name);
+			cons = open(console, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+			if (cons < 0) {
+				fprintf(stderr, "mtrace-simxen: create: %s: %s\n", console,
+				    strerror(errno));
+				return -1;
+			}
+		}
+		stdio[i] = cons;
+		*to_console |= 1u << i;
+	}
+	return 0;
+}
+
 static int cmd_create(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -282,18 +362,14 @@ static int cmd_create(int argc, char **argv)
 		return 2;
 	}
 	static char pl[SIMXEN_MAX_MSG];
-	char cwd[4096], abslog[8192];
+	char cwd[4096];
 	if (!getcwd(cwd, sizeof(cwd)))
 		cwd[0] = '\0';
-	if (*log && *log != '/' && *cwd) {
-		snprintf(abslog, sizeof(abslog), "%s/%s", cwd, log);
-		log = abslog;
-	}
 	size_t off = 0;
-	const char *parts[3] = { name, log, cwd };
+	const char *parts[2] = { name, cwd };
 	int argn = argc - optind;
-	for (int i = 0; i < 3 + argn; i++) {
-		const char *s = i < 3 ? parts[i] : argv[optind + i - 3];
+	for (int i = 0; i < 2 + argn; i++) {
+		const char *s = i < 2 ? parts[i] : argv[optind + i - 2];
 		size_t l = strlen(s) + 1;
 		if (off + l > sizeof(pl) - sizeof(struct simxen_req)) {
 			fprintf(stderr, "mtrace-simxen: command line too long\n");
@@ -302,14 +378,31 @@ static int cmd_create(int argc, char **argv)
 		memcpy(pl + off, s, l);
 		off += l;
 	}
+	int stdio[2];
+	char console[4200];
+	unsigned to_console = 0;
+	if (domain_output(name, log, stdio, console, sizeof(console), &to_console) < 0)
+		return 1;
 	struct simxen_req req = { .op = SIMXEN_TS_CREATE, .a = { domid, flags, (uint32_t)argn } };
 	struct simxen_rep rep = { 0 };
-	if (ts_call(&req, pl, off, &rep, NULL, 0, NULL) < 0) {
+	int rc = ts_call_fds(&req, pl, off, stdio, &rep, NULL, 0, NULL);
+	for (int i = 0; i < 2; i++)
+		if (stdio[i] > 2 && (i == 0 || stdio[1] != stdio[0]))
+			close(stdio[i]);
+	if (rc < 0) {
 		if (rep.err)
 			fprintf(stderr, "mtrace-simxen: create %s: %s\n", name, strerror(rep.err));
 		return 1;
 	}
 	printf("%u\n", rep.a[0]);
+	fflush(stdout);
+	if (to_console)
+		fprintf(stderr, "mtrace-simxen: domain %u (%s): its standard %s to %s\n", rep.a[0],
+		    name,
+		    to_console == 3       ? "output and error go"
+		        : to_console == 1 ? "output goes"
+		                          : "error goes",
+		    console);
 	return 0;
 }
 

@@ -4,10 +4,14 @@
  * The rings' pages go to OCaml as Bigarrays over the library's own mappings, so the
  * OCaml writer (Mtrace_ring) writes exactly the memory dom0 reads.
  */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <caml/alloc.h>
 #include <caml/bigarray.h>
+#include <caml/callback.h>
 #include <caml/fail.h>
 #include <caml/memory.h>
 #include <caml/mlvalues.h>
@@ -33,13 +37,29 @@ static struct mtrace_ring *ring_val(value g, value i)
 	return r;
 }
 
+/*
+ * Whether mtrace_guest_open failed for want of a domain (Mtrace_guest.Unavailable):
+ * EPERM is the reader's own domain (mtrace-guest(3)); ENOENT (no /dev/xen device) or
+ * ENOSYS (no real backend in this build) where the backend was left to choose and no
+ * simulated Xen was set, the case libmtrace-guest explains (guest.c, no_domain_hint).
+ */
+static bool no_domain(int e, const char *backend)
+{
+	const char *sim = getenv("MTRACE_SIM_DIR");
+
+	if (e == EPERM)
+		return true;
+	return (e == ENOENT || e == ENOSYS) && (backend == NULL || strcmp(backend, "auto") == 0) &&
+	    (sim == NULL || *sim == '\0');
+}
+
 value mtrace_ocaml_guest_open(value rings, value pages, value clock, value backend)
 {
 	CAMLparam4(rings, pages, clock, backend);
 	CAMLlocal1(v);
 	struct mtrace_guest_config cfg;
 	struct mtrace_guest *g;
-	char err[256] = "";
+	char err[320] = "";
 
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.rings = (unsigned)Long_val(rings);
@@ -47,8 +67,13 @@ value mtrace_ocaml_guest_open(value rings, value pages, value clock, value backe
 	cfg.clock = (uint32_t)Long_val(clock);
 	cfg.backend = caml_string_length(backend) > 0 ? String_val(backend) : NULL;
 	g = mtrace_guest_open(&cfg, err, sizeof(err));
-	if (g == NULL)
+	if (g == NULL) {
+		int e = errno;
+		const value *unavailable = caml_named_value("Mtrace_guest.Unavailable");
+		if (unavailable != NULL && no_domain(e, cfg.backend))
+			caml_raise_with_string(*unavailable, err);
 		caml_failwith(err[0] ? err : "mtrace_guest_open failed");
+	}
 	v = caml_alloc(1, Abstract_tag);
 	*(struct mtrace_guest **)Data_abstract_val(v) = g;
 	CAMLreturn(v);

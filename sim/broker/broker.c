@@ -179,7 +179,7 @@ static bool dispatch(struct conn *c, const char *msg, size_t n)
 		}
 		break;
 	case SIMXEN_TS_CREATE:
-		rep.err = dom_ts_create(b, &req, pl, plen, &rep.a[0]);
+		rep.err = dom_ts_create(b, c, &req, pl, plen, &rep.a[0]);
 		break;
 	case SIMXEN_TS_DESTROY:
 		rep.err = dom_destroy(b, req.a[0]);

@@ -103,6 +103,9 @@ struct conn { /* a control connection (conn.c) */
 	struct evt_handle *evt;
 	struct xs_conn *xs;
 	struct gnt_maps *maps;
+	/* descriptors that came with the request being dispatched (closed after it) */
+	int rx_fds[SIMXEN_REQ_FDS];
+	unsigned rx_nfds;
 };
 
 /* Lookups every part makes, inline so that none of them calls back into broker.c or
@@ -152,10 +155,10 @@ bool conn_send(struct conn *c, const struct simxen_rep *rep, const void *pl, siz
 bool conn_reply_err(struct conn *c, int err, uint32_t seq);
 
 /* domain.c */
-int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *name, const char *log,
-    const char *cwd, char *const argv[], uint32_t *out);
-int dom_ts_create(
-    struct broker *b, const struct simxen_req *req, const char *pl, size_t len, uint32_t *domid);
+int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *name,
+    const int stdio[2], const char *cwd, char *const argv[], uint32_t *out);
+int dom_ts_create(struct broker *b, struct conn *c, const struct simxen_req *req, const char *pl,
+    size_t len, uint32_t *domid);
 bool dom_collect(struct broker *b); /* released domains nobody maps are gone: fired */
 int dom_destroy(struct broker *b, uint32_t domid);
 int dom_crash(struct broker *b, uint32_t domid);

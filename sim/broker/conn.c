@@ -139,6 +139,33 @@ void conn_close_domain(struct broker *b, uint32_t domid)
 	}
 }
 
+/* A request's descriptors (only SIMXEN_TS_CREATE uses any) are the connection's until
+ * the request is answered. */
+static void take_fds(struct conn *c, struct msghdr *mh)
+{
+	c->rx_nfds = 0;
+	for (struct cmsghdr *h = CMSG_FIRSTHDR(mh); h; h = CMSG_NXTHDR(mh, h)) {
+		if (h->cmsg_level != SOL_SOCKET || h->cmsg_type != SCM_RIGHTS)
+			continue;
+		size_t k = (h->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t j = 0; j < k; j++) {
+			int fd;
+			memcpy(&fd, CMSG_DATA(h) + j * sizeof(int), sizeof(int));
+			if (c->rx_nfds < SIMXEN_REQ_FDS)
+				c->rx_fds[c->rx_nfds++] = fd;
+			else
+				close(fd);
+		}
+	}
+}
+
+static void drop_fds(struct conn *c)
+{
+	for (unsigned i = 0; i < c->rx_nfds; i++)
+		close(c->rx_fds[i]);
+	c->rx_nfds = 0;
+}
+
 static void conn_cb(evutil_socket_t fd, short what, void *arg)
 {
 	static char buf[SIMXEN_MAX_MSG + 1];
@@ -147,23 +174,36 @@ static void conn_cb(evutil_socket_t fd, short what, void *arg)
 	/* Bounded per wake-up so that one chatty client cannot monopolise the loop. */
 	for (int i = 0; i < 32; i++) {
 		struct iovec iov = { buf, sizeof(buf) };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-		ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT);
+		union {
+			struct cmsghdr c;
+			char b[CMSG_SPACE(sizeof(int) * SIMXEN_REQ_FDS)];
+		} cm;
+		struct msghdr mh = { .msg_iov = &iov,
+			.msg_iovlen = 1,
+			.msg_control = cm.b,
+			.msg_controllen = sizeof(cm.b) };
+		/* Descriptors beyond SIMXEN_REQ_FDS are discarded by the kernel (MSG_CTRUNC). */
+		ssize_t n = recvmsg(fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
+		if (n >= 0)
+			take_fds(c, &mh);
 		if (n <= 0) {
+			drop_fds(c);
 			conn_close(c);
 			b->collect(b);
 			return;
 		}
+		bool ok;
 		if ((size_t)n > SIMXEN_MAX_MSG || (mh.msg_flags & MSG_TRUNC)) {
 			blog("domain %u: oversized request; connection dropped", c->domid);
 			conn_reply_err(c, EMSGSIZE, 0);
-			conn_close(c);
-			b->collect(b);
-			return;
+			ok = false;
+		} else {
+			ok = b->dispatch(c, buf, (size_t)n);
 		}
-		if (!b->dispatch(c, buf, (size_t)n)) {
+		drop_fds(c);
+		if (!ok) {
 			conn_close(c);
 			b->collect(b);
 			return;

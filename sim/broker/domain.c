@@ -115,8 +115,8 @@ static void release(struct broker *b, struct domain *d)
 		xs_fire_special(b, "@releaseDomain");
 }
 
-int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *name, const char *log,
-    const char *cwd, char *const argv[], uint32_t *out)
+int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *name,
+    const int stdio[2], const char *cwd, char *const argv[], uint32_t *out)
 {
 	if (!simxen_name_ok(name))
 		return EINVAL;
@@ -182,24 +182,18 @@ int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *nam
 		snprintf(num, sizeof(num), "%d", idfd);
 		setenv(SIMXEN_ENV_FD, num, 1);
 		setenv(SIMXEN_ENV_DIR, b->dir, 1);
-		int nul = open("/dev/null", O_RDWR);
-		if (nul >= 0) {
+		/* stdin is nothing; stdout and stderr are what the creator handed over (its
+		 * own, or the log file it opened: mtrace-simxen create) */
+		int nul = open("/dev/null", O_RDONLY);
+		if (nul >= 0 && nul != 0) {
 			dup2(nul, 0);
-			if (!*log) { /* no --log: output goes nowhere (see the man page) */
-				dup2(nul, 1);
-				dup2(nul, 2);
-			}
-			if (nul > 2)
-				close(nul);
+			close(nul);
 		}
-		if (*log) {
-			int lf = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-			if (lf < 0) {
-				fprintf(stderr, "mtrace-simxen: domain %u: %s: %m\n", domid, log);
-				_exit(127);
-			}
-			dup2(lf, 1);
-			dup2(lf, 2);
+		for (int i = 0; i < 2; i++) {
+			if (stdio[i] == i + 1)
+				fcntl(i + 1, F_SETFD, 0); /* received close-on-exec */
+			else
+				dup2(stdio[i], i + 1);
 		}
 		if (*cwd && chdir(cwd) < 0) {
 			fprintf(stderr, "mtrace-simxen: domain %u: chdir %s: %m\n", domid, cwd);
@@ -218,31 +212,31 @@ int dom_create(struct broker *b, uint32_t domid, uint32_t flags, const char *nam
 	return 0;
 }
 
-int dom_ts_create(
-    struct broker *b, const struct simxen_req *req, const char *pl, size_t len, uint32_t *domid)
+int dom_ts_create(struct broker *b, struct conn *c, const struct simxen_req *req, const char *pl,
+    size_t len, uint32_t *domid)
 {
 	enum {
 		MAX_ARGS = 256
 	};
-	const char *s[3 + MAX_ARGS];
+	const char *s[2 + MAX_ARGS];
 	uint32_t argc = req->a[2];
-	if (argc == 0 || argc > MAX_ARGS)
+	if (argc == 0 || argc > MAX_ARGS || c->rx_nfds != 2)
 		return EINVAL;
 	size_t off = 0;
-	for (uint32_t i = 0; i < 3 + argc; i++) {
+	for (uint32_t i = 0; i < 2 + argc; i++) {
 		const char *z = off < len ? memchr(pl + off, '\0', len - off) : NULL;
 		if (!z)
 			return EINVAL;
 		s[i] = pl + off;
 		off = (size_t)(z - pl) + 1;
 	}
-	if (off != len || !*s[3])
+	if (off != len || !*s[2])
 		return EINVAL;
 	char *argv[MAX_ARGS + 1];
 	for (uint32_t i = 0; i < argc; i++)
-		argv[i] = (char *)s[3 + i];
+		argv[i] = (char *)s[2 + i];
 	argv[argc] = NULL;
-	return dom_create(b, req->a[0], req->a[1], s[0], s[1], s[2], argv, domid);
+	return dom_create(b, req->a[0], req->a[1], s[0], c->rx_fds, s[1], argv, domid);
 }
 
 /* The domain stopped running: record why, tell xenstore watchers, maybe release it. */
