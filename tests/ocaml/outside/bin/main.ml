@@ -64,8 +64,9 @@ let wraps () =
         Lwt.wrap7 (fun a b c d e f g -> sum [ a; b; c; d; e; f; g ]) 1 0 0 0 0 0 0;
         Lwt.apply (fun x -> Lwt.return x) 1 ]
   in
+  let* two = Lwt.return 1 |> Lwt.map succ in
   let open Lwt in
-  join [ pause (); map ignore (return ()) ] >|= fun () -> sum ones
+  join [ pause (); map ignore (return ()) ] >|= fun () -> sum ones + two
 
 (* callbacks on promises, errors and cancellation *)
 let reactions () =
@@ -168,7 +169,7 @@ let classic () =
   let* i = (Lwt.catch (fun () -> raise Exit) (fun _ -> Lwt.return 1)) in
   let m = Lwt_mvar.create_empty () and cond = Lwt_condition.create () in
   let signalled = Lwt_condition.wait cond in
-  Lwt.async (fun () -> Lwt_mvar.put m 1 >|= fun () -> Lwt_condition.signal cond ());
+  (Lwt.async @@ fun () -> Lwt_mvar.put m 1 >|= fun () -> Lwt_condition.signal cond ());
   let* j = Lwt_mvar.take m in
   let+ () = signalled in
   e + f + g + h + i + j
@@ -193,7 +194,16 @@ let main () =
   and timeouts = List.fold_left (fun n (_, _, _, st) -> n + st.Shop.timeouts) 0 !stats in
   Lwt.return (served, timeouts, echoed, parts)
 
-let () =
-  let served, timeouts, echoed, parts = Lwt_main.run (main ()) in
-  Printf.printf "{\"rounds\":%d,\"served\":%d,\"timeouts\":%d,\"echoed\":%d,\"parts\":[%s]}\n%!"
+(* the figures a run ends with, and what the tracing wrote (per op, as mtrace-cat names
+   them): the test holds the trace to them *)
+let report (served, timeouts, echoed, parts) =
+  let ops = Mtrace_lwt.stats () |> List.map (fun (op, n) -> Printf.sprintf "%S:%d" op n) in
+  Printf.printf
+    "{\"rounds\":%d,\"served\":%d,\"timeouts\":%d,\"echoed\":%d,\"parts\":[%s],\"per_op\":{%s}}\n%!"
     rounds served timeouts echoed (String.concat "," (List.map string_of_int parts))
+    (String.concat "," ops)
+
+(* SHOP_CLOCK=tsc: the ring on the TSC (bench/ocaml) *)
+let clock = match Sys.getenv_opt "SHOP_CLOCK" with Some "tsc" -> Some Mtrace_ring.clock_tsc | _ -> None
+
+let () = report (Mtrace_lwt_guest.run ?clock ~wait_reader:10. main)
