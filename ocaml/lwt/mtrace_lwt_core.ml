@@ -156,10 +156,23 @@ let read r id =
   R.read r ~thread:id ~source:!last_resolved;
   count 3
 
-(* Lwt.Canceled is Lwt.Resolution_loop.Canceled to Printexc: written as it is spelt *)
-let exn_text = function
-  | Lwt.Canceled -> "Lwt.Canceled"
-  | e -> Printexc.to_string e
+(* Lwt.Canceled is Lwt.Resolution_loop.Canceled to Printexc: written as it is spelt.
+   The text of the exception last written is kept (by identity): a rejection goes
+   through a chain of threads (binds, a catch) one resolution after another, and
+   Printexc.to_string's sprintf costs more than the record it goes in. *)
+exception Nothing_written
+
+let last_exn = ref Nothing_written
+let last_text = ref ""
+
+let exn_text e =
+  if e == !last_exn then !last_text
+  else begin
+    let s = match e with Lwt.Canceled -> "Lwt.Canceled" | e -> Printexc.to_string e in
+    last_exn := e;
+    last_text := s;
+    s
+  end
 
 (* [th]'s promise resolved: FULFILLS/FAILS of it and of the threads that became it
    (one resolution, so one timestamp), by the thread running now *)

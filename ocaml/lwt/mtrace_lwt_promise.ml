@@ -62,10 +62,36 @@ let bind ?(site = 0) e f =
   | None -> Lwt.bind e f
   | Some r -> bind_t r R.Bind site e f
 
-(* Lwt.map, its callback READing as the thread *)
+(* Lwt.map's semantics through Lwt.try_bind (as Lwt.map, the result promise
+   propagates cancellation to [e] and is resolved, without deferral, with f's value or
+   exception, or [e]'s rejection), so that the map's resolution is recorded where it
+   happens, with no Lwt callback of its own: READ, [f] as the thread, FULFILLS/FAILS *)
+let map_callback th f x =
+  let s = !cur in
+  cur := th.id;
+  (match !ring with Some r -> read r th.id | None -> ());
+  match f x with
+  | v ->
+    cur := s;
+    resolved th ok;
+    Lwt.return v
+  | exception e ->
+    cur := s;
+    resolved th (Error e);
+    Lwt.fail e
+
 let map_t r ty site f e =
   let th = start r ty site in
-  watch th (Lwt.map (fun x -> handler false th f x) e)
+  let p =
+    Lwt.try_bind
+      (fun () -> e)
+      (fun x -> map_callback th f x)
+      (fun exn ->
+        resolved th (Error exn);
+        Lwt.fail exn)
+  in
+  th.p <- Obj.repr p;
+  p
 
 let map ?(site = 0) f e =
   match !ring with
@@ -81,12 +107,24 @@ let catch ?(site = 0) f h =
     let th = start r R.Try site in
     in2 th Lwt.catch f (fun e -> handler true th h e)
 
+(* try_bind's promise is what its handler returns (Lwt calls one of them whatever
+   becomes of f's promise): resolved as a bind's is, from that, without a watch *)
 let try_bind ?(site = 0) f g h =
   match !ring with
   | None -> Lwt.try_bind f g h
   | Some r ->
     let th = start r R.Try site in
-    in3 th Lwt.try_bind f (fun x -> handler true th g x) (fun e -> handler true th h e)
+    let s = !cur in
+    cur := th.id;
+    match Lwt.try_bind f (fun x -> bind_callback th g x) (fun e -> bind_callback th h e) with
+    | p ->
+      cur := s;
+      th.p <- Obj.repr p;
+      p
+    | exception e ->
+      cur := s;
+      resolved th (Error e);
+      reraise e
 
 let finalize ?(site = 0) f f' =
   match !ring with

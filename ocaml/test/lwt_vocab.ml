@@ -289,6 +289,22 @@ let prim_cases () =
       mutex (L.Mutex.lock ~site) Lwt_mutex.with_lock f);
   case "Mutex.with_lock" (fun () -> mutex Lwt_mutex.lock Lwt_mutex.with_lock g) (fun site ->
       mutex Lwt_mutex.lock (L.Mutex.with_lock ~site) g);
+  let cancel_it p =
+    Lwt.cancel p;
+    p
+  in
+  case ~probes:0 ~cancels:1 "cancel Condition.wait"
+    (fun () -> cancel_it (Lwt_condition.wait (Lwt_condition.create ())))
+    (fun site -> cancel_it (L.Condition.wait ~site (Lwt_condition.create ())));
+  case ~cancels:1 "cancel Mutex.with_lock"
+    (fun () -> cancel_it (Lwt_mutex.with_lock (Lwt_mutex.create ()) (fun () -> k 1)))
+    (fun site -> cancel_it (L.Mutex.with_lock ~site (Lwt_mutex.create ()) (fun () -> k 1)));
+  case ~probes:0 ~cancels:1 "cancel Lwt_unix.sleep"
+    (fun () -> cancel_it (Lwt_unix.sleep 10.))
+    (fun site -> cancel_it (U.sleep ~site 10.));
+  case ~probes:0 ~cancels:1 "cancel Lwt_unix.with_timeout"
+    (fun () -> cancel_it (Lwt_unix.with_timeout 10. (fun () -> fst (Lwt.task ()))))
+    (fun site -> cancel_it (U.with_timeout ~site 10. (fun () -> fst (Lwt.task ()))));
   case ~probes:0 ~cancels:1 "cancel Mvar.take"
     (fun () ->
       let p = Lwt_mvar.take (Lwt_mvar.create_empty ()) in
@@ -328,7 +344,8 @@ let result_cases () =
   case ~probes:0 "Result.catch" (fun () -> caught R.catch) (fun site -> caught (LR.catch ~site));
   case ~probes:0 "Result.both" (fun () -> R.both (ok ()) (later (Ok "b"))) (fun site ->
       LR.both ~site (ok ()) (later (Ok "b")));
-  case ~probes:0 "Result.both Error" (fun () -> R.both (ok ()) (ko ())) (fun site -> LR.both ~site (ok ()) (ko ()));
+  case ~probes:0 "Result.both Error" (fun () -> R.both (ok ()) (ko ())) (fun site ->
+      LR.both ~site (ok ()) (ko ()));
   let u x = Lwt.map ignore (k x) in
   case "Result.iter" (fun () -> R.iter u (ok ())) (fun site -> LR.iter ~site u (ok ()));
   let ue s = u (String.length s) in

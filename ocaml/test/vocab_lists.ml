@@ -92,8 +92,12 @@ let src () =
       incr i;
       later (if !i <= n then Some !i else None))
 
+let seq () = Lwt_seq.of_list xs
+
 let stream_cases () =
-  let c ?(probes = n) name lwt traced = case ~probes name (fun () -> lwt (src ())) (fun site -> traced ~site (src ())) in
+  let c ?(probes = n) name lwt traced =
+    case ~probes name (fun () -> lwt (src ())) (fun site -> traced ~site (src ()))
+  in
   let r name lwt traced = c ~probes:0 name lwt traced in
   r "Stream.next" Lwt_stream.next (fun ~site -> L.Stream.next ~site);
   r "Stream.get" Lwt_stream.get (fun ~site -> L.Stream.get ~site);
@@ -130,7 +134,8 @@ let stream_cases () =
   in
   let lt2_s x = Lwt.map (fun b -> b && x < 2) (fb x) in
   c ~probes:2 "Stream.get_while" (Lwt_stream.get_while lt2) (fun ~site -> L.Stream.get_while ~site lt2);
-  c ~probes:2 "Stream.get_while_s" (Lwt_stream.get_while_s lt2_s) (fun ~site -> L.Stream.get_while_s ~site lt2_s);
+  c ~probes:2 "Stream.get_while_s" (Lwt_stream.get_while_s lt2_s) (fun ~site ->
+      L.Stream.get_while_s ~site lt2_s);
   c ~probes:2 "Stream.junk_while" (Lwt_stream.junk_while lt2) (fun ~site -> L.Stream.junk_while ~site lt2);
   c ~probes:2 "Stream.junk_while_s" (Lwt_stream.junk_while_s lt2_s) (fun ~site ->
       L.Stream.junk_while_s ~site lt2_s);
@@ -193,10 +198,10 @@ let stream_cases () =
     (fun _ -> Lwt_stream.from (gen ()))
     (fun _ -> L.Stream.from (gen ()))
 
-let seq () = Lwt_seq.of_list xs
-
 let seq_cases () =
-  let c ?(probes = n) name lwt traced = case ~probes name (fun () -> lwt (seq ())) (fun site -> traced ~site (seq ())) in
+  let c ?(probes = n) name lwt traced =
+    case ~probes name (fun () -> lwt (seq ())) (fun site -> traced ~site (seq ()))
+  in
   let it x =
     probe ();
     notei x
@@ -226,8 +231,39 @@ let seq_cases () =
   in
   t ~probes:(n + 1) "Seq.unfold_lwt" (fun _ -> Lwt_seq.unfold_lwt unfold 1) (fun _ -> L.Seq.unfold_lwt unfold 1)
 
+(* Lwt.cancel on the call's promise, as untraced: it reaches the callback's or the
+   read's pending task, and the call's thread FAILS "Lwt.Canceled" *)
+let cancel_cases () =
+  let cancelled ?(probes = 1) name lwt traced =
+    let run call =
+      let t, _ = Lwt.task () in
+      let p =
+        call (fun _ ->
+            probe ();
+            t)
+      in
+      Lwt.cancel p;
+      note ("task " ^ state t);
+      p
+    in
+    case ~probes ~cancels:1 name (fun () -> run lwt) (fun site -> run (traced ~site))
+  in
+  cancelled "cancel List.iter_s" (fun g -> Lwt_list.iter_s g xs) (fun ~site g -> L.List.iter_s ~site g xs);
+  cancelled ~probes:n "cancel List.map_p" (fun g -> Lwt_list.map_p g xs) (fun ~site g ->
+      L.List.map_p ~site g xs);
+  let pool () = Lwt_pool.create 1 (fun () -> Lwt.return 0) in
+  cancelled "cancel Pool.use" (fun g -> Lwt_pool.use (pool ()) g) (fun ~site g -> L.Pool.use ~site (pool ()) g);
+  let empty () = fst (Lwt_stream.create ()) in
+  cancelled ~probes:0 "cancel Stream.next" (fun _ -> Lwt_stream.next (empty ())) (fun ~site _ ->
+      L.Stream.next ~site (empty ()));
+  cancelled ~probes:0 "cancel Stream.iter_s" (fun g -> Lwt_stream.iter_s g (src ())) (fun ~site g ->
+      L.Stream.iter_s ~site g (src ()));
+  cancelled "cancel Seq.iter_s" (fun g -> Lwt_seq.iter_s g (seq ())) (fun ~site g ->
+      L.Seq.iter_s ~site g (seq ()))
+
 let cases () =
   list_cases ();
+  cancel_cases ();
   pool_cases ();
   stream_cases ();
   seq_cases ()
