@@ -43,8 +43,9 @@ val stats : unit -> (string * int) list
     ("creates", "site" for a CREATES's site extension, "site_name", "read", ...),
     sorted by op. *)
 
-(** {2 Module Lwt}  Each has Lwt's type with [?site] first, and returns Lwt's own
-    promise (results, ordering, cancellation are Lwt's: [Lwt.cancel] on it does what it
+(** {2 Module Lwt}  Each has Lwt's type with [?site] first, and returns the promise
+    Lwt's function returns ([map]: an [Lwt.try_bind]'s, which behaves as [Lwt.map]'s),
+    so results, ordering and cancellation are Lwt's ([Lwt.cancel] on it does what it
     does untraced).  Thread types: [wait] Wait, [task] Task, [bind] Bind, [map] Map,
     [catch]/[try_bind]/[finalize] Try, [both]/[all]/[join] Join, [pick]/[npick] Pick,
     [choose]/[nchoose]/[nchoose_split] Choose, [pause] Task, [wrap*]/[apply] Try (Lwt
