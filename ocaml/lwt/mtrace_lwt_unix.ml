@@ -1,4 +1,13 @@
 let sleep ?site d = Mtrace_lwt.track ?site Mtrace_ring.Task (fun () -> Lwt_unix.sleep d)
+let timeout ?site d = Mtrace_lwt.track ?site Mtrace_ring.Task (fun () -> Lwt_unix.timeout d)
+
+(* Lwt_unix.with_timeout d f is Lwt.pick [timeout d; Lwt.apply f ()]: f runs at once,
+   inside the track, as the thread *)
+let with_timeout ?site d f =
+  Mtrace_lwt.track ?site Mtrace_ring.Pick (fun () -> Lwt_unix.with_timeout d f)
+
+let yield ?site () =
+  Mtrace_lwt.track ?site Mtrace_ring.Task (fun () -> (Lwt_unix.yield [@warning "-3"]) ())
 
 let installed = ref false
 
