@@ -4,7 +4,8 @@
 # data/mtrace-test/ (relative: this domain's home) for dom0 to check.
 #   mtrace=PROG:ARG:...+PROG:ARG:...   colons for spaces (xl's `extra` is one string),
 #                                      '+' between programs run one after the other
-#   a program prefixed "go:" first waits for dom0 to write data/mtrace-test/go
+#   a program prefixed "go:" first waits for dom0 to write data/mtrace-test/go, one
+#   prefixed "goN:" (N a digit) for data/mtrace-test/goN: a later program's own start
 #   a program prefixed "bg:" runs in the background
 export PATH=/bin:/sbin
 mount -t proc proc /proc; mount -t sysfs sysfs /sys; mount -t devtmpfs devtmpfs /dev
@@ -20,9 +21,10 @@ i=0
 for prog in $(echo "$list" | tr '+' ' '); do
 	cmd=$(echo "$prog" | tr ':' ' ')
 	case $cmd in
-	go\ *)
-		cmd=${cmd#go }
-		xen-guest wait go;;
+	go\ *|go[0-9]\ *)
+		key=${cmd%% *}
+		cmd=${cmd#* }
+		xen-guest wait $key;;
 	bg\ *)
 		${cmd#bg } > /tmp/bg.$i 2>&1 &
 		i=$((i + 1))

@@ -13,6 +13,7 @@
 # so no batch starts after OCAML_BUDGET_S seconds, and fewer threads are then the run's
 # honest figure (ocaml_50000_threads says which: PASS, or an INFO line with the count).
 # The >= 50,000 check that always holds is the simulated domain's (tests/ocaml).
+# Then, in the same domU, the outside program (shop_checks below).
 OCAML_BATCHES=${OCAML_BATCHES:-81}
 OCAML_BUDGET_S=${OCAML_BUDGET_S:-240}
 
@@ -47,12 +48,93 @@ ocaml_reduce() {
 	}'
 }
 
+# The outside program (tests/ocaml/outside: an OCaml user's Lwt program, built by
+# run-xen.sh against the installed mtrace as tests/ocaml/test-outside.sh builds it) runs
+# in the same domU after lwt_threads, once dom0 writes go2: /root/shop.cmd is its
+# command line there (absent: it was not built).  Its threads, their creators and sites
+# are checked on the host (check_outside.py) as test-outside.sh checks them.
+SHOP_CMD=$(cat /root/shop.cmd 2>/dev/null)
+
+# mtrace-cat -f json's lines of its session reduced (see check_outside.py): events per
+# op, site names, each created thread's creator, site and resolutions, resolutions and
+# sites of threads never created, FAILS texts.  The texts are taken as mtrace-cat
+# escaped them: "str" is each line's last field.
+shop_reduce() {
+	awk '
+	function num(k) {
+		if (!match($0, "\"" k "\":-?[0-9]+")) return "?"
+		return substr($0, RSTART + length(k) + 3, RLENGTH - length(k) - 3)
+	}
+	function str(i) {
+		i = index($0, ",\"str\":\"")
+		return i ? substr($0, i + 8, length($0) - i - 9) : ""
+	}
+	{ if (!match($0, /"op":"[a-z_0-9]+"/)) next; op = substr($0, RSTART + 6, RLENGTH - 7); ops[op]++ }
+	op == "creates" { t = num("arg"); nc[t]++; by[t] = num("thread") }
+	op == "site" { st[num("thread")] = num("arg") }
+	op == "site_name" { nm[num("arg")] = str() }
+	op == "fulfills" || op == "fails" { res[num("arg")]++ }
+	op == "fails" { fl[str()]++ }
+	END {
+		for (k in ops) print "op", k, ops[k]
+		for (k in nm) print "name", k, nm[k]
+		for (t in nc) print "t", t, nc[t], by[t], (t in st) ? st[t] : "-", res[t] + 0
+		for (t in res) if (!(t in nc)) print "r", t, res[t]
+		for (t in st) if (!(t in nc)) print "s", t, st[t]
+		for (k in fl) print "fail", fl[k], k
+	}'
+}
+
+shop_checks() { # domid
+	local D=$1 n0 i s rc want got t0 t1 CATS
+	phase ocaml-outside
+	n0=$(cat_clients)
+	rm -f /run/shop.json
+	mtrace-cat -f json -D $D --time 900 > /run/shop.json 2> /run/shop-cat.err &
+	CATS=$!
+	i=0; while [ "$(cat_clients)" -le "$n0" ] && [ $i -lt 120 ]; do sleep 0.5; i=$((i+1)); done
+	[ $i -lt 120 ] || info "shop: mtraced's journal never named the client; going on"
+	t0=$(now_s)
+	go $D go2
+	if ! wait_key $D rc-1-n 6000; then
+		fail "outside_program_ran: no exit in 600 s: $(stdout_of $D stderr-1 2>&1 | head -c 500)"
+		kill -TERM $CATS; wait $CATS
+		return
+	fi
+	t1=$(now_s)
+	rc=$(stdout_of $D rc-1 | tr -d ' \n')
+	s=$(stdout_of $D stdout-1 | tr -d '\n' | sed 's/\\n$//')
+	info "shop: rc=$rc in $((t1 - t0)) s: $s"
+	[ "$rc" = 0 ] && pass "outside_program_ran ($(echo "$s" | json rounds) rounds in $((t1 - t0)) s)" ||
+		fail "outside_program_ran: rc=$rc: $(stdout_of $D stderr-1 2>&1 | head -c 500)"
+	# mtrace-cat writes out whenever mtraced's socket runs dry: wait for as many events
+	# as the program counts (the C library's RING_START comes on top), then a little
+	# longer -- anything beyond would be a duplicate, and the host would see it
+	want=$(echo "$s" | sed -n 's/.*"per_op":{\([^}]*\)}.*/\1/p' | tr ',' '\n' |
+		awk -F: '{ n += $2 } END { print n + 0 }')
+	i=0
+	while got=$(grep -c '"op"' /run/shop.json); [ "$got" -lt "$want" ] && [ $i -lt 120 ]; do
+		sleep 0.5; i=$((i+1))
+	done
+	sleep 1
+	kill -TERM $CATS; wait $CATS
+	info "shop: mtrace-cat received $(grep -c '"op"' /run/shop.json) events, the program counted $want ($(head -c 300 /run/shop-cat.err))"
+	{
+		echo "summary $s"
+		echo "rc $rc"
+		shop_reduce < /run/shop.json
+	} > /run/shop.account
+	info "shop domid $D, account $(wc -c < /run/shop.account) bytes"
+	gzip -c /run/shop.account > /run/shop.account.gz
+	blob shop.account.gz /run/shop.account.gz
+}
+
 ocaml_checks() {
 	local D s rc n n0 i sz last same t0 t1 CATO AWKO
 	phase ocaml-lwt-domU
 	start_mtraced && pass ocaml_mtraced_starts || { fail ocaml_mtraced_starts; return; }
 	if ! D=$(DOMU_MEM=128 DOMU_RAMDISK=/root/domU-ocaml.cpio \
-		domu mtOC "go lwt_threads $OCAML_BATCHES 256 300 300 $OCAML_BUDGET_S"); then
+		domu mtOC "go lwt_threads $OCAML_BATCHES 256 300 300 $OCAML_BUDGET_S${SHOP_CMD:+ + go2 $SHOP_CMD}"); then
 		fail xl_create_ocaml_domU
 		stop_mtraced
 		return
@@ -116,6 +198,7 @@ ocaml_checks() {
 	info "ocaml: mtrace-cat received $(sed -n 's/^lines //p' /run/ocaml.reduced) events ($(head -c 300 /run/ocaml-cat.err))"
 	info "ocaml domid $D"
 	blob ocaml.account /run/ocaml.account
+	[ -n "$SHOP_CMD" ] && shop_checks $D
 	xl destroy mtOC
 	stop_mtraced
 }

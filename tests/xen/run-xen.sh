@@ -2,15 +2,17 @@
 # run-xen.sh - boot a real Xen 4.17 + Debian 6.1 dom0 under qemu-system-x86_64 (TCG)
 # with Debian 12's systemd as PID 1 and mtrace installed by `meson install`, and run
 # mtrace on it: xenif-selftest, mtraced as mtraced.service/mtraced.socket, mtrace-cat,
-# and domUs started with `xl create` running mtrace-load.  Checks print
-# "XENTEST PASS|FAIL name" on the serial console; this script collects them.
+# and domUs started with `xl create` running mtrace-load, the in-tree Lwt program and an
+# OCaml user's Lwt program built here against the installed mtrace (tests/ocaml/outside).
+# Checks print "XENTEST PASS|FAIL name" on the serial console; this script collects them
+# and adds its own (the outside program's build, the checks of what dom0 sends).
 #
 # usage: run-xen.sh BUILD_DIR SOURCE_DIR
 # env:   MTRACE_XEN_CACHE   .deb + extracted kernel/hypervisor cache
 #                           (default /var/cache/mtrace-xen, else ~/.cache/mtrace-xen)
 #        MTRACE_XEN_REQUIRE=1  a missing package is a failure, not a skip
 #        MTRACE_XEN_KEEP=1  keep the temporary work directory
-#        STALL_S, BOOT_TIMEOUT, SMP, MEM, TCG_THREAD   see below
+#        STALL_S, BOOT_TIMEOUT, SMP, MEM, TCG_THREAD, SHOP_ROUNDS   see below
 # exit:  0 pass, 1 fail, 77 skipped (the Debian packages or QEMU cannot be had)
 set -uo pipefail
 
@@ -198,9 +200,13 @@ MODS=$(find "$X" -type d -path "*/modules/$KVER/kernel/drivers/xen" | head -1)
 
 # ------------------------------------------------------------ initramfs images
 # copy a binary and every library ldd resolves for it (host bookworm == guest bookworm)
-copy_libs() { # root elf: the libraries ldd resolves for it, unless the root has them
+copy_libs() { # root elf [destdir]: the libraries ldd resolves for it, unless the root
+	# has them; those under destdir go where it installs them (its path without destdir)
+	local lib to
 	ldd "$2" | awk '/=> \//{print $3} /^[ \t]*\/lib64\//{print $1}' | while read -r lib; do
-		[ -e "$1$lib" ] || install -D -m755 "$(readlink -f "$lib")" "$1$lib"
+		to=$lib
+		[ -n "${3:-}" ] && to=${lib#"$3"}
+		[ -e "$1$to" ] || install -D -m755 "$(readlink -f "$lib")" "$1$to"
 	done
 }
 copy_bin() { # root src dst
@@ -231,6 +237,81 @@ for a in sys.stdin.read().split():
 # uncompressed: copying a cpio beats gunzip inside a TCG guest
 mkcpio() { (cd "$1" && find . | cpio -o -H newc --quiet) > "$2"; }
 
+# mtrace as `meson install` puts it on a system: dom0's image, and what the outside
+# program below is built against
+INSTALLED=0
+if [ "$PHASES" = all ] || [ -n "${BIN[mtraced]:-}" ]; then
+	say "meson install --destdir"
+	"${MESON:-meson}" install -C "$BUILD" --no-rebuild --quiet --destdir "$WORK/dest" \
+		>"$WORK/install.log" 2>&1 || { cat "$WORK/install.log"; die "meson install"; }
+	INSTALLED=1
+fi
+
+# the host-side checks' XENTEST lines, joined to the serial log's after the boot
+HOST_LINES=$WORK/host.lines
+: > "$HOST_LINES"
+host_fail() { echo "XENTEST FAIL $*" >> "$HOST_LINES"; say "FAIL (host): $*"; }
+
+# The outside program (tests/ocaml/outside: an OCaml user's Lwt program), built as
+# tests/ocaml/test-outside.sh builds it for the simulated domain: against this build as
+# installed (OCAMLPATH, LIBRARY_PATH into the destdir), with the dune files taken
+# verbatim from docs/ocaml.md's blocks starting `; dune-project`, `; lib/dune`,
+# `; bin/dune`, in dune's default dev profile; the build must say nothing.  It runs in
+# the OCaml domU after lwt_threads (ocaml-tests.sh), SHOP_ROUNDS rounds (about 2,000
+# events a round on ~1,000: well within its 64-page ring of 8,192 records even if
+# mtraced read nothing until the end).
+SHOP_ROUNDS=${SHOP_ROUNDS:-2}
+SHOP=$WORK/shop
+SHOP_CMD=
+build_outside() { # -> SHOP_CMD, the command line that runs it in the domU
+	local ocamlpath libdir
+	command -v dune >/dev/null || { host_fail "outside_builds_from_docs: no dune on the host"; return; }
+	ocamlpath=$(find "$WORK/dest" -path '*/mtrace/META' | head -1)
+	libdir=$(find "$WORK/dest" -name 'libmtrace-guest.so.*' | head -1)
+	[ -n "$ocamlpath" ] && [ -n "$libdir" ] ||
+		{ host_fail "outside_builds_from_docs: meson install put no findlib package mtrace or libmtrace-guest.so"; return; }
+	ocamlpath=$(dirname "$(dirname "$ocamlpath")") libdir=$(dirname "$libdir")
+	mkdir -p "$SHOP/lib" "$SHOP/bin"
+	cp "$SRC/tests/ocaml/outside/lib/shop.ml" "$SHOP/lib/" && cp "$SRC/tests/ocaml/outside/bin/main.ml" "$SHOP/bin/" ||
+		{ host_fail "outside_builds_from_docs: no tests/ocaml/outside"; return; }
+	if ! python3 - "$SRC/docs/ocaml.md" "$SHOP" >"$WORK/shop-stanzas.log" 2>&1 <<'PY'; then
+import os, re, sys
+doc = open(sys.argv[1]).read()
+blocks = re.findall(r"```(?:[a-z]*)\n(.*?)```", doc, flags=re.S)
+want = {"dune-project": None, "lib/dune": None, "bin/dune": None}
+for b in blocks:
+    first = b.split("\n", 1)[0]
+    for name in want:
+        if re.match(r";\s*%s\b" % re.escape(name), first):
+            want[name] = b
+missing = [n for n, b in want.items() if b is None]
+if missing:
+    sys.exit("no block starting '; %s'" % missing)
+for name, b in want.items():
+    open(os.path.join(sys.argv[2], name), "w").write(b)
+PY
+		host_fail "outside_builds_from_docs: docs/ocaml.md has no dune stanzas to take: $(cat "$WORK/shop-stanzas.log")"
+		return
+	fi
+	if ! (cd "$SHOP" && OCAMLPATH=$ocamlpath LIBRARY_PATH=$libdir timeout 300 \
+		dune build --root . ./bin/main.exe) >"$WORK/shop-build.log" 2>&1; then
+		host_fail "outside_builds_from_docs: it does not build in dune's dev profile: $(head -c 1500 "$WORK/shop-build.log")"
+		return
+	fi
+	if grep -q 'ppx_mtrace\|Warning\|Error' "$WORK/shop-build.log"; then
+		host_fail "outside_builds_from_docs: the build warned: $(head -c 1500 "$WORK/shop-build.log")"
+		return
+	fi
+	echo "XENTEST PASS outside_builds_from_docs (host: dev profile, docs/ocaml.md's stanzas, the installed mtrace)" >> "$HOST_LINES"
+	# in the image as installed: the program, and libmtrace-guest.so where `meson
+	# install` puts it, found through LD_LIBRARY_PATH as a user without ldconfig would
+	install -D -m755 "$SHOP/_build/default/bin/main.exe" "$WORK/rootO/bin/shop" || die "copy the outside program"
+	LD_LIBRARY_PATH=$libdir copy_libs "$WORK/rootO" "$SHOP/_build/default/bin/main.exe" "$WORK/dest"
+	libdir=${libdir#"$WORK/dest"}
+	case $libdir in *[!A-Za-z0-9/._-]*) die "libdir $libdir cannot go on a kernel command line";; esac
+	SHOP_CMD="env LD_LIBRARY_PATH=$libdir shop $SHOP_ROUNDS"
+}
+
 say "building initramfs images in $WORK"
 base_tree "$WORK/rootU"
 for b in xenif-selftest mtrace-load xen-guest sites-guest; do
@@ -246,6 +327,12 @@ if [ -x "$OCAML_LWT" ] && [ -n "${BIN[xen-guest]:-}" ]; then
 	base_tree "$WORK/rootO"
 	copy_bin "$WORK/rootO" "${BIN[xen-guest]}" /bin/xen-guest
 	copy_bin "$WORK/rootO" "$OCAML_LWT" /bin/lwt_threads
+	if [ "$INSTALLED" = 1 ]; then
+		say "building the outside program against the installed mtrace"
+		build_outside
+	else
+		say "note: mtrace not installed (phases $PHASES): no outside program"
+	fi
 	install -m755 "$HERE/domU-init.sh" "$WORK/rootO/init"
 	mkcpio "$WORK/rootO" "$WORK/domU-ocaml.cpio"
 else
@@ -276,10 +363,7 @@ if [ -n "${BIN[sites-guest]:-}" ]; then
 	install -D -m644 "${BIN[sites-guest]}" \
 		"$R0/usr/lib/debug/.build-id/${SITES_BID:0:2}/${SITES_BID:2}.debug"
 fi
-if [ "$PHASES" = all ] || [ -n "${BIN[mtraced]:-}" ]; then
-	say "meson install --destdir (the dom0 image)"
-	"${MESON:-meson}" install -C "$BUILD" --no-rebuild --quiet --destdir "$WORK/dest" \
-		>"$WORK/install.log" 2>&1 || { cat "$WORK/install.log"; die "meson install"; }
+if [ "$INSTALLED" = 1 ]; then
 	cp -a "$WORK/dest/." "$R0/" || die "copy the install"
 	find "$WORK/dest" -type f -perm -u+x | while read -r f; do
 		ldd "$f" >/dev/null 2>&1 && copy_libs "$R0" "$f"
@@ -294,6 +378,7 @@ mkdir -p "$R0"/etc/xen "$R0"/var/lib/xen "$R0"/var/lib/xenstored "$R0"/var/log/x
 : > "$R0/etc/xen/xl.conf"
 cp "$X/vmlinux.gz" "$WORK/domU.cpio" "$R0/root/"
 [ -f "$WORK/domU-ocaml.cpio" ] && cp "$WORK/domU-ocaml.cpio" "$R0/root/"
+[ -n "$SHOP_CMD" ] && echo "$SHOP_CMD" > "$R0/root/shop.cmd"
 # the system around systemd: root, a machine id (not a first boot), the test's units
 printf 'root:x:0:0:root:/root:/bin/sh\n' > "$R0/etc/passwd"
 printf 'root:x:0:\n' > "$R0/etc/group"
@@ -430,6 +515,29 @@ ocaml_host_checks() { # log
 	fi
 }
 
+# the outside program's account (ocaml-tests.sh, shop_checks) against its own and its
+# source, as tests/ocaml/test-outside.sh checks it
+outside_host_checks() { # log
+	local log=$1 out
+	[ -n "$SHOP_CMD" ] || return 0
+	if ! grep -q 'XENTEST INFO blob shop.account.gz begin' "$log"; then
+		# the OCaml phase ran (or was wanted) and said nothing of the program
+		grep -q 'XENTEST INFO phase ocaml-lwt-domU' "$log" &&
+			echo "XENTEST FAIL domU_outside_received: no account of the outside program from dom0" >> "$log"
+		return
+	fi
+	if ! blob "$log" shop.account.gz "$WORK/shop.account.gz" ||
+		! gunzip -c "$WORK/shop.account.gz" > "$WORK/shop.account"; then
+		echo "XENTEST FAIL domU_outside_received: the blob from dom0 is incomplete" >> "$log"
+		return
+	fi
+	if out=$(python3 -B "$HERE/check_outside.py" "$WORK/shop.account" "$SHOP" 2>&1); then
+		echo "XENTEST PASS domU_outside_events_exact_sites_parents_match_source (host: $out)" >> "$log"
+	else
+		echo "XENTEST FAIL domU_outside_events_exact_sites_parents_match_source: $(echo "$out" | head -c 1500)" >> "$log"
+	fi
+}
+
 verdict() { # log -> 0 pass
 	local log=$1
 	local pass fail
@@ -450,6 +558,8 @@ for attempt in 1 2; do
 	say "qemu ran $((SECONDS - QS)) s"
 	host_checks "$LOG"
 	ocaml_host_checks "$LOG"
+	outside_host_checks "$LOG"
+	cat "$HOST_LINES" >> "$LOG"
 	cp "$LOG" "$ARTIFACT"
 	if verdict "$LOG"; then result=0; break; fi
 	# a silent stall (even dom0's heartbeat stopped) is the known rare TCG hang, at
