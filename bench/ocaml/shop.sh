@@ -54,7 +54,7 @@ echo '(library (name shop) (libraries lwt lwt.unix) (preprocess (pps lwt_ppx)))'
 echo '(executable (name main) (libraries shop lwt lwt.unix) (preprocess (pps lwt_ppx)))' >"$W/plain/bin/dune"
 echo 'let run ?pages:_ ?clock:_ ?wait_reader:_ main = Lwt_main.run (main ())' >"$W/plain/bin/mtrace_lwt_guest.ml"
 echo 'let stats () : (string * int) list = []' >"$W/plain/bin/mtrace_lwt.ml"
-echo 'let clock_tsc = 3' >"$W/plain/bin/mtrace_ring.ml"
+echo 'let clock_tsc = 4' >"$W/plain/bin/mtrace_ring.ml"
 for v in traced plain; do
 	(cd "$W/$v" && LIBRARY_PATH=$LIBDIR dune build --profile release ./bin/main.exe) ||
 		{ echo "shop.sh: the $v build failed" >&2; exit 1; }
