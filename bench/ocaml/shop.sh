@@ -44,9 +44,9 @@ done
 python3 - "$SRC/docs/ocaml.md" "$W/traced" <<'PY'
 import os, re, sys
 for b in re.findall(r"```(?:[a-z]*)\n(.*?)```", open(sys.argv[1]).read(), flags=re.S):
-    m = re.match(r";\s*(dune-project|lib/dune|bin/dune)\b", b)
-    if m:
-        open(os.path.join(sys.argv[2], m.group(1)), "w").write(b)
+    m = re.match(r";\s*(lib/dune|bin/dune)\b", b)
+    if m or b.startswith("(lang dune "):
+        open(os.path.join(sys.argv[2], m.group(1) if m else "dune-project"), "w").write(b)
 PY
 # plain Lwt: the same sources under lwt_ppx, and the three names main.ml takes from mtrace
 echo '(lang dune 2.9)' >"$W/plain/dune-project"
