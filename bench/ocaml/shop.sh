@@ -13,7 +13,7 @@
 # scaled down (SHOP_TIME_SCALE) so that CPU, not timers, is most of a run.  Prints the
 # load before and after, every run, and medians and ranges.  Never run beside anything
 # else: see bench/README.md.
-set -eu
+set -u
 BUILD=$(cd "${1:?usage: shop.sh BUILD [RUNS [ROUNDS]]}" && pwd)
 RUNS=${2:-5}
 ROUNDS=${3:-400}
@@ -26,7 +26,7 @@ trap 'rig_stop >/dev/null 2>&1; rm -rf "$RIG_DIR"' EXIT
 W=$RIG_DIR
 
 # the installed tree, and the two builds of the same sources
-meson install -C "$BUILD" --no-rebuild --quiet --destdir "$W/root" >"$W/install.log"
+meson install -C "$BUILD" --no-rebuild --quiet --destdir "$W/root" >"$W/install.log" || { cat "$W/install.log"; exit 1; }
 prefix=$(meson introspect "$BUILD" --buildoptions | python3 -c '
 import json, sys
 o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
@@ -60,7 +60,7 @@ for v in traced plain; do
 		{ echo "shop.sh: the $v build failed" >&2; exit 1; }
 done
 
-rig_start >/dev/null
+rig_start >/dev/null || exit 1
 echo "# bench/ocaml/shop.sh $BUILD $RUNS $ROUNDS  (SHOP_TIME_SCALE=$SHOP_TIME_SCALE, $(nproc) CPUs)"
 echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 run() {	# variant: the program's CPU seconds
