@@ -199,8 +199,8 @@ let main () =
 let report (served, timeouts, echoed, parts) =
   let ops = Mtrace_lwt.stats () |> List.map (fun (op, n) -> Printf.sprintf "%S:%d" op n) in
   Printf.printf
-    "{\"rounds\":%d,\"served\":%d,\"timeouts\":%d,\"echoed\":%d,\"parts\":[%s],\"per_op\":{%s}}\n%!"
-    rounds served timeouts echoed (String.concat "," (List.map string_of_int parts))
+    "{\"rounds\":%d,\"cpu_s\":%.4f,\"served\":%d,\"timeouts\":%d,\"echoed\":%d,\"parts\":[%s],\"per_op\":{%s}}\n%!"
+    rounds (Sys.time ()) served timeouts echoed (String.concat "," (List.map string_of_int parts))
     (String.concat "," ops)
 
 (* SHOP_CLOCK=tsc: the ring on the TSC (bench/ocaml) *)

@@ -13,13 +13,17 @@ module type STORE = sig
   val put : t -> string -> string -> unit Lwt.t
 end
 
+(* every wait of the shop, scaled (bench/ocaml/shop.sh runs it faster) *)
+let time_scale =
+  match Sys.getenv_opt "SHOP_TIME_SCALE" with Some s -> float_of_string s | None -> 1.0
+
 (* a store that answers after a pause; "slow:" keys take longer than a request may *)
 module Mem : STORE = struct
   type t = (string, string) Hashtbl.t
 
   let name = "mem"
   let create () = Hashtbl.create 64
-  let delay k = if String.length k > 5 && String.sub k 0 5 = "slow:" then 0.2 else 0.0005
+  let delay k = time_scale *. if String.length k > 5 && String.sub k 0 5 = "slow:" then 0.2 else 0.0005
 
   let get t k =
     Lwt_unix.sleep (delay k) >|= fun () -> Hashtbl.find_opt t k
@@ -76,7 +80,7 @@ module Make (S : STORE) = struct
           [ (match req with
             | Get k -> S.get c.store k >|= fun v -> Found v
             | Put (k, v) -> S.put c.store k v >|= fun () -> Stored);
-            (Lwt_unix.sleep 0.05 >|= fun () -> Timed_out) ])
+            (Lwt_unix.sleep (0.05 *. time_scale) >|= fun () -> Timed_out) ])
 
   let serve_one t (req, reply) =
     Lwt.catch
