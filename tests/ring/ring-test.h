@@ -1,6 +1,6 @@
 /*
  * ring-test.h - what the files of test-ring share: the guarded ring memory, the events a
- * drain collected and the helpers over them (test-ring.c), and the cases: the producer
+ * drain collected and the helpers over them (ring-harness.c), and the cases: the producer
  * and the decoder on sound input (ring-flow.c), and on hostile or broken input
  * (ring-hostile.c).
  */

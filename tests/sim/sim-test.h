@@ -1,5 +1,5 @@
 /*
- * sim-test.h - what the files of sim-test share: the dom0 side's helpers (sim-test.c),
+ * sim-test.h - what the files of sim-test share: the helpers (sim-dom0.c),
  * the guest programs (sim-guest.c) and the cases (sim-grants.c: grants and event
  * channels; sim-xenstore.c; sim-domains.c: domain lifecycle, many domains, garbage).
  */
