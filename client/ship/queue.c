@@ -479,7 +479,8 @@ static void check_flush(struct ship_queue *q, double now)
 
 	if (!q->flushing || !done)
 		return;
-	if ((q->n || (q->spool && spool_records(q->spool)) || (q->pending_loss && !q->away)) &&
+	/* nothing left, or NATS still away when its time to come back is over */
+	if ((q->n || (q->spool && spool_records(q->spool)) || q->pending_loss) &&
 	    !(q->away && !jsl_up(q->js) && now >= q->flush_until))
 		return;
 	q->done = NULL;
