@@ -1,16 +1,11 @@
 /*
- * metrics.c - mtrace-ship's /metrics (metrics.h): an event loop in its own thread with
- * the HTTP front, and a snapshot of the figures under a mutex that the shipper replaces.
+ * metrics.c - mtrace-ship's /metrics (metrics.h): the HTTP front on the shipper's own
+ * loop, the figures asked for at each scrape.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <event2/buffer.h>
 #include <event2/event.h>
@@ -20,13 +15,9 @@
 #include "metrics.h"
 
 struct ship_metrics {
-	struct event_base *base;
 	struct http_front *front;
-	struct event *wake; /* the stop pipe's read end: loopexit from the loop's own thread */
-	int pipe[2];
-	pthread_t thread;
-	pthread_mutex_t lock;
-	struct ship_figures fig;
+	void (*fill)(void *arg, struct ship_figures *f);
+	void *arg;
 };
 
 static void metric(
@@ -59,6 +50,9 @@ static void render(struct evbuffer *b, const struct ship_figures *f)
 	    b, "mtrace_ship_spool_bytes", "gauge", "Bytes of the spool file now.", f->spool_bytes);
 	metric(b, "mtrace_ship_acks_pending", "gauge",
 	    "Publishes waiting for their JetStream acknowledgement.", f->acks_pending);
+	metric(b, "mtrace_ship_acks_pending_max", "gauge",
+	    "The most publishes waiting for their acknowledgement at once since the start.",
+	    f->acks_pending_max);
 	metric(b, "mtrace_ship_nats_up", "gauge",
 	    "1 while NATS takes the publishes, 0 while mtrace-ship spools.", f->nats_up);
 	metric(
@@ -81,45 +75,15 @@ static void on_request(struct evhttp_request *req, void *arg)
 		hf_send_text(req, 500, "Internal Server Error", "out of memory");
 		return;
 	}
-	pthread_mutex_lock(&m->lock);
-	f = m->fig;
-	pthread_mutex_unlock(&m->lock);
+	m->fill(m->arg, &f);
 	render(out, &f);
 	hf_common_headers(req, "text/plain; version=0.0.4; charset=utf-8");
 	hf_reply(m->front, req, 200, "OK", out);
 	evbuffer_free(out);
 }
 
-static void on_wake(evutil_socket_t fd, short what, void *arg)
-{
-	(void)fd;
-	(void)what;
-	event_base_loopexit(arg, NULL);
-}
-
-static void *loop(void *arg)
-{
-	struct ship_metrics *m = arg;
-
-	event_base_dispatch(m->base);
-	return NULL;
-}
-
-static void free_parts(struct ship_metrics *m)
-{
-	hf_free(m->front);
-	if (m->wake)
-		event_free(m->wake);
-	if (m->base)
-		event_base_free(m->base);
-	for (int i = 0; i < 2; i++)
-		if (m->pipe[i] >= 0)
-			close(m->pipe[i]);
-	pthread_mutex_destroy(&m->lock);
-	free(m);
-}
-
-struct ship_metrics *ship_metrics_start(const char *spec, char *err, size_t errlen)
+struct ship_metrics *ship_metrics_start(struct event_base *base, const char *spec,
+    void (*fill)(void *arg, struct ship_figures *f), void *arg, char *err, size_t errlen)
 {
 	/* a scraper's few requests: small caps, the exporter's deadlines */
 	const struct hf_limits lim = {
@@ -135,24 +99,16 @@ struct ship_metrics *ship_metrics_start(const char *spec, char *err, size_t errl
 	const struct hf_token none = { .len = 0 };
 	struct ship_metrics *m = calloc(1, sizeof(*m));
 	struct hf_listen la;
-	sigset_t all, old;
-	int rc;
 
 	if (!m) {
 		snprintf(err, errlen, "--metrics: out of memory");
 		return NULL;
 	}
-	m->pipe[0] = m->pipe[1] = -1;
-	pthread_mutex_init(&m->lock, NULL);
+	m->fill = fill;
+	m->arg = arg;
 	if (hf_parse_listen(spec, &la, err, errlen) < 0)
 		goto fail;
-	if (pipe2(m->pipe, O_CLOEXEC) < 0 || !(m->base = event_base_new()) ||
-	    !(m->wake = event_new(m->base, m->pipe[0], EV_READ, on_wake, m->base)) ||
-	    event_add(m->wake, NULL) < 0) {
-		snprintf(err, errlen, "--metrics: %s", strerror(errno ? errno : ENOMEM));
-		goto fail;
-	}
-	m->front = hf_new(m->base, "mtrace-ship", &la, &lim, &none, on_request, m, err, errlen);
+	m->front = hf_new(base, "mtrace-ship", &la, &lim, &none, on_request, m, err, errlen);
 	if (!m->front)
 		goto fail;
 	if (la.unix_socket)
@@ -161,36 +117,16 @@ struct ship_metrics *ship_metrics_start(const char *spec, char *err, size_t errl
 		fprintf(stderr, "mtrace-ship: metrics on http://%s%s%s:%u/metrics\n",
 		    la.ss.ss_family == AF_INET6 ? "[" : "", la.host,
 		    la.ss.ss_family == AF_INET6 ? "]" : "", hf_port(m->front));
-	/* the thread takes no signal: SIGTERM goes to the shipper, whose wait it ends */
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&m->thread, NULL, loop, m);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0) {
-		snprintf(err, errlen, "--metrics: thread: %s", strerror(rc));
-		goto fail;
-	}
 	return m;
 fail:
-	free_parts(m);
+	free(m);
 	return NULL;
-}
-
-void ship_metrics_update(struct ship_metrics *m, const struct ship_figures *f)
-{
-	if (!m)
-		return;
-	pthread_mutex_lock(&m->lock);
-	m->fig = *f;
-	pthread_mutex_unlock(&m->lock);
 }
 
 void ship_metrics_stop(struct ship_metrics *m)
 {
 	if (!m)
 		return;
-	if (write(m->pipe[1], "", 1) != 1)
-		pthread_cancel(m->thread);
-	pthread_join(m->thread, NULL);
-	free_parts(m);
+	hf_free(m->front);
+	free(m);
 }

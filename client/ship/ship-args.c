@@ -28,6 +28,8 @@ static void usage(FILE *f)
 	    "      --ack-ms MS       wait this long for a publish acknowledgement (2000)\n"
 	    "      --retry-ms MS     a publish the cluster refuses for now (a leader election)\n"
 	    "                        is sent again with its id for up to MS before spooling (2000)\n"
+	    "      --max-pending N   at most N publishes waiting for their acknowledgement (256)\n"
+	    "      --queue-max BYTES at most this much waiting in memory (default 64 MiB)\n"
 	    "  -D, --domain D        only domain D (id or name); repeatable\n"
 	    "      --label PREFIX    only threads whose label starts with PREFIX; repeatable\n"
 	    "      --stats MS        statistics every MS milliseconds (default 1000, 0: none)\n"
@@ -47,6 +49,8 @@ int ship_parse_args(int argc, char **argv, struct ship_opts *o)
 		.replicas = 1,
 		.ack_ms = 2000,
 		.retry_ms = 2000,
+		.max_pending = 256,
+		.queue_max = 64ull << 20,
 	};
 	enum {
 		O_NATS = 256,
@@ -59,6 +63,8 @@ int ship_parse_args(int argc, char **argv, struct ship_opts *o)
 		O_NO_STREAM,
 		O_ACK,
 		O_RETRY,
+		O_MAX_PENDING,
+		O_QUEUE_MAX,
 		O_LABEL,
 		O_STATS,
 		O_LOG,
@@ -76,6 +82,8 @@ int ship_parse_args(int argc, char **argv, struct ship_opts *o)
 		{ "no-stream", no_argument, NULL, O_NO_STREAM },
 		{ "ack-ms", required_argument, NULL, O_ACK },
 		{ "retry-ms", required_argument, NULL, O_RETRY },
+		{ "max-pending", required_argument, NULL, O_MAX_PENDING },
+		{ "queue-max", required_argument, NULL, O_QUEUE_MAX },
 		{ "domain", required_argument, NULL, 'D' },
 		{ "label", required_argument, NULL, O_LABEL },
 		{ "stats", required_argument, NULL, O_STATS },
@@ -131,6 +139,16 @@ int ship_parse_args(int argc, char **argv, struct ship_opts *o)
 		case O_RETRY:
 			o->retry_ms = (unsigned)strtoul(optarg, &end, 10);
 			if (*end || !*optarg)
+				goto bad;
+			break;
+		case O_MAX_PENDING:
+			o->max_pending = (unsigned)strtoul(optarg, &end, 10);
+			if (*end || o->max_pending < 1 || o->max_pending > 65536)
+				goto bad;
+			break;
+		case O_QUEUE_MAX:
+			o->queue_max = strtoull(optarg, &end, 10);
+			if (*end || !*optarg || o->queue_max < 65536)
 				goto bad;
 			break;
 		case 'D': {

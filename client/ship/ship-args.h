@@ -15,11 +15,11 @@ struct ship_opts {
 	const char *socket, *nats, *creds, *spool_dir, *host, *metrics;
 	const char *ca[MAX_CA];
 	size_t n_ca;
-	uint64_t spool_max;
+	uint64_t spool_max, queue_max;
 	uint32_t domids[MAX_FILTER];
 	char *names[MAX_FILTER], *labels[MAX_FILTER];
 	size_t n_domids, n_names, n_labels;
-	unsigned stats_ms, log_s, replicas, ack_ms, retry_ms;
+	unsigned stats_ms, log_s, replicas, ack_ms, retry_ms, max_pending;
 	bool no_stream;
 };
 

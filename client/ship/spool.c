@@ -1,9 +1,10 @@
 /*
- * spool.c - the on-disk spool: one file of records, appended at the tail, read from the
- * head.  A record is a 16-byte header (subject length, id length, payload length,
- * events, little-endian u32) and the three strings.  The head offset lives in memory:
- * after a crash the whole file is sent again, and JetStream's de-duplication by message
- * id drops what it already has (within its duplicate window).
+ * spool.c - the on-disk spool: one file of records, appended at the tail, read ahead
+ * from a cursor, dropped from the head.  A record is a 16-byte header (subject length,
+ * id length, payload length, events, little-endian u32) and the three strings.  The head
+ * and cursor offsets live in memory: after a crash the whole file is sent again, and
+ * JetStream's de-duplication by message id drops what it already has (within its
+ * duplicate window).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,7 +20,7 @@
 
 struct spool {
 	int fd;
-	uint64_t max, head, tail, records;
+	uint64_t max, head, cursor, tail, records, unread;
 	uint8_t *buf;
 	size_t cap;
 };
@@ -103,6 +104,7 @@ struct spool *spool_open(const char *dir, uint64_t max, char *err, size_t errlen
 		}
 		off += n;
 		s->records++;
+		s->unread++;
 		if (off + HDR > s->tail && off != s->tail)
 			s->tail = off;
 	}
@@ -131,6 +133,11 @@ uint64_t spool_records(const struct spool *s)
 	return s->records;
 }
 
+uint64_t spool_unread(const struct spool *s)
+{
+	return s->unread;
+}
+
 int spool_put(struct spool *s, const char *subject, const char *id, const uint8_t *data, size_t len,
     uint32_t events)
 {
@@ -150,18 +157,20 @@ int spool_put(struct spool *s, const char *subject, const char *id, const uint8_
 		return -1;
 	s->tail += n;
 	s->records++;
+	s->unread++;
 	return 0;
 }
 
-int spool_peek(struct spool *s, const char **subject, const char **id, const uint8_t **data,
+int spool_next(struct spool *s, const char **subject, const char **id, const uint8_t **data,
     size_t *len, uint32_t *events)
 {
+	uint64_t at = s->cursor;
 	uint8_t h[HDR];
 	size_t sl, il, dl, need;
 
-	if (s->head >= s->tail)
+	if (at >= s->tail)
 		return 0;
-	if (full_pread(s->fd, h, HDR, s->head) < 0)
+	if (full_pread(s->fd, h, HDR, at) < 0)
 		return -1;
 	sl = get32(h);
 	il = get32(h + 4);
@@ -174,10 +183,12 @@ int spool_peek(struct spool *s, const char **subject, const char **id, const uin
 		s->buf = b;
 		s->cap = need;
 	}
-	if (full_pread(s->fd, s->buf, sl, s->head + HDR) < 0 ||
-	    full_pread(s->fd, s->buf + sl + 1, il, s->head + HDR + sl) < 0 ||
-	    full_pread(s->fd, s->buf + sl + il + 2, dl, s->head + HDR + sl + il) < 0)
+	if (full_pread(s->fd, s->buf, sl, at + HDR) < 0 ||
+	    full_pread(s->fd, s->buf + sl + 1, il, at + HDR + sl) < 0 ||
+	    full_pread(s->fd, s->buf + sl + il + 2, dl, at + HDR + sl + il) < 0)
 		return -1;
+	s->cursor = at + HDR + sl + il + dl;
+	s->unread--;
 	s->buf[sl] = 0;
 	s->buf[sl + 1 + il] = 0;
 	*subject = (const char *)s->buf;
@@ -192,16 +203,23 @@ void spool_pop(struct spool *s)
 {
 	uint8_t h[HDR];
 
-	if (s->head >= s->tail || full_pread(s->fd, h, HDR, s->head) < 0)
+	/* only what was read ahead can have been acknowledged */
+	if (s->head >= s->cursor || full_pread(s->fd, h, HDR, s->head) < 0)
 		return;
 	s->head += HDR + (uint64_t)get32(h) + get32(h + 4) + get32(h + 8);
 	s->records--;
 	if (s->head >= s->tail) {
 		/* all sent: start the file over */
-		s->head = s->tail = 0;
-		s->records = 0;
+		s->head = s->cursor = s->tail = 0;
+		s->records = s->unread = 0;
 		if (ftruncate(s->fd, 0) < 0) {
 			/* the next appends overwrite it */
 		}
 	}
+}
+
+void spool_rewind(struct spool *s)
+{
+	s->cursor = s->head;
+	s->unread = s->records;
 }

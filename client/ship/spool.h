@@ -2,6 +2,11 @@
  * spool.h - mtrace-ship's bounded on-disk spool: what could not be published while NATS
  * was away, kept in order (subject, message id, payload) in one file and drained from
  * its head when NATS is back.  A spool left by an earlier run is drained first.
+ *
+ * Draining is pipelined: records are read ahead from a cursor (spool_next) while the
+ * ones before it wait for their acknowledgements, and leave the file only in order, as
+ * each head record is acknowledged (spool_pop); when NATS fails again the cursor goes
+ * back to the head (spool_rewind) and nothing unacknowledged has left the file.
  */
 #ifndef MTRACE_SHIP_SPOOL_H
 #define MTRACE_SHIP_SPOOL_H
@@ -19,17 +24,21 @@ void spool_close(struct spool *s);
 int spool_put(struct spool *s, const char *subject, const char *id, const uint8_t *data, size_t len,
     uint32_t events);
 
-/* Bytes and records waiting. */
+/* Bytes and records waiting (not yet acknowledged, read ahead or not). */
 uint64_t spool_bytes(const struct spool *s);
 uint64_t spool_records(const struct spool *s);
+/* Records after the cursor, not read ahead yet. */
+uint64_t spool_unread(const struct spool *s);
 
 /*
- * The head record (buffers valid until the next call): 1, 0 when empty, -1 on a read
- * error or a damaged file (the rest is dropped then, counted in *events_lost).
+ * The record at the cursor, which moves past it (buffers valid until the next call): 1,
+ * 0 when every record has been read ahead, -1 on a read error (errno; the cursor stays).
  */
-int spool_peek(struct spool *s, const char **subject, const char **id, const uint8_t **data,
+int spool_next(struct spool *s, const char **subject, const char **id, const uint8_t **data,
     size_t *len, uint32_t *events);
-/* The head record was published: drop it (the file is emptied once all are). */
+/* The head record was acknowledged: drop it (the file is emptied once all are). */
 void spool_pop(struct spool *s);
+/* Read ahead again from the head (what was read ahead was not acknowledged). */
+void spool_rewind(struct spool *s);
 
 #endif

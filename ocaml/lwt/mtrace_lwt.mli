@@ -129,6 +129,18 @@ val track : ?site:int -> Mtrace_ring.thread_type -> (unit -> 'a Lwt.t) -> 'a Lwt
 (** [track ty f]: [f ()]'s promise as a thread of type [ty] created here, [f] running
     with it current (for wrapping other primitives). *)
 
+val call : ?site:int -> Mtrace_ring.thread_type -> ('a -> 'b Lwt.t) -> 'a -> 'b Lwt.t
+(** [call ty f x]: [f x]'s promise as a thread of type [ty] created here, [f] running
+    with it current (so a callback [f] runs at once runs as that thread).  ppx_mtrace
+    rewrites the traced functions of Lwt_unix into it, so that the rewritten code needs
+    mtrace.lwt alone: [Lwt_unix.sleep d] is [call Task Lwt_unix.sleep d], and so are
+    [timeout] and [yield] (Task). *)
+
+val call2 :
+  ?site:int -> Mtrace_ring.thread_type -> ('a -> 'b -> 'c Lwt.t) -> 'a -> 'b -> 'c Lwt.t
+(** [call2 ty f x y]: {!call} for [f x y]; [Lwt_unix.with_timeout d f] is
+    [call2 Pick Lwt_unix.with_timeout d f] ([f] runs as the Pick thread). *)
+
 (** {2 Annotations} *)
 
 val label : string -> unit

@@ -371,6 +371,19 @@ let track ?(site = 0) ty f =
   | None -> f ()
   | Some r -> in1 (start r ty site) f ()
 
+(* [call ty f x]: [f x] as a thread of type [ty]; what ppx_mtrace makes of a traced
+   function of a library mtrace.lwt cannot depend on (Lwt_unix.sleep d is
+   [call Task Lwt_unix.sleep d]), so a program gets only mtrace.lwt from the ppx *)
+let call ?(site = 0) ty f x =
+  match !ring with
+  | None -> f x
+  | Some r -> in1 (start r ty site) f x
+
+let call2 ?(site = 0) ty f x y =
+  match !ring with
+  | None -> f x y
+  | Some r -> in2 (start r ty site) f x y
+
 (* {2 Annotations} *)
 
 let label_thread t s =

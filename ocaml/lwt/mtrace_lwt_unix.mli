@@ -1,4 +1,7 @@
-(** The Unix half of {!Mtrace_lwt}: Lwt_unix's timers and switches from [Lwt_main]. *)
+(** The Unix half of {!Mtrace_lwt}: Lwt_unix's timers and switches from [Lwt_main].
+    The timers are {!Mtrace_lwt.call}s of Lwt_unix's functions, exactly what
+    ppx_mtrace makes of them (a rewritten program needs no mtrace.lwt_unix), here for
+    a program that calls the traced forms itself. *)
 
 val sleep : ?site:int -> float -> unit Lwt.t
 (** [Lwt_unix.sleep] as a traced thread (type Task). *)

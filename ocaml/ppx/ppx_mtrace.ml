@@ -102,9 +102,13 @@ class rewriter ~lwtish =
       B.evar ~loc var
 
     (* [action] applied to [args] at site [pos]: None if the arguments do not fit its
-       shape (an operator with labels: not Lwt's operator after all) *)
-    method apply_action ~loc pos (a : Vocab.action) args =
+       shape (an operator with labels: not Lwt's operator after all).  [fn]: the
+       program's identifier of the function (for Through, which passes it on); [attrs]:
+       the attributes it had ([@warning "-3"] on a deprecated one), kept on what
+       replaces it *)
+    method apply_action ~loc ?fn ?(attrs = []) pos (a : Vocab.action) args =
       let target = path_ident ~loc a.target in
+      let target = match a.shape with Through _ -> target | _ -> { target with pexp_attributes = attrs } in
       (* the site is registered only once the form is rewritten *)
       let app args =
         let site = if a.sited then [ (Labelled "site", self#site pos) ] else [] in
@@ -118,6 +122,14 @@ class rewriter ~lwtish =
       let ex = B.evar ~loc x and ey = B.evar ~loc y in
       match (a.shape, args) with
       | Same, _ -> Some (app args)
+      | Through ty, _ when List.for_all (fun (l, _) -> l = Nolabel) args -> (
+        match fn with
+        | Some f ->
+          let ghost = { loc with loc_ghost = true } in
+          let ty = B.pexp_construct ~loc:ghost { txt = Ldot (Lident "Mtrace_ring", ty); loc = ghost } None in
+          Some (app ((Nolabel, ty) :: (Nolabel, { f with pexp_attributes = f.pexp_attributes @ attrs }) :: args))
+        | None -> None)
+      | Through _, _ -> None
       | Flip, (Nolabel, l) :: (Nolabel, r) :: rest -> Some (app ((Nolabel, r) :: (Nolabel, l) :: rest))
       | Flip, [ (Nolabel, l) ] -> Some (bind1 l (app [ (Nolabel, ey); (Nolabel, ex) ]))
       | Flip, [] -> Some (lam2 (app [ (Nolabel, ey); (Nolabel, ex) ]))
@@ -130,7 +142,7 @@ class rewriter ~lwtish =
        as a function it is as polymorphic as Lwt's (let ( >>= ) = Lwt.bind stays usable at
        every type), which the partial application Mtrace_lwt.bind ~site would not be.  The
        parameters up to the first unlabelled one are passed on as they are (?mutex). *)
-    method eta ~loc pos (a : Vocab.action) labels =
+    method eta ~loc ?fn pos (a : Vocab.action) labels =
       let params =
         List.map
           (fun l ->
@@ -140,7 +152,7 @@ class rewriter ~lwtish =
       in
       let x = "__mtrace_x" in
       let args = List.map (fun (lbl, n) -> (lbl, B.evar ~loc n)) params @ [ (Nolabel, B.evar ~loc x) ] in
-      let body = Option.get (self#apply_action ~loc pos a args) in
+      let body = Option.get (self#apply_action ~loc ?fn pos a args) in
       List.fold_right
         (fun (lbl, n) acc -> B.pexp_fun ~loc lbl None (B.pvar ~loc n) acc)
         params
@@ -152,18 +164,23 @@ class rewriter ~lwtish =
       | Lident s when Scope.kind_of s <> Scope.Value -> (Report.op_start lid.loc s, String.length s)
       | _ -> (lid.loc.loc_start, Report.span lid.loc.loc_start lid.loc (String.length (describe lid.txt)))
 
-    (* say why a form is left untraced *)
-    method explain ctx (meaning : Scope.meaning) what (pos, len) =
+    (* say why a form is left untraced; [labels]: those of the arguments it is applied
+       to, "" for an unlabelled one (none: as a value) *)
+    method explain ?(labels = []) ctx (meaning : Scope.meaning) what (pos, len) =
       if ctx.traced then
         match meaning with
-        | Untabled name ->
+        | Untabled name -> (
           let hint =
             if String.length name > 14 && String.sub name 0 14 = "Lwt.backtrace_" then
               " (lwt_ppx expanded this before ppx_mtrace: list ppx_mtrace first in (pps ...))"
             else ""
           in
-          Report.warn pos len
-            (Printf.sprintf "%s not traced: it takes a callback and Mtrace_lwt has no traced form of it%s; %s" name hint silence)
+          match Vocab.untraced_ok name labels with
+          | Ok () -> ()
+          | Error (Some why) -> Report.warn pos len (Printf.sprintf "%s not traced: %s; %s" name why silence)
+          | Error None ->
+            Report.warn pos len
+              (Printf.sprintf "%s not traced: it takes a callback and Mtrace_lwt has no traced form of it%s; %s" name hint silence))
         | Ambiguous (opened, lwt) ->
           let how =
             if Scope.kind_of what = Scope.Value then Printf.sprintf "qualify it (%s.%s)" lwt what
@@ -186,26 +203,30 @@ class rewriter ~lwtish =
       | Ldot (m, s) -> Scope.qualified ctx.env m s
       | Lapply _ -> Scope.Plain
 
-    (* identifier [lid] applied to [args] (none: as a value), rewritten if it is traced *)
-    method rewrite_ident ?(eta = true) ctx (lid : longident loc) args =
+    (* identifier [lid] (with attributes [attrs]) applied to [args] (none: as a value),
+       rewritten if it is traced *)
+    method rewrite_ident ?(eta = true) ?(attrs = []) ctx (lid : longident loc) args =
       let meaning = self#meaning ctx lid.txt in
       match meaning with
       | Traced { action = a; leading; opens; _ } when ctx.traced -> (
         let pos, len = self#ident_pos lid in
+        (* Through passes the program's own identifier on, in the scope it was written in *)
+        let fn, through = match a.shape with Through _ -> (Some (B.pexp_ident ~loc:lid.loc lid), true) | _ -> (None, false) in
         let rewritten =
           match (args, leading) with
-          | [], Some labels when eta && a.sited && a.shape = Same -> Some (self#eta ~loc:lid.loc pos a labels)
-          | _ -> self#apply_action ~loc:lid.loc pos a args
+          | [], Some labels when eta && a.sited && (a.shape = Same || through) -> Some (self#eta ~loc:lid.loc ?fn pos a labels)
+          | _ -> self#apply_action ~loc:lid.loc ?fn ~attrs pos a args
         in
         match rewritten with
         | Some e ->
-          List.iter (fun (o : Scope.open_) -> o.rewrote <- true) opens;
+          if not through then List.iter (fun (o : Scope.open_) -> o.rewrote <- true) opens;
           Some e
         | None ->
           Report.warn pos len (Printf.sprintf "%s not traced: applied to labelled arguments; %s" (describe lid.txt) silence);
           None)
       | _ ->
-        self#explain ctx meaning (describe lid.txt) (self#ident_pos lid);
+        let labels = List.map (function Labelled l, _ | Optional l, _ -> l | Nolabel, _ -> "") args in
+        self#explain ~labels ctx meaning (describe lid.txt) (self#ident_pos lid);
         None
 
     method! expression ctx e =
@@ -251,7 +272,9 @@ class rewriter ~lwtish =
         match self#rewrite_ident ctx lid [] with Some r -> { r with pexp_attributes = e.pexp_attributes } | None -> e)
       | Pexp_apply (({ pexp_desc = Pexp_ident lid; _ } as f), args) -> (
         let args = List.map (fun (l, a) -> (l, self#argument ctx a)) args in
-        match self#rewrite_ident ctx lid args with
+        (* (Lwt.bind [@mtrace.untraced]) p f: the function alone left as it is *)
+        let fctx = match Attribute.get untraced_expr f with Some () -> { ctx with traced = false } | None -> ctx in
+        match self#rewrite_ident ~attrs:f.pexp_attributes fctx lid args with
         | Some r -> { r with pexp_loc = e.pexp_loc; pexp_attributes = e.pexp_attributes }
         | None -> { e with pexp_desc = Pexp_apply (f, args) })
       | Pexp_letop lo -> self#rewrite_letop ctx e lo

@@ -2,7 +2,8 @@
    one half of the contract with Mtrace_lwt (docs/ocaml.md; the test ocaml-ppx-vocab
    checks the two agree, both ways, from mtrace_lwt.mli): for every entry the library
    has the traced function, of Lwt's type with [?site:int ->] in front (the unsited ones,
-   Lwt_condition.signal/broadcast, have Lwt's type).  The ppx passes [~site] first and the
+   Lwt_condition.signal/broadcast, have Lwt's type; a Through one, Lwt_unix's, is a
+   generic Mtrace_lwt.call given the function).  The ppx passes [~site] first and the
    user's arguments after it unchanged, so partial application and labels keep working.
 
    An operator or letop is a value of its module like any other (Lwt.Infix.(>>=),
@@ -12,6 +13,12 @@ type shape =
   | Same (* the arguments as they are: Lwt.bind p f, p >>= f, (let* ) p f *)
   | Flip (* the first two swapped: p >|= f -> map f p; f =<< p -> bind p f *)
   | List2 (* the two as a list: a <&> b -> join [a; b] *)
+  | Through of string
+    (* the function itself, as the program names it, after a thread type of
+       Mtrace_ring (the constructor named): Lwt_unix.sleep d -> Mtrace_lwt.call ~site
+       Mtrace_ring.Task Lwt_unix.sleep d.  For the functions of the libraries mtrace.lwt
+       does not depend on (lwt.unix: a unikernel cannot link it), so that the rewritten
+       program needs mtrace.lwt alone *)
 
 type action = { target : string list; sited : bool; shape : shape }
 
@@ -68,7 +75,12 @@ let table : (string * string, action) Hashtbl.t =
     (fun f -> Hashtbl.replace t ("Lwt_condition", f) (fn ~sited:false [ "Mtrace_lwt"; "Condition"; f ]))
     [ "signal"; "broadcast" ];
   add "Lwt_mutex" [ "lock"; "with_lock" ] [ "Mtrace_lwt"; "Mutex" ];
-  add "Lwt_unix" [ "sleep"; "with_timeout"; "timeout"; "yield" ] [ "Mtrace_lwt_unix" ];
+  (* Mtrace_lwt_unix's sleep & co are the same calls, for a program that calls them itself *)
+  let through f ty = { target = [ "Mtrace_lwt"; f ]; sited = true; shape = Through ty } in
+  List.iter
+    (fun (f, a) -> Hashtbl.replace t ("Lwt_unix", f) a)
+    [ ("sleep", through "call" "Task"); ("timeout", through "call" "Task"); ("yield", through "call" "Task");
+      ("with_timeout", through "call2" "Pick") ];
   List.iter (fun (op, a) -> Hashtbl.replace t ("Lwt", op) a; Hashtbl.replace t ("Lwt.Infix", op) a) lwt_ops;
   let res = [ "Mtrace_lwt"; "Result" ] in
   List.iter
@@ -99,6 +111,44 @@ let vocabulary_modules =
 let in_vocabulary md =
   let top = match String.index_opt md '.' with Some i -> String.sub md 0 i | None -> md in
   List.mem top vocabulary_modules
+
+(* The values of those modules that take a callback yet need no traced form: Lwt calls
+   the callback only at once, inside the call it was handed to (or inside a traced call
+   that runs with its own thread current), so it runs as the thread that made that call,
+   and what it creates has its true parent.  A callback Lwt keeps and calls later, from
+   another thread's doing (a resolution, a cancel, a read of a stream, a signal), is
+   said at build time.
+   - Lwt.with_value k v f: f () at once, the key set around it.
+   - Lwt_unix.handle_unix_error f x: f x at once (Lwt.catch's body); the handler exits.
+   - Lwt_unix.with_async_none/_detach/_switch f: Lwt.with_value around f.
+   - Lwt_pool.create n f: f is called only by Lwt_pool.use's acquire, inside the use's
+     call (a traced use runs it with its thread current), when it finds no member to
+     reuse.  Not so its ?validate, ?check, ?dispose: a use that waited for a member
+     validates it (and creates one if that fails) from the release of another use, as
+     that one's thread; check and dispose run when f's promise fails, as whichever
+     thread failed it.  Given one of those, Lwt_pool.create is said; and so it is as a
+     value or partially applied (its optional arguments still to come).
+   Each: (the labelled arguments that make it say something after all, the number of
+   unlabelled arguments after which none can come, why). *)
+let no_form =
+  let pool =
+    "its ?validate, ?check and ?dispose run from other threads' doings (a use that waited for a member validates it as the use that released it; check and dispose as the thread that failed f), not as the Lwt_pool.use they serve"
+  in
+  let any = ([], 0, "") in
+  [ ("Lwt.with_value", any); ("Lwt_unix.handle_unix_error", any); ("Lwt_unix.with_async_none", any);
+    ("Lwt_unix.with_async_detach", any); ("Lwt_unix.with_async_switch", any);
+    ("Lwt_pool.create", ([ "validate"; "check"; "dispose" ], 2, pool)) ]
+
+(* Is the callback-taker [name] ("Lwt_pool.create"), applied to arguments with these
+   labels ("" for an unlabelled one), fine untraced?  [Error why] if not ([Some why] for
+   a value of [no_form]) *)
+let untraced_ok name labels =
+  match List.assoc_opt name no_form with
+  | None -> Error None
+  | Some ([], _, _) -> Ok ()
+  | Some (risky, full, why) ->
+    let positional = List.length (List.filter (( = ) "") labels) in
+    if positional >= full && not (List.exists (fun l -> List.mem l risky) labels) then Ok () else Error (Some why)
 
 (* What the installed modules export (Lwt_names, generated from their .mli). *)
 type exports = {

@@ -1,7 +1,7 @@
 (* An Lwt guest for tests/ocaml/test-lwt.sh, built with ppx_mtrace: it opens a session
    through Mtrace_guest, traces with Mtrace_lwt, and runs BATCHES batches of 100 small
-   Lwt computations (each a few threads from let%lwt, >>=, >|=, Lwt.wait, Lwt.catch and Lwt.async) and
-   once each of Lwt.pick/choose/try_bind/task, Lwt_mvar, Lwt_condition, Lwt_mutex, Lwt_stream and Lwt_unix.sleep; between
+   Lwt computations (each a few threads from let%lwt, >>=, >|=, Lwt.wait, Lwt.catch and Lwt.async,
+   gathered by Lwt.all) and once each of Lwt.pick/choose/try_bind/task, Lwt_mvar, Lwt_condition, Lwt_mutex, Lwt_stream and Lwt_unix.sleep; between
    batches it waits for mtraced to read the ring down, so nothing is overwritten.
    It prints what it wrote as JSON ({"events": total, "threads": n, "overwritten": n,
    "per_op": {...}}).  The test checks the creation sites against this source.
@@ -47,8 +47,7 @@ let batch b =
   let done_, wake = Lwt.wait () in
   Lwt.async (fun () -> done_ >|= ignore);
   let ts = List.init 100 (fun i -> Lwt.catch (fun () -> unit_work ((b * 100) + i)) (fun _ -> Lwt.return 0)) in
-  (* untraced: Lwt.all is in the vocabulary but Mtrace_lwt has no all yet *)
-  let%lwt l = (Lwt.all ts [@mtrace.untraced]) in
+  let%lwt l = Lwt.all ts in
   let%lwt p = primitives b in
   Lwt.wakeup wake ();
   Lwt.return (p + List.fold_left ( + ) 0 l)

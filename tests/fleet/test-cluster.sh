@@ -5,11 +5,13 @@
 # publishes refused during the election are sent again with their ids, h1's from its
 # spool once the in-place tries (--retry-ms 2000) run out, h2's (no spool, --retry-ms
 # 40000: longer than the 30 s the test gives the election, which took 29 s once on a
-# loaded 2-core machine) in place until the new leader takes them.  A reader that follows the stream all
-# along goes on (mtrace-cat makes its consumer again when it falls silent with messages
-# pending, and skips what a consumer made again delivers twice), and what mtrace-cat
-# --nats reads back from the two nodes left equals each host's live `mtrace-cat -f json`
-# event for event: none lost, none twice.  Every wait is bounded and on progress.
+# loaded 2-core machine) in place until the new leader takes them, in order (the stream read
+# message by message has each id once, in order per subject, none missing: js_ids.py).  A
+# reader that follows the stream all along goes on (mtrace-cat makes its consumer again
+# when it falls silent with messages pending, and skips what a consumer made again
+# delivers twice), and what mtrace-cat --nats reads back from the two nodes left equals
+# each host's live `mtrace-cat -f json` event for event: none lost, none twice.  Every wait
+# is bounded and on progress.
 . "$(dirname "$0")/../rig.sh"
 . "$HERE/lib.sh"
 
@@ -92,6 +94,7 @@ for h in $HOSTS; do
 done
 note "shippers stopped: $(grep -h 'exit:' "$T"/*.ship.log | tr '\n' ';')"
 total=0
+for alive in $CL_NODES; do [ -n "${CL_PID[$alive]}" ] && break; done
 for h in $HOSTS; do
 	[ "$(figure "$h" dropped)" = 0 ] || fail "$h: the shipper dropped messages"
 	grep -q '"lost_in_ring":[1-9]\|"dropped_for_client":[1-9]' "$T/$h.live.json" &&
@@ -101,7 +104,10 @@ for h in $HOSTS; do
 	want=$(grep -o '"events": *[0-9]*' "$T/$h/load.json" | head -1 | grep -o '[0-9]*$')
 	[ "$n" = "$want" ] || fail "$h: $n events read back, the guest wrote $want"
 	total=$((total + n))
-	pass "$h: $n events read back from the two nodes left equal the live stream"
+	# message by message: each id once, in order on each subject, none missing
+	ids=$("$PYTHON" "$HERE/js_ids.py" "${CL_PORT[$alive]}" "$h") ||
+		fail "$h: the stream's message ids: $ids"
+	pass "$h: $n events read back from the two nodes left equal the live stream; its ${ids% *} messages each once, in order"
 done
 # the reader that followed the stream through the kill has every event of both hosts,
 # in order per domain, none twice

@@ -67,7 +67,8 @@ wait_until 30 eval '[ "$(m mtrace_ship_spool_messages)" = 0 ] && [ "$(m mtrace_s
 host_idle h1
 # idle: the scrape equals the figures the log prints every second
 keys="shipped:shipped_messages_total bytes:shipped_bytes_total spooled:spooled_messages_total
-drained:drained_messages_total dropped:dropped_messages_total retried:retried_publishes_total"
+drained:drained_messages_total dropped:dropped_messages_total retried:retried_publishes_total
+in_flight_max:acks_pending_max"
 same() {
 	local k
 	scrape

@@ -1,29 +1,16 @@
-"""The creation sites of an OCaml source that ppx_mtrace rewrites, found by scanning the
-source itself (not from anything the traced program says): every let%lwt, >>=, >|=,
-Lwt.async/wait/task/catch/... and Lwt_mvar/Lwt_condition.wait/Lwt_mutex/Lwt_stream/
-Lwt_unix.sleep outside comments, as (line, column) -- column from 0, as __POS__ and
-ppx_mtrace's "file:line:col" count it.  Lwt_condition.signal/broadcast carry no site.
+"""The creation sites of an OCaml source under ppx_mtrace, found by reading the text
+alone: tests/ocaml/source_forms.py's scan (every traced form docs/ocaml.md lists, at the
+position it gives it), as a set of (line, column), column from 0 as ppx_mtrace's
+"file:line:col" counts it.  One scanner: this module is only the name its callers
+(tests/ocaml/test-lwt.sh, tests/top/ocaml_sites_check.py,
+tests/xen/check_ocaml_sites.py) import it by.
 
 As a program: lwt_forms.py SOURCE.ml prints "line:col" a line."""
-import re
+import os
 import sys
 
-FORMS = re.compile(
-    r"let%lwt|>>=|>\|=|\b(?:Lwt\.(?:bind|map|async|wait|task|catch|try_bind|join|pick|choose)"
-    r"|Lwt_mvar\.(?:take|put)|Lwt_condition\.wait|Lwt_mutex\.(?:lock|with_lock)"
-    r"|Lwt_stream\.(?:next|get)|Lwt_unix\.sleep)\b")
-
-
-def sites(path):
-    src = open(path).read()
-    # comments become blanks of the same shape, so lines and columns stay put
-    src = re.sub(r"\(\*.*?\*\)", lambda m: re.sub(r"[^\n]", " ", m.group(0)), src, flags=re.S)
-    out = set()
-    for n, line in enumerate(src.split("\n"), 1):
-        for m in FORMS.finditer(line):
-            out.add((n, m.start()))
-    return out
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from source_forms import sites  # noqa: E402,F401
 
 if __name__ == "__main__":
     for line, col in sorted(sites(sys.argv[1])):

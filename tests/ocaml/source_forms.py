@@ -30,7 +30,7 @@ TRACED = {
     "Lwt_mvar": "take put",
     "Lwt_condition": "wait",
     "Lwt_mutex": "lock with_lock",
-    "Lwt_unix": "sleep with_timeout timeout",
+    "Lwt_unix": "sleep with_timeout timeout yield",
 }
 TRACED = {m: set(v.split()) for m, v in TRACED.items()}
 # Of those, the ones that make a stream or sequence, not a promise: their callbacks run

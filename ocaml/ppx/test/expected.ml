@@ -83,7 +83,17 @@ let __mtrace_site_81 = Mtrace_lwt.site "input.ml:109:13"
 let __mtrace_site_82 = Mtrace_lwt.site "input.ml:111:20"
 let __mtrace_site_83 = Mtrace_lwt.site "input.ml:112:11"
 let __mtrace_site_84 = Mtrace_lwt.site "input.ml:113:12"
-let __mtrace_site_85 = Mtrace_lwt.site "input.ml:117:59"
+let __mtrace_site_85 = Mtrace_lwt.site "input.ml:117:13"
+let __mtrace_site_86 = Mtrace_lwt.site "input.ml:118:11"
+let __mtrace_site_87 = Mtrace_lwt.site "input.ml:119:9"
+let __mtrace_site_88 = Mtrace_lwt.site "input.ml:120:13"
+let __mtrace_site_89 = Mtrace_lwt.site "input.ml:121:22"
+let __mtrace_site_90 = Mtrace_lwt.site "input.ml:121:45"
+let __mtrace_site_91 = Mtrace_lwt.site "input.ml:121:31"
+let __mtrace_site_92 = Mtrace_lwt.site "input.ml:122:20"
+let __mtrace_site_93 = Mtrace_lwt.site "input.ml:123:14"
+let __mtrace_site_94 = Mtrace_lwt.site "input.ml:127:59"
+let __mtrace_site_95 = Mtrace_lwt.site "input.ml:129:55"
 let f x =
   Mtrace_lwt.bind ~site:__mtrace_site_1 x
     (fun a ->
@@ -115,8 +125,9 @@ let k c =
   Mtrace_lwt.Condition.signal c (); Mtrace_lwt.wait ~site:__mtrace_site_17 ()
 let l () =
   Mtrace_lwt.catch ~site:__mtrace_site_19
-    (fun () -> Mtrace_lwt_unix.sleep ~site:__mtrace_site_18 0.)
-    (fun _ -> Lwt.return_unit)
+    (fun () ->
+       Mtrace_lwt.call ~site:__mtrace_site_18 Mtrace_ring.Task Lwt_unix.sleep
+         0.) (fun _ -> Lwt.return_unit)
 let p1 f x = Mtrace_lwt.map ~site:__mtrace_site_20 f x
 let p2 x = Mtrace_lwt.bind ~site:__mtrace_site_21 x Lwt.return
 let p3 c x =
@@ -231,11 +242,12 @@ module M3 =
   end
 module M4 =
   struct
-    open Lwt_unix[@@ocaml.warning "-33"]
+    open Lwt_unix
     let f () =
       Mtrace_lwt.bind ~site:__mtrace_site_72
-        (Mtrace_lwt_unix.sleep ~site:__mtrace_site_70 1.)
-        (fun () -> Mtrace_lwt_unix.yield ~site:__mtrace_site_71 ())
+        (Mtrace_lwt.call ~site:__mtrace_site_70 Mtrace_ring.Task sleep 1.)
+        (fun () ->
+           Mtrace_lwt.call ~site:__mtrace_site_71 Mtrace_ring.Task yield ())
     let g = wait
     let h __mtrace_x = Mtrace_lwt.wait ~site:__mtrace_site_73 __mtrace_x
   end
@@ -299,12 +311,39 @@ let w9 f =
 let w10 x =
   Mtrace_lwt.try_bind ~site:__mtrace_site_84 (fun () -> x)
     (function | n -> Lwt.return n) (function | e -> Lwt.return 0)
+let x1 d f =
+  Mtrace_lwt.call2 ~site:__mtrace_site_85 Mtrace_ring.Pick
+    Lwt_unix.with_timeout d f
+let x2 d =
+  Mtrace_lwt.call2 ~site:__mtrace_site_86 Mtrace_ring.Pick
+    Lwt_unix.with_timeout d
+let x3 __mtrace_x =
+  Mtrace_lwt.call ~site:__mtrace_site_87 Mtrace_ring.Task Lwt_unix.timeout
+    __mtrace_x
+let x4 () =
+  Mtrace_lwt.call ~site:__mtrace_site_88 Mtrace_ring.Task ((Lwt_unix.yield)
+    [@warning "-3"]) ()
+let x5 () =
+  let open Lwt_unix in
+    Mtrace_lwt.bind ~site:__mtrace_site_91
+      (Mtrace_lwt.call ~site:__mtrace_site_89 Mtrace_ring.Task sleep 1.)
+      (fun () ->
+         Mtrace_lwt.call ~site:__mtrace_site_90 Mtrace_ring.Task timeout 2.)
+let x6 l =
+  List.map
+    (Mtrace_lwt.call ~site:__mtrace_site_92 Mtrace_ring.Task Lwt_unix.sleep)
+    l
+let x7 f p =
+  ((Mtrace_lwt.Result.map_err)[@warning "-3"]) ~site:__mtrace_site_93 f p
 let u1 x = ((x >>= Lwt.return)[@mtrace.untraced ])
 let u2 x =
   Lwt.bind x
     (fun y ->
-       Mtrace_lwt.bind ~site:__mtrace_site_85 (Lwt.return y) Lwt.return)
+       Mtrace_lwt.bind ~site:__mtrace_site_94 (Lwt.return y) Lwt.return)
 let u3 x = Lwt.map succ x[@@mtrace.untraced ]
+let u5 p f =
+  ((Lwt.bind)[@mtrace.untraced ]) p
+    (fun x -> Mtrace_lwt.map ~site:__mtrace_site_95 f (Lwt.return x))
 [@@@mtrace.untraced ]
 let u4 x =
   (Lwt.map succ x) >>=

@@ -112,9 +112,20 @@ let w8 f g = (f ()) [%finally g ()]
 let w9 f = for%lwt _ = 3 downto 1 do f () done
 let w10 x = match%lwt x with exception e -> Lwt.return 0 | n -> Lwt.return n
 
+(* Lwt_unix's, through Mtrace_lwt.call: the program's own identifier passed on, with its
+   attributes; partially applied, as a value (eta-expanded), under a local open *)
+let x1 d f = Lwt_unix.with_timeout d f
+let x2 d = Lwt_unix.with_timeout d
+let x3 = Lwt_unix.timeout
+let x4 () = (Lwt_unix.yield [@warning "-3"]) ()
+let x5 () = Lwt_unix.(sleep 1. >>= fun () -> timeout 2.)
+let x6 l = List.map Lwt_unix.sleep l
+let x7 f p = (Lwt_result.map_err [@warning "-3"]) f p
+
 (* opting out: an expression, a binding, the rest of the structure *)
 let u1 x = (x >>= Lwt.return) [@mtrace.untraced]
 let u2 x = let%lwt[@mtrace.untraced] y = x in Lwt.return y >>= Lwt.return
 let u3 x = Lwt.map succ x [@@mtrace.untraced]
+let u5 p f = (Lwt.bind [@mtrace.untraced]) p (fun x -> Lwt.map f (Lwt.return x))
 [@@@mtrace.untraced]
 let u4 x = Lwt.map succ x >>= fun y -> let%lwt z = Lwt.on_cancel x ignore in y

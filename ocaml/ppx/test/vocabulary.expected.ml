@@ -339,10 +339,14 @@ let v_rest =
     (fun __mtrace_x ->
        Mtrace_lwt.Mutex.with_lock ~site:__mtrace_site_118 __mtrace_x),
     (fun __mtrace_x ->
-       Mtrace_lwt_unix.sleep ~site:__mtrace_site_119 __mtrace_x),
+       Mtrace_lwt.call ~site:__mtrace_site_119 Mtrace_ring.Task
+         Lwt_unix.sleep __mtrace_x),
     (fun __mtrace_x ->
-       Mtrace_lwt_unix.with_timeout ~site:__mtrace_site_120 __mtrace_x),
+       Mtrace_lwt.call2 ~site:__mtrace_site_120 Mtrace_ring.Pick
+         Lwt_unix.with_timeout __mtrace_x),
     (fun __mtrace_x ->
-       Mtrace_lwt_unix.timeout ~site:__mtrace_site_121 __mtrace_x),
+       Mtrace_lwt.call ~site:__mtrace_site_121 Mtrace_ring.Task
+         Lwt_unix.timeout __mtrace_x),
     (fun __mtrace_x ->
-       Mtrace_lwt_unix.yield ~site:__mtrace_site_122 __mtrace_x))
+       Mtrace_lwt.call ~site:__mtrace_site_122 Mtrace_ring.Task
+         Lwt_unix.yield __mtrace_x))

@@ -145,11 +145,36 @@ let shapes () =
   int "(Lwt.map f x)" (run (Lwt.map succ (Lwt.return 0))) 1;
   int "begin let%lwt end" (run (if false then Lwt.return 0 else begin let%lwt x = Lwt.return 1 in Lwt.return x end)) 1
 
+(* Lwt_unix's, rewritten into Mtrace_lwt.call/call2 (the program links no mtrace.lwt_unix):
+   as values (as polymorphic as Lwt_unix's), partially applied, under a local open, and
+   with an attribute on the function ([@warning "-3"] on the deprecated yield: warning 3
+   is an error here, so it must stay on it) *)
+let my_sleep = Lwt_unix.sleep
+let my_timeout = Lwt_unix.timeout
+let my_with_timeout = Lwt_unix.with_timeout
+
+let unix_forms () =
+  run (my_sleep 0.001);
+  check "Lwt_unix.timeout" (raises (Lwt_unix.timeout 0.001)) "Lwt_unix.Timeout";
+  check "let-bound Lwt_unix.timeout, int" (raises (my_timeout 0.001 >|= succ)) "Lwt_unix.Timeout";
+  check "let-bound Lwt_unix.timeout, string" (raises (my_timeout 0.001 >|= String.length)) "Lwt_unix.Timeout";
+  int "Lwt_unix.with_timeout, in time" (run (Lwt_unix.with_timeout 1. (fun () -> Lwt.return 3))) 3;
+  check "Lwt_unix.with_timeout, late" (raises (Lwt_unix.with_timeout 0.001 (fun () -> fst (Lwt.wait ())))) "Lwt_unix.Timeout";
+  int "let-bound Lwt_unix.with_timeout, int" (run (my_with_timeout 1. (fun () -> Lwt.return 4))) 4;
+  check "let-bound Lwt_unix.with_timeout, string" (run (my_with_timeout 1. (fun () -> Lwt.return "s"))) "s";
+  let wt = Lwt_unix.with_timeout 1. in
+  int "partial Lwt_unix.with_timeout" (run (wt (fun () -> Lwt.return 5))) 5;
+  run ((Lwt_unix.yield [@warning "-3"]) ());
+  int "Lwt_unix.( )" (run Lwt_unix.(sleep 0.001 >|= fun () -> 6)) 6;
+  run (Lwt.join (List.map Lwt_unix.sleep [ 0.001; 0.002 ]));
+  check "Lwt_result.map_err [@warning]" (match run ((Lwt_result.map_err [@warning "-3"]) succ (Lwt_result.fail 1)) with Error e -> string_of_int e | Ok () -> "ok") "2"
+
 let () =
   operators ();
   letops ();
   lwt_forms ();
   functions ();
+  unix_forms ();
   shapes ();
   Shapes.check int;
   Printf.printf "forms: %d checks, %d failed\n" !checks !fails;
