@@ -108,17 +108,17 @@ shop_checks() { # domid
 	[ "$rc" = 0 ] && pass "outside_program_ran ($(echo "$s" | json rounds) rounds in $((t1 - t0)) s)" ||
 		fail "outside_program_ran: rc=$rc: $(stdout_of $D stderr-1 2>&1 | head -c 500)"
 	# mtrace-cat writes out whenever mtraced's socket runs dry: wait for as many events
-	# as the program counts (the C library's RING_START comes on top), then a little
-	# longer -- anything beyond would be a duplicate, and the host would see it
+	# as the program counts and the library's RING_START, then a little longer --
+	# anything beyond would be a duplicate, and the host would see it
 	want=$(echo "$s" | sed -n 's/.*"per_op":{\([^}]*\)}.*/\1/p' | tr ',' '\n' |
-		awk -F: '{ n += $2 } END { print n + 0 }')
+		awk -F: '{ n += $2 } END { print n + 1 }')
 	i=0
 	while got=$(grep -c '"op"' /run/shop.json); [ "$got" -lt "$want" ] && [ $i -lt 120 ]; do
 		sleep 0.5; i=$((i+1))
 	done
 	sleep 1
 	kill -TERM $CATS; wait $CATS
-	info "shop: mtrace-cat received $(grep -c '"op"' /run/shop.json) events, the program counted $want ($(head -c 300 /run/shop-cat.err))"
+	info "shop: mtrace-cat received $(grep -c '"op"' /run/shop.json) events, the program counted $want with RING_START ($(head -c 300 /run/shop-cat.err))"
 	{
 		echo "summary $s"
 		echo "rc $rc"

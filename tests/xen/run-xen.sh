@@ -255,7 +255,7 @@ host_fail() { echo "XENTEST FAIL $*" >> "$HOST_LINES"; say "FAIL (host): $*"; }
 # The outside program (tests/ocaml/outside: an OCaml user's Lwt program), built as
 # tests/ocaml/test-outside.sh builds it for the simulated domain: against this build as
 # installed (OCAMLPATH, LIBRARY_PATH into the destdir), with the dune files taken
-# verbatim from docs/ocaml.md's blocks starting `; dune-project`, `; lib/dune`,
+# verbatim from docs/ocaml.md's blocks starting `(lang dune`, `; lib/dune`,
 # `; bin/dune`, in dune's default dev profile; the build must say nothing.  It runs in
 # the OCaml domU after lwt_threads (ocaml-tests.sh), SHOP_ROUNDS rounds (about 2,000
 # events a round on ~1,000: well within its 64-page ring of 8,192 records even if
@@ -282,11 +282,11 @@ want = {"dune-project": None, "lib/dune": None, "bin/dune": None}
 for b in blocks:
     first = b.split("\n", 1)[0]
     for name in want:
-        if re.match(r";\s*%s\b" % re.escape(name), first):
+        if re.match(r";\s*%s\b" % re.escape(name), first) or (name == "dune-project" and first.startswith("(lang dune ")):
             want[name] = b
 missing = [n for n, b in want.items() if b is None]
 if missing:
-    sys.exit("no block starting '; %s'" % missing)
+    sys.exit("no block for %s" % missing)
 for name, b in want.items():
     open(os.path.join(sys.argv[2], name), "w").write(b)
 PY
