@@ -41,13 +41,7 @@ for v in traced plain; do
 	cp "$SRC/tests/ocaml/outside/lib/shop.ml" "$W/$v/lib/"
 	cp "$SRC/tests/ocaml/outside/bin/main.ml" "$W/$v/bin/"
 done
-python3 - "$SRC/docs/ocaml.md" "$W/traced" <<'PY'
-import os, re, sys
-for b in re.findall(r"```(?:[a-z]*)\n(.*?)```", open(sys.argv[1]).read(), flags=re.S):
-    m = re.match(r";\s*(lib/dune|bin/dune)\b", b)
-    if m or b.startswith("(lang dune "):
-        open(os.path.join(sys.argv[2], m.group(1) if m else "dune-project"), "w").write(b)
-PY
+python3 "$SRC/tests/ocaml/outside_check.py" stanzas "$SRC/docs/ocaml.md" "$W/traced" || exit 1
 # plain Lwt: the same sources under lwt_ppx, and the three names main.ml takes from mtrace
 echo '(lang dune 2.9)' >"$W/plain/dune-project"
 echo '(library (name shop) (libraries lwt lwt.unix) (preprocess (pps lwt_ppx)))' >"$W/plain/lib/dune"

@@ -52,10 +52,10 @@ ocaml_reduce() {
 # run-xen.sh against the installed mtrace as tests/ocaml/test-outside.sh builds it) runs
 # in the same domU after lwt_threads, once dom0 writes go2: /root/shop.cmd is its
 # command line there (absent: it was not built).  Its threads, their creators and sites
-# are checked on the host (check_outside.py) as test-outside.sh checks them.
+# are checked on the host (tests/ocaml/outside_check.py) as test-outside.sh checks them.
 SHOP_CMD=$(cat /root/shop.cmd 2>/dev/null)
 
-# mtrace-cat -f json's lines of its session reduced (see check_outside.py): events per
+# mtrace-cat -f json's lines of its session reduced (see tests/ocaml/outside_check.py): events per
 # op, site names, each created thread's creator, site and resolutions, resolutions and
 # sites of threads never created, FAILS texts.  The texts are taken as mtrace-cat
 # escaped them: "str" is each line's last field.

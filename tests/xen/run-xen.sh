@@ -274,22 +274,8 @@ build_outside() { # -> SHOP_CMD, the command line that runs it in the domU
 	mkdir -p "$SHOP/lib" "$SHOP/bin"
 	cp "$SRC/tests/ocaml/outside/lib/shop.ml" "$SHOP/lib/" && cp "$SRC/tests/ocaml/outside/bin/main.ml" "$SHOP/bin/" ||
 		{ host_fail "outside_builds_from_docs: no tests/ocaml/outside"; return; }
-	if ! python3 - "$SRC/docs/ocaml.md" "$SHOP" >"$WORK/shop-stanzas.log" 2>&1 <<'PY'; then
-import os, re, sys
-doc = open(sys.argv[1]).read()
-blocks = re.findall(r"```(?:[a-z]*)\n(.*?)```", doc, flags=re.S)
-want = {"dune-project": None, "lib/dune": None, "bin/dune": None}
-for b in blocks:
-    first = b.split("\n", 1)[0]
-    for name in want:
-        if re.match(r";\s*%s\b" % re.escape(name), first) or (name == "dune-project" and first.startswith("(lang dune ")):
-            want[name] = b
-missing = [n for n, b in want.items() if b is None]
-if missing:
-    sys.exit("no block for %s" % missing)
-for name, b in want.items():
-    open(os.path.join(sys.argv[2], name), "w").write(b)
-PY
+	if ! python3 -B "$SRC/tests/ocaml/outside_check.py" stanzas "$SRC/docs/ocaml.md" "$SHOP" \
+		>"$WORK/shop-stanzas.log" 2>&1; then
 		host_fail "outside_builds_from_docs: docs/ocaml.md has no dune stanzas to take: $(cat "$WORK/shop-stanzas.log")"
 		return
 	fi
@@ -531,7 +517,7 @@ outside_host_checks() { # log
 		echo "XENTEST FAIL domU_outside_received: the blob from dom0 is incomplete" >> "$log"
 		return
 	fi
-	if out=$(python3 -B "$HERE/check_outside.py" "$WORK/shop.account" "$SHOP" 2>&1); then
+	if out=$(python3 -B "$SRC/tests/ocaml/outside_check.py" account "$WORK/shop.account" "$SHOP" 2>&1); then
 		echo "XENTEST PASS domU_outside_events_exact_sites_parents_match_source (host: $out)" >> "$log"
 	else
 		echo "XENTEST FAIL domU_outside_events_exact_sites_parents_match_source: $(echo "$out" | head -c 1500)" >> "$log"

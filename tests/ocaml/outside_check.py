@@ -1,9 +1,18 @@
-"""check_outside.py ACCOUNT PROJECT: the outside program in the real-Xen OCaml domU.
+"""The outside program (tests/ocaml/outside, an OCaml user's Lwt program), its one set of
+helpers for tests/ocaml/test-outside.sh (a simulated domain), tests/xen (a real-Xen domU)
+and bench/ocaml/shop.sh:
 
-The program is tests/ocaml/outside (an OCaml user's Lwt program, built by run-xen.sh
-against the installed mtrace in PROJECT, whose lib/shop.ml and bin/main.ml it ran);
-ACCOUNT is what dom0 made of mtrace-cat -f json's lines for its session (ocaml-tests.sh,
-shop_reduce), beside the program's own JSON summary.  Lines:
+  outside_check.py stanzas DOC PROJECT    write PROJECT's dune-project, lib/dune and
+                                          bin/dune from DOC's blocks (docs/ocaml.md),
+                                          verbatim: the one beginning `(lang dune`, the
+                                          ones whose first line is `; lib/dune`, `; bin/dune`
+  outside_check.py json SUMMARY EVENTS PROJECT
+                                          check the program's run: SUMMARY its JSON line,
+                                          EVENTS mtrace-cat -f json's lines of its session
+  outside_check.py account ACCOUNT PROJECT
+                                          the same from dom0's reduction of those lines
+                                          (tests/xen/ocaml-tests.sh, shop_reduce), beside
+                                          the program's summary.  Lines:
   summary JSON                         the program's stdout
   rc N                                 its exit status
   op NAME COUNT                        events received, per op
@@ -28,7 +37,7 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ocaml"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import source_forms  # noqa: E402
 
 FILES = ["lib/shop.ml", "bin/main.ml"]
@@ -41,6 +50,51 @@ def text(escaped):
         return json.loads('"%s"' % escaped)
     except ValueError:
         return escaped
+
+
+def stanzas(doc, project):
+    blocks = re.findall(r"```(?:[a-z]*)\n(.*?)```", open(doc).read(), flags=re.S)
+    want = {"dune-project": None, "lib/dune": None, "bin/dune": None}
+    for b in blocks:
+        first = b.split("\n", 1)[0]
+        for name in want:
+            if re.match(r";\s*%s\b" % re.escape(name), first) or (
+                    name == "dune-project" and first.startswith("(lang dune ")):
+                want[name] = b
+    missing = [n for n, b in want.items() if b is None]
+    if missing:
+        return "no block for %s in %s" % (missing, doc)
+    for name, b in want.items():
+        open(os.path.join(project, name), "w").write(b)
+    return None
+
+
+def from_json(summary_line, events):
+    """The account of a run from the program's summary and mtrace-cat -f json's lines."""
+    # (no exit status here: the summary line is printed only at the program's normal end)
+    a = {"summary": json.loads(summary_line), "rc": None, "ops": collections.Counter(), "names": {},
+         "created": {}, "creates": collections.Counter(), "resolved": collections.Counter(),
+         "site_of": {}, "fails": collections.Counter()}
+    last = None
+    for line in open(events):
+        e = json.loads(line)
+        op = e.get("op")
+        if op is None:
+            continue
+        a["ops"][op] += 1
+        if op == "site_name":
+            a["names"][e["arg"]] = e.get("str", "")
+        elif op == "creates":
+            a["creates"][e["arg"]] += 1
+            a["created"][e["arg"]] = e["thread"]
+            last = e["arg"]
+        elif op == "site":
+            a["site_of"][last] = e["arg"]
+        elif op in ("fulfills", "fails"):
+            a["resolved"][e["arg"]] += 1
+            if op == "fails":
+                a["fails"][e.get("str", "")] += 1
+    return a
 
 
 def read(path):
@@ -73,6 +127,8 @@ def read(path):
                 a["fails"][text(rest.partition(" ")[2])] += int(f[0])
         except ValueError:
             a.setdefault("bad", []).append(line[:80])
+    if a["rc"] is None:
+        a["rc"] = "(none in the account)"
     return a
 
 
@@ -83,7 +139,7 @@ def check(a, root):
     summary = a["summary"]
     if summary is None:
         return ["no summary from the program (its stdout was not one JSON line)"]
-    if a["rc"] != "0":
+    if a["rc"] is not None and a["rc"] != "0":
         problems.append("the program exited %s" % a["rc"])
     # the ring's first record, RING_START, is the library's
     want, got = dict(summary.get("per_op", {}), ring_start=1), a["ops"]
@@ -134,7 +190,16 @@ def check(a, root):
 
 
 if __name__ == "__main__":
-    found = check(read(sys.argv[1]), sys.argv[2])
-    if found:
-        print("; ".join(found))
-        sys.exit(1)
+    cmd = sys.argv[1] if len(sys.argv) > 1 else ""
+    if cmd == "stanzas" and len(sys.argv) == 4:
+        err = stanzas(sys.argv[2], sys.argv[3])
+        if err:
+            sys.exit(err)
+    elif cmd in ("json", "account") and len(sys.argv) == 4 + (cmd == "json"):
+        a = from_json(open(sys.argv[2]).read(), sys.argv[3]) if cmd == "json" else read(sys.argv[2])
+        found = check(a, sys.argv[-1])
+        if found:
+            print("\n".join(found))
+            sys.exit(1)
+    else:
+        sys.exit(__doc__)
