@@ -356,7 +356,7 @@ static void watch_slot(struct fleet *f, struct slot *sl)
 		natsSubscription_Unsubscribe(old);
 		natsSubscription_Destroy(old);
 	}
-	fprintf(stderr, "%s: the stream's consumer on %s is silent; made again: %s\n", f->spec.prog,
+	fprintf(stderr, "%s: the stream's consumer is silent; made again (%s): %s\n", f->spec.prog,
 	    sl->subject, st == NATS_OK ? "ok" : natsStatus_GetText(st));
 }
 
