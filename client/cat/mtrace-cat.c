@@ -419,7 +419,7 @@ int main(int argc, char **argv)
 		                  .software = "mtrace-cat " MTRACE_VERSION } };
 	struct cat c = { .o = &o };
 	struct event *sigint = NULL, *sigterm = NULL, *timer = NULL;
-	char err[512];
+	char err[512] = "out of memory"; /* unless the source says why */
 	int status = 1;
 
 	malloc_tune();

@@ -148,7 +148,7 @@ int batch_run(struct top_opts *o, long iterations)
 	};
 	struct batch b = { .o = o, .iterations = iterations, .wait_ms = (int)o->delay_ms * 5 };
 	struct event *sigint = NULL, *sigterm = NULL;
-	char err[512];
+	char err[512] = "out of memory"; /* unless the source says why */
 
 	if (b.wait_ms < BATCH_MIN_WAIT_MS)
 		b.wait_ms = BATCH_MIN_WAIT_MS;

@@ -530,7 +530,7 @@ int screen_run(struct top_opts *o, long iterations)
 	};
 	struct screen sc = { .o = o, .iterations = iterations };
 	struct event *ev_in = NULL, *ev_w = NULL, *ev_i = NULL, *ev_t = NULL;
-	char err[512];
+	char err[512] = "out of memory"; /* unless the source says why */
 
 	sc.base = event_base_new();
 	if (!sc.base) {
