@@ -3,6 +3,7 @@
  * label table is what the stream's label filters read); the stream gets them in runs
  * of up to DELIVER_BATCH_MAX, which it encodes once per group of clients.
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "deliver.h"
@@ -16,94 +17,119 @@
 #define BATCH_STR (64u * 1024)
 _Static_assert(BATCH_STR >= MTRACE_STR_MAX + 1, "a batch holds any string");
 
-static struct {
-	struct state_domain *sd;
-	uint32_t domid, ring, clock;
-	size_t n, str_len;
-	struct mtrace_event ev[DELIVER_BATCH_MAX];
-	char str[BATCH_STR];
-} batch;
+/* Decoded events handed over per array: small enough to stay in L1 while the state
+ * and then the stream's columns read it. */
+#define RING_BATCH 512u
 
-static void batch_flush(void)
+/* The sink of one guests context: the stream it feeds, the batch of the ring being
+ * delivered (between deliver_begin and deliver_end), the decoder's array. */
+struct deliver {
+	struct stream *stream;
+	struct {
+		struct state_domain *sd;
+		uint32_t domid, ring, clock;
+		size_t n, str_len;
+		struct mtrace_event ev[DELIVER_BATCH_MAX];
+		char str[BATCH_STR];
+	} batch;
+	struct mtrace_event ring_ev[RING_BATCH];
+};
+
+struct deliver *deliver_new(struct stream *stream)
 {
-	if (batch.n)
-		stream_events(batch.domid, batch.ring, batch.clock, batch.ev, batch.n);
-	batch.n = 0;
-	batch.str_len = 0;
+	struct deliver *dl = calloc(1, sizeof(*dl));
+
+	if (dl)
+		dl->stream = stream;
+	return dl;
 }
 
-void deliver_begin(struct state_domain *sd, uint32_t domid, uint32_t ring, uint32_t clock)
+void deliver_free(struct deliver *dl)
 {
-	batch.sd = sd;
-	batch.domid = domid;
-	batch.ring = ring;
-	batch.clock = clock;
-	batch.n = 0;
-	batch.str_len = 0;
+	free(dl);
+}
+
+static void batch_flush(struct deliver *dl)
+{
+	if (dl->batch.n)
+		stream_events(dl->stream, dl->batch.domid, dl->batch.ring, dl->batch.clock,
+		    dl->batch.ev, dl->batch.n);
+	dl->batch.n = 0;
+	dl->batch.str_len = 0;
+}
+
+void deliver_begin(
+    struct deliver *dl, struct state_domain *sd, uint32_t domid, uint32_t ring, uint32_t clock)
+{
+	dl->batch.sd = sd;
+	dl->batch.domid = domid;
+	dl->batch.ring = ring;
+	dl->batch.clock = clock;
+	dl->batch.n = 0;
+	dl->batch.str_len = 0;
 }
 
 void deliver_event(const struct mtrace_event *ev, void *arg)
 {
-	(void)arg;
-	state_apply(batch.sd, ev);
-	if (batch.n == DELIVER_BATCH_MAX ||
-	    (ev->str && batch.str_len + ev->str_len + 1u > sizeof(batch.str)))
-		batch_flush();
-	batch.ev[batch.n] = *ev;
+	struct deliver *dl = arg;
+	__typeof__(dl->batch) *batch = &dl->batch;
+
+	state_apply(batch->sd, ev);
+	if (batch->n == DELIVER_BATCH_MAX ||
+	    (ev->str && batch->str_len + ev->str_len + 1u > sizeof(batch->str)))
+		batch_flush(dl);
+	batch->ev[batch->n] = *ev;
 	if (ev->str) {
-		char *s = batch.str + batch.str_len;
+		char *s = batch->str + batch->str_len;
 
 		memcpy(s, ev->str, ev->str_len);
 		s[ev->str_len] = '\0';
-		batch.ev[batch.n].str = s;
-		batch.str_len += ev->str_len + 1u;
+		batch->ev[batch->n].str = s;
+		batch->str_len += ev->str_len + 1u;
 	}
-	batch.n++;
+	batch->n++;
 }
-
-/* Decoded events handed over per array: small enough to stay in L1 while the state
- * and then the stream's columns read it. */
-#define RING_BATCH 512u
-static struct mtrace_event ring_ev[RING_BATCH];
 
 static void deliver_array(const struct mtrace_event *ev, size_t n, void *arg)
 {
-	(void)arg;
+	struct deliver *dl = arg;
+
 	/* what a batch already holds came first */
-	batch_flush();
-	state_apply_batch(batch.sd, ev, n);
-	stream_events(batch.domid, batch.ring, batch.clock, ev, n);
+	batch_flush(dl);
+	state_apply_batch(dl->batch.sd, ev, n);
+	stream_events(dl->stream, dl->batch.domid, dl->batch.ring, dl->batch.clock, ev, n);
 }
 
-size_t deliver_ring(struct ring_reader *rr, size_t budget, bool *more)
+size_t deliver_ring(struct deliver *dl, struct ring_reader *rr, size_t budget, bool *more)
 {
-	return ring_reader_drain_batch(rr, budget, ring_ev, RING_BATCH, deliver_array, NULL, more);
+	return ring_reader_drain_batch(
+	    rr, budget, dl->ring_ev, RING_BATCH, deliver_array, dl, more);
 }
 
-void deliver_end(void)
+void deliver_end(struct deliver *dl)
 {
-	batch_flush();
-	batch.sd = NULL;
+	batch_flush(dl);
+	dl->batch.sd = NULL;
 }
 
-void deliver_counts(struct state_domain *sd, uint32_t domid, uint32_t ring, uint64_t lost,
-    uint64_t corrupt, uint64_t unknown)
+void deliver_counts(struct deliver *dl, struct state_domain *sd, uint32_t domid, uint32_t ring,
+    uint64_t lost, uint64_t corrupt, uint64_t unknown)
 {
 	if (!lost && !corrupt && !unknown)
 		return;
 	state_domain_add_counts(sd, lost, corrupt, unknown);
 	if (lost)
-		stream_ring_loss(domid, ring, lost);
+		stream_ring_loss(dl->stream, domid, ring, lost);
 }
 
-void deliver_domain_up(struct state_domain *sd, uint32_t domid, const char *name, uint32_t rings,
-    uint32_t clock, bool legacy)
+void deliver_domain_up(struct deliver *dl, struct state_domain *sd, uint32_t domid,
+    const char *name, uint32_t rings, uint32_t clock, bool legacy)
 {
 	state_domain_attached(sd, rings, clock, legacy);
-	stream_domain_up(domid, name, rings, clock, legacy);
+	stream_domain_up(dl->stream, domid, name, rings, clock, legacy);
 }
 
-void deliver_domain_down(uint32_t domid, const char *reason)
+void deliver_domain_down(struct deliver *dl, uint32_t domid, const char *reason)
 {
-	stream_domain_down(domid, reason);
+	stream_domain_down(dl->stream, domid, reason);
 }

@@ -32,9 +32,9 @@ static const char TOK_INTRO[] = "mtraced-intro";
 static const char TOK_RELEASE[] = "mtraced-release";
 static const char TOK_DOM[] = "mtraced-dom";
 
-/* The discovery's context, one for the daemon. */
-static struct {
-	const struct guests_ctx *ctx;
+/* The discovery of one guests context (ctx->discover). */
+struct discover {
+	struct guests_ctx *ctx;
 	const struct discover_ops *ops;
 	struct event *xs_ev, *work_ev, *rescan_ev;
 	bool full_scan, deep_scan;
@@ -43,14 +43,15 @@ static struct {
 	/* the domains of the last scan, running ones only: for state_mark_gone */
 	uint8_t running_map[MAX_DOMID / 8];
 	uint8_t crashed_map[MAX_DOMID / 8];
-} dc;
+	struct xenif_dominfo info[1024]; /* a scan's page of the domain list */
+};
 
-static void schedule(void)
+static void schedule(struct discover *dc)
 {
 	static const struct timeval now = { 0, 0 };
 
-	if (!evtimer_pending(dc.work_ev, NULL))
-		evtimer_add(dc.work_ev, &now);
+	if (!evtimer_pending(dc->work_ev, NULL))
+		evtimer_add(dc->work_ev, &now);
 }
 
 /* path is dir or below it ("data/mtrace-test/..." is not under "data/mtrace": a guest's
@@ -85,39 +86,39 @@ static long dom_of_path(const char *path)
 
 static void xs_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct discover *dc = arg;
 	struct xenif_xs_watch_event ev;
 
 	(void)fd;
 	(void)what;
-	(void)arg;
 	for (int k = 0; k < WATCH_MAX; k++) {
 		long id;
 
-		if (dc.ctx->x->ops->xs_read_watch(dc.ctx->x, &ev) < 0) {
+		if (dc->ctx->x->ops->xs_read_watch(dc->ctx->x, &ev) < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)
 				return;
 			if (errno == ENAMETOOLONG || errno == EPROTO) {
 				/* an oversized or mangled event: we cannot tell what changed */
-				dc.full_scan = true;
-				dc.deep_scan = true;
-				schedule();
+				dc->full_scan = true;
+				dc->deep_scan = true;
+				schedule(dc);
 				continue;
 			}
-			guest_host_lost(dc.ctx->base, "xenstore connection", errno);
+			guest_host_lost(dc->ctx, "xenstore connection", errno);
 			return;
 		}
 		if (!strcmp(ev.token, TOK_INTRO) || !strcmp(ev.token, TOK_RELEASE)) {
-			dc.full_scan = true;
+			dc->full_scan = true;
 		} else if (!strcmp(ev.token, TOK_DOM)) {
 			id = dom_of_path(ev.path);
 			if (id < 0)
 				continue;
-			dc.dirty[id / 8] |= (uint8_t)(1u << (id % 8));
-			dc.any_dirty = true;
+			dc->dirty[id / 8] |= (uint8_t)(1u << (id % 8));
+			dc->any_dirty = true;
 		} else {
 			continue;
 		}
-		schedule();
+		schedule(dc);
 	}
 }
 
@@ -129,9 +130,10 @@ static void mark_seen(struct guest *g, void *arg)
 
 static void bury_unseen(struct guest *g, void *arg)
 {
-	(void)arg;
+	struct discover *dc = arg;
+
 	if (!g->seen)
-		dc.ops->death(g, "destroyed");
+		dc->ops->death(g, "destroyed");
 }
 
 static bool in_map(const uint8_t *m, uint32_t domid)
@@ -141,144 +143,155 @@ static bool in_map(const uint8_t *m, uint32_t domid)
 
 static bool still_running(uint32_t domid, bool *crashed, void *arg)
 {
-	(void)arg;
-	*crashed = in_map(dc.crashed_map, domid);
-	return in_map(dc.running_map, domid);
+	struct discover *dc = arg;
+
+	*crashed = in_map(dc->crashed_map, domid);
+	return in_map(dc->running_map, domid);
 }
 
-void discover_scan_all(bool deep)
+void discover_scan_all(struct guests_ctx *ctx, bool deep)
 {
-	static struct xenif_dominfo info[1024];
+	struct discover *dc = ctx->discover;
+	struct xenif_dominfo *info = dc->info;
+	const int max = (int)(sizeof(dc->info) / sizeof(dc->info[0]));
 	uint32_t first = 0;
 	int n, total = 0;
 
-	memset(dc.running_map, 0, sizeof(dc.running_map));
-	memset(dc.crashed_map, 0, sizeof(dc.crashed_map));
-	dc.full_scan = false;
-	dc.deep_scan = false;
-	guest_foreach(mark_seen, NULL);
+	memset(dc->running_map, 0, sizeof(dc->running_map));
+	memset(dc->crashed_map, 0, sizeof(dc->crashed_map));
+	dc->full_scan = false;
+	dc->deep_scan = false;
+	guest_foreach(ctx, mark_seen, NULL);
 	do {
-		n = dc.ctx->x->ops->ctrl_domain_list(
-		    dc.ctx->x, first, info, sizeof(info) / sizeof(info[0]));
+		n = ctx->x->ops->ctrl_domain_list(ctx->x, first, info, (unsigned)max);
 		if (n < 0) {
 			log_err("domain list: %s", strerror(errno));
 			return; /* without the list no death can be confirmed */
 		}
 		for (int i = 0; i < n; i++) {
 			struct xenif_dominfo *d = &info[i];
-			struct guest *g = guest_find(d->domid);
+			struct guest *g = guest_find(ctx, d->domid);
 
 			if (d->domid >= MAX_DOMID)
 				continue;
 			if (d->crashed)
-				dc.crashed_map[d->domid / 8] |= (uint8_t)(1u << (d->domid % 8));
+				dc->crashed_map[d->domid / 8] |= (uint8_t)(1u << (d->domid % 8));
 			else if (!d->dying && !d->shutdown)
-				dc.running_map[d->domid / 8] |= (uint8_t)(1u << (d->domid % 8));
+				dc->running_map[d->domid / 8] |= (uint8_t)(1u << (d->domid % 8));
 			if (d->dying || d->shutdown) {
 				if (g)
-					dc.ops->death(g, d->crashed ? "crashed" : "destroyed");
+					dc->ops->death(g, d->crashed ? "crashed" : "destroyed");
 				continue;
 			}
 			/* known guests announce changes through the /local/domain watch; a deep
 			 * scan re-reads them anyway, in case a watch event was lost */
 			if (!g || deep)
-				dc.ops->refresh(d->domid);
-			g = guest_find(d->domid);
+				dc->ops->refresh(ctx, d->domid);
+			g = guest_find(ctx, d->domid);
 			if (g)
 				g->seen = true;
 		}
 		total += n;
 		if (n > 0)
 			first = info[n - 1].domid + 1;
-	} while (n == (int)(sizeof(info) / sizeof(info[0])));
+	} while (n == max);
 	/* known guests missing from the list are gone, and so are withdrawn ones */
-	guest_foreach(bury_unseen, NULL);
-	state_mark_gone(still_running, NULL);
+	guest_foreach(ctx, bury_unseen, dc);
+	state_mark_gone(still_running, dc);
 	log_debug("scanned %d domains", total);
 }
 
 static void work_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct discover *dc = arg;
+
 	(void)fd;
 	(void)what;
-	(void)arg;
-	if (dc.full_scan) {
-		bool deep = dc.deep_scan;
-		discover_scan_all(deep);
+	if (dc->full_scan) {
+		bool deep = dc->deep_scan;
+		discover_scan_all(dc->ctx, deep);
 		if (deep) {
-			memset(dc.dirty, 0, sizeof(dc.dirty));
-			dc.any_dirty = false;
+			memset(dc->dirty, 0, sizeof(dc->dirty));
+			dc->any_dirty = false;
 			return;
 		}
 	}
-	if (!dc.any_dirty)
+	if (!dc->any_dirty)
 		return;
-	dc.any_dirty = false;
+	dc->any_dirty = false;
 	for (uint32_t i = 0; i < MAX_DOMID / 8; i++) {
-		if (!dc.dirty[i])
+		if (!dc->dirty[i])
 			continue;
 		for (uint32_t b = 0; b < 8; b++)
-			if (dc.dirty[i] & (1u << b))
-				dc.ops->refresh(i * 8 + b);
-		dc.dirty[i] = 0;
+			if (dc->dirty[i] & (1u << b))
+				dc->ops->refresh(dc->ctx, i * 8 + b);
+		dc->dirty[i] = 0;
 	}
 }
 
 static void rescan_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct discover *dc = arg;
+
 	(void)fd;
 	(void)what;
-	(void)arg;
-	dc.full_scan = true;
-	dc.deep_scan = true;
-	schedule();
+	dc->full_scan = true;
+	dc->deep_scan = true;
+	schedule(dc);
 }
 
-int discover_init(
-    const struct guests_ctx *c, const struct discover_ops *o, char *err, size_t errlen)
+int discover_init(struct guests_ctx *c, const struct discover_ops *o, char *err, size_t errlen)
 {
 	struct timeval slow = { RESCAN_S, 0 };
 	struct event_base *base = c->base;
+	struct discover *dc = calloc(1, sizeof(*dc));
 	int fd;
 
-	dc.ctx = c;
-	dc.ops = o;
-	fd = dc.ctx->x->ops->xs_fileno(dc.ctx->x);
+	if (!dc) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	c->discover = dc;
+	dc->ctx = c;
+	dc->ops = o;
+	fd = c->x->ops->xs_fileno(c->x);
 
 	if (fd < 0) {
 		snprintf(err, errlen, "xenstore fd: %s", strerror(errno));
 		return -1;
 	}
-	dc.xs_ev = event_new(base, fd, EV_READ | EV_PERSIST, xs_cb, NULL);
-	dc.work_ev = evtimer_new(base, work_cb, NULL);
-	dc.rescan_ev = event_new(base, -1, EV_PERSIST, rescan_cb, NULL);
-	if (!dc.xs_ev || !dc.work_ev || !dc.rescan_ev || event_add(dc.xs_ev, NULL) < 0 ||
-	    event_add(dc.rescan_ev, &slow) < 0) {
+	dc->xs_ev = event_new(base, fd, EV_READ | EV_PERSIST, xs_cb, dc);
+	dc->work_ev = evtimer_new(base, work_cb, dc);
+	dc->rescan_ev = event_new(base, -1, EV_PERSIST, rescan_cb, dc);
+	if (!dc->xs_ev || !dc->work_ev || !dc->rescan_ev || event_add(dc->xs_ev, NULL) < 0 ||
+	    event_add(dc->rescan_ev, &slow) < 0) {
 		snprintf(err, errlen, "cannot set up the xenstore events");
 		return -1;
 	}
-	if (dc.ctx->x->ops->xs_watch(dc.ctx->x, "@introduceDomain", TOK_INTRO) < 0 ||
-	    dc.ctx->x->ops->xs_watch(dc.ctx->x, "@releaseDomain", TOK_RELEASE) < 0 ||
-	    dc.ctx->x->ops->xs_watch(dc.ctx->x, "/local/domain", TOK_DOM) < 0) {
+	if (c->x->ops->xs_watch(c->x, "@introduceDomain", TOK_INTRO) < 0 ||
+	    c->x->ops->xs_watch(c->x, "@releaseDomain", TOK_RELEASE) < 0 ||
+	    c->x->ops->xs_watch(c->x, "/local/domain", TOK_DOM) < 0) {
 		snprintf(err, errlen, "xenstore watch: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
-void discover_fini(void)
+void discover_fini(struct guests_ctx *ctx)
 {
-	if (dc.ctx) {
-		dc.ctx->x->ops->xs_unwatch(dc.ctx->x, "@introduceDomain", TOK_INTRO);
-		dc.ctx->x->ops->xs_unwatch(dc.ctx->x, "@releaseDomain", TOK_RELEASE);
-		dc.ctx->x->ops->xs_unwatch(dc.ctx->x, "/local/domain", TOK_DOM);
-	}
-	if (dc.xs_ev)
-		event_free(dc.xs_ev);
-	if (dc.work_ev)
-		event_free(dc.work_ev);
-	if (dc.rescan_ev)
-		event_free(dc.rescan_ev);
-	dc.xs_ev = dc.work_ev = dc.rescan_ev = NULL;
-	dc.ctx = NULL;
+	struct discover *dc = ctx->discover;
+
+	if (!dc)
+		return;
+	ctx->x->ops->xs_unwatch(ctx->x, "@introduceDomain", TOK_INTRO);
+	ctx->x->ops->xs_unwatch(ctx->x, "@releaseDomain", TOK_RELEASE);
+	ctx->x->ops->xs_unwatch(ctx->x, "/local/domain", TOK_DOM);
+	if (dc->xs_ev)
+		event_free(dc->xs_ev);
+	if (dc->work_ev)
+		event_free(dc->work_ev);
+	if (dc->rescan_ev)
+		event_free(dc->rescan_ev);
+	free(dc);
+	ctx->discover = NULL;
 }

@@ -77,9 +77,9 @@ static struct drain_sched *sched_of(struct guest *g)
 	return g->sched;
 }
 
-/* The drain's context, one for the daemon. */
-static struct {
-	const struct guests_ctx *ctx;
+/* The drain of one guests context (ctx->drain). */
+struct drain {
+	struct guests_ctx *ctx;
 	struct event *evtchn_ev, *tick_ev, *busy_ev, *poll_ev;
 	TAILQ_HEAD(sched_list, drain_sched) busy; /* the round-robin round */
 	unsigned npolling;                        /* guests drained by poll_ev */
@@ -91,9 +91,9 @@ static struct {
 	 * logged at exit, so that a test can tell that no path of a turn runs far past
 	 * drain_budget. */
 	size_t cb_read, cb_most;
-} dr = { .busy = TAILQ_HEAD_INITIALIZER(dr.busy) };
+};
 
-static void tick_arm(void);
+static void tick_arm(struct drain *dr);
 
 /* ---- draining ---- */
 
@@ -103,8 +103,8 @@ static void pass_stats(struct guest *g, unsigned i)
 	const struct ring_reader_stats *st = ring_reader_stats(r->rr);
 	uint64_t lost = st->lost - r->seen.lost;
 
-	deliver_counts(
-	    g->sd, g->domid, i, lost, st->corrupt - r->seen.corrupt, st->unknown - r->seen.unknown);
+	deliver_counts(g->ctx->deliver, g->sd, g->domid, i, lost, st->corrupt - r->seen.corrupt,
+	    st->unknown - r->seen.unknown);
 	if (st->corrupt != r->seen.corrupt)
 		log_debug("domain %" PRIu32 " ring %u: %" PRIu64 " corrupt so far", g->domid, i,
 		    st->corrupt);
@@ -114,6 +114,8 @@ static void pass_stats(struct guest *g, unsigned i)
 /* Drain up to budget events of g's rings; returns the count, *more if data is left. */
 static size_t drain_guest(struct guest *g, size_t budget, bool *more)
 {
+	struct drain *dr = g->ctx->drain;
+	struct deliver *dl = g->ctx->deliver;
 	struct drain_sched *s = sched_of(g);
 	unsigned n = g->ann.rings;
 	size_t total = 0;
@@ -136,9 +138,9 @@ static size_t drain_guest(struct guest *g, size_t budget, bool *more)
 			size_t got;
 
 			/* the decoded clock: a TSC ring's ticks arrive as ns on its timeline */
-			deliver_begin(g->sd, g->domid, i, ring_reader_info(r->rr)->clock);
-			got = deliver_ring(r->rr, want, &m);
-			deliver_end();
+			deliver_begin(dl, g->sd, g->domid, i, ring_reader_info(r->rr)->clock);
+			got = deliver_ring(dl, r->rr, want, &m);
+			deliver_end(dl);
 			total += got;
 			if (!got)
 				break;
@@ -149,23 +151,24 @@ static size_t drain_guest(struct guest *g, size_t budget, bool *more)
 	}
 	/* the next round starts at another ring, so rings of one guest share too */
 	s->next_ring = (s->next_ring + 1) % n;
-	dr.cb_read += total;
-	if (dr.cb_read > dr.cb_most)
-		dr.cb_most = dr.cb_read;
+	dr->cb_read += total;
+	if (dr->cb_read > dr->cb_most)
+		dr->cb_most = dr->cb_read;
 	return total;
 }
 
 static void busy_add(struct guest *g)
 {
 	static const struct timeval now = { 0, 0 };
+	struct drain *dr = g->ctx->drain;
 	struct drain_sched *s = sched_of(g);
 
 	if (s->busy)
 		return;
 	s->busy = true;
-	TAILQ_INSERT_TAIL(&dr.busy, s, busy_entry);
-	if (!evtimer_pending(dr.busy_ev, NULL))
-		evtimer_add(dr.busy_ev, &now);
+	TAILQ_INSERT_TAIL(&dr->busy, s, busy_entry);
+	if (!evtimer_pending(dr->busy_ev, NULL))
+		evtimer_add(dr->busy_ev, &now);
 }
 
 static void poll_each(struct guest *g, void *arg)
@@ -174,7 +177,7 @@ static void poll_each(struct guest *g, void *arg)
 
 	if (g->kind != GUEST_RING || !sched_of(g)->polling || sched_of(g)->busy)
 		return;
-	if (*got >= dr.ctx->cfg->drain_budget)
+	if (*got >= g->ctx->cfg->drain_budget)
 		busy_add(g); /* this turn has had its budget: the busy round takes it */
 	else
 		*got += drain_service(g);
@@ -182,37 +185,38 @@ static void poll_each(struct guest *g, void *arg)
 
 static void poll_tick_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct drain *dr = arg;
 	size_t got = 0;
 
 	(void)fd;
 	(void)what;
-	(void)arg;
-	dr.cb_read = 0;
-	guest_foreach(poll_each, &got);
+	dr->cb_read = 0;
+	guest_foreach(dr->ctx, poll_each, &got);
 }
 
 static void polling_set(struct guest *g, bool on)
 {
+	struct drain *dr = g->ctx->drain;
 	struct drain_sched *s = sched_of(g);
 
 	if (s->polling == on)
 		return;
 	s->polling = on;
 	s->poll_idle = 0;
-	if (on && dr.npolling++ == 0) {
-		struct timeval tv = tv_from_us(dr.ctx->cfg->poll_interval_us);
+	if (on && dr->npolling++ == 0) {
+		struct timeval tv = tv_from_us(dr->ctx->cfg->poll_interval_us);
 
-		event_add(dr.poll_ev, &tv);
-	} else if (!on && --dr.npolling == 0) {
-		event_del(dr.poll_ev);
+		event_add(dr->poll_ev, &tv);
+	} else if (!on && --dr->npolling == 0) {
+		event_del(dr->poll_ev);
 	}
 }
 
 /* Wake-ups in a period past which a poll timer wakes the daemon less often. */
-static unsigned poll_threshold(void)
+static unsigned poll_threshold(const struct drain *dr)
 {
 	uint64_t t =
-	    (uint64_t)dr.ctx->cfg->ratelimit_period_ms * 1000u / dr.ctx->cfg->poll_interval_us;
+	    (uint64_t)dr->ctx->cfg->ratelimit_period_ms * 1000u / dr->ctx->cfg->poll_interval_us;
 
 	return t ? (unsigned)(t < UINT_MAX ? t : UINT_MAX) : 1;
 }
@@ -220,6 +224,7 @@ static unsigned poll_threshold(void)
 /* Whether g stays (or goes) in polling mode instead of asking for a wake-up. */
 static bool poll_instead(struct guest *g, size_t got)
 {
+	const struct drain *dr = g->ctx->drain;
 	struct drain_sched *s = sched_of(g);
 
 	if (s->polling) {
@@ -229,33 +234,34 @@ static bool poll_instead(struct guest *g, size_t got)
 		polling_set(g, false);
 		return false;
 	}
-	if (s->period_wakeups < poll_threshold() && dr.period_wakeups < poll_threshold())
+	if (s->period_wakeups < poll_threshold(dr) && dr->period_wakeups < poll_threshold(dr))
 		return false;
 	polling_set(g, true);
 	return true;
 }
 
 /* Data was read: the periodic drain is back to its full rate if it had backed off. */
-static void tick_busy(void)
+static void tick_busy(struct drain *dr)
 {
-	dr.tick_found = true;
-	if (dr.tick_ms != dr.ctx->cfg->drain_interval_ms) {
-		dr.tick_ms = dr.ctx->cfg->drain_interval_ms;
-		tick_arm();
+	dr->tick_found = true;
+	if (dr->tick_ms != dr->ctx->cfg->drain_interval_ms) {
+		dr->tick_ms = dr->ctx->cfg->drain_interval_ms;
+		tick_arm(dr);
 	}
 }
 
 size_t drain_service(struct guest *g)
 {
+	struct drain *dr = g->ctx->drain;
 	bool more, waiting;
 	size_t got = 0;
 
 	if (g->kind != GUEST_RING)
 		return 0;
 	for (int pass = 0;; pass++) {
-		got += drain_guest(g, dr.ctx->cfg->drain_budget, &more);
-		if (got && !dr.tick_found)
-			tick_busy();
+		got += drain_guest(g, dr->ctx->cfg->drain_budget, &more);
+		if (got && !dr->tick_found)
+			tick_busy(dr);
 		if (more) {
 			/* a full budget: the others get their turn first */
 			busy_add(g);
@@ -277,6 +283,7 @@ size_t drain_service(struct guest *g)
 
 void drain_final(struct guest *g)
 {
+	struct drain *dr = g->ctx->drain;
 	size_t limit = 0;
 	bool more;
 
@@ -287,20 +294,21 @@ void drain_final(struct guest *g)
 		limit += (size_t)g->ring[i].pages * (MTRACE_PAGE_SIZE / MTRACE_REC_FIXED) + 1;
 	/* what is left of a guest that goes is read whatever the budget: not a turn's
 	 * work for the count of the most read in one callback */
-	size_t read = dr.cb_read, most = dr.cb_most;
+	size_t read = dr->cb_read, most = dr->cb_most;
 	drain_guest(g, limit, &more);
-	dr.cb_read = read;
-	dr.cb_most = most;
+	dr->cb_read = read;
+	dr->cb_most = most;
 }
 
 void drain_forget(struct guest *g)
 {
+	struct drain *dr = g->ctx->drain;
 	struct drain_sched *sc = g->sched;
 
 	if (!sc)
 		return;
 	if (sc->busy)
-		TAILQ_REMOVE(&dr.busy, sc, busy_entry);
+		TAILQ_REMOVE(&dr->busy, sc, busy_entry);
 	if (sc->unhold_ev)
 		event_free(sc->unhold_ev);
 	polling_set(g, false);
@@ -311,26 +319,26 @@ void drain_forget(struct guest *g)
 static void busy_cb(evutil_socket_t fd, short what, void *arg)
 {
 	static const struct timeval now = { 0, 0 };
-	struct drain_sched *stop = TAILQ_LAST(&dr.busy, sched_list), *sc;
+	struct drain *dr = arg;
+	struct drain_sched *stop = TAILQ_LAST(&dr->busy, sched_list), *sc;
 	size_t got = 0;
 
 	(void)fd;
 	(void)what;
-	(void)arg;
-	dr.cb_read = 0;
+	dr->cb_read = 0;
 	/* One round: every guest queued now gets one budget; re-queued ones wait a turn.
 	 * Clients are written to only at the end of a loop turn, and a socket takes a few
 	 * hundred KiB at a time: past one budget in this turn, the rest of the round
 	 * waits for the next one, or the stream falls behind the rings. */
-	while ((sc = TAILQ_FIRST(&dr.busy)) != NULL) {
+	while ((sc = TAILQ_FIRST(&dr->busy)) != NULL) {
 		struct guest *g = sc->g;
 
-		if (got >= dr.ctx->cfg->drain_budget) {
-			if (!evtimer_pending(dr.busy_ev, NULL))
-				evtimer_add(dr.busy_ev, &now);
+		if (got >= dr->ctx->cfg->drain_budget) {
+			if (!evtimer_pending(dr->busy_ev, NULL))
+				evtimer_add(dr->busy_ev, &now);
 			break;
 		}
-		TAILQ_REMOVE(&dr.busy, sc, busy_entry);
+		TAILQ_REMOVE(&dr->busy, sc, busy_entry);
 		sc->busy = false;
 		got += drain_service(g);
 		if (sc == stop)
@@ -343,39 +351,41 @@ static void busy_cb(evutil_socket_t fd, short what, void *arg)
 static void unhold_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct guest *g = arg;
+	struct drain *dr = g->ctx->drain;
 	struct drain_sched *s = sched_of(g);
 
 	(void)fd;
 	(void)what;
-	dr.cb_read = 0;
+	dr->cb_read = 0;
 	s->held = false;
 	s->period_start_ns = state_now_ns();
 	s->period_wakeups = 0;
 	s->period_spurious = 0;
 	if (g->lport >= 0)
-		dr.ctx->x->ops->evtchn_unmask(dr.ctx->x, (uint32_t)g->lport);
+		dr->ctx->x->ops->evtchn_unmask(dr->ctx->x, (uint32_t)g->lport);
 	drain_service(g);
 }
 
 /* A guest's notification; returns how many events its drain read. */
 static size_t wakeup(struct guest *g)
 {
+	struct drain *dr = g->ctx->drain;
 	struct drain_sched *s = sched_of(g);
 	size_t got;
 
 	uint64_t now = state_now_ns();
-	uint64_t period = (uint64_t)dr.ctx->cfg->ratelimit_period_ms * 1000000u;
+	uint64_t period = (uint64_t)dr->ctx->cfg->ratelimit_period_ms * 1000000u;
 
-	if (now - dr.period_start_ns >= period) {
-		dr.period_start_ns = now;
-		dr.period_wakeups = 0;
+	if (now - dr->period_start_ns >= period) {
+		dr->period_start_ns = now;
+		dr->period_wakeups = 0;
 	}
 	if (now - s->period_start_ns >= period) {
 		s->period_start_ns = now;
 		s->period_wakeups = 0;
 		s->period_spurious = 0;
 	}
-	if (s->period_spurious >= dr.ctx->cfg->ratelimit_wakeups) {
+	if (s->period_spurious >= dr->ctx->cfg->ratelimit_wakeups) {
 		uint64_t left = s->period_start_ns + period - now;
 		struct timeval tv = tv_from_ns(left);
 
@@ -383,10 +393,10 @@ static size_t wakeup(struct guest *g)
 		if (s->held)
 			return 0;
 		if (!s->unhold_ev)
-			s->unhold_ev = evtimer_new(dr.ctx->base, unhold_cb, g);
+			s->unhold_ev = evtimer_new(dr->ctx->base, unhold_cb, g);
 		if (!s->unhold_ev) {
 			/* cannot hold it off: serve it rather than lose it */
-			dr.ctx->x->ops->evtchn_unmask(dr.ctx->x, (uint32_t)g->lport);
+			dr->ctx->x->ops->evtchn_unmask(dr->ctx->x, (uint32_t)g->lport);
 			return drain_service(g);
 		}
 		s->held = true;
@@ -399,9 +409,9 @@ static size_t wakeup(struct guest *g)
 		return 0;
 	}
 	s->period_wakeups++;
-	dr.period_wakeups++;
+	dr->period_wakeups++;
 	state_domain_add_wakeup(g->sd, false);
-	dr.ctx->x->ops->evtchn_unmask(dr.ctx->x, (uint32_t)g->lport);
+	dr->ctx->x->ops->evtchn_unmask(dr->ctx->x, (uint32_t)g->lport);
 	got = drain_service(g);
 	if (got == 0)
 		s->period_spurious++;
@@ -418,25 +428,25 @@ static size_t wakeup(struct guest *g)
  */
 static void evtchn_cb(evutil_socket_t fd, short what, void *arg)
 {
+	struct drain *dr = arg;
 	size_t got = 0;
 
 	(void)fd;
 	(void)what;
-	(void)arg;
-	dr.cb_read = 0;
-	for (int k = 0; k < PENDING_MAX && got < dr.ctx->cfg->drain_budget; k++) {
-		int port = dr.ctx->x->ops->evtchn_pending(dr.ctx->x);
+	dr->cb_read = 0;
+	for (int k = 0; k < PENDING_MAX && got < dr->ctx->cfg->drain_budget; k++) {
+		int port = dr->ctx->x->ops->evtchn_pending(dr->ctx->x);
 		struct guest *g;
 
 		if (port < 0) {
 			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
-				guest_host_lost(dr.ctx->base, "event channel device", errno);
+				guest_host_lost(dr->ctx, "event channel device", errno);
 			return;
 		}
-		g = guest_by_port((uint32_t)port);
+		g = guest_by_port(dr->ctx, (uint32_t)port);
 		if (!g || g->kind != GUEST_RING || g->lport != port) {
 			/* a port we already unbound raced its last notification */
-			dr.ctx->x->ops->evtchn_unmask(dr.ctx->x, (uint32_t)port);
+			dr->ctx->x->ops->evtchn_unmask(dr->ctx->x, (uint32_t)port);
 			continue;
 		}
 		got += wakeup(g);
@@ -450,7 +460,7 @@ static void tick_each(struct guest *g, void *arg)
 
 	if (g->kind != GUEST_RING || sched_of(g)->busy)
 		return;
-	if (*got >= dr.ctx->cfg->drain_budget)
+	if (*got >= g->ctx->cfg->drain_budget)
 		busy_add(g);
 	else
 		*got += drain_service(g);
@@ -458,86 +468,97 @@ static void tick_each(struct guest *g, void *arg)
 
 static void tick_cb(evutil_socket_t fd, short what, void *arg)
 {
-	unsigned base = dr.ctx->cfg->drain_interval_ms;
+	struct drain *dr = arg;
+	unsigned base = dr->ctx->cfg->drain_interval_ms;
 	size_t got = 0;
 	bool more;
 
 	(void)fd;
 	(void)what;
-	(void)arg;
-	dr.cb_read = 0;
+	dr->cb_read = 0;
 	more = state_tick(state_now_ns());
-	guest_foreach(tick_each, &got);
-	if (dr.tick_found || more)
-		dr.tick_ms = base;
-	else if (dr.tick_ms < TICK_IDLE_MS)
-		dr.tick_ms = dr.tick_ms * 2 < TICK_IDLE_MS ? dr.tick_ms * 2 : TICK_IDLE_MS;
-	if (dr.tick_ms < base)
-		dr.tick_ms = base;
-	dr.tick_found = false;
-	tick_arm();
+	guest_foreach(dr->ctx, tick_each, &got);
+	if (dr->tick_found || more)
+		dr->tick_ms = base;
+	else if (dr->tick_ms < TICK_IDLE_MS)
+		dr->tick_ms = dr->tick_ms * 2 < TICK_IDLE_MS ? dr->tick_ms * 2 : TICK_IDLE_MS;
+	if (dr->tick_ms < base)
+		dr->tick_ms = base;
+	dr->tick_found = false;
+	tick_arm(dr);
 }
 
-static void tick_arm(void)
+static void tick_arm(struct drain *dr)
 {
-	struct timeval tv = tv_from_ms(dr.tick_ms);
+	struct timeval tv = tv_from_ms(dr->tick_ms);
 
-	evtimer_del(dr.tick_ev);
-	evtimer_add(dr.tick_ev, &tv);
+	evtimer_del(dr->tick_ev);
+	evtimer_add(dr->tick_ev, &tv);
 }
 
-int drain_init(const struct guests_ctx *c, char *err, size_t errlen)
+int drain_init(struct guests_ctx *c, char *err, size_t errlen)
 {
 	struct event_base *base = c->base;
+	struct drain *dr = calloc(1, sizeof(*dr));
 	int fd;
 
-	dr.ctx = c;
-	fd = dr.ctx->x->ops->evtchn_fd(dr.ctx->x);
+	if (!dr) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	c->drain = dr;
+	dr->ctx = c;
+	TAILQ_INIT(&dr->busy);
+	fd = c->x->ops->evtchn_fd(c->x);
 	if (fd < 0) {
 		snprintf(err, errlen, "event channel fd: %s", strerror(errno));
 		return -1;
 	}
-	dr.evtchn_ev = event_new(base, fd, EV_READ | EV_PERSIST, evtchn_cb, NULL);
-	dr.tick_ev = evtimer_new(base, tick_cb, NULL);
-	dr.busy_ev = evtimer_new(base, busy_cb, NULL);
-	dr.poll_ev = event_new(base, -1, EV_PERSIST, poll_tick_cb, NULL);
-	if (!dr.evtchn_ev || !dr.tick_ev || !dr.busy_ev || !dr.poll_ev ||
-	    event_add(dr.evtchn_ev, NULL) < 0) {
+	dr->evtchn_ev = event_new(base, fd, EV_READ | EV_PERSIST, evtchn_cb, dr);
+	dr->tick_ev = evtimer_new(base, tick_cb, dr);
+	dr->busy_ev = evtimer_new(base, busy_cb, dr);
+	dr->poll_ev = event_new(base, -1, EV_PERSIST, poll_tick_cb, dr);
+	if (!dr->evtchn_ev || !dr->tick_ev || !dr->busy_ev || !dr->poll_ev ||
+	    event_add(dr->evtchn_ev, NULL) < 0) {
 		snprintf(err, errlen, "cannot set up the drain events");
 		return -1;
 	}
-	dr.tick_ms = dr.ctx->cfg->drain_interval_ms;
-	tick_arm();
+	dr->tick_ms = c->cfg->drain_interval_ms;
+	tick_arm(dr);
 	return 0;
 }
 
-void drain_reconfigure(void)
+void drain_reconfigure(struct guests_ctx *ctx)
 {
-	if (dr.tick_ev) {
-		dr.tick_ms = dr.ctx->cfg->drain_interval_ms;
-		tick_arm();
-	}
-	if (dr.poll_ev && dr.npolling) { /* poll_interval_us may have changed */
-		struct timeval tv = tv_from_us(dr.ctx->cfg->poll_interval_us);
+	struct drain *dr = ctx->drain;
 
-		event_del(dr.poll_ev);
-		event_add(dr.poll_ev, &tv);
+	if (dr->tick_ev) {
+		dr->tick_ms = ctx->cfg->drain_interval_ms;
+		tick_arm(dr);
+	}
+	if (dr->poll_ev && dr->npolling) { /* poll_interval_us may have changed */
+		struct timeval tv = tv_from_us(dr->ctx->cfg->poll_interval_us);
+
+		event_del(dr->poll_ev);
+		event_add(dr->poll_ev, &tv);
 	}
 }
 
-void drain_fini(void)
+void drain_fini(struct guests_ctx *ctx)
 {
-	log_info("at most %zu events read in one callback", dr.cb_most);
-	if (dr.evtchn_ev)
-		event_free(dr.evtchn_ev);
-	if (dr.tick_ev)
-		event_free(dr.tick_ev);
-	if (dr.busy_ev)
-		event_free(dr.busy_ev);
-	if (dr.poll_ev)
-		event_free(dr.poll_ev);
-	dr.evtchn_ev = dr.tick_ev = dr.busy_ev = dr.poll_ev = NULL;
-	dr.npolling = 0;
-	dr.tick_found = false;
-	TAILQ_INIT(&dr.busy);
+	struct drain *dr = ctx->drain;
+
+	if (!dr)
+		return;
+	log_info("at most %zu events read in one callback", dr->cb_most);
+	if (dr->evtchn_ev)
+		event_free(dr->evtchn_ev);
+	if (dr->tick_ev)
+		event_free(dr->tick_ev);
+	if (dr->busy_ev)
+		event_free(dr->busy_ev);
+	if (dr->poll_ev)
+		event_free(dr->poll_ev);
+	free(dr);
+	ctx->drain = NULL;
 }

@@ -11,9 +11,10 @@
 struct guest;
 struct guests_ctx;
 
-int drain_init(const struct guests_ctx *ctx, char *err, size_t errlen);
-void drain_reconfigure(void);
-void drain_fini(void);
+/* ctx->drain from now on, freed by drain_fini (after every guest's drain_forget). */
+int drain_init(struct guests_ctx *ctx, char *err, size_t errlen);
+void drain_reconfigure(struct guests_ctx *ctx);
+void drain_fini(struct guests_ctx *ctx);
 /* Drain g now within its budget, re-arm its wake-ups, queue it if data remains;
  * returns how many events it read. */
 size_t drain_service(struct guest *g);

@@ -1,16 +1,14 @@
 /*
- * guests.c - a guest's life cycle: read its xenstore announcement (announce.c checks
- * every value), admit it under the caps, map its rings (header read-write, data read-only, refs taken from a checked copy of
+ * guests.c - a guest's life cycle: read its xenstore announcement (guest-xs.c; announce.c
+ * checks every value), admit it under the caps, map its rings (header read-write, data read-only, refs taken from a checked copy of
  * the header), bind its event channel; and the reverse on withdrawal or death.
  *
  * Everything under /local/domain/<id> is written by the guest, so nothing read there
  * is trusted: caps bound what we map (guest_admit, for ring and legacy guests alike), and a
  * refusal is logged once per reason and shown as the domain's "bad: reason" status.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,12 +28,11 @@
 #include "xalloc.h"
 #include "xenif.h"
 
-static struct guests_ctx ctx;
-
-static struct guest *guest_new(uint32_t domid)
+static struct guest *guest_new(struct guests_ctx *ctx, uint32_t domid)
 {
 	struct guest *g = xcalloc(1, sizeof(*g));
 
+	g->ctx = ctx;
 	g->domid = domid;
 	g->lport = -1;
 	g->sd_fresh = !state_domain_find(domid);
@@ -51,177 +48,6 @@ static void guest_free(struct guest *g)
 	free(g);
 }
 
-/* ---- xenstore ---- */
-
-static char *xs_get(uint32_t tx, uint32_t domid, const char *sub, size_t *len)
-{
-	char path[192];
-
-	snprintf(path, sizeof(path), "/local/domain/%" PRIu32 "/%s", domid, sub);
-	*len = 0;
-	return ctx.x->ops->xs_read(ctx.x, tx, path, len);
-}
-
-struct xs_reader {
-	uint32_t tx, domid;
-};
-
-static char *xs_read_key(const char *key, size_t *len, void *arg)
-{
-	const struct xs_reader *r = arg;
-	char sub[96];
-
-	snprintf(sub, sizeof(sub), MTRACE_XS_DIR "/%s", key);
-	return xs_get(r->tx, r->domid, sub, len);
-}
-
-/* Read data/mtrace in one transaction.  ANNOUNCE_*, or -2 when xenstore kept failing
- * the transaction (not the guest's fault: retry later). */
-static int read_announce(uint32_t domid, struct announce *a, char *why, size_t wl)
-{
-	struct xenif *x = ctx.x;
-	struct xs_reader r = { 0, domid };
-	int rc;
-
-	for (int tries = 0; tries < 8; tries++) {
-		r.tx = x->ops->xs_transaction_start(x); /* 0: read without one */
-		rc = announce_parse(a, xs_read_key, &r, why, wl);
-		if (!r.tx)
-			return rc;
-		if (x->ops->xs_transaction_end(x, r.tx, rc != ANNOUNCE_OK) == 0 ||
-		    rc != ANNOUNCE_OK)
-			return rc;
-		if (errno != EAGAIN)
-			break;
-	}
-	snprintf(why, wl, "xenstore transaction kept failing: %s", strerror(errno));
-	return -2;
-}
-
-/*
- * Log lines a guest causes (announcements, refusals, withdrawals) come out of a
- * per-domain allowance: GLOG_BURST at once, one more every GLOG_REFILL_S seconds, so
- * that a guest rewriting its xenstore keys thousands of times a second costs the
- * host's journal a line every few seconds, with a count of what was held back.
- */
-#define GLOG_BURST    10
-#define GLOG_REFILL_S 6
-#define GLOG_SLOTS    1024 /* by domid modulo; a collision only shares an allowance */
-
-static struct {
-	uint32_t domid;
-	unsigned tokens;
-	uint64_t refill_ns;
-	unsigned held;
-	bool used;
-} glog_slot[GLOG_SLOTS];
-
-static void guest_log_at(uint32_t domid, unsigned level, const char *func, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-static void guest_log_at(uint32_t domid, unsigned level, const char *func, const char *fmt, ...)
-{
-	__typeof__(glog_slot[0]) *s = &glog_slot[domid % GLOG_SLOTS];
-	uint64_t now = state_now_ns(), step = (uint64_t)GLOG_REFILL_S * 1000000000u;
-	char line[512], held[64] = "";
-	va_list ap;
-
-	if (level > log_get_level())
-		return;
-	if (!s->used || s->domid != domid) {
-		s->used = true;
-		s->domid = domid;
-		s->tokens = GLOG_BURST;
-		s->refill_ns = now;
-		s->held = 0;
-	}
-	while (s->tokens < GLOG_BURST && now - s->refill_ns >= step) {
-		s->tokens++;
-		s->refill_ns += step;
-	}
-	if (s->tokens == GLOG_BURST)
-		s->refill_ns = now;
-	if (s->tokens == 0) {
-		s->held++;
-		return;
-	}
-	s->tokens--;
-	if (s->held)
-		snprintf(
-		    held, sizeof(held), " (%u earlier lines of this domain held back)", s->held);
-	s->held = 0;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
-	va_end(ap);
-	log_msg(level, 0, func, "%s%s", line, held);
-}
-
-#define guest_log(domid, level, ...) guest_log_at(domid, level, __func__, __VA_ARGS__)
-
-/*
- * Clients filter by name (-d NAME), so a name must be one the guest cannot choose:
- * /local/domain/<id>/name is the toolstack's (owner dom0, read-only for the guest) on
- * real Xen.  A name node the guest could write, or whose permissions cannot be read,
- * is not believed: the domain is called domain-<id>.  A domain being torn down loses
- * its nodes between our reads; a name once believed stays its name then, or the
- * domain_down of a guest that dies would carry a name its -d clients do not follow.
- */
-enum name_trust {
-	NAME_TRUSTED,
-	NAME_WRITABLE,
-	NAME_UNKNOWN
-};
-
-static enum name_trust name_trust(uint32_t domid)
-{
-	char path[64];
-	unsigned num = 0;
-	struct xenif_xs_perm *p;
-	bool writable;
-
-	if (!ctx.x->ops->xs_get_perms)
-		return NAME_UNKNOWN;
-	snprintf(path, sizeof(path), "/local/domain/%" PRIu32 "/name", domid);
-	p = ctx.x->ops->xs_get_perms(ctx.x, 0, path, &num);
-	if (!p)
-		return NAME_UNKNOWN;
-	writable = xenif_xs_perm_writable(p, num, domid);
-	free(p);
-	return writable ? NAME_WRITABLE : NAME_TRUSTED;
-}
-
-static void read_name(struct guest *g)
-{
-	size_t len = 0;
-	char *v = xs_get(0, g->domid, "name", &len);
-	enum name_trust trust = v ? name_trust(g->domid) : NAME_UNKNOWN;
-	bool believed = g->name[0] && !g->name_untrusted;
-	size_t i;
-
-	if (trust == NAME_UNKNOWN && believed) {
-		free(v);
-		return;
-	}
-	if (v && trust != NAME_TRUSTED) {
-		if (!g->name_untrusted)
-			guest_log(g->domid, LOG_LVL_WARN,
-			    "domain %" PRIu32 ": its xenstore name %s: not used", g->domid,
-			    trust == NAME_WRITABLE ? "is writable by the guest"
-			                           : "has permissions that cannot be read");
-		g->name_untrusted = true;
-		free(v);
-		v = NULL;
-	}
-	if (!v) {
-		snprintf(g->name, sizeof(g->name), "domain-%" PRIu32, g->domid);
-	} else {
-		for (i = 0; i < len && i < sizeof(g->name) - 1; i++)
-			g->name[i] = (v[i] >= 0x20 && v[i] < 0x7f) ? v[i] : '?';
-		g->name[i] = 0;
-	}
-	free(v);
-	state_domain_set_name(g->sd, g->name);
-}
-
 /* ---- admission: the one place every cap is checked ---- */
 
 /*
@@ -231,10 +57,12 @@ static void read_name(struct guest *g)
  */
 static int guest_admit(struct guest *g, unsigned pages, bool legacy, char *why, size_t wl)
 {
-	const struct mtraced_config *cfg = ctx.cfg;
+	struct guests_ctx *ctx = g->ctx;
+	const struct mtraced_config *cfg = ctx->cfg;
 	const char *noun = legacy ? "legacy pages" : "pages";
 
-	if (guest_count_kind(GUEST_RING) + guest_count_kind(GUEST_LEGACY) >= cfg->max_guests) {
+	if (guest_count_kind(ctx, GUEST_RING) + guest_count_kind(ctx, GUEST_LEGACY) >=
+	    cfg->max_guests) {
 		snprintf(why, wl, "max_guests %u reached", cfg->max_guests);
 		return -1;
 	}
@@ -243,19 +71,19 @@ static int guest_admit(struct guest *g, unsigned pages, bool legacy, char *why, 
 		    legacy ? "legacy pages" : "pages announced", cfg->max_pages_per_guest);
 		return -1;
 	}
-	if (ctx.pages_total + pages > cfg->max_pages_total) {
+	if (ctx->pages_total + pages > cfg->max_pages_total) {
 		snprintf(why, wl, "%u %s would pass max_pages_total %u (%u mapped)", pages, noun,
-		    cfg->max_pages_total, ctx.pages_total);
+		    cfg->max_pages_total, ctx->pages_total);
 		return -1;
 	}
 	g->pages_mapped = pages;
-	ctx.pages_total += pages;
+	ctx->pages_total += pages;
 	return 0;
 }
 
 static void guest_unadmit(struct guest *g)
 {
-	ctx.pages_total -= g->pages_mapped;
+	g->ctx->pages_total -= g->pages_mapped;
 	g->pages_mapped = 0;
 }
 
@@ -263,7 +91,7 @@ static void guest_unadmit(struct guest *g)
 
 static void unmap_rings(struct guest *g)
 {
-	struct xenif *x = ctx.x;
+	struct xenif *x = g->ctx->x;
 
 	drain_forget(g);
 	for (unsigned i = 0; i < MTRACE_MAX_RINGS; i++) {
@@ -278,7 +106,7 @@ static void unmap_rings(struct guest *g)
 		memset(r, 0, sizeof(*r));
 	}
 	if (g->lport >= 0) {
-		guest_port_set((uint32_t)g->lport, NULL);
+		guest_port_set(g->ctx, (uint32_t)g->lport, NULL);
 		if (x->ops->evtchn_unbind(x, (uint32_t)g->lport) < 0)
 			log_warn("domain %" PRIu32 ": unbind port %d", g->domid, g->lport);
 		g->lport = -1;
@@ -288,8 +116,8 @@ static void unmap_rings(struct guest *g)
 /* Map the admitted rings of a and bind its event channel: 0, or -1 with why. */
 static int map_rings(struct guest *g, const struct announce *a, char *why, size_t wl)
 {
-	static uint32_t refs[MTRACE_RING_MAX_PAGES];
-	struct xenif *x = ctx.x;
+	uint32_t refs[MTRACE_RING_MAX_PAGES];
+	struct xenif *x = g->ctx->x;
 	struct mtrace_ring_hdr hcopy;
 	char err[160];
 	int port;
@@ -329,7 +157,7 @@ static int map_rings(struct guest *g, const struct announce *a, char *why, size_
 		goto fail;
 	}
 	g->lport = port;
-	if (guest_port_set((uint32_t)port, g) < 0) {
+	if (guest_port_set(g->ctx, (uint32_t)port, g) < 0) {
 		snprintf(why, wl, "local port %d out of range", port);
 		goto fail;
 	}
@@ -344,7 +172,8 @@ static void guest_up(struct guest *g, enum guest_kind kind, uint32_t rings, uint
 {
 	g->kind = kind;
 	g->bad[0] = 0;
-	deliver_domain_up(g->sd, g->domid, g->name, rings, clock, kind == GUEST_LEGACY);
+	deliver_domain_up(
+	    g->ctx->deliver, g->sd, g->domid, g->name, rings, clock, kind == GUEST_LEGACY);
 	g->up = true;
 }
 
@@ -357,7 +186,7 @@ static void detach(struct guest *g, const char *reason)
 		legacy_detach(g);
 	guest_unadmit(g);
 	if (g->up) {
-		deliver_domain_down(g->domid, reason);
+		deliver_domain_down(g->ctx->deliver, g->domid, reason);
 		g->up = false;
 	}
 	g->kind = GUEST_NEW;
@@ -373,34 +202,6 @@ static void final_drain(struct guest *g)
 		legacy_poll(g);
 }
 
-/*
- * Whether two reasons are the same but for the values in them: digits and quoted
- * text come from the guest (or from the others' page counts), so a guest writing a
- * new value each time must not make a new reason each time.  A trailing "(...)" is
- * detail too.
- */
-static bool reason_same(const char *a, const char *b)
-{
-	for (;;) {
-		while (*a && (isdigit((unsigned char)*a) || *a == '"')) {
-			if (*a++ == '"')
-				while (*a && *a++ != '"')
-					;
-		}
-		while (*b && (isdigit((unsigned char)*b) || *b == '"')) {
-			if (*b++ == '"')
-				while (*b && *b++ != '"')
-					;
-		}
-		if (!strncmp(a, " (", 2) || !*a)
-			return !strncmp(b, " (", 2) || !*b;
-		if (*a != *b)
-			return false;
-		a++;
-		b++;
-	}
-}
-
 static void set_bad(struct guest *g, const char *why)
 {
 	if (g->kind == GUEST_RING || g->kind == GUEST_LEGACY) {
@@ -413,8 +214,8 @@ static void set_bad(struct guest *g, const char *why)
 	}
 	g->kind = GUEST_BAD;
 	/* Logged once per reason (reason_same), out of the domain's allowance. */
-	if (!reason_same(g->bad, why))
-		guest_log(g->domid, LOG_LVL_WARN, "domain %" PRIu32 " (%s): not traced: %s",
+	if (!guest_reason_same(g->bad, why))
+		guest_log(g->ctx, g->domid, LOG_LVL_WARN, "domain %" PRIu32 " (%s): not traced: %s",
 		    g->domid, g->name, why);
 	snprintf(g->bad, sizeof(g->bad), "%s", why);
 	state_domain_bad(g->sd, why);
@@ -432,7 +233,7 @@ static void attach_rings(struct guest *g, const struct announce *a)
 	}
 	g->ann = *a;
 	guest_up(g, GUEST_RING, a->rings, a->clock);
-	guest_log(g->domid, LOG_LVL_INFO,
+	guest_log(g->ctx, g->domid, LOG_LVL_INFO,
 	    "domain %" PRIu32 " (%s): traced: %" PRIu32 " rings, port %" PRIu32 " -> %d, %u pages",
 	    g->domid, g->name, a->rings, a->port, g->lport, g->pages_mapped);
 	drain_service(g);
@@ -456,10 +257,10 @@ static void attach_legacy(struct guest *g, const char *refs, size_t rlen)
 
 /* Whether the domain exists and is not shutting down (the domain list, not xenstore,
  * which the guest can write and the toolstack removes before the domain is gone). */
-static bool domain_running(uint32_t domid, bool *crashed)
+static bool domain_running(const struct guests_ctx *ctx, uint32_t domid, bool *crashed)
 {
 	struct xenif_dominfo info;
-	int n = ctx.x->ops->ctrl_domain_list(ctx.x, domid, &info, 1);
+	int n = ctx->x->ops->ctrl_domain_list(ctx->x, domid, &info, 1);
 
 	*crashed = false;
 	if (n < 0)
@@ -481,9 +282,9 @@ static void guest_death(struct guest *g, const char *reason)
 }
 
 /* Re-read the domain's announcement and attach, remap, detach or mark it bad. */
-static void guest_refresh(uint32_t domid)
+static void guest_refresh(struct guests_ctx *ctx, uint32_t domid)
 {
-	struct guest *g = guest_find(domid);
+	struct guest *g = guest_find(ctx, domid);
 	struct announce a;
 	char why[256];
 	char *refs;
@@ -491,22 +292,22 @@ static void guest_refresh(uint32_t domid)
 	bool crashed;
 	int rc;
 
-	if (domid == ctx.self_domid)
+	if (domid == ctx->self_domid)
 		return;
 	if (!g) {
 		/* cheap check first: most domains announce nothing */
-		char *st = xs_get(0, domid, MTRACE_XS_DIR "/state", &rlen);
-		char *mp = st ? NULL : xs_get(0, domid, MPROF_XS_REFS, &rlen);
+		char *st = guest_xs_get(ctx, 0, domid, MTRACE_XS_DIR "/state", &rlen);
+		char *mp = st ? NULL : guest_xs_get(ctx, 0, domid, MPROF_XS_REFS, &rlen);
 		bool any = st || mp;
 
 		free(st);
 		free(mp);
 		if (!any)
 			return;
-		g = guest_new(domid);
+		g = guest_new(ctx, domid);
 	}
-	read_name(g);
-	rc = read_announce(domid, &a, why, sizeof(why));
+	guest_read_name(g);
+	rc = guest_read_announce(ctx, domid, &a, why, sizeof(why));
 	if (rc == -2) {
 		/* other writers keep xenstore busy; keep what we have, the rescan retries */
 		log_debug("domain %" PRIu32 ": %s", domid, why);
@@ -521,7 +322,7 @@ static void guest_refresh(uint32_t domid)
 		if (g->kind == GUEST_RING && !memcmp(&g->ann, &a, sizeof(a)))
 			return; /* unchanged: a spurious or unrelated watch */
 		if (g->kind == GUEST_RING) {
-			guest_log(domid, LOG_LVL_INFO,
+			guest_log(ctx, domid, LOG_LVL_INFO,
 			    "domain %" PRIu32 " (%s): re-announced, remapping", domid, g->name);
 			drain_final(g);
 			detach(g, "reannounced");
@@ -536,7 +337,7 @@ static void guest_refresh(uint32_t domid)
 		return;
 	}
 	/* data/mtrace withdrawn or absent: a legacy buffer, or nothing */
-	refs = xs_get(0, domid, MPROF_XS_REFS, &rlen);
+	refs = guest_xs_get(ctx, 0, domid, MPROF_XS_REFS, &rlen);
 	if (refs) {
 		if (g->kind == GUEST_RING) {
 			drain_final(g);
@@ -551,7 +352,7 @@ static void guest_refresh(uint32_t domid)
 		return;
 	}
 	/* nothing announced any more: withdrawn, or is the domain going away? */
-	if (!domain_running(domid, &crashed)) {
+	if (!domain_running(ctx, domid, &crashed)) {
 		guest_death(g, crashed ? "crashed" : "destroyed");
 		return;
 	}
@@ -559,7 +360,7 @@ static void guest_refresh(uint32_t domid)
 		drain_final(g);
 	if (g->kind != GUEST_NEW)
 		guest_log(
-		    domid, LOG_LVL_INFO, "domain %" PRIu32 " (%s): withdrawn", domid, g->name);
+		    ctx, domid, LOG_LVL_INFO, "domain %" PRIu32 " (%s): withdrawn", domid, g->name);
 	detach(g, "withdrawn");
 	state_domain_detached(g->sd, "withdrawn", false);
 	guest_free(g);
@@ -572,30 +373,40 @@ static const struct discover_ops discover_ops = {
 	.death = guest_death,
 };
 
-int guests_init(struct event_base *base, struct xenif *x, const struct mtraced_config *cfg,
-    char *err, size_t errlen)
+struct guests_ctx *guests_init(struct event_base *base, struct xenif *x,
+    const struct mtraced_config *cfg, struct stream *stream, char *err, size_t errlen)
 {
-	ctx.base = base;
-	ctx.x = x;
-	ctx.cfg = cfg;
-	if (x->ops->xs_get_domid(x, &ctx.self_domid) < 0)
-		ctx.self_domid = 0;
-	legacy_init(&ctx);
-	if (drain_init(&ctx, err, errlen) < 0)
-		return -1;
-	return discover_init(&ctx, &discover_ops, err, errlen);
+	struct guests_ctx *ctx = calloc(1, sizeof(*ctx));
+
+	if (!ctx || !(ctx->deliver = deliver_new(stream)) || guest_log_init(ctx) < 0) {
+		snprintf(err, errlen, "out of memory");
+		if (ctx)
+			guests_fini(ctx);
+		return NULL;
+	}
+	ctx->base = base;
+	ctx->x = x;
+	ctx->cfg = cfg;
+	if (x->ops->xs_get_domid(x, &ctx->self_domid) < 0)
+		ctx->self_domid = 0;
+	if (drain_init(ctx, err, errlen) < 0 ||
+	    discover_init(ctx, &discover_ops, err, errlen) < 0) {
+		guests_fini(ctx);
+		return NULL;
+	}
+	return ctx;
 }
 
-void guests_scan(void)
+void guests_scan(struct guests_ctx *ctx)
 {
-	discover_scan_all(true);
+	discover_scan_all(ctx, true);
 }
 
-void guests_reconfigure(const struct mtraced_config *cfg)
+void guests_reconfigure(struct guests_ctx *ctx, const struct mtraced_config *cfg)
 {
-	ctx.cfg = cfg;
-	drain_reconfigure();
-	legacy_reconfigure();
+	ctx->cfg = cfg;
+	drain_reconfigure(ctx);
+	legacy_reconfigure(ctx);
 }
 
 static void final_each(struct guest *g, void *arg)
@@ -604,17 +415,19 @@ static void final_each(struct guest *g, void *arg)
 	final_drain(g);
 }
 
-void guests_drain_all(void)
+void guests_drain_all(struct guests_ctx *ctx)
 {
-	guest_foreach(final_each, NULL);
+	guest_foreach(ctx, final_each, NULL);
 }
 
-void guests_fini(void)
+void guests_fini(struct guests_ctx *ctx)
 {
 	struct guest *g;
 
-	discover_fini();
-	while ((g = guest_last()) != NULL) {
+	if (!ctx)
+		return;
+	discover_fini(ctx);
+	while ((g = guest_last(ctx)) != NULL) {
 		if (g->kind == GUEST_RING)
 			unmap_rings(g);
 		else if (g->kind == GUEST_LEGACY)
@@ -623,11 +436,14 @@ void guests_fini(void)
 		g->kind = GUEST_NEW;
 		guest_free(g);
 	}
-	guest_table_free();
-	drain_fini();
+	guest_table_free(ctx);
+	drain_fini(ctx);
+	guest_log_free(ctx);
+	deliver_free(ctx->deliver);
+	free(ctx);
 }
 
-const char *guests_host_lost(void)
+const char *guests_host_lost(const struct guests_ctx *ctx)
 {
-	return guest_host_lost_reason();
+	return guest_host_lost_reason(ctx);
 }

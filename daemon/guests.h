@@ -9,19 +9,23 @@
 #include <stddef.h>
 
 struct event_base;
+struct guests_ctx;
 struct mtraced_config;
+struct stream;
 struct xenif;
 
-int guests_init(struct event_base *base, struct xenif *x, const struct mtraced_config *cfg,
-    char *err, size_t errlen);
+/* The guests of x, their events and domain changes delivered to stream; cfg is read
+ * from there on (guests_reconfigure gives another).  NULL with err on failure. */
+struct guests_ctx *guests_init(struct event_base *base, struct xenif *x,
+    const struct mtraced_config *cfg, struct stream *stream, char *err, size_t errlen);
 /* Find every guest there is now (start-up, before READY=1). */
-void guests_scan(void);
-void guests_reconfigure(const struct mtraced_config *cfg);
+void guests_scan(struct guests_ctx *ctx);
+void guests_reconfigure(struct guests_ctx *ctx, const struct mtraced_config *cfg);
 /* Drain every ring and legacy buffer a last time (shutdown). */
-void guests_drain_all(void);
-/* Unmap and unbind everything; no DomainDown is sent. */
-void guests_fini(void);
+void guests_drain_all(struct guests_ctx *ctx);
+/* Unmap and unbind everything (no DomainDown is sent), and free ctx. */
+void guests_fini(struct guests_ctx *ctx);
 /* Why the loop was left because the host's xenstore or event channels failed, or NULL. */
-const char *guests_host_lost(void);
+const char *guests_host_lost(const struct guests_ctx *ctx);
 
 #endif

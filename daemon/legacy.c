@@ -35,8 +35,6 @@ struct legacy {
 	struct guest *g;
 };
 
-static const struct guests_ctx *ctx;
-
 bool legacy_same(const struct guest *g, const char *refs, size_t len)
 {
 	uint32_t r[MPROF_MAX_PAGES];
@@ -59,16 +57,17 @@ void legacy_poll(struct guest *g)
 		return;
 	/* one copy per poll; the parser only ever sees the private copy */
 	memcpy(lg->copy, lg->map, lg->len);
-	deliver_begin(g->sd, g->domid, 0, MTRACE_CLOCK_XEN);
-	mprof_reader_poll(lg->mr, lg->copy, lg->len, deliver_event, NULL);
-	deliver_end();
+	deliver_begin(g->ctx->deliver, g->sd, g->domid, 0, MTRACE_CLOCK_XEN);
+	mprof_reader_poll(lg->mr, lg->copy, lg->len, deliver_event, g->ctx->deliver);
+	deliver_end(g->ctx->deliver);
 	st = mprof_reader_stats(lg->mr);
 	/* snapshot semantics: events overwritten between polls and events caught half
 	 * written (torn, dropped) are both events the guest wrote that we could not
 	 * deliver, i.e. lost; corrupt is kept for what no writer could have produced */
 	lost = (st->lost + st->torn) - (lg->seen.lost + lg->seen.torn);
 	bad = st->corrupt - lg->seen.corrupt;
-	deliver_counts(g->sd, g->domid, 0, lost, bad, st->unknown - lg->seen.unknown);
+	deliver_counts(
+	    g->ctx->deliver, g->sd, g->domid, 0, lost, bad, st->unknown - lg->seen.unknown);
 	if (bad)
 		log_debug(
 		    "domain %" PRIu32 ": legacy buffer: %s", g->domid, mprof_reader_error(lg->mr));
@@ -86,7 +85,7 @@ static void poll_cb(evutil_socket_t fd, short what, void *arg)
 
 static void poll_arm(struct legacy *lg)
 {
-	struct timeval tv = tv_from_ms(ctx->cfg->mprof_poll_ms);
+	struct timeval tv = tv_from_ms(lg->g->ctx->cfg->mprof_poll_ms);
 
 	evtimer_del(lg->poll_ev);
 	event_add(lg->poll_ev, &tv);
@@ -94,6 +93,7 @@ static void poll_arm(struct legacy *lg)
 
 void legacy_detach(struct guest *g)
 {
+	struct guests_ctx *ctx = g->ctx;
 	struct legacy *lg = g->lg;
 
 	if (!lg)
@@ -124,6 +124,7 @@ int legacy_parse_refs(
 
 int legacy_attach(struct guest *g, const uint32_t *r, unsigned n, char *why, size_t wl)
 {
+	struct guests_ctx *ctx = g->ctx;
 	struct legacy *lg = xcalloc(1, sizeof(*lg));
 
 	memcpy(lg->refs, r, n * sizeof(r[0]));
@@ -158,11 +159,6 @@ fail:
 	return -1;
 }
 
-void legacy_init(const struct guests_ctx *c)
-{
-	ctx = c;
-}
-
 static void rearm_each(struct guest *g, void *arg)
 {
 	(void)arg;
@@ -170,7 +166,7 @@ static void rearm_each(struct guest *g, void *arg)
 		poll_arm(g->lg);
 }
 
-void legacy_reconfigure(void)
+void legacy_reconfigure(struct guests_ctx *ctx)
 {
-	guest_foreach(rearm_each, NULL);
+	guest_foreach(ctx, rearm_each, NULL);
 }

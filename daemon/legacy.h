@@ -14,9 +14,8 @@
 struct guest;
 struct guests_ctx;
 
-void legacy_init(const struct guests_ctx *ctx);
 /* mprof_poll_ms may have changed: re-arm every legacy guest's poll timer. */
-void legacy_reconfigure(void);
+void legacy_reconfigure(struct guests_ctx *ctx);
 /* The grant refs of data/mprof/ring-ref: their count, or -1 with why. */
 int legacy_parse_refs(
     const char *refs, size_t len, uint32_t r[MPROF_MAX_PAGES], char *why, size_t whylen);

@@ -27,9 +27,17 @@
 
 #define MAX_OVERRIDES 64
 
+/* The process's command line and configuration: one of each per process, so file-scope
+ * rather than passed around; what runs (the loop, the stream server, the guests) is in
+ * struct mtraced, handed to the signal callbacks. */
 static struct mtraced_config cfg;
-static struct event_base *base;
 static bool config_given;
+
+struct mtraced {
+	struct event_base *base;
+	struct stream *stream;
+	struct guests_ctx *guests;
+};
 
 /* Command-line settings win over the file, at start-up and on every reload. */
 static struct {
@@ -97,23 +105,24 @@ static int build_config(struct mtraced_config *c, const char *path, char *err, s
 
 static void on_stop(evutil_socket_t sig, short what, void *arg)
 {
+	struct mtraced *d = arg;
+
 	(void)what;
-	(void)arg;
 	log_info("signal %d: draining and stopping", (int)sig);
 	service_stopping();
-	guests_drain_all();
-	stream_shutdown("daemon stopping");
-	event_base_loopexit(base, NULL);
+	guests_drain_all(d->guests);
+	stream_shutdown(d->stream, "daemon stopping");
+	event_base_loopexit(d->base, NULL);
 }
 
 static void on_reload(evutil_socket_t sig, short what, void *arg)
 {
+	struct mtraced *d = arg;
 	struct mtraced_config n;
 	char err[512];
 
 	(void)sig;
 	(void)what;
-	(void)arg;
 	service_reloading();
 	if (build_config(&n, cfg.config_path, err, sizeof(err)) < 0) {
 		log_err("reload: %s (keeping the running configuration)", err);
@@ -138,8 +147,8 @@ static void on_reload(evutil_socket_t sig, short what, void *arg)
 	cfg = n;
 	log_set_level(cfg.log_level);
 	state_reconfigure(&cfg);
-	stream_reconfigure(&cfg);
-	guests_reconfigure(&cfg);
+	stream_reconfigure(d->stream, &cfg);
+	guests_reconfigure(d->guests, &cfg);
 	service_reconfigure(&cfg);
 	log_info("configuration reloaded from %s", cfg.config_path);
 	service_ready();
@@ -179,6 +188,7 @@ int main(int argc, char **argv)
 	int verbose = 0, quiet = 0, c;
 	char err[512];
 	struct xenif *x;
+	struct mtraced d = { 0 };
 	bool host_lost = false;
 
 	malloc_tune();
@@ -275,34 +285,34 @@ int main(int argc, char **argv)
 	struct event_config *ecfg = event_config_new();
 	if (ecfg) {
 		event_config_set_flag(ecfg, EVENT_BASE_FLAG_PRECISE_TIMER);
-		base = event_base_new_with_config(ecfg);
+		d.base = event_base_new_with_config(ecfg);
 		event_config_free(ecfg);
 	}
-	if (!base)
-		base = event_base_new();
-	if (!base) {
+	if (!d.base)
+		d.base = event_base_new();
+	if (!d.base) {
 		log_err("cannot create the event loop");
 		return 1;
 	}
 	state_init(&cfg);
-	if (stream_init(base, &cfg, err, sizeof(err)) < 0) {
+	if (!(d.stream = stream_new(d.base, &cfg, err, sizeof(err)))) {
 		log_err("%s", err);
 		return 1;
 	}
-	if (guests_init(base, x, &cfg, err, sizeof(err)) < 0) {
+	if (!(d.guests = guests_init(d.base, x, &cfg, d.stream, err, sizeof(err)))) {
 		log_err("%s", err);
 		return 1;
 	}
-	sig_term = evsignal_new(base, SIGTERM, on_stop, NULL);
-	sig_int = evsignal_new(base, SIGINT, on_stop, NULL);
-	sig_hup = evsignal_new(base, SIGHUP, on_reload, NULL);
+	sig_term = evsignal_new(d.base, SIGTERM, on_stop, &d);
+	sig_int = evsignal_new(d.base, SIGINT, on_stop, &d);
+	sig_hup = evsignal_new(d.base, SIGHUP, on_reload, &d);
 	if (!sig_term || !sig_int || !sig_hup || event_add(sig_term, NULL) < 0 ||
 	    event_add(sig_int, NULL) < 0 || event_add(sig_hup, NULL) < 0 ||
-	    service_init(base, &cfg) < 0) {
+	    service_init(d.base, &cfg, d.stream) < 0) {
 		log_err("cannot set up signal handling");
 		return 1;
 	}
-	guests_scan();
+	guests_scan(d.guests);
 	service_boost_priority(cfg.priority_boost);
 	if (cfg.drop_privileges)
 		service_drop_privileges();
@@ -310,17 +320,20 @@ int main(int argc, char **argv)
 	    state_guest_count());
 	service_ready();
 
-	event_base_dispatch(base);
-	host_lost = guests_host_lost() != NULL;
+	event_base_dispatch(d.base);
+	host_lost = guests_host_lost(d.guests) != NULL;
 
-	guests_fini();
+	/* (after a SIGTERM the clients were told already: this is then nothing) */
+	stream_shutdown(d.stream, host_lost ? "the host went away" : "daemon stopping");
+	guests_fini(d.guests);
 	service_fini();
+	stream_free(d.stream);
 	event_free(sig_term);
 	event_free(sig_int);
 	event_free(sig_hup);
 	state_fini();
 	xenif_close(x);
-	event_base_free(base);
+	event_base_free(d.base);
 	if (host_lost) {
 		log_info("stopped: the host went away");
 		return 1;

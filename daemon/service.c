@@ -22,8 +22,10 @@
 #include "state.h"
 #include "stream.h"
 
-/* The status line's state: one context. */
+/* The status line's state.  One per process, not a context passed around: sd_notify
+ * speaks for the process to its service manager, of which there is one. */
 static struct {
+	const struct stream *stream; /* whose clients the line counts */
 	struct event *status_ev;
 	unsigned interval_ms;
 	char last_status[128];
@@ -32,7 +34,7 @@ static struct {
 static void service_status(void)
 {
 	char line[128];
-	unsigned g = state_guest_count(), c = stream_client_count();
+	unsigned g = state_guest_count(), c = sv.stream ? stream_client_count(sv.stream) : 0;
 
 	snprintf(line, sizeof(line), "STATUS=%u guest%s, %u client%s", g, g == 1 ? "" : "s", c,
 	    c == 1 ? "" : "s");
@@ -58,8 +60,10 @@ static void status_arm(void)
 	event_add(sv.status_ev, &tv);
 }
 
-int service_init(struct event_base *base, const struct mtraced_config *cfg)
+int service_init(
+    struct event_base *base, const struct mtraced_config *cfg, const struct stream *stream)
 {
+	sv.stream = stream;
 	sv.interval_ms = cfg->status_interval_ms;
 	sv.status_ev = event_new(base, -1, EV_PERSIST, status_cb, NULL);
 	if (!sv.status_ev)
@@ -137,4 +141,5 @@ void service_fini(void)
 	if (sv.status_ev)
 		event_free(sv.status_ev);
 	sv.status_ev = NULL;
+	sv.stream = NULL;
 }

@@ -7,9 +7,11 @@
 
 struct event_base;
 struct mtraced_config;
+struct stream;
 
-/* Start the periodic STATUS line. */
-int service_init(struct event_base *base, const struct mtraced_config *cfg);
+/* Start the periodic STATUS line (the guests, and stream's clients). */
+int service_init(
+    struct event_base *base, const struct mtraced_config *cfg, const struct stream *stream);
 void service_reconfigure(const struct mtraced_config *cfg);
 void service_ready(void);
 void service_reloading(void);

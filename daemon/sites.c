@@ -58,7 +58,10 @@ struct entry {
 	uint64_t used;          /* the cache's clock at its last lookup */
 };
 
-/* The module cache of this daemon: one, set up by sites_init. */
+/* The module cache of this daemon: one, set up by sites_init.  One per process, not a
+ * context passed down: a module's debug information is the same whichever guest (or
+ * guests context) runs it, so every one shares the cache on purpose, and its one
+ * caller is the state (state-sites.c), itself the process's one (state_ctx). */
 struct sites_ctx {
 	const struct mtraced_config *cfg;
 	struct entry *cache;

@@ -40,6 +40,7 @@
 
 struct stream_group {
 	LIST_ENTRY(stream_group) entry;
+	struct stream_batch *sb;
 	char *key;
 	Mtrace__Subscribe *sub; /* own copy: members come and go */
 	bool all_ops;
@@ -53,9 +54,10 @@ struct stream_group {
 	struct stream_columns *hit;        /* the last one group_acc found */
 };
 
-/* The groups' context, one for the daemon. */
-static struct {
+/* The groups of one stream server, and the account of their columns. */
+struct stream_batch {
 	stream_batch_send_fn send_events;
+	struct stream_shms *shms; /* where a group's region is made (NULL: none) */
 	LIST_HEAD(, stream_group) groups;
 	struct event *flush_ev;
 	bool flush_scheduled;
@@ -63,42 +65,41 @@ static struct {
 	 * groups). */
 	struct stream_group shared;
 	unsigned neverything; /* groups in groups with everything set */
-} gs = {
-	.groups = LIST_HEAD_INITIALIZER(gs.groups),
-	.shared = { .all_ops = true, .accs = TAILQ_HEAD_INITIALIZER(gs.shared.accs) },
+	struct stream_col_account ac;
 };
 
 /* Every group, then the shared one. */
-static struct stream_group *group_next(struct stream_group *g)
+static struct stream_group *group_next(struct stream_batch *sb, struct stream_group *g)
 {
-	if (g == &gs.shared)
+	if (g == &sb->shared)
 		return NULL;
-	g = g ? LIST_NEXT(g, entry) : LIST_FIRST(&gs.groups);
-	return g ? g : &gs.shared;
+	g = g ? LIST_NEXT(g, entry) : LIST_FIRST(&sb->groups);
+	return g ? g : &sb->shared;
 }
 
 /* A batch of n events of domid (NULL: dropped) to the clients of g; the shared
  * group's go to every group that takes everything and selects domid. */
 static void deliver(struct stream_group *g, uint32_t domid, struct stream_blob *b, size_t n)
 {
+	struct stream_batch *sb = g->sb;
 	struct stream_group *x;
 	size_t i;
 
-	if (g != &gs.shared) {
+	if (g != &sb->shared) {
 		if (g->shm)
 			stream_shm_put(g->shm, b, n);
 		for (i = 0; i < g->nmembers; i++)
-			gs.send_events(g->members[i], b, n);
+			sb->send_events(g->members[i], b, n);
 		return;
 	}
-	LIST_FOREACH(x, &gs.groups, entry)
+	LIST_FOREACH(x, &sb->groups, entry)
 	{
 		if (!x->everything || !state_domain_matches(domid, x->sub))
 			continue;
 		if (x->shm)
 			stream_shm_put(x->shm, b, n);
 		for (i = 0; i < x->nmembers; i++)
-			gs.send_events(x->members[i], b, n);
+			sb->send_events(x->members[i], b, n);
 	}
 }
 
@@ -108,9 +109,9 @@ static struct stream_shm *sole_region(struct stream_group *g, uint32_t domid)
 {
 	struct stream_group *x, *one = NULL;
 
-	if (g != &gs.shared)
+	if (g != &g->sb->shared)
 		return g->shm && !g->nmembers ? g->shm : NULL;
-	LIST_FOREACH(x, &gs.groups, entry)
+	LIST_FOREACH(x, &g->sb->groups, entry)
 	{
 		if (!x->everything || !state_domain_matches(domid, x->sub))
 			continue;
@@ -134,7 +135,7 @@ static void group_send(struct stream_group *g, struct stream_columns *a)
 
 	if (n == 0)
 		return;
-	if (g == &gs.shared && gs.neverything == 0) {
+	if (g == &g->sb->shared && g->sb->neverything == 0) {
 		stream_columns_reset(a); /* the groups it was for have left */
 		return;
 	}
@@ -161,14 +162,14 @@ static void acc_free(struct stream_group *g, struct stream_columns *a)
 	stream_columns_free(a);
 }
 
-void stream_batch_flush(void)
+void stream_batch_flush(struct stream_batch *sb)
 {
 	struct stream_group *g;
 	struct stream_columns *a, *next;
 	uint64_t now = 0;
 
-	gs.flush_scheduled = false;
-	for (g = group_next(NULL); g; g = group_next(g)) {
+	sb->flush_scheduled = false;
+	for (g = group_next(sb, NULL); g; g = group_next(sb, g)) {
 		for (a = TAILQ_FIRST(&g->accs); a; a = next) {
 			next = TAILQ_NEXT(a, entry);
 			if (a->n) {
@@ -192,17 +193,17 @@ void stream_batch_flush(void)
 
 static void flush_cb(evutil_socket_t fd, short what, void *arg)
 {
-	stream_batch_flush();
+	stream_batch_flush(arg);
 }
 
-static void schedule_flush(void)
+static void schedule_flush(struct stream_batch *sb)
 {
 	/* Activated, not timed: it runs after the callbacks already active in this loop
 	 * turn, so the rings drained in one turn share frames and nothing waits for a
 	 * timer tick. */
-	if (!gs.flush_scheduled && gs.flush_ev) {
-		event_active(gs.flush_ev, EV_TIMEOUT, 0);
-		gs.flush_scheduled = true;
+	if (!sb->flush_scheduled && sb->flush_ev) {
+		event_active(sb->flush_ev, EV_TIMEOUT, 0);
+		sb->flush_scheduled = true;
 	}
 }
 
@@ -227,7 +228,7 @@ static struct stream_columns *group_acc(
 		if (a == from)
 			break;
 	}
-	a = stream_columns_new(domid, ring, clock);
+	a = stream_columns_new(&g->sb->ac, domid, ring, clock);
 	if (a) {
 		TAILQ_INSERT_TAIL(&g->accs, a, entry);
 		g->hit = a;
@@ -252,12 +253,12 @@ static void group_drop(struct stream_group *g, uint32_t domid, size_t n)
 }
 
 /* Send every pending batch but keep's and free their columns. */
-static void release_all(const struct stream_columns *keep)
+static void release_all(struct stream_batch *sb, const struct stream_columns *keep)
 {
 	struct stream_group *g;
 	struct stream_columns *a, *next;
 
-	for (g = group_next(NULL); g; g = group_next(g)) {
+	for (g = group_next(sb, NULL); g; g = group_next(sb, g)) {
 		for (a = TAILQ_FIRST(&g->accs); a; a = next) {
 			next = TAILQ_NEXT(a, entry);
 			if (a == keep)
@@ -279,8 +280,8 @@ static int acc_room(struct stream_group *g, struct stream_columns *a, bool str)
 	if (stream_columns_has_room(a, str) ||
 	    (stream_columns_grow(a) == 0 && stream_columns_has_room(a, str)))
 		return 0;
-	stream_columns_pressure();
-	release_all(a);
+	stream_columns_pressure(&g->sb->ac);
+	release_all(g->sb, a);
 	if (stream_columns_grow(a) == 0 && stream_columns_has_room(a, str))
 		return 0;
 	if (a->n) {
@@ -321,14 +322,14 @@ static void group_events(struct stream_group *g, uint32_t domid, uint32_t ring, 
 {
 	struct stream_columns *a;
 
-	if (g != &gs.shared && !state_domain_matches(domid, g->sub))
+	if (g != &g->sb->shared && !state_domain_matches(domid, g->sub))
 		return;
 	a = group_acc(g, domid, ring, clock);
 	if (!a) {
 		group_drop(g, domid, n);
 		return;
 	}
-	if (g == &gs.shared) {
+	if (g == &g->sb->shared) {
 		/* every event: runs without checks, the others one by one */
 		for (size_t i = 0; i < n; i++) {
 			i += stream_columns_copy_run(a, ev + i, n - i);
@@ -341,18 +342,18 @@ static void group_events(struct stream_group *g, uint32_t domid, uint32_t ring, 
 				acc_append(g, a, domid, &ev[i]);
 	}
 	if (a->n)
-		schedule_flush();
+		schedule_flush(g->sb);
 }
 
-void stream_batch_events(
-    uint32_t domid, uint32_t ring, uint32_t clock, const struct mtrace_event *ev, size_t n)
+void stream_batch_events(struct stream_batch *sb, uint32_t domid, uint32_t ring, uint32_t clock,
+    const struct mtrace_event *ev, size_t n)
 {
 	struct stream_group *g;
 	bool all = false;
 
 	if (n == 0)
 		return;
-	LIST_FOREACH(g, &gs.groups, entry)
+	LIST_FOREACH(g, &sb->groups, entry)
 	{
 		if (g->everything)
 			all = all || state_domain_matches(domid, g->sub);
@@ -360,7 +361,7 @@ void stream_batch_events(
 			group_events(g, domid, ring, clock, ev, n);
 	}
 	if (all)
-		group_events(&gs.shared, domid, ring, clock, ev, n);
+		group_events(&sb->shared, domid, ring, clock, ev, n);
 }
 
 /* A canonical text of the event filter: equal filters give equal keys whatever the
@@ -442,7 +443,8 @@ static void drop_accs(struct stream_group *g)
 		acc_free(g, a);
 }
 
-struct stream_group *stream_group_join(struct stream_client *c, const Mtrace__Subscribe *sub)
+struct stream_group *stream_group_join(
+    struct stream_batch *sb, struct stream_client *c, const Mtrace__Subscribe *sub)
 {
 	uint8_t ops[32] = { 0 };
 	bool all_ops = sub->n_ops == 0;
@@ -456,7 +458,7 @@ struct stream_group *stream_group_join(struct stream_client *c, const Mtrace__Su
 	key = filter_key(sub, ops, all_ops);
 	if (!key)
 		return NULL;
-	LIST_FOREACH(g, &gs.groups, entry)
+	LIST_FOREACH(g, &sb->groups, entry)
 	if (strcmp(g->key, key) == 0)
 		break;
 	if (!g) {
@@ -469,14 +471,15 @@ struct stream_group *stream_group_join(struct stream_client *c, const Mtrace__Su
 			free(key);
 			return NULL;
 		}
+		g->sb = sb;
 		g->key = key;
 		key = NULL;
 		g->all_ops = all_ops;
 		g->everything = all_ops && g->sub->n_labels == 0;
-		gs.neverything += g->everything;
+		sb->neverything += g->everything;
 		memcpy(g->ops, ops, sizeof(ops));
 		TAILQ_INIT(&g->accs);
-		LIST_INSERT_HEAD(&gs.groups, g, entry);
+		LIST_INSERT_HEAD(&sb->groups, g, entry);
 	}
 	free(key);
 	if (g->nmembers == g->cap) {
@@ -493,7 +496,7 @@ struct stream_shm *stream_group_shm_attach(
 {
 	size_t i;
 
-	if (!g->shm && !(g->shm = stream_shm_new(why)))
+	if (!g->shm && !(g->shm = stream_shm_new(g->sb->shms, why)))
 		return NULL;
 	if (stream_shm_add(g->shm, c) < 0) {
 		bool found;
@@ -535,17 +538,18 @@ void stream_group_shm_detach(struct stream_group *g, struct stream_client *c)
 	g->members[g->nmembers++] = c;
 }
 
-void stream_batch_notice(uint32_t domid, const struct stream_blob *b)
+void stream_batch_notice(struct stream_batch *sb, uint32_t domid, const struct stream_blob *b)
 {
 	struct stream_group *g;
 
-	LIST_FOREACH(g, &gs.groups, entry)
+	LIST_FOREACH(g, &sb->groups, entry)
 	if (g->shm && state_domain_matches(domid, g->sub))
 		stream_shm_put(g->shm, b, 0);
 }
 
 void stream_group_leave(struct stream_group *g, struct stream_client *c)
 {
+	struct stream_batch *sb = g->sb;
 	size_t i;
 	bool found = false;
 
@@ -564,10 +568,10 @@ void stream_group_leave(struct stream_group *g, struct stream_client *c)
 	if (g->nmembers || g->shm)
 		return;
 	LIST_REMOVE(g, entry);
-	gs.neverything -= g->everything;
+	sb->neverything -= g->everything;
 	drop_accs(g);
-	if (gs.neverything == 0)
-		drop_accs(&gs.shared); /* batches for nobody now */
+	if (sb->neverything == 0)
+		drop_accs(&sb->shared); /* batches for nobody now */
 	mtrace__subscribe__free_unpacked(g->sub, NULL);
 	label_filter_free(&g->labels);
 	free(g->members);
@@ -575,12 +579,12 @@ void stream_group_leave(struct stream_group *g, struct stream_client *c)
 	free(g);
 }
 
-void stream_batch_domain_gone(uint32_t domid)
+void stream_batch_domain_gone(struct stream_batch *sb, uint32_t domid)
 {
 	struct stream_group *g;
 	struct stream_columns *a, *next;
 
-	for (g = group_next(NULL); g; g = group_next(g)) {
+	for (g = group_next(sb, NULL); g; g = group_next(sb, g)) {
 		for (a = TAILQ_FIRST(&g->accs); a; a = next) {
 			next = TAILQ_NEXT(a, entry);
 			if (a->domid == domid) {
@@ -591,32 +595,45 @@ void stream_batch_domain_gone(uint32_t domid)
 	}
 }
 
-void stream_batch_set_cap(size_t total)
+void stream_batch_set_cap(struct stream_batch *sb, size_t total)
 {
-	stream_columns_set_cap(total);
+	stream_columns_set_cap(&sb->ac, total);
 }
 
-const struct stream_batch_memory *stream_batch_memory(void)
+const struct stream_batch_memory *stream_batch_memory(const struct stream_batch *sb)
 {
-	return stream_columns_memory();
+	return &sb->ac.mem;
 }
 
-void stream_batch_init(struct event_base *base, stream_batch_send_fn send)
+struct stream_batch *stream_batch_new(
+    struct event_base *base, stream_batch_send_fn send, struct stream_shms *shms)
 {
-	gs.send_events = send;
-	gs.flush_ev = event_new(base, -1, 0, flush_cb, NULL);
+	struct stream_batch *sb = calloc(1, sizeof(*sb));
+
+	if (!sb)
+		return NULL;
+	sb->send_events = send;
+	sb->shms = shms;
+	LIST_INIT(&sb->groups);
+	sb->shared.sb = sb;
+	sb->shared.all_ops = true;
+	TAILQ_INIT(&sb->shared.accs);
+	stream_col_account_init(&sb->ac);
+	if (!(sb->flush_ev = event_new(base, -1, 0, flush_cb, sb))) {
+		free(sb);
+		return NULL;
+	}
+	return sb;
 }
 
-void stream_batch_fini(void)
+void stream_batch_free(struct stream_batch *sb)
 {
-	const struct stream_batch_memory *mem = stream_columns_memory();
+	const struct stream_batch_memory *mem = &sb->ac.mem;
 
-	drop_accs(&gs.shared);
+	drop_accs(&sb->shared);
 	log_info("event batches: %llu encoded, peak %zu bytes, client_batch_total reached %llu "
 	         "times",
 	    (unsigned long long)mem->encoded, mem->peak, (unsigned long long)mem->pressure);
-	if (gs.flush_ev)
-		event_free(gs.flush_ev);
-	gs.flush_ev = NULL;
-	gs.flush_scheduled = false;
+	event_free(sb->flush_ev);
+	free(sb);
 }

@@ -3,9 +3,9 @@
  * columns (deltas, ops, threads, args, types, a dictionary of strings), encoded once
  * into a framed ServerMsg whose bytes all the clients of a batch share.
  *
- * The columns of every group and ring together are counted here against
- * client_batch_total (mtraced(8), MEMORY); what to send when the total is reached is
- * the groups' policy (stream-batch.c).
+ * The columns of every group and ring together are counted here, in the account the
+ * batcher (stream-batch.c) gives each of them, against client_batch_total (mtraced(8),
+ * MEMORY); what to send when the total is reached is the groups' policy.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -25,25 +25,20 @@
 /* Bytes per event of the columns below. */
 #define COL_BYTES (sizeof(int32_t) + 2 * sizeof(uint8_t) + 2 * sizeof(int64_t) + sizeof(uint32_t))
 
-/* The encoder's context: the memory of all columns, and its cap. */
-static struct {
-	size_t cap; /* client_batch_total */
-	struct stream_batch_memory mem;
-} cols = { .cap = SIZE_MAX };
-
-void stream_columns_set_cap(size_t total)
+void stream_col_account_init(struct stream_col_account *ac)
 {
-	cols.cap = total ? total : SIZE_MAX;
+	memset(ac, 0, sizeof(*ac));
+	ac->cap = SIZE_MAX;
 }
 
-const struct stream_batch_memory *stream_columns_memory(void)
+void stream_columns_set_cap(struct stream_col_account *ac, size_t total)
 {
-	return &cols.mem;
+	ac->cap = total ? total : SIZE_MAX;
 }
 
-void stream_columns_pressure(void)
+void stream_columns_pressure(struct stream_col_account *ac)
 {
-	cols.mem.pressure++;
+	ac->mem.pressure++;
 }
 
 /* Columns grow to at most COL_MAX_EVENTS: out of memory aborts (xalloc.h). */
@@ -56,18 +51,22 @@ static void account(struct stream_columns *a)
 {
 	size_t now = sizeof(*a) + a->cap * COL_BYTES + stream_dict_bytes(&a->dict);
 
-	cols.mem.bytes = cols.mem.bytes - a->bytes + now;
+	struct stream_batch_memory *mem = &a->ac->mem;
+
+	mem->bytes = mem->bytes - a->bytes + now;
 	a->bytes = now;
-	if (cols.mem.bytes > cols.mem.peak)
-		cols.mem.peak = cols.mem.bytes;
+	if (mem->bytes > mem->peak)
+		mem->peak = mem->bytes;
 }
 
-struct stream_columns *stream_columns_new(uint32_t domid, uint32_t ring, uint32_t clock)
+struct stream_columns *stream_columns_new(
+    struct stream_col_account *ac, uint32_t domid, uint32_t ring, uint32_t clock)
 {
 	struct stream_columns *a = calloc(1, sizeof(*a));
 
 	if (!a)
 		return NULL;
+	a->ac = ac;
 	a->domid = domid;
 	a->ring = ring;
 	a->clock = clock;
@@ -95,7 +94,7 @@ void stream_columns_release(struct stream_columns *a)
 void stream_columns_free(struct stream_columns *a)
 {
 	stream_columns_release(a);
-	cols.mem.bytes -= a->bytes;
+	a->ac->mem.bytes -= a->bytes;
 	free(a);
 }
 
@@ -107,7 +106,7 @@ int stream_columns_grow(struct stream_columns *a)
 		return 0;
 	if (cap > COL_MAX_EVENTS)
 		cap = COL_MAX_EVENTS;
-	if (cols.mem.bytes + (cap - a->cap) * COL_BYTES > cols.cap)
+	if (a->ac->mem.bytes + (cap - a->cap) * COL_BYTES > a->ac->cap)
 		return -1;
 	grow((void **)&a->dts, sizeof(*a->dts), cap);
 	grow((void **)&a->op, sizeof(*a->op), cap);
@@ -122,7 +121,7 @@ int stream_columns_grow(struct stream_columns *a)
 
 bool stream_columns_has_room(const struct stream_columns *a, bool str)
 {
-	return a->n < a->cap && (!str || cols.mem.bytes <= cols.cap);
+	return a->n < a->cap && (!str || a->ac->mem.bytes <= a->ac->cap);
 }
 
 /* A guest clock may step back, or jump by more than the 2 s a 32-bit delta holds. */
@@ -189,7 +188,8 @@ static __attribute__((noinline)) bool run_add_str(
 {
 	int r;
 
-	if (cols.mem.bytes > cols.cap || strtab_bytes(&a->dict.t) + e->str_len + 1 > COL_MAX_STR ||
+	if (a->ac->mem.bytes > a->ac->cap ||
+	    strtab_bytes(&a->dict.t) + e->str_len + 1 > COL_MAX_STR ||
 	    (r = stream_dict_add(&a->dict, e->str, e->str_len, idx)) < 0)
 		return false;
 	if (r > 0) /* the table may have grown */
@@ -244,7 +244,7 @@ size_t stream_columns_copy_run(struct stream_columns *a, const struct mtrace_eve
 		}
 		/* past client_batch_total a string event takes the checked path (which
 		 * sends early) */
-		if (ns > s && cols.mem.bytes > cols.cap) {
+		if (ns > s && a->ac->mem.bytes > a->ac->cap) {
 			stop = at[s];
 			break;
 		}
@@ -338,7 +338,7 @@ static ssize_t encode(struct stream_columns *a, struct stream_blob **blob,
 	} else {
 		len = stream_blob_pack_cols_into(&c, get, arg);
 	}
-	cols.mem.encoded++;
+	a->ac->mem.encoded++;
 	if (strs != strs_stack)
 		free(strs);
 out:

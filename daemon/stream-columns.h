@@ -25,9 +25,17 @@ struct stream_batch_memory {
 	uint64_t encoded;  /* batches encoded (once for all the clients that get one) */
 };
 
+/* The account of every column of one batcher (stream-batch.c): client_batch_total, and
+ * what the columns hold against it.  Each column knows its account. */
+struct stream_col_account {
+	size_t cap; /* client_batch_total; SIZE_MAX: no cap of its own */
+	struct stream_batch_memory mem;
+};
+
 /* Columns of one (domain, ring) for one group, in ring order. */
 struct stream_columns {
 	TAILQ_ENTRY(stream_columns) entry; /* the group's list (stream-batch.c) */
+	struct stream_col_account *ac;
 	uint32_t domid, ring, clock;
 	uint64_t first_seq;
 	uint64_t base_ts, last_ts; /* the first and the last event's timestamps */
@@ -45,14 +53,16 @@ struct stream_columns {
 	                          * had an event since */
 };
 
+/* Nothing held, no cap. */
+void stream_col_account_init(struct stream_col_account *ac);
 /* client_batch_total (0: no cap of its own); takes effect at the next event. */
-void stream_columns_set_cap(size_t total);
-const struct stream_batch_memory *stream_columns_memory(void);
+void stream_columns_set_cap(struct stream_col_account *ac, size_t total);
 /* The total was reached (counted in pressure). */
-void stream_columns_pressure(void);
+void stream_columns_pressure(struct stream_col_account *ac);
 
-/* Empty columns, counted; NULL when out of memory. */
-struct stream_columns *stream_columns_new(uint32_t domid, uint32_t ring, uint32_t clock);
+/* Empty columns, counted in ac; NULL when out of memory. */
+struct stream_columns *stream_columns_new(
+    struct stream_col_account *ac, uint32_t domid, uint32_t ring, uint32_t clock);
 /* Give back the columns and strings of a (it holds no events then). */
 void stream_columns_release(struct stream_columns *a);
 void stream_columns_free(struct stream_columns *a);

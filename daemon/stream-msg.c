@@ -1,12 +1,14 @@
 /*
  * stream-msg.c - protocol messages checked and built without a connection: the
- * checks of a client's Subscribe, and the guest-written strings of what we send made
- * valid UTF-8 (proto3 strings must be, or Google's parsers reject the whole message).
+ * checks of a client's Subscribe, the guest-written strings of what we send made
+ * valid UTF-8 (proto3 strings must be, or Google's parsers reject the whole message),
+ * and a Stats cut to fit a frame.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "mtrace-proto.h"
 #include "stream-msg.h"
 #include "utf8.h"
 
@@ -107,4 +109,53 @@ Mtrace__Subscribe *stream_sub_copy(const Mtrace__Subscribe *sub)
 	c = mtrace__subscribe__unpack(NULL, len, buf);
 	free(buf);
 	return c;
+}
+
+/*
+ * Guests choose how large their tables are (labels, counters, threads, sites): a Stats
+ * that would not fit the frame is cut, the table with the most entries first, and
+ * says how much it left out (labels_omitted, threads_omitted, sites_omitted,
+ * site_edges_omitted, counters_omitted) rather than not being sent.
+ */
+void stream_stats_fit(const Mtrace__ServerMsg *m, Mtrace__Stats *s)
+{
+	const size_t target = FRAME_MAX_TO_CLIENT - FRAME_MAX_TO_CLIENT / 16;
+	size_t len;
+
+	while ((len = mtrace__server_msg__get_packed_size(m)) > FRAME_MAX_TO_CLIENT) {
+		/* keep the share of the largest table that would bring the whole under
+		 * target (a site's edges name it by index: the edges go with their sites) */
+		size_t *tabs[] = { &s->n_labels, &s->n_threads, &s->n_sites, &s->n_site_edges };
+		uint32_t *omitted[] = { &s->labels_omitted, &s->threads_omitted, &s->sites_omitted,
+			&s->site_edges_omitted };
+		size_t *n = NULL, keep;
+		unsigned t = 0;
+
+		for (unsigned i = 0; i < sizeof(tabs) / sizeof(tabs[0]); i++)
+			if (*tabs[i] && (!n || *tabs[i] > *n))
+				n = tabs[i], t = i;
+		if (n) {
+			keep = (size_t)((double)*n * ((double)target / (double)len));
+			if (keep >= *n)
+				keep = *n - 1;
+			*omitted[t] += (uint32_t)(*n - keep);
+			*n = keep;
+			continue;
+		}
+		/* then the counters of every domain, the longest lists first */
+		size_t most = 0;
+		for (size_t i = 0; i < s->n_domains; i++)
+			if (s->domains[i]->n_counters > most)
+				most = s->domains[i]->n_counters;
+		if (most == 0)
+			return; /* domains alone: cannot happen below max_guests */
+		most = (size_t)((double)most * ((double)target / (double)len));
+		for (size_t i = 0; i < s->n_domains; i++) {
+			Mtrace__DomainStats *d = s->domains[i];
+			if (d->n_counters > most) {
+				d->counters_omitted += (uint32_t)(d->n_counters - most);
+				d->n_counters = most;
+			}
+		}
+	}
 }

@@ -20,5 +20,8 @@ void stream_msg_domain_up(Mtrace__ServerMsg *m, Mtrace__DomainUp *u, char nm[sta
     uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy);
 /* Make every guest-written string of a Stats valid UTF-8, in place. */
 void stream_stats_fix_strings(Mtrace__Stats *s);
+/* Cut s, m's Stats, until m fits FRAME_MAX_TO_CLIENT: the largest table first, each cut
+ * counted in its *_omitted. */
+void stream_stats_fit(const Mtrace__ServerMsg *m, Mtrace__Stats *s);
 
 #endif

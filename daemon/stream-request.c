@@ -91,7 +91,7 @@ static void handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 		goto drop;
 	}
 	/* Whatever was accumulated under the old filter goes out first. */
-	stream_batch_flush();
+	stream_batch_flush(c->cs->batch);
 	had_shm = c->shm != NULL;
 	if (c->shm)
 		previous_end = stream_shm_write_pos(c->shm);
@@ -104,7 +104,7 @@ static void handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 	c->submsg = msg;
 	c->sub = s;
 	event_del(c->hello_ev); /* subscribed: the handshake is over */
-	if (s->events && !(c->group = stream_group_join(c, s))) {
+	if (s->events && !(c->group = stream_group_join(c->cs->batch, c, s))) {
 		/* the client must know, not wait for events that will never come */
 		stream_client_error(
 		    c, MTRACE__ERROR__CODE__UNKNOWN, "cannot take this Subscribe (out of memory)");

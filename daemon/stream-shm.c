@@ -38,6 +38,7 @@ struct shm_member {
 };
 
 struct stream_shm {
+	struct stream_shms *set;
 	int fd;
 	void *map;
 	size_t map_len;
@@ -49,25 +50,39 @@ struct stream_shm {
 	struct event *wake_ev;
 };
 
-static struct {
+/* The regions of one stream server. */
+struct stream_shms {
 	struct event_base *base;
 	void (*wake)(struct stream_client *c, uint64_t write);
 	size_t bytes, total, used;
 	uint64_t wake_ns;
-} sh = { .bytes = 8u << 20, .total = 64u << 20 };
+};
 
-void stream_shm_init(struct event_base *base, void (*wake)(struct stream_client *c, uint64_t write))
+struct stream_shms *stream_shms_new(
+    struct event_base *base, void (*wake)(struct stream_client *c, uint64_t write))
 {
-	sh.base = base;
-	sh.wake = wake;
+	struct stream_shms *set = calloc(1, sizeof(*set));
+
+	if (!set)
+		return NULL;
+	set->base = base;
+	set->wake = wake;
+	set->bytes = 8u << 20;
+	set->total = 64u << 20;
+	return set;
 }
 
-void stream_shm_configure(size_t bytes, size_t total, uint64_t wake_ns)
+void stream_shms_free(struct stream_shms *set)
+{
+	free(set);
+}
+
+void stream_shm_configure(struct stream_shms *set, size_t bytes, size_t total, uint64_t wake_ns)
 {
 	/* a multiple of 8 and of the page: the header takes a page's start */
-	sh.bytes = bytes < (4u << 20) ? (4u << 20) : bytes & ~(size_t)4095u;
-	sh.total = total;
-	sh.wake_ns = wake_ns;
+	set->bytes = bytes < (4u << 20) ? (4u << 20) : bytes & ~(size_t)4095u;
+	set->total = total;
+	set->wake_ns = wake_ns;
 }
 
 static void wake_all(struct stream_shm *r)
@@ -82,7 +97,7 @@ static void wake_all(struct stream_shm *r)
 			continue;
 		m->wait = false;
 		r->waiting--;
-		sh.wake(m->c, write);
+		r->set->wake(m->c, write);
 	}
 }
 
@@ -100,31 +115,32 @@ static void wake_soon(struct stream_shm *r)
 		return;
 	now = clock_mono_ns();
 	since = now - r->last_wake_ns;
-	if (since >= sh.wake_ns) {
+	if (since >= r->set->wake_ns) {
 		wake_all(r);
 	} else {
-		struct timeval tv = tv_from_ns(sh.wake_ns - since);
+		struct timeval tv = tv_from_ns(r->set->wake_ns - since);
 		if (evtimer_add(r->wake_ev, &tv) < 0)
 			wake_all(r);
 	}
 }
 
-struct stream_shm *stream_shm_new(const char **why)
+struct stream_shm *stream_shm_new(struct stream_shms *set, const char **why)
 {
-	size_t len = SHM_RING_HDR + sh.bytes;
+	size_t len = SHM_RING_HDR + (set ? set->bytes : 0);
 	struct stream_shm *r;
 	int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL;
 
-	if (!sh.base || sh.used + len > sh.total) {
+	if (!set || set->used + len > set->total) {
 		*why = "client_shm_total reached";
 		return NULL;
 	}
 	r = calloc(1, sizeof(*r));
-	if (!r || !(r->wake_ev = evtimer_new(sh.base, wake_cb, r))) {
+	if (!r || !(r->wake_ev = evtimer_new(set->base, wake_cb, r))) {
 		free(r);
 		*why = "out of memory";
 		return NULL;
 	}
+	r->set = set;
 	r->map = MAP_FAILED;
 	r->map_len = len;
 	r->fd = memfd_create("mtraced-stream", MFD_CLOEXEC | MFD_ALLOW_SEALING);
@@ -137,8 +153,8 @@ struct stream_shm *stream_shm_new(const char **why)
 		stream_shm_free(r);
 		return NULL;
 	}
-	shm_writer_init(&r->w, r->map, sh.bytes);
-	sh.used += len;
+	shm_writer_init(&r->w, r->map, set->bytes);
+	set->used += len;
 	return r;
 }
 
@@ -148,7 +164,7 @@ void stream_shm_free(struct stream_shm *r)
 		return;
 	if (r->map != MAP_FAILED) {
 		munmap(r->map, r->map_len);
-		sh.used -= r->map_len;
+		r->set->used -= r->map_len;
 	}
 	if (r->fd >= 0)
 		close(r->fd);
@@ -219,11 +235,6 @@ uint64_t stream_shm_events(const struct stream_shm *r)
 	return r->w.events;
 }
 
-size_t stream_shm_total(void)
-{
-	return sh.used;
-}
-
 void stream_shm_put(struct stream_shm *r, const struct stream_blob *b, size_t n)
 {
 	if (!b) {
@@ -265,7 +276,7 @@ void stream_shm_read(struct stream_shm *r, struct stream_client *c, uint64_t pos
 		return;
 	if (pos < r->w.write) {
 		/* it asked while we wrote: at once, or it would sleep on what is there */
-		sh.wake(c, r->w.write);
+		r->set->wake(c, r->w.write);
 		return;
 	}
 	m->wait = true;

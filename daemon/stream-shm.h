@@ -15,15 +15,19 @@ struct event_base;
 struct stream_blob;
 struct stream_client;
 struct stream_shm;
+struct stream_shms;
 
-/* wake(c, write): c asked to be woken and the region has records past its position. */
-void stream_shm_init(
+/* The regions of one stream server (its settings, the bytes they take): wake(c, write)
+ * when c asked to be woken and a region has records past its position.  NULL when out
+ * of memory. */
+struct stream_shms *stream_shms_new(
     struct event_base *base, void (*wake)(struct stream_client *c, uint64_t write));
+void stream_shms_free(struct stream_shms *set); /* after its regions */
 /* client_shm_bytes, client_shm_total (0: none), client_coalesce_us in ns: the least
  * time between two wake-ups of a region's readers. */
-void stream_shm_configure(size_t bytes, size_t total, uint64_t wake_ns);
-/* A new region (NULL with why: the total reached, no memory, no memfd). */
-struct stream_shm *stream_shm_new(const char **why);
+void stream_shm_configure(struct stream_shms *set, size_t bytes, size_t total, uint64_t wake_ns);
+/* A new region of set (NULL with why: no set, the total reached, no memory, no memfd). */
+struct stream_shm *stream_shm_new(struct stream_shms *set, const char **why);
 void stream_shm_free(struct stream_shm *r);
 /* c reads r from now on: 0, or -1 when out of memory. */
 int stream_shm_add(struct stream_shm *r, struct stream_client *c);
@@ -43,6 +47,5 @@ void stream_shm_commit(struct stream_shm *r, size_t n);
 /* A SharedRead of c (r: its region, NULL when it has none): out-of-range positions
  * clamped, stale ones ignored. */
 void stream_shm_read(struct stream_shm *r, struct stream_client *c, uint64_t pos, bool wait);
-size_t stream_shm_total(void);
 
 #endif

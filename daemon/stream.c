@@ -1,7 +1,9 @@
 /*
- * stream.c - mtraced's client socket: the listener (accept, refuse past max_clients,
- * pause on descriptor exhaustion) and the stream.h calls the core makes, which become
- * notices to the clients (stream-client.c) and event batches (stream-batch.c).
+ * stream.c - a stream server on mtraced's client socket: the listener (accept, refuse
+ * past max_clients, pause on descriptor exhaustion) and the stream.h calls the core
+ * makes, which become notices to the clients (stream-client.c) and event batches
+ * (stream-batch.c).  A server owns its clients, groups and shared-memory regions: a
+ * test, or a second socket, has one of its own.
  */
 #include <errno.h>
 #include <signal.h>
@@ -33,17 +35,20 @@
 #define ACCEPT_PAUSE_MS 1000
 #define SOCKET_SNDBUF   (2 << 20)
 
-/* The listener's state: one context, as drain's dr and discover's dc. */
-static struct {
+struct stream {
 	struct evconnlistener *listener;
 	struct event *accept_pause_ev;
 	bool accept_paused;
-	bool started;
 	char sock_path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	bool own_socket; /* we created it (not systemd): remove at shutdown */
 	char host[256];
-	unsigned max_per_uid; /* max_clients: the clients' own copy (stream_clients_settings) */
-} sx = { .max_per_uid = 64 };
+	unsigned max_per_uid; /* max_clients: the clients' own copy (cs.set) */
+	uint64_t refused_ns;  /* refusals: the last logged, and those since */
+	unsigned refused_since;
+	struct stream_clients cs;
+	struct stream_batch *batch;
+	struct stream_shms *shms;
+};
 
 static int pack_frame(const Mtrace__ServerMsg *m, uint8_t *buf, size_t size)
 {
@@ -77,26 +82,25 @@ static void refuse(int fd, const char *why)
 
 /* Refusals are logged at most every 10 s with a count: a client that keeps
  * reconnecting must not fill the host's journal. */
-static void refused_log(const struct ucred *cred, unsigned same_uid)
+static void refused_log(struct stream *s, const struct ucred *cred, unsigned same_uid)
 {
-	static uint64_t last_ns;
-	static unsigned since;
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
-	since++;
-	if (last_ns && now - last_ns < 10000000000u)
+	s->refused_since++;
+	if (s->refused_ns && now - s->refused_ns < 10000000000u)
 		return;
 	log_warnx("client pid %ld uid %ld refused: %u clients, %u of this uid (max_clients %u, "
 	          "max_clients_per_uid %u); %u refused since the last such line",
-	    (long)cred->pid, (long)cred->uid, stream_clients_count(), same_uid,
-	    stream_clients_settings()->max_clients, sx.max_per_uid, since);
-	last_ns = now;
-	since = 0;
+	    (long)cred->pid, (long)cred->uid, s->cs.nclients, same_uid, s->cs.set.max_clients,
+	    s->max_per_uid, s->refused_since);
+	s->refused_ns = now;
+	s->refused_since = 0;
 }
 
 static void accept_cb(
     struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int salen, void *arg)
 {
+	struct stream *s = arg;
 	struct ucred cred = { 0, (uid_t)-1, (gid_t)-1 };
 	socklen_t clen = sizeof(cred);
 	unsigned same_uid;
@@ -104,14 +108,12 @@ static void accept_cb(
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0)
 		log_warn("SO_PEERCRED");
 	/* one uid's connections cannot take every place (max_clients_per_uid) */
-	same_uid = stream_clients_of_uid(cred.uid);
-	if (stream_clients_count() >= stream_clients_settings()->max_clients ||
-	    same_uid >= sx.max_per_uid) {
-		refused_log(&cred, same_uid);
+	same_uid = stream_clients_of_uid(&s->cs, cred.uid);
+	if (s->cs.nclients >= s->cs.set.max_clients || same_uid >= s->max_per_uid) {
+		refused_log(s, &cred, same_uid);
 		refuse(fd,
-		    stream_clients_count() >= stream_clients_settings()->max_clients
-		        ? "too many clients"
-		        : "too many clients of this uid");
+		    s->cs.nclients >= s->cs.set.max_clients ? "too many clients"
+		                                            : "too many clients of this uid");
 		return;
 	}
 	/* The socket buffer is what a client can take while the loop is busy draining
@@ -119,28 +121,33 @@ static void accept_cb(
 	 * net.core.wmem_max, which is fine: the client queue above it is ours. */
 	if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int){ SOCKET_SNDBUF }, sizeof(int)) < 0)
 		log_debug("SO_SNDBUF: %s", strerror(errno));
-	stream_client_new(fd, cred.pid, cred.uid, cred.gid, sx.host, stream_client_read_cb);
+	stream_client_new(&s->cs, fd, cred.pid, cred.uid, cred.gid, s->host, stream_client_read_cb);
 }
 
 /* A client was freed: its descriptor may be what accept lacked. */
-static void client_freed(void)
+static void client_freed(void *arg)
 {
-	if (sx.accept_paused && sx.listener) {
-		event_del(sx.accept_pause_ev);
-		sx.accept_paused = false;
-		evconnlistener_enable(sx.listener);
+	struct stream *s = arg;
+
+	if (s->accept_paused && s->listener) {
+		event_del(s->accept_pause_ev);
+		s->accept_paused = false;
+		evconnlistener_enable(s->listener);
 	}
 }
 
 static void accept_resume_cb(evutil_socket_t fd, short what, void *arg)
 {
-	sx.accept_paused = false;
-	if (sx.listener)
-		evconnlistener_enable(sx.listener);
+	struct stream *s = arg;
+
+	s->accept_paused = false;
+	if (s->listener)
+		evconnlistener_enable(s->listener);
 }
 
 static void accept_error_cb(struct evconnlistener *l, void *arg)
 {
+	struct stream *s = arg;
 	int err = EVUTIL_SOCKET_ERROR();
 	struct timeval tv = { ACCEPT_PAUSE_MS / 1000, (ACCEPT_PAUSE_MS % 1000) * 1000 };
 
@@ -148,16 +155,16 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
 		/* Pause, or the level-triggered listener fires again at once and spins. */
 		log_warnx("accept: %s: pausing for %d ms", strerror(err), ACCEPT_PAUSE_MS);
 		evconnlistener_disable(l);
-		sx.accept_paused = true;
-		event_add(sx.accept_pause_ev, &tv);
+		s->accept_paused = true;
+		event_add(s->accept_pause_ev, &tv);
 	} else {
 		log_warnx("accept: %s", strerror(err));
 	}
 }
 
-void stream_reconfigure(const struct mtraced_config *cfg)
+void stream_reconfigure(struct stream *s, const struct mtraced_config *cfg)
 {
-	struct stream_client_settings s = {
+	struct stream_client_settings set = {
 		.queue_cap = cfg->client_queue_bytes,
 		.queue_total_cap = cfg->client_queue_total,
 		.max_clients = cfg->max_clients,
@@ -167,121 +174,153 @@ void stream_reconfigure(const struct mtraced_config *cfg)
 		.max_top_n = cfg->max_top_n,
 	};
 
-	stream_batch_set_cap(cfg->client_batch_total);
-	stream_shm_configure(cfg->client_shm_bytes, cfg->client_shm_total,
+	stream_batch_set_cap(s->batch, cfg->client_batch_total);
+	stream_shm_configure(s->shms, cfg->client_shm_bytes, cfg->client_shm_total,
 	    (uint64_t)cfg->client_coalesce_us * 1000u);
-	stream_clients_reconfigure(&s);
+	stream_clients_reconfigure(&s->cs, &set);
 	/* 0 (a test double's zeroed config): no share of its own */
-	sx.max_per_uid = cfg->max_clients_per_uid ? cfg->max_clients_per_uid
-	                                          : stream_clients_settings()->max_clients;
+	s->max_per_uid =
+	    cfg->max_clients_per_uid ? cfg->max_clients_per_uid : s->cs.set.max_clients;
 }
 
-int stream_init(struct event_base *base, const struct mtraced_config *cfg, char *err, size_t errlen)
+/* Everything of s but the listener and the socket's path. */
+static void parts_free(struct stream *s)
 {
+	if (s->cs.base)
+		stream_clients_fini(&s->cs);
+	if (s->batch)
+		stream_batch_free(s->batch);
+	if (s->shms)
+		stream_shms_free(s->shms);
+	if (s->accept_pause_ev)
+		event_free(s->accept_pause_ev);
+	free(s);
+}
+
+struct stream *stream_new(
+    struct event_base *base, const struct mtraced_config *cfg, char *err, size_t errlen)
+{
+	struct stream *s = calloc(1, sizeof(*s));
 	int fd;
 
-	stream_reconfigure(cfg);
+	if (!s || !(s->shms = stream_shms_new(base, stream_client_shm_wake)) ||
+	    !(s->batch = stream_batch_new(base, stream_client_send_events, s->shms)) ||
+	    stream_clients_init(&s->cs, base, s->batch, client_freed, s) < 0 ||
+	    !(s->accept_pause_ev = evtimer_new(base, accept_resume_cb, s))) {
+		snprintf(err, errlen, "out of memory setting up the socket");
+		if (s)
+			parts_free(s);
+		return NULL;
+	}
+	stream_reconfigure(s, cfg);
 	/* A client that vanishes must cost a write error, not the daemon. */
 	signal(SIGPIPE, SIG_IGN);
-	if (gethostname(sx.host, sizeof(sx.host) - 1) < 0)
-		snprintf(sx.host, sizeof(sx.host), "unknown");
+	if (gethostname(s->host, sizeof(s->host) - 1) < 0)
+		snprintf(s->host, sizeof(s->host), "unknown");
 	fd = stream_socket_open(
-	    cfg, sx.sock_path, sizeof(sx.sock_path), &sx.own_socket, err, errlen);
-	if (fd < 0)
-		return -1;
-	sx.listener = evconnlistener_new(
-	    base, accept_cb, NULL, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
-	sx.accept_pause_ev = evtimer_new(base, accept_resume_cb, NULL);
-	if (!sx.listener || !sx.accept_pause_ev || stream_clients_init(base, client_freed) < 0) {
-		snprintf(err, errlen, "out of memory setting up the socket");
-		if (!sx.listener)
-			close(fd);
-		return -1;
+	    cfg, s->sock_path, sizeof(s->sock_path), &s->own_socket, err, errlen);
+	if (fd < 0) {
+		parts_free(s);
+		return NULL;
 	}
-	evconnlistener_set_error_cb(sx.listener, accept_error_cb);
-	stream_batch_init(base, stream_client_send_events);
-	stream_shm_init(base, stream_client_shm_wake);
-	sx.started = true;
-	return 0;
+	s->listener = evconnlistener_new(
+	    base, accept_cb, s, LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
+	if (!s->listener) {
+		snprintf(err, errlen, "out of memory setting up the socket");
+		close(fd);
+		if (s->own_socket)
+			unlink(s->sock_path);
+		parts_free(s);
+		return NULL;
+	}
+	evconnlistener_set_error_cb(s->listener, accept_error_cb);
+	return s;
 }
 
-void stream_events(
-    uint32_t domid, uint32_t ring, uint32_t clock, const struct mtrace_event *ev, size_t n)
+void stream_events(struct stream *s, uint32_t domid, uint32_t ring, uint32_t clock,
+    const struct mtrace_event *ev, size_t n)
 {
-	stream_batch_events(domid, ring, clock, ev, n);
+	stream_batch_events(s->batch, domid, ring, clock, ev, n);
 }
 
-void stream_domain_up(uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy)
+void stream_domain_up(
+    struct stream *s, uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy)
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__DomainUp u = MTRACE__DOMAIN_UP__INIT;
 	char nm[256];
 
-	stream_batch_flush();
+	stream_batch_flush(s->batch);
 	stream_msg_domain_up(&m, &u, nm, domid, name, rings, clock, legacy);
-	stream_clients_broadcast(domid, false, &m);
+	stream_clients_broadcast(&s->cs, domid, false, &m);
 }
 
-void stream_domain_down(uint32_t domid, const char *reason)
+void stream_domain_down(struct stream *s, uint32_t domid, const char *reason)
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__DomainDown d = MTRACE__DOMAIN_DOWN__INIT;
 	char why[256];
 
 	/* Its last events go out before the notice. */
-	stream_batch_flush();
-	stream_batch_domain_gone(domid);
+	stream_batch_flush(s->batch);
+	stream_batch_domain_gone(s->batch, domid);
 	snprintf(why, sizeof(why), "%s", reason ? reason : "");
 	utf8_fix(why);
 	d.domid = domid;
 	d.reason = why;
 	m.msg_case = MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN;
 	m.domain_down = &d;
-	stream_clients_broadcast(domid, false, &m);
+	stream_clients_broadcast(&s->cs, domid, false, &m);
 }
 
-void stream_ring_loss(uint32_t domid, uint32_t ring, uint64_t lost)
+void stream_ring_loss(struct stream *s, uint32_t domid, uint32_t ring, uint64_t lost)
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__Loss l = MTRACE__LOSS__INIT;
 
 	if (lost == 0)
 		return;
-	stream_batch_flush();
+	stream_batch_flush(s->batch);
 	l.domid = domid;
 	l.ring = ring;
 	l.lost_in_ring = lost;
 	m.msg_case = MTRACE__SERVER_MSG__MSG_LOSS;
 	m.loss = &l;
-	stream_clients_broadcast(domid, true, &m);
+	stream_clients_broadcast(&s->cs, domid, true, &m);
 }
 
-unsigned stream_client_count(void)
+unsigned stream_client_count(const struct stream *s)
 {
-	return stream_clients_count();
+	return s->cs.nclients;
 }
 
-size_t stream_pending_bytes(void)
+size_t stream_pending_bytes(const struct stream *s)
 {
-	return stream_clients_pending_bytes();
+	return stream_clients_pending_bytes(&s->cs);
 }
 
-void stream_shutdown(const char *reason)
+const struct stream_batch_memory *stream_memory(const struct stream *s)
 {
-	if (!sx.started)
+	return stream_batch_memory(s->batch);
+}
+
+void stream_shutdown(struct stream *s, const char *reason)
+{
+	if (!s->listener)
 		return;
-	stream_batch_flush();
-	stream_clients_close_all(reason);
-	if (sx.listener)
-		evconnlistener_free(sx.listener);
-	sx.listener = NULL;
-	if (sx.accept_pause_ev)
-		event_free(sx.accept_pause_ev);
-	sx.accept_pause_ev = NULL;
-	stream_clients_fini();
-	stream_batch_fini();
-	if (sx.own_socket && unlink(sx.sock_path) < 0 && errno != ENOENT)
-		log_warn("unlink %s", sx.sock_path);
-	sx.own_socket = false;
-	sx.started = false;
+	stream_batch_flush(s->batch);
+	stream_clients_close_all(&s->cs, reason);
+	evconnlistener_free(s->listener);
+	s->listener = NULL;
+	if (s->own_socket && unlink(s->sock_path) < 0 && errno != ENOENT)
+		log_warn("unlink %s", s->sock_path);
+	s->own_socket = false;
+}
+
+void stream_free(struct stream *s)
+{
+	if (!s)
+		return;
+	stream_shutdown(s, "daemon stopping");
+	parts_free(s);
 }

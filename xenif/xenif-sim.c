@@ -5,7 +5,7 @@
  * (mtrace-simxen); grants arrive as file descriptors and are mmap'd here, so mapped
  * pages are real shared memory.  Event-channel deliveries and watch events come on
  * separate push-only sockets, which is what makes evtchn_fd/xs_fileno pollable.
- * Protocol: sim/simxen-proto.h.
+ * Protocol: simxen-proto.h.
  *
  * This file: connecting, the domain list and the ops table; the transport is
  * xenif-sim-rpc.c, grants xenif-sim-gnt.c, event channels xenif-sim-evtchn.c, the

@@ -74,11 +74,11 @@ static struct {
 	struct ttab counters;  /* (domid, hash of name) */
 	struct ttab_fifo fifo; /* finished threads, oldest first */
 	size_t finished;
-	uint64_t flow_id;
 	uint64_t origin; /* wall-clock ns of ts 0: the first event's time */
 	uint64_t held;   /* events before the origin, written at ts 0 */
 	uint32_t next_tid;
 	bool init, have_origin;
+	struct chrome_emit em; /* the array being written */
 } C;
 
 static void init(void)
@@ -89,7 +89,7 @@ static void init(void)
 	ttab_init(&C.tracks, sizeof(struct track));
 	ttab_init(&C.procs, sizeof(struct proc));
 	ttab_init(&C.counters, sizeof(struct counter));
-	chrome_emit_reset();
+	chrome_emit_reset(&C.em);
 	C.next_tid = TID_FIRST;
 	C.init = true;
 }
@@ -106,10 +106,7 @@ static struct proc *proc_ensure(FILE *f, uint32_t domid, const char *name)
 		snprintf(buf, sizeof(buf), "dom%u", domid);
 		name = buf;
 	}
-	chrome_sep(f);
-	fprintf(f, "{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_name\",\"args\":{\"name\":", domid);
-	cat_json_str(f, name);
-	fputs("}}", f);
+	chrome_process_name(&C.em, f, domid, name);
 	return p;
 }
 
@@ -123,9 +120,9 @@ static struct ring_state *ring_get(FILE *f, uint32_t domid, uint32_t ring)
 		r->sched_tid = C.next_tid++;
 		r->gc_tid = C.next_tid++;
 		snprintf(buf, sizeof(buf), "ring %u", ring);
-		chrome_thread_name(f, domid, r->sched_tid, buf);
+		chrome_thread_name(&C.em, f, domid, r->sched_tid, buf);
 		snprintf(buf, sizeof(buf), "GC (ring %u)", ring);
-		chrome_thread_name(f, domid, r->gc_tid, buf);
+		chrome_thread_name(&C.em, f, domid, r->gc_tid, buf);
 	}
 	return r;
 }
@@ -169,7 +166,7 @@ static struct track *track(FILE *f, uint32_t domid, uint32_t ring, int64_t threa
 			snprintf(buf, sizeof(buf), "thread %" PRId64 " (ring %u)", thread, ring);
 		else
 			snprintf(buf, sizeof(buf), "thread %" PRId64, thread);
-		chrome_thread_name(f, domid, t->tid, buf);
+		chrome_thread_name(&C.em, f, domid, t->tid, buf);
 	}
 	return t;
 }
@@ -207,7 +204,7 @@ static struct track *live(FILE *f, uint32_t domid, uint32_t ring, int64_t thread
 		t->ever = true;
 		t->typed = false;
 		life_name(buf, sizeof(buf), t, thread);
-		chrome_head(f, "B", domid, t->tid, ts, buf, "thread");
+		chrome_head(&C.em, f, "B", domid, t->tid, ts, buf, "thread");
 		fprintf(f, ",\"args\":{\"id\":%" PRId64 ",\"ring\":%u,\"from\":\"first sight\"}}",
 		    thread, ring);
 		t->open |= OPEN_LIFE;
@@ -218,14 +215,14 @@ static struct track *live(FILE *f, uint32_t domid, uint32_t ring, int64_t thread
 static void stop_running(FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, uint64_t ts)
 {
 	if (r->idle_open) {
-		chrome_head(f, "E", domid, r->sched_tid, ts, "idle", "run");
+		chrome_head(&C.em, f, "E", domid, r->sched_tid, ts, "idle", "run");
 		fputc('}', f);
 		r->idle_open = false;
 	} else if (r->cur_valid) {
 		struct track *t =
 		    ttab_get(&C.tracks, track_k1(domid, ring), (uint64_t)r->cur_thread);
 		if (t && (t->open & OPEN_RUN)) {
-			chrome_head(f, "E", domid, t->tid, ts, "running", "run");
+			chrome_head(&C.em, f, "E", domid, t->tid, ts, "running", "run");
 			fputc('}', f);
 			t->open &= (uint8_t)~OPEN_RUN;
 		}
@@ -242,7 +239,7 @@ static void run(
 		if (r->idle_open)
 			return;
 		stop_running(f, domid, ring, r, ts);
-		chrome_head(f, "B", domid, r->sched_tid, ts, "idle", "run");
+		chrome_head(&C.em, f, "B", domid, r->sched_tid, ts, "idle", "run");
 		fputc('}', f);
 		r->idle_open = true;
 		return;
@@ -254,7 +251,7 @@ static void run(
 	t = live(f, domid, ring, thread, ts); /* stop_running may not drop it, but be sure */
 	if (!t)
 		return;
-	chrome_head(f, "B", domid, t->tid, ts, "running", "run");
+	chrome_head(&C.em, f, "B", domid, t->tid, ts, "running", "run");
 	fputc('}', f);
 	t->open |= OPEN_RUN;
 	r->cur_thread = thread;
@@ -275,14 +272,14 @@ static bool end_life(
 	tid = t->tid;
 	life_name(name, sizeof(name), t, thread);
 	if (t->open & OPEN_RUN) {
-		chrome_head(f, "E", domid, tid, ts, "running", "run");
+		chrome_head(&C.em, f, "E", domid, tid, ts, "running", "run");
 		fputc('}', f);
 	}
 	if (r && r->cur_valid && r->cur_thread == thread)
 		r->cur_valid = false;
 	t->open = 0;
 	finish(t, k1, (uint64_t)thread); /* may free t */
-	chrome_head(f, "E", domid, tid, ts, name, "thread");
+	chrome_head(&C.em, f, "E", domid, tid, ts, name, "thread");
 	return true;
 }
 
@@ -317,19 +314,9 @@ static uint32_t endpoint(FILE *f, uint32_t domid, uint32_t ring, struct ring_sta
 			finish(t, track_k1(domid, ring), (uint64_t)thread); /* seen, never alive */
 		snprintf(buf, sizeof(buf), "thread %" PRId64, thread);
 	}
-	chrome_head(f, "X", domid, tid, ts, buf, "marker");
+	chrome_head(&C.em, f, "X", domid, tid, ts, buf, "marker");
 	fprintf(f, ",\"dur\":0,\"args\":{\"id\":%" PRId64 "}}", thread);
 	return tid;
-}
-
-static void flow(FILE *f, uint32_t domid, uint32_t from, uint32_t to, uint64_t ts, const char *cat)
-{
-	uint64_t id = ++C.flow_id;
-
-	chrome_head(f, "s", domid, from, ts, cat, cat);
-	fprintf(f, ",\"id\":%" PRIu64 "}", id);
-	chrome_head(f, "f", domid, to, ts, cat, cat);
-	fprintf(f, ",\"id\":%" PRIu64 ",\"bp\":\"e\"}", id);
 }
 
 /* A flow arrow from one thread's track to another's. */
@@ -338,7 +325,7 @@ static void arrow(FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, 
 {
 	uint32_t a = endpoint(f, domid, ring, r, from, ts, true);
 
-	flow(f, domid, a, endpoint(f, domid, ring, r, to, ts, true), ts, cat);
+	chrome_flow(&C.em, f, domid, a, endpoint(f, domid, ring, r, to, ts, true), ts, cat);
 }
 
 static uint64_t name_hash(const char *s)
@@ -372,12 +359,7 @@ static void counter(FILE *f, uint32_t domid, const char *name, int64_t v, bool d
 		c->sum = delta ? (int64_t)((uint64_t)c->sum + (uint64_t)v) : v;
 		v = c->sum;
 	}
-	chrome_sep(f);
-	fprintf(f, "{\"ph\":\"C\",\"pid\":%u,\"ts\":", domid);
-	chrome_put_ts(f, ts);
-	fputs(",\"name\":", f);
-	cat_json_str(f, name);
-	fprintf(f, ",\"args\":{\"value\":%" PRId64 "}}", v);
+	chrome_counter(&C.em, f, domid, ts, name, v);
 }
 
 void cat_chrome_begin(FILE *f)
@@ -450,14 +432,14 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 			t->typed = true;
 			type = mtrace_thread_type_name(t->type);
 			life_name(buf, sizeof(buf), t, arg); /* "Bind 12" */
-			chrome_head(f, "B", domid, t->tid, ts, buf, "thread");
+			chrome_head(&C.em, f, "B", domid, t->tid, ts, buf, "thread");
 			fprintf(f,
 			    ",\"args\":{\"id\":%" PRId64 ",\"ring\":%u,\"type\":\"%s\","
 			    "\"parent\":%" PRId64 "}}",
 			    arg, ring, type, th);
 			t->open |= OPEN_LIFE;
 		}
-		flow(f, domid, from, t->tid, ts, "creates");
+		chrome_flow(&C.em, f, domid, from, t->tid, ts, "creates");
 		break;
 	}
 	case MTRACE_OP_READ:
@@ -480,7 +462,7 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 			fprintf(f, ",\"args\":{\"resolved_by\":%" PRId64, th);
 			if (op == MTRACE_OP_FAILS) {
 				fputs(",\"failed\":true,\"exn\":", f);
-				cat_json_str(f, str);
+				chrome_str(&C.em, f, str);
 			}
 			fputs("}}", f);
 		}
@@ -494,10 +476,10 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 	case MTRACE_OP_LABEL:
 		to = endpoint(f, domid, ring, r, th, ts, false);
 		if (th != -1)
-			chrome_thread_name(f, domid, to, str ? str : "");
-		chrome_instant(f, domid, to, ts, "label", "label");
+			chrome_thread_name(&C.em, f, domid, to, str ? str : "");
+		chrome_instant(&C.em, f, domid, to, ts, "label", "label");
 		fputs(",\"args\":{\"label\":", f);
-		cat_json_str(f, str);
+		chrome_str(&C.em, f, str);
 		fputs("}}", f);
 		break;
 	case MTRACE_OP_INCREASE:
@@ -511,41 +493,41 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 		r->gc_end = ts;
 		/* B/E, not X: Perfetto reads an X's dur as (int64)(double * 1000), which
 		 * can lose a ns; it reads "ts" from its text, exactly. */
-		chrome_head(f, "B", domid, r->gc_tid, start, "GC", "gc");
+		chrome_head(&C.em, f, "B", domid, r->gc_tid, start, "GC", "gc");
 		fprintf(f, ",\"args\":{\"duration_ns\":%" PRIu64 "}}", dur);
-		chrome_head(f, "E", domid, r->gc_tid, ts, "GC", "gc");
+		chrome_head(&C.em, f, "E", domid, r->gc_tid, ts, "GC", "gc");
 		fputc('}', f);
 		break;
 	}
 	case MTRACE_OP_TRY_READ:
-		chrome_instant(f, domid, endpoint(f, domid, ring, r, th, ts, false), ts, "try_read",
-		    "try_read");
+		chrome_instant(&C.em, f, domid, endpoint(f, domid, ring, r, th, ts, false), ts,
+		    "try_read", "try_read");
 		fprintf(f, ",\"args\":{\"source\":%" PRId64 "}}", arg);
 		break;
 	case MTRACE_OP_EVTCHN_SEND:
 	case MTRACE_OP_EVTCHN_RECV:
-		chrome_instant(f, domid, endpoint(f, domid, ring, r, th, ts, false), ts,
+		chrome_instant(&C.em, f, domid, endpoint(f, domid, ring, r, th, ts, false), ts,
 		    mtrace_op_name(op), "evtchn");
 		fprintf(f, ",\"args\":{\"port\":%" PRId64 "}}", arg);
 		break;
 	case MTRACE_OP_RING_START: {
 		char nb[128];
 		snprintf(nb, sizeof(nb), "ring %u: %.64s", ring, str ? str : "");
-		chrome_thread_name(f, domid, r->sched_tid, nb);
-		chrome_instant(f, domid, r->sched_tid, ts, "ring_start", "ring");
+		chrome_thread_name(&C.em, f, domid, r->sched_tid, nb);
+		chrome_instant(&C.em, f, domid, r->sched_tid, ts, "ring_start", "ring");
 		fputs(",\"args\":{\"name\":", f);
-		cat_json_str(f, str);
+		chrome_str(&C.em, f, str);
 		fputs("}}", f);
 		break;
 	}
 	default:
 		snprintf(buf, sizeof(buf), "op%u", op);
 		chrome_instant(
-		    f, domid, endpoint(f, domid, ring, r, th, ts, false), ts, buf, "other");
+		    &C.em, f, domid, endpoint(f, domid, ring, r, th, ts, false), ts, buf, "other");
 		fprintf(f, ",\"args\":{\"thread\":%" PRId64 ",\"arg\":%" PRId64, th, arg);
 		if (str) {
 			fputs(",\"str\":", f);
-			cat_json_str(f, str);
+			chrome_str(&C.em, f, str);
 		}
 		fputs("}}", f);
 		break;
@@ -604,7 +586,7 @@ static void close_all(FILE *f, bool all, uint32_t domid, const char *why)
 			fprintf(f, ",\"args\":{\"did_not_end\":true,\"ended_by\":\"%s\"}}", why);
 		} else if (t && (t->open & OPEN_RUN)) {
 			/* an ended thread running again: only its running slice is open */
-			chrome_head(f, "E", d, t->tid, last_ts(d), "running", "run");
+			chrome_head(&C.em, f, "E", d, t->tid, last_ts(d), "running", "run");
 			fputc('}', f);
 			t->open &= (uint8_t)~OPEN_RUN;
 		}
@@ -615,7 +597,7 @@ static void close_all(FILE *f, bool all, uint32_t domid, const char *why)
 		struct ring_state *r = ttab_get(&C.rings, c.keys[i][0], c.keys[i][1]);
 		if (r && r->idle_open) {
 			uint32_t d = (uint32_t)c.keys[i][0];
-			chrome_head(f, "E", d, r->sched_tid, last_ts(d), "idle", "run");
+			chrome_head(&C.em, f, "E", d, r->sched_tid, last_ts(d), "idle", "run");
 			fputc('}', f);
 			r->idle_open = false;
 		}
@@ -651,8 +633,8 @@ void cat_chrome_end(FILE *f)
 	ttab_free(&C.procs, NULL);
 	ttab_free(&C.counters, counter_free);
 	ttab_fifo_free(&C.fifo);
+	chrome_emit_free(&C.em);
 	C.finished = 0;
-	C.flow_id = 0;
 	C.held = 0;
 	C.have_origin = false;
 	C.init = false;

@@ -12,28 +12,34 @@
 #include "chrome-emit.h"
 #include "json.h"
 
-static bool first = true; /* no separator before the array's first object */
-
-void chrome_emit_reset(void)
+void chrome_emit_reset(struct chrome_emit *e)
 {
-	first = true;
+	e->first = true;
+	e->flow_id = 0;
 }
 
-void cat_json_str(FILE *f, const char *str)
+void chrome_emit_free(struct chrome_emit *e)
 {
-	static struct evbuffer *b;
-
-	if (!b)
-		b = evbuffer_new();
-	json_str(b, str);
-	json_write(f, b);
+	if (e->str)
+		evbuffer_free(e->str);
+	e->str = NULL;
 }
 
-void chrome_sep(FILE *f)
+void chrome_str(struct chrome_emit *e, FILE *f, const char *str)
 {
-	if (!first)
+	if (!e->str && !(e->str = evbuffer_new())) {
+		fputs("\"\"", f); /* out of memory: still valid JSON */
+		return;
+	}
+	json_str(e->str, str);
+	json_write(f, e->str);
+}
+
+void chrome_sep(struct chrome_emit *e, FILE *f)
+{
+	if (!e->first)
 		fputs(",\n", f);
-	first = false;
+	e->first = false;
 }
 
 /* Decimal digits of v at p; returns the end.  printf is most of a converter's time. */
@@ -71,16 +77,16 @@ void chrome_put_ts(FILE *f, uint64_t ns)
 }
 
 /* Open an event object up to (not including) its args and closing brace. */
-void chrome_head(FILE *f, const char *ph, uint32_t pid, uint32_t tid, uint64_t ts, const char *name,
-    const char *cat)
+void chrome_head(struct chrome_emit *e, FILE *f, const char *ph, uint32_t pid, uint32_t tid,
+    uint64_t ts, const char *name, const char *cat)
 {
 	char buf[128], *p = buf;
 
-	if (!first) {
+	if (!e->first) {
 		*p++ = ',';
 		*p++ = '\n';
 	}
-	first = false;
+	e->first = false;
 	memcpy(p, "{\"ph\":\"", 7);
 	p += 7;
 	*p++ = ph[0];
@@ -92,25 +98,56 @@ void chrome_head(FILE *f, const char *ph, uint32_t pid, uint32_t tid, uint64_t t
 	p = ts_digits(p + 6, ts);
 	fwrite(buf, 1, (size_t)(p - buf), f);
 	fputs(",\"name\":", f);
-	cat_json_str(f, name);
+	chrome_str(e, f, name);
 	if (cat)
 		fprintf(f, ",\"cat\":\"%s\"", cat);
 }
 
-void chrome_thread_name(FILE *f, uint32_t pid, uint32_t tid, const char *name)
+void chrome_thread_name(
+    struct chrome_emit *e, FILE *f, uint32_t pid, uint32_t tid, const char *name)
 {
-	chrome_sep(f);
+	chrome_sep(e, f);
 	fprintf(f,
 	    "{\"ph\":\"M\",\"pid\":%u,\"tid\":%u,\"name\":\"thread_name\","
 	    "\"args\":{\"name\":",
 	    pid, tid);
-	cat_json_str(f, name);
+	chrome_str(e, f, name);
 	fputs("}}", f);
 }
 
-void chrome_instant(
-    FILE *f, uint32_t domid, uint32_t tid, uint64_t ts, const char *name, const char *cat)
+void chrome_instant(struct chrome_emit *e, FILE *f, uint32_t domid, uint32_t tid, uint64_t ts,
+    const char *name, const char *cat)
 {
-	chrome_head(f, "i", domid, tid, ts, name, cat);
+	chrome_head(e, f, "i", domid, tid, ts, name, cat);
 	fputs(",\"s\":\"t\"", f);
+}
+
+void chrome_process_name(struct chrome_emit *e, FILE *f, uint32_t pid, const char *name)
+{
+	chrome_sep(e, f);
+	fprintf(f, "{\"ph\":\"M\",\"pid\":%u,\"name\":\"process_name\",\"args\":{\"name\":", pid);
+	chrome_str(e, f, name);
+	fputs("}}", f);
+}
+
+void chrome_counter(
+    struct chrome_emit *e, FILE *f, uint32_t pid, uint64_t ts, const char *name, int64_t v)
+{
+	chrome_sep(e, f);
+	fprintf(f, "{\"ph\":\"C\",\"pid\":%u,\"ts\":", pid);
+	chrome_put_ts(f, ts);
+	fputs(",\"name\":", f);
+	chrome_str(e, f, name);
+	fprintf(f, ",\"args\":{\"value\":%" PRId64 "}}", v);
+}
+
+void chrome_flow(struct chrome_emit *e, FILE *f, uint32_t pid, uint32_t from, uint32_t to,
+    uint64_t ts, const char *cat)
+{
+	uint64_t id = ++e->flow_id;
+
+	chrome_head(e, f, "s", pid, from, ts, cat, cat);
+	fprintf(f, ",\"id\":%" PRIu64 "}", id);
+	chrome_head(e, f, "f", pid, to, ts, cat, cat);
+	fprintf(f, ",\"id\":%" PRIu64 ",\"bp\":\"e\"}", id);
 }

@@ -35,6 +35,26 @@
 #define SWEEP_MS 250
 #define STALL_MS 500
 
+/* One connection evhttp holds for us, from its accept to its close: ours alone (the
+ * front sees a pointer, the programs nothing). */
+struct hf_conn {
+	struct hf_conn *prev, *next;
+	struct hf_conns *set;
+	struct bufferevent *bev; /* evhttp's, made by our bevcb */
+	struct evhttp_connection *evcon;
+	struct sockaddr_storage peer;
+	int64_t t_start;     /* ms: accepted, or its last answer sent */
+	int64_t t_request;   /* ms: the request now being answered arrived */
+	int64_t stall_since; /* ms: output queued and none written since; 0: moving */
+	bool moved;          /* output written since the last sweep */
+	struct evbuffer_cb_entry *out_cb;
+	uint64_t requests;
+	bool answering, streaming;
+	bool spoke; /* seen sending, since its last answer: not silent */
+	void (*closed)(void *);
+	void *closed_arg;
+};
+
 static const char busy_reply[] = "HTTP/1.1 503 Service Unavailable\r\n"
                                  "Connection: close\r\n"
                                  "Retry-After: 5\r\n"

@@ -25,6 +25,7 @@
 
 #include <event2/listener.h>
 
+#include "http-conns.h"
 #include "http-front.h"
 
 struct http_front {

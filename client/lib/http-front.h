@@ -23,7 +23,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
-#include "http-conns.h"
+#include "http-limits.h"
 
 #define HF_TOKEN_MIN 16
 #define HF_TOKEN_MAX 256

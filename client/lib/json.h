@@ -35,4 +35,37 @@ void json_stats(struct evbuffer *b, const Mtrace__Stats *s, bool full);
 /* Any message but Events; -1 (nothing written) for a kind without an encoding. */
 int json_other(struct evbuffer *b, const Mtrace__ServerMsg *m);
 
+/*
+ * mtrace-web's own objects (docs/json.md).  A list is written as json_list_begin, each
+ * item's encoder given its index i in the list (a comma before all but the first),
+ * json_list_end.  host: with --nats the host a message or domain is of (hostile text,
+ * escaped), NULL without.
+ */
+void json_list_begin(struct evbuffer *b);
+void json_list_end(struct evbuffer *b);
+/* b holds one object a json_* function wrote ({"v":N,...): host goes in second.  -1
+ * (b as it was) when b does not start so. */
+int json_put_host(struct evbuffer *b, const char *host);
+struct json_hello {
+	uint64_t instance;
+	const char *server; /* program and version */
+	const char *daemon;
+	bool connected, resumed, fleet;
+	uint64_t history_first_event;
+	unsigned browser;
+};
+void json_hello(struct evbuffer *b, const struct json_hello *h);
+void json_daemon(struct evbuffer *b, const char *host, bool connected, const char *daemon);
+void json_dropped(struct evbuffer *b, uint64_t dropped, uint64_t total);
+void json_web_domain(struct evbuffer *b, size_t i, const char *host, uint32_t domid, bool alive,
+    const char *name, const char *reason);
+/* stats NULL: none yet. */
+void json_web_host(struct evbuffer *b, size_t i, const char *host, bool connected, uint64_t events,
+    const char *daemon, const Mtrace__Stats *stats);
+/* {"count":..,"dropped_total":..,"list":[ ... json_browser each ... ]} */
+void json_browsers_begin(struct evbuffer *b, unsigned count, uint64_t dropped_total);
+void json_browser(struct evbuffer *b, size_t i, unsigned browser, const char *peer,
+    uint64_t sent_events, uint64_t dropped, uint64_t lag_bytes, uint64_t queued_bytes);
+void json_browsers_end(struct evbuffer *b);
+
 #endif

@@ -77,36 +77,15 @@ static void push(const char *event, struct evbuffer *b, uint32_t events)
  * host's name is hostile text like a guest's, escaped by json_str. */
 static void add_host(struct evbuffer *b, unsigned host)
 {
-	static const char pre[] = "{\"v\":" JSON_V ",";
-	struct evbuffer *t;
-
-	if (!f.fleet || evbuffer_get_length(b) < sizeof(pre) - 1 ||
-	    memcmp(evbuffer_pullup(b, sizeof(pre) - 1), pre, sizeof(pre) - 1) != 0)
-		return;
-	if (!(t = evbuffer_new()))
-		return;
-	evbuffer_add(t, pre, sizeof(pre) - 1);
-	evbuffer_add(t, "\"host\":", 7);
-	json_str(t, f.hosts[host].name);
-	evbuffer_add(t, ",", 1);
-	evbuffer_drain(b, sizeof(pre) - 1);
-	evbuffer_prepend_buffer(b, t);
-	evbuffer_free(t);
+	if (f.fleet)
+		json_put_host(b, f.hosts[host].name);
 }
 
 /* The link's state (without --nats: mtraced's; with it: NATS's, whose daemon is the
  * stream), or with host one host's daemon as its Hello and Goodbye say. */
 static void push_daemon_state(struct evbuffer *b, bool up, const struct host *h)
 {
-	evbuffer_add_printf(b, "{\"v\":" JSON_V ",%s", h ? "\"host\":" : "");
-	if (h) {
-		json_str(b, h->name);
-		evbuffer_add(b, ",", 1);
-	}
-	evbuffer_add_printf(
-	    b, "\"type\":\"daemon\",\"connected\":%s,\"daemon\":", up ? "true" : "false");
-	json_str(b, h ? h->daemon : f.daemon);
-	evbuffer_add(b, "}", 1);
+	json_daemon(b, h ? h->name : NULL, up, h ? h->daemon : f.daemon);
 	push("daemon", b, 0);
 }
 
@@ -420,42 +399,21 @@ uint64_t feed_malformed(void)
 
 void feed_state_json(struct evbuffer *b)
 {
-	evbuffer_add(b, "[", 1);
-	for (size_t i = 0; i < f.ndoms; i++) {
-		evbuffer_add(b, i ? ",{" : "{", i ? 2 : 1);
-		if (f.fleet) {
-			evbuffer_add(b, "\"host\":", 7);
-			json_str(b, f.hosts[f.doms[i].host].name);
-			evbuffer_add(b, ",", 1);
-		}
-		evbuffer_add_printf(b,
-		    "\"domid\":%" PRIu32 ",\"alive\":%s,\"name\":", f.doms[i].domid,
-		    f.doms[i].alive ? "true" : "false");
-		json_str(b, f.doms[i].name);
-		evbuffer_add(b, ",\"reason\":", 10);
-		json_str(b, f.doms[i].reason);
-		evbuffer_add(b, "}", 1);
-	}
-	evbuffer_add(b, "]", 1);
+	json_list_begin(b);
+	for (size_t i = 0; i < f.ndoms; i++)
+		json_web_domain(b, i, f.fleet ? f.hosts[f.doms[i].host].name : NULL,
+		    f.doms[i].domid, f.doms[i].alive, f.doms[i].name, f.doms[i].reason);
+	json_list_end(b);
 }
 
 void feed_hosts_json(struct evbuffer *b)
 {
-	evbuffer_add(b, "[", 1);
+	json_list_begin(b);
 	for (unsigned i = 0; i < f.nhosts; i++) {
 		const struct host *h = &f.hosts[i];
 
-		evbuffer_add(b, i ? ",{\"host\":" : "{\"host\":", i ? 9 : 8);
-		json_str(b, h->name);
-		evbuffer_add_printf(b, ",\"connected\":%s,\"events\":%" PRIu64 ",\"daemon\":",
-		    h->up ? "true" : "false", h->events);
-		json_str(b, h->daemon);
-		evbuffer_add(b, ",\"stats\":", 9);
-		if (h->stats)
-			json_stats(b, h->stats->stats, true);
-		else
-			evbuffer_add(b, "null", 4);
-		evbuffer_add(b, "}", 1);
+		json_web_host(
+		    b, i, h->name, h->up, h->events, h->daemon, h->stats ? h->stats->stats : NULL);
 	}
-	evbuffer_add(b, "]", 1);
+	json_list_end(b);
 }

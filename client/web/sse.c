@@ -7,7 +7,6 @@
  * told ("dropped").  Ids carry the event count, so a browser that reconnects with
  * Last-Event-ID resumes exactly, or is told exactly what it missed.
  */
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +17,6 @@
 #include <event2/bufferevent.h>
 #include <event2/keyvalq_struct.h>
 
-#include "ops.h"
 #include "web.h"
 
 /* A browser that stops reading holds at most LOW_WATER + CHUNK_MAX (or one message,
@@ -104,10 +102,9 @@ static void pump(struct browser *b)
 		return;
 	chunk = evbuffer_new();
 	if (b->dropped_untold) {
-		evbuffer_add_printf(chunk,
-		    "event: dropped\ndata: {\"v\":" JSON_V
-		    ",\"type\":\"dropped\",\"dropped\":%" PRIu64 ",\"total\":%" PRIu64 "}\n\n",
-		    b->dropped_untold, b->dropped);
+		evbuffer_add(chunk, "event: dropped\ndata: ", 21);
+		json_dropped(chunk, b->dropped_untold, b->dropped);
+		evbuffer_add(chunk, "\n\n", 2);
 		b->dropped_untold = 0;
 	}
 	while (b->next_id < head && evbuffer_get_length(chunk) < CHUNK_MAX) {
@@ -253,22 +250,17 @@ void sse_open(struct evhttp_request *req, struct http_front *front)
 	evhttp_send_reply_start(req, 200, "OK");
 
 	hello = evbuffer_new();
-	evbuffer_add_printf(hello,
-	    "retry: 2000\nevent: hello\ndata: {\"v\":" JSON_V
-	    ",\"type\":\"hello\",\"instance\":\"%" PRIx64
-	    "\",\"server\":\"mtrace-web " MTRACE_VERSION "\",\"connected\":%s"
-	    ",\"resumed\":%s,\"history_first_event\":%" PRIu64 ",\"browser\":%u"
-	    ",\"daemon\":",
-	    hist_instance(), feed_connected() ? "true" : "false", last ? "true" : "false",
-	    b->cum_events, b->serial);
-	json_str(hello, feed_daemon());
-	if (feed_fleet())
-		evbuffer_add(hello, ",\"fleet\":true", 13);
-	/* The thread types' names, from the one table (common/ops.c). */
-	evbuffer_add(hello, ",\"types\":[", 10);
-	for (unsigned t = 0; t < MTRACE_TT_COUNT; t++)
-		evbuffer_add_printf(hello, "%s\"%s\"", t ? "," : "", mtrace_thread_type_name(t));
-	evbuffer_add(hello, "]}\n\n", 4);
+	evbuffer_add(hello, "retry: 2000\nevent: hello\ndata: ", 31);
+	json_hello(hello,
+	    &(struct json_hello){ .instance = hist_instance(),
+	        .server = "mtrace-web " MTRACE_VERSION,
+	        .daemon = feed_daemon(),
+	        .connected = feed_connected(),
+	        .resumed = last != NULL,
+	        .fleet = feed_fleet(),
+	        .history_first_event = b->cum_events,
+	        .browser = b->serial });
+	evbuffer_add(hello, "\n\n", 2);
 	evhttp_send_reply_chunk(req, hello);
 	evbuffer_free(hello);
 
@@ -326,13 +318,11 @@ unsigned sse_count(void)
 
 void sse_state_json(struct evbuffer *buf)
 {
-	evbuffer_add_printf(
-	    buf, "{\"count\":%u,\"dropped_total\":%" PRIu64 ",\"list\":[", s.n, s.dropped_total);
+	size_t i = 0;
+
+	json_browsers_begin(buf, s.n, s.dropped_total);
 	for (struct browser *b = s.list; b; b = b->next)
-		evbuffer_add_printf(buf,
-		    "%s{\"browser\":%u,\"peer\":\"%s\",\"sent_events\":%" PRIu64
-		    ",\"dropped\":%" PRIu64 ",\"lag_bytes\":%" PRIu64 ",\"queued_bytes\":%zu}",
-		    b == s.list ? "" : ",", b->serial, b->peer, b->sent_events, b->dropped,
+		json_browser(buf, i++, b->serial, b->peer, b->sent_events, b->dropped,
 		    hist_bytes_total() - b->cum_bytes, out_len(b));
-	evbuffer_add(buf, "]}", 2);
+	json_browsers_end(buf);
 }

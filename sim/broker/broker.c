@@ -149,7 +149,7 @@ static bool dispatch(struct conn *c, const char *msg, size_t n)
 			rep.err = EBUSY;
 			break;
 		}
-		c->xs = xs_open(b, c, &own_fd);
+		c->xs = xs_conn_open(b, c, &own_fd);
 		if (!c->xs)
 			rep.err = errno;
 		break;

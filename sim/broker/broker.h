@@ -197,8 +197,8 @@ void evt_domain_gone(struct broker *b, struct domain *d);
 /* xs.c (xs_init: xs-tree.c, xs_fire_special: xs-watch.c) */
 struct xs_conn;
 int xs_init(void);
-struct xs_conn *xs_open(struct broker *b, struct conn *c, int *client_fd);
-void xs_close(struct broker *b, struct xs_conn *x);
+struct xs_conn *xs_conn_open(struct broker *b, struct conn *c, int *client_fd);
+void xs_conn_close(struct broker *b, struct xs_conn *x);
 int xs_op(struct broker *b, struct conn *c, struct xs_conn *x, uint32_t op, uint32_t tx,
     uint32_t a0, const char *pl, size_t len, char *out, size_t outmax, size_t *outlen,
     uint32_t *res);

@@ -21,7 +21,7 @@ void conn_close(struct conn *c)
 	if (c->evt)
 		evt_close(b, c, c->evt);
 	if (c->xs)
-		xs_close(b, c->xs);
+		xs_conn_close(b, c->xs);
 	gnt_conn_gone(b, c);
 	struct domain *d = conn_domain(c);
 	if (d)

@@ -156,7 +156,7 @@ int xs_op(struct broker *b, struct conn *c, struct xs_conn *x, uint32_t op, uint
 	return EINVAL;
 }
 
-struct xs_conn *xs_open(struct broker *b, struct conn *c, int *client_fd)
+struct xs_conn *xs_conn_open(struct broker *b, struct conn *c, int *client_fd)
 {
 	struct xs_conn *x = calloc(1, sizeof(*x));
 	if (!x) {
@@ -177,7 +177,7 @@ struct xs_conn *xs_open(struct broker *b, struct conn *c, int *client_fd)
 	return x;
 }
 
-void xs_close(struct broker *b, struct xs_conn *x)
+void xs_conn_close(struct broker *b, struct xs_conn *x)
 {
 	xs_tx_conn_gone(x);
 	xs_watch_detach(x);

@@ -23,7 +23,7 @@ TRACED = {
     "Lwt_pool": "use",
     "Lwt_stream": "next get peek junk nget npeek njunk last_new to_list iter iter_s "
                   "iter_p iter_n fold fold_s find find_s find_map find_map_s map_s "
-                  "filter_s filter_map_s map_list_s get_while_s junk_while_s",
+                  "filter_s filter_map_s map_list_s get_while_s junk_while_s from",
     "Lwt_seq": "iter_s iter_p iter_n fold_left_s map_s filter_s filter_map_s unfold_lwt to_list",
     "Lwt_result": "bind bind_lwt bind_result bind_lwt_error bind_error map map_error catch both "
                   "iter iter_error",
@@ -33,6 +33,11 @@ TRACED = {
     "Lwt_unix": "sleep with_timeout timeout",
 }
 TRACED = {m: set(v.split()) for m, v in TRACED.items()}
+# Of those, the ones that make a stream or sequence, not a promise: their callbacks run
+# later, as the thread that was current at the call, and they create no thread (nothing
+# would resolve it), so they name no site.
+THREADLESS = {"Lwt_stream": {"map_s", "filter_s", "filter_map_s", "map_list_s", "from"},
+              "Lwt_seq": {"map_s", "filter_s", "filter_map_s", "unfold_lwt"}}
 OPS = [">>=", ">|=", "=<<", "=|<", "<&>", "<?>"]
 OP_RE = "|".join(re.escape(o) for o in OPS)
 
@@ -105,7 +110,7 @@ def sites(path):
         out.add(_pos(text, m.start()))
         inside_prefix.update(range(m.start(), m.end()))
     for m in CALL.finditer(text):
-        if m.group(2) in TRACED[m.group(1)]:
+        if m.group(2) in TRACED[m.group(1)] and m.group(2) not in THREADLESS.get(m.group(1), ()):
             out.add(_pos(text, m.start()))
     for m in KEYWORD.finditer(text):
         out.add(_pos(text, m.start()))

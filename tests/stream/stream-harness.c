@@ -54,6 +54,7 @@ static struct {
 	unsigned domains, rings, wait_clients, linger_ms;
 	bool ring_loss, clock_jumps;
 	struct event_base *base;
+	struct stream *s;
 	struct event *gen_ev, *wait_ev, *end_ev;
 	uint64_t start_ns;
 	/* counts[domain][op][label index 0..3 (3 = none)] */
@@ -119,7 +120,7 @@ static void emit_run(unsigned dom, unsigned ring, size_t n)
 		};
 		h.counts[dom][op][li]++;
 	}
-	stream_events(dom + 1, ring, MTRACE_CLOCK_MONOTONIC, ev, n);
+	stream_events(h.s, dom + 1, ring, MTRACE_CLOCK_MONOTONIC, ev, n);
 	fake_state_count(dom + 1, n);
 	h.sent += n;
 }
@@ -129,9 +130,9 @@ static void finish(void)
 	struct timeval tv = { h.linger_ms / 1000, (h.linger_ms % 1000) * 1000 };
 
 	if (h.ring_loss)
-		stream_ring_loss(1, 0, 7);
+		stream_ring_loss(h.s, 1, 0, 7);
 	for (unsigned d = 0; d < h.domains; d++) {
-		stream_domain_down(d + 1, "destroyed");
+		stream_domain_down(h.s, d + 1, "destroyed");
 		fake_state_remove(d + 1);
 	}
 	evtimer_add(h.end_ev, &tv);
@@ -176,7 +177,7 @@ static void start(void)
 		char name[32];
 		snprintf(name, sizeof(name), "guest%u", d + 1);
 		fake_state_add(d + 1, name, h.rings);
-		stream_domain_up(d + 1, name, h.rings, MTRACE_CLOCK_MONOTONIC, false);
+		stream_domain_up(h.s, d + 1, name, h.rings, MTRACE_CLOCK_MONOTONIC, false);
 	}
 	h.start_ns = mono_ns();
 	if (h.rate) {
@@ -193,7 +194,7 @@ static void wait_cb(evutil_socket_t fd, short what, void *arg)
 	static int settled;
 
 	/* Clients subscribe right after connecting: give them a moment once all are in. */
-	if (stream_client_count() >= h.wait_clients && ++settled >= 5) {
+	if (stream_client_count(h.s) >= h.wait_clients && ++settled >= 5) {
 		event_del(h.wait_ev);
 		start();
 	}
@@ -206,7 +207,7 @@ static void end_cb(evutil_socket_t fd, short what, void *arg)
 
 	/* On a loaded machine clients may lag: let them drain (up to 20 s) so that
 	 * the counts compared are about the server, not the scheduler. */
-	if (stream_pending_bytes() > 0 && ++waits < 400) {
+	if (stream_pending_bytes(h.s) > 0 && ++waits < 400) {
 		evtimer_add(h.end_ev, &tv);
 		return;
 	}
@@ -231,7 +232,7 @@ static void sig_cb(evutil_socket_t fd, short what, void *arg)
 static void print_summary(double secs)
 {
 	static const char *const ln[] = { "net/rx", "net/tx", "disk/read", NULL };
-	const struct stream_batch_memory *m = stream_batch_memory();
+	const struct stream_batch_memory *m = stream_memory(h.s);
 	struct rusage ru;
 	bool first = true;
 
@@ -339,7 +340,7 @@ int main(int argc, char **argv)
 	h.base = event_base_new();
 	if (!h.base)
 		return 1;
-	if (stream_init(h.base, &cfg, err, sizeof(err)) < 0) {
+	if (!(h.s = stream_new(h.base, &cfg, err, sizeof(err)))) {
 		fprintf(stderr, "stream-harness: %s\n", err);
 		return 1;
 	}
@@ -354,8 +355,9 @@ int main(int argc, char **argv)
 	/* Ready for clients: tests wait for this line. */
 	fprintf(stderr, "stream-harness: listening on %s\n", cfg.socket_path);
 	event_base_dispatch(h.base);
-	stream_shutdown("harness done");
+	stream_shutdown(h.s, "harness done");
 	print_summary((double)(mono_ns() - h.start_ns) / 1e9);
+	stream_free(h.s);
 	event_free(h.gen_ev);
 	event_free(h.wait_ev);
 	event_free(h.end_ev);

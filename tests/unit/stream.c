@@ -242,7 +242,7 @@ struct be_client {
 	size_t got, bad, dropped, batches;
 	bool ops_only; /* the client of the op filter */
 };
-static struct be_client be_all = { 0 }, be_ops = { .ops_only = true };
+static struct be_client be_all = { 0 }, be_ops = { .ops_only = true }, be_other = { 0 };
 static char be_strs[BE_STRS][24];
 
 static bool be_selected(const struct be_client *c, uint8_t op)
@@ -321,8 +321,9 @@ static uint64_t be_random(void)
 	return check_xorshift(&be_rnd);
 }
 
-/* One array of n events of (domid, ring) continuing at *ts / *seq. */
-static void be_emit(uint32_t domid, uint32_t ring, size_t n, uint64_t *ts, uint32_t *seq)
+/* One array of n events of (domid, ring) continuing at *ts / *seq, into sb. */
+static void be_emit(
+    struct stream_batch *sb, uint32_t domid, uint32_t ring, size_t n, uint64_t *ts, uint32_t *seq)
 {
 	static const uint8_t ops[] = { MTRACE_OP_CREATES, MTRACE_OP_READ, MTRACE_OP_FULFILLS,
 		MTRACE_OP_SWITCH, MTRACE_OP_LABEL, MTRACE_OP_COUNTER, MTRACE_OP_GC, MTRACE_OP_FAILS,
@@ -364,7 +365,7 @@ static void be_emit(uint32_t domid, uint32_t ring, size_t n, uint64_t *ts, uint3
 	/* the daemon hands over arrays of struct mtrace_event */
 	for (size_t i = first; i < be_nsent; i++)
 		arr[i - first] = be_sent[i].e;
-	stream_batch_events(domid, ring, MTRACE_CLOCK_MONOTONIC, arr, be_nsent - first);
+	stream_batch_events(sb, domid, ring, MTRACE_CLOCK_MONOTONIC, arr, be_nsent - first);
 }
 
 static void batch_events(void)
@@ -372,7 +373,8 @@ static void batch_events(void)
 	struct event_base *base = event_base_new();
 	Mtrace__Subscribe all = MTRACE__SUBSCRIBE__INIT, some = MTRACE__SUBSCRIBE__INIT;
 	uint32_t ops[] = { MTRACE_OP_READ, MTRACE_OP_LABEL };
-	struct stream_group *ga, *go;
+	struct stream_batch *sb, *sb2;
+	struct stream_group *ga, *go, *g2;
 	uint64_t ts[4] = { 1000000000000u, 2000000000000u, 3000000000000u, 4000000000000u };
 	uint32_t seq[4] = { 0, 0, 0, 0 };
 	size_t busy, idle;
@@ -385,19 +387,21 @@ static void batch_events(void)
 	all.events = some.events = true;
 	some.n_ops = 2;
 	some.ops = ops;
-	stream_batch_init(base, be_send);
-	ga = stream_group_join((struct stream_client *)(void *)&be_all, &all);
-	go = stream_group_join((struct stream_client *)(void *)&be_ops, &some);
+	sb = stream_batch_new(base, be_send, NULL);
+	REQUIRE(sb);
+	ga = stream_group_join(sb, (struct stream_client *)(void *)&be_all, &all);
+	go = stream_group_join(sb, (struct stream_client *)(void *)&be_ops, &some);
 	REQUIRE(ga && go && ga != go);
 	/* two domains of two rings, arrays of 1 to 700 events, flushed now and then */
 	while (be_nsent < BE_EVENTS - 1000) {
 		unsigned which = (unsigned)(be_random() % 4);
 
-		be_emit(1 + which / 2, which % 2, 1 + be_random() % 700, &ts[which], &seq[which]);
+		be_emit(
+		    sb, 1 + which / 2, which % 2, 1 + be_random() % 700, &ts[which], &seq[which]);
 		if (be_random() % 3 == 0)
-			stream_batch_flush();
+			stream_batch_flush(sb);
 	}
-	stream_batch_flush();
+	stream_batch_flush(sb);
 	CHECK(be_all.bad == 0 && be_all.dropped == 0 && be_all.got == be_nsent,
 	    "everything: got %zu of %zu, %zu wrong, %zu dropped", be_all.got, be_nsent, be_all.bad,
 	    be_all.dropped);
@@ -408,26 +412,52 @@ static void batch_events(void)
 	/* Columns idle for a flush are kept (a ring that speaks every other turn would
 	 * grow them again each time); idle for a second, given back. */
 	for (unsigned which = 0; which < 4; which++)
-		be_emit(1 + which / 2, which % 2, 100, &ts[which], &seq[which]);
-	stream_batch_flush();
-	busy = stream_batch_memory()->bytes;
-	be_emit(1, 0, 100, &ts[0], &seq[0]);
-	stream_batch_flush();
-	stream_batch_flush();
-	CHECK(stream_batch_memory()->bytes == busy, "one ring busy: %zu bytes, all four %zu",
-	    stream_batch_memory()->bytes, busy);
+		be_emit(sb, 1 + which / 2, which % 2, 100, &ts[which], &seq[which]);
+	stream_batch_flush(sb);
+	busy = stream_batch_memory(sb)->bytes;
+	be_emit(sb, 1, 0, 100, &ts[0], &seq[0]);
+	stream_batch_flush(sb);
+	stream_batch_flush(sb);
+	CHECK(stream_batch_memory(sb)->bytes == busy, "one ring busy: %zu bytes, all four %zu",
+	    stream_batch_memory(sb)->bytes, busy);
 	usleep(1100 * 1000);
-	be_emit(1, 0, 100, &ts[0], &seq[0]);
-	stream_batch_flush();
-	idle = stream_batch_memory()->bytes;
+	be_emit(sb, 1, 0, 100, &ts[0], &seq[0]);
+	stream_batch_flush(sb);
+	idle = stream_batch_memory(sb)->bytes;
 	CHECK(idle < busy / 2, "after a second idle: %zu bytes, all four busy %zu", idle, busy);
 	CHECK(be_all.bad == 0 && be_all.got == be_nsent, "after: got %zu of %zu", be_all.got,
 	    be_nsent);
 
+	/* A second batcher (a second server's, another test's) beside it: its columns
+	 * are counted in its own account, its groups get none of the first one's events,
+	 * and its cap is its own. */
+	sb2 = stream_batch_new(base, be_send, NULL);
+	REQUIRE(sb2);
+	g2 = stream_group_join(sb2, (struct stream_client *)(void *)&be_other, &all);
+	REQUIRE(g2);
+	stream_batch_set_cap(sb2, 1);
+	busy = stream_batch_memory(sb)->bytes;
+	be_emit(sb, 1, 0, 100, &ts[0], &seq[0]);
+	stream_batch_flush(sb);
+	stream_batch_flush(sb2);
+	CHECK(stream_batch_memory(sb2)->bytes == 0 && stream_batch_memory(sb2)->encoded == 0,
+	    "the second batcher holds %zu bytes, encoded %llu batches",
+	    stream_batch_memory(sb2)->bytes, (unsigned long long)stream_batch_memory(sb2)->encoded);
+	CHECK(be_other.batches == 0 && be_other.dropped == 0,
+	    "the second batcher's client: %zu "
+	    "batches, %zu dropped",
+	    be_other.batches, be_other.dropped);
+	CHECK(be_all.bad == 0 && be_all.dropped == 0 && be_all.got == be_nsent,
+	    "the first one's cap is not the second's: got %zu of %zu, %zu dropped", be_all.got,
+	    be_nsent, be_all.dropped);
+	stream_group_leave(g2, (struct stream_client *)(void *)&be_other);
+	stream_batch_free(sb2);
+
 	stream_group_leave(ga, (struct stream_client *)(void *)&be_all);
 	stream_group_leave(go, (struct stream_client *)(void *)&be_ops);
-	CHECK(stream_batch_memory()->bytes == 0, "%zu bytes left", stream_batch_memory()->bytes);
-	stream_batch_fini();
+	CHECK(
+	    stream_batch_memory(sb)->bytes == 0, "%zu bytes left", stream_batch_memory(sb)->bytes);
+	stream_batch_free(sb);
 	event_base_free(base);
 }
 
@@ -441,6 +471,7 @@ static void run_new_strings(void)
 {
 	static char strs[255][4000];
 	struct mtrace_event ev[255], first = { .ts = 1000, .thread = 1, .op = MTRACE_OP_READ };
+	struct stream_col_account ac;
 	struct stream_columns *a;
 	size_t n, cap_at;
 
@@ -452,24 +483,24 @@ static void run_new_strings(void)
 		ev[i].str = strs[i];
 		ev[i].str_len = (uint16_t)strlen(strs[i]);
 	}
+	stream_col_account_init(&ac);
 	for (int pass = 0; pass < 2; pass++) {
-		a = stream_columns_new(1, 0, MTRACE_CLOCK_MONOTONIC);
+		a = stream_columns_new(&ac, 1, 0, MTRACE_CLOCK_MONOTONIC);
 		REQUIRE(a && stream_columns_grow(a) == 0 && a->cap >= 256, "columns");
 		stream_columns_put(a, &first);
 		/* pass 1: room for a few strings more than the columns hold now */
-		cap_at = stream_columns_memory()->bytes + 40000;
-		stream_columns_set_cap(pass ? cap_at : 0);
+		cap_at = ac.mem.bytes + 40000;
+		stream_columns_set_cap(&ac, pass ? cap_at : 0);
 		n = stream_columns_copy_run(a, ev, 255);
 		if (pass == 0)
 			CHECK(n == 131 && a->nref == 131 && strtab_bytes(&a->dict.t) <= 512 * 1024,
 			    "run of %zu events, %zu strings, %zu bytes of them", n, a->nref,
 			    strtab_bytes(&a->dict.t));
 		else
-			CHECK(n > 0 && n < 131 && a->nref == n &&
-			        stream_columns_memory()->bytes > cap_at,
-			    "capped: run of %zu events, %zu bytes held of %zu", n,
-			    stream_columns_memory()->bytes, cap_at);
-		stream_columns_set_cap(0);
+			CHECK(n > 0 && n < 131 && a->nref == n && ac.mem.bytes > cap_at,
+			    "capped: run of %zu events, %zu bytes held of %zu", n, ac.mem.bytes,
+			    cap_at);
+		stream_columns_set_cap(&ac, 0);
 		for (size_t i = 0; i < a->nref; i++)
 			CHECK(!strcmp(stream_dict_str(&a->dict, a->str_ref[i]), strs[i]),
 			    "string %zu", i);
@@ -477,18 +508,16 @@ static void run_new_strings(void)
 		if (pass == 1 && n > 0) {
 			/* no further than the first string past the total: one fewer was
 			 * within it */
-			a = stream_columns_new(1, 0, MTRACE_CLOCK_MONOTONIC);
+			a = stream_columns_new(&ac, 1, 0, MTRACE_CLOCK_MONOTONIC);
 			REQUIRE(a && stream_columns_grow(a) == 0, "columns");
 			stream_columns_put(a, &first);
 			CHECK(stream_columns_copy_run(a, ev, n - 1) == n - 1 &&
-			        stream_columns_memory()->bytes <= cap_at,
-			    "%zu strings: %zu bytes held of %zu", n - 1,
-			    stream_columns_memory()->bytes, cap_at);
+			        ac.mem.bytes <= cap_at,
+			    "%zu strings: %zu bytes held of %zu", n - 1, ac.mem.bytes, cap_at);
 			stream_columns_free(a);
 		}
 	}
-	CHECK(
-	    stream_columns_memory()->bytes == 0, "%zu bytes left", stream_columns_memory()->bytes);
+	CHECK(ac.mem.bytes == 0, "%zu bytes left", ac.mem.bytes);
 }
 
 const struct unit_test unit_stream[] = {

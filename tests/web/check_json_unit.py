@@ -66,8 +66,27 @@ def main():
     assert (d["rate_1s"], d["rate_10s"], d["rate_60s"]) == (0, 0, 0), d
     assert [c["name"] for c in d["counters"]] == ['"dup"', '"dup"'], d["counters"]
     assert st["threads"][0]["failure"] == "</script>"
-    print("ok: %d strings escaped to valid JSON and decoded back; NaN/inf stats valid" %
-          len(cases))
+    # mtrace-web's own objects: each as docs/json.md says, hostile names decoded back
+    hostile = want(b'h"\\\n\xff\xe2\x80\xa8</script>')
+    lines = run(prog, "web").split(b"\n")
+    if len(lines) != 8 or lines[7] != b"":
+        raise json_schema.Bad("web: %d lines, want 7" % (len(lines) - 1))
+    objs = [check(raw, "web line %d" % (n + 1)) for n, raw in enumerate(lines[:7])]
+    for obj, t in zip(objs[:4], ("hello", "daemon", "dropped", "domain_up")):
+        json_schema.top(schema, obj, "web " + t, t)
+    assert objs[0]["daemon"] == hostile and objs[0]["fleet"] is True, objs[0]
+    assert objs[0]["types"][0] and objs[0]["instance"] == "feed", objs[0]
+    assert list(objs[1])[:3] == ["v", "host", "type"] and objs[1]["host"] == hostile, objs[1]
+    assert list(objs[3])[:3] == ["v", "host", "type"] and objs[3]["host"] == hostile, objs[3]
+    assert objs[3]["domid"] == 4 and objs[3]["name"] == "guest", objs[3]
+    for name, val in (("[web_domain]", objs[4]), ("[web_host]", objs[5]), ("browsers", objs[6])):
+        json_schema.check_type(schema, name, val, "web " + name)
+    assert "host" not in objs[4][0] and objs[4][1]["host"] == hostile, objs[4]
+    assert objs[4][1]["name"] == hostile and objs[4][1]["reason"] == hostile, objs[4]
+    assert objs[5][0]["stats"] is None and objs[5][1]["stats"]["type"] == "stats", objs[5]
+    assert objs[6]["list"][0]["peer"] == hostile and objs[6]["count"] == 2, objs[6]
+    print("ok: %d strings escaped to valid JSON and decoded back; NaN/inf stats valid; "
+          "mtrace-web's objects as docs/json.md says" % len(cases))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,9 @@
  * check_json_unit.py:
  *   json-unit str    stdin's bytes (up to NUL) as one JSON string
  *   json-unit stats  a Stats with NaN and infinite rates and hostile names
+ *   json-unit web    mtrace-web's own objects, one a line, with hostile host names,
+ *                    daemon names and peers: hello, daemon, dropped, a domain_up
+ *                    given its host (json_put_host), [web_domain], [web_host], browsers
  */
 #include <math.h>
 #include <stdio.h>
@@ -53,18 +56,68 @@ static int stats(struct evbuffer *b)
 	return 0;
 }
 
+#define HOSTILE "h\"\\\n\xff\xe2\x80\xa8</script>"
+
+static int web(struct evbuffer *b)
+{
+	Mtrace__DomainUp u = MTRACE__DOMAIN_UP__INIT;
+	Mtrace__Stats s = MTRACE__STATS__INIT;
+	struct evbuffer *one = evbuffer_new();
+
+	if (!one)
+		return 1;
+	json_hello(b,
+	    &(struct json_hello){ .instance = 0xfeedu,
+	        .server = "mtrace-web x",
+	        .daemon = HOSTILE,
+	        .connected = true,
+	        .fleet = true,
+	        .browser = 3 });
+	evbuffer_add(b, "\n", 1);
+	json_daemon(b, HOSTILE, false, HOSTILE);
+	evbuffer_add(b, "\n", 1);
+	json_dropped(b, 5, 7);
+	evbuffer_add(b, "\n", 1);
+	u.domid = 4;
+	u.name = "guest";
+	/* json_put_host rewrites the one object its buffer holds */
+	json_domain_up(one, &u);
+	if (json_put_host(one, HOSTILE) < 0)
+		return 1;
+	evbuffer_add_buffer(b, one);
+	evbuffer_add(b, "\n", 1);
+	json_list_begin(b);
+	json_web_domain(b, 0, NULL, 1, true, "a", "");
+	json_web_domain(b, 1, HOSTILE, 2, false, HOSTILE, HOSTILE);
+	json_list_end(b);
+	evbuffer_add(b, "\n", 1);
+	json_list_begin(b);
+	json_web_host(b, 0, HOSTILE, true, 9, HOSTILE, NULL);
+	json_web_host(b, 1, "b", false, 0, "", &s);
+	json_list_end(b);
+	evbuffer_add(b, "\n", 1);
+	json_browsers_begin(b, 2, 11);
+	json_browser(b, 0, 1, HOSTILE, 1, 2, 3, 4);
+	json_browser(b, 1, 2, "127.0.0.1:5", 0, 0, 0, 0);
+	json_browsers_end(b);
+	evbuffer_add(b, "\n", 1);
+	evbuffer_free(one);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct evbuffer *b = evbuffer_new();
 	int rc = argc == 2 && !strcmp(argv[1], "str") ? one_str(b)
 	    : argc == 2 && !strcmp(argv[1], "stats")  ? stats(b)
+	    : argc == 2 && !strcmp(argv[1], "web")    ? web(b)
 	                                              : 2;
 
 	if (rc == 2) {
-		fputs("usage: json-unit str|stats\n", stderr);
+		fputs("usage: json-unit str|stats|web\n", stderr);
 		return 2;
 	}
 	json_write(stdout, b);
 	evbuffer_free(b);
-	return 0;
+	return rc;
 }

@@ -1,6 +1,7 @@
 /*
  * simxen-proto.h - wire protocol between the simulated Xen broker (mtrace-simxen)
- * and its clients (xenif-sim.c, the CLI).
+ * and its clients (xenif-sim.c, the CLI).  It lives in xenif/, below sim/: the
+ * broker and the CLI include it through xenif, xenif includes nothing of sim/.
  *
  * Transport: AF_UNIX SOCK_SEQPACKET, so every request and reply is one datagram and
  * file descriptors travel with SCM_RIGHTS.  A client is dom0 when it connected to
