@@ -10,7 +10,7 @@
 
 #include "cat-args.h"
 #include "mtrace-client.h"
-#include "nats-servers.h"
+#include "source.h"
 #include "ops.h"
 
 static void usage(FILE *f)
@@ -24,7 +24,7 @@ static void usage(FILE *f)
 	    "                        instead of the daemon; filters and formats as live\n"
 	    "      --nats URL        read the fleet stream from NATS JetStream instead (the\n"
 	    "                        stream MTRACE of mtrace-ship; filters and formats as -i)\n"
-	    "      --host H          --nats: only host H (default: every host)\n"
+	    "      --host H          --nats: only host H, again for more (default: all)\n"
 	    "      --from-start      --nats: all that the stream holds (default), then exit\n"
 	    "      --since TIME      --nats: from TIME (Unix seconds, or YYYY-MM-DDTHH:MM:SSZ)\n"
 	    "      --follow          --nats: keep waiting for new messages (alone: only new)\n"
@@ -121,12 +121,6 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 		O_WEIGHT,
 		O_LABEL,
 		O_TIME,
-		O_NATS,
-		O_HOST,
-		O_FROM_START,
-		O_SINCE,
-		O_FOLLOW,
-		O_CREDS
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -150,12 +144,12 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 		{ "weight", required_argument, NULL, O_WEIGHT },
 		{ "no-events", no_argument, NULL, O_NOEV },
 		{ "shared-memory", no_argument, NULL, O_SHM },
-		{ "nats", required_argument, NULL, O_NATS },
-		{ "host", required_argument, NULL, O_HOST },
-		{ "from-start", no_argument, NULL, O_FROM_START },
-		{ "since", required_argument, NULL, O_SINCE },
-		{ "follow", no_argument, NULL, O_FOLLOW },
-		{ "creds", required_argument, NULL, O_CREDS },
+		{ "nats", required_argument, NULL, MTC_OPT_NATS },
+		{ "host", required_argument, NULL, MTC_OPT_HOST },
+		{ "from-start", no_argument, NULL, MTC_OPT_FROM_START },
+		{ "since", required_argument, NULL, MTC_OPT_SINCE },
+		{ "follow", no_argument, NULL, MTC_OPT_FOLLOW },
+		{ "creds", required_argument, NULL, MTC_OPT_CREDS },
 		{ "summary", no_argument, NULL, O_SUMMARY },
 		{ "reconnect", no_argument, NULL, O_RECONNECT },
 		{ "help", no_argument, NULL, 'h' },
@@ -163,39 +157,26 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	bool live_only = false;
+	char err[256];
 	int ch;
 
 	while ((ch = getopt_long(argc, argv, "s:i:O:w:f:D:d:o:l:n:t:hV", lo, NULL)) != -1) {
 		char *end;
 		unsigned long v;
 
+		int r;
+
+		if ((r = mtc_source_opt(&o->src, ch, optarg)) != 0) {
+			if (r < 0)
+				return -1;
+			continue;
+		}
 		switch (ch) {
 		case 's':
-			o->socket = optarg;
+			o->src.socket = optarg;
 			break;
 		case 'i':
-			o->input = optarg;
-			break;
-		case O_NATS:
-			o->nats = optarg;
-			break;
-		case O_HOST:
-			o->nats_host = optarg;
-			break;
-		case O_FROM_START:
-			o->from_start = true;
-			break;
-		case O_FOLLOW:
-			o->follow = true;
-			break;
-		case O_CREDS:
-			o->creds = optarg;
-			break;
-		case O_SINCE:
-			if (nats_parse_since(optarg, &o->since_ns) < 0) {
-				fprintf(stderr, "mtrace-cat: --since: bad time '%s'\n", optarg);
-				return -1;
-			}
+			o->src.input = optarg;
 			break;
 		case 'O':
 			o->output = optarg;
@@ -360,17 +341,11 @@ int cat_parse_args(int argc, char **argv, struct cat_opts *o)
 		usage(stderr);
 		return -1;
 	}
-	if (o->input && o->nats) {
-		fprintf(stderr, "mtrace-cat: -i and --nats are two sources: give one\n");
+	if (mtc_source_spec_check(&o->src, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mtrace-cat: %s\n", err);
 		return -1;
 	}
-	if (!o->nats && (o->nats_host || o->from_start || o->follow || o->since_ns || o->creds)) {
-		fprintf(stderr,
-		    "mtrace-cat: --host, --from-start, --since, --follow and "
-		    "--creds go with --nats\n");
-		return -1;
-	}
-	o->stored = o->input || o->nats;
+	o->stored = o->src.input || o->src.nats;
 	if (o->stored && live_only) {
 		fprintf(stderr,
 		    "mtrace-cat: --stats, --top, --sort and --label-stats are chosen "

@@ -10,11 +10,13 @@
 
 #include "cat-folded.h"
 #include "cat-format.h"
+#include "source.h"
 
 #define MAX_FILTER 256
 
 struct cat_opts {
-	const char *socket;
+	/* mtraced (-s), a recording (-i) or the fleet stream (--nats ...): source.h */
+	struct mtc_source_spec src;
 	enum cat_format fmt;
 	uint32_t domids[MAX_FILTER];
 	char *names[MAX_FILTER];
@@ -30,15 +32,10 @@ struct cat_opts {
 	uint64_t count; /* 0: unlimited */
 	double seconds; /* 0: unlimited */
 	bool summary;
-	const char *input;  /* -i: a recording instead of the daemon ("-": stdin) */
 	const char *record; /* -w: also save what is received */
 	const char *output; /* -O: file (directory for ctf) instead of stdout */
 	bool reconnect;     /* mtraced went away: wait for it, subscribe again */
-	/* --nats: read the fleet stream back from JetStream (docs/fleet.md) */
-	const char *nats, *nats_host, *creds;
-	bool from_start, follow;
-	int64_t since_ns; /* --since: UTC nanoseconds, 0: not given */
-	bool stored;      /* -i or --nats: what was received, not a live subscription */
+	bool stored;        /* -i or --nats: what was received, not a live subscription */
 };
 
 /* Fill o from the command line: 0, or -1 on a usage error (said on stderr; exit 2).

@@ -1,9 +1,10 @@
 /*
- * session.c - the evented session with mtraced and the one reconnect policy.  The
- * connection is libmtrace-client's (mtrace-client.c): its large read buffer keeps the
- * per-frame cost low at millions of events a second, and the loop only tells us when
- * the socket is readable.  Connecting (a local socket, and the Hello mtraced sends at
- * once) is done inline.
+ * session.c - the evented session over a source (source.h) and the one reconnect
+ * policy.  mtraced's connection is libmtrace-client's (mtrace-client.c): its large
+ * read buffer keeps the per-frame cost low at millions of events a second, and the
+ * loop only tells us when the socket is readable; the fleet's queue has an eventfd for
+ * that; a recording never waits and is read a budget at a time.  Connecting (a local
+ * socket, and the Hello mtraced sends at once) is done inline.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,16 +12,27 @@
 #include <string.h>
 #include <time.h>
 
+#include "select.h"
 #include "session.h"
+
+/* Records read per loop turn, so that timers, signals and the program's other sockets
+ * are served between: a socket that never runs dry at millions of events a second,
+ * and a source that never waits (a file). */
+#define TURN_BUDGET 4096
+#define PUMP_BUDGET 256
 
 struct mtc_session {
 	struct event_base *base;
-	char *path;
+	struct mtc_source *src;
 	struct mtc_session_ops ops;
 	void *arg;
-	struct mtc *c;
 	struct event *rd, *retry;
-	unsigned attempt; /* tries since the link was last up */
+	bool open, up;
+	unsigned attempt;       /* tries since the link was last up */
+	struct mtc_select *sel; /* stored records: the program's subscription, applied here */
+	struct mtc_rec rec;     /* the record being delivered */
+	unsigned delivered;     /* in this read */
+	bool kept, yield;       /* what on_msg said of the record's message(s) */
 	struct mtc_session_counts counts;
 };
 
@@ -72,8 +84,9 @@ static void close_link(struct mtc_session *s)
 		event_free(s->rd);
 		s->rd = NULL;
 	}
-	mtc_close(s->c);
-	s->c = NULL;
+	if (s->open)
+		s->src->ops->close(s->src);
+	s->open = s->up = false;
 }
 
 void mtc_session_retry(struct mtc_session *s)
@@ -98,7 +111,7 @@ static void went_down(struct mtc_session *s, const struct mtc_down *d)
 
 	close_link(s);
 	again = s->ops.on_down ? s->ops.on_down(s, d, s->arg) : true;
-	if (again)
+	if (again && d->kind != MTC_DOWN_END)
 		mtc_session_retry(s);
 }
 
@@ -125,19 +138,6 @@ bool mtc_msg_ends(const Mtrace__ServerMsg *m, struct mtc_down *d, char *why, siz
 	return false;
 }
 
-/* Error and Goodbye end the link; true when m did. */
-static bool ends_link(struct mtc_session *s, Mtrace__ServerMsg *m)
-{
-	struct mtc_down d;
-	char why[512];
-
-	if (!mtc_msg_ends(m, &d, why, sizeof(why)))
-		return false;
-	mtc_msg_free(m);
-	went_down(s, &d);
-	return true;
-}
-
 static void count(struct mtc_session *s, const Mtrace__ServerMsg *m)
 {
 	s->counts.messages++;
@@ -149,74 +149,195 @@ static void count(struct mtc_session *s, const Mtrace__ServerMsg *m)
 	}
 }
 
+/* One message to the program; what it answered is gathered in kept and yield. */
+static void give(struct mtc_session *s, Mtrace__ServerMsg *m, bool keepable)
+{
+	unsigned r;
+
+	count(s, m);
+	s->delivered++;
+	r = s->ops.on_msg(s, m, s->arg);
+	if (keepable && (r & MTC_MSG_KEPT))
+		s->kept = true;
+	if (r & MTC_MSG_YIELD)
+		s->yield = true;
+}
+
+static void selected(Mtrace__ServerMsg *m, enum mtc_select_how how, void *arg)
+{
+	struct mtc_session *s = arg;
+	const uint8_t *raw = s->rec.raw;
+
+	if (how != MTC_SELECT_WHOLE)
+		s->rec.raw = NULL; /* its frame is not what the program sees */
+	give(s, m, how != MTC_SELECT_MADE);
+	s->rec.raw = raw;
+}
+
+/* A record to the program.  false when the link went down with it. */
+static bool deliver(struct mtc_session *s)
+{
+	Mtrace__ServerMsg *m = s->rec.msg;
+	struct mtc_down d;
+	char why[512];
+
+	s->kept = s->yield = false;
+	if (!s->src->ops->stored && mtc_msg_ends(m, &d, why, sizeof(why))) {
+		if (s->ops.see_ends)
+			give(s, m, true);
+		if (!s->kept)
+			mtc_msg_free(m);
+		went_down(s, &d);
+		return false;
+	}
+	if (s->sel && mtc_select_msg(s->sel, s->rec.host, m, selected, s) < 0)
+		fprintf(stderr, "mtrace: out of memory selecting a message; left out\n");
+	else if (!s->sel)
+		give(s, m, true);
+	if (!s->kept)
+		mtc_msg_free(m);
+	return true;
+}
+
 static void on_readable(evutil_socket_t fd, short what, void *arg)
 {
 	struct mtc_session *s = arg;
-	unsigned n = 0;
-	char err[256];
+	bool pump = s->src->ops->fd(s->src) < 0;
+	unsigned reads = 0;
+	char err[512];
 
 	(void)fd;
 	(void)what;
-	while (s->c) {
-		Mtrace__ServerMsg *m;
-		unsigned r;
+	s->delivered = 0;
+	while (s->open) {
+		struct mtc_down d = { .kind = MTC_DOWN_LOST, .transient = true, .why = err };
 		int rc;
 
 		err[0] = '\0';
-		rc = mtc_next(s->c, 0, &m, NULL, NULL, err, sizeof(err));
-		if (rc == 0)
+		rc = s->src->ops->next(s->src, 0, &s->rec, err, sizeof(err));
+		if (rc == MTC_NEXT_NONE)
 			break;
-		if (rc < 0) {
-			struct mtc_down d = { .kind = MTC_DOWN_LOST, .transient = true };
-			if (errno == EINTR)
+		if (rc == MTC_NEXT_FAIL) {
+			if ((d.errnum = errno) == EINTR)
 				continue;
-			d.why = err[0] ? err : "mtraced closed the connection";
+			if (!err[0])
+				d.why = "mtraced closed the connection";
+			/* a damaged recording is not better read again */
+			d.transient = !s->src->ops->stored;
 			went_down(s, &d);
 			break;
 		}
-		if (ends_link(s, m))
+		if (rc == MTC_NEXT_END) {
+			d.kind = MTC_DOWN_END;
+			d.transient = false;
+			went_down(s, &d);
 			break;
-		count(s, m);
-		n++;
-		r = s->ops.on_msg(s, m, s->arg);
-		if (!(r & MTC_MSG_KEPT))
-			mtc_msg_free(m);
-		if (r & MTC_MSG_YIELD) {
+		}
+		if (rc == MTC_NEXT_AWAY) {
+			d.recovers = true;
+			s->up = false;
+			if (s->ops.on_down)
+				s->ops.on_down(s, &d, s->arg);
+			continue;
+		}
+		if (rc == MTC_NEXT_UP) {
+			s->up = true;
+			s->attempt = 0;
+			s->counts.connects++;
+			if (s->ops.on_up)
+				s->ops.on_up(s, NULL, s->arg);
+			continue;
+		}
+		if (!deliver(s))
+			break;
+		if (s->yield || ++reads >= (pump ? PUMP_BUDGET : TURN_BUDGET)) {
 			/* Frames may wait in the client's buffer with nothing on the socket
-			 * to wake us: come back at the next turn. */
+			 * to wake us (a file never does): come back at the next turn. */
 			if (s->rd)
 				event_active(s->rd, EV_READ, 0);
 			break;
 		}
 	}
-	if (n && s->ops.on_turn)
-		s->ops.on_turn(s, n, s->arg);
+	if (s->delivered && s->ops.on_turn)
+		s->ops.on_turn(s, s->delivered, s->arg);
+}
+
+/* The program's subscription: sent (mtraced), or the selection of stored records. */
+static int subscription(struct mtc_session *s, Mtrace__Subscribe *sub)
+{
+	struct mtc_select *sel;
+
+	*sub = (Mtrace__Subscribe)MTRACE__SUBSCRIBE__INIT;
+	if (!s->ops.subscription)
+		return 0;
+	s->ops.subscription(sub, s->arg);
+	if (!s->src->ops->stored)
+		return 0;
+	if (!(sel = mtc_select_new(sub)))
+		return -1;
+	mtc_select_free(s->sel);
+	s->sel = NULL;
+	if (mtc_select_narrows(sel))
+		s->sel = sel;
+	else
+		mtc_select_free(sel);
+	return 0;
+}
+
+int mtc_session_resubscribe(struct mtc_session *s)
+{
+	struct mtc *c = mtc_session_conn(s);
+	Mtrace__Subscribe sub;
+
+	if (subscription(s, &sub) < 0) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (!s->up || s->src->ops->stored)
+		return 0; /* a new link subscribes with the new options */
+	if (s->ops.subscription)
+		return s->src->ops->resubscribe(s->src, &sub);
+	return c && s->ops.subscribe ? s->ops.subscribe(c, s->arg) : 0;
 }
 
 int mtc_session_connect(struct mtc_session *s, char *err, size_t errlen)
 {
-	struct mtc *c;
+	Mtrace__Subscribe sub;
+	int r, fd;
 
-	if (s->c)
+	if (s->open)
 		return 0;
-	c = mtc_open(s->path, s->ops.software, s->ops.subscribe, s->arg, err, errlen);
-	if (!c)
-		return -1;
-	s->rd = event_new(s->base, mtc_fd(c), EV_READ | EV_PERSIST, on_readable, s);
-	if (!s->rd || event_add(s->rd, NULL) < 0) {
-		if (s->rd)
-			event_free(s->rd);
-		s->rd = NULL;
-		mtc_close(c);
+	if (subscription(s, &sub) < 0) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	s->c = c;
-	s->attempt = 0;
-	s->counts.connects++;
-	if (s->ops.on_up)
-		s->ops.on_up(s, mtc_server_hello(c), s->arg);
-	/* The Hello exchange may have read more than the Hello. */
+	r = s->src->ops->open(s->src, s->ops.subscription ? &sub : NULL, err, errlen);
+	if (r < 0)
+		return -1;
+	s->open = true;
+	if (!s->ops.subscription && s->ops.subscribe && mtc_source_conn(s->src) &&
+	    s->ops.subscribe(mtc_source_conn(s->src), s->arg) < 0) {
+		snprintf(err, errlen, "subscribe: %s", strerror(errno));
+		close_link(s);
+		return -1;
+	}
+	fd = s->src->ops->fd(s->src);
+	s->rd = fd >= 0 ? event_new(s->base, fd, EV_READ | EV_PERSIST, on_readable, s)
+	                : event_new(s->base, -1, 0, on_readable, s);
+	if (!s->rd || (fd >= 0 && event_add(s->rd, NULL) < 0)) {
+		close_link(s);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (r == 0) {
+		s->up = true;
+		s->attempt = 0;
+		s->counts.connects++;
+		if (s->ops.on_up)
+			s->ops.on_up(s, mtc_session_hello(s), s->arg);
+	}
+	/* The Hello exchange may have read more than the Hello (a file: the first
+	 * records). */
 	if (s->rd)
 		event_active(s->rd, EV_READ, 0);
 	return 0;
@@ -241,23 +362,29 @@ void mtc_session_start(struct mtc_session *s)
 	event_active(s->retry, EV_TIMEOUT, 0);
 }
 
-struct mtc_session *mtc_session_new(
-    struct event_base *base, const char *path, const struct mtc_session_ops *ops, void *arg)
+struct mtc_session *mtc_session_new_source(
+    struct event_base *base, struct mtc_source *src, const struct mtc_session_ops *ops, void *arg)
 {
-	struct mtc_session *s = calloc(1, sizeof(*s));
+	struct mtc_session *s = src ? calloc(1, sizeof(*s)) : NULL;
 
-	if (!s)
-		return NULL;
-	s->base = base;
-	s->ops = *ops;
-	s->arg = arg;
-	if ((path && !(s->path = strdup(path))) || !(s->retry = evtimer_new(base, on_retry, s))) {
-		free(s->path);
+	if (!s || !(s->retry = evtimer_new(base, on_retry, s))) {
 		free(s);
+		if (src)
+			src->ops->free(src);
 		errno = ENOMEM;
 		return NULL;
 	}
+	s->base = base;
+	s->src = src;
+	s->ops = *ops;
+	s->arg = arg;
 	return s;
+}
+
+struct mtc_session *mtc_session_new(
+    struct event_base *base, const char *path, const struct mtc_session_ops *ops, void *arg)
+{
+	return mtc_session_new_source(base, mtc_source_mtraced(path, ops->software), ops, arg);
 }
 
 void mtc_session_free(struct mtc_session *s)
@@ -266,21 +393,42 @@ void mtc_session_free(struct mtc_session *s)
 		return;
 	close_link(s);
 	event_free(s->retry);
-	free(s->path);
+	mtc_select_free(s->sel);
+	s->src->ops->free(s->src);
 	free(s);
 }
 
 bool mtc_session_up(const struct mtc_session *s)
 {
-	return s->c != NULL;
+	return s->up;
 }
 
 struct mtc *mtc_session_conn(const struct mtc_session *s)
 {
-	return s->c;
+	return s->up ? mtc_source_conn(s->src) : NULL;
 }
 
 const struct mtc_session_counts *mtc_session_counts(const struct mtc_session *s)
 {
 	return &s->counts;
+}
+
+const struct mtc_source *mtc_session_source(const struct mtc_session *s)
+{
+	return s->src;
+}
+
+bool mtc_session_stored(const struct mtc_session *s)
+{
+	return s->src->ops->stored;
+}
+
+const Mtrace__Hello *mtc_session_hello(const struct mtc_session *s)
+{
+	return s->open && s->src->ops->hello ? s->src->ops->hello(s->src) : NULL;
+}
+
+const struct mtc_rec *mtc_session_rec(const struct mtc_session *s)
+{
+	return &s->rec;
 }

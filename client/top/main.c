@@ -1,6 +1,7 @@
 /*
  * mtrace-top - top for the cooperative threads inside Xen guests: a thin client of
- * mtraced's statistics stream.  Interactive on a terminal, batch (-b) otherwise.
+ * mtraced's statistics stream, or of the statistics in a recording or the fleet stream
+ * (client/lib/source.h).  Interactive on a terminal, batch (-b) otherwise.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -28,6 +29,14 @@ static void usage(FILE *f)
 	    "  -d, --delay SECONDS   update interval (default 1, minimum 0.1)\n"
 	    "  -s, --socket PATH     mtraced socket (default $MTRACE_SOCKET or %s);\n"
 	    "                        -S is the same\n"
+	    "  -i, --input FILE      the statistics of a recording (mtrace-cat -w or -f\n"
+	    "                        proto; - for stdin) instead of mtraced, then exit (batch)\n"
+	    "      --nats URL        one host of the fleet stream in NATS JetStream instead\n"
+	    "      --host H          --nats: the host (needed: a view is one host's)\n"
+	    "      --from-start      --nats: all that the stream holds (default), then exit\n"
+	    "      --since TIME      --nats: from TIME (Unix seconds, or YYYY-MM-DDTHH:MM:SSZ)\n"
+	    "      --follow          --nats: keep waiting for new statistics (alone: only new)\n"
+	    "      --creds FILE      --nats: NATS user credentials\n"
 	    "      --sort COLUMN     sort by column title or letter (e.g. READS, R)\n"
 	    "  -r, --reverse         reverse the sort order\n"
 	    "  -t, --tree            tree view (children under parents, becomes folded)\n"
@@ -84,6 +93,13 @@ int main(int argc, char **argv)
 		{ "iterations", required_argument, NULL, 'n' },
 		{ "delay", required_argument, NULL, 'd' },
 		{ "socket", required_argument, NULL, 's' },
+		{ "input", required_argument, NULL, 'i' },
+		{ "nats", required_argument, NULL, MTC_OPT_NATS },
+		{ "host", required_argument, NULL, MTC_OPT_HOST },
+		{ "from-start", no_argument, NULL, MTC_OPT_FROM_START },
+		{ "since", required_argument, NULL, MTC_OPT_SINCE },
+		{ "follow", no_argument, NULL, MTC_OPT_FOLLOW },
+		{ "creds", required_argument, NULL, MTC_OPT_CREDS },
 		{ "sort", required_argument, NULL, OPT_SORT },
 		{ "reverse", no_argument, NULL, 'r' },
 		{ "tree", no_argument, NULL, 't' },
@@ -100,15 +116,23 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct top_opts o = { .view = VIEW_THREADS, .domid = -1, .delay_ms = 1000 };
+	struct top_opts o = { .view = VIEW_THREADS,
+		.domid = -1,
+		.delay_ms = 1000,
+		.src = { .prog = "mtrace-top", .software = "mtrace-top " MTRACE_VERSION } };
 	bool batch = false;
 	long iterations = -1, top_n = -1;
-	const char *sock = NULL, *sort = NULL;
-	int c;
-	char *end;
+	const char *sort = NULL;
+	int c, r;
+	char *end, err[256];
 
 	malloc_tune();
-	while ((c = getopt_long(argc, argv, "bn:d:s:S:o:rtgxXcL:fF:D:N:RhV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "bn:d:s:S:i:o:rtgxXcL:fF:D:N:RhV", lo, NULL)) != -1) {
+		if ((r = mtc_source_opt(&o.src, c, optarg)) != 0) {
+			if (r < 0)
+				return 2;
+			continue;
+		}
 		switch (c) {
 		case 'b':
 			batch = true;
@@ -128,7 +152,10 @@ int main(int argc, char **argv)
 		}
 		case 's':
 		case 'S':
-			sock = optarg;
+			o.src.socket = optarg;
+			break;
+		case 'i':
+			o.src.input = optarg;
 			break;
 		case 'o':
 			old_spelling('o', "--sort");
@@ -195,6 +222,14 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
+	if (mtc_source_spec_check(&o.src, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mtrace-top: %s\n", err);
+		return 2;
+	}
+	if (o.src.nats && o.src.n_hosts != 1) {
+		fprintf(stderr, "mtrace-top: --nats needs one --host: a view is one host's\n");
+		return 2;
+	}
 	/* Like top and xentop: no terminal to draw on, so print text. */
 	if (!isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))
 		batch = true;
@@ -213,6 +248,5 @@ int main(int argc, char **argv)
 	        : batch                 ? DEFAULT_TOP_N_BATCH
 	                                : DEFAULT_TOP_N_SCREEN);
 
-	o.sock = sock;
 	return batch ? batch_run(&o, iterations) : screen_run(&o, iterations);
 }

@@ -172,11 +172,11 @@ static void stop(struct screen *sc, int status, const char *why)
 	event_base_loopbreak(sc->base);
 }
 
-static int subscribe(struct mtc *c, void *arg)
+static void subscription(Mtrace__Subscribe *sub, void *arg)
 {
 	struct screen *sc = arg;
 
-	return session_subscribe(c, sc->o);
+	session_subscription(sub, sc->o);
 }
 
 static void on_up(struct mtc_session *s, const Mtrace__Hello *h, void *arg)
@@ -191,24 +191,30 @@ static void on_up(struct mtc_session *s, const Mtrace__Hello *h, void *arg)
 		return;
 	}
 	sc->waiting[0] = '\0';
-	snprintf(sc->msg, sizeof(sc->msg), "reconnected to mtraced");
+	snprintf(sc->msg, sizeof(sc->msg), "reconnected to %s", session_peer(sc->o));
 	draw(sc);
 }
 
-/* mtraced went away (stopped, restarting, or full): keep the last snapshot on the
- * screen, say that we wait and why, and try again by the library's policy. */
+/* mtraced went away (stopped, restarting, or full), or NATS did: keep the last
+ * snapshot on the screen, say that we wait and why, and try again by the library's
+ * policy (libnats by its own).  At the end of stored records the last update stays. */
 static bool on_down(struct mtc_session *s, const struct mtc_down *d, void *arg)
 {
 	struct screen *sc = arg;
 
-	(void)s;
 	if (d->kind == MTC_DOWN_CONNECT)
 		return true; /* still waiting */
-	if (sc->o->no_reconnect || !d->transient) {
+	if (d->kind == MTC_DOWN_END) {
+		snprintf(sc->waiting, sizeof(sc->waiting), "%s - q quits", d->why);
+		draw(sc);
+		return false;
+	}
+	if (!d->recovers && (mtc_session_stored(s) || sc->o->no_reconnect || !d->transient)) {
 		stop(sc, 1, d->why);
 		return false;
 	}
-	snprintf(sc->waiting, sizeof(sc->waiting), "waiting for mtraced (%s) - q quits",
+	snprintf(sc->waiting, sizeof(sc->waiting), "waiting for %s (%s) - q quits",
+	    session_peer(sc->o),
 	    d->kind == MTC_DOWN_LOST && !strcmp(d->why, "mtraced closed the connection")
 	        ? "it closed the connection"
 	        : d->why);
@@ -218,11 +224,7 @@ static bool on_down(struct mtc_session *s, const struct mtc_down *d, void *arg)
 
 static void resubscribe(struct screen *sc)
 {
-	struct mtc *c = mtc_session_conn(sc->s);
-
-	if (!c)
-		return; /* the new connection subscribes with the new options */
-	if (session_subscribe(c, sc->o) < 0) {
+	if (mtc_session_resubscribe(sc->s) < 0) {
 		snprintf(sc->fatal, sizeof(sc->fatal), "subscribe: %s", strerror(errno));
 		stop(sc, 1, NULL);
 	}
@@ -469,19 +471,14 @@ static void on_stdin(evutil_socket_t fd, short what, void *arg)
 static unsigned on_msg(struct mtc_session *s, Mtrace__ServerMsg *msg, void *arg)
 {
 	struct screen *sc = arg;
-	char err[256] = "";
-	int rc;
 
 	(void)s;
-	/* Paused: keep the frozen snapshot, but still hear about domains. */
-	if (sc->o->paused && msg->msg_case == MTRACE__SERVER_MSG__MSG_STATS)
+	/* Paused: keep the frozen snapshot, but still hear about domains.  Events are not
+	 * for a statistics view. */
+	if (msg->msg_case == MTRACE__SERVER_MSG__MSG_EVENTS ||
+	    (sc->o->paused && msg->msg_case == MTRACE__SERVER_MSG__MSG_STATS))
 		return 0;
-	rc = session_apply(&sc->m, msg, err, sizeof(err));
-	if (rc < 0) {
-		stop(sc, 1, err);
-		return MTC_MSG_KEPT | MTC_MSG_YIELD; /* session_apply took it */
-	}
-	if (rc == 1) {
+	if (session_apply(&sc->m, msg) == 1) {
 		sc->redraw = true;
 		if (sc->iterations > 0 && (long)sc->m.updates >= sc->iterations) {
 			draw(sc);
@@ -525,7 +522,7 @@ int screen_run(struct top_opts *o, long iterations)
 {
 	static const struct mtc_session_ops ops = {
 		.software = "mtrace-top " MTRACE_VERSION,
-		.subscribe = subscribe,
+		.subscription = subscription,
 		.on_msg = on_msg,
 		.on_turn = on_turn,
 		.on_up = on_up,
@@ -533,16 +530,17 @@ int screen_run(struct top_opts *o, long iterations)
 	};
 	struct screen sc = { .o = o, .iterations = iterations };
 	struct event *ev_in = NULL, *ev_w = NULL, *ev_i = NULL, *ev_t = NULL;
-	char err[512];
+	char err[512] = "out of memory"; /* unless the source says why */
 
 	sc.base = event_base_new();
 	if (!sc.base) {
 		fprintf(stderr, "mtrace-top: cannot create the event loop\n");
 		return 1;
 	}
-	sc.s = mtc_session_new(sc.base, o->sock, &ops, &sc);
+	sc.s =
+	    mtc_session_new_source(sc.base, mtc_source_new(&o->src, err, sizeof(err)), &ops, &sc);
 	if (!sc.s) {
-		fprintf(stderr, "mtrace-top: cannot set up events\n");
+		fprintf(stderr, "mtrace-top: %s\n", err);
 		sc.status = 1;
 		goto out;
 	}

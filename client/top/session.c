@@ -1,57 +1,53 @@
 /*
  * session.c - mtrace-top's side of the stream: one statistics subscription (no events:
- * a thin client never needs them) and the model the views draw from.
+ * a thin client never needs them) and the model the views draw from.  The same for
+ * every source (client/lib/source.h): live, mtraced selects by the subscription; from
+ * a recording or the fleet stream, the client library does.
  */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "mtrace-client.h"
-#include "session.h"
 #include "top.h"
 
-int session_subscribe(struct mtc *c, void *arg)
+void session_subscription(Mtrace__Subscribe *sub, struct top_opts *o)
 {
-	const struct top_opts *o = arg;
-	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
-	uint32_t domid;
-	char *name = (char *)o->domname;
 	const struct top_table *tab = fields_table(o->view);
 	int sf = o->sort[o->view];
 
-	sub.events = false;
+	sub->events = false;
 	/* The daemon refuses intervals under 100 ms. */
-	sub.stats_interval_ms = o->delay_ms < 100 ? 100 : o->delay_ms;
+	sub->stats_interval_ms = o->delay_ms < 100 ? 100 : o->delay_ms;
 	/* The label view draws no thread rows: do not make the daemon rank them. */
-	sub.top_n = o->view == VIEW_LABELS || o->view == VIEW_SITES ? 0 : o->top_n;
+	sub->top_n = o->view == VIEW_LABELS || o->view == VIEW_SITES ? 0 : o->top_n;
 	/*
 	 * The daemon picks the top N by its own key; when our column has one, ask for it so
 	 * the N we get are the N that column ranks first.  Other columns sort what we get.
 	 */
-	sub.sort = MTRACE__SORT_KEY__SORT_EVENTS;
+	sub->sort = MTRACE__SORT_KEY__SORT_EVENTS;
 	if (o->view != VIEW_LABELS && o->view != VIEW_SITES && sf >= 0 && (unsigned)sf < tab->n &&
 	    tab->f[sf].server_sort >= 0) {
-		sub.sort = (Mtrace__SortKey)tab->f[sf].server_sort;
-		sub.sort_reverse = o->reverse;
+		sub->sort = (Mtrace__SortKey)tab->f[sf].server_sort;
+		sub->sort_reverse = o->reverse;
 	}
 	/* A tree needs the finished parents too, or every child becomes a root; the site
 	 * tree names the manual labels of the threads (finished too) made at each site. */
-	sub.include_finished = o->finished || o->view == VIEW_TREE || o->view == VIEW_SITE_TREE;
-	sub.label_stats = o->view == VIEW_LABELS;
-	sub.site_stats = o->view == VIEW_SITES || o->view == VIEW_SITE_TREE;
+	sub->include_finished = o->finished || o->view == VIEW_TREE || o->view == VIEW_SITE_TREE;
+	sub->label_stats = o->view == VIEW_LABELS;
+	sub->site_stats = o->view == VIEW_SITES || o->view == VIEW_SITE_TREE;
 	if (o->domid >= 0) {
-		domid = (uint32_t)o->domid;
-		sub.n_domids = 1;
-		sub.domids = &domid;
+		o->sub_domid = (uint32_t)o->domid;
+		sub->n_domids = 1;
+		sub->domids = &o->sub_domid;
 	} else if (o->domname[0]) {
-		sub.n_domain_names = 1;
-		sub.domain_names = &name;
+		o->sub_name = o->domname;
+		sub->n_domain_names = 1;
+		sub->domain_names = &o->sub_name;
 	}
-	return mtc_subscribe(c, &sub);
 }
 
-int session_apply(struct top_model *m, Mtrace__ServerMsg *msg, char *err, size_t errlen)
+int session_apply(struct top_model *m, Mtrace__ServerMsg *msg)
 {
 	switch (msg->msg_case) {
 	case MTRACE__SERVER_MSG__MSG_STATS:
@@ -62,6 +58,7 @@ int session_apply(struct top_model *m, Mtrace__ServerMsg *msg, char *err, size_t
 		m->updates++;
 		return 1;
 	case MTRACE__SERVER_MSG__MSG_HELLO:
+		/* stored records: the daemon they came from (live, on_up says it) */
 		snprintf(m->host, sizeof(m->host), "%s", msg->hello->host ? msg->hello->host : "");
 		snprintf(m->software, sizeof(m->software), "%s",
 		    msg->hello->software ? msg->hello->software : "");
@@ -75,15 +72,13 @@ int session_apply(struct top_model *m, Mtrace__ServerMsg *msg, char *err, size_t
 		    msg->domain_down->domid,
 		    msg->domain_down->reason ? msg->domain_down->reason : "?");
 		break;
-	case MTRACE__SERVER_MSG__MSG_ERROR:
-	case MTRACE__SERVER_MSG__MSG_GOODBYE: {
-		struct mtc_down d;
-		mtc_msg_ends(msg, &d, err, errlen);
-		mtc_msg_free(msg);
-		return d.transient ? -2 : -1;
-	}
+	case MTRACE__SERVER_MSG__MSG_GOODBYE:
+		/* stored records: that daemon stopped then (live, the session ends the link) */
+		snprintf(m->note, sizeof(m->note), "mtraced said goodbye: %s",
+		    msg->goodbye->reason ? msg->goodbye->reason : "?");
+		break;
 	default:
-		/* Events, losses and pongs are not for a statistics view. */
+		/* Losses, pongs and errors are not for a statistics view. */
 		break;
 	}
 	mtc_msg_free(msg);
@@ -96,4 +91,9 @@ void session_model_free(struct top_model *m)
 		mtc_msg_free(m->msg);
 	m->msg = NULL;
 	m->stats = NULL;
+}
+
+const char *session_peer(const struct top_opts *o)
+{
+	return o->src.nats ? "NATS" : "mtraced";
 }

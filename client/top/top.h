@@ -15,8 +15,7 @@
 #include <stdint.h>
 
 #include "mtrace.pb-c.h"
-
-struct mtc;
+#include "source.h"
 
 enum top_view {
 	VIEW_THREADS,
@@ -49,8 +48,13 @@ struct top_opts {
 	unsigned n_folds;
 	bool paused;
 	bool finished;     /* include resolved/failed threads */
-	const char *sock;  /* daemon socket (NULL: default) */
 	bool no_reconnect; /* exit when the daemon goes away */
+	/* mtraced (-s, the default), a recording (-i) or one host of the fleet stream
+	 * (--nats URL --host H): the same views of what their Stats say */
+	struct mtc_source_spec src;
+	/* what session_subscription's Subscribe points to */
+	uint32_t sub_domid;
+	char *sub_name;
 };
 
 /* What the daemon last told us. */
@@ -165,22 +169,23 @@ void view_render(const struct top_opts *o, const struct top_model *m, struct top
 /* One line describing the current view, sort and filters. */
 void view_describe(const struct top_opts *o, char *buf, size_t n);
 
-/* ---- session.c: the connection to mtraced ---- */
+/* ---- session.c: what mtrace-top asks of the source ---- */
 
-/* Send the subscription for o (statistics only, no events); arg is the top_opts, as
- * mtc_session_ops.subscribe and mtc_open want it. */
-int session_subscribe(struct mtc *c, void *arg);
-/* Account one message into the model (takes ownership).  Returns 1 when it was a Stats,
- * 0 otherwise, -1 when the daemon refused our request, -2 when it ended the session
- * in a way a later connection may not meet (Goodbye, too many clients, a timeout):
- * reason in err either way. */
-int session_apply(struct top_model *m, Mtrace__ServerMsg *msg, char *err, size_t errlen);
+/* The subscription for o (statistics only, no events), as mtc_session_ops.subscription
+ * wants it: mtraced selects by it, or the session from stored records. */
+void session_subscription(Mtrace__Subscribe *sub, struct top_opts *o);
+/* Account one message into the model (takes ownership; events are not for it).  Returns
+ * 1 when it was a Stats, 0 otherwise. */
+int session_apply(struct top_model *m, Mtrace__ServerMsg *msg);
 void session_model_free(struct top_model *m);
+/* What the user waits for when the link is down ("mtraced", "NATS"). */
+const char *session_peer(const struct top_opts *o);
 
 /* ---- batch.c / screen.c: the two front ends ---- */
 
-/* Both connect (exit status 1 when mtraced cannot be reached) and reconnect by the
- * client library's policy unless o->no_reconnect. */
+/* Both connect (exit status 1 when the source cannot be opened) and reconnect to
+ * mtraced by the client library's policy unless o->no_reconnect; at the end of stored
+ * records, batch exits 0 and the screen keeps the last update. */
 int batch_run(struct top_opts *o, long iterations);
 int screen_run(struct top_opts *o, long iterations);
 

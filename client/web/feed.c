@@ -1,11 +1,12 @@
 /*
- * feed.c - mtrace-web's link to mtraced: one subscription (all events, statistics
- * every stats_ms), read from the loop, turned into SSE messages in the history.
- * When mtraced goes away, refuses us or says Goodbye, the browsers are told and the
- * library's session tries again by its policy; the page keeps what it has.
+ * feed.c - mtrace-web's session with its source (client/lib/source.h): one subscription
+ * (all events, statistics every stats_ms), read from the loop, turned into SSE messages
+ * in the history.  When mtraced goes away, refuses us or says Goodbye, the browsers are
+ * told and the library's session tries again by its policy; the page keeps what it has.
  *
- * With --nats the messages come from feed-nats.c instead, of many hosts: the same
- * handling, with the host in every message and in each domain's identity.
+ * A recording (-i) is read through once and the page keeps it.  The fleet stream
+ * (--nats) has many hosts: the same handling, with the host in every message and in
+ * each domain's identity; NATS going away and coming back is told as mtraced's link.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -123,7 +124,9 @@ static struct dom *dom_get(unsigned host, uint32_t domid)
 	return &f.doms[f.ndoms++];
 }
 
-/* MTC_MSG_KEPT when m is kept. */
+static void host_gone(unsigned host);
+
+/* MTC_MSG_KEPT when m is kept (never one the session made: a Stats is its own). */
 static unsigned handle(unsigned host, Mtrace__ServerMsg *m, struct evbuffer *b, uint64_t recv_ms)
 {
 	struct host *h = &f.hosts[host];
@@ -181,10 +184,15 @@ static unsigned handle(unsigned host, Mtrace__ServerMsg *m, struct evbuffer *b, 
 		h->stats = m;
 		return MTC_MSG_KEPT;
 	case MTRACE__SERVER_MSG__MSG_HELLO:
-		/* In the fleet stream: a host's mtrace-ship (re)connected to its mtraced.
-		 * (Without --nats the session takes the Hello: on_up.) */
-		if (!f.fleet)
+		/* Stored: in the fleet stream a host's mtrace-ship (re)connected to its
+		 * mtraced; a recording's daemon.  (Live the session takes the Hello: on_up.) */
+		if (!f.fleet) {
+			snprintf(f.daemon, sizeof(f.daemon), "%s on %s (recorded)",
+			    m->hello->software ? m->hello->software : "mtraced",
+			    m->hello->host ? m->hello->host : "?");
+			push_daemon_state(b, true, NULL);
 			break;
+		}
 		snprintf(h->daemon, sizeof(h->daemon), "%s on %s",
 		    m->hello->software ? m->hello->software : "mtraced",
 		    m->hello->host ? m->hello->host : "?");
@@ -192,13 +200,10 @@ static unsigned handle(unsigned host, Mtrace__ServerMsg *m, struct evbuffer *b, 
 		push_daemon_state(b, true, h);
 		break;
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
-		if (!f.fleet)
-			break;
+		/* Stored: that daemon stopped then.  (Live the session ends the link.) */
 		h->up = false;
-		for (size_t i = 0; i < f.ndoms; i++)
-			if (f.doms[i].host == host)
-				f.doms[i].alive = false;
-		push_daemon_state(b, false, h);
+		host_gone(host);
+		push_daemon_state(b, false, f.fleet ? h : NULL);
 		break;
 	default:
 		break;
@@ -206,27 +211,43 @@ static unsigned handle(unsigned host, Mtrace__ServerMsg *m, struct evbuffer *b, 
 	return 0;
 }
 
-static int subscribe(struct mtc *c, void *arg)
+static void subscription(Mtrace__Subscribe *sub, void *arg)
 {
-	Mtrace__Subscribe sub = MTRACE__SUBSCRIBE__INIT;
-
 	(void)arg;
-	sub.events = true;
-	sub.stats_interval_ms = f.o->stats_ms;
-	sub.top_n = f.o->top_n;
-	sub.label_stats = true;
-	return mtc_subscribe(c, &sub);
+	sub->events = true;
+	sub->stats_interval_ms = f.o->stats_ms;
+	sub->top_n = f.o->top_n;
+	sub->label_stats = true;
+}
+
+/* The domains of a host whose daemon went are not alive any more. */
+static void host_gone(unsigned host)
+{
+	for (size_t i = 0; i < f.ndoms; i++)
+		if (f.doms[i].host == host)
+			f.doms[i].alive = false;
 }
 
 static unsigned on_msg(struct mtc_session *s, Mtrace__ServerMsg *m, void *arg)
 {
+	const struct mtc_rec *rec = mtc_session_rec(s);
+	int k = host_get(rec->host);
 	unsigned r;
 
-	(void)s;
 	(void)arg;
+	if (k < 0) {
+		if (!f.hosts_full++)
+			fprintf(stderr,
+			    "mtrace-web: more than %d hosts in the stream: the others are left "
+			    "out (--host chooses)\n",
+			    MAX_HOSTS);
+		return 0;
+	}
 	if (f.turn_msgs++ == 0)
 		f.turn_bytes0 = hist_bytes_total();
-	r = handle(0, m, f.b, wall_ms());
+	/* In the fleet, when the stream stored it, about when mtraced sent it: a history
+	 * read from the stream lines up on the page as it happened, host beside host. */
+	r = handle((unsigned)k, m, f.b, rec->stored_ms ? rec->stored_ms : wall_ms());
 	/* Per loop turn, so that HTTP is served and the browsers' sockets are written
 	 * between. */
 	if (f.turn_msgs >= READ_BUDGET || hist_bytes_total() - f.turn_bytes0 >= READ_BUDGET_BYTES)
@@ -245,8 +266,19 @@ static void on_turn(struct mtc_session *s, unsigned n, void *arg)
 
 static void on_up(struct mtc_session *s, const Mtrace__Hello *h, void *arg)
 {
-	(void)s;
 	(void)arg;
+	if (mtc_session_stored(s)) {
+		/* a recording is open, NATS (re)connected and subscribed: the hosts' own
+		 * states stay as their messages said */
+		if (f.fleet && f.warned)
+			fprintf(stderr, "mtrace-web: connected to NATS\n");
+		f.warned = false;
+		if (f.fleet) {
+			push_daemon_state(f.b, true, NULL);
+			f.on_history();
+		}
+		return;
+	}
 	snprintf(f.daemon, sizeof(f.daemon), "%s on %s", h && h->software ? h->software : "mtraced",
 	    h && h->host ? h->host : "?");
 	push_daemon_state(f.b, true, NULL);
@@ -257,10 +289,10 @@ static void on_up(struct mtc_session *s, const Mtrace__Hello *h, void *arg)
 }
 
 /* mtraced went away, refused us (Error) or said Goodbye: the browsers are told, the page
- * keeps what it has, and the session tries again. */
+ * keeps what it has, and the session tries again.  NATS went: libnats brings it back.
+ * The recording ended: the page keeps it. */
 static bool on_down(struct mtc_session *s, const struct mtc_down *d, void *arg)
 {
-	(void)s;
 	(void)arg;
 	f.turn_msgs = 0;
 	if (d->kind == MTC_DOWN_CONNECT) {
@@ -269,53 +301,18 @@ static bool on_down(struct mtc_session *s, const struct mtc_down *d, void *arg)
 		f.warned = true;
 		return true;
 	}
-	fprintf(stderr, "mtrace-web: lost mtraced: %s\n", d->why);
-	for (size_t i = 0; i < f.ndoms; i++)
-		f.doms[i].alive = false;
+	if (d->recovers)
+		fprintf(stderr, "mtrace-web: %s\n", d->why);
+	else if (mtc_session_stored(s))
+		fprintf(stderr, "mtrace-web: %s; serving what came before\n", d->why);
+	else
+		fprintf(stderr, "mtrace-web: lost mtraced: %s\n", d->why);
+	if (!mtc_session_stored(s))
+		host_gone(0);
 	push_daemon_state(f.b, false, NULL);
 	f.on_history();
-	f.warned = true;
-	return true;
-}
-
-static unsigned nats_take(const char *host, Mtrace__ServerMsg *m, uint64_t recv_ms)
-{
-	int k = host_get(host);
-
-	if (k < 0) {
-		if (!f.hosts_full++)
-			fprintf(stderr,
-			    "mtrace-web: more than %d hosts in the stream: the others are left "
-			    "out (--host chooses)\n",
-			    MAX_HOSTS);
-		return 0;
-	}
-	if (f.turn_msgs++ == 0)
-		f.turn_bytes0 = hist_bytes_total();
-	return handle((unsigned)k, m, f.b, recv_ms) |
-	    (f.turn_msgs >= READ_BUDGET || hist_bytes_total() - f.turn_bytes0 >= READ_BUDGET_BYTES
-	            ? MTC_MSG_YIELD
-	            : 0);
-}
-
-static void nats_turn_done(void)
-{
-	if (!f.turn_msgs)
-		return;
-	f.turn_msgs = 0;
-	f.on_history();
-}
-
-/* NATS (re)connected or lost: the hosts' own states stay as their messages said. */
-static void nats_link(bool up)
-{
-	if (!up)
-		fprintf(stderr, "mtrace-web: lost NATS; the client library reconnects\n");
-	else if (f.warned)
-		fprintf(stderr, "mtrace-web: connected to NATS\n");
-	f.warned = !up;
-	push_daemon_state(f.b, up, NULL);
-	f.on_history();
+	f.warned = !mtc_session_stored(s) || d->recovers;
+	return !mtc_session_stored(s);
 }
 
 void feed_retry_soon(void)
@@ -335,32 +332,32 @@ int feed_start(struct event_base *base, const struct web_opts *o, void (*on_hist
 {
 	static const struct mtc_session_ops ops = {
 		.software = "mtrace-web " MTRACE_VERSION,
-		.subscribe = subscribe,
+		.subscription = subscription,
 		.on_msg = on_msg,
 		.on_turn = on_turn,
 		.on_up = on_up,
 		.on_down = on_down,
 	};
+	struct mtc_source *src;
 
 	f.o = o;
 	f.on_history = on_history;
-	if (o->nats) {
-		static const struct feed_nats_ops nops = {
-			.take = nats_take,
-			.link = nats_link,
-			.turn_done = nats_turn_done,
-		};
-		/* The link is the stream; its hosts come as their messages do. */
-		f.fleet = true;
+	/* The fleet's link is the stream; its hosts come as their messages do.  Without
+	 * it, the one host: mtraced's, or the recording's. */
+	f.fleet = o->src.nats != NULL;
+	if (f.fleet)
 		snprintf(f.daemon, sizeof(f.daemon), "the fleet stream MTRACE in NATS");
-		if (!(f.b = evbuffer_new())) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		return feed_nats_start(base, o, &nops, err, errlen);
+	else if (o->src.input)
+		snprintf(f.daemon, sizeof(f.daemon), "the recording %s", o->src.input);
+	if (!f.fleet)
+		(void)host_get("");
+	if (!(f.b = evbuffer_new())) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
 	}
-	(void)host_get(""); /* the one host: mtraced's */
-	if (!(f.b = evbuffer_new()) || !(f.s = mtc_session_new(base, o->socket, &ops, NULL))) {
+	if (!(src = mtc_source_new(&o->src, err, errlen)))
+		return -1;
+	if (!(f.s = mtc_session_new_source(base, src, &ops, NULL))) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -369,8 +366,6 @@ int feed_start(struct event_base *base, const struct web_opts *o, void (*on_hist
 
 void feed_stop(void)
 {
-	if (f.fleet)
-		feed_nats_stop();
 	mtc_session_free(f.s);
 	if (f.b)
 		evbuffer_free(f.b);
@@ -382,7 +377,7 @@ void feed_stop(void)
 
 bool feed_connected(void)
 {
-	return f.fleet ? feed_nats_connected() : f.s && mtc_session_up(f.s);
+	return f.s && mtc_session_up(f.s);
 }
 const char *feed_daemon(void)
 {

@@ -1,7 +1,8 @@
 /*
  * mtrace-web - the live causality timeline of every traced Xen guest, in a browser:
- * a thin client of mtraced serving its own page, /api/state and the /events feed;
- * with --nats, of the fleet stream in NATS JetStream: many hosts on one page.
+ * a thin client of mtraced serving its own page, /api/state and the /events feed; with
+ * -i, of a recording; with --nats, of the fleet stream in NATS JetStream: many hosts on
+ * one page.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -18,7 +19,6 @@
 #include <systemd/sd-daemon.h>
 
 #include "malloc-tune.h"
-#include "nats-servers.h"
 #include "web.h"
 
 static void usage(FILE *f)
@@ -28,6 +28,8 @@ static void usage(FILE *f)
 	    "Serve the live timeline of the traced Xen guests to browsers.\n"
 	    "\n"
 	    "  -s, --socket PATH       mtraced socket (default $MTRACE_SOCKET or %s)\n"
+	    "  -i, --input FILE        serve a recording (mtrace-cat -w or -f proto; - for\n"
+	    "                          stdin) instead of mtraced\n"
 	    "  -l, --listen ADDR:PORT  where to listen (default %s); an address other\n"
 	    "                          than loopback needs --token-file; unix:/PATH is\n"
 	    "                          a Unix socket of mode 0660 (group mtrace)\n"
@@ -105,11 +107,6 @@ int main(int argc, char **argv)
 		O_REQT,
 		O_PERSRC,
 		O_NOTOKEN,
-		O_NATS,
-		O_HOST,
-		O_SINCE,
-		O_FROM_START,
-		O_CREDS
 	};
 	static const struct option lo[] = {
 		{ "socket", required_argument, NULL, 's' },
@@ -124,16 +121,21 @@ int main(int argc, char **argv)
 		{ "max-per-source", required_argument, NULL, O_PERSRC },
 		{ "request-timeout", required_argument, NULL, O_REQT },
 		{ "header-timeout", required_argument, NULL, O_REQT }, /* its old name */
-		{ "nats", required_argument, NULL, O_NATS },
-		{ "host", required_argument, NULL, O_HOST },
-		{ "since", required_argument, NULL, O_SINCE },
-		{ "from-start", no_argument, NULL, O_FROM_START },
-		{ "creds", required_argument, NULL, O_CREDS },
+		{ "input", required_argument, NULL, 'i' },
+		{ "nats", required_argument, NULL, MTC_OPT_NATS },
+		{ "host", required_argument, NULL, MTC_OPT_HOST },
+		{ "since", required_argument, NULL, MTC_OPT_SINCE },
+		{ "from-start", no_argument, NULL, MTC_OPT_FROM_START },
+		{ "creds", required_argument, NULL, MTC_OPT_CREDS },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct web_opts o = {
+		/* a viewer waits for NATS while it serves the page */
+		.src = { .prog = "mtrace-web",
+		    .software = "mtrace-web " MTRACE_VERSION,
+		    .background = true },
 		.listen = WEB_DEFAULT_LISTEN,
 		.history_bytes = 32u << 20,
 		.queue_bytes = 4u << 20,
@@ -153,13 +155,23 @@ int main(int argc, char **argv)
 	int c;
 
 	malloc_tune();
-	while ((c = getopt_long(argc, argv, "s:l:T:t:hV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:i:l:T:t:hV", lo, NULL)) != -1) {
+		int r = mtc_source_opt(&o.src, c, optarg);
+
+		if (r != 0) {
+			if (r < 0)
+				return 2;
+			continue;
+		}
 		switch (c) {
 		case O_NOTOKEN:
 			no_token = true;
 			break;
 		case 's':
-			o.socket = optarg;
+			o.src.socket = optarg;
+			break;
+		case 'i':
+			o.src.input = optarg;
 			break;
 		case 'l':
 			o.listen = optarg;
@@ -194,29 +206,6 @@ int main(int argc, char **argv)
 		case O_STATS:
 			o.stats_ms = (unsigned)parse_num(optarg, "--stats", 100, 3600000);
 			break;
-		case O_NATS:
-			o.nats = optarg;
-			break;
-		case O_HOST:
-			if (o.n_hosts == sizeof(o.hosts) / sizeof(o.hosts[0])) {
-				fprintf(stderr, "mtrace-web: --host: at most %zu\n",
-				    sizeof(o.hosts) / sizeof(o.hosts[0]));
-				return 2;
-			}
-			o.hosts[o.n_hosts++] = optarg;
-			break;
-		case O_SINCE:
-			if (nats_parse_since(optarg, &o.since_ns) < 0) {
-				fprintf(stderr, "mtrace-web: --since: bad time '%s'\n", optarg);
-				return 2;
-			}
-			break;
-		case O_FROM_START:
-			o.from_start = true;
-			break;
-		case O_CREDS:
-			o.creds = optarg;
-			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -232,15 +221,12 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (o.nats && o.socket) {
-		fprintf(stderr, "mtrace-web: --socket and --nats are two sources: give one\n");
+	if (mtc_source_spec_check(&o.src, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mtrace-web: %s\n", err);
 		return 2;
 	}
-	if (!o.nats && (o.n_hosts || o.since_ns || o.from_start || o.creds)) {
-		fprintf(stderr,
-		    "mtrace-web: --host, --since, --from-start and --creds go with --nats\n");
-		return 2;
-	}
+	/* a viewer follows the fleet: --since and --from-start only say where it starts */
+	o.src.follow = o.src.nats != NULL;
 	if (hf_parse_listen(o.listen, &la, err, sizeof(err)) < 0) {
 		fprintf(stderr, "mtrace-web: %s\n", err);
 		return 2;
@@ -294,6 +280,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (feed_start(base, &o, sse_pump_all, err, sizeof(err)) < 0) {
+		if (o.src.input) {
+			fprintf(stderr, "mtrace-web: %s\n", err);
+			return 1;
+		}
 		/* The page says so and the link is retried: the server need not wait. */
 		fprintf(stderr, "mtrace-web: %s; trying again\n", err);
 		feed_retry_soon();

@@ -2,8 +2,9 @@
  * web.h - mtrace-web: a thin client of mtraced that serves the live timeline page,
  * a JSON state endpoint and the event feed (Server-Sent Events) over evhttp.
  *
- * One libevent loop, one context.  The feed from mtraced (or, with --nats, from the
- * fleet stream in NATS JetStream: many hosts, each with its domains) becomes SSE messages in one
+ * One libevent loop, one context.  The feed from mtraced (or a recording with -i, or
+ * with --nats the fleet stream in NATS JetStream: many hosts, each with its domains;
+ * one session over any source, client/lib/source.h) becomes SSE messages in one
  * shared, bounded history (hist.c); every browser is a cursor into it (sse.c), so a
  * slow browser costs memory only in its own bounded socket buffer and is told how
  * many events it skipped, while mtraced, other clients and other browsers go on.
@@ -23,11 +24,14 @@
 #include "http-front.h"
 #include "json.h"
 #include "mtrace-client.h"
+#include "source.h"
 
 #define WEB_DEFAULT_LISTEN "127.0.0.1:8470"
 
 struct web_opts {
-	const char *socket;     /* NULL: $MTRACE_SOCKET or the default */
+	/* mtraced (-s, the default), a recording (-i) or the fleet stream (--nats: its
+	 * hosts, --since, --from-start, --creds; always followed) */
+	struct mtc_source_spec src;
 	const char *listen;     /* ADDR:PORT */
 	const char *token_file; /* needed unless listening on loopback */
 	const char *assets;     /* NULL: installed, or the source tree when uninstalled */
@@ -37,13 +41,6 @@ struct web_opts {
 	unsigned request_timeout_s; /* a request, and an idle kept-alive connection */
 	unsigned stats_ms;
 	unsigned top_n;
-	/* --nats: the fleet stream instead of mtraced's socket */
-	const char *nats;      /* server URL(s), comma separated */
-	const char *creds;     /* NATS user credentials */
-	const char *hosts[32]; /* --host: these hosts only (none: every host) */
-	unsigned n_hosts;
-	int64_t since_ns; /* start at this time (0: only new messages, unless from_start) */
-	bool from_start;
 };
 
 /* A host's name, as the subjects carry it (subject.h: at most 255 bytes). */
@@ -72,10 +69,10 @@ uint64_t hist_bytes_before(uint64_t id);
 size_t hist_bytes_held(void);
 uint64_t hist_instance(void);
 
-/* feed.c: the link to mtraced, and what the feed said (domains, per host): the same
- * for both sources.  Without --nats there is one host, "" (the local one), and no
- * message names it; with --nats every message and domain says its host, as domains
- * of two hosts may have the same domid. */
+/* feed.c: the session with the source, and what the feed said (domains, per host):
+ * the same for every source.  Without --nats there is one host, "" (the local one, or
+ * the recording's), and no message names it; with --nats every message and domain says
+ * its host, as domains of two hosts may have the same domid. */
 /* on_history is called when new messages are in the history (main passes the SSE
  * pump: the feed knows nothing of its readers). */
 int feed_start(struct event_base *base, const struct web_opts *o, void (*on_history)(void),
@@ -90,21 +87,6 @@ uint64_t feed_events(void);
 uint64_t feed_malformed(void);
 bool feed_fleet(void);                    /* --nats */
 void feed_hosts_json(struct evbuffer *b); /* --nats: the hosts as last seen */
-
-/* feed-nats.c: the fleet stream from NATS JetStream (docs/fleet.md): an ordered
- * consumer per --host (or one on every host), messages handed to feed.c in the loop
- * through these (feed-nats.c knows nothing of what becomes of them). */
-struct feed_nats_ops {
-	/* one message of host's: MTC_MSG_KEPT when kept, MTC_MSG_YIELD to stop for this
-	 * turn; recv_ms the time the stream stored it */
-	unsigned (*take)(const char *host, Mtrace__ServerMsg *m, uint64_t recv_ms);
-	void (*link)(bool up);   /* NATS (re)connected and subscribed, or lost */
-	void (*turn_done)(void); /* the end of a loop turn's messages */
-};
-int feed_nats_start(struct event_base *base, const struct web_opts *o,
-    const struct feed_nats_ops *ops, char *err, size_t errlen);
-void feed_nats_stop(void);
-bool feed_nats_connected(void);
 
 /* sse.c: browsers on /events. */
 void sse_init(struct event_base *base, size_t queue_bytes);
