@@ -5,17 +5,15 @@
  * is one recording frame of the host its subject names.  The one copy of this for
  * mtrace-cat, mtrace-top and mtrace-web.
  *
- * libnats delivers on its own threads and a reader reads from one loop: the messages
- * wait in one queue bounded by bytes, and an eventfd says when it has something.  While
- * the queue is full the delivery waits, so JetStream's flow control holds the server
- * back and nothing is dropped here.  A thread of ours connects (at once, or with
- * spec->background in the background, trying again every 2 s, so that a server serves
- * meanwhile) and then watches the consumers: an ordered consumer lives on one server,
- * and when the stream's leader is killed while libnats makes it again it can fall
- * silent for good (seen in the cluster test).  Silent for 5 s with messages pending
- * for it (or gone), it is made again from the next stream sequence; a message given
- * twice across that is skipped by its stream sequence.  Without --follow the read ends
- * once each consumer has had what the stream held.
+ * libnats delivers on its own threads, a reader reads from one loop: the messages wait
+ * in one queue bounded by bytes (an eventfd says when it has some); while it is full the
+ * delivery waits, so JetStream's flow control holds the server back, nothing dropped.
+ * A thread of ours connects (at once, or in the background every 2 s) and watches the
+ * consumers: an ordered consumer lives on one server and, its stream's leader killed
+ * while libnats makes it again, can fall silent for good (seen in the cluster test).
+ * Silent 5 s with messages pending (or gone), it is made again from the next stream
+ * sequence, a message given twice across that skipped by its sequence.  Without
+ * --follow the read ends once each consumer has had what the stream held.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -74,6 +72,8 @@ struct slot {
 	int64_t heard_ms;  /* monotonic: the last message, or the last look */
 	int64_t since_ms;  /* subscribed */
 	bool got_any, done, no_info;
+	bool at_end;       /* a message said nothing was pending after it (see_end) */
+	uint64_t last_cseq; /* its consumer's sequence of the last message delivered */
 };
 
 struct fleet {
@@ -159,13 +159,14 @@ static void on_nats_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
 	struct fleet *f = sl->f;
 	size_t len = (size_t)natsMsg_GetDataLength(msg);
 	jsMsgMetaData *meta = NULL;
-	uint64_t seq = 0, pending = 1, at = 0;
+	uint64_t seq = 0, cseq = 0, pending = 1, at = 0;
 	struct item *it = calloc(1, sizeof(*it));
 
 	(void)nc;
 	(void)sub;
 	if (natsMsg_GetMetaData(&meta, msg) == NATS_OK) {
 		seq = meta->Sequence.Stream;
+		cseq = meta->Sequence.Consumer;
 		pending = meta->NumPending;
 		at = meta->Timestamp > 0 ? (uint64_t)meta->Timestamp / 1000000u : 0;
 		jsMsgMetaData_Destroy(meta);
@@ -196,8 +197,8 @@ static void on_nats_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
 		it->stored_ms = at;
 		push(f, it);
 	}
-	if (pending == 0)
-		mark_done(f, sl);
+	sl->at_end = pending == 0; /* not yet the end for all that: see_end */
+	sl->last_cseq = cseq;
 	pthread_mutex_unlock(&f->mu);
 }
 
@@ -234,6 +235,8 @@ static natsStatus subscribe(
 	pthread_mutex_lock(&f->mu);
 	after = sl->last_seq;
 	sl->heard_ms = sl->since_ms = mono_ms();
+	sl->at_end = true; /* until a message says what is pending */
+	sl->last_cseq = 0;
 	pthread_mutex_unlock(&f->mu);
 	if (after) {
 		so.Config.DeliverPolicy = js_DeliverByStartSequence;
@@ -243,21 +246,33 @@ static natsStatus subscribe(
 	return js_Subscribe(out, f->js, sl->subject, on_nats_msg, sl, NULL, &so, jerr);
 }
 
-/* Not --follow: a consumer that has nothing at all is done at once. */
-static void look_empty(struct fleet *f, struct slot *sl)
+/* Not --follow: sl is read to its end once nothing is pending for it and the server
+ * delivered nothing we have not queued (NumPending leaves out what is sent but not
+ * yet read: the last message but one can say 0).  Asked when subscribed (a consumer
+ * with nothing at all is done at once), then by the watcher after a message said 0. */
+static void see_end(struct fleet *f, struct slot *sl)
 {
 	jsConsumerInfo *ci = NULL;
 	jsErrCode jerr = 0;
-	bool empty;
+	uint64_t delivered;
+	bool pending;
 
+	pthread_mutex_lock(&f->mu);
+	pending = !f->spec.follow && sl->at_end && !sl->done;
+	pthread_mutex_unlock(&f->mu);
+	if (!pending)
+		return;
 	if (natsSubscription_GetConsumerInfo(&ci, sl->sub, NULL, &jerr) != NATS_OK) {
-		sl->no_info = true; /* FIRST_WAIT_MS then */
+		sl->no_info = !sl->got_any; /* then FIRST_WAIT_MS */
 		return;
 	}
-	empty = ci->NumPending == 0 && ci->Delivered.Consumer == 0;
+	pending = ci->NumPending != 0;
+	/* by the consumer's own count: its stream sequence runs on past messages of other
+	 * subjects */
+	delivered = ci->Delivered.Consumer;
 	jsConsumerInfo_Destroy(ci);
 	pthread_mutex_lock(&f->mu);
-	if (empty && !sl->got_any)
+	if (!pending && delivered <= sl->last_cseq)
 		mark_done(f, sl);
 	pthread_mutex_unlock(&f->mu);
 }
@@ -315,7 +330,7 @@ static int attempt(struct fleet *f, char *err, size_t errlen)
 		}
 	}
 	for (i = 0; !f->spec.follow && i < f->nslots; i++)
-		look_empty(f, &f->slots[i]);
+		see_end(f, &f->slots[i]); /* a consumer with nothing at all is done at once */
 	return 0;
 }
 
@@ -398,8 +413,10 @@ static void *watcher(void *arg)
 			return NULL;
 	}
 	while (!stopping(f, WATCH_MS))
-		for (unsigned i = 0; i < f->nslots; i++)
+		for (unsigned i = 0; i < f->nslots; i++) {
+			see_end(f, &f->slots[i]);
 			watch_slot(f, &f->slots[i]);
+		}
 	return NULL;
 }
 

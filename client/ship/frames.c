@@ -3,9 +3,8 @@
  *
  * The session gives each message decoded; it is packed again for NATS.  protobuf-c
  * packs a message the one way, the way mtraced packed it (daemon/stream-blob.c), so the
- * frame is the one mtraced sent.  Error and Goodbye end the session before a program
- * sees them: they are shipped as the session reports them (mtc_msg_ends' sentence ends
- * with the message's text).
+ * frame is the one mtraced sent.  Error and Goodbye, which end the link, reach on_msg
+ * first (see_ends) and are shipped like the rest.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -162,38 +161,14 @@ static unsigned on_msg(struct mtc_session *sess, Mtrace__ServerMsg *m, void *arg
 	return 0;
 }
 
-/* The text of the message that ended the session: why, after the session's words. */
-static char *text_of(const char *why, const char *words)
-{
-	size_t n = strlen(words);
-
-	if (strncmp(why, words, n))
-		return (char *)why;
-	return strcmp(why + n, "(no reason)") ? (char *)why + n : (char *)"";
-}
-
 static bool on_down(struct mtc_session *sess, const struct mtc_down *d, void *arg)
 {
 	struct ship *s = arg;
-	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
-	Mtrace__Error e = MTRACE__ERROR__INIT;
-	Mtrace__Goodbye g = MTRACE__GOODBYE__INIT;
 
 	(void)sess;
 	if (!s->mtraced_up)
 		return !s->stopping; /* a try that failed: mtraced is not there yet */
-	if (d->kind == MTC_DOWN_ERROR) {
-		e.code = d->code;
-		e.message = text_of(d->why, "mtraced refused the request: ");
-		m.msg_case = MTRACE__SERVER_MSG__MSG_ERROR;
-		m.error = &e;
-		ship_msg(s, &m);
-	} else if (d->kind == MTC_DOWN_GOODBYE) {
-		g.reason = text_of(d->why, "mtraced ended the session: ");
-		m.msg_case = MTRACE__SERVER_MSG__MSG_GOODBYE;
-		m.goodbye = &g;
-		ship_msg(s, &m);
-	}
+	/* mtraced's Error or Goodbye, if it sent one, was shipped by on_msg (see_ends) */
 	s->mtraced_up = false;
 	if (s->stopping)
 		return false;
@@ -209,6 +184,7 @@ int frames_start(struct ship *s, char *err, size_t errlen)
 		.on_msg = on_msg,
 		.on_up = on_up,
 		.on_down = on_down,
+		.see_ends = true, /* mtraced's Error and Goodbye are shipped like its other messages */
 	};
 
 	s->dom_tok = xcalloc(SHIP_MAX_DOMID, sizeof(*s->dom_tok));
