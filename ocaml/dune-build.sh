@@ -13,7 +13,12 @@
 #       only so that the .cmxs plugins link now; no build path goes into a file;
 #   dune-build.sh install SRC BUILD_DIR GUEST_LIBDIR OCAML_LIBDIR
 #       meson install's step (an install script): `dune install` of that tree into
-#       OCAML_LIBDIR (absolute, or relative to the prefix), under $DESTDIR if set.
+#       OCAML_LIBDIR (absolute, or relative to the prefix), under $DESTDIR if set;
+#   dune-build.sh test SRC BUILD_DIR ALIAS LINK-FLAGS...
+#       a meson test run by dune: `dune build --force @ALIAS` in the in-tree build's
+#       tree with the build step's environment (the same LINK-FLAGS, so that dune
+#       rebuilds nothing), the alias's actions run again whatever dune remembers
+#       (--force), and under the build dir's lock, as meson runs tests side by side.
 #
 # MTRACE_SRC (the headers) and MTRACE_GUEST_LIBS reach dune as environment variables
 # (ocaml/guest/dune); install-build and install give dune the same ones, as dune
@@ -68,6 +73,14 @@ install-build)
 	installed_flavour "$2"
 	locked dune build @install --root "$src" --build-dir "$bdir" --display quiet --profile release 2>&1
 	touch "$stamp"
+	;;
+test)
+	alias=$1
+	shift
+	MTRACE_GUEST_LIBS="$*"
+	export MTRACE_GUEST_LIBS
+	locked dune build --root "$src" --build-dir "$bdir" --display quiet --profile release \
+		--force "@$alias" 2>&1
 	;;
 install)
 	installed_flavour "$1"

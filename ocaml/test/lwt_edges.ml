@@ -6,7 +6,7 @@
    and synchronously), returning an untraced pending promise, returning an older traced
    one, cancellation, two binds becoming one thread, a chain of binds each becoming the
    next, and a bind that is returned while pending and later becomes another.
-   Exit 1 with what differs; used by tests/ocaml/test-edges.sh. *)
+   Exit 1 with what differs; the dune test ocaml-edges (ocaml/test/dune). *)
 
 module L = Mtrace_lwt
 

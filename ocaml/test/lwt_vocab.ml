@@ -3,7 +3,7 @@
    thread a callback creates has the call's thread as parent; every thread resolved
    once; "Lwt.Canceled" on cancellation).  This file: module Lwt, Lwt_mvar,
    Lwt_condition, Lwt_mutex, Lwt_result, Lwt_unix; Vocab_lists: Lwt_list, Lwt_pool,
-   Lwt_stream, Lwt_seq.  Exit 1 with what differs; tests/ocaml/test-vocab.sh. *)
+   Lwt_stream, Lwt_seq.  Exit 1 with what differs; the dune test ocaml-vocab (ocaml/test/dune). *)
 
 open Vocab_harness
 module L = Mtrace_lwt

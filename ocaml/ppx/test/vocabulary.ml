@@ -1,6 +1,6 @@
 (* Every value of ppx_mtrace's vocabulary (ocaml/ppx/vocab.ml), each as a value in a
-   tuple (so eta-expanded): vocabulary.expected.ml is the output, checked with expected.ml
-   by tests/ocaml/test-ppx.sh. *)
+   tuple (so eta-expanded): vocabulary.expected.ml is the output, checked as expected.ml is
+   by the dune test ocaml-ppx (ocaml/ppx/test/dune). *)
 let v_lwt =
   ( Lwt.bind, Lwt.map, Lwt.catch, Lwt.try_bind, Lwt.finalize, Lwt.both, Lwt.all, Lwt.join,
     Lwt.pick, Lwt.npick, Lwt.choose, Lwt.nchoose, Lwt.nchoose_split, Lwt.pause, Lwt.wrap,
