@@ -216,13 +216,12 @@ static struct stream_shm *region_create(struct stream_shms *set, size_t len, con
 	return r;
 }
 
-/* Only at exit: a region that was ever handed out may still be mapped by someone. */
+/* Only at exit (or a region never made whole): a region that was ever handed out may
+ * still be mapped by someone.  Not taken off used, which counts what was made. */
 static void region_destroy(struct stream_shm *r)
 {
-	if (r->map != MAP_FAILED) {
+	if (r->map != MAP_FAILED)
 		munmap(r->map, r->map_len);
-		r->set->used -= r->map_len;
-	}
 	if (r->fd >= 0)
 		close(r->fd);
 	event_free(r->wake_ev);
