@@ -168,6 +168,8 @@ static const struct key keys[] = {
 	    4u << 20, 1ull << 32 },
 	{ "client_shm_total", K_SIZE, offsetof(struct mtraced_config, client_shm_total), 0, 0,
 	    1ull << 36 },
+	{ "client_shm_per_uid", K_SIZE, offsetof(struct mtraced_config, client_shm_per_uid), 0, 0,
+	    1ull << 36 },
 	U(max_clients_per_uid, 1, 65536),
 	U(client_hello_ms, 100, 600000),
 	U(client_coalesce_us, 0, 1000000),

@@ -57,6 +57,7 @@ struct mtraced_config {
 	size_t client_batch_total;     /* batches being built, all filters and rings (0: none) */
 	size_t client_shm_bytes;       /* a shared-memory region's data (one per filter) */
 	size_t client_shm_total;       /* all regions together (0: no shared memory) */
+	size_t client_shm_per_uid;     /* the regions one uid reads (0: half the total) */
 	unsigned max_clients_per_uid;  /* one uid's share of max_clients (0: max_clients) */
 	unsigned client_hello_ms;      /* a client's Hello must come within this (0: 5000) */
 	unsigned client_coalesce_us;   /* fast clients written at most this often */

@@ -492,13 +492,13 @@ struct stream_group *stream_group_join(
 }
 
 struct stream_shm *stream_group_shm_attach(
-    struct stream_group *g, struct stream_client *c, const char **why)
+    struct stream_group *g, struct stream_client *c, uid_t uid, const char **why)
 {
 	size_t i;
 
-	if (!g->shm && !(g->shm = stream_shm_new(g->sb->shms, why)))
+	if (!g->shm && !(g->shm = stream_shm_new(g->sb->shms, uid, why)))
 		return NULL;
-	if (stream_shm_add(g->shm, c) < 0) {
+	if (stream_shm_add(g->shm, c, uid, why) < 0) {
 		bool found;
 
 		/* a region nobody reads would keep the group alive */
@@ -506,7 +506,6 @@ struct stream_shm *stream_group_shm_attach(
 			stream_shm_free(g->shm);
 			g->shm = NULL;
 		}
-		*why = "out of memory";
 		return NULL;
 	}
 	for (i = 0; i < g->nmembers; i++) {

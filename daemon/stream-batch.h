@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "mtrace.pb-c.h"
 #include "stream-columns.h"
@@ -39,10 +40,11 @@ const struct stream_batch_memory *stream_batch_memory(const struct stream_batch 
 struct stream_group *stream_group_join(
     struct stream_batch *sb, struct stream_client *c, const Mtrace__Subscribe *sub);
 void stream_group_leave(struct stream_group *g, struct stream_client *c);
-/* c's events through the group's shared-memory region from now on (created for the
- * first such member): the region, or NULL with why (c stays on the socket). */
+/* c's events through the group's shared-memory region from now on (taken for the first
+ * such member): the region, or NULL with why (c stays on the socket); uid: c's, whose
+ * share of the regions it counts against (client_shm_per_uid). */
 struct stream_shm *stream_group_shm_attach(
-    struct stream_group *g, struct stream_client *c, const char **why);
+    struct stream_group *g, struct stream_client *c, uid_t uid, const char **why);
 /* Back on the socket (the region could not be handed over). */
 void stream_group_shm_detach(struct stream_group *g, struct stream_client *c);
 /* A notice (DomainUp, DomainDown, Loss) into the region of every group that selects

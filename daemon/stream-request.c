@@ -56,7 +56,7 @@ static void shm_offer(struct stream_client *c, bool asked, uint64_t previous_end
 	r.previous_end = previous_end;
 	if (!asked)
 		why = "not asked";
-	else if (c->group && (shm = stream_group_shm_attach(c->group, c, &why))) {
+	else if (c->group && (shm = stream_group_shm_attach(c->group, c, c->uid, &why))) {
 		r.size = stream_shm_map_size(shm);
 		r.start = stream_shm_write_pos(shm);
 		r.events_before = stream_shm_events(shm);

@@ -7,6 +7,16 @@
  * falls behind by a whole region loses the records overwritten, counted from the
  * records' event counts on its side; mtraced never waits for a reader.
  *
+ * A region is charged against client_shm_total from its creation until mtraced exits:
+ * a client may keep its fd or mapping after leaving (or pass it on), and nothing tells
+ * mtraced when the last of those is gone (a memfd's mappings cannot be seen from
+ * outside, and its pages cannot be given back while it is sealed against writes).  So
+ * a region whose last reader left is never closed but kept for the next group that
+ * needs one, oldest given back first: however many regions clients hold on to, the
+ * memfds that exist are the ones counted.  A uid may read at most client_shm_per_uid
+ * of regions at once (every region one of its clients reads, whoever else reads it),
+ * so that one user's clients cannot take every region.
+ *
  * Readers tell us their position (SharedRead): with wait, they want one wake-up when
  * there is more.  Wake-ups are held to one per client_coalesce_us a region: at
  * millions of events a second each one costs both sides a system call and a context
@@ -16,6 +26,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/queue.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -32,6 +43,7 @@
 
 struct shm_member {
 	struct stream_client *c;
+	uid_t uid;         /* its peer's (SO_PEERCRED), for client_shm_per_uid */
 	uint64_t pos;      /* the last position it reported */
 	uint64_t overruns; /* reports of a position already overwritten */
 	bool wait;
@@ -39,6 +51,7 @@ struct shm_member {
 
 struct stream_shm {
 	struct stream_shms *set;
+	TAILQ_ENTRY(stream_shm) entry; /* in set->busy, or set->idle once its readers left */
 	int fd;
 	void *map;
 	size_t map_len;
@@ -50,13 +63,17 @@ struct stream_shm {
 	struct event *wake_ev;
 };
 
-/* The regions of one stream server. */
+/* The regions of one stream server: used counts every memfd made, busy or idle. */
 struct stream_shms {
 	struct event_base *base;
 	void (*wake)(struct stream_client *c, uint64_t write);
-	size_t bytes, total, used;
+	size_t bytes, total, per_uid, used;
 	uint64_t wake_ns;
+	TAILQ_HEAD(, stream_shm) busy, idle;
+	uint64_t reused, refused_uid; /* for the log at exit */
 };
+
+static void region_destroy(struct stream_shm *r);
 
 struct stream_shms *stream_shms_new(
     struct event_base *base, void (*wake)(struct stream_client *c, uint64_t write))
@@ -69,19 +86,42 @@ struct stream_shms *stream_shms_new(
 	set->wake = wake;
 	set->bytes = 8u << 20;
 	set->total = 64u << 20;
+	set->per_uid = set->total / 2;
+	TAILQ_INIT(&set->busy);
+	TAILQ_INIT(&set->idle);
 	return set;
 }
 
 void stream_shms_free(struct stream_shms *set)
 {
+	struct stream_shm *r;
+
+	if (!set)
+		return;
+	if (set->used)
+		log_info("shared memory: %zu bytes of regions, reused %llu times; %llu refused "
+		         "for client_shm_per_uid",
+		    set->used, (unsigned long long)set->reused,
+		    (unsigned long long)set->refused_uid);
+	while ((r = TAILQ_FIRST(&set->idle))) {
+		TAILQ_REMOVE(&set->idle, r, entry);
+		region_destroy(r);
+	}
+	/* none, once every client left its group */
+	while ((r = TAILQ_FIRST(&set->busy))) {
+		TAILQ_REMOVE(&set->busy, r, entry);
+		region_destroy(r);
+	}
 	free(set);
 }
 
-void stream_shm_configure(struct stream_shms *set, size_t bytes, size_t total, uint64_t wake_ns)
+void stream_shm_configure(
+    struct stream_shms *set, size_t bytes, size_t total, size_t per_uid, uint64_t wake_ns)
 {
 	/* a multiple of 8 and of the page: the header takes a page's start */
 	set->bytes = bytes < (4u << 20) ? (4u << 20) : bytes & ~(size_t)4095u;
 	set->total = total;
+	set->per_uid = per_uid ? per_uid : total / 2;
 	set->wake_ns = wake_ns;
 }
 
@@ -124,17 +164,35 @@ static void wake_soon(struct stream_shm *r)
 	}
 }
 
-struct stream_shm *stream_shm_new(struct stream_shms *set, const char **why)
+static bool has_uid(const struct stream_shm *r, uid_t uid)
 {
-	size_t len = SHM_RING_HDR + (set ? set->bytes : 0);
-	struct stream_shm *r;
+	for (size_t i = 0; i < r->n; i++)
+		if (r->m[i].uid == uid)
+			return true;
+	return false;
+}
+
+/* uid may read one more region of len bytes: the regions its clients read now, and
+ * this one, within client_shm_per_uid. */
+static bool uid_room(struct stream_shms *set, uid_t uid, size_t len)
+{
+	const struct stream_shm *r;
+	size_t mine = len;
+
+	TAILQ_FOREACH(r, &set->busy, entry)
+	if (has_uid(r, uid))
+		mine += r->map_len;
+	if (mine <= set->per_uid)
+		return true;
+	set->refused_uid++;
+	return false;
+}
+
+static struct stream_shm *region_create(struct stream_shms *set, size_t len, const char **why)
+{
+	struct stream_shm *r = calloc(1, sizeof(*r));
 	int seals = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_FUTURE_WRITE | F_SEAL_SEAL;
 
-	if (!set || set->used + len > set->total) {
-		*why = "client_shm_total reached";
-		return NULL;
-	}
-	r = calloc(1, sizeof(*r));
 	if (!r || !(r->wake_ev = evtimer_new(set->base, wake_cb, r))) {
 		free(r);
 		*why = "out of memory";
@@ -150,11 +208,50 @@ struct stream_shm *stream_shm_new(struct stream_shms *set, const char **why)
 	    fcntl(r->fd, F_ADD_SEALS, seals) < 0) {
 		log_warn("shared-memory region of %zu bytes", len);
 		*why = "cannot create a shared-memory region";
-		stream_shm_free(r);
+		region_destroy(r);
 		return NULL;
 	}
-	shm_writer_init(&r->w, r->map, set->bytes);
+	shm_writer_init(&r->w, r->map, len - SHM_RING_HDR);
 	set->used += len;
+	return r;
+}
+
+/* Only at exit (or a region never made whole): a region that was ever handed out may
+ * still be mapped by someone.  Not taken off used, which counts what was made. */
+static void region_destroy(struct stream_shm *r)
+{
+	if (r->map != MAP_FAILED)
+		munmap(r->map, r->map_len);
+	if (r->fd >= 0)
+		close(r->fd);
+	event_free(r->wake_ev);
+	free(r->m);
+	free(r);
+}
+
+struct stream_shm *stream_shm_new(struct stream_shms *set, uid_t uid, const char **why)
+{
+	struct stream_shm *r = set ? TAILQ_FIRST(&set->idle) : NULL;
+	size_t len = r ? r->map_len : SHM_RING_HDR + (set ? set->bytes : 0);
+
+	if (!set || (!r && set->used + len > set->total)) {
+		*why = "client_shm_total reached";
+		return NULL;
+	}
+	if (!uid_room(set, uid, len)) {
+		*why = "client_shm_per_uid reached";
+		return NULL;
+	}
+	if (r) {
+		/* Its write position goes on from where the last group left it: a reader
+		 * of the old group (whose records end below it) and one of the new (whose
+		 * records start at it) never take one for the other. */
+		TAILQ_REMOVE(&set->idle, r, entry);
+		set->reused++;
+	} else if (!(r = region_create(set, len, why))) {
+		return NULL;
+	}
+	TAILQ_INSERT_TAIL(&set->busy, r, entry);
 	return r;
 }
 
@@ -162,33 +259,36 @@ void stream_shm_free(struct stream_shm *r)
 {
 	if (!r)
 		return;
-	if (r->map != MAP_FAILED) {
-		munmap(r->map, r->map_len);
-		r->set->used -= r->map_len;
-	}
-	if (r->fd >= 0)
-		close(r->fd);
-	event_free(r->wake_ev);
 	for (size_t i = 0; i < r->n; i++)
 		if (r->m[i].overruns)
 			log_debug("shared-memory reader overran %llu times",
 			    (unsigned long long)r->m[i].overruns);
-	free(r->m);
-	free(r);
+	r->n = 0;
+	r->waiting = 0;
+	evtimer_del(r->wake_ev);
+	TAILQ_REMOVE(&r->set->busy, r, entry);
+	TAILQ_INSERT_TAIL(&r->set->idle, r, entry);
 }
 
-int stream_shm_add(struct stream_shm *r, struct stream_client *c)
+int stream_shm_add(struct stream_shm *r, struct stream_client *c, uid_t uid, const char **why)
 {
+	/* the first member's uid was let in by stream_shm_new */
+	if (r->n && !has_uid(r, uid) && !uid_room(r->set, uid, r->map_len)) {
+		*why = "client_shm_per_uid reached";
+		return -1;
+	}
 	if (r->n == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 4;
 		struct shm_member *m = reallocarray(r->m, cap, sizeof(*m));
 
-		if (!m)
+		if (!m) {
+			*why = "out of memory";
 			return -1;
+		}
 		r->m = m;
 		r->cap = cap;
 	}
-	r->m[r->n++] = (struct shm_member){ .c = c, .pos = r->w.write };
+	r->m[r->n++] = (struct shm_member){ .c = c, .uid = uid, .pos = r->w.write };
 	return 0;
 }
 

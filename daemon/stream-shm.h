@@ -2,7 +2,9 @@
  * stream-shm.h - the shared-memory regions of the stream server (stream-shm.c): one
  * memfd per stream group with a member that asked for shared memory, into which the
  * group's messages are written once (common/shm-ring.h) instead of being queued to
- * each member's socket; its members' read positions and wake-ups.
+ * each member's socket; its members' read positions and wake-ups.  A region is kept
+ * for the next group once its readers left (clients may still map it) and counted
+ * against client_shm_total until exit; a uid reads at most client_shm_per_uid.
  */
 #ifndef MTRACED_STREAM_SHM_H
 #define MTRACED_STREAM_SHM_H
@@ -10,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct event_base;
 struct stream_blob;
@@ -22,15 +25,21 @@ struct stream_shms;
  * of memory. */
 struct stream_shms *stream_shms_new(
     struct event_base *base, void (*wake)(struct stream_client *c, uint64_t write));
-void stream_shms_free(struct stream_shms *set); /* after its regions */
-/* client_shm_bytes, client_shm_total (0: none), client_coalesce_us in ns: the least
- * time between two wake-ups of a region's readers. */
-void stream_shm_configure(struct stream_shms *set, size_t bytes, size_t total, uint64_t wake_ns);
-/* A new region of set (NULL with why: no set, the total reached, no memory, no memfd). */
-struct stream_shm *stream_shm_new(struct stream_shms *set, const char **why);
+/* Every region (after every group gave its own back): only now are they closed. */
+void stream_shms_free(struct stream_shms *set);
+/* client_shm_bytes, client_shm_total (0: none), client_shm_per_uid (0: half the
+ * total), client_coalesce_us in ns: the least time between two wake-ups of a region's
+ * readers.  Regions made before keep their size and stay counted. */
+void stream_shm_configure(
+    struct stream_shms *set, size_t bytes, size_t total, size_t per_uid, uint64_t wake_ns);
+/* A region for a group whose first reader is of uid: one given back before, else a new
+ * one (NULL with why: no set, the total or uid's share reached, no memory, no memfd). */
+struct stream_shm *stream_shm_new(struct stream_shms *set, uid_t uid, const char **why);
+/* Its last reader left: kept (not closed) for the next stream_shm_new. */
 void stream_shm_free(struct stream_shm *r);
-/* c reads r from now on: 0, or -1 when out of memory. */
-int stream_shm_add(struct stream_shm *r, struct stream_client *c);
+/* c (of uid) reads r from now on: 0, or -1 with why (uid's share reached, out of
+ * memory). */
+int stream_shm_add(struct stream_shm *r, struct stream_client *c, uid_t uid, const char **why);
 /* Members left after c (not one: true when c was not a member). */
 size_t stream_shm_remove(struct stream_shm *r, struct stream_client *c, bool *found);
 int stream_shm_fd(const struct stream_shm *r);

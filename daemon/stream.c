@@ -176,7 +176,7 @@ void stream_reconfigure(struct stream *s, const struct mtraced_config *cfg)
 
 	stream_batch_set_cap(s->batch, cfg->client_batch_total);
 	stream_shm_configure(s->shms, cfg->client_shm_bytes, cfg->client_shm_total,
-	    (uint64_t)cfg->client_coalesce_us * 1000u);
+	    cfg->client_shm_per_uid, (uint64_t)cfg->client_coalesce_us * 1000u);
 	stream_clients_reconfigure(&s->cs, &set);
 	/* 0 (a test double's zeroed config): no share of its own */
 	s->max_per_uid =

@@ -2,7 +2,7 @@
  * http.c - mtrace-web's HTTP side, on the one front (client/lib/http-front.h, which
  * bounds what a hostile peer may cost and checks Host and the token): the page's
  * files (read once at start, from a fixed list: no path from a request ever reaches
- * the file system), the state endpoint and the SSE feed.
+ * the file system), the state endpoint (state.c) and the SSE feed (sse.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +26,8 @@
 #define MAX_HEADERS (8 * 1024)
 #define MAX_BODY    1024
 /* Answers queued and not yet read by their clients: one connection (the largest
- * answer, /api/state, always goes out on an empty queue), all of them. */
+ * answer, /api/state, always goes out on an empty queue), all of them; /api/state's
+ * answers are held to OUT_TOTAL once more, as state.c counts them (until freed). */
 #define OUT_CONN  (16u << 20)
 #define OUT_TOTAL (64u << 20)
 #define ASSET_MAX (4u << 20)
@@ -103,47 +104,6 @@ static int load_assets(const char *dir, char *err, size_t errlen)
 	return 0;
 }
 
-static void serve_state(struct evhttp_request *req)
-{
-	struct evbuffer *b = evbuffer_new();
-	const Mtrace__Stats *st = feed_last_stats();
-	struct hf_stats fs;
-
-	hf_stats(h.front, &fs);
-
-	evbuffer_add_printf(b,
-	    "{\"v\":" JSON_V ",\"type\":\"state\",\"server\":\"mtrace-web " MTRACE_VERSION
-	    "\",\"instance\":\"%" PRIx64 "\",\"connected\":%s,\"daemon\":",
-	    hist_instance(), feed_connected() ? "true" : "false");
-	json_str(b, feed_daemon());
-	evbuffer_add(b, ",\"domains\":", 11);
-	feed_state_json(b);
-	if (feed_fleet()) {
-		evbuffer_add(b, ",\"hosts\":", 9);
-		feed_hosts_json(b);
-	}
-	evbuffer_add(b, ",\"stats\":", 9);
-	if (st)
-		json_stats(b, st, true);
-	else
-		evbuffer_add(b, "null", 4);
-	evbuffer_add_printf(b,
-	    ",\"web\":{\"events_in\":%" PRIu64 ",\"malformed_batches\":%" PRIu64
-	    ",\"history\":{\"first_event\":%" PRIu64 ",\"events\":%" PRIu64
-	    ",\"bytes\":%zu,\"max_bytes\":%zu},\"connections\":%u"
-	    ",\"refused_connections\":%" PRIu64 ",\"cut_connections\":%" PRIu64
-	    ",\"requests\":%" PRIu64 ",\"busy_answers\":%" PRIu64 ",\"queued_bytes\":%zu"
-	    ",\"browsers\":",
-	    feed_events(), feed_malformed(), hist_events_before(hist_tail()), hist_events_total(),
-	    hist_bytes_held(), h.o->history_bytes, fs.live, fs.refused + fs.refused_source,
-	    fs.cut + fs.cut_reader + fs.evicted, fs.requests, fs.busy, fs.queued);
-	sse_state_json(b);
-	evbuffer_add(b, "}}\n", 3);
-	http_common_headers(req, "application/json");
-	hf_reply(h.front, req, 200, "OK", b);
-	evbuffer_free(b);
-}
-
 static void on_request(struct evhttp_request *req, void *arg)
 {
 	const struct evhttp_uri *u = evhttp_request_get_evhttp_uri(req);
@@ -162,7 +122,8 @@ static void on_request(struct evhttp_request *req, void *arg)
 		return;
 	}
 	if (!strcmp(path, "/api/state")) {
-		serve_state(req);
+		http_common_headers(req, "application/json");
+		state_serve(req);
 		return;
 	}
 	if (!strcmp(path, "/index.html"))
@@ -220,6 +181,10 @@ int http_start(struct event_base *base, const struct web_opts *o, const struct h
 		return -1;
 	raise_fd_limit(o->max_conns * 2 + 64);
 	h.front = hf_new(base, "mtrace-web", a, &lim, tok, on_request, NULL, err, errlen);
+	if (h.front && state_init(h.front, o, OUT_TOTAL) < 0) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	return h.front ? 0 : -1;
 }
 
@@ -230,7 +195,8 @@ unsigned http_bound_port(void)
 
 void http_stop(void)
 {
-	hf_free(h.front);
+	hf_free(h.front); /* its connections let go of their answers first */
+	state_fini();
 	for (size_t i = 0; i < N_ASSETS; i++)
 		free(h.asset[i].data);
 	memset(&h, 0, sizeof(h));

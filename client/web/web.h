@@ -96,6 +96,13 @@ void sse_close_all(void);
 unsigned sse_count(void);
 void sse_state_json(struct evbuffer *b);
 
+/* state.c: /api/state, its large part built once per change of the feed and shared by
+ * the answers, all answers' bytes held to cap until their connections let go. */
+int state_init(struct http_front *front, const struct web_opts *o, size_t cap);
+void state_fini(void);
+/* The answer to req, its headers set (a 503 puts its own). */
+void state_serve(struct evhttp_request *req);
+
 /* http.c: the server. */
 int http_start(struct event_base *base, const struct web_opts *o, const struct hf_listen *a,
     const struct hf_token *tok, char *err, size_t errlen);
