@@ -4,7 +4,7 @@
  * server refuses, an id the stream already had, a spooled record this shipper may not
  * publish), each counted and, when it held events, told downstream in the shipper's
  * Loss notice; messages cut to fit the server's max_payload; the spool's records read
- * back and checked; the figures and the log.
+ * back and checked; the log, its lines of a kind rate-limited.
  */
 #include <inttypes.h>
 #include <stdarg.h>
@@ -250,28 +250,4 @@ int q_read_spooled(struct ship_queue *q, double now)
 	}
 	q_push(q, m, events, 0, true);
 	return 1;
-}
-
-void queue_figures(struct ship_queue *q, struct ship_figures *f)
-{
-	*f = q->fig;
-	f->in_spool = q->spool ? spool_records(q->spool) : 0;
-	f->spool_bytes = q->spool ? spool_bytes(q->spool) : 0;
-	f->acks_pending = q->in_flight;
-	f->nats_up = !q->away && jsl_up(q->js);
-}
-
-void queue_log(struct ship_queue *q, const char *when)
-{
-	struct ship_figures f;
-
-	queue_figures(q, &f);
-	fprintf(stderr,
-	    "mtrace-ship: %s: shipped=%" PRIu64 " bytes=%" PRIu64 " spooled=%" PRIu64
-	    " drained=%" PRIu64 " in_spool=%" PRIu64 " dropped=%" PRIu64 " dropped_events=%" PRIu64
-	    " loss_published=%" PRIu64 " retried=%" PRIu64 " in_flight_max=%u split=%" PRIu64
-	    " set_aside=%" PRIu64 " taken=%" PRIu64 " spool_bad=%" PRIu64 "%s\n",
-	    when, f.shipped, f.shipped_bytes, f.spooled, f.drained, f.in_spool, f.dropped_msgs,
-	    f.dropped_events, f.loss_published, f.retried, f.acks_pending_max, f.split, f.set_aside,
-	    f.taken, f.spool_bad, q->away ? " (NATS away)" : "");
 }

@@ -1,9 +1,9 @@
 /*
  * queue-int.h - the publish queue's state, shared by its three files: queue.c (the
- * states and the publishes), queue-aside.c (what leaves the queue without being
- * published: the accounting, the Loss notices, the spool's records checked and messages
- * cut to fit, the figures and the log) and queue-ring.c (the ring of entries), each
- * calling only the ones after it.
+ * states, the publishes and queue.h's interface), queue-aside.c (what leaves the queue
+ * without being published: the accounting, the Loss notices, the spool's records checked
+ * and messages cut to fit, the log's rate limits) and queue-ring.c (the ring of
+ * entries), each calling only the ones after it.
  */
 #ifndef MTRACE_SHIP_QUEUE_INT_H
 #define MTRACE_SHIP_QUEUE_INT_H
@@ -11,8 +11,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <event2/event.h>
+
+#include "figures.h"
+#include "jetstream.h"
 #include "msgid.h"
-#include "queue.h"
+#include "spool.h"
 
 #define MSG_ID_HDR "Nats-Msg-Id"
 
@@ -39,6 +43,7 @@ enum {
 	SAY_REFUSED,
 	SAY_TAKEN,
 	SAY_NATS,
+	SAY_LOSS,
 	SAY_N
 };
 
@@ -57,7 +62,10 @@ struct ship_queue {
 	struct event_base *base;
 	struct jsl *js;
 	struct spool *spool;
-	struct queue_config c;
+	struct {
+		unsigned max_pending, retry_ms;
+		uint64_t queue_max;
+	} c; /* queue.h's queue_config, as given */
 	struct event *wake, *timer;
 	/* entries [head, head + n) of the ring, in publish order; [0, next) of them were
 	 * sent in this pass (in flight, acknowledged or set aside) */

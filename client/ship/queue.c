@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "queue-int.h"
+#include "queue.h"
 #include "xalloc.h"
 
 #define FIRST_PAUSE_MS 25u
@@ -212,8 +213,7 @@ static void completed(struct ship_queue *q, const struct jsl_done *d, double now
 			q->fig.shipped_bytes += e->len;
 		}
 		if (e->loss) {
-			fprintf(stderr, "mtrace-ship: published a loss of %" PRIu64 " events\n",
-			    e->loss);
+			q_say(q, SAY_LOSS, now, "published a loss of %" PRIu64 " events", e->loss);
 			q->fig.loss_published += e->loss;
 			q->loss_queued = false;
 		}
@@ -448,6 +448,30 @@ void queue_flush(struct ship_queue *q, void (*done)(void *arg), void *arg)
 	pump(q);
 }
 
+void queue_figures(struct ship_queue *q, struct ship_figures *f)
+{
+	*f = q->fig;
+	f->in_spool = q->spool ? spool_records(q->spool) : 0;
+	f->spool_bytes = q->spool ? spool_bytes(q->spool) : 0;
+	f->acks_pending = q->in_flight;
+	f->nats_up = !q->away && jsl_up(q->js);
+}
+
+void queue_log(struct ship_queue *q, const char *when)
+{
+	struct ship_figures f;
+
+	queue_figures(q, &f);
+	fprintf(stderr,
+	    "mtrace-ship: %s: shipped=%" PRIu64 " bytes=%" PRIu64 " spooled=%" PRIu64
+	    " drained=%" PRIu64 " in_spool=%" PRIu64 " dropped=%" PRIu64 " dropped_events=%" PRIu64
+	    " loss_published=%" PRIu64 " retried=%" PRIu64 " in_flight_max=%u split=%" PRIu64
+	    " set_aside=%" PRIu64 " taken=%" PRIu64 " spool_bad=%" PRIu64 "%s\n",
+	    when, f.shipped, f.shipped_bytes, f.spooled, f.drained, f.in_spool, f.dropped_msgs,
+	    f.dropped_events, f.loss_published, f.retried, f.acks_pending_max, f.split, f.set_aside,
+	    f.taken, f.spool_bad, q->away ? " (NATS away)" : "");
+}
+
 struct ship_queue *queue_new(
     struct event_base *base, struct jsl *l, struct spool *sp, const struct queue_config *c)
 {
@@ -456,7 +480,9 @@ struct ship_queue *queue_new(
 	q->base = base;
 	q->js = l;
 	q->spool = sp;
-	q->c = *c;
+	q->c.max_pending = c->max_pending;
+	q->c.queue_max = c->queue_max;
+	q->c.retry_ms = c->retry_ms;
 	q->took = xreallocarray(NULL, c->max_pending, sizeof(*q->took));
 	q->wake = event_new(base, jsl_wake_fd(l), EV_READ | EV_PERSIST, on_wake, q);
 	q->timer = evtimer_new(base, on_wake, q);

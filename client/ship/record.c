@@ -122,7 +122,7 @@ static const char *data_invalid(const uint8_t *data, size_t len, bool stats, uin
 		break;
 	case MTRACE__SERVER_MSG__MSG_EVENTS:
 		*events = (uint32_t)m->events->n_op;
-		/* fall through */
+		__attribute__((fallthrough));
 	case MTRACE__SERVER_MSG__MSG_HELLO:
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_UP:
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
