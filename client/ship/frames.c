@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "frame.h"
 #include "frames.h"
@@ -62,7 +61,7 @@ static size_t pack(struct ship *s, const Mtrace__ServerMsg *m)
 
 static void ship_msg(struct ship *s, const Mtrace__ServerMsg *m)
 {
-	char subject[SUBJECT_MAX], id[sizeof(s->id_base) + 24], tmp[24];
+	char subject[SUBJECT_MAX], id[MSGID_MAX], tmp[24];
 	const char *dom = "_", *kind = "events";
 	uint32_t events = 0;
 	size_t len;
@@ -90,7 +89,7 @@ static void ship_msg(struct ship *s, const Mtrace__ServerMsg *m)
 		break;
 	}
 	snprintf(subject, sizeof(subject), "mtrace.%s.%s.%s", s->host_tok, dom, kind);
-	snprintf(id, sizeof(id), "%s-%" PRIu64, s->id_base, ++s->seq);
+	msgid_make(id, sizeof(id), s->id_base, "", ++s->seq);
 	len = pack(s, m);
 	queue_put(s->q, subject, id, s->frame, len, events);
 }
@@ -121,22 +120,19 @@ static int subscribe(struct mtc *c, void *arg)
 	return mtc_subscribe(c, &sub);
 }
 
-/* Per connection to mtraced: a new id base, so ids never repeat across connections;
- * then the daemon's Hello, first on every connection (readers know where frames come
- * from). */
+/* Per connection to mtraced: a new id base (msgid.h), so ids never repeat across
+ * connections; then the daemon's Hello, first on every connection (readers know where
+ * frames come from). */
 static void on_up(struct mtc_session *sess, const Mtrace__Hello *h, void *arg)
 {
 	struct ship *s = arg;
-	struct timespec ts;
 
 	(void)sess;
 	subject_token_escape(s->o.host     ? s->o.host
 	        : h && h->host && *h->host ? h->host
 	                                   : "localhost",
 	    s->host_tok, sizeof(s->host_tok));
-	clock_gettime(CLOCK_REALTIME, &ts);
-	snprintf(s->id_base, sizeof(s->id_base), "%s-%ld-%lld%09ld", s->host_tok, (long)getpid(),
-	    (long long)ts.tv_sec, ts.tv_nsec);
+	msgid_base(s->id_base, sizeof(s->id_base), s->host_tok);
 	s->seq = 0;
 	queue_set_host(s->q, s->host_tok, s->id_base);
 	s->mtraced_up = true;

@@ -18,6 +18,8 @@
 #include "nats-servers.h"
 #include "xalloc.h"
 
+#define REFUSALS 16 /* subjects refused lately, remembered */
+
 struct jsl {
 	struct jsl_config c;
 	natsConnection *nc;
@@ -29,6 +31,12 @@ struct jsl {
 	struct jsl_done *done;
 	size_t n_done, cap_done;
 	bool woken; /* the eventfd was written since the loop last took */
+	struct {
+		char *subject;
+		double at;
+	} refused[REFUSALS];
+	unsigned n_refusals, n_errors;
+	char error[256];
 	/* the loop's */
 	bool stream_checked;
 	double next_stream_check;
@@ -57,7 +65,6 @@ static void on_ack(jsCtx *js, natsMsg *m, jsPubAck *pa, jsPubAckErr *pae, void *
 	struct jsl *l = arg;
 
 	(void)js;
-	(void)pa;
 	pthread_mutex_lock(&l->mu);
 	/* at most max_pending are out, so this rarely grows; when it must, memory it is */
 	if (l->n_done == l->cap_done) {
@@ -68,6 +75,7 @@ static void on_ack(jsCtx *js, natsMsg *m, jsPubAck *pa, jsPubAckErr *pae, void *
 		.m = m,
 		.st = pae ? pae->Err : NATS_OK,
 		.jerr = pae ? pae->ErrCode : 0,
+		.duplicate = !pae && pa && pa->Duplicate,
 	};
 	wake_locked(l);
 	pthread_mutex_unlock(&l->mu);
@@ -82,6 +90,70 @@ static void on_conn_change(natsConnection *nc, void *arg)
 	pthread_mutex_lock(&l->mu);
 	wake_locked(l);
 	pthread_mutex_unlock(&l->mu);
+}
+
+/*
+ * libnats' callback thread: an error the server sent that did not close the connection.
+ * A publish the user's permissions do not allow is one ("Permissions Violation for
+ * Publish to \"SUBJECT\""): the server drops it and says so, and the publish is never
+ * acknowledged.  The subject is kept for the loop to tell that timeout from others.
+ */
+static void on_error(natsConnection *nc, natsSubscription *sub, natsStatus err, void *arg)
+{
+	static const char pv[] = "Permissions Violation for Publish to \"";
+	struct jsl *l = arg;
+	const char *text = NULL, *subj, *end;
+
+	(void)sub;
+	natsConnection_GetLastError(nc, &text);
+	pthread_mutex_lock(&l->mu);
+	l->n_errors++;
+	snprintf(l->error, sizeof(l->error), "%s (%s)", text && *text ? text : "-",
+	    natsStatus_GetText(err));
+	if (text && (subj = strstr(text, pv)) && (end = strchr(subj + sizeof(pv) - 1, '"'))) {
+		unsigned i = l->n_refusals++ % REFUSALS;
+		char *copy;
+
+		subj += sizeof(pv) - 1;
+		if ((copy = strndup(subj, (size_t)(end - subj)))) {
+			free(l->refused[i].subject);
+			l->refused[i].subject = copy;
+			l->refused[i].at = mono();
+		}
+	}
+	wake_locked(l);
+	pthread_mutex_unlock(&l->mu);
+}
+
+bool jsl_refused(struct jsl *l, const char *subject, double since)
+{
+	bool r = false;
+
+	pthread_mutex_lock(&l->mu);
+	for (unsigned i = 0; i < REFUSALS && !r; i++)
+		r = l->refused[i].subject && l->refused[i].at >= since &&
+		    !strcmp(l->refused[i].subject, subject);
+	pthread_mutex_unlock(&l->mu);
+	return r;
+}
+
+unsigned jsl_take_errors(struct jsl *l, char *buf, size_t len)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&l->mu);
+	n = l->n_errors;
+	l->n_errors = 0;
+	snprintf(buf, len, "%s", l->error);
+	pthread_mutex_unlock(&l->mu);
+	return n;
+}
+
+size_t jsl_max_payload(struct jsl *l)
+{
+	int64_t v = natsConnection_GetMaxPayload(l->nc);
+
+	return v > 0 ? (size_t)v : 0;
 }
 
 int jsl_wake_fd(const struct jsl *l)
@@ -215,6 +287,12 @@ static natsStatus set_options(struct jsl *l, natsOptions **no)
 		st = natsOptions_SetReconnectedCB(*no, on_conn_change, l);
 	if (st == NATS_OK)
 		st = natsOptions_SetClosedCB(*no, on_conn_change, l);
+	if (st == NATS_OK)
+		st = natsOptions_SetErrorHandler(*no, on_error, l);
+	/* a host's own reply subjects: its user may then subscribe to those only, and not
+	 * read another's acknowledgements (docs/fleet.md, per-host users) */
+	if (st == NATS_OK && c->inbox_prefix)
+		st = natsOptions_SetCustomInboxPrefix(*no, c->inbox_prefix);
 	for (size_t i = 0; st == NATS_OK && i < c->n_ca; i++) {
 		st = natsOptions_SetSecure(*no, true);
 		if (st == NATS_OK)
@@ -278,6 +356,8 @@ void jsl_close(struct jsl *l)
 	for (size_t i = 0; i < l->n_done; i++)
 		natsMsg_Destroy(l->done[i].m);
 	free(l->done);
+	for (unsigned i = 0; i < REFUSALS; i++)
+		free(l->refused[i].subject);
 	if (l->efd >= 0)
 		close(l->efd);
 	pthread_mutex_destroy(&l->mu);

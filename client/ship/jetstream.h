@@ -19,7 +19,8 @@
 
 struct jsl_config {
 	const char *url, *creds;
-	const char *const *ca; /* CA files for TLS (n_ca of them) */
+	const char *inbox_prefix; /* of the reply subjects (acknowledgements); NULL: _INBOX */
+	const char *const *ca;    /* CA files for TLS (n_ca of them) */
 	size_t n_ca;
 	unsigned replicas;    /* of the stream when it is created */
 	bool no_stream;       /* neither check nor create it */
@@ -27,11 +28,13 @@ struct jsl_config {
 	unsigned max_pending; /* publishes in flight the caller allows itself */
 };
 
-/* One publish answered: its message (the caller's again), NATS_OK or why not. */
+/* One publish answered: its message (the caller's again), NATS_OK or why not; with
+ * NATS_OK, whether the stream said it had the message's id already (and dropped it). */
 struct jsl_done {
 	natsMsg *m;
 	natsStatus st;
 	jsErrCode jerr;
+	bool duplicate;
 };
 
 struct jsl;
@@ -48,6 +51,15 @@ size_t jsl_take(struct jsl *l, struct jsl_done *out, size_t max);
 
 /* Connected now. */
 bool jsl_up(struct jsl *l);
+/* The server's max_payload (headers and data of one message), as it said when the
+ * connection was made; 0 before the first connection. */
+size_t jsl_max_payload(struct jsl *l);
+/* The server refused a publish to subject (a permissions violation) at or after since
+ * (CLOCK_MONOTONIC seconds): such a publish is never acknowledged, it times out. */
+bool jsl_refused(struct jsl *l, const char *subject, double since);
+/* The errors the server sent since the last call (refusals included): how many, and
+ * the last one's text in buf. */
+unsigned jsl_take_errors(struct jsl *l, char *buf, size_t len);
 /* Connections made so far: a publish on a newer one than another's may overtake it. */
 uint64_t jsl_generation(struct jsl *l);
 

@@ -111,6 +111,7 @@ static int start(struct ship *s, char *err, size_t errlen)
 	const struct jsl_config jc = {
 		.url = s->o.nats,
 		.creds = s->o.creds,
+		.inbox_prefix = s->o.inbox_prefix,
 		.ca = s->o.ca,
 		.n_ca = s->o.n_ca,
 		.replicas = s->o.replicas,
@@ -133,6 +134,11 @@ static int start(struct ship *s, char *err, size_t errlen)
 	}
 	if (s->o.log_s)
 		evtimer_add(s->log_ev, &every);
+	if (msgid_init() < 0) {
+		snprintf(err, errlen, "no random source for message ids (getrandom: %s)",
+		    strerror(errno));
+		return -1;
+	}
 	if (s->o.spool_dir && !(s->spool = spool_open(s->o.spool_dir, s->o.spool_max, err, errlen)))
 		return -1;
 	if (!(s->js = jsl_open(&jc, err, errlen)))

@@ -45,6 +45,18 @@ static void render(struct evbuffer *b, const struct ship_figures *f)
 	    "Dropped events published downstream as a Loss notice.", f->loss_published);
 	metric(b, "mtrace_ship_retried_publishes_total", "counter",
 	    "Publishes sent again after a transient refusal (a leader election).", f->retried);
+	metric(b, "mtrace_ship_split_messages_total", "counter",
+	    "Messages cut into parts under the NATS server's max_payload.", f->split);
+	metric(b, "mtrace_ship_set_aside_messages_total", "counter",
+	    "Messages no retry would publish (over max_payload and not to be cut, a subject "
+	    "the server refuses), counted as dropped.",
+	    f->set_aside);
+	metric(b, "mtrace_ship_taken_ids_total", "counter",
+	    "Messages the stream dropped as duplicates of an id it had before they were sent, "
+	    "counted as dropped.",
+	    f->taken);
+	metric(b, "mtrace_ship_spool_invalid_records_total", "counter",
+	    "Spooled records skipped: not a message this shipper may publish.", f->spool_bad);
 	metric(b, "mtrace_ship_spool_messages", "gauge", "Messages in the spool now.", f->in_spool);
 	metric(
 	    b, "mtrace_ship_spool_bytes", "gauge", "Bytes of the spool file now.", f->spool_bytes);

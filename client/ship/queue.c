@@ -1,156 +1,42 @@
 /*
  * queue.c - the publish queue (queue.h).  A ring of entries in publish order; each holds
  * its natsMsg (subject, data, Nats-Msg-Id header), which is the library's while in
- * flight and comes back with its completion.  Acknowledged entries leave from the head
- * only, so that a spooled record leaves the file only once every one before it has.
+ * flight and comes back with its completion.  Entries leave from the head only
+ * (acknowledged, or set aside), so that a spooled record leaves the file only once
+ * every one before it has.
  *
- * Every event ends in pump(): take the completions, drop the acknowledged head, read
- * ahead from the spool, then send what the state allows.  The states:
+ * Every event ends in pump(): take the completions, drop the settled head, read ahead
+ * from the spool, then send what the state allows.  The states:
  *   live    nothing failed: publish in order, up to max_pending out;
  *   hold    a failure (or a new connection while publishes are out): wait until nothing
  *           is out, then send the oldest entry alone (the probe) every 25..400 ms until
  *           it is acknowledged (live again) or retry_ms have passed (away);
  *   away    given up: every entry to the spool (or dropped), the queue empty; a new try
  *           every 250 ms while NATS is connected, the spool first.
+ * A message no server will take (over max_payload and not to be cut, a subject the
+ * user may not publish to, an id the stream already had) is set aside instead: counted,
+ * told downstream as a loss, and the queue goes on (queue-aside.c).
  */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <time.h>
 
-#include "frame.h"
-#include "mtrace.pb-c.h"
+#include "queue-int.h"
 #include "queue.h"
-#include "subject.h"
 #include "xalloc.h"
 
 #define FIRST_PAUSE_MS 25u
 #define MAX_PAUSE_MS   400u
 #define TRY_AGAIN_S    0.25 /* away: the next try */
 #define READ_AHEAD     1024 /* spool records read in one turn at most */
-#define MSG_ID_HDR     "Nats-Msg-Id"
-
-enum {
-	E_WAIT,
-	E_FLIGHT,
-	E_FAILED,
-	E_ACKED
-};
-
-struct entry {
-	natsMsg *m;    /* NULL once acknowledged; the library's while in flight */
-	uint64_t loss; /* a Loss notice of this many events (0: one of mtraced's messages) */
-	uint32_t len, events;
-	uint8_t state;
-	bool spooled; /* read from the spool: leaves it once acknowledged */
-	bool sent;    /* published before: once more is a retry */
-};
-
-struct ship_queue {
-	struct event_base *base;
-	struct jsl *js;
-	struct spool *spool;
-	struct queue_config c;
-	struct event *wake, *timer;
-	/* entries [head, head + n) of the ring, in publish order; [0, next) of them were
-	 * sent in this pass (in flight or acknowledged) */
-	struct entry *v;
-	size_t cap, head, n, next;
-	uint64_t bytes;
-	unsigned in_flight;
-	uint64_t flight_gen; /* the connection those in flight went out on */
-	/* hold */
-	bool hold, probing, refused;
-	double hold_until, next_probe;
-	unsigned pause_ms;
-	/* away */
-	bool away, was_away, acked_since_try, spool_broken;
-	double next_try;
-	uint64_t drained_at_away;
-	/* this shipper's own losses */
-	uint64_t pending_loss, loss_seq;
-	bool loss_queued, queue_full_said;
-	char loss_subject[16 + SUBJECT_TOKEN_MAX], id_base[SUBJECT_TOKEN_MAX + 64];
-	/* the end */
-	bool flushing;
-	double flush_until;
-	void (*done)(void *);
-	void *done_arg;
-	struct jsl_done *took;
-	struct ship_figures fig;
-};
-
-static void pump(struct ship_queue *q);
-
-static double mono(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static struct entry *at(struct ship_queue *q, size_t i)
-{
-	return &q->v[(q->head + i) % q->cap];
-}
 
 static const char *subject_of(natsMsg *m)
 {
-	const char *s = natsMsg_GetSubject(m);
+	const char *s = m ? natsMsg_GetSubject(m) : NULL;
 
 	return s ? s : "?";
-}
-
-/* Append an entry owning m; the ring grows as needed (the bytes are bounded by the
- * caller). */
-static void push(struct ship_queue *q, natsMsg *m, uint32_t events, uint64_t loss, bool spooled)
-{
-	struct entry *e;
-
-	if (q->n == q->cap) {
-		size_t cap = q->cap ? 2 * q->cap : 1024;
-		struct entry *v = xreallocarray(NULL, cap, sizeof(*v));
-
-		for (size_t i = 0; i < q->n; i++)
-			v[i] = *at(q, i);
-		free(q->v);
-		q->v = v;
-		q->cap = cap;
-		q->head = 0;
-	}
-	e = at(q, q->n++);
-	*e = (struct entry){
-		.m = m,
-		.loss = loss,
-		.len = (uint32_t)natsMsg_GetDataLength(m),
-		.events = events,
-		.spooled = spooled,
-	};
-	q->bytes += e->len;
-}
-
-/* A message with its id, or NULL (no memory: the caller counts it lost). */
-static natsMsg *message(const char *subject, const char *id, const uint8_t *data, size_t len)
-{
-	natsMsg *m = NULL;
-
-	if (natsMsg_Create(&m, subject, NULL, (const char *)data, (int)len) != NATS_OK)
-		return NULL;
-	if (natsMsgHeader_Set(m, MSG_ID_HDR, id) != NATS_OK) {
-		natsMsg_Destroy(m);
-		return NULL;
-	}
-	return m;
-}
-
-static void lose(struct ship_queue *q, uint32_t events)
-{
-	q->fig.dropped_msgs++;
-	q->fig.dropped_events += events;
-	q->pending_loss += events;
 }
 
 /* To the spool, or lost. */
@@ -165,34 +51,7 @@ static void put_aside(struct ship_queue *q, const char *subject, const char *id,
 	}
 	if (q->spool && !q->fig.dropped_msgs)
 		fprintf(stderr, "mtrace-ship: spool full; dropping (counted)\n");
-	lose(q, events);
-}
-
-/* The Loss notice of what this shipper dropped: domid 0 ring 0, as mtraced's own for a
- * client that reads too slowly, on the host's subject; after everything before it. */
-static void put_loss(struct ship_queue *q)
-{
-	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
-	Mtrace__Loss l = MTRACE__LOSS__INIT;
-	uint8_t buf[64];
-	char id[sizeof(q->id_base) + 32];
-	size_t hl, len;
-	natsMsg *msg;
-
-	if (!q->pending_loss || q->loss_queued || !q->loss_subject[0])
-		return;
-	l.dropped_for_client = q->pending_loss;
-	m.msg_case = MTRACE__SERVER_MSG__MSG_LOSS;
-	m.loss = &l;
-	len = mtrace__server_msg__get_packed_size(&m);
-	hl = frame_put_len(buf, len);
-	mtrace__server_msg__pack(&m, buf + hl);
-	snprintf(id, sizeof(id), "%s-loss-%" PRIu64, q->id_base, ++q->loss_seq);
-	if (!(msg = message(q->loss_subject, id, buf, hl + len)))
-		return;
-	push(q, msg, 0, q->pending_loss, false);
-	q->pending_loss = 0;
-	q->loss_queued = true;
+	q_lose(q, events);
 }
 
 /* The first failure of a pass: nothing new goes out until it is resolved. */
@@ -214,11 +73,24 @@ static void back_off(struct ship_queue *q, double now)
 		q->pause_ms *= 2;
 }
 
-/* e was refused or not answered in time (or could not be sent). */
+/*
+ * e was refused or not answered in time (or could not be sent).  What no retry can
+ * change is set aside: a message over max_payload, one the stream refuses for its size,
+ * one not acknowledged because the server refused its subject since it was sent.  The
+ * rest holds the queue (ordered retry), the server's other refusals to the spool.
+ */
 static void failed(struct ship_queue *q, struct entry *e, natsStatus st, jsErrCode jerr, double now)
 {
 	bool transient = jsl_transient(st, jerr);
 
+	if (st == NATS_MAX_PAYLOAD || jerr == JSStreamMessageExceedsMaximumErr) {
+		q_aside(q, e, W_TOO_BIG, now);
+		return;
+	}
+	if (st == NATS_TIMEOUT && jsl_refused(q->js, subject_of(e->m), e->sent_at)) {
+		q_aside(q, e, W_REFUSED, now);
+		return;
+	}
 	e->state = E_FAILED;
 	if (!q->hold && !q->was_away)
 		fprintf(stderr, "mtrace-ship: publish to %s: %s (%d)%s\n", subject_of(e->m),
@@ -228,15 +100,17 @@ static void failed(struct ship_queue *q, struct entry *e, natsStatus st, jsErrCo
 		q->refused = true; /* not worth waiting for: to the spool */
 }
 
-/* Send e: 0, or -1 with e failed (and the queue holding). */
+/* Send e: 0, or -1 with e failed (and the queue holding) or set aside. */
 static int publish(struct ship_queue *q, struct entry *e, double now)
 {
 	natsMsg *m = e->m; /* the library's on success; e->m stays its name */
 	natsStatus st = jsl_publish(q->js, &m);
 
-	if (e->sent)
+	if (e->tries)
 		q->fig.retried++;
-	e->sent = true;
+	if (e->tries < UINT8_MAX)
+		e->tries++;
+	e->sent_at = now;
 	if (st != NATS_OK) {
 		failed(q, e, st, 0, now);
 		return -1;
@@ -261,12 +135,14 @@ static void give_up(struct ship_queue *q, double now)
 	q->hold = q->probing = q->refused = false;
 	q->next_try = now + TRY_AGAIN_S;
 	for (size_t i = 0; i < q->n; i++) {
-		struct entry *e = at(q, i);
+		struct entry *e = q_at(q, i);
 		const uint8_t *data;
 		const char *id = NULL;
 
 		if (e->spooled) {
-			rewind = true;
+			rewind = true; /* read again, and settled again, from the file */
+		} else if (e->state == E_ASIDE) {
+			q_leave(q, e, now);
 		} else if (e->loss && e->state != E_ACKED) {
 			/* told again, with what is lost meanwhile, when NATS is back */
 			q->pending_loss += e->loss;
@@ -290,20 +166,13 @@ static void give_up(struct ship_queue *q, double now)
 	}
 }
 
-/* Acknowledged entries leave from the head, spooled records from the file with them. */
-static void pop_acked(struct ship_queue *q)
+/* Settled entries leave from the head, spooled records from the file with them. */
+static void pop_settled(struct ship_queue *q, double now)
 {
-	while (q->n && at(q, 0)->state == E_ACKED) {
-		struct entry *e = at(q, 0);
+	while (q->n && (q_at(q, 0)->state == E_ACKED || q_at(q, 0)->state == E_ASIDE)) {
+		struct entry *e = q_at(q, 0);
 
-		if (e->spooled) {
-			/* counted here, not at the acknowledgement: a record acknowledged
-			 * behind one that failed is read and sent again after a give-up */
-			spool_pop(q->spool);
-			q->fig.drained++;
-			q->fig.shipped++;
-			q->fig.shipped_bytes += e->len;
-		}
+		q_leave(q, e, now);
 		q->bytes -= e->len;
 		q->head = (q->head + 1) % q->cap;
 		q->n--;
@@ -325,14 +194,18 @@ static void completed(struct ship_queue *q, const struct jsl_done *d, double now
 
 	/* in flight are among the first `next`, the oldest usually first */
 	for (size_t i = 0; i < q->next && !e; i++)
-		if (at(q, i)->state == E_FLIGHT && at(q, i)->m == d->m)
-			e = at(q, i);
+		if (q_at(q, i)->state == E_FLIGHT && q_at(q, i)->m == d->m)
+			e = q_at(q, i);
 	if (!e) {
 		natsMsg_Destroy(d->m); /* cannot be: each publish completes once */
 		return;
 	}
 	q->in_flight--;
-	if (d->st == NATS_OK) {
+	if (d->st == NATS_OK && d->duplicate && e->tries == 1 && !e->spooled) {
+		/* the stream had this id before its first publish: someone else's message
+		 * took it, and this one was dropped (ids cannot be guessed, msgid.h) */
+		q_aside(q, e, W_TAKEN, now);
+	} else if (d->st == NATS_OK) {
 		e->state = E_ACKED;
 		q->acked_since_try = true;
 		if (!e->spooled) {
@@ -340,39 +213,38 @@ static void completed(struct ship_queue *q, const struct jsl_done *d, double now
 			q->fig.shipped_bytes += e->len;
 		}
 		if (e->loss) {
-			fprintf(stderr, "mtrace-ship: published a loss of %" PRIu64 " events\n",
-			    e->loss);
+			q_say(q, SAY_LOSS, now, "published a loss of %" PRIu64 " events", e->loss);
 			q->fig.loss_published += e->loss;
 			q->loss_queued = false;
 		}
 		natsMsg_Destroy(e->m);
 		e->m = NULL;
-		if (q->probing) {
-			/* the oldest is in: the rest follow in order */
-			q->probing = q->hold = q->refused = false;
-			q->next = 0;
-		}
+	} else {
+		bool probe = q->probing;
+
+		q->probing = false;
+		failed(q, e, d->st, d->jerr, now);
+		if (probe && e->state == E_ASIDE)
+			q->next_probe = now; /* the next one is the probe, at once */
+		else if (probe)
+			back_off(q, now);
 		return;
 	}
 	if (q->probing) {
-		q->probing = false;
-		back_off(q, now);
+		/* the oldest is settled: the rest follow in order */
+		q->probing = q->hold = q->refused = false;
+		q->next = 0;
 	}
-	failed(q, e, d->st, d->jerr, now);
 }
 
-/* Spooled records read ahead into the queue while there is room. */
+/* Spooled records read ahead into the queue while there is room, once the host is
+ * known (each is checked against it). */
 static void read_ahead(struct ship_queue *q, double now)
 {
-	for (unsigned k = 0; q->spool && k < READ_AHEAD && spool_unread(q->spool) &&
-	     (q->bytes < q->c.queue_max || !q->n);
+	for (unsigned k = 0; q->spool && q->host_tok[0] && k < READ_AHEAD &&
+	     spool_unread(q->spool) && (q->bytes < q->c.queue_max || !q->n);
 	     k++) {
-		const char *subject, *id;
-		const uint8_t *data;
-		size_t len;
-		uint32_t events;
-		natsMsg *m;
-		int r = spool_next(q->spool, &subject, &id, &data, &len, &events);
+		int r = q_read_spooled(q, now);
 
 		if (r <= 0) {
 			if (r < 0 && !q->spool_broken)
@@ -383,13 +255,7 @@ static void read_ahead(struct ship_queue *q, double now)
 				give_up(q, now);
 			return;
 		}
-		/* the record was read: an entry must stand for it (spool_pop follows them) */
-		if (!(m = message(subject, id, data, len))) {
-			fprintf(stderr, "mtrace-ship: out of memory\n");
-			abort();
-		}
 		q->spool_broken = false;
-		push(q, m, events, 0, true);
 	}
 }
 
@@ -398,6 +264,9 @@ static void resolve(struct ship_queue *q, double now)
 {
 	if (q->in_flight)
 		return; /* every publish out there answers first */
+	/* a head that cannot be sent is set aside, and the next one is the probe */
+	while (q->n && q_fit(q, 0, now))
+		pop_settled(q, now);
 	if (!q->n) {
 		q->hold = false; /* all that was out came in */
 		return;
@@ -413,9 +282,11 @@ static void resolve(struct ship_queue *q, double now)
 		return;
 	}
 	q->flight_gen = jsl_generation(q->js);
-	if (publish(q, at(q, 0), now) == 0) {
+	if (publish(q, q_at(q, 0), now) == 0) {
 		q->probing = true;
 		q->next = 1;
+	} else if (q_at(q, 0)->state == E_ASIDE) {
+		q->next_probe = now; /* the next one at once */
 	} else {
 		back_off(q, now);
 	}
@@ -443,15 +314,17 @@ static void send_next(struct ship_queue *q, double now)
 	}
 	q->flight_gen = gen;
 	while (q->next < q->n && q->in_flight < q->c.max_pending) {
-		struct entry *e = at(q, q->next);
+		struct entry *e = q_at(q, q->next);
 
-		if (e->state != E_FLIGHT && e->state != E_ACKED && publish(q, e, now) < 0)
+		if ((e->state == E_WAIT || e->state == E_FAILED) && q_fit(q, q->next, now) == 0 &&
+		    publish(q, q_at(q, q->next), now) < 0 && q->hold)
 			return;
 		q->next++;
 	}
 }
 
-/* The timer for what no completion will wake: the probe, the give-up, the next try. */
+/* The timer for what no completion will wake: the probe, the give-up, the next try,
+ * the end. */
 static void arm(struct ship_queue *q, double now)
 {
 	double t = 0;
@@ -461,7 +334,7 @@ static void arm(struct ship_queue *q, double now)
 		t = jsl_up(q->js) ? q->next_try : now + 1; /* a reconnection wakes us too */
 	else if (q->hold && !q->in_flight)
 		t = q->next_probe < q->hold_until ? q->next_probe : q->hold_until;
-	if (q->flushing && q->away && (!t || q->flush_until < t))
+	if (q->flushing && q->done && now < q->flush_until && (!t || q->flush_until < t))
 		t = q->flush_until;
 	if (!t) {
 		evtimer_del(q->timer);
@@ -476,12 +349,16 @@ static void arm(struct ship_queue *q, double now)
 static void check_flush(struct ship_queue *q, double now)
 {
 	void (*done)(void *) = q->done;
+	/* the spool is sent once the host is known: without it, it stays for the next run */
+	bool spooled = q->spool && spool_records(q->spool) && q->host_tok[0];
 
 	if (!q->flushing || !done)
 		return;
-	/* nothing left, or NATS still away when its time to come back is over */
-	if ((q->n || (q->spool && spool_records(q->spool)) || q->pending_loss) &&
-	    !(q->away && !jsl_up(q->js) && now >= q->flush_until))
+	/* nothing left; or NATS still away, or only a Loss notice it will not take, when
+	 * its time is over */
+	if ((q->n || spooled || q->pending_loss) && now < q->flush_until)
+		return;
+	if ((q->n || spooled) && !(q->away && !jsl_up(q->js)))
 		return;
 	q->done = NULL;
 	done(q->done_arg);
@@ -489,13 +366,17 @@ static void check_flush(struct ship_queue *q, double now)
 
 static void pump(struct ship_queue *q)
 {
-	double now = mono();
-	size_t k;
+	double now = q_mono();
+	char text[256];
+	unsigned k;
 
-	while ((k = jsl_take(q->js, q->took, q->c.max_pending)) > 0)
-		for (size_t i = 0; i < k; i++)
+	while ((k = (unsigned)jsl_take(q->js, q->took, q->c.max_pending)) > 0)
+		for (unsigned i = 0; i < k; i++)
 			completed(q, &q->took[i], now);
-	pop_acked(q);
+	if ((k = jsl_take_errors(q->js, text, sizeof(text))))
+		q_say(q, SAY_NATS, now, "the NATS server says: %s%s", text,
+		    k > 1 ? " (and more)" : "");
+	pop_settled(q, now);
 	if (q->away && jsl_up(q->js) && now >= q->next_try) {
 		/* a new try: the spool first, then the loss; one message alone until NATS
 		 * takes it (a cluster still electing would refuse a whole window) */
@@ -507,7 +388,7 @@ static void pump(struct ship_queue *q)
 		jsl_check_stream(q->js); /* the first time NATS is there (paced, then once) */
 		read_ahead(q, now);
 		if (!q->hold && (!q->spool || !spool_records(q->spool)))
-			put_loss(q);
+			q_put_loss(q, now);
 		send_next(q, now);
 	}
 	arm(q, now);
@@ -530,7 +411,7 @@ void queue_put(struct ship_queue *q, const char *subject, const char *id, const 
 		/* behind what is spooled, in order */
 		put_aside(q, subject, id, data, len, events);
 	} else {
-		put_loss(q);
+		q_put_loss(q, q_mono());
 		if (q->n && q->bytes + len > q->c.queue_max) {
 			if (!q->queue_full_said)
 				fprintf(stderr,
@@ -538,12 +419,12 @@ void queue_put(struct ship_queue *q, const char *subject, const char *id, const 
 				    " bytes wait); dropping (counted)\n",
 				    q->bytes);
 			q->queue_full_said = true;
-			lose(q, events);
-		} else if (!(m = message(subject, id, data, len))) {
-			lose(q, events);
+			q_lose(q, events);
+		} else if (!(m = q_message(subject, id, data, len))) {
+			q_lose(q, events);
 		} else {
 			q->queue_full_said = false;
-			push(q, m, events, 0, false);
+			q_push(q, m, events, 0, false);
 		}
 	}
 	pump(q);
@@ -551,6 +432,7 @@ void queue_put(struct ship_queue *q, const char *subject, const char *id, const 
 
 void queue_set_host(struct ship_queue *q, const char *host_tok, const char *id_base)
 {
+	snprintf(q->host_tok, sizeof(q->host_tok), "%s", host_tok);
 	snprintf(q->loss_subject, sizeof(q->loss_subject), "mtrace.%s._.events", host_tok);
 	snprintf(q->id_base, sizeof(q->id_base), "%s", id_base);
 	q->loss_seq = 0;
@@ -559,7 +441,7 @@ void queue_set_host(struct ship_queue *q, const char *host_tok, const char *id_b
 void queue_flush(struct ship_queue *q, void (*done)(void *arg), void *arg)
 {
 	q->flushing = true;
-	q->flush_until = mono() + q->c.retry_ms / 1e3;
+	q->flush_until = q_mono() + q->c.retry_ms / 1e3;
 	q->next_try = 0; /* away: try at once if NATS is there */
 	q->done = done;
 	q->done_arg = arg;
@@ -583,10 +465,11 @@ void queue_log(struct ship_queue *q, const char *when)
 	fprintf(stderr,
 	    "mtrace-ship: %s: shipped=%" PRIu64 " bytes=%" PRIu64 " spooled=%" PRIu64
 	    " drained=%" PRIu64 " in_spool=%" PRIu64 " dropped=%" PRIu64 " dropped_events=%" PRIu64
-	    " loss_published=%" PRIu64 " retried=%" PRIu64 " in_flight_max=%u%s\n",
+	    " loss_published=%" PRIu64 " retried=%" PRIu64 " in_flight_max=%u split=%" PRIu64
+	    " set_aside=%" PRIu64 " taken=%" PRIu64 " spool_bad=%" PRIu64 "%s\n",
 	    when, f.shipped, f.shipped_bytes, f.spooled, f.drained, f.in_spool, f.dropped_msgs,
-	    f.dropped_events, f.loss_published, f.retried, f.acks_pending_max,
-	    q->away ? " (NATS away)" : "");
+	    f.dropped_events, f.loss_published, f.retried, f.acks_pending_max, f.split, f.set_aside,
+	    f.taken, f.spool_bad, q->away ? " (NATS away)" : "");
 }
 
 struct ship_queue *queue_new(
@@ -597,7 +480,9 @@ struct ship_queue *queue_new(
 	q->base = base;
 	q->js = l;
 	q->spool = sp;
-	q->c = *c;
+	q->c.max_pending = c->max_pending;
+	q->c.queue_max = c->queue_max;
+	q->c.retry_ms = c->retry_ms;
 	q->took = xreallocarray(NULL, c->max_pending, sizeof(*q->took));
 	q->wake = event_new(base, jsl_wake_fd(l), EV_READ | EV_PERSIST, on_wake, q);
 	q->timer = evtimer_new(base, on_wake, q);
@@ -613,8 +498,8 @@ void queue_free(struct ship_queue *q)
 	if (!q)
 		return;
 	for (size_t i = 0; i < q->n; i++)
-		if (at(q, i)->state != E_FLIGHT) /* in flight: the library's, until jsl_close */
-			natsMsg_Destroy(at(q, i)->m);
+		if (q_at(q, i)->state != E_FLIGHT) /* in flight: the library's, until jsl_close */
+			natsMsg_Destroy(q_at(q, i)->m);
 	if (q->wake)
 		event_free(q->wake);
 	if (q->timer)

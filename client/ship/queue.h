@@ -17,6 +17,11 @@
  *   - Bounded: at most queue_max bytes wait in memory (while a failure is resolved, or
  *     when NATS takes less than mtraced sends); beyond that messages are dropped and
  *     counted, as mtraced itself drops for a client that reads too slowly.
+ *   - Never stuck on one message: one over the server's max_payload is cut into parts
+ *     that fit (split.h); one no retry would get into the stream (too big still, a
+ *     subject the server refuses, an id the stream already had) is set aside, counted
+ *     and told downstream as a loss; a spooled record this shipper may not publish
+ *     (record.h) is skipped and counted.  The rest goes on.
  */
 #ifndef MTRACE_SHIP_QUEUE_H
 #define MTRACE_SHIP_QUEUE_H
@@ -43,7 +48,9 @@ struct ship_queue *queue_new(
     struct event_base *base, struct jsl *l, struct spool *sp, const struct queue_config *c);
 void queue_free(struct ship_queue *q);
 
-/* Where the queue's own Loss notices go: mtrace.<host>._.events, ids <id_base>-loss-N. */
+/* Who the queue publishes as: its own Loss notices go to mtrace.<host>._.events with ids
+ * of id_base (msgid.h), and spooled records are checked against host_tok; the spool is
+ * sent only once this is known. */
 void queue_set_host(struct ship_queue *q, const char *host_tok, const char *id_base);
 
 /* One message (a frame of the recording format) to publish, copied. */

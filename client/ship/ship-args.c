@@ -20,6 +20,7 @@ static void usage(FILE *f)
 	    "      --nats URL        NATS server(s), comma separated (nats://host:4222)\n"
 	    "      --creds FILE      NATS user credentials (JWT and NKey seed)\n"
 	    "      --tls-ca FILE     trust this CA for TLS to NATS (repeatable)\n"
+	    "      --inbox-prefix P  reply subjects (acknowledgements) under P (default _INBOX)\n"
 	    "      --host NAME       the host token of the subjects (default: mtraced's)\n"
 	    "      --spool DIR       keep what NATS cannot take in DIR while it is away\n"
 	    "      --spool-max BYTES at most this much spooled (default 256 MiB)\n"
@@ -56,6 +57,7 @@ int ship_parse_args(int argc, char **argv, struct ship_opts *o)
 		O_NATS = 256,
 		O_CREDS,
 		O_CA,
+		O_INBOX,
 		O_HOST,
 		O_SPOOL,
 		O_SPOOL_MAX,
@@ -75,6 +77,7 @@ int ship_parse_args(int argc, char **argv, struct ship_opts *o)
 		{ "nats", required_argument, NULL, O_NATS },
 		{ "creds", required_argument, NULL, O_CREDS },
 		{ "tls-ca", required_argument, NULL, O_CA },
+		{ "inbox-prefix", required_argument, NULL, O_INBOX },
 		{ "host", required_argument, NULL, O_HOST },
 		{ "spool", required_argument, NULL, O_SPOOL },
 		{ "spool-max", required_argument, NULL, O_SPOOL_MAX },
@@ -111,6 +114,9 @@ int ship_parse_args(int argc, char **argv, struct ship_opts *o)
 			if (o->n_ca == MAX_CA)
 				goto bad;
 			o->ca[o->n_ca++] = optarg;
+			break;
+		case O_INBOX:
+			o->inbox_prefix = optarg;
 			break;
 		case O_HOST:
 			o->host = optarg;

@@ -12,7 +12,7 @@
 #define MAX_CA     8
 
 struct ship_opts {
-	const char *socket, *nats, *creds, *spool_dir, *host, *metrics;
+	const char *socket, *nats, *creds, *spool_dir, *host, *metrics, *inbox_prefix;
 	const char *ca[MAX_CA];
 	size_t n_ca;
 	uint64_t spool_max, queue_max;

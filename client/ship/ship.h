@@ -14,6 +14,7 @@
 
 #include "jetstream.h"
 #include "metrics.h"
+#include "msgid.h"
 #include "queue.h"
 #include "session.h"
 #include "ship-args.h"
@@ -34,10 +35,10 @@ struct ship {
 	struct mtc_session *session;
 	bool mtraced_up;
 	char host_tok[SUBJECT_TOKEN_MAX];
-	char id_base[SUBJECT_TOKEN_MAX + 64]; /* host, pid, time of the connection */
-	uint64_t seq;                         /* of the last message id on it */
-	char **dom_tok;                       /* SHIP_MAX_DOMID subject tokens, by domid */
-	uint8_t *frame;                       /* a message packed again, as mtraced sent it */
+	char id_base[MSGID_BASE_MAX]; /* the host and 128 random bits, per connection */
+	uint64_t seq;                 /* of the last message id on it */
+	char **dom_tok;               /* SHIP_MAX_DOMID subject tokens, by domid */
+	uint8_t *frame;               /* a message packed again, as mtraced sent it */
 	size_t frame_cap;
 
 	/* the way out (main.c): SIGTERM, then what mtraced already sent, then the queue */

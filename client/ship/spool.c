@@ -1,13 +1,15 @@
 /*
  * spool.c - the on-disk spool: one file of records, appended at the tail, read ahead
  * from a cursor, dropped from the head.  A record is a 16-byte header (subject length,
- * id length, payload length, events, little-endian u32) and the three strings.  The head
+ * id length, payload length, events, little-endian u32) and the three strings, each at
+ * most the SPOOL_*_MAX of spool.h.  The head
  * and cursor offsets live in memory: after a crash the whole file is sent again, and
  * JetStream's de-duplication by message id drops what it already has (within its
  * duplicate window).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +18,8 @@
 
 #include "spool.h"
 
-#define HDR 16
+#define HDR        16
+#define SPOOL_FILE "mtrace-ship.spool"
 
 struct spool {
 	int fd;
@@ -64,54 +67,116 @@ static int full_pwrite(int fd, const void *b, size_t n, uint64_t off)
 	return 0;
 }
 
+/*
+ * The directory: made 0700 when missing, else taken only if it is a directory of this
+ * user that nobody else may write to (a directory someone else made first, say under
+ * /tmp, could hold a symlink where the spool goes, or be emptied under us).  A symlink
+ * to it is followed only when it is this user's or root's (systemd's StateDirectory
+ * with DynamicUser is /var/lib/NAME -> private/NAME); what counts is the directory it
+ * leads to, held open while the file is opened in it.  -1 with err, else its fd.
+ */
+static int open_dir(const char *dir, char *err, size_t errlen)
+{
+	struct stat st;
+	int dfd;
+
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		snprintf(err, errlen, "cannot create spool directory %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	if (lstat(dir, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != geteuid() &&
+	    st.st_uid != 0) {
+		snprintf(err, errlen, "spool directory %s refused: a symlink of uid %u", dir,
+		    (unsigned)st.st_uid);
+		return -1;
+	}
+	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 || fstat(dfd, &st) < 0) {
+		snprintf(err, errlen, "cannot open spool directory %s: %s", dir, strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
+		return -1;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(err, errlen,
+		    "spool directory %s refused: owned by uid %u with mode %04o (it must be this "
+		    "user's, uid %u, and writable by no one else)",
+		    dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777), (unsigned)geteuid());
+		close(dfd);
+		return -1;
+	}
+	return dfd;
+}
+
+/* Count what an earlier run left: a record cut short (a crash while writing) or one
+ * whose lengths are past any record this shipper writes (the file damaged, or written
+ * by someone else) ends the file there, with everything after it: without lengths to
+ * trust there is no next record to find.  The records themselves are checked as they
+ * are read (queue.c). */
+static void scan(struct spool *s, const char *path)
+{
+	uint64_t size = s->tail, off = 0;
+	uint8_t h[HDR];
+
+	while (off + HDR <= s->tail && full_pread(s->fd, h, HDR, off) == 0) {
+		uint64_t sl = get32(h), il = get32(h + 4), dl = get32(h + 8);
+
+		if (sl > SPOOL_SUBJECT_MAX || il > SPOOL_ID_MAX || dl > SPOOL_DATA_MAX ||
+		    off + HDR + sl + il + dl > s->tail)
+			break;
+		off += HDR + sl + il + dl;
+		s->records++;
+	}
+	s->unread = s->records;
+	if (off == size)
+		return;
+	fprintf(stderr,
+	    "mtrace-ship: spool %s: %" PRIu64 " bytes after record %" PRIu64
+	    " cut off (torn or corrupt)\n",
+	    path, size - off, s->records);
+	s->tail = off;
+	if (ftruncate(s->fd, (off_t)off) < 0) {
+		/* nothing to do: the next append overwrites the cut part */
+	}
+}
+
 struct spool *spool_open(const char *dir, uint64_t max, char *err, size_t errlen)
 {
 	struct spool *s = calloc(1, sizeof(*s));
 	char path[4096];
 	struct stat st;
-	uint8_t h[HDR];
+	int dfd;
 
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	/* the directory itself is made here: a first start need not prepare it */
-	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-		snprintf(err, errlen, "cannot create spool directory %s: %s", dir, strerror(errno));
-		free(s);
-		return NULL;
-	}
-	snprintf(path, sizeof(path), "%s/mtrace-ship.spool", dir);
-	s->fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	s->fd = -1;
+	snprintf(path, sizeof(path), "%s/" SPOOL_FILE, dir);
+	if ((dfd = open_dir(dir, err, errlen)) < 0)
+		goto fail;
+	/* never through a symlink (its target would be read, and cut); the file is this
+	 * user's alone */
+	s->fd = openat(dfd, SPOOL_FILE, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	close(dfd);
 	if (s->fd < 0 || fstat(s->fd, &st) < 0) {
-		snprintf(err, errlen, "cannot open spool %s: %s", path, strerror(errno));
-		if (s->fd >= 0)
-			close(s->fd);
-		free(s);
-		return NULL;
+		snprintf(err, errlen, "cannot open spool %s: %s%s", path, strerror(errno),
+		    errno == ELOOP ? " (a symlink: refused)" : "");
+		goto fail;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || st.st_nlink != 1) {
+		snprintf(err, errlen,
+		    "spool %s refused: not a regular file of this user with one link", path);
+		goto fail;
 	}
 	s->max = max;
 	s->tail = (uint64_t)st.st_size;
-	/* count what an earlier run left; a torn last record is cut off */
-	for (uint64_t off = 0; off + HDR <= s->tail;) {
-		uint64_t n;
-		if (full_pread(s->fd, h, HDR, off) < 0)
-			break;
-		n = HDR + (uint64_t)get32(h) + get32(h + 4) + get32(h + 8);
-		if (off + n > s->tail) {
-			s->tail = off;
-			break;
-		}
-		off += n;
-		s->records++;
-		s->unread++;
-		if (off + HDR > s->tail && off != s->tail)
-			s->tail = off;
-	}
-	if (ftruncate(s->fd, (off_t)s->tail) < 0) {
-		/* nothing to do: the next append overwrites the torn part */
-	}
+	scan(s, path);
 	return s;
+fail:
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s);
+	return NULL;
 }
 
 void spool_close(struct spool *s)
@@ -144,7 +209,8 @@ int spool_put(struct spool *s, const char *subject, const char *id, const uint8_
 	size_t sl = strlen(subject), il = strlen(id), n = HDR + sl + il + len;
 	uint8_t h[HDR];
 
-	if (spool_bytes(s) + n > s->max)
+	if (spool_bytes(s) + n > s->max || sl > SPOOL_SUBJECT_MAX || il > SPOOL_ID_MAX ||
+	    len > SPOOL_DATA_MAX)
 		return 1;
 	put32(h, (uint32_t)sl);
 	put32(h + 4, (uint32_t)il);
@@ -175,6 +241,11 @@ int spool_next(struct spool *s, const char **subject, const char **id, const uin
 	sl = get32(h);
 	il = get32(h + 4);
 	dl = get32(h + 8);
+	/* the file was scanned at the start and is appended to by us only */
+	if (sl > SPOOL_SUBJECT_MAX || il > SPOOL_ID_MAX || dl > SPOOL_DATA_MAX) {
+		errno = EBADMSG;
+		return -1;
+	}
 	need = sl + 1 + il + 1 + dl;
 	if (need > s->cap) {
 		uint8_t *b = realloc(s->buf, need);

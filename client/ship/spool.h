@@ -14,9 +14,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "mtrace-proto.h"
+
+/* A record's parts at most: a subject of two escaped tokens, an id (msgid.h), a frame
+ * of mtraced's.  The spool is a file anyone with the directory's rights could have
+ * written: nothing longer is read from it. */
+#define SPOOL_SUBJECT_MAX 2048u
+#define SPOOL_ID_MAX      1024u
+#define SPOOL_DATA_MAX    (FRAME_MAX_TO_CLIENT + FRAME_VARINT_MAX)
+
 struct spool;
 
-/* The spool file in dir (created), at most max bytes; NULL with a sentence in err. */
+/*
+ * The spool file dir/mtrace-ship.spool, at most max bytes; NULL with a sentence in err.
+ * dir is made (mode 0700) when missing, and refused when it is not this user's or
+ * others may write to it; the file is opened without following a symlink, and refused
+ * unless it is a regular file of this user.  What an earlier run left is sent first.
+ */
 struct spool *spool_open(const char *dir, uint64_t max, char *err, size_t errlen);
 void spool_close(struct spool *s);
 

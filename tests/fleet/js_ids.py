@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
-"""js_ids.py PORT HOST_TOKEN: every message of the JetStream stream MTRACE on the subjects
-of one host (mtrace.HOST_TOKEN.>), read one by one over the plain NATS protocol
+"""js_ids.py PORT HOST_TOKEN [USER:PASS]: every message of the JetStream stream MTRACE on
+the subjects of one host (mtrace.HOST_TOKEN.>), read one by one over the plain NATS protocol
 ($JS.API.STREAM.MSG.GET.MTRACE, no NATS library needed), with its message id
-(Nats-Msg-Id: <id base>-<n>, or <id base>-loss-<n> for mtrace-ship's own Loss notices).
+(Nats-Msg-Id, client/ship/msgid.h: <connection>-<n>-<tag>, <connection>-loss<n>-<tag> for
+mtrace-ship's own Loss notices, and <id>/<k> for the parts of a message cut to fit the
+server's max_payload; <connection> is the host token and 128 random bits).
 
 Checks what mtrace-ship promises of the stream (docs/fleet.md, "Delivery"):
   once       no message id is stored twice (what was published again was de-duplicated);
   in order   on each subject, the ids of one connection to mtraced follow each other in
-             the stream in the order they were given;
-  complete   the ids of each connection are 1..N, none missing (nothing lost).
+             the stream in the order they were given (parts in order);
+  complete   the ids of each connection are 1..N, none missing (nothing lost), and
+             each message cut in parts has parts 1..K.
 Prints "MESSAGES CONNECTIONS" and exits 0, or says what is wrong and exits 1."""
 import base64, json, re, socket, sys
 
@@ -16,8 +19,10 @@ port, host = int(sys.argv[1]), sys.argv[2]
 s = socket.create_connection(("127.0.0.1", port), timeout=20)
 f = s.makefile("rb")
 f.readline()  # INFO
-s.sendall(b'CONNECT {"verbose":false,"pedantic":false,"headers":false}\r\n'
-          b"SUB _INBOX.ids.* 1\r\n")
+opts = {"verbose": False, "pedantic": False, "headers": False}
+if len(sys.argv) > 3:
+    opts["user"], _, opts["pass"] = sys.argv[3].partition(":")
+s.sendall(b"CONNECT %s\r\nSUB _INBOX.ids.* 1\r\n" % json.dumps(opts).encode())
 
 
 def answers(reqs):
@@ -72,24 +77,31 @@ for n, subj, mid in ids:
     if mid in seen:
         bad.append("id %s stored twice: stream sequences %d and %d" % (mid, seen[mid], n))
     seen[mid] = n
-last_on = {}      # (connection, subject) -> the last number seen there
+last_on = {}      # (connection, subject) -> the last (number, part) seen there
 numbers = {}      # connection -> the numbers of its messages
+parts = {}        # (connection, number) -> the parts seen
 for n, subj, mid in ids:
-    base, _, num = mid.rpartition("-")
-    if base.endswith("-loss"):
+    whole, _, part = mid.partition("/")
+    conn, num, _tag = whole.rsplit("-", 2)
+    if num.startswith("loss"):
         continue  # the shipper's own notices: numbered apart
-    conn, num = base, int(num)
+    num, part = int(num), int(part or 0)
     prev = last_on.get((conn, subj))
-    if prev is not None and num <= prev:
-        bad.append("out of order on %s: id %s-%d (stream sequence %d) after %s-%d"
-                   % (subj, conn, num, n, conn, prev))
-    last_on[(conn, subj)] = num
-    numbers.setdefault(conn, []).append(num)
+    if prev is not None and (num, part) <= prev:
+        bad.append("out of order on %s: id %s (stream sequence %d) after %s-%d/%d"
+                   % (subj, mid, n, conn, prev[0], prev[1]))
+    last_on[(conn, subj)] = (num, part)
+    numbers.setdefault(conn, set()).add(num)
+    if part:
+        parts.setdefault((conn, num), []).append(part)
 for conn, nums in numbers.items():
-    missing = sorted(set(range(1, max(nums) + 1)) - set(nums))
+    missing = sorted(set(range(1, max(nums) + 1)) - nums)
     if missing:
         bad.append("connection %s: %d ids missing (%s)" % (
             conn, len(missing), ", ".join(map(str, missing[:10]))))
+for (conn, num), ks in parts.items():
+    if sorted(ks) != list(range(1, max(ks) + 1)):
+        bad.append("connection %s: message %d has parts %s" % (conn, num, sorted(ks)))
 if bad:
     print("\n".join(bad[:20]))
     sys.exit(1)

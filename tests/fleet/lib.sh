@@ -11,8 +11,11 @@ NATS_PORT=$(free_port)
 NATS_URL=nats://127.0.0.1:$NATS_PORT
 NATS_PID=
 
-nats_start() {	# the server, its store in $T/nats; returns once it takes connections
-	"$NATS_SERVER" -js -sd "$T/nats" -a 127.0.0.1 -p "$NATS_PORT" >>"$T/nats.log" 2>&1 &
+# the server, its store in $T/nats, and the configuration file $NATS_CONF if set (accounts,
+# permissions, max_payload); returns once it takes connections
+nats_start() {
+	"$NATS_SERVER" -js -sd "$T/nats" -a 127.0.0.1 -p "$NATS_PORT" ${NATS_CONF:+-c "$NATS_CONF"} \
+		>>"$T/nats.log" 2>&1 &
 	NATS_PID=$!
 	PIDS+=("$NATS_PID")
 	wait_until 10 grep -q "Server is ready" "$T/nats.log" ||
@@ -77,6 +80,18 @@ ship() {
 		>>"$T/$h.ship.log" 2>&1 &
 	SHIP_PID[$h]=$!
 	PIDS+=("$!")
+}
+
+# ship_settled HOST: until the figures mtrace-ship logs every second have not moved for 2 s
+ship_settled() {
+	local prev=x cur
+	for _ in $(seq 90); do
+		cur=$(grep 'mtrace-ship: figures:' "$T/$1.ship.log" | tail -1 | cut -d: -f3-)
+		[ "$cur" = "$prev" ] && return 0
+		prev=$cur
+		sleep 2
+	done
+	fail "$1: mtrace-ship's figures still move after 180 s"
 }
 
 ship_stop() {	# HOST: SIGTERM, exit 0, the final figures in $T/HOST.ship.log

@@ -68,7 +68,8 @@ host_idle h1
 # idle: the scrape equals the figures the log prints every second
 keys="shipped:shipped_messages_total bytes:shipped_bytes_total spooled:spooled_messages_total
 drained:drained_messages_total dropped:dropped_messages_total retried:retried_publishes_total
-in_flight_max:acks_pending_max"
+in_flight_max:acks_pending_max split:split_messages_total set_aside:set_aside_messages_total
+taken:taken_ids_total spool_bad:spool_invalid_records_total"
 same() {
 	local k
 	scrape
