@@ -14,6 +14,7 @@ echo "$out" | grep -q "bad.conf:2: max_guests: expected a number" || fail "no fi
 "$MTRACED" --foreground -c "$T/missing.conf" --backend sim 2>&1 | grep -q "missing.conf" || fail "missing config"
 
 sim_start
+# (what mtraced sends, the listener writes a moment later: each line is waited for)
 "$PYTHON" "$HERE/notify-listen.py" "$T/notify" "$T/notify.log" &
 PIDS+=("$!")
 for _ in $(seq 50); do [ -S "$T/notify" ] && break; sleep 0.1; done
@@ -26,8 +27,8 @@ status_interval_ms = 100
 CONF
 NOTIFY_SOCKET=$T/notify daemon_start -c "$T/mtraced.conf"
 # the guest that existed before start-up was found before READY
-grep -q "^READY=1" "$T/notify.log" || fail "no READY=1: $(cat "$T/notify.log")"
-grep -q "^STATUS=1 guest, 0 clients" "$T/notify.log" || fail "no STATUS before READY"
+wait_until 10 grep -q "^READY=1" "$T/notify.log" || fail "no READY=1: $(cat "$T/notify.log")"
+wait_until 10 grep -q "^STATUS=1 guest, 0 clients" "$T/notify.log" || fail "no STATUS before READY"
 wait_field "$G1" events "$E1"
 "$MTRACED_PROBE" -s "$SOCK" events 60 >"$T/stream" 2>&1 &
 PROBE_PID=$!
@@ -40,7 +41,7 @@ printf 'drain_interval_ms = 50\nratelimit_wakeups = 10\nstatus_interval_ms = 100
 kill -HUP "$DPID"
 for _ in $(seq 50); do grep -q "configuration reloaded" "$DLOG" && break; sleep 0.1; done
 grep -q "configuration reloaded" "$DLOG" || fail "reload not done"
-grep -q "^RELOADING=1" "$T/notify.log" || fail "no RELOADING=1"
+wait_until 10 grep -q "^RELOADING=1" "$T/notify.log" || fail "no RELOADING=1"
 # a broken file: refused with file:line, the running configuration stays
 printf 'drain_interval_ms = 50\nno_such_key = 1\n' >"$T/mtraced.conf"
 kill -HUP "$DPID"
@@ -58,5 +59,5 @@ daemon_stop
 wait "$PROBE_PID"
 grep -q "^goodbye daemon stopping" "$T/stream" || fail "no Goodbye"
 [ "$(sed -n "s/^count $G2 //p" "$T/stream")" = "$E2" ] || fail "events of $G2 not all streamed"
-grep -q "^STOPPING=1" "$T/notify.log" || fail "no STOPPING=1"
+wait_until 10 grep -q "^STOPPING=1" "$T/notify.log" || fail "no STOPPING=1"
 echo "ok: service"

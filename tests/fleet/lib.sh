@@ -3,8 +3,20 @@
 # and an mtraced of its own under $T/<host>/.
 : "${NATS_SERVER:?}" "${SHIP:?}" "${CAT:?}" "${REPLAY:?}" "${LOAD:?}" "${FIXTURE:?}"
 
+# free_port: one that nothing listens on, below the kernel's ephemeral range: while a test
+# has its nats-server down (killed, started again on the same port), no connection of a
+# test beside it takes that port as its local one, as it could take one given by bind 0
 free_port() {
-	"$PYTHON" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+	"$PYTHON" -c 'import random, socket
+lo = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+while True:
+    s, p = socket.socket(), random.randrange(max(1024, lo - 16384), lo)
+    try:
+        s.bind(("127.0.0.1", p))
+        break
+    except OSError:
+        s.close()
+print(p)'
 }
 
 NATS_PORT=$(free_port)

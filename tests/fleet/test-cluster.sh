@@ -39,13 +39,15 @@ note "stream MTRACE: leader, replicas, current followers: $(stream_leader)"
 FOLLOW=$!
 PIDS+=("$!")
 
-# 12 s of events per host at 10 000/s: the kill falls in the middle
+# 12 s of events per host at 10 000/s: the kill falls in the middle.  Rings of 2 MiB (some
+# 6 s of them), as test-outage.sh's: with 256 KiB (0.8 s), a run beside other tests on a
+# loaded machine (load 6) once had the live reader lose events
 i=0
 for h in $HOSTS; do
 	i=$((i + 1))
 	LOAD_DOMID[$h]=$((10 + i))
 	host_guest "$h" load --domid "${LOAD_DOMID[$h]}" -- "$LOAD" --wait-reader 10 --linger 20 \
-		--summary "$T/$h/load.json" -n 120000 -p 64 --rate 10000 --seed "$i" >/dev/null
+		--summary "$T/$h/load.json" -n 120000 -p 512 --rate 10000 --seed "$i" >/dev/null
 done
 for h in $HOSTS; do
 	WANT=100 wait_progress "$h: shipped before the kill" 10 30 figure "$h" shipped
