@@ -72,7 +72,7 @@ struct slot {
 	int64_t heard_ms;  /* monotonic: the last message, or the last look */
 	int64_t since_ms;  /* subscribed */
 	bool got_any, done, no_info;
-	bool at_end;       /* a message said nothing was pending after it (see_end) */
+	bool at_end;        /* a message said nothing was pending after it (see_end) */
 	uint64_t last_cseq; /* its consumer's sequence of the last message delivered */
 };
 

@@ -180,7 +180,8 @@ int frames_start(struct ship *s, char *err, size_t errlen)
 		.on_msg = on_msg,
 		.on_up = on_up,
 		.on_down = on_down,
-		.see_ends = true, /* mtraced's Error and Goodbye are shipped like its other messages */
+		/* mtraced's Error and Goodbye are shipped like its other messages */
+		.see_ends = true,
 	};
 
 	s->dom_tok = xcalloc(SHIP_MAX_DOMID, sizeof(*s->dom_tok));
