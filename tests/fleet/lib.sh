@@ -212,3 +212,41 @@ wait_growing() {
 		sleep 0.2
 	done
 }
+
+# The live reader of HOST's mtraced: every record as JSON in $T/HOST.live.json; its pid in LIVE.
+live_reader() {	# HOST
+	"$CAT" -s "${HSOCK[$1]}" -f json --time 120 >"$T/$1.live.json" 2>"$T/$1.live.err" &
+	LIVE=$!
+	PIDS+=("$LIVE")
+}
+
+# Once DOMID's DomainDown (after its last events) is with the live reader and in the
+# stream, stop the live reader: both then hold everything the guest wrote.
+guest_down_everywhere() {	# HOST DOMID
+	local down="\"type\":\"domain_down\",\"domid\":$2,"
+	wait_growing "the live reader's DomainDown of the guest" 20 180 "$T/$1.live.json" \
+		grep -q "$down" "$T/$1.live.json"
+	# the stream has it once the shipper published it (SIGTERM does not wait for what
+	# mtraced sent)
+	wait_growing "the stream's DomainDown of the guest" 20 180 "$T/$1.nats.json" \
+		eval '"$CAT" --nats "$NATS_URL" --host '"$1"' -f json >"$T/'"$1"'.nats.json" \
+			2>"$T/'"$1"'.nats.err" && grep -q "$down" "$T/'"$1"'.nats.json"'
+	kill -INT "$LIVE"
+	wait_pid "$LIVE" 10 || fail "live mtrace-cat: $(cat "$T/$1.live.err")"
+}
+
+# What mtrace-cat --nats reads back of HOST equals the live stream, event for event, and
+# is every event the guest wrote (its summary in $T/HOST/load.json); the count in SAME_N.
+same_as_live() {	# HOST
+	local n want lost
+	"$CAT" --nats "$NATS_URL" --host "$1" -f json >"$T/$1.nats.json" 2>"$T/$1.nats.err" ||
+		fail "mtrace-cat --nats: $(cat "$T/$1.nats.err")"
+	n=$("$PYTHON" "$HERE/same_events.py" "$T/$1.live.json" "$T/$1.nats.json") ||
+		fail "read back differs from live: $n"
+	want=$(grep -o '"events": *[0-9]*' "$T/$1/load.json" | head -1 | grep -o '[0-9]*$')
+	lost=$(grep -o '"lost_in_ring":[0-9]*' "$T/$1.live.json" |
+		awk -F: '{ s += $2 } END { print s + 0 }')
+	[ "$lost" = 0 ] || fail "mtraced lost $lost events in the ring (overwritten before it read them)"
+	[ "$n" = "$want" ] || fail "$n events read back, the guest wrote $want"
+	SAME_N=$n
+}

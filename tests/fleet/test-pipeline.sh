@@ -20,9 +20,7 @@
 
 nats_start
 host_up h1
-"$CAT" -s "${HSOCK[h1]}" -f json --time 120 >"$T/h1.live.json" 2>"$T/h1.live.err" &
-LIVE=$!
-PIDS+=("$LIVE")
+live_reader h1
 ship h1 --spool "$T/h1/spool" --ack-ms 2000 --retry-ms 1000
 host_clients h1 2
 # 16 s of events at 25 000/s into a ring of 2 MiB (some 4 s of them: mtraced on a loaded
@@ -58,13 +56,7 @@ nats_start
 note "nats-server back"
 wait_until 30 grep -q 'NATS is back' "$T/h1.ship.log" || fail "the spool was not drained"
 host_idle h1
-wait_growing "the live reader's DomainDown of the guest" 20 180 "$T/h1.live.json" \
-	grep -q '"type":"domain_down","domid":11,' "$T/h1.live.json"
-wait_growing "the stream's DomainDown of the guest" 20 180 "$T/h1.nats.json" \
-	eval '"$CAT" --nats "$NATS_URL" --host h1 -f json >"$T/h1.nats.json" 2>"$T/h1.nats.err" &&
-		grep -q "\"type\":\"domain_down\",\"domid\":11," "$T/h1.nats.json"'
-kill -INT "$LIVE"
-wait_pid "$LIVE" 10 || fail "live mtrace-cat: $(cat "$T/h1.live.err")"
+guest_down_everywhere h1 11
 
 # 3. mtraced's Goodbye, shipped before it goes
 kill -TERM "${HDPID[h1]}"
@@ -81,12 +73,5 @@ spooled=$(figure h1 spooled) drained=$(figure h1 drained)
 [ "$drained" = "$spooled" ] || fail "spooled $spooled, drained $drained"
 [ "$(figure h1 dropped)" = 0 ] || fail "dropped $(figure h1 dropped)"
 ids=$("$PYTHON" "$HERE/js_ids.py" "$NATS_PORT" h1) || fail "the stream's message ids: $ids"
-"$CAT" --nats "$NATS_URL" --host h1 -f json >"$T/h1.nats.json" 2>"$T/h1.nats.err" ||
-	fail "mtrace-cat --nats: $(cat "$T/h1.nats.err")"
-n=$("$PYTHON" "$HERE/same_events.py" "$T/h1.live.json" "$T/h1.nats.json") ||
-	fail "read back differs from live: $n"
-want=$(grep -o '"events": *[0-9]*' "$T/h1/load.json" | head -1 | grep -o '[0-9]*$')
-lost=$(grep -o '"lost_in_ring":[0-9]*' "$T/h1.live.json" | awk -F: '{ s += $2 } END { print s + 0 }')
-[ "$lost" = 0 ] || fail "mtraced lost $lost events in the ring (overwritten before it read them)"
-[ "$n" = "$want" ] || fail "$n events read back, the guest wrote $want"
-pass "outage with publishes in flight: $spooled spooled and drained; the stream's ${ids% *} messages of host h1 each once, in order, none missing; $n events as live; mtraced's Goodbye in it"
+same_as_live h1
+pass "outage with publishes in flight: $spooled spooled and drained; the stream's ${ids% *} messages of host h1 each once, in order, none missing; $SAME_N events as live; mtraced's Goodbye in it"

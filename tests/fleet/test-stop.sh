@@ -8,9 +8,7 @@
 
 nats_start
 host_up h1
-"$CAT" -s "${HSOCK[h1]}" -f json --time 120 >"$T/h1.live.json" 2>"$T/h1.live.err" &
-LIVE=$!
-PIDS+=("$LIVE")
+live_reader h1
 ship h1 --spool "$T/h1/spool"
 host_clients h1 2
 kill -STOP "${SHIP_PID[h1]}"

@@ -26,30 +26,11 @@ import sys
 import time
 
 
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from protowire import field, fields, frame, hello, read_varint  # noqa: E402
 
 
-def field(num, wt, payload):
-    key = varint((num << 3) | wt)
-    if wt == 0:
-        return key + varint(payload)
-    return key + varint(len(payload)) + payload
-
-
-def frame(msg):
-    return varint(len(msg)) + msg
-
-
-HELLO = frame(field(1, 2, field(1, 0, 1) + field(2, 2, b"shm-client")))
+HELLO = hello("shm-client")
 
 
 def subscribe(domid=None):
@@ -58,38 +39,6 @@ def subscribe(domid=None):
         body += field(1, 0, domid)
     body += field(5, 0, 1) + field(80, 0, 1)
     return frame(field(2, 2, body))
-
-
-def read_varint(buf, i):
-    n = shift = 0
-    while True:
-        b = buf[i]
-        i += 1
-        n |= (b & 0x7F) << shift
-        shift += 7
-        if not b & 0x80:
-            return n, i
-
-
-def fields(buf):
-    """{num: [values]}: varints as ints, length-delimited as bytes."""
-    out, i = {}, 0
-    while i < len(buf):
-        key, i = read_varint(buf, i)
-        num, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = read_varint(buf, i)
-        elif wt == 2:
-            n, i = read_varint(buf, i)
-            v, i = buf[i:i + n], i + n
-        elif wt == 1:
-            v, i = buf[i:i + 8], i + 8
-        elif wt == 5:
-            v, i = buf[i:i + 4], i + 4
-        else:
-            raise ValueError("wire type %d" % wt)
-        out.setdefault(num, []).append(v)
-    return out
 
 
 def shared_ring(s, deadline_s=10.0):

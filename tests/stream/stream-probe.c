@@ -2,7 +2,7 @@
  * stream-probe - a scriptable misbehaving (or slow) client for the stream tests.
  *
  *   stream-probe -s|--socket SOCK [-H] [-S] [-M] [-I STATS_MS] [-x HEX]... [-a EVENTS]
- *                [-P COOKIE] [-c] [-p SECONDS] [-z MS] [-T|--time SECONDS]
+ *                [-P COOKIE] [-c] [-p SECONDS] [-z MS] [-T|--time SECONDS] [-d DOMID]
  *
  * -H: do not answer the daemon's Hello; -S: subscribe to all events (-I: and to
  * statistics every STATS_MS, printed as "stats DROPPED_FOR_CLIENT"; -M: through shared
@@ -10,7 +10,8 @@
  * bytes as they are (-a: only once this many events came); -P: send a Ping; -c: close right after sending (a client gone
  * mid-frame); -p: sleep before reading (a stalled client); -z: sleep MS after each message
  * (a slow but steady reader); -T: give up reading after
- * this long.  Prints one line per message received ("error 1 ...", "events 123",
+ * this long without a message; -d: stop after DOMID's DomainDown, which follows the
+ * domain's last events (a test's end that no loaded machine can make come early).  Prints one line per message received ("error 1 ...", "events 123",
  * "loss 0 0 4567", "goodbye", "eof") and a final "summary events=N dropped=D".
  */
 #include <errno.h>
@@ -46,6 +47,7 @@ int main(int argc, char **argv)
 	double pause = 0, limit = 10;
 	uint64_t events = 0, dropped = 0, ping = 0, send_after = 0;
 	unsigned stats_ms = 0, nap_ms = 0;
+	long until_down = -1;
 	static uint8_t sendbuf[1 << 20];
 	size_t sendlen = 0;
 	struct mtc *c;
@@ -59,7 +61,7 @@ int main(int argc, char **argv)
 		{ "time", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
-	while ((ch = getopt_long(argc, argv, "s:HSMI:x:a:P:cp:z:T:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:HSMI:x:a:P:cp:z:T:d:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'I':
 			stats_ms = (unsigned)atoi(optarg);
@@ -96,6 +98,9 @@ int main(int argc, char **argv)
 			break;
 		case 'T':
 			limit = atof(optarg);
+			break;
+		case 'd':
+			until_down = atol(optarg);
 			break;
 		default:
 			return 2;
@@ -176,6 +181,10 @@ int main(int argc, char **argv)
 			break;
 		case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
 			printf("domain_down %u\n", m->domain_down->domid);
+			if ((long)m->domain_down->domid == until_down) {
+				mtc_msg_free(m);
+				goto done;
+			}
 			break;
 		default:
 			break;
@@ -184,6 +193,7 @@ int main(int argc, char **argv)
 		if (nap_ms)
 			usleep((useconds_t)nap_ms * 1000);
 	}
+done:
 	if (shm)
 		printf("shared %d\n", mtc_shared(c));
 	printf("summary events=%" PRIu64 " dropped=%" PRIu64 "\n", events, dropped);
