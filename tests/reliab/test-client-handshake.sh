@@ -18,7 +18,7 @@ chmod 0777 "$T"
 chmod 0666 "$SOCK"
 # 64 silent connections from uid 65534, which may not read the checkout (a clone in
 # root's 0700 home): it runs a copy in $T.
-cp "$HC" "$T/hostile-client.py" && chmod 0644 "$T/hostile-client.py"
+cp "$HC" "$RELIAB_DIR/../lib/protowire.py" "$T/" && chmod 0644 "$T/hostile-client.py" "$T/protowire.py"
 setpriv --reuid=65534 --regid=65534 --clear-groups "$PYTHON" "$T/hostile-client.py" silent "$SOCK" 64 4 \
 	>"$T/silent.out" 2>&1 &
 HS=$!

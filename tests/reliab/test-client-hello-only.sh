@@ -16,9 +16,9 @@ daemon_start --set client_hello_ms=1500
 chmod 0777 "$T"
 chmod 0666 "$SOCK"
 # the other uids run copies: a clone under root's 0700 home is not theirs to read
-cp "$HC" "$T/hostile-client.py"
+cp "$HC" "$RELIAB_DIR/../lib/protowire.py" "$T/"
 cp "$MTRACED_PROBE" "$T/mtraced-probe"
-chmod 0755 "$T/hostile-client.py" "$T/mtraced-probe"
+chmod 0755 "$T/hostile-client.py" "$T/protowire.py" "$T/mtraced-probe"
 HC=$T/hostile-client.py
 for u in 65534 65533; do
 	setpriv --reuid=$u --regid=$u --clear-groups "$PYTHON" "$HC" silent "$SOCK" 32 8 hello \
