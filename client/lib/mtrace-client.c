@@ -434,6 +434,11 @@ int mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8
 			return -1; /* EINTR too: the caller decides */
 		}
 		if (n == 0) {
+			/* mtraced writes a region before it closes the socket: what it wrote
+			 * after our last look at the region is there to read before the end */
+			if ((c->shm || c->shm_old) &&
+			    (r = shm_next(c, out, raw, raw_len, err, errlen)) != 0)
+				return r;
 			if (c->end > c->start) {
 				snprintf(err, errlen, "mtraced closed the connection mid-message");
 				errno = EPROTO;
