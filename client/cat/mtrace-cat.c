@@ -417,7 +417,8 @@ static void print_summary(const struct cat_sum *sum, const struct mtc_source *sr
 	evbuffer_add(b, "}", 1);
 	for (unsigned i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
 		if (sat_full(vals[i])) {
-			evbuffer_add_printf(b, "%s\"%s\"", any ? "," : ",\"saturated\":[", names[i]);
+			evbuffer_add_printf(
+			    b, "%s\"%s\"", any ? "," : ",\"saturated\":[", names[i]);
 			any = true;
 		}
 	if (any)

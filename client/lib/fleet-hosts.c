@@ -84,8 +84,7 @@ static const char *subject_check(const char *subject, char *name, bool *stats)
 }
 
 /* The message, unpacked within its bound and of a kind mtrace-ship publishes there. */
-static const char *data_check(
-    const uint8_t *d, size_t len, bool stats, Mtrace__ServerMsg **out)
+static const char *data_check(const uint8_t *d, size_t len, bool stats, Mtrace__ServerMsg **out)
 {
 	size_t hl, ml, max;
 	Mtrace__ServerMsg *m;

@@ -68,10 +68,10 @@ struct json_web_host {
 	bool connected;
 	uint64_t events;
 	const char *daemon;
-	uint64_t last_seen_ms;       /* when its last message was stored (Unix ms) */
-	const Mtrace__Stats *stats;  /* NULL: none (yet) */
-	size_t stats_max;            /* its JSON in about this many bytes (json_stats_within) */
-	bool stats_cut;              /* entries or parts were left out before */
+	uint64_t last_seen_ms;      /* when its last message was stored (Unix ms) */
+	const Mtrace__Stats *stats; /* NULL: none (yet) */
+	size_t stats_max;           /* its JSON in about this many bytes (json_stats_within) */
+	bool stats_cut;             /* entries or parts were left out before */
 };
 void json_web_host(struct evbuffer *b, size_t i, const struct json_web_host *h);
 /* {"count":..,"dropped_total":..,"list":[ ... json_browser each ... ]} */

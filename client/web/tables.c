@@ -32,8 +32,8 @@ static struct {
 	uint64_t tick;
 	size_t stats_bytes; /* every host's parts */
 	uint64_t hosts_evicted, doms_evicted, stats_dropped;
-	uint64_t unsaid;    /* evictions since the log's last line */
-	int64_t logged_s;   /* monotonic; 0: nothing said yet */
+	uint64_t unsaid;  /* evictions since the log's last line */
+	int64_t logged_s; /* monotonic; 0: nothing said yet */
 } t;
 
 static int64_t mono_s(void)
@@ -60,8 +60,9 @@ static void say_evicted(const char *what, const char *name)
 	t.unsaid++;
 	if (now - t.logged_s >= LOG_EVERY_S) {
 		fprintf(stderr,
-		    "mtrace-web: %" PRIu64 " more let go for newer hosts or domains; in all %" PRIu64
-		    " hosts, %" PRIu64 " domains, %" PRIu64 " hosts' stats\n",
+		    "mtrace-web: %" PRIu64
+		    " more let go for newer hosts or domains; in all %" PRIu64 " hosts, %" PRIu64
+		    " domains, %" PRIu64 " hosts' stats\n",
 		    t.unsaid, t.hosts_evicted, t.doms_evicted, t.stats_dropped);
 		t.unsaid = 0;
 		t.logged_s = now;
@@ -227,7 +228,7 @@ bool tab_stats(unsigned host, Mtrace__ServerMsg *m)
 const Mtrace__Stats *tab_stats_of(unsigned host)
 {
 	return host < t.nhosts && t.hosts[host].used && t.hosts[host].nparts ? &t.hosts[host].merged
-	                                                                      : NULL;
+	                                                                     : NULL;
 }
 
 void tab_domains_json(struct evbuffer *b, bool fleet)
@@ -247,7 +248,8 @@ void tab_hosts_json(struct evbuffer *b)
 	json_list_begin(b);
 	for (unsigned i = 0; i < t.nhosts; i++) {
 		const struct tab_host *h = &t.hosts[i];
-		size_t before = evbuffer_get_length(b), max = room < TAB_HOST_JSON ? room : TAB_HOST_JSON;
+		size_t before = evbuffer_get_length(b),
+		       max = room < TAB_HOST_JSON ? room : TAB_HOST_JSON;
 		struct json_web_host wh = {
 			.host = h->name,
 			.connected = h->up,

@@ -94,11 +94,11 @@ int feed_bad_json(struct evbuffer *b);
  * fixed bounds (mtrace-web(1), MEMORY): the least recently heard from let go first. */
 #define TAB_HOSTS      256
 #define TAB_DOMS       1024
-#define TAB_PARTS      16            /* of one Stats (mtrace-ship cuts them) */
-#define TAB_HOST_STATS (8u << 20)    /* one host's Stats, unpacked */
-#define TAB_STATS      (32u << 20)   /* all hosts' */
-#define TAB_HOST_JSON  (4u << 20)    /* one host's Stats in /api/state */
-#define TAB_JSON       (24u << 20)   /* all hosts' */
+#define TAB_PARTS      16          /* of one Stats (mtrace-ship cuts them) */
+#define TAB_HOST_STATS (8u << 20)  /* one host's Stats, unpacked */
+#define TAB_STATS      (32u << 20) /* all hosts' */
+#define TAB_HOST_JSON  (4u << 20)  /* one host's Stats in /api/state */
+#define TAB_JSON       (24u << 20) /* all hosts' */
 struct tab_dom {
 	uint32_t domid;
 	bool alive;
