@@ -97,6 +97,9 @@ PY
 wait_until 60 "$PYTHON" "$T/web_check.py" "${WEB_URL}api/state" "$T/want" "$want" ||
 	fail "mtrace-web's /api/state: $(cat "$T/want.web" 2>/dev/null), expected $(cat "$T/want") x3 and $want events"
 note "mtrace-web: $(cat "$T/want.web")"
+curl -sf "${WEB_URL}api/state" >"$T/state.json" || fail "GET /api/state"
+"$PYTHON" "$MTRACE_SRC/tests/web/json_schema.py" "$MTRACE_SRC/docs/json.md" state "$T/state.json" ||
+	fail "/api/state with bad_messages breaks docs/json.md"
 kill -TERM "$WEBPID"
 wait_pid "$WEBPID" 20 || fail "mtrace-web exited with an error"
 
