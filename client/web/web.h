@@ -91,7 +91,7 @@ void feed_hosts_json(struct evbuffer *b); /* --nats: the hosts as last seen */
 int feed_bad_json(struct evbuffer *b);
 
 /* tables.c: the hosts and domains the feed keeps, and each host's last Stats, within
- * fixed bounds (mtrace-web(1), MEMORY): the least recently heard from let go first. */
+ * fixed bounds (mtrace-web(1), LIMITS): the least recently heard from let go first. */
 #define TAB_HOSTS      256
 #define TAB_DOMS       1024
 #define TAB_PARTS      16          /* of one Stats (mtrace-ship cuts them) */

@@ -11,7 +11,11 @@
 : "${WEB:?}"
 
 N=5000
-RSS_CAP_MIB=320 # mtrace-web(1), MEMORY
+RSS_CAP_MIB=320 # mtrace-web(1), LIMITS
+# Under the sanitizers (redzones, shadow, quarantine) the figure is not the program's:
+# the same floods run, for what the sanitizers find, with the peak only printed.
+SAN=
+grep -q __asan_init "$WEB" 2>/dev/null && SAN=1
 echo "max_payload: 2MB" >"$T/nats.conf"
 NATS_CONF=$T/nats.conf nats_start
 "$PYTHON" "$HERE/js_forge.py" "$NATS_PORT" - create || fail "cannot create the stream"
@@ -86,8 +90,10 @@ note "from the start: $(tr '\n' ' ' <"$T/start.state")"
 for p in "$LIVE" "$START"; do
 	m=$(hwm_mib "$p")
 	note "mtrace-web $p: peak resident memory $m MiB (cap $RSS_CAP_MIB)"
-	[ "$m" -le $RSS_CAP_MIB ] || fail "mtrace-web's peak resident memory $m MiB, over $RSS_CAP_MIB"
+	[ -n "$SAN" ] || [ "$m" -le $RSS_CAP_MIB ] ||
+		fail "mtrace-web's peak resident memory $m MiB, over $RSS_CAP_MIB"
 done
+[ -n "$SAN" ] && note "a sanitizer build: the cap of $RSS_CAP_MIB MiB is not checked"
 grep -q 'table full' "$T/live.err" || fail "the live viewer's log says nothing of what it let go"
 [ "$(grep -c 'let go' "$T/live.err")" -le 20 ] || fail "the live viewer's log is not rate-limited"
 pass "300 made-up hosts and 16 hosts' forged 1 MB Stats: h1 shown live and from the start with all $want events, /api/state answered $asked times during the flood, peak memory within $RSS_CAP_MIB MiB"
