@@ -44,6 +44,15 @@ char *arena_strdup(struct arena *a, const char *s)
 	return memcpy(arena_alloc(a, n), s, n);
 }
 
+size_t arena_bytes(const struct arena *a)
+{
+	size_t n = 0;
+
+	for (const struct arena_block *b = a->blocks; b; b = b->next)
+		n += sizeof(*b) + b->cap;
+	return n;
+}
+
 void arena_free(struct arena *a)
 {
 	struct arena_block *b = a->blocks, *next;

@@ -27,6 +27,8 @@ static inline void arena_init(struct arena *a, size_t block_min)
 void *arena_alloc(struct arena *a, size_t n);
 void *arena_zalloc(struct arena *a, size_t n);
 char *arena_strdup(struct arena *a, const char *s);
+/* What its blocks take from malloc. */
+size_t arena_bytes(const struct arena *a);
 /* Free every block (a itself may live in the first one: it is not read after). */
 void arena_free(struct arena *a);
 

@@ -25,8 +25,10 @@
 #include "frame.h"
 #include "malloc-tune.h"
 #include "mtrace-client.h"
+#include "json.h"
 #include "recording.h"
 #include "ring-reader.h"
+#include "sat.h"
 #include "session.h"
 
 /* What --summary reports at exit (tests compare it with what the guest wrote). */
@@ -132,7 +134,7 @@ static int handle(struct cat *c, const Mtrace__ServerMsg *m)
 		return 1;
 	}
 	c->sum.messages++;
-	c->sum.bytes += rec->raw ? rec->raw_len : mtrace__server_msg__get_packed_size(m);
+	sat_inc(&c->sum.bytes, rec->raw ? rec->raw_len : mtrace__server_msg__get_packed_size(m));
 	switch (m->msg_case) {
 	case MTRACE__SERVER_MSG__MSG_EVENTS:
 		b = m->events;
@@ -158,8 +160,9 @@ static int handle(struct cat *c, const Mtrace__ServerMsg *m)
 			cat_chrome_domain_down(c->out, m->domain_down->domid);
 		break;
 	case MTRACE__SERVER_MSG__MSG_LOSS:
-		c->sum.dropped += m->loss->dropped_for_client;
-		c->sum.lost_in_ring += m->loss->lost_in_ring;
+		/* a stored notice is anyone's: 2^63 twice must not wrap to 0 */
+		sat_inc(&c->sum.dropped, m->loss->dropped_for_client);
+		sat_inc(&c->sum.lost_in_ring, m->loss->lost_in_ring);
 		if (m->loss->dropped_for_client)
 			fprintf(stderr,
 			    "mtrace-cat: %" PRIu64 " events dropped: this client "
@@ -387,9 +390,19 @@ static int end(struct cat *c)
 	return status;
 }
 
-static void print_summary(const struct cat_sum *sum)
+/* One line of JSON on stderr; the sums of what was read saturate, and those that did
+ * are named in "saturated" (at least that much); with --nats, the messages skipped as
+ * not ours per host (fleet-hosts.h). */
+static void print_summary(const struct cat_sum *sum, const struct mtc_source *src)
 {
-	fprintf(stderr,
+	static const char *const names[] = { "dropped_for_client", "lost_in_ring", "bytes" };
+	const uint64_t vals[] = { sum->dropped, sum->lost_in_ring, sum->bytes };
+	struct evbuffer *b = evbuffer_new();
+	bool any = false;
+
+	if (!b)
+		return;
+	evbuffer_add_printf(b,
 	    "{\"events\":%" PRIu64 ",\"batches\":%" PRIu64 ",\"messages\":%" PRIu64
 	    ",\"stats\":%" PRIu64 ",\"dropped_for_client\":%" PRIu64 ",\"lost_in_ring\":%" PRIu64
 	    ",\"bytes\":%" PRIu64 ",\"goodbye\":%s,\"by_op\":{",
@@ -398,10 +411,24 @@ static void print_summary(const struct cat_sum *sum)
 	for (unsigned op = 0, first = 1; op < 256; op++) {
 		if (!sum->by_op[op])
 			continue;
-		fprintf(stderr, "%s\"%u\":%" PRIu64, first ? "" : ",", op, sum->by_op[op]);
+		evbuffer_add_printf(b, "%s\"%u\":%" PRIu64, first ? "" : ",", op, sum->by_op[op]);
 		first = 0;
 	}
-	fprintf(stderr, "}}\n");
+	evbuffer_add(b, "}", 1);
+	for (unsigned i = 0; i < sizeof(vals) / sizeof(vals[0]); i++)
+		if (sat_full(vals[i])) {
+			evbuffer_add_printf(
+			    b, "%s\"%s\"", any ? "," : ",\"saturated\":[", names[i]);
+			any = true;
+		}
+	if (any)
+		evbuffer_add(b, "]", 1);
+	evbuffer_add(b, ",\"bad_messages\":", 16);
+	if (mtc_source_bad_json(src, b) < 0)
+		evbuffer_add(b, "null", 4);
+	evbuffer_add(b, "}\n", 2);
+	json_write(stderr, b);
+	evbuffer_free(b);
 }
 
 int main(int argc, char **argv)
@@ -461,7 +488,7 @@ int main(int argc, char **argv)
 	event_base_dispatch(c.base);
 	status = end(&c);
 	if (o.summary)
-		print_summary(&c.sum);
+		print_summary(&c.sum, mtc_session_source(c.s));
 out:
 	mtc_session_free(c.s);
 	if (sigint)

@@ -29,11 +29,10 @@
 #include <nats/nats.h>
 
 #include "clock.h"
-#include "frame.h"
+#include "fleet-hosts.h"
 #include "nats-servers.h"
 #include "source.h"
 #include "subject.h"
-#include "unpack-arena.h"
 
 #define QUEUE_BYTES     (16u << 20) /* of frames waiting for the reader */
 #define RETRY_S         2           /* between tries to connect and subscribe (background) */
@@ -96,8 +95,7 @@ struct fleet {
 	/* the reader's */
 	natsMsg *held; /* the message whose bytes the reader holds */
 	bool ended;
-	char host[SUBJECT_TOKEN_MAX];
-	uint64_t bad;
+	struct fleet_hosts hosts; /* each message decoded, the bad ones counted per host */
 };
 
 static int64_t mono_ms(void)
@@ -455,40 +453,17 @@ static struct item *dequeue(struct fleet *f)
 	return it;
 }
 
-static void bad(struct fleet *f, const char *subject, const char *why)
-{
-	if (f->bad++ < BAD_WARNINGS)
-		fprintf(stderr, "%s: a message on %s skipped: %s\n", f->spec.prog, subject, why);
-}
-
-/* A message of the stream into r: the host from its subject (mtrace.<host>.<domain>.
- * <kind>, the host escaped into one token), the message from its frame.  -1: not ours. */
+/* A message of the stream into r (fleet-hosts.h): -1, counted, when it is not ours. */
 static int take(struct fleet *f, natsMsg *msg, uint64_t stored_ms, struct mtc_rec *r)
 {
-	const char *subject = natsMsg_GetSubject(msg), *p, *e;
 	const uint8_t *d = (const uint8_t *)natsMsg_GetData(msg);
-	size_t len = (size_t)natsMsg_GetDataLength(msg), hl, ml;
-	char tok[SUBJECT_TOKEN_MAX];
+	size_t len = (size_t)natsMsg_GetDataLength(msg);
 
-	if (strncmp(subject, "mtrace.", 7) != 0 || !(e = strchr(p = subject + 7, '.')) ||
-	    (size_t)(e - p) >= sizeof(tok)) {
-		bad(f, subject, "not a subject of the fleet stream");
+	if (fleet_decode(&f->hosts, natsMsg_GetSubject(msg), d, len, mono_ms(), &r->msg) < 0)
 		return -1;
-	}
-	memcpy(tok, p, (size_t)(e - p));
-	tok[e - p] = 0;
-	if (subject_token_unescape(tok, f->host, sizeof(f->host)) < 0) {
-		bad(f, subject, "its host token is not one mtrace-ship makes");
-		return -1;
-	}
-	if (frame_parse(d, len, len, &hl, &ml) != FRAME_OK || hl + ml != len ||
-	    !(r->msg = arena_msg_unpack(d + hl, ml))) {
-		bad(f, subject, "not one recording frame");
-		return -1;
-	}
 	r->raw = d;
 	r->raw_len = len;
-	r->host = f->host;
+	r->host = f->hosts.host;
 	r->stored_ms = stored_ms;
 	return 0;
 }
@@ -572,6 +547,12 @@ static void fleet_close(struct mtc_source *s)
 	}
 	natsMsg_Destroy(f->held);
 	f->held = NULL;
+	fleet_hosts_flush(&f->hosts, mono_ms());
+}
+
+static void fleet_bad_json(const struct mtc_source *s, struct evbuffer *b)
+{
+	fleet_hosts_json(&((const struct fleet *)s)->hosts, b);
 }
 
 static void fleet_free(struct mtc_source *s)
@@ -600,6 +581,7 @@ static const struct mtc_source_ops fleet_ops = {
 	.fd = fleet_fd,
 	.close = fleet_close,
 	.free = fleet_free,
+	.bad_json = fleet_bad_json,
 };
 
 struct mtc_source *mtc_source_fleet(const struct mtc_source_spec *spec, char *err, size_t errlen)
@@ -618,6 +600,7 @@ struct mtc_source *mtc_source_fleet(const struct mtc_source_spec *spec, char *er
 	f->spec.prog = strdup(spec->prog ? spec->prog : "mtrace");
 	f->tail = &f->head;
 	f->efd = -1;
+	fleet_hosts_init(&f->hosts, f->spec.prog ? f->spec.prog : "mtrace", stderr);
 	pthread_mutex_init(&f->mu, NULL);
 	pthread_cond_init(&f->room, NULL);
 	pthread_cond_init(&f->poke, NULL);

@@ -191,6 +191,22 @@ void json_loss(struct evbuffer *b, const Mtrace__Loss *l)
 	    l->domid, l->ring, l->lost_in_ring, l->dropped_for_client);
 }
 
+/* json_stats_within's bound: once b is longer than end, the entries of the tables still
+ * to come are left out (counted), so a Stats of any size makes at most about end bytes
+ * (one entry more). */
+static struct {
+	size_t end;
+	uint64_t left;
+} cap = { SIZE_MAX, 0 };
+
+static bool over(struct evbuffer *b)
+{
+	if (evbuffer_get_length(b) <= cap.end)
+		return false;
+	cap.left++;
+	return true;
+}
+
 static void json_domain_stats(struct evbuffer *b, const Mtrace__DomainStats *d)
 {
 	evbuffer_add_printf(b, "{\"domid\":%" PRIu32 ",\"name\":", d->domid);
@@ -210,6 +226,8 @@ static void json_domain_stats(struct evbuffer *b, const Mtrace__DomainStats *d)
 	json_str(b, d->state);
 	ADD(b, ",\"counters\":[");
 	for (size_t i = 0; i < d->n_counters; i++) {
+		if (over(b))
+			continue;
 		if (i)
 			ADD(b, ",");
 		ADD(b, "{\"name\":");
@@ -274,6 +292,8 @@ static void json_sites(struct evbuffer *b, const Mtrace__Stats *s)
 	for (i = 0; i < s->n_sites; i++) {
 		const Mtrace__SiteStats *x = s->sites[i];
 
+		if (over(b))
+			continue;
 		evbuffer_add_printf(
 		    b, "%s{\"domid\":%u,\"index\":%u,\"site\":", i ? "," : "", x->domid, x->index);
 		json_str(b, x->site);
@@ -283,6 +303,8 @@ static void json_sites(struct evbuffer *b, const Mtrace__Stats *s)
 		evbuffer_add_printf(b, ",\"offset\":%" PRIu64 ",\"resolved\":%s,\"frames\":[",
 		    x->offset, x->resolved ? "true" : "false");
 		for (k = 0; k < x->n_frames; k++) {
+			if (over(b))
+				continue;
 			if (k)
 				ADD(b, ",");
 			ADD(b, "{\"function\":");
@@ -301,6 +323,8 @@ static void json_sites(struct evbuffer *b, const Mtrace__Stats *s)
 	ADD(b, "],\"site_drops\":[");
 	for (i = 0; i < s->n_domains; i++) {
 		const Mtrace__DomainStats *d = s->domains[i];
+		if (over(b))
+			continue;
 		evbuffer_add_printf(b,
 		    "%s{\"domid\":%u,\"sites_dropped\":%" PRIu64 ",\"sites_bad\":%" PRIu64
 		    ",\"site_edges_dropped\":%" PRIu64 ",\"modules_dropped\":%" PRIu64 "}",
@@ -310,6 +334,8 @@ static void json_sites(struct evbuffer *b, const Mtrace__Stats *s)
 	ADD(b, "],\"site_edges\":[");
 	for (i = 0; i < s->n_site_edges; i++) {
 		const Mtrace__SiteEdge *e = s->site_edges[i];
+		if (over(b))
+			continue;
 		evbuffer_add_printf(b,
 		    "%s{\"domid\":%u,\"parent\":%d,\"child\":%u,\"count\":%" PRIu64 "}",
 		    i ? "," : "", e->domid, e->parent, e->child, e->count);
@@ -325,6 +351,8 @@ void json_stats(struct evbuffer *b, const Mtrace__Stats *s, bool threads)
 	    ",\"site_edges_omitted\":%" PRIu32 ",\"domains\":[",
 	    s->time_ns, s->clients, s->dropped_for_client, s->sites_omitted, s->site_edges_omitted);
 	for (size_t i = 0; i < s->n_domains; i++) {
+		if (over(b))
+			continue;
 		if (i)
 			ADD(b, ",");
 		json_domain_stats(b, s->domains[i]);
@@ -333,12 +361,16 @@ void json_stats(struct evbuffer *b, const Mtrace__Stats *s, bool threads)
 	if (threads) {
 		ADD(b, ",\"threads\":[");
 		for (size_t i = 0; i < s->n_threads; i++) {
+			if (over(b))
+				continue;
 			if (i)
 				ADD(b, ",");
 			json_thread(b, s->threads[i]);
 		}
 		ADD(b, "],\"labels\":[");
 		for (size_t i = 0; i < s->n_labels; i++) {
+			if (over(b))
+				continue;
 			if (i)
 				ADD(b, ",");
 			json_label(b, s->labels[i]);
@@ -347,6 +379,19 @@ void json_stats(struct evbuffer *b, const Mtrace__Stats *s, bool threads)
 		json_sites(b, s);
 	}
 	ADD(b, "}");
+}
+
+uint64_t json_stats_within(struct evbuffer *b, const Mtrace__Stats *s, bool full, size_t max)
+{
+	uint64_t left;
+
+	cap.end = evbuffer_get_length(b) + max;
+	cap.left = 0;
+	json_stats(b, s, full);
+	left = cap.left;
+	cap.end = SIZE_MAX;
+	cap.left = 0;
+	return left;
 }
 
 void json_event(
@@ -508,22 +553,24 @@ void json_web_domain(struct evbuffer *b, size_t i, const char *host, uint32_t do
 	ADD(b, "}");
 }
 
-void json_web_host(struct evbuffer *b, size_t i, const char *host, bool connected, uint64_t events,
-    const char *daemon, const Mtrace__Stats *stats)
+void json_web_host(struct evbuffer *b, size_t i, const struct json_web_host *h)
 {
+	bool cut = h->stats_cut;
+
 	if (i)
 		ADD(b, ",");
 	ADD(b, "{\"host\":");
-	json_str(b, host);
-	evbuffer_add_printf(
-	    b, ",\"connected\":%s,\"events\":%" PRIu64 ",\"daemon\":", tf(connected), events);
-	json_str(b, daemon);
+	json_str(b, h->host);
+	evbuffer_add_printf(b,
+	    ",\"connected\":%s,\"events\":%" PRIu64 ",\"last_seen_ms\":%" PRIu64 ",\"daemon\":",
+	    tf(h->connected), h->events, h->last_seen_ms);
+	json_str(b, h->daemon);
 	ADD(b, ",\"stats\":");
-	if (stats)
-		json_stats(b, stats, true);
+	if (h->stats)
+		cut |= json_stats_within(b, h->stats, true, h->stats_max) != 0;
 	else
 		ADD(b, "null");
-	ADD(b, "}");
+	evbuffer_add_printf(b, ",\"stats_cut\":%s}", tf(cut));
 }
 
 void json_browsers_begin(struct evbuffer *b, unsigned count, uint64_t dropped_total)

@@ -32,6 +32,10 @@ void json_domain_down(struct evbuffer *b, const Mtrace__DomainDown *d);
 void json_loss(struct evbuffer *b, const Mtrace__Loss *l);
 /* full: threads, labels and sites too (the per-second SSE stats leave them out). */
 void json_stats(struct evbuffer *b, const Mtrace__Stats *s, bool full);
+/* The same in about max bytes (hostile Stats, stored, can unpack to gigabytes of JSON):
+ * once past max, the entries of the tables still to come are left out.  Returns how
+ * many were (0: complete). */
+uint64_t json_stats_within(struct evbuffer *b, const Mtrace__Stats *s, bool full, size_t max);
 /* Any message but Events; -1 (nothing written) for a kind without an encoding. */
 int json_other(struct evbuffer *b, const Mtrace__ServerMsg *m);
 
@@ -59,9 +63,17 @@ void json_daemon(struct evbuffer *b, const char *host, bool connected, const cha
 void json_dropped(struct evbuffer *b, uint64_t dropped, uint64_t total);
 void json_web_domain(struct evbuffer *b, size_t i, const char *host, uint32_t domid, bool alive,
     const char *name, const char *reason);
-/* stats NULL: none yet. */
-void json_web_host(struct evbuffer *b, size_t i, const char *host, bool connected, uint64_t events,
-    const char *daemon, const Mtrace__Stats *stats);
+struct json_web_host {
+	const char *host;
+	bool connected;
+	uint64_t events;
+	const char *daemon;
+	uint64_t last_seen_ms;      /* when its last message was stored (Unix ms) */
+	const Mtrace__Stats *stats; /* NULL: none (yet) */
+	size_t stats_max;           /* its JSON in about this many bytes (json_stats_within) */
+	bool stats_cut;             /* entries or parts were left out before */
+};
+void json_web_host(struct evbuffer *b, size_t i, const struct json_web_host *h);
 /* {"count":..,"dropped_total":..,"list":[ ... json_browser each ... ]} */
 void json_browsers_begin(struct evbuffer *b, unsigned count, uint64_t dropped_total);
 void json_browser(struct evbuffer *b, size_t i, unsigned browser, const char *peer,

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "select.h"
+#include "sat.h"
 #include "session.h"
 
 /* Records read per loop turn, so that timers, signals and the program's other sockets
@@ -140,12 +141,13 @@ bool mtc_msg_ends(const Mtrace__ServerMsg *m, struct mtc_down *d, char *why, siz
 
 static void count(struct mtc_session *s, const Mtrace__ServerMsg *m)
 {
+	/* stored records are anyone's: the sums saturate (sat.h) */
 	s->counts.messages++;
 	if (m->msg_case == MTRACE__SERVER_MSG__MSG_EVENTS)
-		s->counts.events += m->events->n_op;
+		sat_inc(&s->counts.events, m->events->n_op);
 	else if (m->msg_case == MTRACE__SERVER_MSG__MSG_LOSS) {
-		s->counts.lost_in_ring += m->loss->lost_in_ring;
-		s->counts.dropped_for_client += m->loss->dropped_for_client;
+		sat_inc(&s->counts.lost_in_ring, m->loss->lost_in_ring);
+		sat_inc(&s->counts.dropped_for_client, m->loss->dropped_for_client);
 	}
 }
 

@@ -132,6 +132,14 @@ struct mtc *mtc_source_conn(const struct mtc_source *s)
 	return s && s->ops == &mtraced_ops ? ((const struct src_mtraced *)s)->c : NULL;
 }
 
+int mtc_source_bad_json(const struct mtc_source *s, struct evbuffer *b)
+{
+	if (!s || !s->ops->bad_json)
+		return -1;
+	s->ops->bad_json(s, b);
+	return 0;
+}
+
 /* ---- a recording ---- */
 
 struct src_recording {

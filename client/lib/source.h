@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <event2/buffer.h>
+
 #include "mtrace.pb-c.h"
 
 /* One record: a message and where it came from. */
@@ -64,6 +66,9 @@ struct mtc_source_ops {
 	/* Take the link down (open may follow); free it all. */
 	void (*close)(struct mtc_source *s);
 	void (*free)(struct mtc_source *s);
+	/* The messages skipped as not ours, per host, as JSON (fleet-hosts.h; NULL: a
+	 * source that skips none: mtraced's and a recording's end the read instead). */
+	void (*bad_json)(const struct mtc_source *s, struct evbuffer *b);
 };
 
 /* Every backend's state begins with this. */
@@ -102,6 +107,8 @@ struct mtc_source *mtc_source_mtraced(const char *path, const char *software);
 struct mtc_source *mtc_source_recording(const char *path);
 /* The fleet stream (fleet.c). */
 struct mtc_source *mtc_source_fleet(const struct mtc_source_spec *spec, char *err, size_t errlen);
+/* The bad_json of s into b: 0, or -1 (nothing written) for a source without it. */
+int mtc_source_bad_json(const struct mtc_source *s, struct evbuffer *b);
 /* mtraced's connection while open (others: NULL), for what only it has. */
 struct mtc *mtc_source_conn(const struct mtc_source *s);
 

@@ -55,19 +55,24 @@ int subject_token_unescape(const char *tok, char *out, size_t outlen)
 
 	if (!outlen)
 		return -1;
-	if (strcmp(tok, "%") == 0) {
-		*out = 0;
+	*out = 0;
+	if (strcmp(tok, "%") == 0)
 		return 0;
-	}
+	if (!*tok)
+		return -1; /* escape never makes the empty token */
 	for (size_t i = 0; tok[i]; i++) {
 		int c = (unsigned char)tok[i];
-		if (o + 1 >= outlen)
+		if (o + 1 >= outlen || o == 255) /* escape cuts a name at 255 bytes */
 			return -1;
 		if (c == '%') {
 			int h = unhex(tok[i + 1]), l = h < 0 ? -1 : unhex(tok[i + 2]);
 			if (l < 0)
 				return -1;
 			c = h << 4 | l;
+			/* only what escape writes: never NUL (it would cut the name), never a
+			 * byte escape keeps (%31 for "1" would alias "h1") */
+			if (c == 0 || keep((unsigned char)c))
+				return -1;
 			i += 2;
 		} else if (!keep((unsigned char)c)) {
 			return -1;

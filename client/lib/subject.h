@@ -19,7 +19,9 @@
  * a name.  Reversible with subject_token_unescape.  A name longer than 255 bytes is cut.
  */
 void subject_token_escape(const char *name, char *out, size_t outlen);
-/* The inverse: 0, or -1 if tok is not one subject_token_escape makes. */
+/* The exact inverse: 0, or -1 if tok is not one subject_token_escape makes (so that no
+ * two tokens name one host): the empty token, an escape of NUL or of a byte escape keeps
+ * (%31), lower-case hex, a lone or short %, a byte escape never keeps, over 255 bytes. */
 int subject_token_unescape(const char *tok, char *out, size_t outlen);
 
 #endif

@@ -21,11 +21,18 @@
 struct unpack {
 	struct arena a;
 	unsigned long magic;
+	size_t max, taken; /* max 0: no bound */
 };
 
+/* Past the bound NULL, which protobuf-c's unpack takes as a failure. */
 static void *unpack_alloc(void *data, size_t size)
 {
-	return arena_alloc(data, size);
+	struct unpack *u = data;
+
+	if (u->max && size > u->max - u->taken)
+		return NULL;
+	u->taken += size;
+	return arena_alloc(&u->a, size);
 }
 
 static void unpack_ignore_free(void *data, void *p)
@@ -34,7 +41,7 @@ static void unpack_ignore_free(void *data, void *p)
 	(void)p;
 }
 
-Mtrace__ServerMsg *arena_msg_unpack(const uint8_t *data, size_t len)
+Mtrace__ServerMsg *arena_msg_unpack_max(const uint8_t *data, size_t len, size_t max)
 {
 	struct arena first;
 	struct unpack *u;
@@ -47,7 +54,9 @@ Mtrace__ServerMsg *arena_msg_unpack(const uint8_t *data, size_t len)
 	u->a = first;
 	u->a.block_min = BLOCK_MIN;
 	u->magic = ARENA_MAGIC;
-	alloc.allocator_data = &u->a;
+	u->max = max;
+	u->taken = 0;
+	alloc.allocator_data = u;
 	m = mtrace__server_msg__unpack(&alloc, len, data);
 	if (!m || (unsigned char *)m != (unsigned char *)u + ALIGN(sizeof(*u))) {
 		/* not ours to free piecewise: everything it took is in the arena */
@@ -57,15 +66,32 @@ Mtrace__ServerMsg *arena_msg_unpack(const uint8_t *data, size_t len)
 	return m;
 }
 
+Mtrace__ServerMsg *arena_msg_unpack(const uint8_t *data, size_t len)
+{
+	return arena_msg_unpack_max(data, len, 0);
+}
+
+static struct unpack *of(const Mtrace__ServerMsg *m)
+{
+	struct unpack *u = (struct unpack *)((unsigned char *)m - ALIGN(sizeof(*u)));
+
+	if (u->magic != ARENA_MAGIC)
+		abort(); /* not from arena_msg_unpack: a caller's bug, caught early */
+	return u;
+}
+
+size_t arena_msg_bytes(const Mtrace__ServerMsg *m)
+{
+	return arena_bytes(&of(m)->a);
+}
+
 void arena_msg_free(Mtrace__ServerMsg *m)
 {
 	struct unpack *u;
 
 	if (!m)
 		return;
-	u = (struct unpack *)((unsigned char *)m - ALIGN(sizeof(*u)));
-	if (u->magic != ARENA_MAGIC)
-		abort(); /* not from arena_msg_unpack: a caller's bug, caught early */
+	u = of(m);
 	u->magic = 0;
 	arena_free(&u->a);
 }

@@ -15,6 +15,12 @@
  * NULL if the bytes do not decode (or no memory).
  */
 Mtrace__ServerMsg *arena_msg_unpack(const uint8_t *data, size_t len);
+/* The same, NULL when its unpacked form would take more than max bytes (0: no bound):
+ * protobuf-c makes a struct of each entry, so hostile bytes (a message of empty
+ * entries, two bytes each) can unpack to a hundred times their size. */
+Mtrace__ServerMsg *arena_msg_unpack_max(const uint8_t *data, size_t len, size_t max);
+/* What m's arena takes from malloc. */
+size_t arena_msg_bytes(const Mtrace__ServerMsg *m);
 void arena_msg_free(Mtrace__ServerMsg *m);
 
 #endif

@@ -15,6 +15,7 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "sat.h"
 #include "session.h"
 #include "web.h"
 
@@ -22,8 +23,8 @@
  * a turn must not produce more than a browser can be sent in one (sse.c). */
 #define READ_BUDGET       256           /* messages */
 #define READ_BUDGET_BYTES (192u * 1024) /* of SSE messages */
-#define MAX_DOMS          1024
-#define MAX_HOSTS         256
+/* The stats pushed to the browsers each second, one host's in about this many bytes. */
+#define SSE_STATS_MAX (1u << 20)
 
 static struct {
 	const struct web_opts *o;
@@ -34,27 +35,7 @@ static struct {
 	uint64_t turn_bytes0;     /* of SSE messages before it */
 	char daemon[256];
 	bool warned, fleet;
-	uint64_t events, malformed;
-	/* Domains as DomainUp/Down said, for /api/state between statistics; a domain is
-	 * (host, domid). */
-	struct dom {
-		uint32_t domid;
-		bool alive;
-		unsigned host; /* index in hosts */
-		char name[64];
-		char reason[64];
-	} doms[MAX_DOMS];
-	size_t ndoms;
-	/* --nats: the hosts seen, as their daemon's Hello, Goodbye and Stats said. */
-	struct host {
-		char name[WEB_HOST_MAX];
-		char daemon[256];
-		bool up;
-		uint64_t events;
-		Mtrace__ServerMsg *stats;
-	} hosts[MAX_HOSTS];
-	unsigned nhosts;
-	uint64_t hosts_full; /* messages of hosts past MAX_HOSTS, left out */
+	uint64_t events, malformed; /* saturating */
 } f;
 
 static uint64_t wall_ms(void)
@@ -78,59 +59,22 @@ static void push(const char *event, struct evbuffer *b, uint32_t events)
 static void add_host(struct evbuffer *b, unsigned host)
 {
 	if (f.fleet)
-		json_put_host(b, f.hosts[host].name);
+		json_put_host(b, tab_host_at(host)->name);
 }
 
 /* The link's state (without --nats: mtraced's; with it: NATS's, whose daemon is the
  * stream), or with host one host's daemon as its Hello and Goodbye say. */
-static void push_daemon_state(struct evbuffer *b, bool up, const struct host *h)
+static void push_daemon_state(struct evbuffer *b, bool up, const struct tab_host *h)
 {
 	json_daemon(b, h ? h->name : NULL, up, h ? h->daemon : f.daemon);
 	push("daemon", b, 0);
 }
 
-/* The host of that name (without --nats: the one, ""); -1 with the table full: a host
- * is never counted as another. */
-static int host_get(const char *name)
-{
-	for (unsigned i = 0; i < f.nhosts; i++)
-		if (!strcmp(f.hosts[i].name, name))
-			return (int)i;
-	if (f.nhosts == MAX_HOSTS)
-		return -1;
-	snprintf(f.hosts[f.nhosts].name, sizeof(f.hosts[0].name), "%s", name);
-	return (int)f.nhosts++;
-}
-
-static struct dom *dom_get(unsigned host, uint32_t domid)
-{
-	for (size_t i = 0; i < f.ndoms; i++)
-		if (f.doms[i].domid == domid && f.doms[i].host == host)
-			return &f.doms[i];
-	if (f.ndoms == sizeof(f.doms) / sizeof(f.doms[0])) {
-		/* Full: reuse the oldest dead one, else the oldest. */
-		size_t k = 0;
-		for (size_t i = 0; i < f.ndoms; i++)
-			if (!f.doms[i].alive) {
-				k = i;
-				break;
-			}
-		memmove(&f.doms[k], &f.doms[k + 1], (f.ndoms - k - 1) * sizeof(f.doms[0]));
-		f.ndoms--;
-	}
-	memset(&f.doms[f.ndoms], 0, sizeof(f.doms[0]));
-	f.doms[f.ndoms].domid = domid;
-	f.doms[f.ndoms].host = host;
-	return &f.doms[f.ndoms++];
-}
-
-static void host_gone(unsigned host);
-
 /* MTC_MSG_KEPT when m is kept (never one the session made: a Stats is its own). */
 static unsigned handle(unsigned host, Mtrace__ServerMsg *m, struct evbuffer *b, uint64_t recv_ms)
 {
-	struct host *h = &f.hosts[host];
-	struct dom *d;
+	struct tab_host *h = tab_host_at(host);
+	struct tab_dom *d;
 
 	/* In the fleet a host is up from its first message (the stream may be read from
 	 * after its Hello) until its Goodbye; the page is told. */
@@ -143,16 +87,19 @@ static unsigned handle(unsigned host, Mtrace__ServerMsg *m, struct evbuffer *b, 
 	case MTRACE__SERVER_MSG__MSG_EVENTS:
 		if (json_batch(b, m->events, recv_ms) < 0) {
 			evbuffer_drain(b, evbuffer_get_length(b));
-			f.malformed++;
+			sat_inc(&f.malformed, 1);
 			break;
 		}
 		add_host(b, host);
-		f.events += m->events->n_op;
-		h->events += m->events->n_op;
+		sat_inc(&f.events, m->events->n_op);
+		sat_inc(&h->events, m->events->n_op);
+		/* a domain's batch: it is heard from (and alive, whatever a Down said) */
+		if ((d = tab_dom(host, m->events->domid, false)))
+			d->alive = true;
 		push("b", b, (uint32_t)m->events->n_op);
 		break;
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_UP:
-		d = dom_get(host, m->domain_up->domid);
+		d = tab_dom(host, m->domain_up->domid, true);
 		d->alive = true;
 		snprintf(
 		    d->name, sizeof(d->name), "%s", m->domain_up->name ? m->domain_up->name : "");
@@ -162,7 +109,7 @@ static unsigned handle(unsigned host, Mtrace__ServerMsg *m, struct evbuffer *b, 
 		push("up", b, 0);
 		break;
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
-		d = dom_get(host, m->domain_down->domid);
+		d = tab_dom(host, m->domain_down->domid, true);
 		d->alive = false;
 		snprintf(d->reason, sizeof(d->reason), "%s",
 		    m->domain_down->reason ? m->domain_down->reason : "");
@@ -176,13 +123,12 @@ static unsigned handle(unsigned host, Mtrace__ServerMsg *m, struct evbuffer *b, 
 		push("loss", b, 0);
 		break;
 	case MTRACE__SERVER_MSG__MSG_STATS:
-		json_stats(b, m->stats, false);
+		/* each part of a Stats mtrace-ship cut as it comes (the page takes each
+		 * domain's figures from the one naming it); tables.c keeps the parts of one */
+		json_stats_within(b, m->stats, false, SSE_STATS_MAX);
 		add_host(b, host);
 		push("stats", b, 0);
-		if (h->stats)
-			mtc_msg_free(h->stats);
-		h->stats = m;
-		return MTC_MSG_KEPT;
+		return tab_stats(host, m) ? MTC_MSG_KEPT : 0;
 	case MTRACE__SERVER_MSG__MSG_HELLO:
 		/* Stored: in the fleet stream a host's mtrace-ship (re)connected to its
 		 * mtraced; a recording's daemon.  (Live the session takes the Hello: on_up.) */
@@ -202,7 +148,7 @@ static unsigned handle(unsigned host, Mtrace__ServerMsg *m, struct evbuffer *b, 
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
 		/* Stored: that daemon stopped then.  (Live the session ends the link.) */
 		h->up = false;
-		host_gone(host);
+		tab_host_gone(host);
 		push_daemon_state(b, false, f.fleet ? h : NULL);
 		break;
 	default:
@@ -220,29 +166,15 @@ static void subscription(Mtrace__Subscribe *sub, void *arg)
 	sub->label_stats = true;
 }
 
-/* The domains of a host whose daemon went are not alive any more. */
-static void host_gone(unsigned host)
-{
-	for (size_t i = 0; i < f.ndoms; i++)
-		if (f.doms[i].host == host)
-			f.doms[i].alive = false;
-}
-
 static unsigned on_msg(struct mtc_session *s, Mtrace__ServerMsg *m, void *arg)
 {
 	const struct mtc_rec *rec = mtc_session_rec(s);
-	int k = host_get(rec->host);
+	int k = tab_host(rec->host);
 	unsigned r;
 
 	(void)arg;
-	if (k < 0) {
-		if (!f.hosts_full++)
-			fprintf(stderr,
-			    "mtrace-web: more than %d hosts in the stream: the others are left "
-			    "out (--host chooses)\n",
-			    MAX_HOSTS);
-		return 0;
-	}
+	if (rec->stored_ms)
+		tab_host_at((unsigned)k)->last_ms = rec->stored_ms;
 	if (f.turn_msgs++ == 0)
 		f.turn_bytes0 = hist_bytes_total();
 	/* In the fleet, when the stream stored it, about when mtraced sent it: a history
@@ -308,7 +240,7 @@ static bool on_down(struct mtc_session *s, const struct mtc_down *d, void *arg)
 	else
 		fprintf(stderr, "mtrace-web: lost mtraced: %s\n", d->why);
 	if (!mtc_session_stored(s))
-		host_gone(0);
+		tab_host_gone(0);
 	push_daemon_state(f.b, false, NULL);
 	f.on_history();
 	f.warned = !mtc_session_stored(s) || d->recovers;
@@ -350,7 +282,7 @@ int feed_start(struct event_base *base, const struct web_opts *o, void (*on_hist
 	else if (o->src.input)
 		snprintf(f.daemon, sizeof(f.daemon), "the recording %s", o->src.input);
 	if (!f.fleet)
-		(void)host_get("");
+		(void)tab_host("");
 	if (!(f.b = evbuffer_new())) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
@@ -369,9 +301,7 @@ void feed_stop(void)
 	mtc_session_free(f.s);
 	if (f.b)
 		evbuffer_free(f.b);
-	for (unsigned i = 0; i < f.nhosts; i++)
-		if (f.hosts[i].stats)
-			mtc_msg_free(f.hosts[i].stats);
+	tab_free();
 	memset(&f, 0, sizeof(f));
 }
 
@@ -386,7 +316,7 @@ const char *feed_daemon(void)
 /* Without --nats: mtraced's (the fleet's are per host: feed_hosts_json). */
 const Mtrace__Stats *feed_last_stats(void)
 {
-	return !f.fleet && f.nhosts && f.hosts[0].stats ? f.hosts[0].stats->stats : NULL;
+	return f.fleet ? NULL : tab_stats_of(0);
 }
 uint64_t feed_events(void)
 {
@@ -399,21 +329,15 @@ uint64_t feed_malformed(void)
 
 void feed_state_json(struct evbuffer *b)
 {
-	json_list_begin(b);
-	for (size_t i = 0; i < f.ndoms; i++)
-		json_web_domain(b, i, f.fleet ? f.hosts[f.doms[i].host].name : NULL,
-		    f.doms[i].domid, f.doms[i].alive, f.doms[i].name, f.doms[i].reason);
-	json_list_end(b);
+	tab_domains_json(b, f.fleet);
 }
 
 void feed_hosts_json(struct evbuffer *b)
 {
-	json_list_begin(b);
-	for (unsigned i = 0; i < f.nhosts; i++) {
-		const struct host *h = &f.hosts[i];
+	tab_hosts_json(b);
+}
 
-		json_web_host(
-		    b, i, h->name, h->up, h->events, h->daemon, h->stats ? h->stats->stats : NULL);
-	}
-	json_list_end(b);
+int feed_bad_json(struct evbuffer *b)
+{
+	return f.s ? mtc_source_bad_json(mtc_session_source(f.s), b) : -1;
 }

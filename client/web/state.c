@@ -172,8 +172,10 @@ static void own_head(struct evbuffer *b)
 static void own_tail(struct evbuffer *b)
 {
 	struct hf_stats fs;
+	uint64_t hosts_ev, doms_ev, stats_dr;
 
 	hf_stats(st.front, &fs);
+	tab_counts(&hosts_ev, &doms_ev, &stats_dr);
 	evbuffer_add_printf(b,
 	    ",\"web\":{\"events_in\":%" PRIu64 ",\"malformed_batches\":%" PRIu64
 	    ",\"history\":{\"first_event\":%" PRIu64 ",\"events\":%" PRIu64
@@ -181,12 +183,18 @@ static void own_tail(struct evbuffer *b)
 	    ",\"refused_connections\":%" PRIu64 ",\"cut_connections\":%" PRIu64
 	    ",\"requests\":%" PRIu64 ",\"busy_answers\":%" PRIu64 ",\"queued_bytes\":%zu"
 	    ",\"answers\":{\"bytes\":%zu,\"max_bytes\":%zu,\"states_built\":%" PRIu64
-	    ",\"stale\":%" PRIu64 "},\"browsers\":",
+	    ",\"stale\":%" PRIu64 "},\"hosts_evicted\":%" PRIu64 ",\"domains_evicted\":%" PRIu64
+	    ",\"stats_dropped\":%" PRIu64 ",\"browsers\":",
 	    feed_events(), feed_malformed(), hist_events_before(hist_tail()), hist_events_total(),
 	    hist_bytes_held(), st.o->history_bytes, fs.live, fs.refused + fs.refused_source,
 	    fs.cut + fs.cut_reader + fs.evicted, fs.requests, fs.busy + st.busy, fs.queued, st.held,
-	    st.cap, st.built, st.stale);
+	    st.cap, st.built, st.stale, hosts_ev, doms_ev, stats_dr);
 	sse_state_json(b);
+	if (feed_fleet()) {
+		evbuffer_add(b, ",\"bad_messages\":", 16);
+		if (feed_bad_json(b) < 0)
+			evbuffer_add(b, "null", 4);
+	}
 	evbuffer_add(b, "}}\n", 3);
 }
 

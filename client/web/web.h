@@ -87,6 +87,53 @@ uint64_t feed_events(void);
 uint64_t feed_malformed(void);
 bool feed_fleet(void);                    /* --nats */
 void feed_hosts_json(struct evbuffer *b); /* --nats: the hosts as last seen */
+/* --nats: the messages skipped as not ours, per host (fleet-hosts.h); -1 without */
+int feed_bad_json(struct evbuffer *b);
+
+/* tables.c: the hosts and domains the feed keeps, and each host's last Stats, within
+ * fixed bounds (mtrace-web(1), LIMITS): the least recently heard from let go first. */
+#define TAB_HOSTS      256
+#define TAB_DOMS       1024
+#define TAB_PARTS      16          /* of one Stats (mtrace-ship cuts them) */
+#define TAB_HOST_STATS (8u << 20)  /* one host's Stats, unpacked */
+#define TAB_STATS      (32u << 20) /* all hosts' */
+#define TAB_HOST_JSON  (4u << 20)  /* one host's Stats in /api/state */
+#define TAB_JSON       (24u << 20) /* all hosts' */
+struct tab_dom {
+	uint32_t domid;
+	bool alive;
+	unsigned host; /* its slot in the hosts */
+	uint64_t seen; /* the tick of its last message */
+	char name[64];
+	char reason[64];
+};
+struct tab_host {
+	bool used, up;
+	char name[WEB_HOST_MAX];
+	char daemon[256];
+	uint64_t events;  /* saturating */
+	uint64_t seen;    /* the tick of its last message */
+	uint64_t last_ms; /* when the stream stored its last message */
+	Mtrace__ServerMsg *parts[TAB_PARTS];
+	unsigned nparts;
+	size_t stats_bytes;
+	Mtrace__Stats merged; /* the parts as one */
+	Mtrace__DomainStats **doms;
+	bool stats_cut;
+};
+/* The host's slot (made, another let go if need be). */
+int tab_host(const char *name);
+struct tab_host *tab_host_at(unsigned i);
+/* The domain (host, domid); made when make (another let go if need be), else NULL. */
+struct tab_dom *tab_dom(unsigned host, uint32_t domid, bool make);
+void tab_host_gone(unsigned host); /* its domains are not alive any more */
+/* m (a Stats) kept as the host's, or a part of it: true when kept (tables.c frees it). */
+bool tab_stats(unsigned host, Mtrace__ServerMsg *m);
+const Mtrace__Stats *tab_stats_of(unsigned host);
+void tab_domains_json(struct evbuffer *b, bool fleet);
+void tab_hosts_json(struct evbuffer *b);
+void tab_counts(uint64_t *hosts_evicted, uint64_t *doms_evicted, uint64_t *stats_dropped);
+void tab_free(void);
 
 /* sse.c: browsers on /events. */
 void sse_init(struct event_base *base, size_t queue_bytes);

@@ -92,8 +92,15 @@ static int web(struct evbuffer *b)
 	json_list_end(b);
 	evbuffer_add(b, "\n", 1);
 	json_list_begin(b);
-	json_web_host(b, 0, HOSTILE, true, 9, HOSTILE, NULL);
-	json_web_host(b, 1, "b", false, 0, "", &s);
+	json_web_host(b, 0,
+	    &(struct json_web_host){ .host = HOSTILE,
+	        .connected = true,
+	        .events = 9,
+	        .daemon = HOSTILE,
+	        .last_seen_ms = 5 });
+	json_web_host(b, 1,
+	    &(struct json_web_host){
+	        .host = "b", .daemon = "", .stats = &s, .stats_max = SIZE_MAX });
 	json_list_end(b);
 	evbuffer_add(b, "\n", 1);
 	json_browsers_begin(b, 2, 11);
