@@ -373,6 +373,28 @@ void json_event(
 	ADD(b, "}");
 }
 
+const char *json_clock_source(int source)
+{
+	switch (source) {
+	case MTRACE__CLOCK_MAP__SOURCE__SAME_KERNEL:
+		return "same-kernel";
+	case MTRACE__CLOCK_MAP__SOURCE__XEN_SYSTEM_TIME:
+		return "xen-system-time";
+	default:
+		return "unknown";
+	}
+}
+
+void json_clock_map(struct evbuffer *b, const Mtrace__ClockMap *c)
+{
+	evbuffer_add_printf(b,
+	    "{\"v\":" JSON_V ",\"type\":\"clock_map\",\"domid\":%" PRIu32 ",\"clock\":%" PRIu32
+	    ",\"offset_ns\":%" PRId64 ",\"uncertainty_ns\":%" PRIu64 ",\"source\":\"%s\""
+	    ",\"since_host_ns\":%" PRId64 ",\"seq\":%" PRIu64 "}",
+	    c->domid, c->clock, c->offset_ns, c->uncertainty_ns, json_clock_source(c->source),
+	    c->since_host_ns, c->seq);
+}
+
 int json_other(struct evbuffer *b, const Mtrace__ServerMsg *m)
 {
 	switch (m->msg_case) {
@@ -387,6 +409,16 @@ int json_other(struct evbuffer *b, const Mtrace__ServerMsg *m)
 		return 0;
 	case MTRACE__SERVER_MSG__MSG_LOSS:
 		json_loss(b, m->loss);
+		return 0;
+	case MTRACE__SERVER_MSG__MSG_CLOCK_MAP:
+		json_clock_map(b, m->clock_map);
+		return 0;
+	case MTRACE__SERVER_MSG__MSG_EVTCHN_LINK:
+		evbuffer_add_printf(b,
+		    "{\"v\":" JSON_V ",\"type\":\"evtchn_link\",\"domid\":%" PRIu32
+		    ",\"port\":%" PRIu32 ",\"remote_domid\":%" PRIu32 ",\"remote_port\":%" PRIu32 "}",
+		    m->evtchn_link->domid, m->evtchn_link->port, m->evtchn_link->remote_domid,
+		    m->evtchn_link->remote_port);
 		return 0;
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
 		ADD(b, "{\"v\":" JSON_V ",\"type\":\"goodbye\",\"reason\":");

@@ -30,6 +30,9 @@ int json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_m
 void json_domain_up(struct evbuffer *b, const Mtrace__DomainUp *u);
 void json_domain_down(struct evbuffer *b, const Mtrace__DomainDown *d);
 void json_loss(struct evbuffer *b, const Mtrace__Loss *l);
+/* A ClockMap (docs/json.md); its source's name ("same-kernel", ...). */
+void json_clock_map(struct evbuffer *b, const Mtrace__ClockMap *c);
+const char *json_clock_source(int source);
 /* full: threads, labels and sites too (the per-second SSE stats leave them out). */
 void json_stats(struct evbuffer *b, const Mtrace__Stats *s, bool full);
 /* Any message but Events; -1 (nothing written) for a kind without an encoding. */
