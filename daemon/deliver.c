@@ -78,8 +78,7 @@ void deliver_event(const struct mtrace_event *ev, void *arg)
 	__typeof__(dl->batch) *batch = &dl->batch;
 
 	state_apply(batch->sd, ev);
-	if (dl->port_hook &&
-	    (ev->op == MTRACE_OP_EVTCHN_SEND || ev->op == MTRACE_OP_EVTCHN_RECV))
+	if (dl->port_hook && (ev->op == MTRACE_OP_EVTCHN_SEND || ev->op == MTRACE_OP_EVTCHN_RECV))
 		dl->port_hook(batch->owner, (uint32_t)ev->arg);
 	if (batch->n == DELIVER_BATCH_MAX ||
 	    (ev->str && batch->str_len + ev->str_len + 1u > sizeof(batch->str)))

@@ -138,8 +138,7 @@ static size_t drain_guest(struct guest *g, size_t budget, bool *more)
 			size_t got;
 
 			/* the decoded clock: a TSC ring's ticks arrive as ns on its timeline */
-			deliver_begin(
-			    dl, g->sd, g->domid, i, ring_reader_info(r->rr)->clock, g);
+			deliver_begin(dl, g->sd, g->domid, i, ring_reader_info(r->rr)->clock, g);
 			got = deliver_ring(dl, r->rr, want, &m);
 			deliver_end(dl);
 			total += got;

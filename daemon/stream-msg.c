@@ -66,8 +66,7 @@ _Static_assert((int)CLOCKMAP_SAME_KERNEL == (int)MTRACE__CLOCK_MAP__SOURCE__SAME
         (int)CLOCKMAP_UNKNOWN == (int)MTRACE__CLOCK_MAP__SOURCE__UNKNOWN,
     "clockmap.h's sources are ClockMap.Source");
 
-void stream_msg_clock_map(
-    Mtrace__ServerMsg *m, Mtrace__ClockMap *cm, const struct clockmap_rec *r)
+void stream_msg_clock_map(Mtrace__ServerMsg *m, Mtrace__ClockMap *cm, const struct clockmap_rec *r)
 {
 	mtrace__clock_map__init(cm);
 	cm->domid = r->domid;

@@ -21,8 +21,7 @@ void stream_msg_domain_up(Mtrace__ServerMsg *m, Mtrace__DomainUp *u, char nm[sta
 /* A ClockMap / an EvtchnLink in m, from the tables of clockmap.h. */
 struct clockmap_rec;
 struct evlink;
-void stream_msg_clock_map(
-    Mtrace__ServerMsg *m, Mtrace__ClockMap *cm, const struct clockmap_rec *r);
+void stream_msg_clock_map(Mtrace__ServerMsg *m, Mtrace__ClockMap *cm, const struct clockmap_rec *r);
 void stream_msg_evtchn_link(Mtrace__ServerMsg *m, Mtrace__EvtchnLink *el, const struct evlink *l);
 /* Make every guest-written string of a Stats valid UTF-8, in place. */
 void stream_stats_fix_strings(Mtrace__Stats *s);

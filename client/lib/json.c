@@ -416,7 +416,8 @@ int json_other(struct evbuffer *b, const Mtrace__ServerMsg *m)
 	case MTRACE__SERVER_MSG__MSG_EVTCHN_LINK:
 		evbuffer_add_printf(b,
 		    "{\"v\":" JSON_V ",\"type\":\"evtchn_link\",\"domid\":%" PRIu32
-		    ",\"port\":%" PRIu32 ",\"remote_domid\":%" PRIu32 ",\"remote_port\":%" PRIu32 "}",
+		    ",\"port\":%" PRIu32 ",\"remote_domid\":%" PRIu32 ",\"remote_port\":%" PRIu32
+		    "}",
 		    m->evtchn_link->domid, m->evtchn_link->port, m->evtchn_link->remote_domid,
 		    m->evtchn_link->remote_port);
 		return 0;
