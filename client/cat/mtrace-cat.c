@@ -28,6 +28,7 @@
 #include "recording.h"
 #include "ring-reader.h"
 #include "session.h"
+#include "timeline.h"
 
 /* What --summary reports at exit (tests compare it with what the guest wrote). */
 struct cat_sum {
@@ -50,6 +51,7 @@ struct cat {
 	bool waiting;   /* the link went away and is waited for */
 	int status;     /* the exit status */
 	struct cat_sum sum;
+	struct tl *tl; /* the host timeline: clock maps, event-channel pairs */
 };
 
 static void finish(struct cat *c, int status)
@@ -60,18 +62,41 @@ static void finish(struct cat *c, int status)
 	event_base_loopbreak(c->base);
 }
 
+/* An event-channel send or receive: its pair, once both ends are known, printed. */
+static void pair_end(struct cat *c, const Mtrace__EventBatch *b, size_t i, uint64_t ts,
+    const struct tl_time *at, uint32_t track, uint64_t written)
+{
+	const struct mtc_rec *rec = mtc_session_rec(c->s);
+	struct tl_end e = { b->domid, (uint32_t)b->arg[i], b->ring, ts, *at, track, written };
+	struct tl_pair p;
+
+	if (!tl_evtchn(c->tl, rec->host, b->op[i] == MTRACE_OP_EVTCHN_SEND, &e, &p))
+		return;
+	if (c->o->fmt == CAT_CHROME)
+		cat_chrome_pair(c->out, &p);
+	else
+		cat_pair(c->out, c->o->fmt, &p);
+}
+
 /* Print a batch's events; returns false once the -n count is reached. */
 static bool print_batch(struct cat *c, const Mtrace__EventBatch *b)
 {
 	const struct cat_opts *o = c->o;
 	size_t n = b->n_op, si = 0, i;
 	uint64_t ts = b->base_ts;
+	const struct tl_clock *tc =
+	    tl_clock(c->tl, mtc_session_rec(c->s)->host, b->domid, b->clock);
+	bool pairs = o->fmt == CAT_CHROME || o->fmt == CAT_JSON || o->fmt == CAT_TEXT;
 
 	c->sum.batches++;
 	for (i = 0; i < n; i++) {
 		const char *str = NULL;
+		struct tl_time at;
+		uint32_t track = 0;
+		uint64_t written = 0;
 
 		ts += (uint64_t)b->ts_delta[i];
+		tl_map(tc, ts, &at);
 		/* a reference past the dictionary is the peer's bug: print no string */
 		if (mtrace_op_has_string(b->op[i]) && si < b->n_str_ref &&
 		    b->str_ref[si++] < b->n_str)
@@ -83,11 +108,14 @@ static bool print_batch(struct cat *c, const Mtrace__EventBatch *b)
 			    n == b->n_type ? (uint8_t)b->type[i] : 0, ts, b->thread[i], b->arg[i],
 			    str);
 		else if (o->fmt == CAT_CHROME)
-			cat_chrome_event(c->out, b, i, ts, str);
+			track = cat_chrome_event(c->out, b, i, &at, str, &written);
 		else if (o->fmt == CAT_CTF)
-			cat_ctf_event(b, i, ts, str);
+			cat_ctf_event(b, i, &at, str);
 		else
-			cat_event(c->out, o->fmt, b, i, ts, str);
+			cat_event(c->out, o->fmt, b, i, ts, &at, str);
+		if (pairs &&
+		    (b->op[i] == MTRACE_OP_EVTCHN_SEND || b->op[i] == MTRACE_OP_EVTCHN_RECV))
+			pair_end(c, b, i, ts, &at, track, written);
 		if (o->count && !o->no_events && c->sum.events >= o->count)
 			return false;
 	}
@@ -133,6 +161,7 @@ static int handle(struct cat *c, const Mtrace__ServerMsg *m)
 	}
 	c->sum.messages++;
 	c->sum.bytes += rec->raw ? rec->raw_len : mtrace__server_msg__get_packed_size(m);
+	tl_msg(c->tl, rec->host, m);
 	switch (m->msg_case) {
 	case MTRACE__SERVER_MSG__MSG_EVENTS:
 		b = m->events;
@@ -156,6 +185,10 @@ static int handle(struct cat *c, const Mtrace__ServerMsg *m)
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
 		if (o->fmt == CAT_CHROME)
 			cat_chrome_domain_down(c->out, m->domain_down->domid);
+		break;
+	case MTRACE__SERVER_MSG__MSG_CLOCK_MAP:
+		if (o->fmt == CAT_CTF)
+			cat_ctf_clock_map(m->clock_map);
 		break;
 	case MTRACE__SERVER_MSG__MSG_LOSS:
 		c->sum.dropped += m->loss->dropped_for_client;
@@ -364,8 +397,10 @@ static int end(struct cat *c)
 	int status = c->status;
 	char err[512];
 
-	if (o->fmt == CAT_CHROME)
-		cat_chrome_end(c->out);
+	if (o->fmt == CAT_CHROME && cat_chrome_end(c->out, c->tl) < 0) {
+		fprintf(stderr, "mtrace-cat: writing the Chrome trace: %s\n", strerror(errno));
+		status = 1;
+	}
 	if (o->fmt == CAT_FOLDED)
 		folded_print(c->out);
 	if (o->fmt == CAT_CTF && cat_ctf_close(err, sizeof(err)) < 0) {
@@ -387,14 +422,20 @@ static int end(struct cat *c)
 	return status;
 }
 
-static void print_summary(const struct cat_sum *sum)
+static void print_summary(const struct cat_sum *sum, const struct tl *tl)
 {
+	struct tl_counts p;
+
+	tl_counts(tl, &p);
 	fprintf(stderr,
 	    "{\"events\":%" PRIu64 ",\"batches\":%" PRIu64 ",\"messages\":%" PRIu64
 	    ",\"stats\":%" PRIu64 ",\"dropped_for_client\":%" PRIu64 ",\"lost_in_ring\":%" PRIu64
-	    ",\"bytes\":%" PRIu64 ",\"goodbye\":%s,\"by_op\":{",
+	    ",\"bytes\":%" PRIu64 ",\"goodbye\":%s,\"evtchn_pairs\":{\"pairs\":%" PRIu64
+	    ",\"ordered\":%" PRIu64 ",\"uncertain\":%" PRIu64 ",\"violated\":%" PRIu64
+	    ",\"unmapped\":%" PRIu64 ",\"unpaired\":%" PRIu64 "},\"by_op\":{",
 	    sum->events, sum->batches, sum->messages, sum->stats, sum->dropped, sum->lost_in_ring,
-	    sum->bytes, sum->goodbye ? "true" : "false");
+	    sum->bytes, sum->goodbye ? "true" : "false", p.pairs, p.ordered, p.uncertain,
+	    p.violated, p.unmapped, p.unpaired);
 	for (unsigned op = 0, first = 1; op < 256; op++) {
 		if (!sum->by_op[op])
 			continue;
@@ -428,7 +469,7 @@ int main(int argc, char **argv)
 	/* Writes to a closed pipe fail with EPIPE and end the run cleanly. */
 	signal(SIGPIPE, SIG_IGN);
 	c.out = stdout;
-	if (!(c.base = event_base_new())) {
+	if (!(c.tl = tl_new()) || !(c.base = event_base_new())) {
 		fprintf(stderr, "mtrace-cat: cannot create the event loop\n");
 		return 1;
 	}
@@ -461,7 +502,7 @@ int main(int argc, char **argv)
 	event_base_dispatch(c.base);
 	status = end(&c);
 	if (o.summary)
-		print_summary(&c.sum);
+		print_summary(&c.sum, c.tl);
 out:
 	mtc_session_free(c.s);
 	if (sigint)
@@ -471,5 +512,6 @@ out:
 	if (timer)
 		event_free(timer);
 	event_base_free(c.base);
+	tl_free(c.tl);
 	return status;
 }

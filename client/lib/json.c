@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "timeline.h"
 #include "ops.h"
 #include "utf8.h"
 
@@ -349,8 +350,8 @@ void json_stats(struct evbuffer *b, const Mtrace__Stats *s, bool threads)
 	ADD(b, "}");
 }
 
-void json_event(
-    struct evbuffer *b, const Mtrace__EventBatch *eb, size_t i, uint64_t ts, const char *str)
+void json_event(struct evbuffer *b, const Mtrace__EventBatch *eb, size_t i, uint64_t ts,
+    const int64_t *host_ns, const char *str)
 {
 	const char *op = mtrace_op_name(eb->op[i]);
 	char ob[16];
@@ -366,11 +367,35 @@ void json_event(
 	if (eb->op[i] == MTRACE_OP_CREATES && i < eb->n_type)
 		evbuffer_add_printf(
 		    b, ",\"thread_type\":\"%s\"", mtrace_thread_type_name(eb->type[i]));
+	if (host_ns)
+		evbuffer_add_printf(b, ",\"host_ns\":%" PRId64, *host_ns);
 	if (str) {
 		ADD(b, ",\"str\":");
 		json_str(b, str);
 	}
 	ADD(b, "}");
+}
+
+static void pair_end(struct evbuffer *b, const char *name, const struct tl_end *e)
+{
+	evbuffer_add_printf(b,
+	    "\"%s\":{\"domid\":%" PRIu32 ",\"port\":%" PRIu32 ",\"ring\":%" PRIu32
+	    ",\"ts\":%" PRIu64,
+	    name, e->domid, e->port, e->ring, e->guest_ns);
+	if (e->at.known)
+		evbuffer_add_printf(b, ",\"host_ns\":%" PRId64, e->at.host_ns);
+	ADD(b, "}");
+}
+
+void json_evtchn_pair(struct evbuffer *b, const struct tl_pair *p)
+{
+	ADD(b, "{\"v\":" JSON_V ",\"type\":\"evtchn_pair\",");
+	pair_end(b, "send", &p->send);
+	ADD(b, ",");
+	pair_end(b, "recv", &p->recv);
+	evbuffer_add_printf(b,
+	    ",\"gap_ns\":%" PRId64 ",\"uncertainty_ns\":%" PRIu64 ",\"order\":\"%s\"}", p->gap_ns,
+	    p->uncertainty_ns, tl_order_name(p->order));
 }
 
 const char *json_clock_source(int source)

@@ -22,9 +22,13 @@ void json_str(struct evbuffer *b, const char *s);
 /* Write b to f and drain it. */
 void json_write(FILE *f, struct evbuffer *b);
 
-/* Event i of a batch as one object (ts already summed; str the event's string or NULL). */
-void json_event(
-    struct evbuffer *b, const Mtrace__EventBatch *eb, size_t i, uint64_t ts, const char *str);
+/* Event i of a batch as one object (ts already summed; str the event's string or NULL;
+ * host_ns its time on the host timeline, NULL when its clock is not on it). */
+void json_event(struct evbuffer *b, const Mtrace__EventBatch *eb, size_t i, uint64_t ts,
+    const int64_t *host_ns, const char *str);
+/* A send paired with its receive (timeline.h), {"type":"evtchn_pair",...}. */
+struct tl_pair;
+void json_evtchn_pair(struct evbuffer *b, const struct tl_pair *p);
 /* A whole EventBatch as one column object; -1 if its columns disagree. */
 int json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_ms);
 void json_domain_up(struct evbuffer *b, const Mtrace__DomainUp *u);

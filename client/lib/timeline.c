@@ -222,7 +222,8 @@ void tl_map(const struct tl_clock *c, uint64_t guest_ns, struct tl_time *out)
 	x = &c->maps[k];
 	out->source = (uint8_t)x->m.source;
 	out->known = x->m.source != MTRACE__CLOCK_MAP__SOURCE__UNKNOWN;
-	out->host_ns = out->known ? (int64_t)(guest_ns + (uint64_t)x->m.offset_ns) : (int64_t)guest_ns;
+	out->host_ns =
+	    out->known ? (int64_t)(guest_ns + (uint64_t)x->m.offset_ns) : (int64_t)guest_ns;
 	out->uncertainty_ns = out->known ? x->m.uncertainty_ns : UINT64_MAX;
 }
 
@@ -325,7 +326,8 @@ static void judge(struct tl *t, const struct tl_end *s, const struct tl_end *r, 
 	t->counts.unmapped += p->order == TL_UNMAPPED;
 }
 
-bool tl_evtchn(struct tl *t, const char *host, bool send, const struct tl_end *e, struct tl_pair *out)
+bool tl_evtchn(
+    struct tl *t, const char *host, bool send, const struct tl_end *e, struct tl_pair *out)
 {
 	int64_t hid = host_id(t, host, false);
 	const struct link *l;
@@ -393,10 +395,11 @@ static void pending_one(void *payload, void *arg)
 	const struct chan *c = payload;
 	struct pending *p = arg;
 
-	/* sends to dom0 or to a domain not traced never have a receive here */
+	/* an end whose other domain is not traced here (dom0, mostly) has no pair to miss */
 	if (traced(p->t, c->hid, c->rdom))
 		p->n += c->sends.n;
-	p->n += c->recvs.n;
+	if (traced(p->t, c->hid, (uint32_t)ttab_entry_of(payload)->k1))
+		p->n += c->recvs.n;
 }
 
 void tl_counts(const struct tl *t, struct tl_counts *c)

@@ -64,7 +64,7 @@ struct tl_end {
 	uint32_t domid, port, ring;
 	uint64_t guest_ns;
 	struct tl_time at;
-	uint64_t user; /* the output's own (Chrome: the track of its instant) */
+	uint64_t user, user2; /* the output's own (Chrome: its instant's track and time) */
 };
 
 enum tl_order {
@@ -90,7 +90,8 @@ struct tl_counts {
  * An evtchn_send (send) or evtchn_recv of e->domid on e->port: true with *out when it
  * completes a pair, false when it waits for its other end, or is no channel's known.
  */
-bool tl_evtchn(struct tl *t, const char *host, bool send, const struct tl_end *e, struct tl_pair *out);
+bool tl_evtchn(
+    struct tl *t, const char *host, bool send, const struct tl_end *e, struct tl_pair *out);
 /* What was paired so far; pending sends whose receiver is a traced domain count as
  * unpaired. */
 void tl_counts(const struct tl *t, struct tl_counts *c);
