@@ -120,7 +120,8 @@ static void num_col(struct evbuffer *b, const char *name, enum col k, const void
 	ADD(b, "]");
 }
 
-int json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_ms)
+int json_batch(
+    struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_ms, const struct tl_time *base)
 {
 	size_t n = eb->n_op;
 
@@ -134,6 +135,11 @@ int json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_m
 	    "{\"v\":" JSON_V ",\"type\":\"batch\",\"d\":%" PRIu32 ",\"r\":%" PRIu32
 	    ",\"t\":\"%" PRIu64 "\",\"c\":%" PRIu32 ",\"q\":%" PRIu64 ",\"w\":%" PRIu64,
 	    eb->domid, eb->ring, eb->base_ts, eb->clock, eb->first_seq, recv_ms);
+	/* the host timeline: host = guest + ho for the whole batch (its map at base_ts);
+	 * a string for the same reason as t */
+	if (base && base->known)
+		evbuffer_add_printf(b, ",\"ho\":\"%" PRId64 "\",\"hu\":%" PRIu64,
+		    (int64_t)((uint64_t)base->host_ns - eb->base_ts), base->uncertainty_ns);
 	num_col(b, "dt", COL_S32, eb->ts_delta, n);
 	num_col(b, "op", COL_U32, eb->op, n);
 	num_col(b, "th", COL_S64, eb->thread, n);

@@ -29,8 +29,12 @@ void json_event(struct evbuffer *b, const Mtrace__EventBatch *eb, size_t i, uint
 /* A send paired with its receive (timeline.h), {"type":"evtchn_pair",...}. */
 struct tl_pair;
 void json_evtchn_pair(struct evbuffer *b, const struct tl_pair *p);
-/* A whole EventBatch as one column object; -1 if its columns disagree. */
-int json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_ms);
+/* A whole EventBatch as one column object; -1 if its columns disagree.  base: where its
+ * base_ts lies on the host timeline (timeline.h), its offset given to the page when
+ * known; NULL when not. */
+struct tl_time;
+int json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_ms,
+    const struct tl_time *base);
 void json_domain_up(struct evbuffer *b, const Mtrace__DomainUp *u);
 void json_domain_down(struct evbuffer *b, const Mtrace__DomainDown *d);
 void json_loss(struct evbuffer *b, const Mtrace__Loss *l);

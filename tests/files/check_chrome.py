@@ -321,10 +321,15 @@ def _num(s):
         return False
 
 
+LAST_MODEL = None  # the model of the last check, for readers that look further
+
+
 def check(path):
+    global LAST_MODEL
     raw = open(path, "rb").read()
     doc = json.loads(raw.decode("utf-8"), parse_float=decimal.Decimal)
     m = Model()
+    LAST_MODEL = m
     if isinstance(doc, dict):
         evs = doc.get("traceEvents", [])
         meta = doc.get("metadata", {}).get("mtrace", {})

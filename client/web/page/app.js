@@ -96,6 +96,7 @@
       apply(b);
     });
     es.addEventListener('up', e => { model.domainUp(JSON.parse(e.data)); domainList(); });
+    es.addEventListener('clock', e => model.clockMap(JSON.parse(e.data)));
     es.addEventListener('down', e => { model.domainDown(JSON.parse(e.data)); domainList(); });
     es.addEventListener('daemon', e => {
       const d = JSON.parse(e.data);
