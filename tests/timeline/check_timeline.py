@@ -12,7 +12,8 @@ them itself, and every output is held to that.
         timeline by more than the maps' uncertainties, at least MIN of them, and
         mtrace-cat's evtchn_pair lines the same pairs, all "ordered"
   check_timeline.py chrome TRACE JSONL [SUMMARY...]  Perfetto's importer (modelled by
-        tests/files/check_chrome.py): no error; one base (the metadata's origin is the
+        tests/files/check_chrome.py): no error, the stream's counts (threads, flows,
+        labels, GCs ... and GC ends at their host ns); one base (the metadata's origin is the
         smallest host time of the whole capture), nothing clamped; every domain's
         event-channel instants at exactly host_ns - origin; with summaries, one
         "evtchn" arrow per pair, bound, across domains, never backwards
@@ -124,6 +125,12 @@ def cmd_chrome(trace, jsonl, summaries):
     import check_chrome
     evs, maps, _ = load(jsonl)
     errors, counts, n = check_chrome.check(trace)
+    for k, v in check_chrome.from_stream(jsonl).items():
+        if counts[k] != v:
+            errors.append("%s = %d, the JSON stream says %d" % (k, counts[k], v))
+    off, total = check_chrome.gc_times(trace, jsonl)
+    if off:
+        errors.append("%d of %d GC ends are not at the stream's host ns - origin" % (off, total))
     for e in errors:
         print("chrome: " + e)
     if errors:
@@ -170,8 +177,10 @@ def cmd_chrome(trace, jsonl, summaries):
                 fail("an arrow from dom%d at %d to dom%d at %d" %
                      (fr.track[1], fr.ts, to.track[1], to.ts))
         msg = "; %d arrows between domains, none backwards" % len(arrows)
-    print("chrome: %d trace events, one base (origin %d), nothing clamped; per domain "
-          "[first, last] ns %s%s" % (n, origin, json.dumps(span), msg))
+    print("chrome: %d trace events, the stream's counts %s; one base (origin %d), nothing "
+          "clamped; per domain [first, last] ns %s%s" % (
+              n, json.dumps({k: counts[k] for k in sorted(counts)}), origin, json.dumps(span),
+              msg))
 
 
 def cmd_ctf(path, jsonl, summaries):
