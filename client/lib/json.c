@@ -209,11 +209,12 @@ static void json_domain_stats(struct evbuffer *b, const Mtrace__DomainStats *d)
 	    ",\"threads_total\":%" PRIu64 ",\"threads_evicted\":%" PRIu64
 	    ",\"threads_ended\":%" PRIu64 ",\"threads_labelled\":%" PRIu64
 	    ",\"labels_dropped\":%" PRIu64 ",\"clock\":%" PRIu32 ",\"unknown\":%" PRIu64
-	    ",\"wakeups\":%" PRIu64 ",\"ratelimited\":%" PRIu64 ",\"state\":",
+	    ",\"wakeups\":%" PRIu64 ",\"ratelimited\":%" PRIu64 ",\"clock_sync_bad\":%" PRIu64
+	    ",\"state\":",
 	    d->alive ? "true" : "false", d->legacy ? "true" : "false", d->rings, d->events, d->lost,
 	    d->corrupt, fin(d->rate_1s), fin(d->rate_10s), fin(d->rate_60s), d->live_threads,
 	    d->threads_total, d->threads_evicted, d->threads_ended, d->threads_labelled,
-	    d->labels_dropped, d->clock, d->unknown, d->wakeups, d->ratelimited);
+	    d->labels_dropped, d->clock, d->unknown, d->wakeups, d->ratelimited, d->clock_sync_bad);
 	json_str(b, d->state);
 	ADD(b, ",\"counters\":[");
 	for (size_t i = 0; i < d->n_counters; i++) {
