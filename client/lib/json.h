@@ -33,8 +33,8 @@ void json_evtchn_pair(struct evbuffer *b, const struct tl_pair *p);
  * base_ts lies on the host timeline (timeline.h), its offset given to the page when
  * known; NULL when not. */
 struct tl_time;
-int json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_ms,
-    const struct tl_time *base);
+int json_batch(
+    struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_ms, const struct tl_time *base);
 void json_domain_up(struct evbuffer *b, const Mtrace__DomainUp *u);
 void json_domain_down(struct evbuffer *b, const Mtrace__DomainDown *d);
 void json_loss(struct evbuffer *b, const Mtrace__Loss *l);

@@ -213,7 +213,7 @@ void tl_map(const struct tl_clock *c, uint64_t guest_ns, struct tl_time *out)
 	size_t k;
 
 	if (!c) {
-		*out = (struct tl_time){ (int64_t)guest_ns, UINT64_MAX, TL_NO_MAP, false };
+		*out = (struct tl_time){ g, UINT64_MAX, TL_NO_MAP, false };
 		return;
 	}
 	/* the last map in force at g: usually the last one told */

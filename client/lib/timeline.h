@@ -33,7 +33,8 @@
 
 /* Where a guest time lies on the host timeline. */
 struct tl_time {
-	int64_t host_ns;         /* guest + offset; guest itself when not known */
+	int64_t host_ns;         /* guest + offset; when not known the guest's own (at most
+	                          * 2^63-1: no clock of ours is past it) */
 	uint64_t uncertainty_ns; /* UINT64_MAX when not known */
 	uint8_t source;          /* ClockMap.Source, or TL_NO_MAP */
 	bool known;              /* a map other than unknown */

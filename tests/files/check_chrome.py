@@ -442,7 +442,8 @@ def gc_times(chrome, stream):
         if d.get("type") != "event":
             continue
         key = (d["domid"], d["ring"])
-        t = max(d.get("host_ns", d["ts"]) - origin, held.get(key, 0))
+        # a domain off the host timeline keeps its guest time, at most 2^63-1
+        t = max(d.get("host_ns", min(d["ts"], 2**63 - 1)) - origin, held.get(key, 0))
         held[key] = t
         if d["op"] == "gc":
             want[(d["domid"], t)] += 1
