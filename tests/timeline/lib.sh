@@ -43,28 +43,38 @@ record_stop() {
 	wait_pid "$RECPID" 20 || fail "the recorder exited $?"
 }
 
-# web_model NAME EVENTS: mtrace-web serves $T/NAME.mtr; its /events (all EVENTS events)
-# fed to the page's model.js: $T/NAME.page.json
+# web_model NAME EVENTS: mtrace-web serves $T/NAME.mtr; its /events, once it holds all
+# EVENTS events, fed to the page's model.js: $T/NAME.page.json
 web_model() {
-	local url got
+	local url got=0 end=$((SECONDS + 90))
 	"$WEB" -i "$T/$1.mtr" -l 127.0.0.1:0 --no-token >"$T/$1.web.out" 2>"$T/$1.web.err" &
 	local wpid=$!
 	PIDS+=($wpid)
 	wait_until 10 grep -q 'serving http' "$T/$1.web.out" || fail "mtrace-web did not start"
 	url=$(sed -n 's|^mtrace-web: serving \(http://[^ ]*/\).*|\1|p' "$T/$1.web.out")
-	curl -sN "${url}events" >"$T/$1.sse" 2>/dev/null &
+	curl -sN "${url}events" >"$T/$1.sse" 2>"$T/$1.curl.err" &
 	local cpid=$!
 	PIDS+=($cpid)
-	sse_events() {
-		node "$HERE/page-times.js" "$T/$1.sse" "$MTRACE_SRC/client/web/page/model.js" \
-			>"$T/$1.page.json" 2>/dev/null &&
-			got=$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"])' \
-				"$T/$1.page.json") && [ "$got" -ge "$2" ]
-	}
-	wait_until 60 sse_events "$1" "$2" || fail "the page got ${got:-0} of $2 events"
+	while [ "$SECONDS" -lt "$end" ]; do
+		got=$("$PYTHON" - "$T/$1.sse" <<'PY'
+import json, sys
+n = 0
+for msg in open(sys.argv[1], encoding="utf-8", errors="replace").read().split("\n\n")[:-1]:
+    if msg.startswith("event: b\n") or "\nevent: b\n" in msg:
+        data = "".join(l[5:].lstrip(" ") for l in msg.split("\n") if l.startswith("data:"))
+        n += len(json.loads(data)["op"])
+print(n)
+PY
+)
+		[ "$got" -ge "$2" ] && break
+		sleep 0.5
+	done
 	kill -TERM "$cpid" "$wpid" 2>/dev/null
 	wait "$cpid" "$wpid" 2>/dev/null
-	return 0
+	[ "$got" -ge "$2" ] || fail "the page's feed has $got of $2 events: $(grep -c '^event: dropped' "$T/$1.sse") dropped notices"
+	"$PYTHON" -c 'import sys; d=open(sys.argv[1],"rb").read(); open(sys.argv[1],"wb").write(d[:d.rfind(b"\n\n")+2])' "$T/$1.sse"
+	node "$HERE/page-times.js" "$T/$1.sse" "$MTRACE_SRC/client/web/page/model.js" \
+		>"$T/$1.page.json" || fail "model.js"
 }
 
 # events_in NAME: events in $T/NAME.jsonl
