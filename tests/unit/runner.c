@@ -21,6 +21,8 @@ static const struct unit_test *const modules[] = {
 	unit_stream,
 	unit_sitetree,
 	unit_shmring,
+	unit_clockmap,
+	unit_timeline,
 };
 
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))
