@@ -397,7 +397,7 @@ static int end(struct cat *c)
 	int status = c->status;
 	char err[512];
 
-	if (o->fmt == CAT_CHROME && cat_chrome_end(c->out, c->tl) < 0) {
+	if (o->fmt == CAT_CHROME && cat_chrome_end(c->out, c->tl) < 0 && errno != EPIPE) {
 		fprintf(stderr, "mtrace-cat: writing the Chrome trace: %s\n", strerror(errno));
 		status = 1;
 	}
