@@ -26,14 +26,17 @@ daemon_start
 record change
 "$CAT" -s "$SOCK" -f json --no-events --stats 200 -D load >"$T/stats.jsonl" 2>"$T/stats.err" &
 PIDS+=($!)
-load_guest load "$DOM" "$T/load.json" --duration 8 --rate 5000
+load_guest load "$DOM" "$T/load.json" --duration 120 --rate 5000
 maps() { "$CAT" -i "$T/change.mtr" -f json 2>/dev/null | grep -c '"type":"clock_map","domid":5,'; }
 maps_ge() { [ "$(maps)" -ge "$1" ]; }
 wait_until 20 maps_ge 1 || fail "no clock map of the guest"
 mono() { "$PYTHON" -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'; }
 xsw() { "$SIMXEN" --dir "$SIM" xs-write "$KEY" "$1" || fail "xs-write $1"; }
 
-sleep 1 # (events under map 1 first: what the jump is measured against)
+# events under each map before the next: what a jump would be seen against
+events() { "$CAT" -i "$T/change.mtr" -f json 2>/dev/null | grep -c '"type":"event","domid":5,'; }
+events_ge() { [ "$(events)" -ge "$1" ]; }
+wait_until 20 events_ge 1000 || fail "the guest wrote no events"
 m=$(mono)
 xsw "1 $m $m 1000"
 wait_until 20 maps_ge 2 || fail "the announcement made no new map"
@@ -58,11 +61,16 @@ done
 [ "$(maps)" -eq 2 ] || fail "a refused announcement made a map"
 pass "8 hostile announcements refused and counted, no map made of them"
 
-sleep 1
+n=$(events)
+wait_until 20 events_ge $((n + 1000)) || fail "the guest stopped writing"
 m=$(mono)
 xsw "3 $m $((m + 10000000)) 1000"
 wait_until 20 maps_ge 3 || fail "the moved announcement made no new map"
-wait_until 60 [ -s "$T/load.json" ] || fail "mtrace-load did not finish"
+n=$(events)
+wait_until 20 events_ge $((n + 1000)) || fail "the guest stopped writing"
+"$SIMXEN" --dir "$SIM" destroy "$DOM" >/dev/null || fail "destroy the guest"
+down() { "$CAT" -i "$T/change.mtr" -f json 2>/dev/null | grep -q '"type":"domain_down","domid":5'; }
+wait_until 30 down || fail "the recording has no domain_down of the guest"
 record_stop
 "$CAT" -i "$T/change.mtr" -f json -O "$T/change.jsonl" || fail "-i -f json"
 "$PYTHON" - "$T/change.jsonl" <<'PY' || fail "the maps"
