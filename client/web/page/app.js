@@ -60,9 +60,14 @@
     const k = MtraceModel.domKey(b.host || '', b.d);
     const at = performance.now(), w = state.arrival[k] || (state.arrival[k] = [at, at]);
     w[1] = at;
-    const skew = b.w - Date.now();
-    if (state.skewMs === null || skew > state.skewMs) state.skewMs = skew;
     model.batch(b);
+    // Now is where the data is: the latest host time drawn (a recording, or the fleet
+    // stream read from its start, lies in the past), else when mtrace-web received it
+    // -- never later than that (a guest's clock ahead, or hostile, cannot move now).
+    const d = model.domain(b.host || '', b.d);
+    const ref = b.ho !== undefined && d ? Math.min(d.lastT, b.w) : b.w;
+    const skew = ref - Date.now();
+    if (state.skewMs === null || skew > state.skewMs) state.skewMs = skew;
   }
 
   function connect() {
