@@ -39,18 +39,17 @@
 #include "state.h"
 #include "xenif.h"
 
-#define TICK_NS      1000000000u  /* re-measure every guest once a second */
-#define RETRY_NS     1000000000u  /* a port not bound yet: asked again after this */
-#define BAD_LOG_NS   60000000000u /* a refused clock-sync is logged at most this often */
-#define BRACKET_TRY  7            /* the narrowest of this many brackets */
-#define CLOCK_KINDS  4            /* enum mtrace_clock 1..3 are what batches carry */
-#define REALTIME_CLK CLOCK_REALTIME
+#define TICK_NS     1000000000u  /* re-measure every guest once a second */
+#define RETRY_NS    1000000000u  /* a port not bound yet: asked again after this */
+#define BAD_LOG_NS  60000000000u /* a refused clock-sync is logged at most this often */
+#define BRACKET_TRY 7            /* the narrowest of this many brackets */
+#define CLOCK_KINDS 4            /* enum mtrace_clock 1..3 are what batches carry */
 
 static int64_t realtime_ns(void)
 {
 	struct timespec ts;
 
-	clock_gettime(REALTIME_CLK, &ts);
+	clock_gettime(CLOCK_REALTIME, &ts);
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
