@@ -44,10 +44,13 @@ record_stop() {
 }
 
 # web_model NAME EVENTS: mtrace-web serves $T/NAME.mtr; its /events, once it holds all
-# EVENTS events, fed to the page's model.js: $T/NAME.page.json
+# EVENTS events, fed to the page's model.js: $T/NAME.page.json.  The history and a
+# browser's lag are made large enough for the whole recording: a browser that comes
+# once mtrace-web has read it all would otherwise start past its beginning.
 web_model() {
 	local url got=0 end=$((SECONDS + 90))
-	"$WEB" -i "$T/$1.mtr" -l 127.0.0.1:0 --no-token >"$T/$1.web.out" 2>"$T/$1.web.err" &
+	"$WEB" -i "$T/$1.mtr" -l 127.0.0.1:0 --no-token --history 256 --queue 256 \
+		>"$T/$1.web.out" 2>"$T/$1.web.err" &
 	local wpid=$!
 	PIDS+=($wpid)
 	wait_until 10 grep -q 'serving http' "$T/$1.web.out" || fail "mtrace-web did not start"
