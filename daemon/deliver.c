@@ -25,7 +25,9 @@ _Static_assert(BATCH_STR >= MTRACE_STR_MAX + 1, "a batch holds any string");
  * delivered (between deliver_begin and deliver_end), the decoder's array. */
 struct deliver {
 	struct stream *stream;
+	void (*port_hook)(void *owner, uint32_t port);
 	struct {
+		void *owner;
 		struct state_domain *sd;
 		uint32_t domid, ring, clock;
 		size_t n, str_len;
@@ -58,9 +60,10 @@ static void batch_flush(struct deliver *dl)
 	dl->batch.str_len = 0;
 }
 
-void deliver_begin(
-    struct deliver *dl, struct state_domain *sd, uint32_t domid, uint32_t ring, uint32_t clock)
+void deliver_begin(struct deliver *dl, struct state_domain *sd, uint32_t domid, uint32_t ring,
+    uint32_t clock, void *owner)
 {
+	dl->batch.owner = owner;
 	dl->batch.sd = sd;
 	dl->batch.domid = domid;
 	dl->batch.ring = ring;
@@ -75,6 +78,8 @@ void deliver_event(const struct mtrace_event *ev, void *arg)
 	__typeof__(dl->batch) *batch = &dl->batch;
 
 	state_apply(batch->sd, ev);
+	if (dl->port_hook && (ev->op == MTRACE_OP_EVTCHN_SEND || ev->op == MTRACE_OP_EVTCHN_RECV))
+		dl->port_hook(batch->owner, (uint32_t)ev->arg);
 	if (batch->n == DELIVER_BATCH_MAX ||
 	    (ev->str && batch->str_len + ev->str_len + 1u > sizeof(batch->str)))
 		batch_flush(dl);
@@ -96,6 +101,10 @@ static void deliver_array(const struct mtrace_event *ev, size_t n, void *arg)
 
 	/* what a batch already holds came first */
 	batch_flush(dl);
+	if (dl->port_hook)
+		for (size_t i = 0; i < n; i++)
+			if (ev[i].op == MTRACE_OP_EVTCHN_SEND || ev[i].op == MTRACE_OP_EVTCHN_RECV)
+				dl->port_hook(dl->batch.owner, (uint32_t)ev[i].arg);
 	state_apply_batch(dl->batch.sd, ev, n);
 	stream_events(dl->stream, dl->batch.domid, dl->batch.ring, dl->batch.clock, ev, n);
 }
@@ -110,6 +119,24 @@ void deliver_end(struct deliver *dl)
 {
 	batch_flush(dl);
 	dl->batch.sd = NULL;
+}
+
+void deliver_port_hook(struct deliver *dl, void (*fn)(void *owner, uint32_t port))
+{
+	dl->port_hook = fn;
+}
+
+void deliver_clock_map(struct deliver *dl, const struct clockmap_rec *r)
+{
+	/* events delivered before it were the old map's */
+	batch_flush(dl);
+	stream_clock_map(dl->stream, r);
+}
+
+void deliver_evtchn_link(struct deliver *dl, const struct evlink *l)
+{
+	batch_flush(dl);
+	stream_evtchn_link(dl->stream, l);
 }
 
 void deliver_counts(struct deliver *dl, struct state_domain *sd, uint32_t domid, uint32_t ring,

@@ -26,8 +26,8 @@ void deliver_free(struct deliver *dl);
  * (the reader's copy window moves, the legacy poller's copy is reused); the batch
  * keeps its own copies until deliver_end.
  */
-void deliver_begin(
-    struct deliver *dl, struct state_domain *sd, uint32_t domid, uint32_t ring, uint32_t clock);
+void deliver_begin(struct deliver *dl, struct state_domain *sd, uint32_t domid, uint32_t ring,
+    uint32_t clock, void *owner);
 void deliver_event(const struct mtrace_event *ev, void *arg); /* a ring_event_cb, arg dl */
 void deliver_end(struct deliver *dl);
 /*
@@ -37,6 +37,19 @@ void deliver_end(struct deliver *dl);
  */
 struct ring_reader;
 size_t deliver_ring(struct deliver *dl, struct ring_reader *rr, size_t budget, bool *more);
+
+/*
+ * Called with deliver_begin's owner (the guest) and the port of every event-channel
+ * send and receive, before the events go to the stream: what it sends first (an
+ * EvtchnLink) reaches clients before the event that needs it.
+ */
+void deliver_port_hook(struct deliver *dl, void (*fn)(void *owner, uint32_t port));
+
+/* A new clock map or event-channel link (clockmap.h) to clients. */
+struct clockmap_rec;
+struct evlink;
+void deliver_clock_map(struct deliver *dl, const struct clockmap_rec *r);
+void deliver_evtchn_link(struct deliver *dl, const struct evlink *l);
 
 /* Decoder deltas of one ring: lost events are also told to clients. */
 void deliver_counts(struct deliver *dl, struct state_domain *sd, uint32_t domid, uint32_t ring,

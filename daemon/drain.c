@@ -138,7 +138,7 @@ static size_t drain_guest(struct guest *g, size_t budget, bool *more)
 			size_t got;
 
 			/* the decoded clock: a TSC ring's ticks arrive as ns on its timeline */
-			deliver_begin(dl, g->sd, g->domid, i, ring_reader_info(r->rr)->clock);
+			deliver_begin(dl, g->sd, g->domid, i, ring_reader_info(r->rr)->clock, g);
 			got = deliver_ring(dl, r->rr, want, &m);
 			deliver_end(dl);
 			total += got;
@@ -477,6 +477,7 @@ static void tick_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	dr->cb_read = 0;
 	more = state_tick(state_now_ns());
+	guest_time_tick(dr->ctx);
 	guest_foreach(dr->ctx, tick_each, &got);
 	if (dr->tick_found || more)
 		dr->tick_ms = base;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "announce.h"
+#include "clockmap.h"
 #include "mtrace-ring.h"
 #include "ring-reader.h"
 
@@ -48,6 +49,7 @@ struct guests_ctx {
 	struct drain *drain;
 	struct deliver *deliver; /* where events and domain changes go (deliver.c) */
 	struct glog_slot *glog;  /* guests.c: each domain's allowance of log lines */
+	uint64_t time_tick_ns;   /* guest-time.c: when every guest was last re-measured */
 };
 
 struct gring {
@@ -56,6 +58,21 @@ struct gring {
 	uint32_t pages;
 	struct ring_reader *rr;
 	struct ring_reader_stats seen; /* decoder totals already passed on */
+};
+
+/* guest-time.c's per guest: the clock-sync announcement, the ports asked about. */
+#define GUEST_PORTS_MAX 64
+struct guest_port {
+	uint32_t port;
+	bool linked;       /* an interdomain channel, told */
+	uint64_t tried_ns; /* when Xen was last asked (CLOCK_MONOTONIC) */
+};
+struct guest_time {
+	struct clock_sync sync; /* the last good one */
+	bool have_sync;
+	uint64_t bad, bad_hash, bad_logged_ns;
+	struct guest_port ports[GUEST_PORTS_MAX];
+	unsigned nports;
 };
 
 /* NEW: just found, nothing mapped yet; BAD: announcement refused (see bad[]) */
@@ -85,6 +102,7 @@ struct guest {
 	struct drain_sched *sched; /* when it is read: drain.c's own, NULL until then */
 
 	struct legacy *lg;
+	struct guest_time time;
 	bool up;   /* DomainUp sent, DomainDown owed (guests.c) */
 	bool seen; /* mark for the enumeration sweep (discover.c) */
 };
@@ -131,5 +149,17 @@ int guest_read_announce(
     const struct guests_ctx *ctx, uint32_t domid, struct announce *a, char *why, size_t wl);
 /* g's name as far as it is believed (else domain-<id>), into g and its state. */
 void guest_read_name(struct guest *g);
+
+/* ---- guest-time.c: the guest's clocks on the host timeline, its channels' other ends ---- */
+
+void guest_time_init(struct guests_ctx *ctx); /* deliver's port hook */
+/* g is up (DomainUp sent): its clock-sync read, its maps to clients before its events. */
+void guest_time_up(struct guest *g);
+/* Its data/mtrace changed (a watch, the rescan): clock-sync read again. */
+void guest_time_announced(struct guest *g);
+/* g is no longer traced: its maps and links forgotten. */
+void guest_time_down(struct guest *g);
+/* From the drain's timer: every guest measured again, at most once a second. */
+void guest_time_tick(struct guests_ctx *ctx);
 
 #endif

@@ -175,6 +175,7 @@ static void guest_up(struct guest *g, enum guest_kind kind, uint32_t rings, uint
 	deliver_domain_up(
 	    g->ctx->deliver, g->sd, g->domid, g->name, rings, clock, kind == GUEST_LEGACY);
 	g->up = true;
+	guest_time_up(g); /* its clock maps, before any of its events */
 }
 
 /* Stop tracing g (it stays in the table); DomainDown with reason if it was up. */
@@ -188,6 +189,7 @@ static void detach(struct guest *g, const char *reason)
 	if (g->up) {
 		deliver_domain_down(g->ctx->deliver, g->domid, reason);
 		g->up = false;
+		guest_time_down(g);
 	}
 	g->kind = GUEST_NEW;
 	g->bad[0] = 0;
@@ -319,8 +321,11 @@ static void guest_refresh(struct guests_ctx *ctx, uint32_t domid)
 		return;
 	}
 	if (rc == ANNOUNCE_OK) {
-		if (g->kind == GUEST_RING && !memcmp(&g->ann, &a, sizeof(a)))
-			return; /* unchanged: a spurious or unrelated watch */
+		if (g->kind == GUEST_RING && !memcmp(&g->ann, &a, sizeof(a))) {
+			/* the rings are as they were: the watch may be for clock-sync */
+			guest_time_announced(g);
+			return;
+		}
 		if (g->kind == GUEST_RING) {
 			guest_log(ctx, domid, LOG_LVL_INFO,
 			    "domain %" PRIu32 " (%s): re-announced, remapping", domid, g->name);
@@ -389,6 +394,7 @@ struct guests_ctx *guests_init(struct event_base *base, struct xenif *x,
 	ctx->cfg = cfg;
 	if (x->ops->xs_get_domid(x, &ctx->self_domid) < 0)
 		ctx->self_domid = 0;
+	guest_time_init(ctx);
 	if (drain_init(ctx, err, errlen) < 0 ||
 	    discover_init(ctx, &discover_ops, err, errlen) < 0) {
 		guests_fini(ctx);

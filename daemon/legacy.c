@@ -57,7 +57,7 @@ void legacy_poll(struct guest *g)
 		return;
 	/* one copy per poll; the parser only ever sees the private copy */
 	memcpy(lg->copy, lg->map, lg->len);
-	deliver_begin(g->ctx->deliver, g->sd, g->domid, 0, MTRACE_CLOCK_XEN);
+	deliver_begin(g->ctx->deliver, g->sd, g->domid, 0, MTRACE_CLOCK_XEN, g);
 	mprof_reader_poll(lg->mr, lg->copy, lg->len, deliver_event, g->ctx->deliver);
 	deliver_end(g->ctx->deliver);
 	st = mprof_reader_stats(lg->mr);

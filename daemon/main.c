@@ -16,6 +16,7 @@
 
 #include <event2/event.h>
 
+#include "clockmap.h"
 #include "config.h"
 #include "guests.h"
 #include "log.h"
@@ -273,7 +274,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	x = xenif_open(cfg.backend, cfg.sim_dir[0] ? cfg.sim_dir : NULL,
-	    XENIF_GNTTAB | XENIF_EVTCHN | XENIF_XS | XENIF_CTRL, err, sizeof(err));
+	    XENIF_GNTTAB | XENIF_EVTCHN | XENIF_XS | XENIF_CTRL | XENIF_CLOCK, err, sizeof(err));
 	if (!x) {
 		log_err("cannot open the %s backend: %s", cfg.backend, err);
 		return 1;
@@ -332,6 +333,7 @@ int main(int argc, char **argv)
 	event_free(sig_int);
 	event_free(sig_hup);
 	state_fini();
+	clockmap_fini();
 	xenif_close(x);
 	event_base_free(d.base);
 	if (host_lost) {

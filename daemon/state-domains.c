@@ -212,6 +212,11 @@ void state_domain_add_wakeup(struct state_domain *d, bool ratelimited)
 		d->wakeups++;
 }
 
+void state_domain_add_clock_sync_bad(struct state_domain *d)
+{
+	d->clock_sync_bad++;
+}
+
 uint64_t state_domain_events(const struct state_domain *d)
 {
 	return d->events;

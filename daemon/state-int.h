@@ -213,6 +213,7 @@ struct state_domain {
 	struct gmod *mods;
 	uint32_t nmods;
 	uint64_t sites_dropped, sites_bad, edges_dropped, modules_dropped;
+	uint64_t clock_sync_bad; /* refused clock-sync announcements (guest-time.c) */
 };
 
 /* ---- state-domains.c: the domain table, the configuration, memory ---- */

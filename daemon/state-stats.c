@@ -162,6 +162,7 @@ static void fill_domain(struct stats_box *b, Mtrace__DomainStats *ds, const stru
 	ds->sites_bad = d->sites_bad;
 	ds->site_edges_dropped = d->edges_dropped;
 	ds->modules_dropped = d->modules_dropped;
+	ds->clock_sync_bad = d->clock_sync_bad;
 	if (d->counters.n) {
 		ds->n_counters = d->counters.n;
 		ds->counters = arena_get(b, d->counters.n * sizeof(*ds->counters));

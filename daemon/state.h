@@ -71,6 +71,8 @@ void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, si
 void state_domain_add_counts(
     struct state_domain *d, uint64_t lost, uint64_t corrupt, uint64_t unknown);
 void state_domain_add_wakeup(struct state_domain *d, bool ratelimited);
+/* The guest's clock-sync announcement was refused (guest-time.c). */
+void state_domain_add_clock_sync_bad(struct state_domain *d);
 
 /* Advance the rolling windows, resolve new sites and expire dead domains; now is
  * CLOCK_MONOTONIC ns.  Called from timers, never per event.  True while sites wait to

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clockmap.h"
 #include "mtrace-proto.h"
 #include "stream-msg.h"
 #include "utf8.h"
@@ -58,6 +59,36 @@ void stream_msg_domain_up(Mtrace__ServerMsg *m, Mtrace__DomainUp *u, char nm[sta
 	u->legacy = legacy;
 	m->msg_case = MTRACE__SERVER_MSG__MSG_DOMAIN_UP;
 	m->domain_up = u;
+}
+
+_Static_assert((int)CLOCKMAP_SAME_KERNEL == (int)MTRACE__CLOCK_MAP__SOURCE__SAME_KERNEL &&
+        (int)CLOCKMAP_XEN_SYSTEM_TIME == (int)MTRACE__CLOCK_MAP__SOURCE__XEN_SYSTEM_TIME &&
+        (int)CLOCKMAP_UNKNOWN == (int)MTRACE__CLOCK_MAP__SOURCE__UNKNOWN,
+    "clockmap.h's sources are ClockMap.Source");
+
+void stream_msg_clock_map(Mtrace__ServerMsg *m, Mtrace__ClockMap *cm, const struct clockmap_rec *r)
+{
+	mtrace__clock_map__init(cm);
+	cm->domid = r->domid;
+	cm->clock = r->clock;
+	cm->offset_ns = r->offset_ns;
+	cm->uncertainty_ns = r->uncertainty_ns;
+	cm->source = (Mtrace__ClockMap__Source)r->source;
+	cm->since_host_ns = r->since_host_ns;
+	cm->seq = r->seq;
+	m->msg_case = MTRACE__SERVER_MSG__MSG_CLOCK_MAP;
+	m->clock_map = cm;
+}
+
+void stream_msg_evtchn_link(Mtrace__ServerMsg *m, Mtrace__EvtchnLink *el, const struct evlink *l)
+{
+	mtrace__evtchn_link__init(el);
+	el->domid = l->domid;
+	el->port = l->port;
+	el->remote_domid = l->remote_domid;
+	el->remote_port = l->remote_port;
+	m->msg_case = MTRACE__SERVER_MSG__MSG_EVTCHN_LINK;
+	m->evtchn_link = el;
 }
 
 /* Names and labels come from guests (xenstore, rings): keep the message valid proto3. */

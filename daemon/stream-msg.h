@@ -18,6 +18,11 @@ Mtrace__Subscribe *stream_sub_copy(const Mtrace__Subscribe *sub);
 /* A DomainUp in m/u; the name (guest-written in xenstore) is made valid UTF-8 in nm. */
 void stream_msg_domain_up(Mtrace__ServerMsg *m, Mtrace__DomainUp *u, char nm[static 256],
     uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy);
+/* A ClockMap / an EvtchnLink in m, from the tables of clockmap.h. */
+struct clockmap_rec;
+struct evlink;
+void stream_msg_clock_map(Mtrace__ServerMsg *m, Mtrace__ClockMap *cm, const struct clockmap_rec *r);
+void stream_msg_evtchn_link(Mtrace__ServerMsg *m, Mtrace__EvtchnLink *el, const struct evlink *l);
 /* Make every guest-written string of a Stats valid UTF-8, in place. */
 void stream_stats_fix_strings(Mtrace__Stats *s);
 /* Cut s, m's Stats, until m fits FRAME_MAX_TO_CLIENT: the largest table first, each cut

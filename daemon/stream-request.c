@@ -11,6 +11,7 @@
 #include <event2/event.h>
 
 #include "clock.h"
+#include "clockmap.h"
 #include "frame.h"
 #include "log.h"
 #include "mtrace-proto.h"
@@ -34,6 +35,32 @@ static void domain_up_one(
 	if (!state_domain_matches(domid, c->sub))
 		return;
 	stream_msg_domain_up(&m, &u, nm, domid, name, rings, clock, legacy);
+	stream_client_send_msg(c, &m);
+}
+
+/* The maps in force and the links known, after the DomainUps: a client maps its first
+ * events with them. */
+static void clock_map_one(const struct clockmap_rec *r, void *arg)
+{
+	struct stream_client *c = arg;
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__ClockMap cm;
+
+	if (!state_domain_matches(r->domid, c->sub))
+		return;
+	stream_msg_clock_map(&m, &cm, r);
+	stream_client_send_msg(c, &m);
+}
+
+static void evlink_one(const struct evlink *l, void *arg)
+{
+	struct stream_client *c = arg;
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__EvtchnLink el;
+
+	if (!state_domain_matches(l->domid, c->sub))
+		return;
+	stream_msg_evtchn_link(&m, &el, l);
 	stream_client_send_msg(c, &m);
 }
 
@@ -118,6 +145,8 @@ static void handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 	log_debug("client %u: subscribed events=%d stats=%u ms top=%u", c->id, s->events,
 	    s->stats_interval_ms, s->top_n);
 	state_foreach_domain(domain_up_one, c);
+	clockmap_foreach(clock_map_one, c);
+	evlink_foreach(evlink_one, c);
 	/* and one that read a region learns where its old subscription ends there */
 	if (s->shared_memory || had_shm)
 		shm_offer(c, s->shared_memory, previous_end);

@@ -20,6 +20,7 @@
 #include <event2/listener.h>
 
 #include "clock.h"
+#include "clockmap.h"
 #include "config.h"
 #include "frame.h"
 #include "log.h"
@@ -271,6 +272,27 @@ void stream_domain_down(struct stream *s, uint32_t domid, const char *reason)
 	m.msg_case = MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN;
 	m.domain_down = &d;
 	stream_clients_broadcast(&s->cs, domid, false, &m);
+}
+
+void stream_clock_map(struct stream *s, const struct clockmap_rec *r)
+{
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__ClockMap cm;
+
+	/* the events before it were mapped by the old one */
+	stream_batch_flush(s->batch);
+	stream_msg_clock_map(&m, &cm, r);
+	stream_clients_broadcast(&s->cs, r->domid, false, &m);
+}
+
+void stream_evtchn_link(struct stream *s, const struct evlink *l)
+{
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__EvtchnLink el;
+
+	stream_batch_flush(s->batch);
+	stream_msg_evtchn_link(&m, &el, l);
+	stream_clients_broadcast(&s->cs, l->domid, false, &m);
 }
 
 void stream_ring_loss(struct stream *s, uint32_t domid, uint32_t ring, uint64_t lost)

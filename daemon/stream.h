@@ -31,6 +31,12 @@ void stream_domain_down(struct stream *s, uint32_t domid, const char *reason);
  * during the call. */
 void stream_events(struct stream *s, uint32_t domid, uint32_t ring, uint32_t clock,
     const struct mtrace_event *ev, size_t n);
+/* A new clock map of a domain, an event-channel link (clockmap.h): after everything
+ * queued before it, to every client whose filter passes the domain. */
+struct clockmap_rec;
+struct evlink;
+void stream_clock_map(struct stream *s, const struct clockmap_rec *r);
+void stream_evtchn_link(struct stream *s, const struct evlink *l);
 void stream_ring_loss(struct stream *s, uint32_t domid, uint32_t ring, uint64_t lost);
 
 unsigned stream_client_count(const struct stream *s);

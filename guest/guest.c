@@ -32,7 +32,7 @@ struct mtrace_guest {
 	int port; /* -1 until bound */
 	unsigned nrings;
 	unsigned data_pages;
-	uint32_t clock;
+	uint32_t clock, tsc_timeline;
 	pthread_mutex_t kick_lock;
 	uint64_t kicks_skipped;
 	/* TSC clock: the calibration, and the thread that keeps it (and the headers) current */
@@ -242,6 +242,8 @@ static void tsc_choose(struct mtrace_guest *g)
 		return;
 	if (mtrace_tsc_calibrate(&g->tsc, TSC_SETTLE_US) < 0)
 		g->clock = MTRACE_CLOCK_MONOTONIC;
+	else if (g->tsc_timeline == MTRACE_CLOCK_XEN)
+		g->tsc.ti.timeline = MTRACE_CLOCK_XEN; /* the same reads, named so */
 }
 
 static int tsc_start(struct mtrace_guest *g, char *err, size_t errlen)
@@ -363,6 +365,13 @@ struct mtrace_guest *mtrace_guest_open(
 		errno = EINVAL;
 		return NULL;
 	}
+	if (cfg->tsc_timeline && cfg->tsc_timeline != MTRACE_CLOCK_MONOTONIC &&
+	    cfg->tsc_timeline != MTRACE_CLOCK_XEN) {
+		set_err(err, errlen, "a TSC timeline is monotonic or xen, not clock %u",
+		    cfg->tsc_timeline);
+		errno = EINVAL;
+		return NULL;
+	}
 	x = xenif_open(
 	    cfg->backend, cfg->sim_dir, XENIF_GNTSHR | XENIF_EVTCHN | XENIF_XS, err, errlen);
 	if (x == NULL) {
@@ -382,6 +391,7 @@ struct mtrace_guest *mtrace_guest_open(
 	g->nrings = cfg->rings;
 	g->data_pages = pages;
 	g->clock = clock;
+	g->tsc_timeline = cfg->tsc_timeline;
 	pthread_mutex_init(&g->kick_lock, NULL);
 	pthread_mutex_init(&g->tsc_lock, NULL);
 	g->tsc_period_ms = cfg->recalibrate_ms ? cfg->recalibrate_ms : TSC_PERIOD_MS;

@@ -46,6 +46,10 @@ struct mtrace_guest_config {
 	const char *sim_dir;     /* NULL = $MTRACE_SIM_DIR */
 	uint32_t backend_domid;  /* reader domain, normally 0 */
 	bool modules;            /* MODULE records on ring 0 at open (PC sites) */
+	/* TSC: the clock the line follows, its timeline: 0 (monotonic) or MTRACE_CLOCK_XEN,
+	 * the clock this library reads for a "xen" ring (what it calibrates against either
+	 * way): for a guest whose Xen system time that is, as on the simulated Xen */
+	uint32_t tsc_timeline;
 };
 
 struct mtrace_guest *mtrace_guest_open(

@@ -8,13 +8,19 @@
  * first sight (from TID_FIRST) rather than derived from the 64-bit thread ids, which
  * are in the args and track names.  A finished thread keeps its tid while it is among the
  * last FINISHED_MAX finished ones (a read of a resolved promise lands on its track);
- * older ones are forgotten, so memory follows the live threads.  Timestamps are
- * relative to the first event's (its wall clock is in the trailing metadata), written
- * from integers as µs with three decimals: Perfetto reads "ts" from its text, exactly
- * to the ns at any length; a reader that takes it as a double (chrome://tracing, JS)
- * still rounds back to the exact ns for traces under 2^52 * 0.0005 µs (26 days).  A ring's times are made
- * monotonic (a guest clock that steps back is held at its highest value) so every
- * track is ordered, which B/E nesting needs.
+ * older ones are forgotten, so memory follows the live threads.
+ *
+ * Times: every domain's events on one host timeline (timeline.h: its dom0's
+ * CLOCK_REALTIME), relative to the smallest time of the whole trace, which is its base
+ * (its wall clock is in the trailing metadata): the objects are written aside with
+ * host times and made relative at the end (chrome-time.c), so nothing is held at an
+ * origin.  They are written from integers as µs with three decimals: Perfetto reads
+ * "ts" from its text, exactly to the ns at any length; a reader that takes it as a
+ * double (chrome://tracing, JS) still rounds back to the exact ns for traces under
+ * 2^52 * 0.0005 µs (26 days).  A ring's times are made monotonic (a guest clock or a
+ * map that steps back is held at its highest value, counted as clamped) so every track
+ * is ordered, which B/E nesting needs.  A domain whose clock is not on the host
+ * timeline (an unknown map) keeps its guest time and its process name says so.
  */
 #include <inttypes.h>
 #include <stdbool.h>
@@ -24,10 +30,10 @@
 #include "cat-chrome.h"
 #include "cat-format.h"
 #include "chrome-emit.h"
+#include "chrome-time.h"
 #include "ops.h"
 #include "thread-table.h"
 
-#define COUNTERS_MAX 65536      /* distinct counter names with a running sum */
 #define FINISHED_MAX (1u << 16) /* finished threads that keep their track */
 /*
  * Perfetto makes a thread (tid = pid) for every event without a tid (process names,
@@ -59,27 +65,30 @@ struct track {
 
 struct proc {
 	uint64_t last_ts; /* the domain's last time: where its open slices end */
-};
-
-struct counter {
-	char *name;
-	int64_t sum;
-	uint64_t last_ts;
+	bool unaligned;   /* its process name says its clock is not on the timeline */
+	char name[280];
 };
 
 static struct {
-	struct ttab rings;     /* (domid, ring) */
-	struct ttab tracks;    /* (ring << 32 | domid, thread): live + recently finished */
-	struct ttab procs;     /* (domid, 0): process named, its last time */
-	struct ttab counters;  /* (domid, hash of name) */
+	struct ttab rings;  /* (domid, ring) */
+	struct ttab tracks; /* (ring << 32 | domid, thread): live + recently finished */
+	struct ttab procs;  /* (domid, 0): process named, its last time */
+	struct chrome_counters counters;
 	struct ttab_fifo fifo; /* finished threads, oldest first */
 	size_t finished;
-	uint64_t origin; /* wall-clock ns of ts 0: the first event's time */
-	uint64_t held;   /* events before the origin, written at ts 0 */
+	uint64_t clamped; /* events held at their ring's last time (or at 0) */
 	uint32_t next_tid;
-	bool init, have_origin;
+	bool init;
+	FILE *body;            /* the objects, until the base is known */
 	struct chrome_emit em; /* the array being written */
+	struct chrome_pairs pairs;
 } C;
+
+/* Where the objects go until cat_chrome_end. */
+static FILE *body(FILE *f)
+{
+	return C.body ? C.body : f;
+}
 
 static void init(void)
 {
@@ -88,7 +97,7 @@ static void init(void)
 	ttab_init(&C.rings, sizeof(struct ring_state));
 	ttab_init(&C.tracks, sizeof(struct track));
 	ttab_init(&C.procs, sizeof(struct proc));
-	ttab_init(&C.counters, sizeof(struct counter));
+	chrome_counters_init(&C.counters);
 	chrome_emit_reset(&C.em);
 	C.next_tid = TID_FIRST;
 	C.init = true;
@@ -97,17 +106,27 @@ static void init(void)
 static struct proc *proc_ensure(FILE *f, uint32_t domid, const char *name)
 {
 	int fresh;
-	char buf[64];
 	struct proc *p = ttab_put(&C.procs, domid, 0, &fresh);
 
 	if (!p || (!fresh && !name))
 		return p;
-	if (!name) {
-		snprintf(buf, sizeof(buf), "dom%u", domid);
-		name = buf;
-	}
-	chrome_process_name(&C.em, f, domid, name);
+	if (name)
+		snprintf(p->name, sizeof(p->name), "%s", name);
+	else
+		snprintf(p->name, sizeof(p->name), "dom%u", domid);
+	p->unaligned = false;
+	chrome_process_name(&C.em, f, domid, p->name);
 	return p;
+}
+
+/* The process's name says its times are the guest's own (the last name wins). */
+static void proc_unaligned(FILE *f, uint32_t domid, struct proc *p)
+{
+	char buf[340];
+
+	p->unaligned = true;
+	snprintf(buf, sizeof(buf), "%s [clock not on the host timeline]", p->name);
+	chrome_process_name(&C.em, f, domid, buf);
 }
 
 static struct ring_state *ring_get(FILE *f, uint32_t domid, uint32_t ring)
@@ -328,83 +347,58 @@ static void arrow(FILE *f, uint32_t domid, uint32_t ring, struct ring_state *r, 
 	chrome_flow(&C.em, f, domid, a, endpoint(f, domid, ring, r, to, ts, true), ts, cat);
 }
 
-static uint64_t name_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static void counter(FILE *f, uint32_t domid, const char *name, int64_t v, bool delta, uint64_t ts)
-{
-	uint64_t h = name_hash(name);
-	struct counter *c = ttab_get(&C.counters, domid, h);
-	int fresh = 0;
-
-	if (!c && C.counters.n < COUNTERS_MAX) {
-		c = ttab_put(&C.counters, domid, h, &fresh);
-		if (c && fresh && !(c->name = strdup(name))) {
-			ttab_del(&C.counters, domid, h, NULL);
-			c = NULL;
-		}
-	}
-	if (c && strcmp(c->name, name) != 0)
-		c = NULL; /* a hash collision: no running sum for this one */
-	if (c) {
-		if (ts < c->last_ts)
-			ts = c->last_ts;
-		c->last_ts = ts;
-		c->sum = delta ? (int64_t)((uint64_t)c->sum + (uint64_t)v) : v;
-		v = c->sum;
-	}
-	chrome_counter(&C.em, f, domid, ts, name, v);
-}
-
 void cat_chrome_begin(FILE *f)
 {
+	(void)f;
 	init();
-	fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
+	/* the objects wait aside for the base; without a temporary file they go straight
+	 * to f, their times absolute (said in the metadata) */
+	C.body = chrome_body_open();
+	if (!C.body)
+		fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", f);
 }
 
 void cat_chrome_domain_up(FILE *f, uint32_t domid, const char *name)
 {
-	char buf[300];
+	char buf[280];
 
 	init();
 	snprintf(buf, sizeof(buf), "%.256s (dom%u)", name ? name : "", domid);
-	proc_ensure(f, domid, buf);
+	proc_ensure(body(f), domid, buf);
 }
 
-void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
+uint32_t cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, const struct tl_time *at,
+    const char *str, uint64_t *written)
 {
-	uint32_t domid = b->domid, ring = b->ring, from, to;
+	uint32_t domid = b->domid, ring = b->ring, from, to, tid = 0;
 	unsigned op = b->op[i];
 	int64_t th = b->thread[i], arg = b->arg[i];
 	struct ring_state *r;
 	struct proc *p;
+	uint64_t ts;
 	char buf[64];
 
 	init();
-	if (!C.have_origin) {
-		C.origin = ts;
-		C.have_origin = true;
-	}
-	if (ts < C.origin) {
-		C.held++;
+	f = body(f);
+	if (at->host_ns < 0) {
+		C.clamped++; /* before 1970: no trace of ours is */
 		ts = 0;
 	} else {
-		ts -= C.origin;
+		ts = (uint64_t)at->host_ns;
 	}
 	p = proc_ensure(f, domid, NULL);
 	r = ring_get(f, domid, ring);
 	if (!r || !p)
-		return;
-	if (r->seen && ts < r->max_ts)
+		return 0;
+	if (!at->known && !p->unaligned)
+		proc_unaligned(f, domid, p);
+	if (r->seen && ts < r->max_ts) {
 		ts = r->max_ts;
+		C.clamped++;
+	}
 	r->max_ts = ts;
 	r->seen = true;
+	*written = ts;
 	if (ts > p->last_ts)
 		p->last_ts = ts;
 	/* Every op but these is something the thread itself did: it is seen (mtraced's
@@ -484,7 +478,8 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 		break;
 	case MTRACE_OP_INCREASE:
 	case MTRACE_OP_COUNTER:
-		counter(f, domid, str ? str : "", arg, op == MTRACE_OP_INCREASE, ts);
+		chrome_counter_event(&C.em, &C.counters, f, domid, str ? str : "", arg,
+		    op == MTRACE_OP_INCREASE, ts);
 		break;
 	case MTRACE_OP_GC: {
 		uint64_t dur = (uint64_t)arg, start = dur > ts ? 0 : ts - dur;
@@ -506,8 +501,8 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 		break;
 	case MTRACE_OP_EVTCHN_SEND:
 	case MTRACE_OP_EVTCHN_RECV:
-		chrome_instant(&C.em, f, domid, endpoint(f, domid, ring, r, th, ts, false), ts,
-		    mtrace_op_name(op), "evtchn");
+		tid = endpoint(f, domid, ring, r, th, ts, false);
+		chrome_instant(&C.em, f, domid, tid, ts, mtrace_op_name(op), "evtchn");
 		fprintf(f, ",\"args\":{\"port\":%" PRId64 "}}", arg);
 		break;
 	case MTRACE_OP_RING_START: {
@@ -532,6 +527,13 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 		fputs("}}", f);
 		break;
 	}
+	return tid;
+}
+
+void cat_chrome_pair(FILE *f, const struct tl_pair *p)
+{
+	init();
+	chrome_pair(&C.em, &C.pairs, body(f), p);
 }
 
 struct closing {
@@ -610,32 +612,26 @@ static void close_all(FILE *f, bool all, uint32_t domid, const char *why)
 void cat_chrome_domain_down(FILE *f, uint32_t domid)
 {
 	init();
-	close_all(f, false, domid, "domain destroyed");
+	close_all(body(f), false, domid, "domain destroyed");
 }
 
-static void counter_free(void *p)
+int cat_chrome_end(FILE *f, const struct tl *tl)
 {
-	free(((struct counter *)p)->name);
-}
+	int rc;
 
-void cat_chrome_end(FILE *f)
-{
 	init();
-	close_all(f, true, 0, "end of capture");
-	/* Perfetto skips keys it does not know after traceEvents. */
-	fprintf(f,
-	    "\n],\"metadata\":{\"mtrace\":{\"origin_wall_ns\":%" PRIu64
-	    ",\"ts\":\"us since origin_wall_ns, 3 decimals (exact ns)\","
-	    "\"held_at_origin\":%" PRIu64 "}}}\n",
-	    C.have_origin ? C.origin : 0, C.held);
+	close_all(body(f), true, 0, "end of capture");
+	rc = chrome_finish(f, C.body, &C.em, &C.pairs, tl, C.clamped);
+	C.body = NULL;
 	ttab_free(&C.tracks, NULL);
 	ttab_free(&C.rings, NULL);
 	ttab_free(&C.procs, NULL);
-	ttab_free(&C.counters, counter_free);
+	chrome_counters_free(&C.counters);
 	ttab_fifo_free(&C.fifo);
 	chrome_emit_free(&C.em);
 	C.finished = 0;
-	C.held = 0;
-	C.have_origin = false;
+	C.clamped = 0;
+	memset(&C.pairs, 0, sizeof(C.pairs));
 	C.init = false;
+	return rc;
 }

@@ -16,11 +16,23 @@
 #include <stdio.h>
 
 #include "mtrace.pb-c.h"
+#include "timeline.h"
 
+/* The trace goes to f at cat_chrome_end; until then its objects are written aside (a
+ * temporary file), their times on the host timeline: the trace's base, its smallest
+ * time, is known only at the end. */
 void cat_chrome_begin(FILE *f);
 void cat_chrome_domain_up(FILE *f, uint32_t domid, const char *name);
 void cat_chrome_domain_down(FILE *f, uint32_t domid);
-void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str);
-void cat_chrome_end(FILE *f);
+/* Event i at host time `at` (timeline.h); returns the track of its instant for an
+ * event-channel send or receive (the end of a pair; *written: its time), else 0. */
+uint32_t cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, const struct tl_time *at,
+    const char *str, uint64_t *written);
+/* A pair of an event-channel send and its receive: an arrow when it is ordered, said so
+ * when not (chrome-time.c). */
+void cat_chrome_pair(FILE *f, const struct tl_pair *p);
+/* The trace to f: every time relative to the base, the metadata with the clocks of tl
+ * (NULL: none) and what was paired.  -1 when the trace could not be written. */
+int cat_chrome_end(FILE *f, const struct tl *tl);
 
 #endif

@@ -47,6 +47,10 @@ struct dom {
 	char name[520]; /* escaped */
 	uint32_t clock;
 	bool up;
+	/* its last clock map, and how many it had */
+	int source;
+	int64_t offset_ns;
+	uint64_t uncertainty_ns, maps;
 };
 
 static struct {
@@ -54,7 +58,7 @@ static struct {
 	struct ttab streams; /* (domid, ring << 1 | mtrace-only) */
 	struct ttab doms;    /* (domid, 0) */
 	char host[520], software[520];
-	uint64_t skipped, truncated;
+	uint64_t skipped, truncated, clamped;
 	int err;             /* first errno of a write or open */
 	char err_what[4200]; /* and on what */
 	bool open;
@@ -140,6 +144,19 @@ static struct dom *dom_get(uint32_t domid)
 	int fresh;
 
 	return ttab_put(&W.doms, domid, 0, &fresh);
+}
+
+void cat_ctf_clock_map(const Mtrace__ClockMap *m)
+{
+	struct dom *d;
+
+	if (!W.open || !(d = dom_get(m->domid)))
+		return;
+	d->source = m->source;
+	d->offset_ns = m->offset_ns;
+	d->uncertainty_ns = m->uncertainty_ns;
+	d->maps++;
+	write_metadata();
 }
 
 void cat_ctf_domain_up(uint32_t domid, const char *name, uint32_t clock)
@@ -241,11 +258,12 @@ static size_t put_str(uint8_t *p, const char *str)
 	return o;
 }
 
-void cat_ctf_event(const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
+void cat_ctf_event(const Mtrace__EventBatch *b, size_t i, const struct tl_time *at, const char *str)
 {
 	unsigned op = b->op[i];
 	uint8_t ev[EV_MAX], *p = ev;
 	struct stream *s;
+	uint64_t ts = at->host_ns < 0 ? 0 : (uint64_t)at->host_ns;
 
 	if (!W.open || W.err)
 		return;
@@ -256,12 +274,14 @@ void cat_ctf_event(const Mtrace__EventBatch *b, size_t i, uint64_t ts, const cha
 	s = stream_get(b->domid, b->ring, op >= MTRACE_OP_COUNT_MIRAGE);
 	if (!s || !s->f)
 		return;
-	/* babeltrace2 wants a stream's times in order (a clock that steps back is held)
-	 * and below 2^63 ns */
-	if (ts > TS_MAX)
-		ts = TS_MAX;
-	if (s->events && ts < s->last_ts)
-		ts = s->last_ts;
+	/* babeltrace2 wants a stream's times in order (a clock or a map that steps back
+	 * is held) and below 2^63 ns */
+	if (ts > TS_MAX || at->host_ns < 0 || (s->events && ts < s->last_ts)) {
+		W.clamped++;
+		ts = ts > TS_MAX ? TS_MAX : at->host_ns < 0 ? 0 : ts;
+		if (s->events && ts < s->last_ts)
+			ts = s->last_ts;
+	}
 	s->last_ts = ts;
 	s->events++;
 	put64(p, ts);
@@ -296,7 +316,7 @@ static const char metadata_head[] =
     "typealias integer { size = 64; align = 8; signed = false; base = 10; } := uint64_t;\n"
     "typealias integer { size = 64; align = 8; signed = true; base = 10; } := int64_t;\n"
     "typealias integer { size = 64; align = 8; signed = false; base = 10;\n"
-    "\tmap = clock.guest.value; } := uint64_clock_t;\n"
+    "\tmap = clock.host.value; } := uint64_clock_t;\n"
     "\n"
     "trace {\n"
     "\tmajor = 1;\n"
@@ -400,9 +420,33 @@ static const char *clock_name(uint32_t c)
 		return "xen";
 	case MTRACE_CLOCK_REALTIME:
 		return "realtime";
+	case MTRACE_CLOCK_TSC:
+		return "tsc";
 	default:
 		return "unknown";
 	}
+}
+
+static const char *source_name(const struct dom *d)
+{
+	if (!d->maps)
+		return "none";
+	switch (d->source) {
+	case MTRACE__CLOCK_MAP__SOURCE__SAME_KERNEL:
+		return "same-kernel";
+	case MTRACE__CLOCK_MAP__SOURCE__XEN_SYSTEM_TIME:
+		return "xen-system-time";
+	default:
+		return "unknown";
+	}
+}
+
+/* Its events are on the host timeline: a known map, or none and a realtime clock (a
+ * recording from before maps, whose guest time is already the epoch's). */
+static bool on_timeline(const struct dom *d)
+{
+	return d->maps ? d->source != MTRACE__CLOCK_MAP__SOURCE__UNKNOWN
+	               : d->clock == MTRACE_CLOCK_REALTIME;
 }
 
 struct env_walk {
@@ -421,11 +465,16 @@ static void env_dom(void *payload, void *arg)
 
 	fprintf(w->f, "\tdomain_%u = \"%s\";\n\tclock_%u = \"%s\";\n", domid, d->name, domid,
 	    clock_name(d->clock));
+	/* strings: exact whatever a reader's integers are */
+	fprintf(w->f,
+	    "\tclock_source_%u = \"%s\";\n\tclock_offset_%u = \"%" PRId64
+	    "\";\n\tclock_uncertainty_%u = \"%" PRIu64 "\";\n\tclock_maps_%u = %" PRIu64 ";\n",
+	    domid, source_name(d), domid, d->maps ? d->offset_ns : 0, domid,
+	    d->maps && on_timeline(d) ? d->uncertainty_ns : UINT64_MAX, domid, d->maps);
 	w->n++;
 	w->domid = domid;
 	w->one = d;
-	w->realtime = w->n == 1 ? d->clock == MTRACE_CLOCK_REALTIME
-	                        : w->realtime && d->clock == MTRACE_CLOCK_REALTIME;
+	w->realtime = w->n == 1 ? on_timeline(d) : w->realtime && on_timeline(d);
 }
 
 static void close_stream(void *payload, void *arg)
@@ -473,11 +522,13 @@ static void write_metadata(void)
 		fprintf(f, "\tdomid = %u;\n\tdomain = \"%s\";\n\ttrace_clock = \"%s\";\n", w.domid,
 		    w.one->name, clock_name(w.one->clock));
 	fputs("};\n\n", f);
-	/* One clock class: every guest's clock counts ns; which clock each domain uses is
-	 * in env.clock_<domid>.  Realtime clocks are absolute. */
+	/* One clock class (one stream class in this layout): the host timeline, ns since
+	 * the epoch; each domain's map is in env.clock_*_<domid>.  Absolute when every
+	 * domain is on it. */
 	fprintf(f,
-	    "clock {\n\tname = guest;\n\tdescription = \"the guest's trace clock, "
-	    "ns (see env.clock_<domid>)\";\n\tfreq = 1000000000;\n\tprecision = 1;\n"
+	    "clock {\n\tname = host;\n\tdescription = \"the host timeline: dom0's "
+	    "CLOCK_REALTIME, ns (each domain's guest clock + env.clock_offset_<domid>)\";\n"
+	    "\tfreq = 1000000000;\n\tprecision = 1;\n"
 	    "\toffset_s = 0;\n\toffset = 0;\n\tabsolute = %s;\n};\n\n",
 	    w.n && w.realtime ? "true" : "false");
 	fputs(metadata_types, f);
@@ -507,6 +558,10 @@ int cat_ctf_close(char *err, size_t errlen)
 	if (W.truncated)
 		fprintf(stderr, "mtrace-cat: %" PRIu64 " strings longer than %u bytes were cut\n",
 		    W.truncated, STR_MAX);
+	if (W.clamped)
+		fprintf(stderr,
+		    "mtrace-cat: %" PRIu64 " CTF times held (a clock or a map stepping back)\n",
+		    W.clamped);
 	if (W.err) {
 		snprintf(err, errlen, "CTF output: %.300s: %s", W.err_what, strerror(W.err));
 		return -1;

@@ -79,7 +79,16 @@ static const char *op_name(unsigned op, char *buf, size_t len)
 	return buf;
 }
 
-static void text_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
+static void text_time(FILE *f, const char *key, int64_t ns)
+{
+	uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+
+	fprintf(f, " %s=%s%" PRIu64 ".%09" PRIu64, key, ns < 0 ? "-" : "", a / 1000000000u,
+	    a % 1000000000u);
+}
+
+static void text_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts,
+    const struct tl_time *at, const char *str)
 {
 	unsigned op = b->op[i];
 	const struct mtrace_op_info *info = mtrace_op_info(op);
@@ -124,6 +133,9 @@ static void text_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t 
 			text_str(f, str);
 		}
 	}
+	/* the host timeline last: what was printed before stays where it was */
+	if (at && at->known)
+		text_time(f, "host", at->host_ns);
 	fputc('\n', f);
 }
 
@@ -134,19 +146,36 @@ static void json_line(FILE *f, struct evbuffer *b)
 }
 
 void cat_event(FILE *f, enum cat_format fmt, const Mtrace__EventBatch *b, size_t i, uint64_t ts,
-    const char *str)
+    const struct tl_time *at, const char *str)
 {
 	switch (fmt) {
 	case CAT_TEXT:
-		text_event(f, b, i, ts, str);
+		text_event(f, b, i, ts, at, str);
 		break;
 	case CAT_JSON:
-		json_event(jbuf(), b, i, ts, str);
+		json_event(jbuf(), b, i, ts, at && at->known ? &at->host_ns : NULL, str);
 		json_line(f, jbuf());
 		break;
 	default:
 		break;
 	}
+}
+
+void cat_pair(FILE *f, enum cat_format fmt, const struct tl_pair *p)
+{
+	if (fmt == CAT_JSON) {
+		json_evtchn_pair(jbuf(), p);
+		json_line(f, jbuf());
+		return;
+	}
+	if (fmt != CAT_TEXT)
+		return;
+	fprintf(f,
+	    "# evtchn_pair send dom=%" PRIu32 " port=%" PRIu32 " ts=%" PRIu64 " recv dom=%" PRIu32
+	    " port=%" PRIu32 " ts=%" PRIu64 " gap_ns=%" PRId64 " uncertainty_ns=%" PRIu64
+	    " order=%s\n",
+	    p->send.domid, p->send.port, p->send.guest_ns, p->recv.domid, p->recv.port,
+	    p->recv.guest_ns, p->gap_ns, p->uncertainty_ns, tl_order_name(p->order));
 }
 
 static void text_stats(FILE *f, const Mtrace__Stats *s)
@@ -218,6 +247,20 @@ void cat_other(FILE *f, enum cat_format fmt, const Mtrace__ServerMsg *m)
 		    "\n",
 		    m->loss->domid, m->loss->ring, m->loss->lost_in_ring,
 		    m->loss->dropped_for_client);
+		break;
+	case MTRACE__SERVER_MSG__MSG_CLOCK_MAP: {
+		const Mtrace__ClockMap *c = m->clock_map;
+		fprintf(f,
+		    "# clock_map dom=%u clock=%u source=%s offset_ns=%" PRId64
+		    " uncertainty_ns=%" PRIu64 " since_host_ns=%" PRId64 " seq=%" PRIu64 "\n",
+		    c->domid, c->clock, json_clock_source(c->source), c->offset_ns,
+		    c->uncertainty_ns, c->since_host_ns, c->seq);
+		break;
+	}
+	case MTRACE__SERVER_MSG__MSG_EVTCHN_LINK:
+		fprintf(f, "# evtchn_link dom=%u port=%u remote_dom=%u remote_port=%u\n",
+		    m->evtchn_link->domid, m->evtchn_link->port, m->evtchn_link->remote_domid,
+		    m->evtchn_link->remote_port);
 		break;
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
 		fputs("# goodbye reason=", f);

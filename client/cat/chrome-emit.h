@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "thread-table.h"
+
 struct evbuffer;
 
 /* The writer of one trace-event array, owned by the converter's state: whether an
@@ -18,7 +20,8 @@ struct evbuffer;
 struct chrome_emit {
 	struct evbuffer *str;
 	uint64_t flow_id; /* the last flow's */
-	bool first;
+	uint64_t min_ts;  /* the smallest ts written (with any_ts): the trace's base */
+	bool first, any_ts;
 };
 
 /* A new array: its first object has no separator, its first flow is 1. */
@@ -41,5 +44,27 @@ void chrome_flow(struct chrome_emit *e, FILE *f, uint32_t pid, uint32_t from, ui
     uint64_t ts, const char *cat);
 void chrome_instant(struct chrome_emit *e, FILE *f, uint32_t domid, uint32_t tid, uint64_t ts,
     const char *name, const char *cat);
+/* A flow arrow from one process's track at one time to another's at another (an
+ * event-channel send and its receive); the caller writes the f's args, if any, and
+ * its closing brace. */
+void chrome_flow_between(struct chrome_emit *e, FILE *f, uint32_t pid_a, uint32_t tid_a,
+    uint64_t ts_a, uint32_t pid_b, uint32_t tid_b, uint64_t ts_b, const char *cat);
+
+/* Counter tracks: the running sum of each (domain, counter name), kept for the
+ * first COUNTERS_MAX names; an increase adds to it, a counter sets it. */
+struct chrome_counters {
+	struct ttab t; /* (domid, hash of name) */
+};
+void chrome_counters_init(struct chrome_counters *cs);
+void chrome_counters_free(struct chrome_counters *cs);
+void chrome_counter_event(struct chrome_emit *e, struct chrome_counters *cs, FILE *f,
+    uint32_t domid, const char *name, int64_t v, bool delta, uint64_t ts);
+
+/*
+ * The objects are written with ts on the host timeline (ns since the epoch, as µs);
+ * the trace's time base is the smallest of them, known only at the end.  Copy in to
+ * out with every "ts" made relative to base: 0, or -1 on a read or write error.
+ */
+int chrome_rebase(FILE *in, FILE *out, uint64_t base);
 
 #endif

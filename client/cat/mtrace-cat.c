@@ -30,6 +30,7 @@
 #include "ring-reader.h"
 #include "sat.h"
 #include "session.h"
+#include "timeline.h"
 
 /* What --summary reports at exit (tests compare it with what the guest wrote). */
 struct cat_sum {
@@ -52,6 +53,7 @@ struct cat {
 	bool waiting;   /* the link went away and is waited for */
 	int status;     /* the exit status */
 	struct cat_sum sum;
+	struct tl *tl; /* the host timeline: clock maps, event-channel pairs */
 };
 
 static void finish(struct cat *c, int status)
@@ -62,18 +64,41 @@ static void finish(struct cat *c, int status)
 	event_base_loopbreak(c->base);
 }
 
+/* An event-channel send or receive: its pair, once both ends are known, printed. */
+static void pair_end(struct cat *c, const Mtrace__EventBatch *b, size_t i, uint64_t ts,
+    const struct tl_time *at, uint32_t track, uint64_t written)
+{
+	const struct mtc_rec *rec = mtc_session_rec(c->s);
+	struct tl_end e = { b->domid, (uint32_t)b->arg[i], b->ring, ts, *at, track, written };
+	struct tl_pair p;
+
+	if (!tl_evtchn(c->tl, rec->host, b->op[i] == MTRACE_OP_EVTCHN_SEND, &e, &p))
+		return;
+	if (c->o->fmt == CAT_CHROME)
+		cat_chrome_pair(c->out, &p);
+	else
+		cat_pair(c->out, c->o->fmt, &p);
+}
+
 /* Print a batch's events; returns false once the -n count is reached. */
 static bool print_batch(struct cat *c, const Mtrace__EventBatch *b)
 {
 	const struct cat_opts *o = c->o;
 	size_t n = b->n_op, si = 0, i;
 	uint64_t ts = b->base_ts;
+	const struct tl_clock *tc =
+	    tl_clock(c->tl, mtc_session_rec(c->s)->host, b->domid, b->clock);
+	bool pairs = o->fmt == CAT_CHROME || o->fmt == CAT_JSON || o->fmt == CAT_TEXT;
 
 	c->sum.batches++;
 	for (i = 0; i < n; i++) {
 		const char *str = NULL;
+		struct tl_time at;
+		uint32_t track = 0;
+		uint64_t written = 0;
 
 		ts += (uint64_t)b->ts_delta[i];
+		tl_map(tc, ts, &at);
 		/* a reference past the dictionary is the peer's bug: print no string */
 		if (mtrace_op_has_string(b->op[i]) && si < b->n_str_ref &&
 		    b->str_ref[si++] < b->n_str)
@@ -85,11 +110,14 @@ static bool print_batch(struct cat *c, const Mtrace__EventBatch *b)
 			    n == b->n_type ? (uint8_t)b->type[i] : 0, ts, b->thread[i], b->arg[i],
 			    str);
 		else if (o->fmt == CAT_CHROME)
-			cat_chrome_event(c->out, b, i, ts, str);
+			track = cat_chrome_event(c->out, b, i, &at, str, &written);
 		else if (o->fmt == CAT_CTF)
-			cat_ctf_event(b, i, ts, str);
+			cat_ctf_event(b, i, &at, str);
 		else
-			cat_event(c->out, o->fmt, b, i, ts, str);
+			cat_event(c->out, o->fmt, b, i, ts, &at, str);
+		if (pairs &&
+		    (b->op[i] == MTRACE_OP_EVTCHN_SEND || b->op[i] == MTRACE_OP_EVTCHN_RECV))
+			pair_end(c, b, i, ts, &at, track, written);
 		if (o->count && !o->no_events && c->sum.events >= o->count)
 			return false;
 	}
@@ -135,6 +163,7 @@ static int handle(struct cat *c, const Mtrace__ServerMsg *m)
 	}
 	c->sum.messages++;
 	sat_inc(&c->sum.bytes, rec->raw ? rec->raw_len : mtrace__server_msg__get_packed_size(m));
+	tl_msg(c->tl, rec->host, m);
 	switch (m->msg_case) {
 	case MTRACE__SERVER_MSG__MSG_EVENTS:
 		b = m->events;
@@ -158,6 +187,10 @@ static int handle(struct cat *c, const Mtrace__ServerMsg *m)
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
 		if (o->fmt == CAT_CHROME)
 			cat_chrome_domain_down(c->out, m->domain_down->domid);
+		break;
+	case MTRACE__SERVER_MSG__MSG_CLOCK_MAP:
+		if (o->fmt == CAT_CTF)
+			cat_ctf_clock_map(m->clock_map);
 		break;
 	case MTRACE__SERVER_MSG__MSG_LOSS:
 		/* a stored notice is anyone's: 2^63 twice must not wrap to 0 */
@@ -367,8 +400,10 @@ static int end(struct cat *c)
 	int status = c->status;
 	char err[512];
 
-	if (o->fmt == CAT_CHROME)
-		cat_chrome_end(c->out);
+	if (o->fmt == CAT_CHROME && cat_chrome_end(c->out, c->tl) < 0 && errno != EPIPE) {
+		fprintf(stderr, "mtrace-cat: writing the Chrome trace: %s\n", strerror(errno));
+		status = 1;
+	}
 	if (o->fmt == CAT_FOLDED)
 		folded_print(c->out);
 	if (o->fmt == CAT_CTF && cat_ctf_close(err, sizeof(err)) < 0) {
@@ -393,8 +428,10 @@ static int end(struct cat *c)
 /* One line of JSON on stderr; the sums of what was read saturate, and those that did
  * are named in "saturated" (at least that much); with --nats, the messages skipped as
  * not ours per host (fleet-hosts.h). */
-static void print_summary(const struct cat_sum *sum, const struct mtc_source *src)
+static void print_summary(
+    const struct cat_sum *sum, const struct mtc_source *src, const struct tl *tl)
 {
+	struct tl_counts p;
 	static const char *const names[] = { "dropped_for_client", "lost_in_ring", "bytes" };
 	const uint64_t vals[] = { sum->dropped, sum->lost_in_ring, sum->bytes };
 	struct evbuffer *b = evbuffer_new();
@@ -402,12 +439,16 @@ static void print_summary(const struct cat_sum *sum, const struct mtc_source *sr
 
 	if (!b)
 		return;
+	tl_counts(tl, &p);
 	evbuffer_add_printf(b,
 	    "{\"events\":%" PRIu64 ",\"batches\":%" PRIu64 ",\"messages\":%" PRIu64
 	    ",\"stats\":%" PRIu64 ",\"dropped_for_client\":%" PRIu64 ",\"lost_in_ring\":%" PRIu64
-	    ",\"bytes\":%" PRIu64 ",\"goodbye\":%s,\"by_op\":{",
+	    ",\"bytes\":%" PRIu64 ",\"goodbye\":%s,\"evtchn_pairs\":{\"pairs\":%" PRIu64
+	    ",\"ordered\":%" PRIu64 ",\"uncertain\":%" PRIu64 ",\"violated\":%" PRIu64
+	    ",\"unmapped\":%" PRIu64 ",\"unpaired\":%" PRIu64 "},\"by_op\":{",
 	    sum->events, sum->batches, sum->messages, sum->stats, sum->dropped, sum->lost_in_ring,
-	    sum->bytes, sum->goodbye ? "true" : "false");
+	    sum->bytes, sum->goodbye ? "true" : "false", p.pairs, p.ordered, p.uncertain,
+	    p.violated, p.unmapped, p.unpaired);
 	for (unsigned op = 0, first = 1; op < 256; op++) {
 		if (!sum->by_op[op])
 			continue;
@@ -455,7 +496,7 @@ int main(int argc, char **argv)
 	/* Writes to a closed pipe fail with EPIPE and end the run cleanly. */
 	signal(SIGPIPE, SIG_IGN);
 	c.out = stdout;
-	if (!(c.base = event_base_new())) {
+	if (!(c.tl = tl_new()) || !(c.base = event_base_new())) {
 		fprintf(stderr, "mtrace-cat: cannot create the event loop\n");
 		return 1;
 	}
@@ -488,7 +529,7 @@ int main(int argc, char **argv)
 	event_base_dispatch(c.base);
 	status = end(&c);
 	if (o.summary)
-		print_summary(&c.sum, mtc_session_source(c.s));
+		print_summary(&c.sum, mtc_session_source(c.s), c.tl);
 out:
 	mtc_session_free(c.s);
 	if (sigint)
@@ -498,5 +539,6 @@ out:
 	if (timer)
 		event_free(timer);
 	event_base_free(c.base);
+	tl_free(c.tl);
 	return status;
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "timeline.h"
 #include "ops.h"
 #include "utf8.h"
 
@@ -119,7 +120,8 @@ static void num_col(struct evbuffer *b, const char *name, enum col k, const void
 	ADD(b, "]");
 }
 
-int json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_ms)
+int json_batch(
+    struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_ms, const struct tl_time *base)
 {
 	size_t n = eb->n_op;
 
@@ -133,6 +135,11 @@ int json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_m
 	    "{\"v\":" JSON_V ",\"type\":\"batch\",\"d\":%" PRIu32 ",\"r\":%" PRIu32
 	    ",\"t\":\"%" PRIu64 "\",\"c\":%" PRIu32 ",\"q\":%" PRIu64 ",\"w\":%" PRIu64,
 	    eb->domid, eb->ring, eb->base_ts, eb->clock, eb->first_seq, recv_ms);
+	/* the host timeline: host = guest + ho for the whole batch (its map at base_ts);
+	 * a string for the same reason as t */
+	if (base && base->known)
+		evbuffer_add_printf(b, ",\"ho\":\"%" PRId64 "\",\"hu\":%" PRIu64,
+		    (int64_t)((uint64_t)base->host_ns - eb->base_ts), base->uncertainty_ns);
 	num_col(b, "dt", COL_S32, eb->ts_delta, n);
 	num_col(b, "op", COL_U32, eb->op, n);
 	num_col(b, "th", COL_S64, eb->thread, n);
@@ -218,11 +225,12 @@ static void json_domain_stats(struct evbuffer *b, const Mtrace__DomainStats *d)
 	    ",\"threads_total\":%" PRIu64 ",\"threads_evicted\":%" PRIu64
 	    ",\"threads_ended\":%" PRIu64 ",\"threads_labelled\":%" PRIu64
 	    ",\"labels_dropped\":%" PRIu64 ",\"clock\":%" PRIu32 ",\"unknown\":%" PRIu64
-	    ",\"wakeups\":%" PRIu64 ",\"ratelimited\":%" PRIu64 ",\"state\":",
+	    ",\"wakeups\":%" PRIu64 ",\"ratelimited\":%" PRIu64 ",\"clock_sync_bad\":%" PRIu64
+	    ",\"state\":",
 	    d->alive ? "true" : "false", d->legacy ? "true" : "false", d->rings, d->events, d->lost,
 	    d->corrupt, fin(d->rate_1s), fin(d->rate_10s), fin(d->rate_60s), d->live_threads,
 	    d->threads_total, d->threads_evicted, d->threads_ended, d->threads_labelled,
-	    d->labels_dropped, d->clock, d->unknown, d->wakeups, d->ratelimited);
+	    d->labels_dropped, d->clock, d->unknown, d->wakeups, d->ratelimited, d->clock_sync_bad);
 	json_str(b, d->state);
 	ADD(b, ",\"counters\":[");
 	for (size_t i = 0; i < d->n_counters; i++) {
@@ -394,8 +402,8 @@ uint64_t json_stats_within(struct evbuffer *b, const Mtrace__Stats *s, bool full
 	return left;
 }
 
-void json_event(
-    struct evbuffer *b, const Mtrace__EventBatch *eb, size_t i, uint64_t ts, const char *str)
+void json_event(struct evbuffer *b, const Mtrace__EventBatch *eb, size_t i, uint64_t ts,
+    const int64_t *host_ns, const char *str)
 {
 	const char *op = mtrace_op_name(eb->op[i]);
 	char ob[16];
@@ -411,11 +419,57 @@ void json_event(
 	if (eb->op[i] == MTRACE_OP_CREATES && i < eb->n_type)
 		evbuffer_add_printf(
 		    b, ",\"thread_type\":\"%s\"", mtrace_thread_type_name(eb->type[i]));
+	if (host_ns)
+		evbuffer_add_printf(b, ",\"host_ns\":%" PRId64, *host_ns);
 	if (str) {
 		ADD(b, ",\"str\":");
 		json_str(b, str);
 	}
 	ADD(b, "}");
+}
+
+static void pair_end(struct evbuffer *b, const char *name, const struct tl_end *e)
+{
+	evbuffer_add_printf(b,
+	    "\"%s\":{\"domid\":%" PRIu32 ",\"port\":%" PRIu32 ",\"ring\":%" PRIu32
+	    ",\"ts\":%" PRIu64,
+	    name, e->domid, e->port, e->ring, e->guest_ns);
+	if (e->at.known)
+		evbuffer_add_printf(b, ",\"host_ns\":%" PRId64, e->at.host_ns);
+	ADD(b, "}");
+}
+
+void json_evtchn_pair(struct evbuffer *b, const struct tl_pair *p)
+{
+	ADD(b, "{\"v\":" JSON_V ",\"type\":\"evtchn_pair\",");
+	pair_end(b, "send", &p->send);
+	ADD(b, ",");
+	pair_end(b, "recv", &p->recv);
+	evbuffer_add_printf(b,
+	    ",\"gap_ns\":%" PRId64 ",\"uncertainty_ns\":%" PRIu64 ",\"order\":\"%s\"}", p->gap_ns,
+	    p->uncertainty_ns, tl_order_name(p->order));
+}
+
+const char *json_clock_source(int source)
+{
+	switch (source) {
+	case MTRACE__CLOCK_MAP__SOURCE__SAME_KERNEL:
+		return "same-kernel";
+	case MTRACE__CLOCK_MAP__SOURCE__XEN_SYSTEM_TIME:
+		return "xen-system-time";
+	default:
+		return "unknown";
+	}
+}
+
+void json_clock_map(struct evbuffer *b, const Mtrace__ClockMap *c)
+{
+	evbuffer_add_printf(b,
+	    "{\"v\":" JSON_V ",\"type\":\"clock_map\",\"domid\":%" PRIu32 ",\"clock\":%" PRIu32
+	    ",\"offset_ns\":%" PRId64 ",\"uncertainty_ns\":%" PRIu64 ",\"source\":\"%s\""
+	    ",\"since_host_ns\":%" PRId64 ",\"seq\":%" PRIu64 "}",
+	    c->domid, c->clock, c->offset_ns, c->uncertainty_ns, json_clock_source(c->source),
+	    c->since_host_ns, c->seq);
 }
 
 int json_other(struct evbuffer *b, const Mtrace__ServerMsg *m)
@@ -433,6 +487,17 @@ int json_other(struct evbuffer *b, const Mtrace__ServerMsg *m)
 	case MTRACE__SERVER_MSG__MSG_LOSS:
 		json_loss(b, m->loss);
 		return 0;
+	case MTRACE__SERVER_MSG__MSG_CLOCK_MAP:
+		json_clock_map(b, m->clock_map);
+		return 0;
+	case MTRACE__SERVER_MSG__MSG_EVTCHN_LINK:
+		evbuffer_add_printf(b,
+		    "{\"v\":" JSON_V ",\"type\":\"evtchn_link\",\"domid\":%" PRIu32
+		    ",\"port\":%" PRIu32 ",\"remote_domid\":%" PRIu32 ",\"remote_port\":%" PRIu32
+		    "}",
+		    m->evtchn_link->domid, m->evtchn_link->port, m->evtchn_link->remote_domid,
+		    m->evtchn_link->remote_port);
+		return 0;
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
 		ADD(b, "{\"v\":" JSON_V ",\"type\":\"goodbye\",\"reason\":");
 		json_str(b, m->goodbye->reason);
@@ -448,149 +513,4 @@ int json_other(struct evbuffer *b, const Mtrace__ServerMsg *m)
 	default:
 		return -1;
 	}
-}
-
-/* ---- mtrace-web's own objects ---- */
-
-static const char *tf(bool x)
-{
-	return x ? "true" : "false";
-}
-
-void json_list_begin(struct evbuffer *b)
-{
-	ADD(b, "[");
-}
-
-void json_list_end(struct evbuffer *b)
-{
-	ADD(b, "]");
-}
-
-/* The head every top-level object starts with: "v", then "host" (when given), then
- * "type". */
-static void head(struct evbuffer *b, const char *host, const char *type)
-{
-	ADD(b, "{\"v\":" JSON_V ",");
-	if (host) {
-		ADD(b, "\"host\":");
-		json_str(b, host);
-		ADD(b, ",");
-	}
-	evbuffer_add_printf(b, "\"type\":\"%s\"", type);
-}
-
-int json_put_host(struct evbuffer *b, const char *host)
-{
-	static const char pre[] = "{\"v\":" JSON_V ",";
-	struct evbuffer *t;
-
-	if (evbuffer_get_length(b) < sizeof(pre) - 1 ||
-	    memcmp(evbuffer_pullup(b, sizeof(pre) - 1), pre, sizeof(pre) - 1) != 0 ||
-	    !(t = evbuffer_new()))
-		return -1;
-	evbuffer_add(t, pre, sizeof(pre) - 1);
-	ADD(t, "\"host\":");
-	json_str(t, host);
-	ADD(t, ",");
-	evbuffer_drain(b, sizeof(pre) - 1);
-	evbuffer_prepend_buffer(b, t);
-	evbuffer_free(t);
-	return 0;
-}
-
-void json_hello(struct evbuffer *b, const struct json_hello *h)
-{
-	head(b, NULL, "hello");
-	evbuffer_add_printf(b, ",\"instance\":\"%" PRIx64 "\",\"server\":", h->instance);
-	json_str(b, h->server);
-	evbuffer_add_printf(b,
-	    ",\"connected\":%s,\"resumed\":%s,\"history_first_event\":%" PRIu64
-	    ",\"browser\":%u,\"daemon\":",
-	    tf(h->connected), tf(h->resumed), h->history_first_event, h->browser);
-	json_str(b, h->daemon);
-	if (h->fleet)
-		ADD(b, ",\"fleet\":true");
-	/* The thread types' names, from the one table (common/ops.c). */
-	ADD(b, ",\"types\":[");
-	for (unsigned t = 0; t < MTRACE_TT_COUNT; t++) {
-		if (t)
-			ADD(b, ",");
-		json_str(b, mtrace_thread_type_name(t));
-	}
-	ADD(b, "]}");
-}
-
-void json_daemon(struct evbuffer *b, const char *host, bool connected, const char *daemon)
-{
-	head(b, host, "daemon");
-	evbuffer_add_printf(b, ",\"connected\":%s,\"daemon\":", tf(connected));
-	json_str(b, daemon);
-	ADD(b, "}");
-}
-
-void json_dropped(struct evbuffer *b, uint64_t dropped, uint64_t total)
-{
-	head(b, NULL, "dropped");
-	evbuffer_add_printf(b, ",\"dropped\":%" PRIu64 ",\"total\":%" PRIu64 "}", dropped, total);
-}
-
-void json_web_domain(struct evbuffer *b, size_t i, const char *host, uint32_t domid, bool alive,
-    const char *name, const char *reason)
-{
-	if (i)
-		ADD(b, ",");
-	ADD(b, "{");
-	if (host) {
-		ADD(b, "\"host\":");
-		json_str(b, host);
-		ADD(b, ",");
-	}
-	evbuffer_add_printf(b, "\"domid\":%" PRIu32 ",\"alive\":%s,\"name\":", domid, tf(alive));
-	json_str(b, name);
-	ADD(b, ",\"reason\":");
-	json_str(b, reason);
-	ADD(b, "}");
-}
-
-void json_web_host(struct evbuffer *b, size_t i, const struct json_web_host *h)
-{
-	bool cut = h->stats_cut;
-
-	if (i)
-		ADD(b, ",");
-	ADD(b, "{\"host\":");
-	json_str(b, h->host);
-	evbuffer_add_printf(b,
-	    ",\"connected\":%s,\"events\":%" PRIu64 ",\"last_seen_ms\":%" PRIu64 ",\"daemon\":",
-	    tf(h->connected), h->events, h->last_seen_ms);
-	json_str(b, h->daemon);
-	ADD(b, ",\"stats\":");
-	if (h->stats)
-		cut |= json_stats_within(b, h->stats, true, h->stats_max) != 0;
-	else
-		ADD(b, "null");
-	evbuffer_add_printf(b, ",\"stats_cut\":%s}", tf(cut));
-}
-
-void json_browsers_begin(struct evbuffer *b, unsigned count, uint64_t dropped_total)
-{
-	evbuffer_add_printf(
-	    b, "{\"count\":%u,\"dropped_total\":%" PRIu64 ",\"list\":[", count, dropped_total);
-}
-
-void json_browser(struct evbuffer *b, size_t i, unsigned browser, const char *peer,
-    uint64_t sent_events, uint64_t dropped, uint64_t lag_bytes, uint64_t queued_bytes)
-{
-	evbuffer_add_printf(b, "%s{\"browser\":%u,\"peer\":", i ? "," : "", browser);
-	json_str(b, peer);
-	evbuffer_add_printf(b,
-	    ",\"sent_events\":%" PRIu64 ",\"dropped\":%" PRIu64 ",\"lag_bytes\":%" PRIu64
-	    ",\"queued_bytes\":%" PRIu64 "}",
-	    sent_events, dropped, lag_bytes, queued_bytes);
-}
-
-void json_browsers_end(struct evbuffer *b)
-{
-	ADD(b, "]}");
 }

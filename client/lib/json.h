@@ -22,14 +22,25 @@ void json_str(struct evbuffer *b, const char *s);
 /* Write b to f and drain it. */
 void json_write(FILE *f, struct evbuffer *b);
 
-/* Event i of a batch as one object (ts already summed; str the event's string or NULL). */
-void json_event(
-    struct evbuffer *b, const Mtrace__EventBatch *eb, size_t i, uint64_t ts, const char *str);
-/* A whole EventBatch as one column object; -1 if its columns disagree. */
-int json_batch(struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_ms);
+/* Event i of a batch as one object (ts already summed; str the event's string or NULL;
+ * host_ns its time on the host timeline, NULL when its clock is not on it). */
+void json_event(struct evbuffer *b, const Mtrace__EventBatch *eb, size_t i, uint64_t ts,
+    const int64_t *host_ns, const char *str);
+/* A send paired with its receive (timeline.h), {"type":"evtchn_pair",...}. */
+struct tl_pair;
+void json_evtchn_pair(struct evbuffer *b, const struct tl_pair *p);
+/* A whole EventBatch as one column object; -1 if its columns disagree.  base: where its
+ * base_ts lies on the host timeline (timeline.h), its offset given to the page when
+ * known; NULL when not. */
+struct tl_time;
+int json_batch(
+    struct evbuffer *b, const Mtrace__EventBatch *eb, uint64_t recv_ms, const struct tl_time *base);
 void json_domain_up(struct evbuffer *b, const Mtrace__DomainUp *u);
 void json_domain_down(struct evbuffer *b, const Mtrace__DomainDown *d);
 void json_loss(struct evbuffer *b, const Mtrace__Loss *l);
+/* A ClockMap (docs/json.md); its source's name ("same-kernel", ...). */
+void json_clock_map(struct evbuffer *b, const Mtrace__ClockMap *c);
+const char *json_clock_source(int source);
 /* full: threads, labels and sites too (the per-second SSE stats leave them out). */
 void json_stats(struct evbuffer *b, const Mtrace__Stats *s, bool full);
 /* The same in about max bytes (hostile Stats, stored, can unpack to gigabytes of JSON):

@@ -78,6 +78,12 @@ static void ship_msg(struct ship *s, const Mtrace__ServerMsg *m)
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
 		dom = domain_token(s, m->domain_down->domid, tmp, sizeof(tmp));
 		break;
+	case MTRACE__SERVER_MSG__MSG_CLOCK_MAP: /* the domain's, in order with its events */
+		dom = domain_token(s, m->clock_map->domid, tmp, sizeof(tmp));
+		break;
+	case MTRACE__SERVER_MSG__MSG_EVTCHN_LINK:
+		dom = domain_token(s, m->evtchn_link->domid, tmp, sizeof(tmp));
+		break;
 	case MTRACE__SERVER_MSG__MSG_LOSS:
 		if (m->loss->domid || m->loss->ring)
 			dom = domain_token(s, m->loss->domid, tmp, sizeof(tmp));

@@ -126,6 +126,8 @@ static const char *data_invalid(const uint8_t *data, size_t len, bool stats, uin
 	case MTRACE__SERVER_MSG__MSG_HELLO:
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_UP:
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN:
+	case MTRACE__SERVER_MSG__MSG_CLOCK_MAP:
+	case MTRACE__SERVER_MSG__MSG_EVTCHN_LINK:
 	case MTRACE__SERVER_MSG__MSG_LOSS:
 	case MTRACE__SERVER_MSG__MSG_ERROR:
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:

@@ -17,6 +17,7 @@
 
 #include "sat.h"
 #include "session.h"
+#include "timeline.h"
 #include "web.h"
 
 /* Per loop turn, so that HTTP is served and the browsers' sockets are written between:
@@ -34,6 +35,7 @@ static struct {
 	unsigned turn_msgs;       /* read in this loop turn */
 	uint64_t turn_bytes0;     /* of SSE messages before it */
 	char daemon[256];
+	struct tl *tl; /* the host timeline: each batch's offset onto it */
 	bool warned, fleet;
 	uint64_t events, malformed; /* saturating */
 } f;
@@ -84,8 +86,11 @@ static unsigned handle(unsigned host, Mtrace__ServerMsg *m, struct evbuffer *b, 
 		push_daemon_state(b, true, h);
 	}
 	switch (m->msg_case) {
-	case MTRACE__SERVER_MSG__MSG_EVENTS:
-		if (json_batch(b, m->events, recv_ms) < 0) {
+	case MTRACE__SERVER_MSG__MSG_EVENTS: {
+		struct tl_time at;
+		tl_map(tl_clock(f.tl, h->name, m->events->domid, m->events->clock),
+		    m->events->base_ts, &at);
+		if (json_batch(b, m->events, recv_ms, &at) < 0) {
 			evbuffer_drain(b, evbuffer_get_length(b));
 			sat_inc(&f.malformed, 1);
 			break;
@@ -97,6 +102,12 @@ static unsigned handle(unsigned host, Mtrace__ServerMsg *m, struct evbuffer *b, 
 		if ((d = tab_dom(host, m->events->domid, false)))
 			d->alive = true;
 		push("b", b, (uint32_t)m->events->n_op);
+		break;
+	}
+	case MTRACE__SERVER_MSG__MSG_CLOCK_MAP:
+		json_clock_map(b, m->clock_map);
+		add_host(b, host);
+		push("clock", b, 0);
 		break;
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_UP:
 		d = tab_dom(host, m->domain_up->domid, true);
@@ -179,6 +190,7 @@ static unsigned on_msg(struct mtc_session *s, Mtrace__ServerMsg *m, void *arg)
 		f.turn_bytes0 = hist_bytes_total();
 	/* In the fleet, when the stream stored it, about when mtraced sent it: a history
 	 * read from the stream lines up on the page as it happened, host beside host. */
+	tl_msg(f.tl, rec->host, m);
 	r = handle((unsigned)k, m, f.b, rec->stored_ms ? rec->stored_ms : wall_ms());
 	/* Per loop turn, so that HTTP is served and the browsers' sockets are written
 	 * between. */
@@ -283,7 +295,7 @@ int feed_start(struct event_base *base, const struct web_opts *o, void (*on_hist
 		snprintf(f.daemon, sizeof(f.daemon), "the recording %s", o->src.input);
 	if (!f.fleet)
 		(void)tab_host("");
-	if (!(f.b = evbuffer_new())) {
+	if (!(f.b = evbuffer_new()) || !(f.tl = tl_new())) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -302,6 +314,7 @@ void feed_stop(void)
 	if (f.b)
 		evbuffer_free(f.b);
 	tab_free();
+	tl_free(f.tl);
 	memset(&f, 0, sizeof(f));
 }
 

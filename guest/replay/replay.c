@@ -99,6 +99,11 @@ static uint64_t play_pass(
 	uint64_t t0 = t->n ? t->ev[0].t_ns : 0;
 	uint64_t mono0 = clock_mono_ns(), real0 = clock_ns(CLOCK_REALTIME);
 	uint64_t last_off = 0, n = 0;
+	/* An event due within the sleep's slack goes out early, stamped with its due time:
+	 * the next pass starts no earlier than that, or the ring's clock would step back. */
+	static uint64_t last_ts;
+	if (real0 < last_ts && !o->recorded_times)
+		real0 = last_ts;
 	for (size_t i = 0; i < t->n && !stop; i++) {
 		const struct trace_ev *e = &t->ev[i];
 		/* A trace whose clock steps back is played in file order, never faster. */
@@ -120,6 +125,8 @@ static uint64_t play_pass(
 		}
 		if (o->recorded_times)
 			ts = e->t_ns;
+		else
+			last_ts = ts;
 		emit(r, t, e, ts, shift);
 		n++;
 	}

@@ -321,10 +321,15 @@ def _num(s):
         return False
 
 
+LAST_MODEL = None  # the model of the last check, for readers that look further
+
+
 def check(path):
+    global LAST_MODEL
     raw = open(path, "rb").read()
     doc = json.loads(raw.decode("utf-8"), parse_float=decimal.Decimal)
     m = Model()
+    LAST_MODEL = m
     if isinstance(doc, dict):
         evs = doc.get("traceEvents", [])
         meta = doc.get("metadata", {}).get("mtrace", {})
@@ -418,8 +423,9 @@ def from_stream(path):
 
 
 def gc_times(chrome, stream):
-    """GC ends in the Chrome trace against the stream's gc times minus the origin:
-    the ns are the same (none lost to a double)."""
+    """GC ends in the Chrome trace against the stream's gc times on the host timeline
+    (host_ns, else the guest's ts) minus the origin: the ns are the same (none lost to a
+    double)."""
     doc = json.loads(open(chrome, "rb").read().decode("utf-8"), parse_float=decimal.Decimal)
     origin = doc.get("metadata", {}).get("mtrace", {}).get("origin_wall_ns") \
         if isinstance(doc, dict) else None
@@ -430,13 +436,14 @@ def gc_times(chrome, stream):
         if e.get("ph") == "E" and e.get("cat") == "gc":
             got[(e["pid"], coerce_ts_text(e["ts"]))] += 1
     want = collections.Counter()
-    held = {}  # the documented holds: before the origin at 0, a ring's clock at its max
+    held = {}  # the documented hold: a ring's time at its max
     for line in open(stream, encoding="utf-8"):
         d = json.loads(line)
         if d.get("type") != "event":
             continue
         key = (d["domid"], d["ring"])
-        t = max(d["ts"] - origin, 0, held.get(key, 0))
+        # a domain off the host timeline keeps its guest time, at most 2^63-1
+        t = max(d.get("host_ns", min(d["ts"], 2**63 - 1)) - origin, held.get(key, 0))
         held[key] = t
         if d["op"] == "gc":
             want[(d["domid"], t)] += 1

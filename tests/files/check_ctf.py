@@ -51,7 +51,8 @@ def stream_key(domid, ring, op):
 
 
 def from_stream(path):
-    """Events per CTF stream file name, and domain names, from mtrace-cat -f json."""
+    """Events per CTF stream file name, and domain names, from mtrace-cat -f json (a
+    stream's times held at its highest, as cat-ctf.c holds them)."""
     per, names = collections.defaultdict(list), {}
     for line in open(path, encoding="utf-8"):
         d = json.loads(line)
@@ -63,14 +64,19 @@ def from_stream(path):
         if op not in OPS:
             continue
         has_thread, has_arg, has_type, has_str = LAYOUT[op]
-        ev = {"ts": d["ts"], "op": d["op"], "thread": d["thread"] if has_thread else -1,
+        # CTF's one clock is the host timeline: the guest's ts where its clock is not on it
+        ev = {"ts": d.get("host_ns", d["ts"]), "op": d["op"],
+              "thread": d["thread"] if has_thread else -1,
               "arg": d["arg"] if has_arg else 0}
         if has_type:
             t = d.get("thread_type", "Unknown")
             ev["type"] = TT.index(t) if t in TT else 99
         if has_str:
             ev["str"] = d.get("str", "")
-        per[stream_key(d["domid"], d["ring"], op)].append(ev)
+        k = stream_key(d["domid"], d["ring"], op)
+        if per[k]:
+            ev["ts"] = max(ev["ts"], per[k][-1]["ts"])
+        per[k].append(ev)
     return per, names
 
 

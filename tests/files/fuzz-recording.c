@@ -1,7 +1,8 @@
 /*
  * fuzz-recording.c - libFuzzer target for the recording reader (client/lib/recording.c)
  * and what mtrace-cat -i does with each message it yields: the selection of stored
- * records (client/lib/select.c) and the text, JSON and Chrome printers (to /dev/null).  A recording is a file from anywhere:
+ * records (client/lib/select.c), the host timeline (client/lib/timeline.c: maps, links,
+ * pairs) and the text, JSON and Chrome printers (to /dev/null).  A recording is a file from anywhere:
  * nothing in it may crash the reader, make it read past its buffers or loop.
  *
  * Built with -fsanitize=fuzzer under clang (meson -Dfuzzer=enabled); for other builds
@@ -18,25 +19,42 @@
 #include "ops.h"
 #include "recording.h"
 #include "select.h"
+#include "timeline.h"
 
 static FILE *null_out;
+static struct tl *tl;
 
 static void print_part(const Mtrace__EventBatch *b, void *arg)
 {
 	uint64_t ts = b->base_ts;
 	size_t si = 0;
+	const struct tl_clock *tc = tl_clock(tl, "", b->domid, b->clock);
 
 	(void)arg;
 	for (size_t i = 0; i < b->n_op; i++) {
 		const char *str = NULL;
+		struct tl_time at;
+		uint64_t written = 0;
+		uint32_t track;
 
 		ts += (uint64_t)b->ts_delta[i];
+		tl_map(tc, ts, &at);
 		if (mtrace_op_has_string(b->op[i]) && si < b->n_str_ref &&
 		    b->str_ref[si++] < b->n_str)
 			str = b->str[b->str_ref[si - 1]];
-		cat_event(null_out, CAT_TEXT, b, i, ts, str);
-		cat_event(null_out, CAT_JSON, b, i, ts, str);
-		cat_event(null_out, CAT_CHROME, b, i, ts, str);
+		cat_event(null_out, CAT_TEXT, b, i, ts, &at, str);
+		cat_event(null_out, CAT_JSON, b, i, ts, &at, str);
+		track = cat_chrome_event(null_out, b, i, &at, str, &written);
+		if (b->op[i] == MTRACE_OP_EVTCHN_SEND || b->op[i] == MTRACE_OP_EVTCHN_RECV) {
+			struct tl_end e = { b->domid, (uint32_t)b->arg[i], b->ring, ts, at, track,
+				written };
+			struct tl_pair p;
+			if (tl_evtchn(tl, "", b->op[i] == MTRACE_OP_EVTCHN_SEND, &e, &p)) {
+				cat_pair(null_out, CAT_JSON, &p);
+				cat_pair(null_out, CAT_TEXT, &p);
+				cat_chrome_pair(null_out, &p);
+			}
+		}
 	}
 }
 
@@ -45,6 +63,7 @@ static void print_msg(Mtrace__ServerMsg *m, enum mtc_select_how how, void *arg)
 {
 	(void)how;
 	(void)arg;
+	tl_msg(tl, "", m);
 	if (m->msg_case == MTRACE__SERVER_MSG__MSG_EVENTS) {
 		const Mtrace__EventBatch *b = m->events;
 		size_t k = b->n_op;
@@ -99,6 +118,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!(sel = mtc_select_new(&sub)))
 		abort();
+	if (!(tl = tl_new()))
+		abort();
 	r = recording_open(f, "fuzz", err, sizeof(err));
 	cat_chrome_begin(null_out);
 	while (r && recording_next(r, &m, NULL, NULL, err, sizeof(err)) > 0) {
@@ -107,7 +128,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (++n > 100000)
 			break;
 	}
-	cat_chrome_end(null_out);
+	cat_chrome_end(null_out, tl);
+	tl_free(tl);
 	mtc_select_free(sel);
 	recording_close(r);
 	fclose(f);

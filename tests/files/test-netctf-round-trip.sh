@@ -2,7 +2,8 @@
 # The round trip of a real 2014 mirage-profile trace: net.ctf shared by a simulated
 # legacy guest (mtrace-mprof-guest), read by mtraced, written by mtrace-cat -f ctf, read
 # by babeltrace2: the same events as net.ctf itself (read by tests/legacy/ctf_reader.py,
-# an independent reader): times, ops, threads, fields, strings, thread types, in order.
+# an independent reader): times (CTF's are on the host timeline: less the domain's
+# clock_offset, net.ctf's own), ops, threads, fields, strings, thread types, in order.
 # The same capture as Chrome JSON passes the structural checker.
 . "$MTRACE_SRC/tests/rig.sh"
 "$PYTHON" -c 'import bt2' 2>/dev/null || fail "$PYTHON has no bt2 (python3-bt2)"
@@ -40,7 +41,13 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.join(sys.argv[3], "..", "legacy"))
 sys.path.insert(0, sys.argv[3])
 import check_ctf, ctf_reader
-got = [e for v in check_ctf.from_bt2(sys.argv[1])[0].values() for e in v]
+per, env = check_ctf.from_bt2(sys.argv[1])
+got = []
+for k, v in per.items():	# CTF's clock is the host timeline: net.ctf's own times back
+    off = int(env.get("clock_offset_%d" % int(k.split("-")[0][3:]), "0"))
+    for e in v:
+        e["ts"] -= off
+        got.append(e)
 want = list(ctf_reader.events(open(sys.argv[2], "rb").read()))
 for e in want:	# ctf_reader: "arg" 0 where an op has none; "str" replaced-decoded
     if e["op"] in ("label", "switch"):

@@ -22,6 +22,8 @@ static const struct unit_test *const modules[] = {
 	unit_sitetree,
 	unit_shmring,
 	unit_subject,
+	unit_clockmap,
+	unit_timeline,
 };
 
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))

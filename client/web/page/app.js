@@ -60,9 +60,14 @@
     const k = MtraceModel.domKey(b.host || '', b.d);
     const at = performance.now(), w = state.arrival[k] || (state.arrival[k] = [at, at]);
     w[1] = at;
-    const skew = b.w - Date.now();
-    if (state.skewMs === null || skew > state.skewMs) state.skewMs = skew;
     model.batch(b);
+    // Now is where the data is: the latest host time drawn (a recording, or the fleet
+    // stream read from its start, lies in the past), else when mtrace-web received it
+    // -- never later than that (a guest's clock ahead, or hostile, cannot move now).
+    const d = model.domain(b.host || '', b.d);
+    const ref = b.ho !== undefined && d ? Math.min(d.lastT, b.w) : b.w;
+    const skew = ref - Date.now();
+    if (state.skewMs === null || skew > state.skewMs) state.skewMs = skew;
   }
 
   function connect() {
@@ -96,6 +101,7 @@
       apply(b);
     });
     es.addEventListener('up', e => { model.domainUp(JSON.parse(e.data)); domainList(); });
+    es.addEventListener('clock', e => model.clockMap(JSON.parse(e.data)));
     es.addEventListener('down', e => { model.domainDown(JSON.parse(e.data)); domainList(); });
     es.addEventListener('daemon', e => {
       const d = JSON.parse(e.data);

@@ -5,9 +5,12 @@
 // is one host, '' (the messages name none).  Bounded: a time span and an event cap (both settable) decide what is
 // kept, so a tab left open for a day keeps its memory bounded.
 //
-// Times are milliseconds on one wall-clock axis: each domain's guest clock is anchored
-// to the time mtrace-web received its first batch (and re-anchored if they drift far
-// apart), so guests with unrelated clocks line up.
+// Times are milliseconds on one axis, the host timeline (each host's dom0
+// CLOCK_REALTIME, ms since the epoch): a batch that says where its guest clock lies on
+// it (ho, from mtraced's ClockMap through mtrace-web) is drawn at guest + ho, exactly,
+// whatever the guest's clock.  A domain whose clock is not on it (no ho: an unknown
+// map, an older mtraced) is anchored instead to the time mtrace-web received its first
+// batch (re-anchored if they drift far apart) and marked not aligned.
 'use strict';
 
 const OP = {
@@ -61,6 +64,8 @@ class Domain {
     this.rings = 0;
     this.origin = null;	// BigInt ns: the first base_ts seen
     this.offset = 0;	// wall ms = rel ms + offset
+    this.aligned = null;	// on the host timeline (true), anchored (false), not known yet
+    this.clock = null;	// its last clock_map: {source, offset_ns, uncertainty_ns, seq}
     this.threads = new Map();
     this.order = [];	// threads in creation order
     this.rowFree = [];	// per row: the time it is free again (Infinity: taken)
@@ -99,6 +104,8 @@ class Model {
     this.lostInRing = 0;
     this.typeNames = [];	// thread types by number: mtrace-web's hello says
     this.fleetFeed = false;	// mtrace-web --nats: its hello says
+    this.hostOrigin = null;	// BigInt ns on the host timeline: the first batch placed on it
+    this.hostOriginMs = 0;	// the same, ms
   }
 
   reset() {
@@ -276,10 +283,20 @@ class Model {
     this.freeRow(d, th.segs[th.segs.length - 1].row, t);
   }
 
+  // A domain's clock map, as mtraced sent it (SSE event clock).
+  clockMap(m) {
+    const d = this.dom(m.host || '', m.domid);
+    d.clock = { source: m.source, offset_ns: m.offset_ns, uncertainty_ns: m.uncertainty_ns,
+      seq: m.seq };
+    this.version++;
+  }
+
   // One batch from the feed (the server's column form of an EventBatch).
   batch(b) {
     const d = this.dom(b.host || '', b.d);
     const n = b.op.length;
+    if (b.ho !== undefined) { this.hostBatch(d, b); return; }
+    d.aligned = false;
     if (d.origin === null) d.origin = BigInt(b.t);
     let rel = Number(BigInt(b.t) - d.origin) / 1e6;
     let sum = 0;
@@ -290,6 +307,33 @@ class Model {
     let t = rel + d.offset;
     for (let i = 0; i < n; i++) {
       t += b.dt[i] / 1e6;
+      const si = b.si[i];
+      this.event(d, b.r, t, b.op[i], b.th[i], b.a[i], b.ty ? b.ty[i] : 0,
+        si >= 0 ? b.s[si] : null);
+    }
+    d.events += n;
+    this.received += n;
+    this.stored += n;
+    this.batches++;
+    if (t > this.latest) this.latest = t;
+    if (t > d.lastT) d.lastT = t;
+    this.version++;
+  }
+
+  // A batch on the host timeline: ns relative to the page's origin are exact integers
+  // in a double (for 104 days), so each event is one rounding from its true time.
+  hostBatch(d, b) {
+    const n = b.op.length;
+    const base = BigInt(b.t) + BigInt(b.ho);
+    if (this.hostOrigin === null) {
+      this.hostOrigin = base;
+      this.hostOriginMs = Number(base / 1000000n) + Number(base % 1000000n) / 1e6;
+    }
+    d.aligned = true;
+    let rel = Number(base - this.hostOrigin), t = this.hostOriginMs + rel / 1e6;
+    for (let i = 0; i < n; i++) {
+      rel += b.dt[i];
+      t = this.hostOriginMs + rel / 1e6;
       const si = b.si[i];
       this.event(d, b.r, t, b.op[i], b.th[i], b.a[i], b.ty ? b.ty[i] : 0,
         si >= 0 ? b.s[si] : null);
@@ -501,7 +545,7 @@ class Model {
       const ids = new Set();
       for (const th of d.threads.keys()) ids.add(th);
       out[d.domid] = {
-        name: d.name, alive: d.alive, reason: d.reason, events: d.events,
+        name: d.name, alive: d.alive, reason: d.reason, events: d.events, aligned: d.aligned,
         threads: [...ids].sort((a, b) => a - b),
         creates: d.creates.map(x => [x.from, x.to]),
         reads: d.reads.filter(x => x.op === OP.READ).map(x => [x.to, x.from]),

@@ -206,7 +206,8 @@ function draw(ctx, model, view, now, W, H) {
     ctx.fillRect(0, L.top, W, HEADER_H - 2);
     ctx.fillStyle = COLORS.text;
     ctx.font = 'bold 12px sans-serif';
-    const state = d.alive ? '' : `  [${MtraceModel.printable(d.reason || 'down', 80)}]`;
+    const state = (d.alive ? '' : `  [${MtraceModel.printable(d.reason || 'down', 80)}]`) +
+      (d.aligned === false ? '  [clock not on the host timeline: placed by arrival]' : '');
     ctx.fillText(`dom ${d.domid} ${MtraceModel.printable(d.name, 80)}${state}  ` +
       `${d.threads.size} threads, ${d.events} events`, 6, L.top + 14);
 
