@@ -109,6 +109,8 @@ static const char *data_check(const uint8_t *d, size_t len, bool stats, Mtrace__
 	case MTRACE__SERVER_MSG__MSG_LOSS:
 	case MTRACE__SERVER_MSG__MSG_ERROR:
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
+	case MTRACE__SERVER_MSG__MSG_CLOCK_MAP:
+	case MTRACE__SERVER_MSG__MSG_EVTCHN_LINK:
 		if (is_stats == stats) {
 			*out = m;
 			return NULL;
