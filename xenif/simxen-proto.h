@@ -89,6 +89,9 @@ enum simxen_op {
 	SIMXEN_TS_STOP,
 	SIMXEN_TS_PAUSE,   /* a0 domid */
 	SIMXEN_TS_UNPAUSE, /* a0 domid */
+
+	SIMXEN_EVT_STATUS, /* dom0: a0 domid, a1 port -> a0 SIMXEN_EVT_STAT_*, a1 remote domid,
+	                    * a2 remote port (EVTCHNOP_status) */
 	SIMXEN_OP_MAX
 };
 
@@ -120,6 +123,10 @@ struct simxen_dominfo {
 	uint32_t domid;
 	uint32_t flags; /* SIMXEN_DOM_* */
 };
+#define SIMXEN_EVT_STAT_CLOSED 0
+#define SIMXEN_EVT_STAT_UNBOUND 1
+#define SIMXEN_EVT_STAT_INTER   2
+
 #define SIMXEN_DOM_DYING    0x1
 #define SIMXEN_DOM_SHUTDOWN 0x2
 #define SIMXEN_DOM_CRASHED  0x4

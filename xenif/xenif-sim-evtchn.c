@@ -79,3 +79,18 @@ int xenif_sim_evtchn_pending(struct xenif *x)
 	}
 	return (int)port;
 }
+
+/* Needs no event-channel handle of ours: the broker answers dom0 about any domain. */
+int xenif_sim_evtchn_status(
+    struct xenif *x, xenif_domid_t domid, xenif_port_t port, struct xenif_evtchn_status *st)
+{
+	struct simxen_req req = { .op = SIMXEN_EVT_STATUS, .a = { domid, port } };
+	struct simxen_rep rep;
+
+	if (xenif_sim_rpc(xenif_sim(x), &req, NULL, 0, &rep, NULL, 0, NULL, NULL, 0, NULL) < 0)
+		return -1;
+	st->interdomain = rep.a[0] == SIMXEN_EVT_STAT_INTER;
+	st->remote_domid = st->interdomain ? rep.a[1] : 0;
+	st->remote_port = st->interdomain ? rep.a[2] : 0;
+	return 0;
+}

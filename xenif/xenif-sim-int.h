@@ -28,6 +28,7 @@ struct sim {
 	pthread_mutex_t lock; /* guest producer threads kick concurrently */
 	int ctl, evt, xsw;
 	xenif_domid_t domid;
+	unsigned parts; /* XENIF_* asked for at open */
 	struct region *shares, *maps;
 };
 
@@ -69,6 +70,8 @@ int xenif_sim_evtchn_notify(struct xenif *x, xenif_port_t port);
 int xenif_sim_evtchn_unmask(struct xenif *x, xenif_port_t port);
 int xenif_sim_evtchn_unbind(struct xenif *x, xenif_port_t port);
 int xenif_sim_evtchn_pending(struct xenif *x);
+int xenif_sim_evtchn_status(
+    struct xenif *x, xenif_domid_t domid, xenif_port_t port, struct xenif_evtchn_status *st);
 
 /* xenif-sim-xs.c */
 char *xenif_sim_xs_read(struct xenif *x, uint32_t tx, const char *path, size_t *len);

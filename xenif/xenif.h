@@ -26,6 +26,7 @@ typedef uint32_t xenif_domid_t;
 #define XENIF_EVTCHN 0x04
 #define XENIF_XS     0x08
 #define XENIF_CTRL   0x10 /* domain list (dom0) */
+#define XENIF_CLOCK  0x20 /* Xen system time against dom0's CLOCK_REALTIME (issue 37) */
 
 #define XENIF_XS_PERM_READ  1
 #define XENIF_XS_PERM_WRITE 2
@@ -42,6 +43,20 @@ struct xenif_dominfo {
 	bool dying;
 	bool shutdown; /* shut down (crashed, powered off, ...) but not yet destroyed */
 	bool crashed;  /* shutdown reason was a crash */
+};
+
+/* One reading of Xen system time and dom0's wall clock at the same instant. */
+struct xenif_clock_sample {
+	uint64_t xen_ns;     /* Xen system time (ns since the hypervisor's boot) */
+	int64_t realtime_ns; /* dom0 CLOCK_REALTIME at the same instant (midpoint of a bracket) */
+	uint64_t width_ns;   /* the bracket's width: the sample's uncertainty is width/2 */
+};
+
+/* Another domain's event-channel port as Xen knows it (EVTCHNOP_status). */
+struct xenif_evtchn_status {
+	bool interdomain; /* bound to a port of a domain: the two below say which */
+	xenif_domid_t remote_domid;
+	xenif_port_t remote_port;
 };
 
 struct xenif_xs_watch_event {
@@ -96,6 +111,12 @@ struct xenif_ops {
 	/* libxenctrl: domains with domid >= first, up to max entries; returns count. */
 	int (*ctrl_domain_list)(
 	    struct xenif *x, xenif_domid_t first, struct xenif_dominfo *info, unsigned max);
+	/* XENIF_CLOCK: Xen system time and dom0's CLOCK_REALTIME, read together; -1/ENOTSUP
+	 * where Xen's time cannot be read. */
+	int (*clock_sample)(struct xenif *x, struct xenif_clock_sample *s);
+	/* XENIF_CTRL: the status of port of domid (dom0 asks about any domain). */
+	int (*evtchn_status)(struct xenif *x, xenif_domid_t domid, xenif_port_t port,
+	    struct xenif_evtchn_status *st);
 
 	void (*close)(struct xenif *x);
 };

@@ -191,6 +191,9 @@ static bool dispatch(struct conn *c, const char *msg, size_t n)
 	case SIMXEN_TS_UNPAUSE:
 		rep.err = dom_pause(b, req.a[0], req.op == SIMXEN_TS_PAUSE);
 		break;
+	case SIMXEN_EVT_STATUS:
+		rep.err = evt_status(b, req.a[0], req.a[1], rep.a);
+		break;
 	case SIMXEN_TS_LIST:
 		outlen = dom_list_text(b, outbuf, outmax);
 		break;

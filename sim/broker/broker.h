@@ -193,6 +193,8 @@ int evt_notify(struct broker *b, struct conn *c, struct evt_handle *h, uint32_t 
 int evt_unmask(struct broker *b, struct conn *c, struct evt_handle *h, uint32_t port);
 int evt_unbind(struct broker *b, struct conn *c, struct evt_handle *h, uint32_t port);
 void evt_domain_gone(struct broker *b, struct domain *d);
+/* EVTCHNOP_status for dom0: out[0] SIMXEN_EVT_STAT_*, out[1..2] the remote end. */
+int evt_status(struct broker *b, uint32_t domid, uint32_t port, uint32_t out[3]);
 
 /* xs.c (xs_init: xs-tree.c, xs_fire_special: xs-watch.c) */
 struct xs_conn;

@@ -246,6 +246,24 @@ int evt_unbind(struct broker *b, struct conn *c, struct evt_handle *h, uint32_t 
 	return 0;
 }
 
+int evt_status(struct broker *b, uint32_t domid, uint32_t port, uint32_t out[3])
+{
+	struct domain *d = dom_get(b, domid);
+	struct evt_port *p;
+
+	if (!d)
+		return ESRCH;
+	if (port == 0 || port >= EVT_MAX_PORTS)
+		return EINVAL; /* Xen: -EINVAL for a port beyond the domain's */
+	p = get_port(d, port);
+	out[0] = !p || p->state == PORT_FREE ? SIMXEN_EVT_STAT_CLOSED
+	    : p->state == PORT_UNBOUND       ? SIMXEN_EVT_STAT_UNBOUND
+	                                     : SIMXEN_EVT_STAT_INTER;
+	out[1] = p ? p->remote_dom : 0;
+	out[2] = p && p->state == PORT_INTER ? p->remote_port : 0;
+	return 0;
+}
+
 void evt_domain_gone(struct broker *b, struct domain *d)
 {
 	if (!d->ports)
