@@ -22,6 +22,7 @@ static const struct unit_test *const modules[] = {
 	unit_sitetree,
 	unit_shmring,
 	unit_xentime,
+	unit_clocksync,
 };
 
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))

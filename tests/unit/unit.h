@@ -24,5 +24,6 @@ extern const struct unit_test unit_stream[];
 extern const struct unit_test unit_sitetree[];
 extern const struct unit_test unit_shmring[];
 extern const struct unit_test unit_xentime[];
+extern const struct unit_test unit_clocksync[];
 
 #endif
