@@ -58,7 +58,10 @@ def main():
         elif f[0] == "d0" and len(f) >= 7 and f[2] == "sample":
             d0[f[1]] = {"xen": int(f[3]), "rt": int(f[4]), "width": int(f[5]), "how": f[6]}
         elif f[0] == "sync" and len(f) >= 2:
-            sync.setdefault(int(f[1]), []).append(" ".join(f[2:]))
+            seen = sync.setdefault(int(f[1]), [])
+            v = " ".join(f[2:])
+            if not seen or seen[-1] != v:  # the same value seen twice is one announcement
+                seen.append(v)
         elif f[0] == "clock" and len(f) == 3:
             clock[int(f[1])] = f[2]
         elif f[0] == "w" and len(f) == 6 and f[2] == "rt":
