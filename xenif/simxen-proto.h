@@ -123,7 +123,7 @@ struct simxen_dominfo {
 	uint32_t domid;
 	uint32_t flags; /* SIMXEN_DOM_* */
 };
-#define SIMXEN_EVT_STAT_CLOSED 0
+#define SIMXEN_EVT_STAT_CLOSED  0
 #define SIMXEN_EVT_STAT_UNBOUND 1
 #define SIMXEN_EVT_STAT_INTER   2
 
