@@ -50,6 +50,13 @@ else
 	return
 fi
 xen-clock sample 5 monotonic | sed 's/^/XENTEST INFO dom0 monotonic /'
+# no source, no figure: a process that may not use privcmd (not root) is told ENOTSUP
+# (exit 3), as a guest without it announces no clock-sync
+/usr/bin/setpriv --reuid=outsider --regid=outsider --init-groups xen-clock sample 1 > /run/clock.nosrc 2>&1
+nrc=$?
+[ $nrc = 3 ] && grep -q '^unsupported' /run/clock.nosrc &&
+	pass "no_source_no_figure (uid outsider: $(head -1 /run/clock.nosrc))" ||
+	fail "no_source_no_figure: exit $nrc: $(head -c 300 /run/clock.nosrc)"
 [ -n "$MTRACED_PID" ] || start_mtraced || { fail clock_mtraced_starts; return; }
 # every event of both, from before they start; as many as they will write
 nev=$(( 2 * (2 * NCLK_AB + 2 * NCLK_W + 1) ))
