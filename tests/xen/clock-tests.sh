@@ -36,7 +36,14 @@ d0_sample() { # label: one line of dom0's Xen time against CLOCK_REALTIME, to th
 clock_checks() {
 CA=$(dom_of mtCA) || fail xl_create_CA
 CB=$(dom_of mtCB) || fail xl_create_CB
-[ -n "$CA" ] && [ -n "$CB" ] || return
+[ -n "$CA" ] && [ -n "$CB" ] && clock_run
+# whatever happened, the domUs go (the OCaml domU comes next) and so does mtraced
+[ $RC = 0 ] || { dump_domu mtCA 15; dump_domu mtCB 15; }
+xl destroy mtCA 2>/dev/null; xl destroy mtCB 2>/dev/null
+[ -z "$MTRACED_PID" ] || stop_mtraced
+}
+
+clock_run() {
 info "clock domUs: CA=dom$CA (monotonic) CB=dom$CB (tsc)"
 phase clock
 : > /run/clock.account
@@ -132,6 +139,4 @@ awk -F'[:,]' '/"type":"event"/ {
 info "clock account: $(grep -c '^ev ' /run/clock.account) events of $nev, $(wc -c < /run/clock.account) bytes"
 gzip -c /run/clock.account > /run/clock.account.gz
 blob clock.account.gz /run/clock.account.gz
-xl destroy $CA; xl destroy $CB
-stop_mtraced
 }
