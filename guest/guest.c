@@ -1,7 +1,12 @@
 /*
  * guest.c - a guest's tracing session: share the rings with dom0 through grant
  * tables, offer an event channel and announce both in xenstore (xenif, so the same
- * code runs on Xen and on the simulated Xen).
+ * code runs on Xen and on the simulated Xen), with the ring clock against Xen system
+ * time (clock-sync.c).
+ *
+ * A session has one thread of its own when it needs one: a TSC clock's recalibration
+ * (every recalibrate_ms), and the clock-sync check (once a second, where a source of Xen
+ * time answered at open).  Producers never wait for it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -11,12 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock-sync.h"
 #include "mtrace-guest.h"
 #include "xenif.h"
 
 #define XS_TX_TRIES   64   /* EAGAIN retries of the announcement transaction */
 #define TSC_SETTLE_US 5000 /* first calibration: two samples this far apart */
 #define TSC_PERIOD_MS 100  /* default recalibration period */
+#define SYNC_WAKE_MS  1000 /* the thread's period when only clock-sync needs it */
 
 struct guest_ring {
 	struct mtrace_ring ring;
@@ -35,14 +42,17 @@ struct mtrace_guest {
 	uint32_t clock, tsc_timeline;
 	pthread_mutex_t kick_lock;
 	uint64_t kicks_skipped;
-	/* TSC clock: the calibration, and the thread that keeps it (and the headers) current */
+	/* TSC clock: the calibration the session thread keeps (and the headers) current */
 	struct mtrace_tsc_cal tsc;
-	bool tsc_thread;
-	bool tsc_stop;
 	unsigned tsc_period_ms;
-	pthread_t tsc_tid;
-	pthread_mutex_t tsc_lock;
-	pthread_cond_t tsc_cond;
+	struct clock_sync sync; /* the ring clock against Xen system time */
+	bool sync_on;           /* a source answered at open: the thread checks it */
+	/* the session thread (TSC recalibration, clock-sync checks) */
+	bool th_on;
+	bool th_stop;
+	pthread_t th_tid;
+	pthread_mutex_t th_lock;
+	pthread_cond_t th_cond;
 	struct guest_ring rings[];
 };
 
@@ -124,6 +134,9 @@ static int announce_tx(struct mtrace_guest *g, uint32_t tx, const char *base)
 	W("clock", "%s", clock_name(g->clock));
 	W("event-channel", "%d", g->port);
 	W("rings", "%u", g->nrings);
+	/* the ring clock against Xen system time, when a source answered */
+	if (clock_sync_put(&g->sync, tx, base) < 0)
+		return -1;
 	for (i = 0; i < g->nrings; i++) {
 		char key[32];
 		snprintf(key, sizeof(key), "ring/%u/ref", i);
@@ -170,6 +183,9 @@ int mtrace_guest_reannounce(struct mtrace_guest *g)
 	char base[128];
 	int rc = -1, e;
 
+	/* Measured before the lock: on real Xen it may sleep (xenif's clock_pair).  After
+	 * a resume the relation is another host's Xen time: measured again here. */
+	clock_sync_measure(&g->sync);
 	/* The xenif handle is not shared between threads: producers notifying meanwhile
 	 * find the lock taken and skip (the reader's periodic drain covers them). */
 	pthread_mutex_lock(&g->kick_lock);
@@ -198,41 +214,59 @@ static void tsc_publish_all(struct mtrace_guest *g)
 		mtrace_tsc_publish(&g->tsc, g->rings[i].ring.hdr);
 }
 
-/* Recalibrate every period until the session closes. */
-static void *tsc_main(void *arg)
+/* The clock-sync check: measured once a second, rewritten when it moved. */
+static void sync_check(struct mtrace_guest *g)
+{
+	char base[128];
+
+	if (!g->sync_on || !clock_sync_due(&g->sync) || !clock_sync_measure(&g->sync) ||
+	    !clock_sync_moved(&g->sync))
+		return;
+	pthread_mutex_lock(&g->kick_lock);
+	base_path(g, base, sizeof(base));
+	clock_sync_put(&g->sync, 0, base); /* a failure is retried at the next check */
+	pthread_mutex_unlock(&g->kick_lock);
+}
+
+/* Recalibrate the TSC every period, check clock-sync, until the session closes. */
+static void *session_main(void *arg)
 {
 	struct mtrace_guest *g = arg;
+	unsigned period = g->clock == MTRACE_CLOCK_TSC ? g->tsc_period_ms : SYNC_WAKE_MS;
 	struct timespec dl;
 
-	pthread_mutex_lock(&g->tsc_lock);
+	pthread_mutex_lock(&g->th_lock);
 	clock_gettime(CLOCK_MONOTONIC, &dl);
-	while (!g->tsc_stop) {
-		dl.tv_nsec += (long)g->tsc_period_ms * 1000000;
+	while (!g->th_stop) {
+		dl.tv_nsec += (long)period * 1000000;
 		while (dl.tv_nsec >= 1000000000) {
 			dl.tv_nsec -= 1000000000;
 			dl.tv_sec++;
 		}
-		if (pthread_cond_timedwait(&g->tsc_cond, &g->tsc_lock, &dl) == ETIMEDOUT) {
-			mtrace_tsc_recalibrate(&g->tsc);
-			tsc_publish_all(g);
+		if (pthread_cond_timedwait(&g->th_cond, &g->th_lock, &dl) == ETIMEDOUT) {
+			if (g->clock == MTRACE_CLOCK_TSC) {
+				mtrace_tsc_recalibrate(&g->tsc);
+				tsc_publish_all(g);
+			}
+			sync_check(g);
 			clock_gettime(CLOCK_MONOTONIC, &dl);
 		}
 	}
-	pthread_mutex_unlock(&g->tsc_lock);
+	pthread_mutex_unlock(&g->th_lock);
 	return NULL;
 }
 
-static void tsc_stop(struct mtrace_guest *g)
+static void session_stop(struct mtrace_guest *g)
 {
-	if (!g->tsc_thread)
+	if (!g->th_on)
 		return;
-	pthread_mutex_lock(&g->tsc_lock);
-	g->tsc_stop = true;
-	pthread_cond_signal(&g->tsc_cond);
-	pthread_mutex_unlock(&g->tsc_lock);
-	pthread_join(g->tsc_tid, NULL);
-	pthread_cond_destroy(&g->tsc_cond);
-	g->tsc_thread = false;
+	pthread_mutex_lock(&g->th_lock);
+	g->th_stop = true;
+	pthread_cond_signal(&g->th_cond);
+	pthread_mutex_unlock(&g->th_lock);
+	pthread_join(g->th_tid, NULL);
+	pthread_cond_destroy(&g->th_cond);
+	g->th_on = false;
 }
 
 /* Clock TSC is kept only where it is invariant and calibrates; else monotonic. */
@@ -246,30 +280,33 @@ static void tsc_choose(struct mtrace_guest *g)
 		g->tsc.ti.timeline = MTRACE_CLOCK_XEN; /* the same reads, named so */
 }
 
-static int tsc_start(struct mtrace_guest *g, char *err, size_t errlen)
+/* The session thread, where the TSC or clock-sync needs one. */
+static int session_start(struct mtrace_guest *g, char *err, size_t errlen)
 {
 	pthread_condattr_t ca;
 	int e;
 
-	if (g->clock != MTRACE_CLOCK_TSC)
+	if (g->clock == MTRACE_CLOCK_TSC)
+		tsc_publish_all(g);
+	if (g->clock != MTRACE_CLOCK_TSC && !g->sync_on)
 		return 0;
-	tsc_publish_all(g);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&g->tsc_cond, &ca);
+	pthread_cond_init(&g->th_cond, &ca);
 	pthread_condattr_destroy(&ca);
-	if ((e = pthread_create(&g->tsc_tid, NULL, tsc_main, g)) != 0) {
-		set_err(err, errlen, "starting the TSC calibration thread: %s", strerror(e));
+	if ((e = pthread_create(&g->th_tid, NULL, session_main, g)) != 0) {
+		set_err(err, errlen, "starting the session thread: %s", strerror(e));
+		pthread_cond_destroy(&g->th_cond);
 		errno = e;
 		return -1;
 	}
-	g->tsc_thread = true;
+	g->th_on = true;
 	return 0;
 }
 
 static void guest_free(struct mtrace_guest *g)
 {
-	tsc_stop(g);
+	session_stop(g);
 	for (unsigned i = 0; i < g->nrings; i++) {
 		struct guest_ring *gr = &g->rings[i];
 		if (gr->data != NULL)
@@ -280,8 +317,9 @@ static void guest_free(struct mtrace_guest *g)
 	if (g->port >= 0)
 		g->x->ops->evtchn_unbind(g->x, (xenif_port_t)g->port);
 	xenif_close(g->x);
+	clock_sync_destroy(&g->sync);
 	pthread_mutex_destroy(&g->kick_lock);
-	pthread_mutex_destroy(&g->tsc_lock);
+	pthread_mutex_destroy(&g->th_lock);
 	free(g);
 }
 
@@ -372,8 +410,8 @@ struct mtrace_guest *mtrace_guest_open(
 		errno = EINVAL;
 		return NULL;
 	}
-	x = xenif_open(
-	    cfg->backend, cfg->sim_dir, XENIF_GNTSHR | XENIF_EVTCHN | XENIF_XS, err, errlen);
+	x = xenif_open(cfg->backend, cfg->sim_dir,
+	    XENIF_GNTSHR | XENIF_EVTCHN | XENIF_XS | XENIF_CLOCK, err, errlen);
 	if (x == NULL) {
 		no_domain_hint(cfg, err, errlen);
 		return NULL;
@@ -393,9 +431,10 @@ struct mtrace_guest *mtrace_guest_open(
 	g->clock = clock;
 	g->tsc_timeline = cfg->tsc_timeline;
 	pthread_mutex_init(&g->kick_lock, NULL);
-	pthread_mutex_init(&g->tsc_lock, NULL);
+	pthread_mutex_init(&g->th_lock, NULL);
 	g->tsc_period_ms = cfg->recalibrate_ms ? cfg->recalibrate_ms : TSC_PERIOD_MS;
 	tsc_choose(g);
+	clock_sync_init(&g->sync, x, g->clock);
 	if (x->ops->xs_get_domid(x, &g->domid) < 0) {
 		set_err(err, errlen, "reading own domid: %s", strerror(errno));
 		goto fail;
@@ -420,8 +459,11 @@ struct mtrace_guest *mtrace_guest_open(
 		    strerror(errno));
 		goto fail;
 	}
+	/* Xen time now, so that the thread checks it only where a source answered (a
+	 * failure other than "no source" may pass: the thread tries again). */
+	g->sync_on = clock_sync_measure(&g->sync) || g->sync.err != ENOTSUP;
 	/* The time block is in place before the first record and the announcement. */
-	if (tsc_start(g, err, errlen) < 0)
+	if (session_start(g, err, errlen) < 0)
 		goto fail;
 	for (unsigned i = 0; i < g->nrings; i++)
 		mtrace_ring_start(&g->rings[i].ring);

@@ -2,6 +2,9 @@
  * tsc.c - the guest's TSC clock: is the TSC usable, and the pvclock-style parameters
  * (docs/ring-protocol.md "Clocks") that turn its ticks into CLOCK_MONOTONIC ns.
  *
+ * The TSC is a clock where CPUID says it is invariant, or where Xen says its PV guest's
+ * TSC is (xen_pv_tsc_stable).
+ *
  * rdtsc costs a third of clock_gettime here, and the clock is most of what a
  * timestamped event costs, so a guest whose TSC is invariant records raw ticks and
  * dom0 converts them.  The conversion is measured, not assumed: pairs of (TSC,
@@ -12,6 +15,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -31,6 +35,53 @@
 #define RATE_MIN 0.01
 #define RATE_MAX 100.0
 
+#if defined(__x86_64__) || defined(__i386__)
+/* A file's first line is want (sysfs). */
+static bool file_is(const char *path, const char *want)
+{
+	char buf[32] = "";
+	FILE *f = fopen(path, "re");
+
+	if (f == NULL)
+		return false;
+	if (fgets(buf, sizeof(buf), f) == NULL)
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return strcmp(buf, want) == 0;
+}
+
+/*
+ * In a Xen PV guest, Xen's own CPUID leaves (reached with the forced-emulation prefix,
+ * ud2 "xen" cpuid, which Xen handles for PV guests in user mode too; anywhere else it
+ * would be SIGILL, hence the sysfs check first).  Leaf base+3, subleaf 0 (Xen's
+ * cpuid_hypervisor_leaves): EAX bit 0, rdtsc is emulated by Xen from its system time
+ * (vtsc: one constant rate for every vCPU); bit 1, the host TSC is safe (invariant
+ * across CPUs).  Either makes the TSC a clock, whatever the CPU's own CPUID says.
+ */
+static bool xen_pv_tsc_stable(void)
+{
+	unsigned r[4];
+
+	if (!file_is("/sys/hypervisor/type", "xen") || !file_is("/sys/hypervisor/guest_type", "PV"))
+		return false;
+	for (unsigned base = 0x40000000; base < 0x40010000; base += 0x100) {
+		__asm__ volatile(".byte 0x0f,0x0b; .ascii \"xen\"; cpuid"
+		                 : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3])
+		                 : "0"(base), "2"(0));
+		if (r[1] != 0x566e6558 || r[2] != 0x65584d4d || r[3] != 0x4d4d566e)
+			continue; /* not "XenVMMXenVMM" */
+		if (r[0] < base + 3)
+			return false;
+		__asm__ volatile(".byte 0x0f,0x0b; .ascii \"xen\"; cpuid"
+		                 : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3])
+		                 : "0"(base + 3), "2"(0));
+		return (r[0] & 3) != 0;
+	}
+	return false;
+}
+#endif
+
 bool mtrace_tsc_invariant(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -40,9 +91,9 @@ bool mtrace_tsc_invariant(void)
 	/* MTRACE_TSC=0 forces the fallback (tests, or a TSC the operator distrusts). */
 	if (env != NULL && strcmp(env, "0") == 0)
 		return false;
-	if (!__get_cpuid(0x80000007, &a, &b, &c, &d))
-		return false;
-	return (d & (1u << 8)) != 0;
+	if (__get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8)) != 0)
+		return true;
+	return xen_pv_tsc_stable();
 #else
 	return false;
 #endif

@@ -228,6 +228,8 @@ _Static_assert(sizeof(struct mtrace_time_info) == 64, "time block layout");
  *   rings           number of rings N (1..MTRACE_MAX_RINGS)
  *   ring/<i>/ref    grant ref of ring i's header page
  *   ring/<i>/pages  its data page count
+ *   clock-sync      "<seq> <ring_clock_ns> <xen_ns> <width_ns>" where the guest reads Xen
+ *                   time (docs/xen-time.md); rewritten alone when the relation moves
  *   state           "ready" (written last, in the same transaction) | "closed"
  */
 #define MTRACE_XS_DIR "data/mtrace"

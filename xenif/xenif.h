@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 typedef uint32_t xenif_port_t;
 typedef uint32_t xenif_gref_t;
@@ -50,6 +51,14 @@ struct xenif_clock_sample {
 	uint64_t xen_ns;     /* Xen system time (ns since the hypervisor's boot) */
 	int64_t realtime_ns; /* dom0 CLOCK_REALTIME at the same instant (midpoint of a bracket) */
 	uint64_t width_ns;   /* the bracket's width: the sample's uncertainty is width/2 */
+};
+
+/* Xen system time and another clock of this kernel read together (clock_pair). */
+struct xenif_clock_pair {
+	uint64_t xen_ns;   /* Xen system time */
+	int64_t clk_ns;    /* the clock asked for, at the same instant */
+	uint64_t width_ns; /* the uncertainty is width/2 */
+	const char *how;   /* the source, for diagnostics: "sim", "pvclock", "runstate+raw", ... */
 };
 
 /* Another domain's event-channel port as Xen knows it (EVTCHNOP_status). */
@@ -114,6 +123,9 @@ struct xenif_ops {
 	/* XENIF_CLOCK: Xen system time and dom0's CLOCK_REALTIME, read together; -1/ENOTSUP
 	 * where Xen's time cannot be read. */
 	int (*clock_sample)(struct xenif *x, struct xenif_clock_sample *s);
+	/* XENIF_CLOCK: the same against clk, any clock of this kernel (a guest's ring clock:
+	 * its clock-sync announcement); docs/xen-time.md says how it is read on real Xen. */
+	int (*clock_pair)(struct xenif *x, clockid_t clk, struct xenif_clock_pair *p);
 	/* XENIF_CTRL: the status of port of domid (dom0 asks about any domain). */
 	int (*evtchn_status)(struct xenif *x, xenif_domid_t domid, xenif_port_t port,
 	    struct xenif_evtchn_status *st);

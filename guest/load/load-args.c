@@ -105,6 +105,14 @@ static void usage(FILE *f, const char *argv0)
 	    "      --clock NAME       monotonic | realtime | xen | tsc (default monotonic; tsc falls\n"
 	    "                         back to monotonic where the TSC is not invariant)\n"
 	    "      --garbage MODE     hostile guest: random | lengths | strings | indexes | mixed\n"
+	    "      --pingpong NAME,N  instead of the workload, N round trips over an event channel\n"
+	    "                         with another domain, set up through xenstore: when\n"
+	    "                         data/mtrace-pingpong/NAME/role (own home) says \"offer D\",\n"
+	    "                         bind a port for domain D, write it to NAME/port and answer;\n"
+	    "                         \"connect D P\": bind to port P of D and start.  Each send\n"
+	    "                         and receive is recorded (evtchn_send/recv, ring 0, thread 1).\n"
+	    "                         Up to %u, run in order\n"
+	    "      --pingpong-timeout S  give up a wait for the other side after S s (default 60)\n"
 	    "      --wait-reader S    first wait up to S s for dom0 to attach to every ring\n"
 	    "      --linger S         afterwards wait up to S s for dom0 to read everything\n"
 	    "      --hold             then stay announced, rings and all, until SIGTERM/SIGINT\n"
@@ -118,7 +126,7 @@ static void usage(FILE *f, const char *argv0)
 	    "warning: mtrace's programs share one table of letters (docs/HACKING.md).\n"
 	    "SIGTERM/SIGINT stop early; the summary still says exactly what was written.\n"
 	    "SIGUSR1 re-announces the rings in xenstore (as after resume or migration).\n",
-	    argv0, MTRACE_MAX_RINGS, MAX_NAMES, MAX_NAMES);
+	    argv0, MTRACE_MAX_RINGS, MAX_NAMES, MAX_NAMES, PINGPONG_MAX);
 }
 
 /* -s and -l mean --socket and --listen across mtrace; scripts that used the old
@@ -167,7 +175,9 @@ int load_parse_args(int argc, char **argv, struct opts *o)
 		O_RINGS,
 		O_COUNTERS,
 		O_RATE,
-		O_DURATION
+		O_DURATION,
+		O_PINGPONG,
+		O_PP_TIMEOUT
 	};
 	static const struct option lo[] = {
 		{ "rings", 1, NULL, O_RINGS },
@@ -192,6 +202,8 @@ int load_parse_args(int argc, char **argv, struct opts *o)
 		{ "sim-dir", 1, NULL, O_SIMDIR },
 		{ "backend-domid", 1, NULL, O_BDOM },
 		{ "batch-us", 1, NULL, O_BATCH },
+		{ "pingpong", 1, NULL, O_PINGPONG },
+		{ "pingpong-timeout", 1, NULL, O_PP_TIMEOUT },
 		{ "help", 0, NULL, 'h' },
 		{ "version", 0, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -209,7 +221,8 @@ int load_parse_args(int argc, char **argv, struct opts *o)
 		.events = 100000,
 		.seed = 1,
 		.clock = MTRACE_CLOCK_MONOTONIC,
-		.batch_us = 1000 };
+		.batch_us = 1000,
+		.pingpong_timeout = 60 };
 	while ((c = getopt_long(argc, argv, "r:p:t:N:l:c:R:n:d:s:B:hV", lo, NULL)) != -1) {
 		bool ok = true;
 		switch (c) {
@@ -308,6 +321,26 @@ int load_parse_args(int argc, char **argv, struct opts *o)
 		case O_HOLD:
 			o->hold = true;
 			ok = true;
+			break;
+		case O_PINGPONG: {
+			/* NAME,N: a name xenstore takes as one path element, and a count */
+			const char *comma = strchr(optarg, ',');
+			size_t len = comma ? (size_t)(comma - optarg) : 0;
+			struct pingpong_spec *sp = &o->pingpong[o->npingpong];
+			ok = comma && len > 0 && len < sizeof(sp->name) &&
+			    strspn(optarg, "abcdefghijklmnopqrstuvwxyz0123456789-_") >= len &&
+			    o->npingpong < PINGPONG_MAX && parse_u64(comma + 1, &v) && v > 0 &&
+			    v <= 100000000;
+			if (ok) {
+				memcpy(sp->name, optarg, len);
+				sp->name[len] = '\0';
+				sp->n = (unsigned)v;
+				o->npingpong++;
+			}
+			break;
+		}
+		case O_PP_TIMEOUT:
+			ok = parse_double(optarg, &o->pingpong_timeout) && o->pingpong_timeout > 0;
 			break;
 		case O_SUMMARY:
 			o->summary = optarg;

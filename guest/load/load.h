@@ -28,6 +28,12 @@ enum garbage {
 };
 extern const char *const load_garbage_names[G_MIXED + 1];
 
+#define PINGPONG_MAX 4 /* --pingpong exchanges, run in order */
+struct pingpong_spec {
+	char name[32]; /* keys under data/mtrace-pingpong/NAME */
+	unsigned n;    /* round trips */
+};
+
 struct opts {
 	unsigned rings, pages, threads, labels, counters;
 	unsigned evtchn_pct, fail_pct;
@@ -38,7 +44,10 @@ struct opts {
 	enum garbage garbage;
 	const char *summary, *backend, *sim_dir, *labels_from;
 	uint32_t backend_domid;
-	char *label_names[MAX_NAMES]; /* --labels-from: the strings, else label-N */
+	char *label_names[MAX_NAMES];                /* --labels-from: the strings, else label-N */
+	struct pingpong_spec pingpong[PINGPONG_MAX]; /* --pingpong: instead of the workload */
+	unsigned npingpong;
+	double pingpong_timeout; /* --pingpong-timeout: each wait for the other side */
 };
 
 struct ring_job {

@@ -2,7 +2,9 @@
  * mtrace-load - a workload guest: opens a tracing session (simulated or real Xen),
  * runs one producer pthread per ring writing a deterministic mix of the whole
  * vocabulary, and prints a JSON summary of exactly what it wrote, so tests can
- * compare the daemon's counts with the truth.  --garbage makes it a hostile guest.
+ * compare the daemon's counts with the truth.  --garbage makes it a hostile guest;
+ * --pingpong makes it one side of event-channel round trips with another domain
+ * (pingpong.c), each send and receive recorded.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -16,6 +18,8 @@
 
 #include "clock.h"
 #include "load.h"
+#include "pingpong.h"
+#include "xenif.h"
 
 static volatile sig_atomic_t stop, reannounce;
 static unsigned finished; /* producer threads done (atomic) */
@@ -297,6 +301,91 @@ static void *ring_main(void *arg)
 	return NULL;
 }
 
+/* --pingpong: each send and receive on ring 0, as the workload's are, thread 1. */
+static void pp_sent(void *arg, uint32_t port)
+{
+	struct ring_job *j = arg;
+
+	mtrace_evtchn_send(j->r, 1, port);
+	count(j, MTRACE_OP_EVTCHN_SEND);
+}
+
+static void pp_received(void *arg, uint32_t port)
+{
+	struct ring_job *j = arg;
+
+	mtrace_evtchn_recv(j->r, 1, port);
+	count(j, MTRACE_OP_EVTCHN_RECV);
+}
+
+/* One exchange: its role from data/mtrace-pingpong/NAME/role, then the round trips. */
+static int pingpong_one(
+    struct xenif *x, const struct opts *o, const struct pingpong_spec *sp, struct ring_job *j)
+{
+	struct pingpong_hooks h = { pp_sent, pp_received, j };
+	char base[128], path[160], err[160] = "";
+	unsigned domid, rport, n = 0;
+	xenif_domid_t self;
+	int port = -1, starts = 0;
+
+	if (x->ops->xs_get_domid(x, &self) < 0) {
+		fprintf(
+		    stderr, "mtrace-load: pingpong %s: own domid: %s\n", sp->name, strerror(errno));
+		return -1;
+	}
+	snprintf(base, sizeof(base), "/local/domain/%u/data/mtrace-pingpong/%s", self, sp->name);
+	snprintf(path, sizeof(path), "%s/role", base);
+	char *role = pingpong_wait_key(x, path, o->pingpong_timeout);
+	if (!role) {
+		fprintf(stderr, "mtrace-load: pingpong %s: no %s in %.0f s\n", sp->name, path,
+		    o->pingpong_timeout);
+		return -1;
+	}
+	if (sscanf(role, "offer %u", &domid) == 1) {
+		char v[16];
+		port = pingpong_offer(x, domid);
+		snprintf(path, sizeof(path), "%s/port", base);
+		snprintf(v, sizeof(v), "%d", port);
+		if (port < 0 || x->ops->xs_write(x, 0, path, v, strlen(v)) < 0)
+			snprintf(err, sizeof(err), "offering a port to dom%u: %s", domid,
+			    strerror(errno));
+	} else if (sscanf(role, "connect %u %u", &domid, &rport) == 2) {
+		port = pingpong_connect(x, domid, rport, o->pingpong_timeout, err, sizeof(err));
+		starts = 1;
+	} else
+		snprintf(
+		    err, sizeof(err), "role \"%.40s\" is neither offer D nor connect D P", role);
+	free(role);
+	if (port >= 0 && !err[0])
+		n = pingpong_run(
+		    x, (uint32_t)port, starts, sp->n, o->pingpong_timeout, &h, err, sizeof(err));
+	if (port >= 0)
+		x->ops->evtchn_unbind(x, (xenif_port_t)port);
+	if (n < sp->n) {
+		fprintf(stderr, "mtrace-load: pingpong %s: %u of %u round trips: %s\n", sp->name, n,
+		    sp->n, err);
+		return -1;
+	}
+	return 0;
+}
+
+static int pingpong_all(const struct opts *o, struct ring_job *j)
+{
+	char err[256];
+	struct xenif *x =
+	    xenif_open(o->backend, o->sim_dir, XENIF_EVTCHN | XENIF_XS, err, sizeof(err));
+	int rc = 0;
+
+	if (!x) {
+		fprintf(stderr, "mtrace-load: pingpong: %s\n", err);
+		return -1;
+	}
+	for (unsigned i = 0; i < o->npingpong && rc == 0 && !stop; i++)
+		rc = pingpong_one(x, o, &o->pingpong[i], j);
+	xenif_close(x);
+	return rc;
+}
+
 /* Wait until every ring satisfies pred, or timeout; returns true if it did. */
 static bool wait_rings(
     struct ring_job *jobs, unsigned n, double timeout, bool (*pred)(struct mtrace_ring *))
@@ -397,19 +486,26 @@ int main(int argc, char **argv)
 		    o.wait_reader);
 
 	double t0 = now_s();
-	for (unsigned i = 0; i < o.rings; i++)
+	unsigned nth = o.rings; /* producer threads */
+	if (o.npingpong) {
+		/* instead of the workload: ring 0 records every send and receive */
+		if (pingpong_all(&o, &jobs[0]) < 0)
+			rc = 1;
+		nth = 0;
+	}
+	for (unsigned i = 0; i < nth; i++)
 		if (pthread_create(&th[i], NULL, ring_main, &jobs[i]) != 0) {
 			fprintf(stderr, "mtrace-load: pthread_create failed\n");
 			stop = 1;
-			o.rings = i;
+			nth = i;
 			rc = 1;
 			break;
 		}
-	while (__atomic_load_n(&finished, __ATOMIC_ACQUIRE) < o.rings) {
+	while (__atomic_load_n(&finished, __ATOMIC_ACQUIRE) < nth) {
 		service_signals();
 		sleep_s(0.01);
 	}
-	for (unsigned i = 0; i < o.rings; i++)
+	for (unsigned i = 0; i < nth; i++)
 		pthread_join(th[i], NULL);
 	double elapsed = now_s() - t0;
 

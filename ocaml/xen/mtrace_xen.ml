@@ -57,6 +57,7 @@ module type S = sig
     ?pages:int ->
     ?clock_id:int ->
     ?clock:(unit -> int) ->
+    ?clock_sync:(unit -> (int * int * int) option) ->
     unit ->
     t Lwt.t
 
@@ -67,6 +68,8 @@ module type S = sig
   val port : t -> int
   val notify_failures : t -> int
   val reannounce : t -> unit Lwt.t
+  val clock_check : t -> unit Lwt.t
+  val clock_sync : t -> (int * int * int * int) option
   val close : t -> unit Lwt.t
 end
 
@@ -75,6 +78,10 @@ let xs_dir = "data/mtrace"
 let max_rings = 64
 let max_pages = 512
 let hdr_size = 256
+
+(* guest/clock-sync.h *)
+let clock_sync_period_ns = 1_000_000_000
+let clock_sync_move_ns = 50_000
 
 let clock_name c =
   if c = Mtrace_ring.clock_xen then "xen"
@@ -96,8 +103,20 @@ module Make (Xen : XEN) (Evtchn : EVTCHN) (Xs : XS) = struct
 
   type ring = { w : Mtrace_ring.t; hdr : Xen.Export.t; data : Xen.Export.t }
 
+  (* the ring clock against Xen system time (guest/clock-sync.c): the last measure, the
+     one announced and its seq *)
+  type sync = {
+    pair : unit -> (int * int * int) option;
+    mutable now : (int * int * int) option;
+    mutable put : (int * int * int) option;
+    mutable seq : int;
+    mutable checked : int option; (* the ring clock at the last measure *)
+  }
+
   type t = {
     xs : Xs.client;
+    clock : unit -> int;
+    sync : sync;
     evh : Evtchn.handle;
     evtchn : Evtchn.t;
     clock_id : int;
@@ -133,6 +152,14 @@ module Make (Xen : XEN) (Evtchn : EVTCHN) (Xs : XS) = struct
     w "clock" (clock_name t.clock_id) >>= fun () ->
     w "event-channel" (string_of_int (Evtchn.to_int t.evtchn)) >>= fun () ->
     w "rings" (string_of_int (Array.length t.rs)) >>= fun () ->
+    (* the ring clock against Xen system time, when a source answered *)
+    (match t.sync.now with
+    | Some (r, x, wd) ->
+        t.sync.seq <- t.sync.seq + 1;
+        t.sync.put <- t.sync.now;
+        w "clock-sync" (Printf.sprintf "%d %d %d %d" t.sync.seq r x wd)
+    | None -> Lwt.return_unit)
+    >>= fun () ->
     let rec each i =
       if i = Array.length t.rs then Lwt.return_unit
       else
@@ -143,13 +170,56 @@ module Make (Xen : XEN) (Evtchn : EVTCHN) (Xs : XS) = struct
     (* last: dom0 reads nothing before it sees "ready" *)
     w "state" "ready"
 
+  (* A pair the contract can carry: four decimals below 2^62 (OCaml's ints). *)
+  let measure s =
+    s.now <-
+      (match s.pair () with
+      | Some (r, x, w) when r >= 0 && x >= 0 && w >= 0 -> Some (r, x, w)
+      | Some _ | None | (exception _) -> None)
+
   let reannounce t =
     if t.closed then Lwt.fail_invalid_arg "Mtrace_xen.reannounce: closed"
-    else
+    else begin
+      (* after resume or migration Xen's time is another host's: measured again *)
+      measure t.sync;
+      t.sync.checked <- Some (t.clock ());
       (* after resume or migration the domid may have changed *)
       read_domid t.xs >>= fun d ->
       t.dom <- d;
       Xs.transaction t.xs (announce_tx t)
+    end
+
+  (* guest/clock-sync.c's clock_sync_moved: more than 50 us, and more than the two
+     measures' noise *)
+  let moved s =
+    match (s.now, s.put) with
+    | None, _ -> false
+    | Some _, None -> true
+    | Some (r, x, w), Some (r', x', w') ->
+        let by = abs (x - r - (x' - r')) in
+        by > clock_sync_move_ns && by > (w + w' + 1) / 2
+
+  let clock_check t =
+    let s = t.sync in
+    let now = t.clock () in
+    let due = match s.checked with None -> true | Some c -> now - c >= clock_sync_period_ns in
+    if t.closed || not due then Lwt.return_unit
+    else begin
+      s.checked <- Some now;
+      measure s;
+      if not (moved s) then Lwt.return_unit
+      else
+        match s.now with
+        | None -> Lwt.return_unit
+        | Some (r, x, w) ->
+            let v = Printf.sprintf "%d %d %d %d" (s.seq + 1) r x w in
+            Xs.immediate t.xs (fun h -> Xs.write h (base t.dom ^ "/clock-sync") v) >|= fun () ->
+            s.seq <- s.seq + 1;
+            s.put <- s.now
+    end
+
+  let clock_sync t =
+    match t.sync.put with Some (r, x, w) -> Some (t.sync.seq, r, x, w) | None -> None
 
   (* The header page holds the data pages' grant refs after its 256 bytes; init has
      zeroed it, so they go in after (as guest.c's share_ring). *)
@@ -178,7 +248,7 @@ module Make (Xen : XEN) (Evtchn : EVTCHN) (Xs : XS) = struct
     else None
 
   let create ?(backend = 0) ?(rings = 1) ?(pages = 64) ?(clock_id = Mtrace_ring.clock_monotonic)
-      ?clock () =
+      ?clock ?(clock_sync = fun () -> None) () =
     match check_args ~backend ~rings ~pages ~clock_id with
     | Some why -> Lwt.fail_invalid_arg ("Mtrace_xen.create: " ^ why)
     | None ->
@@ -221,9 +291,15 @@ module Make (Xen : XEN) (Evtchn : EVTCHN) (Xs : XS) = struct
             let rs = Array.init rings make_ring in
             let evtchn = Evtchn.bind_unbound_port evh backend in
             bound := Some evtchn;
+            let sync = { pair = clock_sync; now = None; put = None; seq = 0; checked = None } in
+            let ring_clock = Option.value clock ~default:Mtrace_ring.monotonic_ns in
+            measure sync;
+            sync.checked <- Some (ring_clock ());
             let t =
               {
                 xs;
+                clock = ring_clock;
+                sync;
                 evh;
                 evtchn;
                 clock_id;

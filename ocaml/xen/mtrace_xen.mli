@@ -111,6 +111,7 @@ module type S = sig
     ?pages:int ->
     ?clock_id:int ->
     ?clock:(unit -> int) ->
+    ?clock_sync:(unit -> (int * int * int) option) ->
     unit ->
     t Lwt.t
   (** Share [rings] (default 1, 1..64) rings of [pages] data pages each (default 64, a
@@ -120,6 +121,13 @@ module type S = sig
       [clock_xen] or [clock_realtime]; [clock_tsc] needs the calibrated time block of
       section 8 and is refused here); [clock] is what each ring reads its timestamps
       from (default {!Mtrace_ring.monotonic_ns}; a unikernel gives Xen system time).
+      [clock_sync] reads [clock] and Xen system time together:
+      [Some (ring_ns, xen_ns, width_ns)] (the uncertainty is width/2), or [None] where
+      Xen's time cannot be read; a measure goes into the announcement as [clock-sync] =
+      ["<seq> <ring_ns> <xen_ns> <width_ns>"] (docs/xen-time.md), so that dom0 can put
+      the rings on its timeline.  Default: none (no key: dom0 says it cannot map
+      them).  A unikernel whose [clock] is Xen system time gives
+      [fun () -> let t = now () in Some (t, t, 0)].
       On any failure what was shared or bound is released before the exception goes
       on.
       @raise Invalid_argument on bad arguments
@@ -145,6 +153,16 @@ module type S = sig
   val reannounce : t -> unit Lwt.t
   (** Write the announcement again (after resume or migration: the domid is read
       again), as mtrace_guest_reannounce. *)
+
+  val clock_check : t -> unit Lwt.t
+  (** Measure [clock_sync] again if a second of [clock] passed since the last measure,
+      and rewrite [clock-sync] (seq + 1) when the relation moved by more than 50 us and
+      more than the two measures' uncertainty (guest/clock-sync.c's rule).  Cheap
+      otherwise: call it as often as convenient (the C library does it on a thread of
+      its own once a second). *)
+
+  val clock_sync : t -> (int * int * int * int) option
+  (** What [clock-sync] says now: [(seq, ring_ns, xen_ns, width_ns)]. *)
 
   val close : t -> unit Lwt.t
   (** Withdraw: [state = closed] in a transaction, then the directory removed; then

@@ -2,7 +2,7 @@
 # Mtrace_xen.Make over its Linux instance (Mtrace_xen_linux: xenif) end to end:
 # xen_linux_guest runs as a simulated domain under mtrace-simxen with the real mtraced.
 # Its announcement is read back from xenstore as dom0 (section 7 of ring-protocol.md:
-# keys, values, nothing else), then it writes a known script of events on 2 rings, and
+# keys, values, nothing else; clock-sync too), then it writes a known script of events on 2 rings, and
 # mtrace-cat -f json must receive exactly that script, ring by ring, record by record;
 # on close the announcement must be withdrawn while the domain still lives.
 . "$MTRACE_SRC/tests/rig.sh"
@@ -35,8 +35,13 @@ want_key version 1
 want_key clock monotonic
 want_key event-channel "$PORT"
 want_key rings "$RINGS"
-[ "$(xs xs-ls "$B" | sort | tr '\n' ' ')" = "clock event-channel ring rings state version " ] ||
+[ "$(xs xs-ls "$B" | sort | tr '\n' ' ')" = "clock clock-sync event-channel ring rings state version " ] ||
 	fail "keys of $B: $(xs xs-ls "$B" | tr '\n' ' ')"
+# the ring clock against Xen system time: on the simulated Xen, which IS CLOCK_MONOTONIC,
+# the same reading, exact (docs/xen-time.md)
+read -r seq ring xen width < <(xs xs-read "$B/clock-sync")
+[ "$seq" = 1 ] && [[ "$ring" =~ ^[1-9][0-9]*$ ]] && [ "$xen" = "$ring" ] && [ "$width" = 0 ] ||
+	fail "clock-sync is '$seq $ring $xen $width', not the sim's exact identity"
 [ "$(xs xs-ls "$B/ring" | sort | tr '\n' ' ')" = "0 1 " ] ||
 	fail "rings listed under $B/ring: $(xs xs-ls "$B/ring" | tr '\n' ' ')"
 REFS=()

@@ -24,6 +24,8 @@ static const struct unit_test *const modules[] = {
 	unit_subject,
 	unit_clockmap,
 	unit_timeline,
+	unit_xentime,
+	unit_clocksync,
 };
 
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))

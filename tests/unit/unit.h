@@ -26,5 +26,7 @@ extern const struct unit_test unit_shmring[];
 extern const struct unit_test unit_subject[];
 extern const struct unit_test unit_clockmap[];
 extern const struct unit_test unit_timeline[];
+extern const struct unit_test unit_xentime[];
+extern const struct unit_test unit_clocksync[];
 
 #endif

@@ -65,6 +65,10 @@ if want mtrace; then
 	phase mtrace-start
 	start_mtraced && pass mtraced_starts || fail mtraced_starts
 fi
+if want clock; then
+	[ -n "${SOCK:-}" ] || . /root/mtrace-tests.sh
+	. /root/clock-tests.sh
+fi
 # Booting a domU is what costs most under TCG, so few domUs do several jobs: with
 # mtrace, the peer side of check 2 runs in the background of domU B.
 (
@@ -76,6 +80,12 @@ fi
 		done
 	elif want peer; then
 		domu peer xenif-selftest domu > /run/dom.peer.tmp; mv /run/dom.peer.tmp /run/dom.peer
+	fi
+	# the clock phase's two: they boot now and wait for their go key
+	if want clock; then
+		for n in mtCA mtCB; do
+			eval "domu $n \$DOMU_$n" > /run/dom.$n.tmp; mv /run/dom.$n.tmp /run/dom.$n
+		done
 	fi
 ) &
 
@@ -110,6 +120,10 @@ if want mtrace; then
 		awk '{ t = substr($0, 2, index($0, "]") - 2) + 0; if (t - last >= 0.5 || NR <= 2) print; last = t }' |
 		head -60 | sed 's/^/XENTEST INFO mtA boot | /'
 fi
+
+# one timeline: two domUs on two clocks signalling each other, and a dom0 witness
+# (clock-tests.sh), once the mtrace domUs are gone
+want clock && clock_checks
 
 # the Lwt program through ppx_mtrace in a domU of its own, once the others are gone
 # (ocaml-tests.sh); its image is there only where the OCaml part was built

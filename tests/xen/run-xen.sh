@@ -76,6 +76,7 @@ declare -A BIN=(
 	[xen-guest]=$BUILD/tests/xen/xen-guest
 	[xen-verify]=$BUILD/tests/xen/xen-verify
 	[sites-guest]=$BUILD/tests/xen/sites-guest
+	[xen-clock]=$BUILD/tests/xen/xen-clock
 )
 # MTRACE_XEN_PHASES (default all) selects the dom0 test phases, for working on one
 PHASES=${MTRACE_XEN_PHASES:-all}
@@ -300,7 +301,7 @@ build_outside() { # -> SHOP_CMD, the command line that runs it in the domU
 
 say "building initramfs images in $WORK"
 base_tree "$WORK/rootU"
-for b in xenif-selftest mtrace-load xen-guest sites-guest; do
+for b in xenif-selftest mtrace-load xen-guest sites-guest xen-clock; do
 	[ -n "${BIN[$b]:-}" ] && copy_bin "$WORK/rootU" "${BIN[$b]}" "/bin/$b"
 done
 install -m755 "$HERE/domU-init.sh" "$WORK/rootU/init"
@@ -338,7 +339,7 @@ XBIN=$X/usr/lib/xen-$XENV/bin
 for b in xenstored xen-init-dom0 xl xenconsoled; do
 	copy_bin "$R0" "$XBIN/$b" "/usr/lib/xen-$XENV/bin/$b"
 done
-for b in xenif-selftest xen-verify; do
+for b in xenif-selftest xen-verify xen-clock; do
 	[ -n "${BIN[$b]:-}" ] && copy_bin "$R0" "${BIN[$b]}" "/bin/$b"
 done
 # the debug info of the domU's sites-guest where an administrator puts it: by build-id
@@ -406,6 +407,7 @@ install -m755 "$HERE/dom0-tests.sh" "$R0/root/tests.sh"
 install -m644 "$HERE/mtrace-tests.sh" "$R0/root/mtrace-tests.sh"
 install -m644 "$HERE/service-tests.sh" "$R0/root/service-tests.sh"
 install -m644 "$HERE/ocaml-tests.sh" "$R0/root/ocaml-tests.sh"
+install -m644 "$HERE/clock-tests.sh" "$R0/root/clock-tests.sh"
 mkcpio "$R0" "$WORK/dom0.cpio"
 say "images: dom0 $(du -m "$WORK/dom0.cpio" | cut -f1) MB, domU $(du -m "$WORK/domU.cpio" | cut -f1) MB"
 
@@ -524,6 +526,25 @@ outside_host_checks() { # log
 	fi
 }
 
+# the clock phase's account (clock-tests.sh): one timeline, judged by check_clock.py
+clock_host_checks() { # log
+	local log=$1 out
+	if ! grep -q 'XENTEST INFO blob clock.account.gz begin' "$log"; then
+		grep -q 'XENTEST INFO phase clock ' "$log" &&
+			echo "XENTEST FAIL clock_account_received: no account of the clock phase from dom0" >> "$log"
+		return
+	fi
+	if ! blob "$log" clock.account.gz "$WORK/clock.account.gz" ||
+		! gunzip -c "$WORK/clock.account.gz" > "$WORK/clock.account"; then
+		echo "XENTEST FAIL clock_account_received: the blob from dom0 is incomplete" >> "$log"
+		return
+	fi
+	out=$(python3 -B "$HERE/check_clock.py" "$WORK/clock.account" 2>&1)
+	echo "$out" | sed -n 's/^\(PASS\|FAIL\) /XENTEST \1 /p' >> "$log"
+	echo "$out" | grep -qE '^(PASS|FAIL) ' ||
+		echo "XENTEST FAIL clock_checked: $(echo "$out" | head -c 1500)" >> "$log"
+}
+
 verdict() { # log -> 0 pass
 	local log=$1
 	local pass fail
@@ -545,6 +566,7 @@ for attempt in 1 2; do
 	host_checks "$LOG"
 	ocaml_host_checks "$LOG"
 	outside_host_checks "$LOG"
+	clock_host_checks "$LOG"
 	cat "$HOST_LINES" >> "$LOG"
 	cp "$LOG" "$ARTIFACT"
 	if verdict "$LOG"; then result=0; break; fi

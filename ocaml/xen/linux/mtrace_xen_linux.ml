@@ -16,6 +16,7 @@ external xs_rm : int -> string -> bool = "mtrace_xen_linux_xs_rm"
 external xs_directory : int -> string -> string array option = "mtrace_xen_linux_xs_directory"
 external xs_tx_start : unit -> int = "mtrace_xen_linux_xs_tx_start"
 external xs_tx_end : int -> bool -> bool = "mtrace_xen_linux_xs_tx_end"
+external clock_pair : bool -> (int * int * int) option = "mtrace_xen_linux_clock_pair"
 
 let init ?(backend = "") () = open_ backend
 let backend () = backend_ ()
@@ -106,4 +107,22 @@ module Xs = struct
         match xs_directory tx path with Some d -> Array.to_list d | None -> raise (Enoent path))
 end
 
-module Session = Mtrace_xen.Make (Xen) (Eventchn) (Xs)
+(* The clock a ring reads by default for its clock id (Mtrace_ring): CLOCK_REALTIME for
+   realtime, CLOCK_MONOTONIC for the others. *)
+let clock_sync ~clock_id () = clock_pair (clock_id = Mtrace_ring.clock_realtime)
+let default_sync = clock_sync
+
+module Session = struct
+  include Mtrace_xen.Make (Xen) (Eventchn) (Xs)
+
+  (* clock-sync by default, against the clock the rings read by default *)
+  let create ?backend ?rings ?pages ?(clock_id = Mtrace_ring.clock_monotonic) ?clock ?clock_sync:cs
+      () =
+    let cs =
+      match (cs, clock) with
+      | Some f, _ -> f
+      | None, None -> default_sync ~clock_id
+      | None, Some _ -> fun () -> None
+    in
+    create ?backend ?rings ?pages ~clock_id ?clock ~clock_sync:cs ()
+end

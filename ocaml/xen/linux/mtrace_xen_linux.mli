@@ -76,5 +76,13 @@ module Xs : sig
   val directory : handle -> string -> string list Lwt.t
 end
 
-(** [Mtrace_xen.Make (Xen) (Eventchn) (Xs)]. *)
+val clock_sync : clock_id:int -> unit -> (int * int * int) option
+(** Xen system time and the clock a ring of [clock_id] reads by default (CLOCK_REALTIME
+    for {!Mtrace_ring.clock_realtime}, else CLOCK_MONOTONIC), read together through
+    xenif: [Some (ring_ns, xen_ns, width_ns)], or [None] where Xen's time cannot be read
+    (docs/xen-time.md). *)
+
+(** [Mtrace_xen.Make (Xen) (Eventchn) (Xs)], whose [create] announces clock-sync by
+    default with {!clock_sync} (none when the program gives its own [clock] and no
+    [clock_sync]). *)
 module Session : Mtrace_xen.S

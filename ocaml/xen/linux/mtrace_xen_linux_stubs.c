@@ -9,7 +9,8 @@
  * between threads: no stub releases the OCaml runtime lock, so calls are serialized.
  *
  * Errors the OCaml side turns into mirage-xen's answers (ENOENT, EAGAIN, ENOSPC) come
- * back as values; any other raises Failure with the call and strerror.
+ * back as values; any other raises Failure with the call and strerror.  Xen system time
+ * (clock_pair) is None where it cannot be read: a session then announces no clock-sync.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,8 +41,8 @@ static void open_backend(const char *backend)
 {
 	char err[256] = "";
 
-	xif_handle =
-	    xenif_open(backend, NULL, XENIF_GNTSHR | XENIF_EVTCHN | XENIF_XS, err, sizeof(err));
+	xif_handle = xenif_open(
+	    backend, NULL, XENIF_GNTSHR | XENIF_EVTCHN | XENIF_XS | XENIF_CLOCK, err, sizeof(err));
 	if (xif_handle == NULL) {
 		char msg[320];
 		snprintf(msg, sizeof(msg), "Mtrace_xen_linux: opening Xen: %s",
@@ -251,4 +252,26 @@ value mtrace_xen_linux_xs_tx_end(value tx, value abort)
 		fail_errno("xenstore transaction end", errno);
 	}
 	return Val_true;
+}
+
+/* Xen system time and CLOCK_REALTIME (true) or CLOCK_MONOTONIC read together (xenif's
+ * clock_pair): Some (clock_ns, xen_ns, width_ns), or None where there is no source. */
+value mtrace_xen_linux_clock_pair(value realtime)
+{
+	CAMLparam1(realtime);
+	CAMLlocal2(t, res);
+	struct xenif_clock_pair p;
+	struct xenif *x = xif();
+
+	if (!x->ops->clock_pair ||
+	    x->ops->clock_pair(x, Bool_val(realtime) ? CLOCK_REALTIME : CLOCK_MONOTONIC, &p) < 0 ||
+	    p.clk_ns < 0 || p.xen_ns > (uint64_t)Max_long || p.width_ns > (uint64_t)Max_long ||
+	    p.clk_ns > Max_long)
+		CAMLreturn(Val_none);
+	t = caml_alloc_tuple(3);
+	Store_field(t, 0, Val_long(p.clk_ns));
+	Store_field(t, 1, Val_long((intnat)p.xen_ns));
+	Store_field(t, 2, Val_long((intnat)p.width_ns));
+	res = caml_alloc_some(t);
+	CAMLreturn(res);
 }

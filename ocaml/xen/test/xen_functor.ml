@@ -366,6 +366,58 @@ let reannounce_and_close t a =
   run_exn (T.close t);
   check_eq "close again: nothing more" string_of_int 3 (List.length (F.Xs.ops ()))
 
+(* clock-sync (guest/clock-sync.c's rules): announced with the rest, seq 1; measured
+   again at most once a second of the ring clock; rewritten only for a move of more than
+   50 us and more than the measures' noise; a source that fails changes nothing. *)
+let clock_sync_scenario () =
+  fresh ();
+  let b = base 7 in
+  let pair = ref (Some (1_000, 5_000_000_000, 300)) and asked = ref 0 in
+  let clock_sync () =
+    incr asked;
+    match !pair with Some p -> Some p | None -> failwith "no source"
+  in
+  now := 1_000;
+  let t = run_exn (T.create ~rings:1 ~pages:1 ~clock ~clock_sync ()) in
+  let key () = Option.value (F.Xs.get (b ^ "/clock-sync")) ~default:"(none)" in
+  check_eq "clock-sync announced at create" Fun.id "1 1000 5000000000 300" (key ());
+  let ops = F.Xs.ops () in
+  let rec pos key i = function
+    | [] -> -1
+    | F.Xs.Write (p, _) :: _ when p = b ^ "/" ^ key -> i
+    | _ :: l -> pos key (i + 1) l
+  in
+  let cs = pos "clock-sync" 0 ops and st = pos "state" 0 ops in
+  check "in the announcement's transaction, before state (dom0 reads nothing before it)"
+    (cs >= 0 && cs < st && not (List.exists (( = ) F.Xs.Commit) (List.filteri (fun i _ -> i < st) ops)));
+  check_eq "T.clock_sync" Fun.id "1 1000 5000000000 300"
+    (match T.clock_sync t with Some (q, r, x, w) -> Printf.sprintf "%d %d %d %d" q r x w | None -> "-");
+  let step ~dt p =
+    now := !now + dt;
+    pair := p;
+    run_exn (T.clock_check t);
+    key ()
+  in
+  let n0 = !asked in
+  check_eq "not a second later: not even measured" Fun.id "1 1000 5000000000 300"
+    (step ~dt:999_999_999 (Some (2_000, 5_000_060_000, 0)));
+  check_eq "(no measure)" string_of_int n0 !asked;
+  check_eq "a second later, 60 us moved: rewritten" Fun.id "2 2000 5000060000 0"
+    (step ~dt:1 (Some (2_000, 5_000_060_000, 0)));
+  check_eq "50 us: not more than 50" Fun.id "2 2000 5000060000 0"
+    (step ~dt:1_000_000_000 (Some (3_000, 5_000_111_000, 0)));
+  check_eq "60 us in measures 200 us wide: noise" Fun.id "2 2000 5000060000 0"
+    (step ~dt:1_000_000_000 (Some (3_000, 5_000_121_000, 200_000)));
+  check_eq "a source that fails: nothing changes" Fun.id "2 2000 5000060000 0"
+    (step ~dt:1_000_000_000 None);
+  check_eq "a negative reading: no measure" Fun.id "2 2000 5000060000 0"
+    (step ~dt:1_000_000_000 (Some (-1, 5, 0)));
+  (* after resume: measured again with the announcement *)
+  pair := Some (9_000, 7_000_000_000, 400);
+  run_exn (T.reannounce t);
+  check_eq "reannounce: measured and announced again, seq on" Fun.id "3 9000 7000000000 400" (key ());
+  run_exn (T.close t)
+
 (* Each failure releases what create took, and leaves xenstore as it was. *)
 let failure name ?(setup = fun () -> ()) ?(domid = 7) ?(capacity = 64) ~want create =
   fresh ~domid ~capacity ();
@@ -431,6 +483,7 @@ let notify_failure () =
 let () =
   let t, a = main_scenario () in
   reannounce_and_close t a;
+  clock_sync_scenario ();
   failures ();
   notify_failure ();
   if !failed > 0 then begin
