@@ -29,7 +29,12 @@ set -eu
 step=$1 src=$2 bdir=$3
 shift 3
 MTRACE_SRC=$(cd "$src/.." && pwd)
-export MTRACE_SRC
+# The C stubs include headers of the source tree, which dune does not watch: their
+# digest goes into the stubs' flags (ocaml/guest/dune), so that a changed header (a
+# struct grown by a field) rebuilds them rather than leaving a stub on the old layout.
+MTRACE_HEADERS_DIGEST=$(cat "$MTRACE_SRC"/guest/*.h "$MTRACE_SRC"/proto/*.h \
+	"$MTRACE_SRC"/xenif/*.h | cksum | cut -d' ' -f1)
+export MTRACE_SRC MTRACE_HEADERS_DIGEST
 # The installed flavour's environment (install-build and install: the same, or dune
 # would rebuild): -lmtrace-guest, found now in GUEST_LIBDIR ($1) for the plugins; the
 # build and source paths mapped out of the objects' debug information (OCaml's by
