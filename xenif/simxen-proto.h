@@ -89,6 +89,7 @@ enum simxen_op {
 	SIMXEN_TS_STOP,
 	SIMXEN_TS_PAUSE,   /* a0 domid */
 	SIMXEN_TS_UNPAUSE, /* a0 domid */
+	SIMXEN_CTRL_PID,   /* a0 domid -> a0 the pid of its process (ESRCH: none) */
 	SIMXEN_OP_MAX
 };
 
