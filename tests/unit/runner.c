@@ -21,6 +21,7 @@ static const struct unit_test *const modules[] = {
 	unit_stream,
 	unit_sitetree,
 	unit_shmring,
+	unit_vcpu,
 };
 
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))

@@ -23,5 +23,6 @@ extern const struct unit_test unit_announce[];
 extern const struct unit_test unit_stream[];
 extern const struct unit_test unit_sitetree[];
 extern const struct unit_test unit_shmring[];
+extern const struct unit_test unit_vcpu[];
 
 #endif
