@@ -31,7 +31,8 @@ void vcpu_rates(struct top_model *m, const Mtrace__Stats *old, const Mtrace__Sta
 			continue;
 		/* the figures of the same run of the source: from the previous Stats on */
 		bool step = p && p->vcpu_since_ns == d->vcpu_since_ns &&
-		    d->vcpu_until_ns > p->vcpu_until_ns && d->vcpu_running_ns >= p->vcpu_running_ns &&
+		    d->vcpu_until_ns > p->vcpu_until_ns &&
+		    d->vcpu_running_ns >= p->vcpu_running_ns &&
 		    d->vcpu_runnable_ns >= p->vcpu_runnable_ns;
 		double span = (double)(step ? d->vcpu_until_ns - p->vcpu_until_ns
 		                            : d->vcpu_until_ns - d->vcpu_since_ns);
