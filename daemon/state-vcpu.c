@@ -266,6 +266,17 @@ static void settle(struct state_domain *d)
 	}
 }
 
+bool state_vcpu_offset(const struct state_domain *d, int64_t *offset_ns)
+{
+	if (d->vc && d->vc->mapped)
+		*offset_ns = d->vc->map_offset;
+	else if (vg.source == VCPU_SOURCE_SIM && vg.same_kernel_known)
+		*offset_ns = d->clock == MTRACE_CLOCK_REALTIME ? 0 : vg.same_kernel;
+	else
+		return false;
+	return true;
+}
+
 /* Called from the hot path (state.c) only while d has vCPU figures: t's wait ends at ts
  * (guest clock). */
 void state_vcpu_wait(struct state_domain *d, struct thr *t, uint64_t ts)
@@ -274,11 +285,7 @@ void state_vcpu_wait(struct state_domain *d, struct thr *t, uint64_t ts)
 	int64_t off;
 
 	t->waited = 1;
-	if (vc->mapped)
-		off = vc->map_offset;
-	else if (vg.source == VCPU_SOURCE_SIM && vg.same_kernel_known)
-		off = d->clock == MTRACE_CLOCK_REALTIME ? 0 : vg.same_kernel;
-	else
+	if (!state_vcpu_offset(d, &off))
 		return; /* the guest's clock is not on the host's line: nothing to measure */
 	if (ts <= t->created_ns) { /* ran at once: a wait of nothing */
 		if (t->label != NO_IDX)

@@ -332,6 +332,8 @@ void stream_vcpu(struct stream *s, const struct vcpu_batch *b)
 	v.wake_vcpu = (uint32_t *)b->wake_vcpu;
 	v.wake_ns = (int64_t *)b->wake_ns;
 	v.uncertainty_ns = b->uncertainty_ns;
+	v.guest_offset_ns = b->guest_offset_ns;
+	v.guest_mapped = b->guest_mapped;
 	m.msg_case = MTRACE__SERVER_MSG__MSG_VCPU;
 	m.vcpu = &v;
 	/* in order with the domain's events, as a Loss notice is */

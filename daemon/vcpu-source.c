@@ -46,9 +46,11 @@ static void deliver(void *arg, const struct vcpu_batch *b)
 	if (!d)
 		return;
 	state_vcpu_batch(d, b);
+	struct vcpu_batch whole = *b;
+	whole.guest_mapped = state_vcpu_offset(d, &whole.guest_offset_ns);
 	size_t at = 0;
 	do {
-		struct vcpu_batch part = *b;
+		struct vcpu_batch part = whole;
 		part.iv = b->iv + at;
 		part.n = b->n - at < VCPU_MSG_MAX ? b->n - at : VCPU_MSG_MAX;
 		part.nwakes = at ? 0 : b->nwakes; /* the wake-ups go with the first part */

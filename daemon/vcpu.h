@@ -54,6 +54,9 @@ struct vcpu_batch {
 	size_t nwakes;
 	int64_t until_ns;
 	uint64_t uncertainty_ns;
+	/* the domain's ring clock to the host's: host = guest + offset (state_vcpu_offset) */
+	int64_t guest_offset_ns;
+	bool guest_mapped;
 };
 
 /* Where a source's batches go (vcpu-source.c: the state and the clients). */
@@ -76,6 +79,8 @@ void state_vcpu_counts(uint64_t records, uint64_t lost, uint64_t dropped);
  * Neither: the domain's waits are not measured (its clock is not on the host's line).
  */
 void state_vcpu_clock_map(struct state_domain *d, int64_t offset_ns, bool known);
+/* The offset d's thread times are put on the host's line with; false: none. */
+bool state_vcpu_offset(const struct state_domain *d, int64_t *offset_ns);
 void state_vcpu_same_kernel(int64_t mono_to_real_ns, bool known);
 
 #endif

@@ -148,10 +148,7 @@ static void finish(struct track *t, uint64_t k1, uint64_t k2)
 	}
 }
 
-static uint64_t track_k1(uint32_t domid, uint32_t ring)
-{
-	return (uint64_t)ring << 32 | domid;
-}
+#define track_k1(domid, ring) ((uint64_t)(ring) << 32 | (domid))
 
 /* The thread's track, made (with a tid and a name) when first seen. */
 static struct track *track(FILE *f, uint32_t domid, uint32_t ring, int64_t thread)
@@ -377,6 +374,22 @@ void cat_chrome_domain_up(FILE *f, uint32_t domid, const char *name)
 	proc_ensure(f, domid, buf);
 }
 
+bool cat_chrome_time(uint64_t ts, uint64_t *rel)
+{
+	if (!C.have_origin) {
+		C.origin = ts;
+		C.have_origin = true;
+	}
+	*rel = ts >= C.origin ? ts - C.origin : 0;
+	return ts >= C.origin;
+}
+
+struct chrome_emit *cat_chrome_domain(FILE *f, uint32_t domid)
+{
+	init();
+	return proc_ensure(f, domid, NULL) ? &C.em : NULL;
+}
+
 void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str)
 {
 	uint32_t domid = b->domid, ring = b->ring, from, to;
@@ -387,16 +400,8 @@ void cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, uint64_t t
 	char buf[64];
 
 	init();
-	if (!C.have_origin) {
-		C.origin = ts;
-		C.have_origin = true;
-	}
-	if (ts < C.origin) {
+	if (!cat_chrome_time(ts, &ts))
 		C.held++;
-		ts = 0;
-	} else {
-		ts -= C.origin;
-	}
 	p = proc_ensure(f, domid, NULL);
 	r = ring_get(f, domid, ring);
 	if (!r || !p)

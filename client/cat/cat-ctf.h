@@ -18,6 +18,9 @@ int cat_ctf_open(const char *dir, char *err, size_t errlen);
 void cat_ctf_hello(const Mtrace__Hello *h);
 void cat_ctf_domain_up(uint32_t domid, const char *name, uint32_t clock);
 void cat_ctf_event(const Mtrace__EventBatch *b, size_t i, uint64_t ts, const char *str);
+/* A domain's vCPU intervals (issue 38): stream dom<D>-vcpu, events vcpu_interval and
+ * vcpu_wake on the domain's clock; a domain without a clock mapping is left out. */
+void cat_ctf_vcpu(const Mtrace__VcpuIntervals *v);
 /* Flush the last packets and write the metadata.  -1 with err on a write error. */
 int cat_ctf_close(char *err, size_t errlen);
 

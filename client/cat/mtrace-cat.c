@@ -169,6 +169,12 @@ static int handle(struct cat *c, const Mtrace__ServerMsg *m)
 	case MTRACE__SERVER_MSG__MSG_STATS:
 		c->sum.stats++;
 		break;
+	case MTRACE__SERVER_MSG__MSG_VCPU:
+		if (o->fmt == CAT_CHROME)
+			cat_chrome_vcpu(c->out, m->vcpu);
+		if (o->fmt == CAT_CTF)
+			cat_ctf_vcpu(m->vcpu);
+		break;
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
 		c->sum.goodbye = true;
 		if (!o->stored) /* the session takes the link down next (on_down) */
@@ -364,8 +370,10 @@ static int end(struct cat *c)
 	int status = c->status;
 	char err[512];
 
-	if (o->fmt == CAT_CHROME)
+	if (o->fmt == CAT_CHROME) {
+		cat_chrome_vcpu_end();
 		cat_chrome_end(c->out);
+	}
 	if (o->fmt == CAT_FOLDED)
 		folded_print(c->out);
 	if (o->fmt == CAT_CTF && cat_ctf_close(err, sizeof(err)) < 0) {

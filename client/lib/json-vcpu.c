@@ -32,8 +32,10 @@ int json_vcpu(struct evbuffer *b, const Mtrace__VcpuIntervals *v)
 		return -1;
 	evbuffer_add_printf(b,
 	    "{\"v\":" JSON_V ",\"type\":\"vcpu\",\"domid\":%" PRIu32
-	    ",\"source\":\"%s\",\"uncertainty_ns\":%" PRIu64 ",\"intervals\":[",
-	    v->domid, json_vcpu_source_name(v->source), v->uncertainty_ns);
+	    ",\"source\":\"%s\",\"uncertainty_ns\":%" PRIu64 ",\"guest_mapped\":%s"
+	    ",\"guest_offset_ns\":%" PRId64 ",\"intervals\":[",
+	    v->domid, json_vcpu_source_name(v->source), v->uncertainty_ns,
+	    v->guest_mapped ? "true" : "false", v->guest_offset_ns);
 	for (size_t i = 0; i < n; i++)
 		evbuffer_add_printf(b,
 		    "%s{\"vcpu\":%" PRIu32 ",\"start_ns\":%" PRId64 ",\"dur_ns\":%" PRIu64
