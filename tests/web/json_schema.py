@@ -14,7 +14,7 @@ import json
 import re
 import sys
 
-SSE_TYPES = {"b": "batch", "up": "domain_up", "down": "domain_down", "loss": "loss",
+SSE_TYPES = {"b": "batch", "up": "domain_up", "down": "domain_down", "loss": "loss", "vcpu": "vcpu",
              "stats": "stats", "hello": "hello", "daemon": "daemon", "dropped": "dropped"}
 
 
