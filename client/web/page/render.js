@@ -627,4 +627,4 @@ function hitTest(model, view, x, y, now, W) {
   return null;
 }
 
-window.MtraceRender = { View, draw, hitTest, fmtDur, fmtTime, COLORS };
+window.MtraceRender = { View, draw, hitTest, fmtDur, fmtTime, COLORS, VCPU_COLORS, VCPU_H };
