@@ -29,6 +29,7 @@
 struct sim_task {
 	uint32_t tid, vcpu;
 	uint64_t run, wait;
+	uint64_t run_owed, wait_owed; /* counted, not yet placed in an interval (below) */
 };
 
 struct sim_dom {
@@ -100,12 +101,22 @@ static const struct sim_task *task(const struct sim_dom *d, uint32_t tid)
 	return NULL;
 }
 
-/* One task's interval between the samples: its parts, and its one state if it had one. */
-static void interval(struct vcpu_iv *iv, int64_t at, uint64_t dur, uint64_t ran, uint64_t waited)
+/*
+ * One task's interval between the samples: its parts, and its one state if it had one.
+ * The kernel adds a task's run-queue wait when the task next runs, and its CPU time at
+ * ticks and switches: a long wait arrives in one lump, more than the interval it ends
+ * in can hold.  What does not fit is owed, and placed in the next intervals with room,
+ * so that over any stretch the totals are the kernel's.
+ */
+static void interval(
+    struct vcpu_iv *iv, struct sim_task *t, int64_t at, uint64_t dur, uint64_t ran, uint64_t waited)
 {
-	uint64_t run = ran < dur ? ran : dur;
-	uint64_t wait = waited < dur - run ? waited : dur - run;
+	uint64_t r = ran + t->run_owed, w = waited + t->wait_owed;
+	uint64_t run = r < dur ? r : dur;
+	uint64_t wait = w < dur - run ? w : dur - run;
 
+	t->run_owed = r - run;
+	t->wait_owed = w - wait;
 	*iv = (struct vcpu_iv){ .start_ns = at, .dur_ns = dur, .pcpu = -1 };
 	iv->part[0] = run;
 	iv->part[1] = wait;
@@ -139,12 +150,14 @@ static void sample(struct vcpu_sim *s, vcpu_deliver_fn deliver, void *arg, uint3
 	for (int i = 0; i < n; i++) {
 		const struct xenif_vcpu_sample *p = &s->smp[i];
 		const struct sim_task *was = task(d, p->id);
-		now[i] = (struct sim_task){ p->id, 0, p->run_ns, p->wait_ns };
+		now[i] = (struct sim_task){ p->id, 0, p->run_ns, p->wait_ns, 0, 0 };
 		/* a task seen before, whose counts did not go back (a reused id would) */
 		if (was && p->run_ns >= was->run && p->wait_ns >= was->wait) {
 			now[i].vcpu = was->vcpu;
+			now[i].run_owed = was->run_owed;
+			now[i].wait_owed = was->wait_owed;
 			if (!first) {
-				interval(&s->iv[k], d->at, dur, p->run_ns - was->run,
+				interval(&s->iv[k], &now[i], d->at, dur, p->run_ns - was->run,
 				    p->wait_ns - was->wait);
 				s->iv[k++].vcpu = was->vcpu;
 			}
