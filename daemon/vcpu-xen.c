@@ -36,7 +36,8 @@
 
 #define CAL_N       16
 #define CAL_SPAN_NS 1000000000ll /* the scale from samples at least this far apart */
-#define RECS_MAX    (1u << 22)   /* records decoded and not yet applied */
+#define RECS_MAX    (1u << 20)   /* records decoded and not yet applied */
+#define HOLD_MAX    (1u << 16)   /* held past a cut: more, and the oldest go anyway */
 #define BRACKET_MAX 50000        /* ns: a wider bracket was preempted, read again */
 
 struct cal {
@@ -62,6 +63,7 @@ struct vcpu_xen {
 	struct vdec_cpu *dc;
 	struct vdec_stats st;
 	uint64_t windows_bad, told_kept, told_lost, told_drop;
+	uint64_t forced; /* records applied before the cut reached them (HOLD_MAX) */
 	struct vrec *recs;
 	size_t nrecs, caprecs;
 	struct vcpu_runstate rs;
@@ -256,6 +258,12 @@ void vcpu_xen_tick(struct vcpu_xen *v, vcpu_deliver_fn fn, void *arg)
 	for (uint32_t c = 0; c < v->info.ncpus; c++)
 		read_cpu(v, c);
 	size_t ready = vrs_merge(v->recs, v->nrecs, cut);
+	/* a cut that stays behind the CPUs' clocks (a TSC not in step with dom0's) would
+	 * hold everything back: past HOLD_MAX, the oldest are applied all the same */
+	if (v->nrecs - ready > HOLD_MAX) {
+		v->forced += v->nrecs - ready - HOLD_MAX;
+		ready = v->nrecs - HOLD_MAX;
+	}
 	vrs_apply(&v->rs, v->recs, ready, &o);
 	memmove(v->recs, v->recs + ready, (v->nrecs - ready) * sizeof(*v->recs));
 	v->nrecs -= ready;
