@@ -40,8 +40,9 @@ int main(int argc, char **argv)
 	unsigned doms = argc > 3 ? (unsigned)atoi(argv[3]) : 8;
 	unsigned vcpus = argc > 4 ? (unsigned)atoi(argv[4]) : 2;
 	if (cpus < 1 || cpus > 256 || doms * vcpus < 2 * cpus || million <= 0) {
-		fprintf(stderr, "usage: bench-vcpu-decode [MILLION_RECORDS [CPUS [DOMAINS [VCPUS]]]]\n"
-		                "(at least two vCPUs a CPU)\n");
+		fprintf(stderr,
+		    "usage: bench-vcpu-decode [MILLION_RECORDS [CPUS [DOMAINS [VCPUS]]]]\n"
+		    "(at least two vCPUs a CPU)\n");
 		return 2;
 	}
 	uint8_t **win = calloc(cpus, sizeof(*win));
@@ -69,7 +70,8 @@ int main(int argc, char **argv)
 			if (k % 4 == 0) { /* blocks, and is woken at once */
 				xt_runstate(&b, t, ad, av, XRUNSTATE_RUNNING, XRUNSTATE_BLOCKED);
 				xt_two(&b, XTRC_SCHED_WAKE, t + 1, ad, av);
-				xt_runstate(&b, t + 1, ad, av, XRUNSTATE_BLOCKED, XRUNSTATE_RUNNABLE);
+				xt_runstate(
+				    &b, t + 1, ad, av, XRUNSTATE_BLOCKED, XRUNSTATE_RUNNABLE);
 			} else {
 				xt_runstate(&b, t, ad, av, XRUNSTATE_RUNNING, XRUNSTATE_RUNNABLE);
 			}
