@@ -10,9 +10,12 @@
 # runs the other waits, runnable.  Over the same window, vL's running share as mtraced
 # reports it is within 10 % of what xl vcpu-list's CPU time says, and its steal (runnable,
 # not running) within 10 % of the hog's running share by xl (the hog is what runs while vL
-# waits); the hog's running share matches xl's too.  Then unpinned, on two physical CPUs
-# with dom0 mostly idle: vL's steal is a fraction of what it was.  mtraced's CPU per
-# hypervisor record over the window is reported (a figure for bench/README.md, not a check).
+# waits); the hog's running share matches xl's too.  Then unpinned, on two physical CPUs:
+# vL's running share again within 10 % of xl's, its steal within 10 % of the rest (it is
+# always runnable), and less than pinned.  How small the steal gets depends on what dom0
+# takes meanwhile: under QEMU TCG that was about half a CPU (dom0's share by xl is
+# reported), so "near 0" is not held to.  mtraced's CPU and the hypervisor records over
+# each window are reported (figures for bench/README.md, not checks).
 VCPU_WIN=${VCPU_WIN:-20}
 
 vcpu_stats() { # file: mtraced's statistics now
@@ -58,20 +61,28 @@ done
 	{ fail "vcpu_figures_on_xen: $(grep stats /run/v.json | head -c 1500)"; return; }
 sleep 3
 vcpu_window pinned
-awk -v r="$(cat /run/vcpu.pinned)" 'BEGIN {
-	split(r, v, " ")	# run_L xl_run_L steal_L xl_run_H run_H
-	ok = v[1] > 0 && (v[1] - v[2]) ^ 2 <= (0.1 * v[2]) ^ 2 && (v[3] - v[4]) ^ 2 <= (0.1 * v[4]) ^ 2 &&
-		(v[5] - v[4]) ^ 2 <= (0.1 * v[4]) ^ 2 && v[3] > 0.2
-	exit !ok }' && pass "vcpu_pinned_matches_xl ($(cat /run/vcpu.pinned.txt))" ||
+# (dom0's awk is busybox's, without math: no ^, no abs)
+within() { awk -v a="$1" -v b="$2" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 0.1 * b) }'; }
+set -- $(cat /run/vcpu.pinned)	# runL xlrunL stealL xlrunH runH
+if within "$1" "$2" && within "$3" "$4" && within "$5" "$4" &&
+	awk -v s="$3" 'BEGIN { exit !(s > 0.2) }'; then
+	pass "vcpu_pinned_matches_xl ($(cat /run/vcpu.pinned.txt))"
+else
 	fail "vcpu_pinned_matches_xl: $(cat /run/vcpu.pinned.txt)"
+fi
 # unpinned: two physical CPUs for two spinning vCPUs and a mostly idle dom0
 xl vcpu-pin vH 0 all && xl vcpu-pin vL 0 all && xl vcpu-pin 0 all all || fail xl_vcpu_unpin
 sleep 3
 vcpu_window free
-awk -v p="$(cat /run/vcpu.pinned)" -v f="$(cat /run/vcpu.free)" 'BEGIN {
-	split(p, a, " "); split(f, b, " ")
-	exit !(b[3] < a[3] / 3) }' && pass "vcpu_unpinned_steal_small ($(cat /run/vcpu.free.txt))" ||
-	fail "vcpu_unpinned_steal_small: $(cat /run/vcpu.free.txt), pinned $(cat /run/vcpu.pinned.txt)"
+# vL is always runnable: what it does not run it waits, and that is its steal by xl too;
+# how small depends on what dom0 takes of the two CPUs meanwhile (reported)
+set -- $(cat /run/vcpu.free)
+if within "$1" "$2" && within "$3" "$(awk -v r="$2" 'BEGIN { print 1 - r }')" &&
+	awk -v f="$3" -v p="$(cut -d' ' -f3 /run/vcpu.pinned)" 'BEGIN { exit !(f < p) }'; then
+	pass "vcpu_unpinned_matches_xl ($(cat /run/vcpu.free.txt))"
+else
+	fail "vcpu_unpinned_matches_xl: $(cat /run/vcpu.free.txt), pinned $(cat /run/vcpu.pinned.txt)"
+fi
 grep -o '"hypervisor_[a-z]*":[0-9]*' /run/v1.json | tr '\n' ' ' | sed 's/^/XENTEST INFO /'; echo
 xl destroy vH; xl destroy vL
 stop_mtraced
