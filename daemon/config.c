@@ -48,6 +48,10 @@ void config_defaults(struct mtraced_config *c)
 	c->client_coalesce_us = 2000;
 	c->client_coalesce_rate = 1000000;
 	c->max_top_n = 1000;
+	c->vcpu_source = false;
+	c->vcpu_interval_ms = 200;
+	c->tbuf_pages = 32; /* xentrace's default */
+	c->vcpu_max = 1024;
 	c->drop_privileges = true;
 	c->priority_boost = 4;
 	c->status_interval_ms = 1000;
@@ -175,6 +179,10 @@ static const struct key keys[] = {
 	U(client_coalesce_us, 0, 1000000),
 	U(client_coalesce_rate, 1, 1000000000),
 	U(max_top_n, 0, 100000),
+	{ "vcpu_source", K_BOOL, offsetof(struct mtraced_config, vcpu_source), 0, 0, 0 },
+	U(vcpu_interval_ms, 20, 10000),
+	U(tbuf_pages, 1, 4096),
+	U(vcpu_max, 1, 65536),
 	{ "drop_privileges", K_BOOL, offsetof(struct mtraced_config, drop_privileges), 0, 0, 0 },
 	U(priority_boost, 0, 20),
 	U(status_interval_ms, 100, 3600000),

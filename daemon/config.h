@@ -64,6 +64,12 @@ struct mtraced_config {
 	unsigned client_coalesce_rate; /* events/s that make a client fast (0: 1000000) */
 	unsigned max_top_n;
 
+	/* the hypervisor's scheduling of the vCPUs (vcpu-source.c; issue 38) */
+	bool vcpu_source;          /* read it at all (restart) */
+	unsigned vcpu_interval_ms; /* how often: the simulated Xen's samples, Xen's buffers */
+	unsigned tbuf_pages;       /* Xen: pages per CPU when its buffers have no size yet */
+	unsigned vcpu_max;         /* vCPUs followed, all domains together (restart) */
+
 	/* service */
 	bool drop_privileges;        /* after start-up: no new privileges, no capabilities */
 	unsigned priority_boost;     /* nice -N at start-up, as auditd's priority_boost */

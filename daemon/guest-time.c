@@ -37,6 +37,7 @@
 #include "log.h"
 #include "mtrace-ring.h"
 #include "state.h"
+#include "vcpu.h"
 #include "xenif.h"
 
 #define TICK_NS     1000000000u  /* re-measure every guest once a second */
@@ -163,6 +164,10 @@ static void measure(struct guest *g)
 			    g->domid, g->name, c, r.offset_ns, r.uncertainty_ns,
 			    source_name(r.source), r.seq);
 		deliver_clock_map(g->ctx->deliver, &r);
+		/* the vCPU waits (state-vcpu.c) put the domain's thread times on the host
+		 * timeline with the same map: one timeline for both pictures */
+		if (g->sd)
+			state_vcpu_clock_map(g->sd, r.offset_ns, r.source != CLOCKMAP_UNKNOWN);
 	}
 }
 

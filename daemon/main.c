@@ -24,6 +24,7 @@
 #include "service.h"
 #include "state.h"
 #include "stream.h"
+#include "vcpu-source.h"
 #include "xenif.h"
 
 #define MAX_OVERRIDES 64
@@ -38,6 +39,7 @@ struct mtraced {
 	struct event_base *base;
 	struct stream *stream;
 	struct guests_ctx *guests;
+	struct vcpu_source *vcpu; /* the hypervisor source, NULL when off */
 };
 
 /* Command-line settings win over the file, at start-up and on every reload. */
@@ -58,6 +60,7 @@ static void usage(FILE *f)
 	    "  -B, --backend B       xen, sim or auto (sim when --sim-dir or $MTRACE_SIM_DIR is set)\n"
 	    "      --sim-dir DIR     state directory of the simulated Xen (mtrace-simxen)\n"
 	    "      --set KEY=VALUE   set any configuration key (see mtraced(8))\n"
+	    "      --vcpu-source     read the hypervisor's scheduling of the vCPUs (vcpu_source)\n"
 	    "  -v, --verbose         debug log\n"
 	    "  -q, --quiet           errors only\n"
 	    "      --foreground      do not detach (implied under systemd)\n"
@@ -142,6 +145,10 @@ static void on_reload(evutil_socket_t sig, short what, void *arg)
 	KEEP(socket_path);
 	KEEP(socket_group);
 #undef KEEP
+	if (n.vcpu_source != cfg.vcpu_source || n.vcpu_max != cfg.vcpu_max)
+		log_warnx("reload: vcpu_source and vcpu_max change only on restart");
+	n.vcpu_source = cfg.vcpu_source;
+	n.vcpu_max = cfg.vcpu_max;
 	if (n.drop_privileges != cfg.drop_privileges)
 		log_warnx("reload: drop_privileges changes only on restart");
 	n.drop_privileges = cfg.drop_privileges;
@@ -150,6 +157,7 @@ static void on_reload(evutil_socket_t sig, short what, void *arg)
 	state_reconfigure(&cfg);
 	stream_reconfigure(d->stream, &cfg);
 	guests_reconfigure(d->guests, &cfg);
+	vcpu_source_reconfigure(d->vcpu, &cfg);
 	service_reconfigure(&cfg);
 	log_info("configuration reloaded from %s", cfg.config_path);
 	service_ready();
@@ -165,7 +173,8 @@ static void old_spelling(char c, const char *now)
 enum {
 	OPT_SIM_DIR = 256,
 	OPT_SET,
-	OPT_FOREGROUND
+	OPT_FOREGROUND,
+	OPT_VCPU_SOURCE
 };
 
 int main(int argc, char **argv)
@@ -179,6 +188,7 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "foreground", no_argument, NULL, OPT_FOREGROUND },
+		{ "vcpu-source", no_argument, NULL, OPT_VCPU_SOURCE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -240,6 +250,10 @@ int main(int argc, char **argv)
 		case OPT_FOREGROUND:
 			foreground = true;
 			break;
+		case OPT_VCPU_SOURCE:
+			if (add_override("vcpu_source", "on") < 0)
+				return 2;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -274,7 +288,9 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	x = xenif_open(cfg.backend, cfg.sim_dir[0] ? cfg.sim_dir : NULL,
-	    XENIF_GNTTAB | XENIF_EVTCHN | XENIF_XS | XENIF_CTRL | XENIF_CLOCK, err, sizeof(err));
+	    XENIF_GNTTAB | XENIF_EVTCHN | XENIF_XS | XENIF_CTRL | XENIF_CLOCK |
+	        (cfg.vcpu_source ? XENIF_TBUF : 0),
+	    err, sizeof(err));
 	if (!x) {
 		log_err("cannot open the %s backend: %s", cfg.backend, err);
 		return 1;
@@ -304,6 +320,10 @@ int main(int argc, char **argv)
 		log_err("%s", err);
 		return 1;
 	}
+	/* the hypervisor source is an addition: without it, mtraced still traces */
+	if (cfg.vcpu_source &&
+	    !(d.vcpu = vcpu_source_new(d.base, x, &cfg, d.stream, err, sizeof(err))))
+		log_err("%s: running without it", err);
 	sig_term = evsignal_new(d.base, SIGTERM, on_stop, &d);
 	sig_int = evsignal_new(d.base, SIGINT, on_stop, &d);
 	sig_hup = evsignal_new(d.base, SIGHUP, on_reload, &d);
@@ -326,6 +346,7 @@ int main(int argc, char **argv)
 
 	/* (after a SIGTERM the clients were told already: this is then nothing) */
 	stream_shutdown(d.stream, host_lost ? "the host went away" : "daemon stopping");
+	vcpu_source_free(d.vcpu);
 	guests_fini(d.guests);
 	service_fini();
 	stream_free(d.stream);

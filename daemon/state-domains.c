@@ -66,6 +66,7 @@ static void domain_free_tables(struct state_domain *d)
 	strtab_free(&d->counters);
 	free(d->cval);
 	state_sites_free(d);
+	state_vcpu_free(d);
 }
 
 static void domain_free(struct state_domain *d)

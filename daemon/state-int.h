@@ -75,6 +75,7 @@ struct thr {
 	uint64_t resolved_ns;
 	uint64_t notifies, children;
 	uint32_t failure; /* failure string index or NO_IDX */
+	uint8_t waited;   /* its wait (creation to first run or resolution) was taken */
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct thr) == 128, "two cache lines a thread");
@@ -94,6 +95,8 @@ struct label {
 	uint32_t cr[LABEL_WIN]; /* creations per second */
 	uint64_t nlife, life_sum_ns; /* resolved threads, their lifetimes' sum */
 	uint32_t hist[HIST_BUCKETS]; /* lifetimes of resolved threads */
+	/* waits measured against the vCPUs (state-vcpu.c), their length, steal, blocked */
+	uint64_t waits, wait_ns, wait_steal_ns, wait_blocked_ns;
 };
 
 #define STATE_MODULES_MAX 64 /* MODULE records kept per domain */
@@ -214,6 +217,9 @@ struct state_domain {
 	uint32_t nmods;
 	uint64_t sites_dropped, sites_bad, edges_dropped, modules_dropped;
 	uint64_t clock_sync_bad; /* refused clock-sync announcements (guest-time.c) */
+
+	/* the hypervisor's scheduling of its vCPUs (state-vcpu.c); NULL: none known */
+	struct vcpu_dom *vc;
 };
 
 /* ---- state-domains.c: the domain table, the configuration, memory ---- */
@@ -280,6 +286,17 @@ bool state_sites_tick(struct state_domain *d);
 void state_sites_free(struct state_domain *d);
 /* "func (file:line)", the site's name, "module+0xoff" or "0xaddr"; "(root)" for NO_IDX. */
 void state_site_display(const struct state_domain *d, uint32_t si, char *buf, size_t len);
+
+/* ---- state-vcpu.c: the vCPUs' figures and the waits measured against them ---- */
+
+struct arena;
+typedef struct Mtrace__DomainStats Mtrace__DomainStats;
+typedef struct Mtrace__Stats Mtrace__Stats;
+/* t's wait ends at ts (a switch to it, or its resolution): taken once (t->waited). */
+void state_vcpu_wait(struct state_domain *d, struct thr *t, uint64_t ts);
+void state_vcpu_free(struct state_domain *d);
+void state_vcpu_fill_domain(struct arena *a, Mtrace__DomainStats *ds, const struct state_domain *d);
+void state_vcpu_fill_stats(Mtrace__Stats *s);
 
 /*
  * ---- inline: used per event by state_apply and by the files above ----

@@ -163,6 +163,7 @@ static void fill_domain(struct stats_box *b, Mtrace__DomainStats *ds, const stru
 	ds->site_edges_dropped = d->edges_dropped;
 	ds->modules_dropped = d->modules_dropped;
 	ds->clock_sync_bad = d->clock_sync_bad;
+	state_vcpu_fill_domain(&b->a, ds, d);
 	if (d->counters.n) {
 		ds->n_counters = d->counters.n;
 		ds->counters = arena_get(b, d->counters.n * sizeof(*ds->counters));
@@ -334,6 +335,10 @@ static void add_labels(
 			ls->lifetime_p99_ns = state_hist_pct(l, 0.99);
 			ls->lifetime_sum_ns = l->life_sum_ns;
 			ls->lifetime_count = l->nlife;
+			ls->waits = l->waits;
+			ls->wait_ns = l->wait_ns;
+			ls->wait_steal_ns = l->wait_steal_ns;
+			ls->wait_blocked_ns = l->wait_blocked_ns;
 			b->s.labels[k++] = ls;
 		}
 	}
@@ -407,6 +412,10 @@ static void fill_site(struct stats_box *b, Mtrace__SiteStats *ss, const struct s
 	ss->lifetime_p99_ns = state_hist_pct(&s->st, 0.99);
 	ss->pending_p50_ns = run_pct(pv, pn, 0.50);
 	ss->pending_p99_ns = run_pct(pv, pn, 0.99);
+	ss->waits = s->st.waits;
+	ss->wait_ns = s->st.wait_ns;
+	ss->wait_steal_ns = s->st.wait_steal_ns;
+	ss->wait_blocked_ns = s->st.wait_blocked_ns;
 }
 
 static void add_sites(struct stats_box *b, const Mtrace__Subscribe *sub)
@@ -474,6 +483,7 @@ Mtrace__Stats *state_stats(const Mtrace__Subscribe *sub, uint64_t dropped_for_cl
 	mtrace__stats__init(&b->s);
 	b->s.time_ns = clock_ns(CLOCK_REALTIME);
 	b->s.dropped_for_client = dropped_for_client;
+	state_vcpu_fill_stats(&b->s);
 	b->s.domains = arena_get(b, state_ctx.ndoms * sizeof(*b->s.domains));
 	for (unsigned i = 0; i < state_ctx.ndoms; i++) {
 		if (!state_domain_matches(state_ctx.doms[i]->domid, sub))

@@ -321,6 +321,7 @@ uint32_t state_thr_new(
 	t->resolved_ns = 0;
 	t->notifies = t->children = 0;
 	t->failure = NO_IDX;
+	t->waited = 0;
 	list_push(d, &d->pending, i);
 	tab_insert(d, id, i);
 	d->live++;

@@ -32,8 +32,12 @@ static inline uint32_t thr_get(struct state_domain *d, uint64_t id, uint64_t ts,
 	if (i != NO_IDX)
 		return i;
 	i = tab_find(d, id);
-	if (i == NO_IDX)
+	if (i == NO_IDX) {
 		i = state_thr_new(d, id, ts, MTRACE_THREAD_NONE, MTRACE_TT_UNKNOWN, avoid);
+		/* created before we saw it: its creation time is not known, nor its wait */
+		if (i != NO_IDX)
+			d->thr[i].waited = 1;
+	}
 	if (i != NO_IDX)
 		cache_put(d, id, i);
 	return i;
@@ -52,6 +56,8 @@ static inline __attribute__((always_inline)) void thr_finish(
 	list_push(d, &d->finished, i);
 	t->state = state;
 	t->resolved_ns = ts;
+	if (__builtin_expect(d->vc != NULL, 0) && !t->waited) /* never ran: waited till now */
+		state_vcpu_wait(d, t, ts);
 	d->live--;
 	d->threads_ended++;
 	if (t->label != NO_IDX) {
@@ -157,6 +163,11 @@ static inline void run_switch(struct state_domain *d, uint64_t to, uint32_t ti, 
 		d->running_idx = NO_IDX;
 	else
 		d->running_idx = tab_find(d, to);
+	/* its first run ends the wait since its creation (vcpu.h): only while the hypervisor
+	 * source has figures for d, a test of a pointer otherwise */
+	if (__builtin_expect(d->vc != NULL, 0) && d->running_idx != NO_IDX &&
+	    !d->thr[d->running_idx].waited)
+		state_vcpu_wait(d, &d->thr[d->running_idx], ts);
 }
 
 /* Not events of a running thread: GC, and mtrace's own records from RING_START on

@@ -32,6 +32,7 @@
 #include "stream-socket.h"
 #include "stream.h"
 #include "utf8.h"
+#include "vcpu.h"
 
 #define ACCEPT_PAUSE_MS 1000
 #define SOCKET_SNDBUF   (2 << 20)
@@ -309,6 +310,62 @@ void stream_ring_loss(struct stream *s, uint32_t domid, uint32_t ring, uint64_t 
 	m.msg_case = MTRACE__SERVER_MSG__MSG_LOSS;
 	m.loss = &l;
 	stream_clients_broadcast(&s->cs, domid, true, &m);
+}
+
+void stream_vcpu(struct stream *s, const struct vcpu_batch *b)
+{
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__VcpuIntervals v = MTRACE__VCPU_INTERVALS__INIT;
+	size_t n = b->n;
+
+	if (!n && !b->nwakes)
+		return;
+	/* columns, as the wire has them; freed below (the broadcast packs them once) */
+	uint32_t *u32 = malloc((2 * n + 1) * sizeof(uint32_t));
+	int32_t *pcpu = malloc((n + 1) * sizeof(int32_t));
+	int64_t *start = malloc((n + 1) * sizeof(int64_t));
+	uint64_t *u64 = malloc((4 * n + 1) * sizeof(uint64_t));
+	if (!u32 || !pcpu || !start || !u64)
+		goto out;
+	v.domid = b->domid;
+	v.source = (Mtrace__VcpuSource)b->source;
+	v.n_vcpu = v.n_start_ns = v.n_dur_ns = v.n_state = v.n_running_ns = v.n_runnable_ns =
+	    v.n_blocked_ns = v.n_pcpu = n;
+	v.vcpu = u32;
+	v.state = u32 + n;
+	v.start_ns = start;
+	v.dur_ns = u64;
+	v.running_ns = u64 + n;
+	v.runnable_ns = u64 + 2 * n;
+	v.blocked_ns = u64 + 3 * n;
+	v.pcpu = pcpu;
+	for (size_t i = 0; i < n; i++) {
+		const struct vcpu_iv *iv = &b->iv[i];
+		v.vcpu[i] = iv->vcpu;
+		v.state[i] = iv->state;
+		v.start_ns[i] = iv->start_ns;
+		v.dur_ns[i] = iv->dur_ns;
+		v.running_ns[i] = iv->part[0];
+		v.runnable_ns[i] = iv->part[1];
+		v.blocked_ns[i] = iv->part[2];
+		v.pcpu[i] = iv->pcpu;
+	}
+	v.n_wake_vcpu = v.n_wake_ns = b->nwakes;
+	v.wake_vcpu = (uint32_t *)b->wake_vcpu;
+	v.wake_ns = (int64_t *)b->wake_ns;
+	v.uncertainty_ns = b->uncertainty_ns;
+	v.guest_offset_ns = b->guest_offset_ns;
+	v.guest_mapped = b->guest_mapped;
+	m.msg_case = MTRACE__SERVER_MSG__MSG_VCPU;
+	m.vcpu = &v;
+	/* in order with the domain's events, as a Loss notice is */
+	stream_batch_flush(s->batch);
+	stream_clients_broadcast(&s->cs, b->domid, true, &m);
+out:
+	free(u32);
+	free(pcpu);
+	free(start);
+	free(u64);
 }
 
 unsigned stream_client_count(const struct stream *s)

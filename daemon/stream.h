@@ -38,6 +38,10 @@ struct evlink;
 void stream_clock_map(struct stream *s, const struct clockmap_rec *r);
 void stream_evtchn_link(struct stream *s, const struct evlink *l);
 void stream_ring_loss(struct stream *s, uint32_t domid, uint32_t ring, uint64_t lost);
+/* A domain's vCPU runstate intervals (vcpu.h), as one VcpuIntervals to the clients whose
+ * subscription takes events of that domain. */
+struct vcpu_batch;
+void stream_vcpu(struct stream *s, const struct vcpu_batch *b);
 
 unsigned stream_client_count(const struct stream *s);
 /* Bytes queued in the daemon for all clients (not yet taken by their sockets): lets a

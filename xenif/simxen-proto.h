@@ -92,6 +92,7 @@ enum simxen_op {
 
 	SIMXEN_EVT_STATUS, /* dom0: a0 domid, a1 port -> a0 SIMXEN_EVT_STAT_*, a1 remote domid,
 	                    * a2 remote port (EVTCHNOP_status) */
+	SIMXEN_CTRL_PID,   /* a0 domid -> a0 the pid of its process (ESRCH: none) */
 	SIMXEN_OP_MAX
 };
 

@@ -88,4 +88,12 @@ struct xenif_xs_perm *xenif_sim_xs_get_perms(
     struct xenif *x, uint32_t tx, const char *path, unsigned *num);
 int xenif_sim_xs_get_domid(struct xenif *x, xenif_domid_t *domid);
 
+/* xenif-sim-tbuf.c */
+int xenif_sim_tbuf_open(
+    struct xenif *x, uint32_t pages, uint32_t evt_mask, struct xenif_tbuf_info *info);
+long xenif_sim_tbuf_read(struct xenif *x, uint32_t cpu, void *buf, size_t len);
+void xenif_sim_tbuf_close(struct xenif *x);
+int xenif_sim_sched_sample(struct xenif *x, xenif_domid_t domid, struct xenif_vcpu_sample *v,
+    unsigned max, int64_t *realtime_ns, uint64_t *width_ns);
+
 #endif

@@ -182,6 +182,10 @@ static const struct xenif_ops sim_ops = {
 	.clock_sample = sim_clock_sample,
 	.clock_pair = sim_clock_pair,
 	.evtchn_status = xenif_sim_evtchn_status,
+	.tbuf_open = xenif_sim_tbuf_open,
+	.tbuf_read = xenif_sim_tbuf_read,
+	.tbuf_close = xenif_sim_tbuf_close,
+	.sched_sample = xenif_sim_sched_sample,
 	.close = sim_close,
 };
 
@@ -299,7 +303,7 @@ struct xenif *xenif_sim_open(const char *sim_dir, unsigned parts, char *err, siz
 		snprintf(err, errlen, "simulated Xen: xenstore: %s", strerror(errno));
 		goto fail;
 	}
-	if ((parts & XENIF_CTRL) && domid != 0) {
+	if ((parts & (XENIF_CTRL | XENIF_TBUF)) && domid != 0) {
 		snprintf(err, errlen, "simulated Xen: domain %u has no xenctrl (not dom0)", domid);
 		errno = EPERM;
 		goto fail;

@@ -13,37 +13,9 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include <xenctrl.h>
-#include <xenevtchn.h>
-#include <xengnttab.h>
-#include <xenstore.h>
-
 #include "xenif-xen-clock.h"
+#include "xenif-xen-int.h"
 #include "xenif.h"
-
-struct xen_priv {
-	struct xenif x;
-	xengnttab_handle *gt;
-	xengntshr_handle *gs;
-	xenevtchn_handle *eh;
-	struct xs_handle *xs;
-	xc_interface *xc;
-	struct xen_clock *clock; /* XENIF_CLOCK */
-};
-
-static struct xen_priv *P(struct xenif *x)
-{
-	return x->priv;
-}
-
-/* A part that was not requested at open: the caller's bug, reported, not a crash. */
-#define NEED(h, ret)                   \
-	do {                           \
-		if (!(h)) {            \
-			errno = EBADF; \
-			return ret;    \
-		}                      \
-	} while (0)
 
 static void *xen_gnttab_map(
     struct xenif *x, xenif_domid_t domid, uint32_t count, const xenif_gref_t *refs, int prot)
@@ -321,6 +293,9 @@ static void xen_close(struct xenif *x)
 {
 	struct xen_priv *p = P(x);
 	xenif_xen_clock_close(p->clock);
+	xenif_xen_tbuf_close(x);
+	if (p->fm)
+		xenforeignmemory_close(p->fm);
 	if (p->xc)
 		xc_interface_close(p->xc);
 	if (p->xs)
@@ -363,6 +338,10 @@ static const struct xenif_ops xen_ops = {
 	.clock_sample = xen_clock_sample,
 	.clock_pair = xen_clock_pair,
 	.evtchn_status = xen_evtchn_status,
+	.tbuf_open = xenif_xen_tbuf_open,
+	.tbuf_read = xenif_xen_tbuf_read,
+	.tbuf_close = xenif_xen_tbuf_close,
+	.sched_sample = xenif_xen_sched_sample,
 	.close = xen_close,
 };
 
@@ -402,10 +381,12 @@ struct xenif *xenif_xen_open(unsigned parts, char *err, size_t errlen)
 	}
 	if ((parts & XENIF_XS) && !(p->xs = xs_open(0)))
 		return fail(p, "xs_open (xenstored socket or /dev/xen/xenbus)", err, errlen);
-	if ((parts & XENIF_CTRL) && !(p->xc = xc_interface_open(NULL, NULL, 0)))
+	if ((parts & (XENIF_CTRL | XENIF_TBUF)) && !(p->xc = xc_interface_open(NULL, NULL, 0)))
 		return fail(p, "xc_interface_open (/dev/xen/privcmd)", err, errlen);
 	/* never fails for want of a source (clock_sample says ENOTSUP then) */
 	if ((parts & XENIF_CLOCK) && !(p->clock = xenif_xen_clock_open()))
 		return fail(p, "out of memory", err, errlen);
+	if ((parts & XENIF_TBUF) && !(p->fm = xenforeignmemory_open(NULL, 0)))
+		return fail(p, "xenforeignmemory_open (/dev/xen/privcmd)", err, errlen);
 	return &p->x;
 }

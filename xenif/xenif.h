@@ -27,7 +27,8 @@ typedef uint32_t xenif_domid_t;
 #define XENIF_EVTCHN 0x04
 #define XENIF_XS     0x08
 #define XENIF_CTRL   0x10 /* domain list (dom0) */
-#define XENIF_CLOCK  0x20 /* Xen system time against dom0's CLOCK_REALTIME (issue 37) */
+#define XENIF_CLOCK  0x20 /* Xen system time against dom0's CLOCK_REALTIME */
+#define XENIF_TBUF   0x40 /* the hypervisor's scheduling: trace buffers or their simulation */
 
 #define XENIF_XS_PERM_READ  1
 #define XENIF_XS_PERM_WRITE 2
@@ -66,6 +67,31 @@ struct xenif_evtchn_status {
 	bool interdomain; /* bound to a port of a domain: the two below say which */
 	xenif_domid_t remote_domid;
 	xenif_port_t remote_port;
+};
+
+/*
+ * ---- XENIF_TBUF: what the hypervisor did with the domains' vCPUs ----
+ * Real Xen: its per-physical-CPU trace buffers (xc_tbuf_*, the pages mapped from
+ * DOMID_XEN).  tbuf_read copies a CPU's unread window once into the caller's memory,
+ * linearised, then gives the window back to Xen: the caller decodes the copy
+ * (daemon/vcpu-decode.c), never the shared pages, which Xen keeps writing.
+ * The simulated Xen has no trace buffers (tbuf_* fail with ENOTSUP): each of its domains
+ * is a Linux process, whose scheduling sched_sample reads from /proc (xenif-sim-tbuf.c).
+ */
+struct xenif_tbuf_info {
+	uint32_t ncpus;     /* buffers: physical CPU ids 0..ncpus-1 (an offline one has none) */
+	uint32_t pages;     /* per CPU */
+	uint32_t data_size; /* bytes of records a CPU's buffer holds (a window is at most this) */
+	uint32_t evt_mask;  /* the event classes Xen records */
+};
+
+/* One vCPU of a simulated domain: a task of its process, counted since the task began
+ * (the kernel's schedstat: time on a CPU, time runnable on a run queue, times run). */
+struct xenif_vcpu_sample {
+	uint32_t id;      /* the task's id: stable for the task's life */
+	uint64_t run_ns;  /* on a CPU */
+	uint64_t wait_ns; /* runnable, waiting for a CPU */
+	uint64_t slices;  /* times it was put on a CPU */
 };
 
 struct xenif_xs_watch_event {
@@ -129,6 +155,26 @@ struct xenif_ops {
 	/* XENIF_CTRL: the status of port of domid (dom0 asks about any domain). */
 	int (*evtchn_status)(struct xenif *x, xenif_domid_t domid, xenif_port_t port,
 	    struct xenif_evtchn_status *st);
+
+	/* XENIF_TBUF, real Xen.  tbuf_open: give the buffers pages per CPU if Xen has none
+	 * yet (the size is set once per boot: otherwise the existing size stays), set the
+	 * event mask, enable tracing, map the buffers.  tbuf_read: cpu's unread records,
+	 * copied once into buf (at least data_size bytes), then released to Xen: the bytes
+	 * copied, 0 when none; -1/ENOENT for a CPU without a buffer, -1/EPROTO when the
+	 * buffer's producer or consumer index is impossible (nothing is read).  Records
+	 * carry the physical CPU's TSC: mtraced maps it to CLOCK_REALTIME itself
+	 * (daemon/vcpu-xen.c), since a Linux dom0's own Xen time is not in the
+	 * shared_info page Xen would let us map (Linux moves it, VCPUOP_register_vcpu_info).
+	 * tbuf_close: unmap and turn tracing off (as xentrace does when it stops). */
+	int (*tbuf_open)(
+	    struct xenif *x, uint32_t pages, uint32_t evt_mask, struct xenif_tbuf_info *info);
+	long (*tbuf_read)(struct xenif *x, uint32_t cpu, void *buf, size_t len);
+	void (*tbuf_close)(struct xenif *x);
+	/* XENIF_TBUF, simulated Xen: domid's vCPUs now, up to max of them (the count, or
+	 * -1/ESRCH when the domain has no process, -1/ENOTSUP on real Xen); *realtime_ns
+	 * is the midpoint of the reads and *width_ns their span. */
+	int (*sched_sample)(struct xenif *x, xenif_domid_t domid, struct xenif_vcpu_sample *v,
+	    unsigned max, int64_t *realtime_ns, uint64_t *width_ns);
 
 	void (*close)(struct xenif *x);
 };

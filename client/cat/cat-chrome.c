@@ -167,10 +167,7 @@ static void finish(struct track *t, uint64_t k1, uint64_t k2)
 	}
 }
 
-static uint64_t track_k1(uint32_t domid, uint32_t ring)
-{
-	return (uint64_t)ring << 32 | domid;
-}
+#define track_k1(domid, ring) ((uint64_t)(ring) << 32 | (domid))
 
 /* The thread's track, made (with a tid and a name) when first seen. */
 static struct track *track(FILE *f, uint32_t domid, uint32_t ring, int64_t thread)
@@ -365,6 +362,13 @@ void cat_chrome_domain_up(FILE *f, uint32_t domid, const char *name)
 	init();
 	snprintf(buf, sizeof(buf), "%.256s (dom%u)", name ? name : "", domid);
 	proc_ensure(body(f), domid, buf);
+}
+
+struct chrome_emit *cat_chrome_domain(FILE **f, uint32_t domid)
+{
+	init();
+	*f = body(*f);
+	return proc_ensure(*f, domid, NULL) ? &C.em : NULL;
 }
 
 uint32_t cat_chrome_event(FILE *f, const Mtrace__EventBatch *b, size_t i, const struct tl_time *at,

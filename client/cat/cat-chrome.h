@@ -12,6 +12,7 @@
 #ifndef MTRACE_CAT_CHROME_H
 #define MTRACE_CAT_CHROME_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -34,5 +35,13 @@ void cat_chrome_pair(FILE *f, const struct tl_pair *p);
 /* The trace to f: every time relative to the base, the metadata with the clocks of tl
  * (NULL: none) and what was paired.  -1 when the trace could not be written. */
 int cat_chrome_end(FILE *f, const struct tl *tl);
+/* For cat-chrome-vcpu.c: the writer with the domain's process named, *f set to where
+ * the objects go (aside until the end, host times); NULL when out of memory. */
+struct chrome_emit;
+struct chrome_emit *cat_chrome_domain(FILE **f, uint32_t domid);
+
+/* cat-chrome-vcpu.c: a domain's vCPU intervals as tracks of its process (issue 38). */
+void cat_chrome_vcpu(FILE *f, const Mtrace__VcpuIntervals *v);
+void cat_chrome_vcpu_end(void); /* says what it left out, forgets its tracks */
 
 #endif

@@ -207,17 +207,17 @@ static void flush_packet(struct stream *s)
 	s->used = PKT_HDR;
 }
 
-static struct stream *stream_get(uint32_t domid, uint32_t ring, bool extra)
+/* The stream file dom<domid>-<name>, under key (domid, k2). */
+static struct stream *stream_get(uint32_t domid, uint64_t k2, const char *name)
 {
 	int fresh;
-	struct stream *s = ttab_put(&W.streams, domid, (uint64_t)ring << 1 | extra, &fresh);
+	struct stream *s = ttab_put(&W.streams, domid, k2, &fresh);
 	char path[4096];
 
 	if (!s || !fresh)
 		return s;
 	dom_get(domid);
-	snprintf(
-	    path, sizeof(path), "%s/dom%u-ring%u%s", W.dir, domid, ring, extra ? "-mtrace" : "");
+	snprintf(path, sizeof(path), "%s/dom%u-%s", W.dir, domid, name);
 	s->buf = malloc(PKT_MAX);
 	s->f = s->buf ? fopen(path, "wbx") : NULL;
 	if (!s->f) {
@@ -230,6 +230,15 @@ static struct stream *stream_get(uint32_t domid, uint32_t ring, bool extra)
 	}
 	s->used = PKT_HDR;
 	return s;
+}
+
+/* The stream of a ring (extra: mtrace's own ops beside mirage-profile's). */
+static struct stream *ring_stream(uint32_t domid, uint32_t ring, bool extra)
+{
+	char name[32];
+
+	snprintf(name, sizeof(name), "ring%u%s", ring, extra ? "-mtrace" : "");
+	return stream_get(domid, (uint64_t)ring << 1 | extra, name);
 }
 
 /* Strings go out as they came, but for bytes that are not UTF-8 ('?', as mtraced
@@ -258,6 +267,30 @@ static size_t put_str(uint8_t *p, const char *str)
 	return o;
 }
 
+/* babeltrace2 wants a stream's times in order (a clock or a map that steps back is
+ * held, counted) and below 2^63 ns. */
+static uint64_t in_order(struct stream *s, uint64_t ts)
+{
+	if (ts > TS_MAX || (s->events && ts < s->last_ts)) {
+		W.clamped++;
+		if (ts > TS_MAX)
+			ts = TS_MAX;
+		if (s->events && ts < s->last_ts)
+			ts = s->last_ts;
+	}
+	s->last_ts = ts;
+	s->events++;
+	return ts;
+}
+
+static void put_event(struct stream *s, const uint8_t *ev, size_t n)
+{
+	if (s->used + n > PKT_MAX)
+		flush_packet(s);
+	memcpy(s->buf + s->used, ev, n);
+	s->used += n;
+}
+
 void cat_ctf_event(const Mtrace__EventBatch *b, size_t i, const struct tl_time *at, const char *str)
 {
 	unsigned op = b->op[i];
@@ -271,20 +304,14 @@ void cat_ctf_event(const Mtrace__EventBatch *b, size_t i, const struct tl_time *
 		W.skipped++; /* an op the metadata (the op table) does not describe */
 		return;
 	}
-	s = stream_get(b->domid, b->ring, op >= MTRACE_OP_COUNT_MIRAGE);
+	s = ring_stream(b->domid, b->ring, op >= MTRACE_OP_COUNT_MIRAGE);
 	if (!s || !s->f)
 		return;
-	/* babeltrace2 wants a stream's times in order (a clock or a map that steps back
-	 * is held) and below 2^63 ns */
-	if (ts > TS_MAX || at->host_ns < 0 || (s->events && ts < s->last_ts)) {
-		W.clamped++;
-		ts = ts > TS_MAX ? TS_MAX : at->host_ns < 0 ? 0 : ts;
-		if (s->events && ts < s->last_ts)
-			ts = s->last_ts;
+	if (at->host_ns < 0) {
+		W.clamped++; /* before 1970: no trace of ours is */
+		ts = 0;
 	}
-	s->last_ts = ts;
-	s->events++;
-	put64(p, ts);
+	put64(p, in_order(s, ts));
 	p[8] = (uint8_t)op;
 	p += 9;
 	/* the layout metadata_event() declares */
@@ -300,10 +327,92 @@ void cat_ctf_event(const Mtrace__EventBatch *b, size_t i, const struct tl_time *
 		*p++ = (uint8_t)(i < b->n_type ? b->type[i] : MTRACE_TT_UNKNOWN);
 	if (mtrace_ops[op].str)
 		p += put_str(p, str);
-	if (s->used + (size_t)(p - ev) > PKT_MAX)
-		flush_packet(s);
-	memcpy(s->buf + s->used, ev, (size_t)(p - ev));
-	s->used += (size_t)(p - ev);
+	put_event(s, ev, (size_t)(p - ev));
+}
+
+/*
+ * A domain's vCPU intervals (issue 38), in its stream dom<D>-vcpu: each interval a
+ * vcpu_interval event at its start, on the domain's clock (the host's times taken there
+ * with mtraced's offset; a domain without one is left out, counted, and so is a time
+ * before the clock's 0), each wake-up a vcpu_wake.  Ids above every op's.
+ */
+#define EV_VCPU_INTERVAL 250
+#define EV_VCPU_WAKE     251
+
+static const char metadata_vcpu[] =
+    "enum vcpu_state : uint8_t { running = 0, runnable = 1, blocked = 2, offline = 3, "
+    "mixed = 4 };\n\n"
+    "event {\n\tname = vcpu_interval;\n\tid = 250;\n\tfields := struct {\n"
+    "\t\tuint64_t vcpu;\n\t\tenum vcpu_state state;\n\t\tuint64_t dur_ns;\n"
+    "\t\tint64_t pcpu;\n\t\tuint64_t running_ns;\n\t\tuint64_t runnable_ns;\n"
+    "\t\tuint64_t blocked_ns;\n\t};\n};\n\n"
+    "event {\n\tname = vcpu_wake;\n\tid = 251;\n\tfields := struct {\n"
+    "\t\tuint64_t vcpu;\n\t};\n};\n\n";
+
+/* The message's intervals and wake-ups in the order they are written: by time on the
+ * domain's clock, intervals before wake-ups at one time, then by vCPU, then as sent. */
+struct vev {
+	uint64_t ts;
+	uint32_t kind, vcpu; /* kind: 0 interval, 1 wake-up */
+	size_t i;
+};
+
+static int vev_cmp(const void *a, const void *b)
+{
+	const struct vev *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	if (x->vcpu != y->vcpu)
+		return x->vcpu < y->vcpu ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+void cat_ctf_vcpu(const Mtrace__VcpuIntervals *v)
+{
+	size_t n = v->n_vcpu, k = 0;
+	uint8_t ev[9 + 8 * 6 + 1], *p;
+	struct stream *s;
+	struct vev *o;
+
+	if (!W.open || W.err || v->n_start_ns != n || v->n_dur_ns != n || v->n_state != n ||
+	    v->n_running_ns != n || v->n_runnable_ns != n || v->n_blocked_ns != n ||
+	    v->n_pcpu != n || v->n_wake_ns != v->n_wake_vcpu)
+		return;
+	/* the intervals are host times, like every event of the trace (its one clock) */
+	if (!(s = stream_get(v->domid, UINT64_MAX, "vcpu")) || !s->f)
+		return;
+	if (!(o = calloc(n + v->n_wake_vcpu + 1, sizeof(*o))))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (v->start_ns[i] >= 0)
+			o[k++] = (struct vev){ (uint64_t)v->start_ns[i], 0, v->vcpu[i], i };
+	for (size_t i = 0; i < v->n_wake_vcpu; i++)
+		if (v->wake_ns[i] >= 0)
+			o[k++] = (struct vev){ (uint64_t)v->wake_ns[i], 1, v->wake_vcpu[i], i };
+	qsort(o, k, sizeof(*o), vev_cmp);
+	for (size_t j = 0; j < k; j++) {
+		size_t i = o[j].i;
+		put64(ev, in_order(s, o[j].ts));
+		put64(ev + 9, o[j].vcpu);
+		if (o[j].kind) {
+			ev[8] = EV_VCPU_WAKE;
+			put_event(s, ev, 17);
+			continue;
+		}
+		ev[8] = EV_VCPU_INTERVAL;
+		p = ev + 17;
+		*p++ = (uint8_t)(v->state[i] < 5 ? v->state[i] : 4);
+		put64(p, v->dur_ns[i]);
+		put64(p + 8, (uint64_t)(int64_t)v->pcpu[i]);
+		put64(p + 16, v->running_ns[i]);
+		put64(p + 24, v->runnable_ns[i]);
+		put64(p + 32, v->blocked_ns[i]);
+		put_event(s, ev, (size_t)(p + 40 - ev));
+	}
+	free(o);
 }
 
 static const char metadata_head[] =
@@ -384,8 +493,11 @@ static void metadata_events(FILE *f)
 	for (op = 0; op < 256; op++)
 		if (mtrace_op_known(op))
 			fprintf(f, "%s\n\t\t%s = %u", op ? "," : "", mtrace_ops[op].name, op);
+	fprintf(
+	    f, ",\n\t\tvcpu_interval = %u,\n\t\tvcpu_wake = %u", EV_VCPU_INTERVAL, EV_VCPU_WAKE);
 	fputs("\n\t} id;\n} align(8);\n\n", f);
 	fputs(metadata_stream, f);
+	fputs(metadata_vcpu, f);
 	for (op = 0; op < 256; op++) {
 		const struct mtrace_op_info *in = &mtrace_ops[op];
 		bool wide = in->arg_kind == MTRACE_ARG_NS || in->arg_kind == MTRACE_ARG_PORT ||
@@ -562,6 +674,7 @@ int cat_ctf_close(char *err, size_t errlen)
 		fprintf(stderr,
 		    "mtrace-cat: %" PRIu64 " CTF times held (a clock or a map stepping back)\n",
 		    W.clamped);
+	W.skipped = W.truncated = W.clamped = 0;
 	if (W.err) {
 		snprintf(err, errlen, "CTF output: %.300s: %s", W.err_what, strerror(W.err));
 		return -1;

@@ -27,6 +27,9 @@ void cat_ctf_domain_up(uint32_t domid, const char *name, uint32_t clock);
 void cat_ctf_clock_map(const Mtrace__ClockMap *m);
 void cat_ctf_event(
     const Mtrace__EventBatch *b, size_t i, const struct tl_time *at, const char *str);
+/* A domain's vCPU intervals (issue 38): stream dom<D>-vcpu, events vcpu_interval and
+ * vcpu_wake, on the host timeline like every event. */
+void cat_ctf_vcpu(const Mtrace__VcpuIntervals *v);
 /* Flush the last packets and write the metadata.  -1 with err on a write error. */
 int cat_ctf_close(char *err, size_t errlen);
 

@@ -262,6 +262,15 @@ void cat_other(FILE *f, enum cat_format fmt, const Mtrace__ServerMsg *m)
 		    m->evtchn_link->domid, m->evtchn_link->port, m->evtchn_link->remote_domid,
 		    m->evtchn_link->remote_port);
 		break;
+	case MTRACE__SERVER_MSG__MSG_VCPU:
+		for (size_t i = 0; i < m->vcpu->n_vcpu && i < m->vcpu->n_start_ns &&
+		     i < m->vcpu->n_dur_ns && i < m->vcpu->n_state;
+		     i++)
+			fprintf(f,
+			    "# vcpu dom=%u vcpu=%u start_ns=%" PRId64 " dur_ns=%" PRIu64 " %s\n",
+			    m->vcpu->domid, m->vcpu->vcpu[i], m->vcpu->start_ns[i],
+			    m->vcpu->dur_ns[i], json_vcpu_state_name(m->vcpu->state[i]));
+		break;
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
 		fputs("# goodbye reason=", f);
 		text_str(f, m->goodbye->reason);

@@ -205,6 +205,12 @@ static int handle(struct cat *c, const Mtrace__ServerMsg *m)
 	case MTRACE__SERVER_MSG__MSG_STATS:
 		c->sum.stats++;
 		break;
+	case MTRACE__SERVER_MSG__MSG_VCPU:
+		if (o->fmt == CAT_CHROME)
+			cat_chrome_vcpu(c->out, m->vcpu);
+		if (o->fmt == CAT_CTF)
+			cat_ctf_vcpu(m->vcpu);
+		break;
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
 		c->sum.goodbye = true;
 		if (!o->stored) /* the session takes the link down next (on_down) */
@@ -400,6 +406,8 @@ static int end(struct cat *c)
 	int status = c->status;
 	char err[512];
 
+	if (o->fmt == CAT_CHROME)
+		cat_chrome_vcpu_end();
 	if (o->fmt == CAT_CHROME && cat_chrome_end(c->out, c->tl) < 0 && errno != EPIPE) {
 		fprintf(stderr, "mtrace-cat: writing the Chrome trace: %s\n", strerror(errno));
 		status = 1;

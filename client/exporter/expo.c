@@ -557,6 +557,32 @@ static void write_counters(struct render *r)
 	}
 }
 
+/* Each vCPU's time in each runstate since mtraced's figures for it began (issue 38). */
+static void write_vcpus(struct render *r)
+{
+	static const char *const st[] = { "running", "runnable", "blocked", "offline" };
+	char num[16];
+
+	family(r, "mtrace_vcpu_seconds", COUNTER, "seconds",
+	    "Time the guest's vCPU spent running, runnable (waiting for a physical CPU: "
+	    "steal), blocked or offline, as the hypervisor scheduled it.");
+	for (size_t i = 0; i < r->nv; i++)
+		for (size_t k = 0; k < r->v[i].d->n_vcpus; k++) {
+			const Mtrace__VcpuStats *c = r->v[i].d->vcpus[k];
+			uint64_t ns[4] = { c->running_ns, c->runnable_ns, c->blocked_ns,
+				c->offline_ns };
+			snprintf(num, sizeof(num), "%u", c->vcpu);
+			for (int j = 0; j < 4; j++) {
+				sample_start(r, "mtrace_vcpu_seconds_total", &r->v[i]);
+				sample_label(r, "vcpu", num, strlen(num));
+				sample_label(r, "state", st[j], strlen(st[j]));
+				sb_add(&r->out, "} ", 2);
+				sb_ns_as_s(&r->out, ns[j]);
+				sb_add(&r->out, "\n", 1);
+			}
+		}
+}
+
 static void plain(struct render *r, const char *name, uint64_t v)
 {
 	sb_str(&r->out, name);
@@ -609,6 +635,7 @@ int expo_render(struct evbuffer *out, enum expo_format fmt, const Mtrace__Stats 
 		write_domains(&r);
 		write_labels(&r);
 		write_counters(&r);
+		write_vcpus(&r);
 	}
 	if (fmt == EXPO_OPENMETRICS)
 		sb_str(&r.out, "# EOF\n");

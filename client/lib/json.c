@@ -253,7 +253,9 @@ static void json_domain_stats(struct evbuffer *b, const Mtrace__DomainStats *d)
 			evbuffer_add_printf(b, "%s\"op_%u\":%" PRIu64, k ? "," : "",
 			    d->op_events[k]->op, d->op_events[k]->events);
 	}
-	ADD(b, "}}");
+	ADD(b, "}");
+	json_domain_vcpu(b, d);
+	ADD(b, "}");
 }
 
 static const char *const state_names[] = { "pending", "resolved", "failed" };
@@ -285,10 +287,11 @@ static void json_label(struct evbuffer *b, const Mtrace__LabelStats *l)
 	json_str(b, l->label);
 	evbuffer_add_printf(b,
 	    ",\"count\":%" PRIu64 ",\"current\":%" PRIu64 ",\"live\":%" PRIu64
-	    ",\"creation_rate\":%.2f,\"lifetime_p50_ns\":%" PRIu64 ",\"lifetime_p99_ns\":%" PRIu64
-	    "}",
+	    ",\"creation_rate\":%.2f,\"lifetime_p50_ns\":%" PRIu64 ",\"lifetime_p99_ns\":%" PRIu64,
 	    l->count, l->current, l->live, fin(l->creation_rate), l->lifetime_p50_ns,
 	    l->lifetime_p99_ns);
+	json_waits(b, l->waits, l->wait_ns, l->wait_steal_ns, l->wait_blocked_ns);
+	ADD(b, "}");
 }
 
 /* ,"sites":[...],"site_drops":[...],"site_edges":[...] of the creation graph. */
@@ -324,9 +327,11 @@ static void json_sites(struct evbuffer *b, const Mtrace__Stats *s)
 		evbuffer_add_printf(b,
 		    "],\"count\":%" PRIu64 ",\"live\":%" PRIu64 ",\"creation_rate\":%.2f"
 		    ",\"lifetime_p50_ns\":%" PRIu64 ",\"lifetime_p99_ns\":%" PRIu64
-		    ",\"pending_p50_ns\":%" PRIu64 ",\"pending_p99_ns\":%" PRIu64 "}",
+		    ",\"pending_p50_ns\":%" PRIu64 ",\"pending_p99_ns\":%" PRIu64,
 		    x->count, x->live, fin(x->creation_rate), x->lifetime_p50_ns,
 		    x->lifetime_p99_ns, x->pending_p50_ns, x->pending_p99_ns);
+		json_waits(b, x->waits, x->wait_ns, x->wait_steal_ns, x->wait_blocked_ns);
+		ADD(b, "}");
 	}
 	ADD(b, "],\"site_drops\":[");
 	for (i = 0; i < s->n_domains; i++) {
@@ -366,6 +371,7 @@ void json_stats(struct evbuffer *b, const Mtrace__Stats *s, bool threads)
 		json_domain_stats(b, s->domains[i]);
 	}
 	ADD(b, "]");
+	json_stats_vcpu(b, s);
 	if (threads) {
 		ADD(b, ",\"threads\":[");
 		for (size_t i = 0; i < s->n_threads; i++) {
@@ -498,6 +504,8 @@ int json_other(struct evbuffer *b, const Mtrace__ServerMsg *m)
 		    m->evtchn_link->domid, m->evtchn_link->port, m->evtchn_link->remote_domid,
 		    m->evtchn_link->remote_port);
 		return 0;
+	case MTRACE__SERVER_MSG__MSG_VCPU:
+		return json_vcpu(b, m->vcpu);
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
 		ADD(b, "{\"v\":" JSON_V ",\"type\":\"goodbye\",\"reason\":");
 		json_str(b, m->goodbye->reason);

@@ -50,6 +50,15 @@ uint64_t json_stats_within(struct evbuffer *b, const Mtrace__Stats *s, bool full
 /* Any message but Events; -1 (nothing written) for a kind without an encoding. */
 int json_other(struct evbuffer *b, const Mtrace__ServerMsg *m);
 
+/* json-vcpu.c: issue 38's records.  A VcpuIntervals as a "vcpu" object (-1, nothing
+ * written, when its columns disagree); the parts of the stats objects. */
+int json_vcpu(struct evbuffer *b, const Mtrace__VcpuIntervals *v);
+void json_domain_vcpu(struct evbuffer *b, const Mtrace__DomainStats *d);
+void json_waits(struct evbuffer *b, uint64_t waits, uint64_t ns, uint64_t steal, uint64_t blocked);
+void json_stats_vcpu(struct evbuffer *b, const Mtrace__Stats *s);
+const char *json_vcpu_state_name(unsigned s);  /* "running" ... "mixed" */
+const char *json_vcpu_source_name(unsigned s); /* "none", "xen", "sim" */
+
 /*
  * mtrace-web's own objects (docs/json.md).  A list is written as json_list_begin, each
  * item's encoder given its index i in the list (a comma before all but the first),

@@ -426,6 +426,12 @@ int mtc_select_msg(struct mtc_select *f, const char *host, Mtrace__ServerMsg *m,
 	case MTRACE__SERVER_MSG__MSG_EVTCHN_LINK:
 		pass = domain_passes(f, dom_key(f, host, m->evtchn_link->domid));
 		break;
+	case MTRACE__SERVER_MSG__MSG_VCPU:
+		/* a domain's vCPU intervals go with its events */
+		if (!f->events)
+			return 0;
+		pass = domain_passes(f, dom_key(f, host, m->vcpu->domid));
+		break;
 	case MTRACE__SERVER_MSG__MSG_LOSS:
 		/* domid 0 ring 0 is the reader's own loss: always told */
 		pass = !(m->loss->domid || m->loss->ring) ||

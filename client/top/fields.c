@@ -278,6 +278,54 @@ static void p_p99(char *buf, size_t n, const struct top_row *r)
 	fmt_duration(buf, n, r->l->lifetime_p99_ns);
 }
 
+/* Waits measured against the vCPUs (issue 38): of the waits of the label's (site's)
+ * threads, the time their domain's vCPUs were runnable but not run (W-STEAL), blocked
+ * or offline (W-BLOCK), and steal as a share of all the waits' time (%STEAL). */
+static void p_wait_ns(char *buf, size_t n, uint64_t waits, uint64_t ns)
+{
+	if (waits)
+		fmt_duration(buf, n, ns);
+	else
+		snprintf(buf, n, "-");
+}
+static double steal_share(uint64_t steal, uint64_t wait)
+{
+	return wait ? (double)steal / (double)wait : -1;
+}
+static void p_share(char *buf, size_t n, double share)
+{
+	if (share < 0)
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, "%.1f", 100 * share);
+}
+
+static int c_lsteal(const struct top_row *a, const struct top_row *b)
+{
+	return CMP(b->l->wait_steal_ns, a->l->wait_steal_ns);
+}
+static void p_lsteal(char *buf, size_t n, const struct top_row *r)
+{
+	p_wait_ns(buf, n, r->l->waits, r->l->wait_steal_ns);
+}
+static int c_lblock(const struct top_row *a, const struct top_row *b)
+{
+	return CMP(b->l->wait_blocked_ns, a->l->wait_blocked_ns);
+}
+static void p_lblock(char *buf, size_t n, const struct top_row *r)
+{
+	p_wait_ns(buf, n, r->l->waits, r->l->wait_blocked_ns);
+}
+static int c_lshare(const struct top_row *a, const struct top_row *b)
+{
+	return CMP(steal_share(b->l->wait_steal_ns, b->l->wait_ns),
+	    steal_share(a->l->wait_steal_ns, a->l->wait_ns));
+}
+static void p_lshare(char *buf, size_t n, const struct top_row *r)
+{
+	p_share(buf, n, steal_share(r->l->wait_steal_ns, r->l->wait_ns));
+}
+
 static const struct top_field label_fields[] = {
 	{ "DOMAIN", 12, true, 'D', -1, c_domain, p_domain },
 	{ "COUNT", 7, false, 'C', -1, c_count, p_count },
@@ -286,6 +334,9 @@ static const struct top_field label_fields[] = {
 	{ "NEW/S", 7, false, 'E', -1, c_lrate, p_lrate },
 	{ "LIFE-P50", 8, false, 'M', -1, c_p50, p_p50 },
 	{ "LIFE-P99", 8, false, 'X', -1, c_p99, p_p99 },
+	{ "W-STEAL", 8, false, 'S', -1, c_lsteal, p_lsteal },
+	{ "W-BLOCK", 8, false, 'B', -1, c_lblock, p_lblock },
+	{ "%STEAL", 6, false, 'T', -1, c_lshare, p_lshare },
 	{ "LABEL", 0, true, 'L', -1, c_label, p_label },
 };
 
@@ -357,6 +408,32 @@ static void p_site(char *buf, size_t n, const struct top_row *r)
 		len += (size_t)snprintf(buf + len, n - len, " < %s", r->s->frames[k]->function);
 }
 
+static int c_ssteal(const struct top_row *a, const struct top_row *b)
+{
+	return CMP(b->s->wait_steal_ns, a->s->wait_steal_ns);
+}
+static void p_ssteal(char *buf, size_t n, const struct top_row *r)
+{
+	p_wait_ns(buf, n, r->s->waits, r->s->wait_steal_ns);
+}
+static int c_sblock(const struct top_row *a, const struct top_row *b)
+{
+	return CMP(b->s->wait_blocked_ns, a->s->wait_blocked_ns);
+}
+static void p_sblock(char *buf, size_t n, const struct top_row *r)
+{
+	p_wait_ns(buf, n, r->s->waits, r->s->wait_blocked_ns);
+}
+static int c_sshare(const struct top_row *a, const struct top_row *b)
+{
+	return CMP(steal_share(b->s->wait_steal_ns, b->s->wait_ns),
+	    steal_share(a->s->wait_steal_ns, a->s->wait_ns));
+}
+static void p_sshare(char *buf, size_t n, const struct top_row *r)
+{
+	p_share(buf, n, steal_share(r->s->wait_steal_ns, r->s->wait_ns));
+}
+
 static const struct top_field site_fields[] = {
 	{ "DOMAIN", 12, true, 'D', -1, c_domain, p_domain },
 	{ "COUNT", 7, false, 'C', -1, c_scount, p_scount },
@@ -365,6 +442,9 @@ static const struct top_field site_fields[] = {
 	{ "LIFE-P50", 8, false, 'M', -1, c_sp50, p_sp50 },
 	{ "LIFE-P99", 8, false, 'X', -1, c_sp99, p_sp99 },
 	{ "PEND-P99", 8, false, 'W', -1, c_spend, p_spend },
+	{ "W-STEAL", 8, false, 'S', -1, c_ssteal, p_ssteal },
+	{ "W-BLOCK", 8, false, 'B', -1, c_sblock, p_sblock },
+	{ "%STEAL", 6, false, 'T', -1, c_sshare, p_sshare },
 	{ "SITE", 0, true, 'L', -1, c_site, p_site },
 };
 

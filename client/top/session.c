@@ -6,6 +6,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mtrace-client.h"
@@ -51,6 +52,7 @@ int session_apply(struct top_model *m, Mtrace__ServerMsg *msg)
 {
 	switch (msg->msg_case) {
 	case MTRACE__SERVER_MSG__MSG_STATS:
+		vcpu_rates(m, m->stats, msg->stats);
 		if (m->msg)
 			mtc_msg_free(m->msg);
 		m->msg = msg;
@@ -91,6 +93,9 @@ void session_model_free(struct top_model *m)
 		mtc_msg_free(m->msg);
 	m->msg = NULL;
 	m->stats = NULL;
+	free(m->vcpu);
+	m->vcpu = NULL;
+	m->nvcpu = 0;
 }
 
 const char *session_peer(const struct top_opts *o)

@@ -57,6 +57,12 @@ struct top_opts {
 	char *sub_name;
 };
 
+/* A domain's share of a physical CPU running and runnable, in % (vcpu.c). */
+struct top_vcpu_rate {
+	uint32_t domid;
+	double run, steal;
+};
+
 /* What the daemon last told us. */
 struct top_model {
 	Mtrace__ServerMsg *msg; /* owns stats */
@@ -65,6 +71,8 @@ struct top_model {
 	char software[64];
 	char note[160]; /* latest domain up/down, shown on the header */
 	uint64_t updates;
+	struct top_vcpu_rate *vcpu; /* the domains with vCPU figures, from the last Stats */
+	size_t nvcpu;
 };
 
 /* ---- fields.c: the field tables ---- */
@@ -180,6 +188,13 @@ int session_apply(struct top_model *m, Mtrace__ServerMsg *msg);
 void session_model_free(struct top_model *m);
 /* What the user waits for when the link is down ("mtraced", "NATS"). */
 const char *session_peer(const struct top_opts *o);
+
+/* ---- vcpu.c: %RUN and %STEAL per domain ---- */
+
+/* The rates between the Stats old (NULL: none) and now. */
+void vcpu_rates(struct top_model *m, const Mtrace__Stats *old, const Mtrace__Stats *now);
+/* The domain's, false when it has no vCPU figures. */
+bool vcpu_rate(const struct top_model *m, uint32_t domid, double *run, double *steal);
 
 /* ---- batch.c / screen.c: the two front ends ---- */
 

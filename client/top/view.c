@@ -417,17 +417,22 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 		if (l > nw && l < 128)
 			nw = l;
 	}
-	snprintf(line, sizeof(line), "%-*s %5s %-8s %6s %9s %12s %8s %8s %6s %8s %8s %s", nw,
-	    "DOMAIN", "ID", "STATE", "KIND", "EV/S", "EVENTS", "LOST", "CORRUPT", "LIVE", "THREADS",
-	    "ENDED", "COUNTERS");
+	snprintf(line, sizeof(line), "%-*s %5s %-8s %6s %9s %12s %8s %8s %6s %8s %8s %6s %6s %s",
+	    nw, "DOMAIN", "ID", "STATE", "KIND", "EV/S", "EVENTS", "LOST", "CORRUPT", "LIVE",
+	    "THREADS", "ENDED", "%RUN", "%STEAL", "COUNTERS");
 	if (!out(s, ATTR_TITLE, line))
 		return false;
 	if (!st->n_domains && !out(s, ATTR_NORMAL, "(no traced domains)"))
 		return false;
 	for (size_t i = 0; i < st->n_domains; i++) {
 		const Mtrace__DomainStats *d = st->domains[i];
-		char counters[512], state[16];
+		char counters[512], state[16], run[16] = "-", steal[16] = "-";
+		double vr, vs;
 		counters_text(d, counters, sizeof(counters));
+		if (vcpu_rate(m, d->domid, &vr, &vs)) { /* the hypervisor source's (vcpu.c) */
+			snprintf(run, sizeof(run), "%.1f", vr);
+			snprintf(steal, sizeof(steal), "%.1f", vs);
+		}
 		/* One word, so the column stays a column; the full status is in mtrace-cat. */
 		snprintf(state, sizeof(state), "%s",
 		    d->state && d->state[0] ? d->state
@@ -436,10 +441,10 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 		state[strcspn(state, " :")] = '\0';
 		snprintf(line, sizeof(line),
 		    "%-*s %5u %-8s %6s %9.0f %12" PRIu64 " %8" PRIu64 " %8" PRIu64 " %6" PRIu64
-		    " %8" PRIu64 " %8" PRIu64 " %s",
+		    " %8" PRIu64 " %8" PRIu64 " %6s %6s %s",
 		    nw, d->name && d->name[0] ? d->name : "?", d->domid, state,
 		    d->legacy ? "legacy" : "ring", d->rate_1s, d->events, d->lost, d->corrupt,
-		    d->live_threads, d->threads_total, d->threads_ended, counters);
+		    d->live_threads, d->threads_total, d->threads_ended, run, steal, counters);
 		if (!out(s, ATTR_NORMAL, line))
 			return false;
 	}

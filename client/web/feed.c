@@ -133,6 +133,15 @@ static unsigned handle(unsigned host, Mtrace__ServerMsg *m, struct evbuffer *b, 
 		add_host(b, host);
 		push("loss", b, 0);
 		break;
+	case MTRACE__SERVER_MSG__MSG_VCPU:
+		if (json_vcpu(b, m->vcpu) < 0) {
+			evbuffer_drain(b, evbuffer_get_length(b));
+			f.malformed++;
+			break;
+		}
+		add_host(b, host);
+		push("vcpu", b, 0);
+		break;
 	case MTRACE__SERVER_MSG__MSG_STATS:
 		/* each part of a Stats mtrace-ship cut as it comes (the page takes each
 		 * domain's figures from the one naming it); tables.c keeps the parts of one */

@@ -99,6 +99,8 @@ static void usage(FILE *f, const char *argv0)
 	    "      --fail PCT         percent of resolutions that fail (default 10)\n"
 	    "      --rate N           events/s per ring, paced in batches; 0 = flat out\n"
 	    "      --batch-us U       pace in batches of U microseconds of events (default 1000)\n"
+	    "      --spin             between batches wait on the CPU, not asleep: a vCPU that\n"
+	    "                         is always runnable, at the same event rate\n"
 	    "  -n, --events N         events per ring, including ring_start (default 100000)\n"
 	    "      --duration S       run S seconds instead of a fixed count\n"
 	    "      --seed N           workload seed (default 1); same seed, same events\n"
@@ -172,6 +174,7 @@ int load_parse_args(int argc, char **argv, struct opts *o)
 		O_SEED,
 		O_LABELS_FROM,
 		O_HOLD,
+		O_SPIN,
 		O_RINGS,
 		O_COUNTERS,
 		O_RATE,
@@ -197,6 +200,7 @@ int load_parse_args(int argc, char **argv, struct opts *o)
 		{ "wait-reader", 1, NULL, O_WAIT },
 		{ "linger", 1, NULL, O_LINGER },
 		{ "hold", 0, NULL, O_HOLD },
+		{ "spin", 0, NULL, O_SPIN },
 		{ "summary", 1, NULL, O_SUMMARY },
 		{ "backend", 1, NULL, 'B' },
 		{ "sim-dir", 1, NULL, O_SIMDIR },
@@ -341,6 +345,10 @@ int load_parse_args(int argc, char **argv, struct opts *o)
 		}
 		case O_PP_TIMEOUT:
 			ok = parse_double(optarg, &o->pingpong_timeout) && o->pingpong_timeout > 0;
+			break;
+		case O_SPIN:
+			o->spin = true;
+			ok = true;
 			break;
 		case O_SUMMARY:
 			o->summary = optarg;

@@ -40,6 +40,7 @@ struct opts {
 	uint64_t rate, events, seed, batch_us;
 	double duration, wait_reader, linger;
 	bool hold; /* --hold: stay announced after the summary until SIGTERM/SIGINT */
+	bool spin; /* --spin: wait for the next batch on the CPU (always runnable) */
 	uint32_t clock;
 	enum garbage garbage;
 	const char *summary, *backend, *sim_dir, *labels_from;

@@ -294,7 +294,11 @@ static void *ring_main(void *arg)
 			double due = t0 + (double)(j->events - 1) / (double)o->rate;
 			if (end > 0 && due > end)
 				due = end;
-			sleep_s(due - now);
+			if (o->spin) /* a vCPU that never blocks (the vCPU tests: issue 38) */
+				while (now_s() < due && !stop)
+					;
+			else
+				sleep_s(due - now);
 		}
 	}
 	__atomic_fetch_add(&finished, 1, __ATOMIC_RELEASE);

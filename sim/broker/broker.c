@@ -197,6 +197,15 @@ static bool dispatch(struct conn *c, const char *msg, size_t n)
 	case SIMXEN_TS_LIST:
 		outlen = dom_list_text(b, outbuf, outmax);
 		break;
+	case SIMXEN_CTRL_PID: {
+		/* the simulated hypervisor's scheduling is its domains' processes' (xenif) */
+		struct domain *g = dom_get(b, req.a[0]);
+		if (!g || g->pid <= 0 || g->state != DOM_RUNNING)
+			rep.err = ESRCH;
+		else
+			rep.a[0] = (uint32_t)g->pid;
+		break;
+	}
 	case SIMXEN_TS_STOP:
 		b->stopping = true;
 		event_base_loopexit(b->base, NULL);

@@ -41,7 +41,8 @@ thread slices on one track (a reused id stacking), a flow bound to a slice that 
 already ended (Perfetto would draw it from there), metadata without the origin.
 
 With EVENTS.jsonl (mtrace-cat -f json of the same capture): threads, flows bound per
-category, labels, GCs, counter updates and instants equal what the stream says.
+category, labels, GCs, counter updates and instants equal what the stream says, and
+the vCPU tracks' slices, counters and wake-ups its vcpu lines (issue 38).
 
 Usage: check_chrome.py TRACE.json [EVENTS.jsonl]
 """
@@ -267,7 +268,7 @@ class Model:
             if not ok:
                 self.stats["json_parser_failure"] += 1
                 self.err("event %d: counter args %r not numbers" % (k, args))
-            self.stats["counter"] += 1
+            self.stats["vcpu counter" if cat == "vcpu" else "counter"] += 1
         elif ph in "stf":
             fid = e.get("id")
             if isinstance(fid, str):
@@ -377,25 +378,45 @@ def check(path):
             threads.add((s.track[1], s.args.get("ring"), s.args.get("id")))
         elif s.cat in ("gc", "label", "evtchn", "try_read"):
             counts[s.cat] += 1
+        elif s.cat == "vcpu":
+            counts["vcpu wake" if s.name == "wake" else "vcpu slices"] += 1
         depth[s.track] += 0
     for key, fr, to, ts in m.flows:
         counts["flow " + (key[1] or "")] += 1
     counts["threads"] = len(threads)
     counts["thread slices"] = sum(1 for s in m.slices if s.cat == "thread")
     counts["counter"] = m.stats["counter"]
+    counts["vcpu counter"] = m.stats["vcpu counter"]
     counts["stale flow bindings"] = m.stale
     for k, v in m.stats.items():
-        if k not in ("counter", "errors") and v:
+        if k not in ("counter", "vcpu counter", "errors") and v:
             counts["perfetto " + k] = v
     return m.errors, counts, len(evs)
 
 
-def from_stream(path):
+def vcpu_counts(d, origin, c):
+    """A "vcpu" line's intervals and wake-ups as cat-chrome-vcpu.c draws them: those of
+    a domain with a clock mapping, on the guest's clock from the origin on, of vCPUs
+    below 1024; a sampled one (mixed) with its two counters."""
+    if not d["guest_mapped"] or origin is None:
+        return
+    for iv in d["intervals"]:
+        if iv["vcpu"] < 1024 and iv["start_ns"] - d["guest_offset_ns"] >= origin:
+            c["vcpu slices"] += 1
+            c["vcpu counter"] += 2 if iv["state"] == "mixed" else 0
+    for w in d["wakes"]:
+        if w["vcpu"] < 1024 and w["ns"] - d["guest_offset_ns"] >= origin:
+            c["vcpu wake"] += 1
+
+
+def from_stream(path, origin=None):
     """The same counts from mtrace-cat -f json."""
     c = collections.Counter()
     threads = set()
     for line in open(path, encoding="utf-8"):
         d = json.loads(line)
+        if d.get("type") == "vcpu":
+            vcpu_counts(d, origin, c)
         if d.get("type") != "event":
             continue
         op = d["op"]
@@ -419,6 +440,9 @@ def from_stream(path):
         "counter": c["counter"] + c["increase"],
         "evtchn": c["evtchn_send"] + c["evtchn_recv"],
         "try_read": c["try_read"],
+        "vcpu slices": c["vcpu slices"],
+        "vcpu counter": c["vcpu counter"],
+        "vcpu wake": c["vcpu wake"],
     }
 
 
@@ -456,7 +480,10 @@ def main():
         print("chrome: " + e)
     fail = bool(errors)
     if len(sys.argv) > 2:
-        want = from_stream(sys.argv[2])
+        doc = json.loads(open(sys.argv[1], "rb").read().decode("utf-8"))
+        origin = doc.get("metadata", {}).get("mtrace", {}).get("origin_wall_ns") \
+            if isinstance(doc, dict) else None
+        want = from_stream(sys.argv[2], origin)
         for k, v in want.items():
             if counts[k] != v:
                 print("chrome: %s = %d, the JSON stream says %d" % (k, counts[k], v))

@@ -50,14 +50,42 @@ def stream_key(domid, ring, op):
     return "dom%d-ring%d%s" % (domid, ring, "-mtrace" if op >= MIRAGE_COUNT else "")
 
 
+VCPU_STATES = ["running", "runnable", "blocked", "offline", "mixed"]
+
+
+def vcpu_events(d, per, last):
+    """A "vcpu" line as cat-ctf.c writes it to dom<D>-vcpu (issue 38): a domain with a
+    clock mapping only; its intervals and wake-ups on the guest's clock, ordered by
+    time, intervals first, vCPU, then as sent; a time before the stream's last held."""
+    if not d["guest_mapped"]:
+        return
+    off, evs = d["guest_offset_ns"], []
+    for i, iv in enumerate(d["intervals"]):
+        if iv["start_ns"] >= off:
+            evs.append(((iv["start_ns"] - off, 0, iv["vcpu"], i), {
+                "op": "vcpu_interval", "vcpu": iv["vcpu"], "state": iv["state"],
+                "dur_ns": iv["dur_ns"], "pcpu": iv["pcpu"], "running_ns": iv["running_ns"],
+                "runnable_ns": iv["runnable_ns"], "blocked_ns": iv["blocked_ns"]}))
+    for i, w in enumerate(d["wakes"]):
+        if w["ns"] >= off:
+            evs.append(((w["ns"] - off, 1, w["vcpu"], i), {"op": "vcpu_wake", "vcpu": w["vcpu"]}))
+    key = "dom%d-vcpu" % d["domid"]
+    for k, ev in sorted(evs, key=lambda e: e[0]):
+        last[key] = max(k[0], last.get(key, 0))
+        ev["ts"] = last[key]
+        per[key].append(ev)
+
+
 def from_stream(path):
     """Events per CTF stream file name, and domain names, from mtrace-cat -f json (a
     stream's times held at its highest, as cat-ctf.c holds them)."""
-    per, names = collections.defaultdict(list), {}
+    per, names, last = collections.defaultdict(list), {}, {}
     for line in open(path, encoding="utf-8"):
         d = json.loads(line)
         if d.get("type") == "domain_up":
             names[d["domid"]] = d["name"]
+        if d.get("type") == "vcpu":
+            vcpu_events(d, per, last)
         if d.get("type") != "event":
             continue
         op = d["op_code"]
@@ -90,6 +118,14 @@ def from_bt2(path):
         env = e.stream.trace.environment
         name = e.name
         p = e.payload_field
+        if name in ("vcpu_interval", "vcpu_wake"):
+            ev = {"ts": m.default_clock_snapshot.value, "op": name, "vcpu": int(p["vcpu"])}
+            if name == "vcpu_interval":
+                ev["state"] = VCPU_STATES[int(p["state"])]
+                for f in ("dur_ns", "pcpu", "running_ns", "runnable_ns", "blocked_ns"):
+                    ev[f] = int(p[f])
+            per[os.path.basename(e.stream.name)].append(ev)
+            continue
         ctx = e.specific_context_field
         ev = {"ts": m.default_clock_snapshot.value, "op": name,
               "thread": int(ctx["thread"]) if ctx is not None else -1,
@@ -151,10 +187,35 @@ def mtv_events(buf):
     return evs
 
 
+def vcpu_file(buf):
+    """A dom<D>-vcpu stream (cat-ctf.c, issue 38): mirage-trace-viewer does not read it;
+    its packets are the same, its events {ts, id 250: vcpu u64, state u8, dur_ns u64,
+    pcpu i64, running_ns, runnable_ns, blocked_ns u64; id 251: vcpu u64}."""
+    evs = []
+    for count, start, end in mtv_packets(buf):
+        pos = start
+        while pos < end:
+            ts, op, vcpu = struct.unpack_from("<QBQ", buf, pos)
+            pos += 17
+            if op == 251:
+                evs.append({"ts": ts, "op": "vcpu_wake", "vcpu": vcpu})
+                continue
+            if op != 250:
+                raise ValueError("Unknown vCPU event %d at %d" % (op, pos - 9))
+            st, dur, pcpu, run, rnb, blk = struct.unpack_from("<BQqQQQ", buf, pos)
+            pos += 41
+            evs.append({"ts": ts, "op": "vcpu_interval", "vcpu": vcpu, "state": VCPU_STATES[st],
+                        "dur_ns": dur, "pcpu": pcpu, "running_ns": run, "runnable_ns": rnb,
+                        "blocked_ns": blk})
+    return evs
+
+
 def from_mtv(path):
     per = {}
     for f in sorted(os.listdir(path)):
-        if f != "metadata":
+        if f.endswith("-vcpu"):
+            per[f] = vcpu_file(open(os.path.join(path, f), "rb").read())
+        elif f != "metadata":
             per[f] = mtv_events(open(os.path.join(path, f), "rb").read())
     return per
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -287,6 +288,29 @@ static int guest_flood(void)
 	return 0;
 }
 
+/* A vCPU that never sleeps (a second task) beside one that always does (the main one):
+ * what the simulated scheduling must tell apart (case_sched). */
+static void *spin_main(void *arg)
+{
+	volatile uint64_t *n = arg;
+	for (;;)
+		(*n)++;
+	return NULL;
+}
+
+static int guest_spin(void)
+{
+	static volatile uint64_t n;
+	struct xenif *x = open_x(XENIF_XS);
+	pthread_t t;
+	if (pthread_create(&t, NULL, spin_main, (void *)&n) != 0)
+		return 2;
+	xs_printf(x, "data/ready", "1");
+	for (;;)
+		pause();
+	return 0;
+}
+
 int guest_main(int argc, char **argv)
 {
 	if (argc < 3)
@@ -299,6 +323,8 @@ int guest_main(int argc, char **argv)
 		return guest_idle();
 	if (!strcmp(argv[2], "flood"))
 		return guest_flood();
+	if (!strcmp(argv[2], "spin"))
+		return guest_spin();
 	if (!strcmp(argv[2], "exit"))
 		return argc > 3 ? atoi(argv[3]) : 0;
 	return 2;

@@ -28,7 +28,7 @@ int main(int argc, char **argv)
 	if (argc != 2 || !getenv("SIMXEN") || !getenv("MTRACE_SIM_DIR")) {
 		fprintf(stderr,
 		    "usage: SIMXEN=... MTRACE_SIM_DIR=... sim-test "
-		    "grants|evtchn|xenstore|domains|many|garbage\n");
+		    "grants|evtchn|xenstore|domains|many|garbage|sched\n");
 		return 2;
 	}
 	alarm(55); /* never outlive the meson timeout silently */
@@ -45,6 +45,8 @@ int main(int argc, char **argv)
 		rc = case_many();
 	else if (!strcmp(argv[1], "garbage"))
 		rc = case_garbage();
+	else if (!strcmp(argv[1], "sched"))
+		rc = case_sched();
 	else
 		return 2;
 	printf("%s: %s (%d failures)\n", argv[1], rc ? "FAIL" : "PASS", check_failures);

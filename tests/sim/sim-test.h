@@ -50,5 +50,6 @@ int case_xenstore(void);
 int case_domains(void);
 int case_many(void);
 int case_garbage(void);
+int case_sched(void); /* sim-sched.c */
 
 #endif

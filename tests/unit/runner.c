@@ -26,6 +26,7 @@ static const struct unit_test *const modules[] = {
 	unit_timeline,
 	unit_xentime,
 	unit_clocksync,
+	unit_vcpu,
 };
 
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))

@@ -15,7 +15,7 @@ import re
 import sys
 
 SSE_TYPES = {"b": "batch", "up": "domain_up", "down": "domain_down", "clock": "clock_map",
-             "loss": "loss",
+             "loss": "loss", "vcpu": "vcpu",
              "stats": "stats", "hello": "hello", "daemon": "daemon", "dropped": "dropped"}
 
 

@@ -124,6 +124,15 @@ fi
 # one timeline: two domUs on two clocks signalling each other, and a dom0 witness
 # (clock-tests.sh), once the mtrace domUs are gone
 want clock && clock_checks
+# mtraced's hypervisor source (issue 38): Xen's trace buffers against xl vcpu-list, two
+# domUs pinned to one physical CPU, then free on two (vcpu-tests.sh)
+if want vcpu; then
+	[ -n "${SOCK:-}" ] || . /root/mtrace-tests.sh
+	. /root/vcpu-tests.sh
+	vcpu_checks
+	[ $RC = 0 ] || { dump_domu vH 15; dump_domu vL 15; }
+	xl destroy vH 2>/dev/null; xl destroy vL 2>/dev/null
+fi
 
 # the Lwt program through ppx_mtrace in a domU of its own, once the others are gone
 # (ocaml-tests.sh); its image is there only where the OCaml part was built

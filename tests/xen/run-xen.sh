@@ -408,6 +408,7 @@ install -m644 "$HERE/mtrace-tests.sh" "$R0/root/mtrace-tests.sh"
 install -m644 "$HERE/service-tests.sh" "$R0/root/service-tests.sh"
 install -m644 "$HERE/ocaml-tests.sh" "$R0/root/ocaml-tests.sh"
 install -m644 "$HERE/clock-tests.sh" "$R0/root/clock-tests.sh"
+install -m644 "$HERE/vcpu-tests.sh" "$R0/root/vcpu-tests.sh"
 mkcpio "$R0" "$WORK/dom0.cpio"
 say "images: dom0 $(du -m "$WORK/dom0.cpio" | cut -f1) MB, domU $(du -m "$WORK/domU.cpio" | cut -f1) MB"
 

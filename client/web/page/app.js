@@ -100,6 +100,7 @@
       }
       apply(b);
     });
+    es.addEventListener('vcpu', e => model.vcpu(JSON.parse(e.data)));
     es.addEventListener('up', e => { model.domainUp(JSON.parse(e.data)); domainList(); });
     es.addEventListener('clock', e => model.clockMap(JSON.parse(e.data)));
     es.addEventListener('down', e => { model.domainDown(JSON.parse(e.data)); domainList(); });

@@ -82,6 +82,8 @@ class Domain {
     this.events = 0;
     this.lastT = -Infinity;
     this.stats = null;
+    this.vcpus = new Map();	// vCPU -> its intervals {t0, t1, state, run, steal, blocked, pcpu}
+    this.vcpuUnmapped = 0;	// vCPU intervals not drawn: no mapping of the domain's clock
     // The figures of docs/figures.md, counted as events arrive (pruning forgets
     // threads, not these): created, ended, labelled; per label count/current/live.
     this.fig = { created: 0, ended: 0, labelled: 0, labels: new Map() };
@@ -170,6 +172,35 @@ class Model {
     // Whatever was running stops with the domain.
     for (const r of d.running.values()) d.runs.push({ th: r.th, t0: r.t0, t1: d.lastT, row: r.row });
     d.running.clear();
+    this.version++;
+  }
+
+  // A domain's vCPU runstate intervals (issue 38, docs/json.md "vcpu"): host times, on
+  // the page's one axis with every domain on the host timeline.  A domain whose clock is
+  // not on it (its threads anchored to receipt) has them counted, not drawn as if
+  // aligned.
+  vcpu(v) {
+    const d = this.dom(v.host || '', v.domid);
+    if (d.aligned === false || !v.intervals.length) {
+      d.vcpuUnmapped += v.intervals.length;
+      this.version++;
+      return;
+    }
+    if (this.hostOrigin === null) {
+      const base = BigInt(v.intervals[0].start_ns);
+      this.hostOrigin = base;
+      this.hostOriginMs = Number(base / 1000000n) + Number(base % 1000000n) / 1e6;
+    }
+    const at = ns => this.hostOriginMs + Number(BigInt(ns) - this.hostOrigin) / 1e6;
+    for (const iv of v.intervals) {
+      if (!(iv.dur_ns > 0)) continue;
+      let band = d.vcpus.get(iv.vcpu);
+      if (!band) { band = []; d.vcpus.set(iv.vcpu, band); }
+      const t0 = at(iv.start_ns);
+      band.push({ t0, t1: t0 + iv.dur_ns / 1e6, state: iv.state, pcpu: iv.pcpu,
+        run: iv.running_ns / iv.dur_ns, steal: iv.runnable_ns / iv.dur_ns,
+        blocked: iv.blocked_ns / iv.dur_ns });
+    }
     this.version++;
   }
 
@@ -509,6 +540,11 @@ class Model {
       let k = 0;
       while (k < c.points.length - 1 && c.points[k][0] < cutoff) k++;
       if (k) c.points.splice(0, k);
+    }
+    for (const band of d.vcpus.values()) {
+      let k = 0;
+      while (k < band.length && band[k].t1 < cutoff) k++;
+      if (k) band.splice(0, k);
     }
     // Threads that ended before the window go; pending ones stay (open to now).
     let gone = 0;

@@ -194,8 +194,10 @@ function draw(ctx, model, view, now, W, H) {
     }
     const rows = Math.max(d.rowFree.length, 1);
     const counters = [...d.counters.entries()];
+    const vcpus = [...d.vcpus.keys()].sort((a, b) => a - b);
     const L = { d, top: y, rowsTop: y + HEADER_H, rows, bottom: 0 };
-    L.countersTop = L.rowsTop + rows * view.rowH + 4;
+    L.vcpuTop = L.rowsTop + rows * view.rowH + (vcpus.length ? 3 : 0);
+    L.countersTop = L.vcpuTop + vcpus.length * VCPU_H + 4;
     L.bottom = L.countersTop + counters.length * COUNTER_H + GAP;
     view.layout.push(L);
     y = L.bottom;
@@ -524,6 +526,8 @@ function draw(ctx, model, view, now, W, H) {
       }
     }
 
+    drawVcpus(ctx, d, vcpus, L.vcpuTop, xOf, t0, t1, W);
+
     // Counters: one small graph each, steps over the window.
     counters.forEach(([name, c], k) => {
       const top = L.countersTop + k * COUNTER_H, h = COUNTER_H - 8;
@@ -578,6 +582,35 @@ function draw(ctx, model, view, now, W, H) {
   return took;
 }
 
+// A domain's vCPUs (issue 38), one band each under its threads: running, runnable
+// (steal: the vCPU waited for a physical CPU), blocked, offline; a sampled interval (the
+// simulated Xen) stacks its measured parts, running at the bottom.
+const VCPU_H = 9;
+const VCPU_COLORS = { running: '#3a9a4a', runnable: '#d0402a', blocked: '#c8c8c8', offline: '#555' };
+function drawVcpus(ctx, d, vcpus, top, xOf, t0, t1, W) {
+  vcpus.forEach((v, k) => {
+    const band = d.vcpus.get(v), y = top + k * VCPU_H, h = VCPU_H - 2;
+    for (let i = lowerBound(band, t0, iv => iv.t1); i < band.length && band[i].t0 <= t1; i++) {
+      const iv = band[i], x0 = Math.max(xOf(iv.t0), 0), w = Math.max(Math.min(xOf(iv.t1), W) - x0, 1);
+      if (iv.state !== 'mixed') {
+        ctx.fillStyle = VCPU_COLORS[iv.state] || VCPU_COLORS.offline;
+        ctx.fillRect(x0, y, w, h);
+        continue;
+      }
+      let yy = y + h;
+      for (const [part, c] of [[iv.run, 'running'], [iv.steal, 'runnable'], [iv.blocked, 'blocked']]) {
+        const ph = part * h;
+        ctx.fillStyle = VCPU_COLORS[c];
+        ctx.fillRect(x0, yy - ph, w, ph);
+        yy -= ph;
+      }
+    }
+    ctx.fillStyle = COLORS.text;
+    ctx.font = '8px sans-serif';
+    ctx.fillText(`vCPU ${v}`, 2, y + h - 1);
+  });
+}
+
 // The thread under a point, or null.
 function hitTest(model, view, x, y, now, W) {
   const t = view.t0 + x / W * view.spanMs;
@@ -595,4 +628,4 @@ function hitTest(model, view, x, y, now, W) {
   return null;
 }
 
-window.MtraceRender = { View, draw, hitTest, fmtDur, fmtTime, COLORS };
+window.MtraceRender = { View, draw, hitTest, fmtDur, fmtTime, COLORS, VCPU_COLORS, VCPU_H };
