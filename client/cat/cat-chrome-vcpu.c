@@ -84,7 +84,8 @@ void cat_chrome_vcpu(FILE *f, const Mtrace__VcpuIntervals *v)
 			V.many++;
 			continue;
 		}
-		if (!axis(v->start_ns[i], &a) || !axis(v->start_ns[i] + (int64_t)v->dur_ns[i], &b)) {
+		if (!axis(v->start_ns[i], &a) ||
+		    !axis(v->start_ns[i] + (int64_t)v->dur_ns[i], &b)) {
 			V.before++;
 			continue;
 		}

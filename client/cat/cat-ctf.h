@@ -15,6 +15,7 @@
 #define MTRACE_CAT_CTF_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "mtrace.pb-c.h"
@@ -32,5 +33,14 @@ void cat_ctf_event(
 void cat_ctf_vcpu(const Mtrace__VcpuIntervals *v);
 /* Flush the last packets and write the metadata.  -1 with err on a write error. */
 int cat_ctf_close(char *err, size_t errlen);
+
+/* The metadata's pieces (cat-ctf-tsdl.c), for cat-ctf.c. */
+#define EV_VCPU_INTERVAL 250 /* the vCPU records' event ids: above every op's */
+#define EV_VCPU_WAKE     251
+void ctf_tsdl_escape(char *out, size_t len, const char *in); /* a string literal's body */
+void ctf_tsdl_head(FILE *f);                                 /* the types and the trace block */
+void ctf_tsdl_types(FILE *f);                                /* the thread types */
+void ctf_tsdl_events(FILE *f); /* the event header, stream and every event class */
+const char *ctf_clock_name(uint32_t clock);
 
 #endif

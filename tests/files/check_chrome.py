@@ -395,17 +395,17 @@ def check(path):
 
 
 def vcpu_counts(d, origin, c):
-    """A "vcpu" line's intervals and wake-ups as cat-chrome-vcpu.c draws them: those of
-    a domain with a clock mapping, on the guest's clock from the origin on, of vCPUs
-    below 1024; a sampled one (mixed) with its two counters."""
-    if not d["guest_mapped"] or origin is None:
+    """A "vcpu" line's intervals and wake-ups as cat-chrome-vcpu.c draws them: host
+    times, like every event of the trace (whose base is the smallest of them all), of
+    vCPUs below 1024; a sampled one (mixed) with its two counters."""
+    if origin is None:
         return
     for iv in d["intervals"]:
-        if iv["vcpu"] < 1024 and iv["start_ns"] - d["guest_offset_ns"] >= origin:
+        if iv["vcpu"] < 1024 and iv["start_ns"] >= 0:
             c["vcpu slices"] += 1
             c["vcpu counter"] += 2 if iv["state"] == "mixed" else 0
     for w in d["wakes"]:
-        if w["vcpu"] < 1024 and w["ns"] - d["guest_offset_ns"] >= origin:
+        if w["vcpu"] < 1024 and w["ns"] >= 0:
             c["vcpu wake"] += 1
 
 

@@ -54,21 +54,19 @@ VCPU_STATES = ["running", "runnable", "blocked", "offline", "mixed"]
 
 
 def vcpu_events(d, per, last):
-    """A "vcpu" line as cat-ctf.c writes it to dom<D>-vcpu (issue 38): a domain with a
-    clock mapping only; its intervals and wake-ups on the guest's clock, ordered by
-    time, intervals first, vCPU, then as sent; a time before the stream's last held."""
-    if not d["guest_mapped"]:
-        return
-    off, evs = d["guest_offset_ns"], []
+    """A "vcpu" line as cat-ctf.c writes it to dom<D>-vcpu (issue 38): its intervals and
+    wake-ups on the host timeline (the trace's one clock), ordered by time, intervals
+    first, vCPU, then as sent; a time before the stream's last held."""
+    evs = []
     for i, iv in enumerate(d["intervals"]):
-        if iv["start_ns"] >= off:
-            evs.append(((iv["start_ns"] - off, 0, iv["vcpu"], i), {
+        if iv["start_ns"] >= 0:
+            evs.append(((iv["start_ns"], 0, iv["vcpu"], i), {
                 "op": "vcpu_interval", "vcpu": iv["vcpu"], "state": iv["state"],
                 "dur_ns": iv["dur_ns"], "pcpu": iv["pcpu"], "running_ns": iv["running_ns"],
                 "runnable_ns": iv["runnable_ns"], "blocked_ns": iv["blocked_ns"]}))
     for i, w in enumerate(d["wakes"]):
-        if w["ns"] >= off:
-            evs.append(((w["ns"] - off, 1, w["vcpu"], i), {"op": "vcpu_wake", "vcpu": w["vcpu"]}))
+        if w["ns"] >= 0:
+            evs.append(((w["ns"], 1, w["vcpu"], i), {"op": "vcpu_wake", "vcpu": w["vcpu"]}))
     key = "dom%d-vcpu" % d["domid"]
     for k, ev in sorted(evs, key=lambda e: e[0]):
         last[key] = max(k[0], last.get(key, 0))
