@@ -190,6 +190,9 @@ let resolved th res =
     | Some r -> (
       let ts = R.now r and thread = !cur in
       let n = ref th.dh in
+      (* with the threads that became it: published together *)
+      let many = !n >= 0 in
+      if many then R.hold r;
       match res with
       | Ok () ->
         R.fulfills_ts r ~ts ~thread ~resolvee:th.id;
@@ -202,7 +205,8 @@ let resolved th res =
           last_resolved := id;
           n := Deps.next m;
           Deps.release m
-        done
+        done;
+        if many then R.release r
       | Error e ->
         let s = exn_text e in
         R.fails_ts r ~ts ~thread ~resolvee:th.id s;
@@ -215,7 +219,8 @@ let resolved th res =
           last_resolved := id;
           n := Deps.next m;
           Deps.release m
-        done)
+        done;
+        if many then R.release r)
   end
 
 let ok = Ok ()

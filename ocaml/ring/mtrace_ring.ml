@@ -1,6 +1,12 @@
 (* The ring writer: guest/ring.c and the inline half of guest/mtrace-guest.h, in OCaml.
-   Every store goes through the compiler's bigstring primitives (unboxed, no
-   allocation); only the release store/fence and the clocks are C (mtrace_ring_stubs.c). *)
+   What a record's bytes are, where they go, what is dropped to make room and when the
+   reader is notified is decided here; the stores themselves are bigstring primitives
+   (unboxed, no allocation) or, on the path of every record, noalloc C calls
+   (mtrace_ring_stubs.c): the fixed part's four words, and head's release store with
+   the look at req_event after it.  A record's stores made one by one from OCaml each
+   reload the bigarray's data pointer and untag the index and the value (ocamlopt
+   keeps no untagged int across a store): most of the writer's instructions.  The
+   clocks, the fence after a tail move and a string's length and copy are C too. *)
 
 type buffer = (char, Bigarray.int8_unsigned_elt, Bigarray.c_layout) Bigarray.Array1.t
 
@@ -21,8 +27,22 @@ let[@inline] le16 v = if Sys.big_endian then swap16 v else v
 let[@inline] le32 v = if Sys.big_endian then swap32 v else v
 let[@inline] le64 v = if Sys.big_endian then swap64 v else v
 
-external store_release : buffer -> (int[@untagged]) -> (int[@untagged]) -> unit
-  = "mtrace_ocaml_store_release_byte" "mtrace_ocaml_store_release"
+(* head's release store, then whether req_event lies in (head - added, head] *)
+external publish_head :
+  buffer -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "mtrace_ocaml_publish_byte" "mtrace_ocaml_publish"
+  [@@noalloc]
+
+(* a record's first 32 bytes: len | op | type, seq (low 32 bits), ts, thread, arg *)
+external put_fixed :
+  buffer ->
+  (int[@untagged]) ->
+  (int[@untagged]) ->
+  (int[@untagged]) ->
+  (int[@untagged]) ->
+  (int[@untagged]) ->
+  (int[@untagged]) ->
+  unit = "mtrace_ocaml_put_fixed_byte" "mtrace_ocaml_put_fixed"
   [@@noalloc]
 
 external fence_release : unit -> unit = "mtrace_ocaml_fence_release" [@@noalloc]
@@ -32,6 +52,15 @@ external monotonic_ns : unit -> (int[@untagged])
   [@@noalloc]
 
 external rdtsc : unit -> (int[@untagged]) = "mtrace_ocaml_rdtsc_byte" "mtrace_ocaml_rdtsc"
+  [@@noalloc]
+
+(* memchr and memcpy: a string's bytes up to its first NUL, and their copy *)
+external c_str_len : string -> (int[@untagged]) -> (int[@untagged])
+  = "mtrace_ocaml_str_len_byte" "mtrace_ocaml_str_len"
+  [@@noalloc]
+
+external blit_string : string -> buffer -> (int[@untagged]) -> (int[@untagged]) -> unit
+  = "mtrace_ocaml_blit_string_byte" "mtrace_ocaml_blit_string"
   [@@noalloc]
 
 type thread_type =
@@ -113,9 +142,14 @@ type t = {
   hoff : int;
   dbuf : buffer;
   doff : int;
-  data : Cstruct.t;
   mask : int;
   mutable head : int;
+  mutable pub : int; (* head as last published: < head while [held] *)
+  mutable held : bool;
+  (* a record of len bytes fits at head, without overwriting or straddling the end,
+     iff head + len <= lim: lim = min (tail + size, the end of head's lap of the data
+     area); set where tail moves or head crosses a lap's end (make_room, [room]) *)
+  mutable lim : int;
   mutable tail : int;
   mutable seq : int;
   mutable clk : int; (* 0: monotonic_ns, 1: rdtsc, called directly; 2: [now] *)
@@ -168,20 +202,28 @@ let kick t =
   t.kicks <- t.kicks + 1;
   t.notify ()
 
-(* Publish head (release) and notify iff req_event lies in (old head, new head]:
-   the C test is unsigned u64 (head - req < added), done here in int64. *)
-let[@inline] publish t added =
-  store_release t.hbuf (t.hoff + h_head) t.head;
-  let req = le64 (get64 t.hbuf (t.hoff + h_req_event)) in
-  let d = Int64.sub (Int64.of_int t.head) req in
-  if d >= 0L && d < Int64.of_int added then kick t
+(* Publish head (release) and notify iff req_event lies in (published head, head]:
+   the C test is unsigned u64 (head - req < added), done here in int64.  Several
+   records published at once ([hold]) notify as one each would have: the ranges of
+   theirs are disjoint, so at most one of them holds req_event, and their union is
+   this range. *)
+let[@inline] publish t =
+  let added = t.head - t.pub in
+  t.pub <- t.head;
+  if publish_head t.hbuf t.hoff t.head added <> 0 then kick t
+
+let hold t = t.held <- true
+
+let release t =
+  t.held <- false;
+  if t.pub <> t.head then publish t
 
 let overwrite_slack size =
   let s = size / 32 in
   if s > rec_max then rec_max else s
 
 (* free_space in ring.c: drop whole records from the tail until need bytes fit. *)
-let free_space t need =
+let[@inline never] free_space t need =
   let size = t.mask + 1 in
   if t.head + need - t.tail > size then begin
     let need = if need > size then size else need in
@@ -214,8 +256,10 @@ let free_space t need =
     fence_release ()
   end
 
-(* mtrace_ring_make_room *)
-let make_room t len =
+(* mtrace_ring_make_room.  Records held back are published first: the tail it moves
+   must never pass the published head. *)
+let[@inline never] make_room t len =
+  if t.pub <> t.head then publish t;
   let size = t.mask + 1 in
   let off = t.head land t.mask in
   if off + len > size then begin
@@ -227,32 +271,36 @@ let make_room t len =
     set32 t.dbuf (o + 4) 0l;
     push_len t pad;
     t.head <- t.head + pad;
-    publish t pad
+    publish t
   end;
   free_space t (len + overwrite_slack size)
 
-(* Reserve len bytes at head and write the fixed part; returns the data offset. *)
-let[@inline] begin_rec t len op ty ts thread arg =
+let set_lim t =
+  let size = t.mask + 1 in
+  let lap_end = (t.head land lnot t.mask) + size in
+  let full = t.tail + size in
+  t.lim <- (if full < lap_end then full else lap_end)
+
+(* Room for len bytes at head, as the C producer makes it: make_room iff the record
+   would overwrite or straddle the end (head + len > lim can also mean only that head
+   has reached the end of its lap since lim was set: then nothing is dropped). *)
+let[@inline never] room t len =
   let size = t.mask + 1 in
   if t.head + len - t.tail > size || (t.head land t.mask) + len > size then make_room t len;
+  set_lim t
+
+(* Reserve len bytes at head and write the fixed part; returns the data offset. *)
+let[@inline] begin_rec t len op ty ts thread arg =
+  if t.head + len > t.lim then room t len;
   let o = t.doff + (t.head land t.mask) in
-  let b = t.dbuf in
-  let w0 =
-    Int64.logor
-      (Int64.of_int (len lor (op lsl 16) lor (ty lsl 24)))
-      (Int64.shift_left (Int64.of_int (t.seq land 0xffff_ffff)) 32)
-  in
-  set64 b o (le64 w0);
-  set64 b (o + 8) (le64 (Int64.of_int ts));
-  set64 b (o + 16) (le64 (Int64.of_int thread));
-  set64 b (o + 24) (le64 (Int64.of_int arg));
+  put_fixed t.dbuf o (len lor (op lsl 16) lor (ty lsl 24)) t.seq ts thread arg;
   t.seq <- t.seq + 1;
   push_len t len;
   o
 
 let[@inline] finish t len =
   t.head <- t.head + len;
-  publish t len
+  if not t.held then publish t
 
 let[@inline] emit_ty t op ty thread arg =
   let ts = now t in
@@ -266,21 +314,16 @@ let[@inline] emit_ts t op ts thread arg =
   finish t rec_fixed
 
 (* Length of a C string held in s: up to its first NUL, at most cap. *)
-let str_len s cap =
-  let n = String.length s in
-  let n = if n > cap then cap else n in
-  let rec go i = if i >= n || String.unsafe_get s i = '\000' then i else go (i + 1) in
-  go 0
+let[@inline] str_len s cap = c_str_len s cap
 
-(* mtrace_emit_slow *)
+(* mtrace_emit_slow.  The record's last 8 bytes are zeroed before the string is copied
+   over its start: the NUL and the padding after it (1..8 bytes, all in those 8) are
+   zero, as ring.c writes them. *)
 let emit_str t op ts thread arg s slen =
   let len = (rec_fixed + slen + 1 + 7) land lnot 7 in
   let o = begin_rec t len op 0 ts thread arg in
-  let rel = o - t.doff in
-  if slen > 0 then Cstruct.blit_from_string s 0 t.data (rel + rec_fixed) slen;
-  for i = o + rec_fixed + slen to o + len - 1 do
-    Bigarray.Array1.unsafe_set t.dbuf i '\000'
-  done;
+  set64 t.dbuf (o + len - 8) 0L;
+  blit_string s t.dbuf (o + rec_fixed) slen;
   finish t len
 
 let creates t ~thread ~child ~ty = emit_ty t op_creates (thread_type_code ty) thread child
@@ -345,9 +388,11 @@ let make ~synced ~hdr ~data ~head ~tail ~seq =
     hoff = hdr.Cstruct.off;
     dbuf = data.Cstruct.buffer;
     doff = data.Cstruct.off;
-    data;
     mask = (pages * page_size) - 1;
     head;
+    pub = head;
+    held = false;
+    lim = 0;
     tail;
     seq;
     clk = 0;

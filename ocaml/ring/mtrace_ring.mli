@@ -137,6 +137,21 @@ val evtchn_recv : t -> thread:int -> port:int -> unit
 val ring_start : t -> unit
 (** RING_START: arg = the header's ring index, string = its name. *)
 
+(** {2 Publishing several records at once} *)
+
+val hold : t -> unit
+(** Write the next records without publishing them, until {!release}: records written
+    back to back (a resolution and the threads that became it) then cost one release
+    store of head and one look at req_event between them, not one each, and the reader
+    sees all of them at once, never part of one.  The bytes written are those of the
+    records written one by one: only the moments dom0 can see them differ.  Hold only
+    across writes, never across code that may wait or run long: a held record is not
+    visible until {!release}.  Making room for a record publishes those held first (the
+    tail never passes the published head). *)
+
+val release : t -> unit
+(** Publish what was written since {!hold} (and notify as each record would have). *)
+
 (** Strings: as in C, a string ends at its first NUL byte and is truncated to
     {!str_max} bytes; the record carries it, a NUL and zero padding to 8 bytes. *)
 
