@@ -6,6 +6,9 @@
 #
 #   bench/ocaml/callgrind.sh BUILD       (KEEP=DIR keeps the callgrind files)
 #
+# PARTS (default "bind shop") and VARIANTS (default "untraced off on tsc") choose what
+# runs; "on" is the monotonic clock.
+#
 # bind   bench_lwt.exe's bind loop, BENCH_LWT_ONLY=untraced|off|on|on-tsc, at BINDS1 and
 #        BINDS2 binds (default 50000, 150000): instructions a bind are the difference of
 #        the two totals over the difference of binds (start-up and the end cancel out)
@@ -17,7 +20,11 @@
 #        valgrind slows a round to, so every run takes the same paths ("timeouts" in each
 #        row is the program's own count: it must not differ between variants)
 # Each variant's clock reads are its `mtrace_ocaml_monotonic_ns` / `mtrace_ocaml_rdtsc`
-# calls (callgrind's call counts), a round's or a bind's as the instructions are.
+# calls (callgrind's call counts), a round's or a bind's as the instructions are.  The
+# shop's notifications of mtraced (`mtrace_ocaml_guest_kick`: on the simulated Xen an
+# RPC to its broker, ~2,000 instructions and two system calls; a hypercall on Xen) are
+# counted apart and their instructions (inclusive) left out: how many there are
+# depends on when mtraced, running beside it, asks for one, not on the program.
 set -u
 BUILD=$(cd "${1:?usage: callgrind.sh BUILD}" && pwd)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,6 +33,8 @@ BINDS2=${BINDS2:-150000}
 ROUNDS1=${ROUNDS1:-10}
 ROUNDS2=${ROUNDS2:-40}
 export SHOP_TIME_SCALE=${SHOP_TIME_SCALE:-1}
+PARTS=${PARTS:-bind shop}
+VARIANTS=${VARIANTS:-untraced off on tsc}
 RIG_DIR=$(mktemp -d /tmp/mtrace-cg.XXXXXX)
 RIG_BUILD=$BUILD
 K=${KEEP:-$RIG_DIR/cg}
@@ -37,28 +46,41 @@ W=$RIG_DIR
 
 ir() { sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$1" | head -n 1; }
 
-# calls of the clock stubs, from the callgrind file's call records (cfn= then calls=;
-# a name is given once with its id, "(id) name", and then by its id alone)
-clocks() {
-	awk '/^c?fn=\([0-9]+\) / { id = $1; sub(/^c?fn=/, "", id); name[id] = $2 }
+# calls of the functions matching $2, from the callgrind file's call records (cfn= then
+# calls=; a name is given once with its id, "(id) name", and then by its id alone)
+calls() {
+	awk -v re="$2" '/^c?fn=\([0-9]+\) / { id = $1; sub(/^c?fn=/, "", id); name[id] = $2 }
 		/^cfn=/ { id = $1; sub(/^cfn=/, "", id); cur = name[id] }
-		/^calls=/ && cur ~ /^mtrace_ocaml_(monotonic_ns|rdtsc)$/ { split($1, a, "="); n += a[2] }
+		/^calls=/ && cur ~ re { split($1, a, "="); n += a[2] }
 		/^calls=/ { cur = "" }
 		END { print n + 0 }' "$1"
 }
+# the instructions spent in a function and what it calls
+incl() {
+	callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
+		awk -v f=":$2 " '{ l = $0 " " } index(l, f) { gsub(/,/, "", $1); n += $1 } END { print n + 0 }'
+}
+CLOCKS='^mtrace_ocaml_(monotonic_ns|rdtsc)$'
+KICK=mtrace_ocaml_guest_kick
 
 row() {	# what variant n1 n2 file1 file2 unit
-	local i1 i2 c1 c2
-	i1=$(ir "$5") i2=$(ir "$6") c1=$(clocks "$5") c2=$(clocks "$6")
+	local i1 i2 c1 c2 k1 k2
+	i1=$(($(ir "$5") - $(incl "$5" $KICK))) i2=$(($(ir "$6") - $(incl "$6" $KICK)))
+	c1=$(calls "$5" "$CLOCKS") c2=$(calls "$6" "$CLOCKS")
+	k1=$(calls "$5" "^$KICK\$") k2=$(calls "$6" "^$KICK\$")
 	awk -v w="$1" -v v="$2" -v n1="$3" -v n2="$4" -v i1="$i1" -v i2="$i2" -v c1="$c1" \
-		-v c2="$c2" -v u="$7" 'BEGIN {
-		printf "%-5s %-8s %9.1f instructions a %s, %5.2f clock reads; %d in all at %d %ss\n",
-			w, v, (i2 - i1) / (n2 - n1), u, (c2 - c1) / (n2 - n1), i2, n2, u }'
+		-v c2="$c2" -v k1="$k1" -v k2="$k2" -v u="$7" 'BEGIN {
+		printf "%-5s %-8s %9.1f instructions a %s, %5.2f clock reads", w, v,
+			(i2 - i1) / (n2 - n1), u, (c2 - c1) / (n2 - n1)
+		if (w == "shop") printf ", %.1f notifications", (k2 - k1) / (n2 - n1)
+		printf "; %d in all at %d %ss\n", i2, n2, u }'
 }
 
 EXE=$BUILD/ocaml/_build/default/bench/bench_lwt.exe
+case " $PARTS " in *" bind "*)
 echo "# bench/ocaml/callgrind.sh $BUILD (bind loop: $EXE at $BINDS1 and $BINDS2 binds)"
-for v in untraced off on on-tsc; do
+for v in $VARIANTS; do
+	[ "$v" = tsc ] && v=on-tsc
 	for n in $BINDS1 $BINDS2; do
 		BENCH_LWT_ONLY=$v valgrind --tool=callgrind --callgrind-out-file="$K/bind-$v-$n.out" \
 			"$EXE" "$n" 1 >/dev/null 2>"$K/bind-$v-$n.err" ||
@@ -66,7 +88,9 @@ for v in untraced off on on-tsc; do
 	done
 	row bind "$v" "$BINDS1" "$BINDS2" "$K/bind-$v-$BINDS1.out" "$K/bind-$v-$BINDS2.out" bind
 done
+;; esac
 
+case " $PARTS " in *" shop "*) ;; *) exit 0 ;; esac
 shop_build || exit 1
 rig_start >/dev/null || exit 1
 echo "# shop: tests/ocaml/outside at $ROUNDS1 and $ROUNDS2 rounds (SHOP_TIME_SCALE=$SHOP_TIME_SCALE)"
@@ -74,7 +98,8 @@ shop_run() {	# variant rounds: runs it under callgrind, prints its JSON line
 	local v=$1 n=$2 name=$1-$2
 	shop_variant "$v"
 	rig_guest "$name" -- env LD_LIBRARY_PATH="$LIBDIR" "${SHOP_ENV[@]}" valgrind --tool=callgrind \
-		--callgrind-out-file="$K/shop-$name.out" "$SHOP_EXE" "$n" >/dev/null || return 1
+		--callgrind-out-file="$K/shop-$name.out" "$SHOP_EXE" "$n" \
+		>/dev/null || return 1
 	for _ in $(seq 6000); do
 		grep -q '^{"rounds"' "$W/$name.log" 2>/dev/null && break
 		sleep 0.1
@@ -82,7 +107,8 @@ shop_run() {	# variant rounds: runs it under callgrind, prints its JSON line
 	while "$RIG_SIMXEN" --dir "$RIG_SIM" list | grep -q " $name "; do sleep 0.1; done
 	grep '^{"rounds"' "$W/$name.log"
 }
-for v in untraced off mono tsc; do
+for v in $VARIANTS; do
+	[ "$v" = on ] && v=mono
 	for n in $ROUNDS1 $ROUNDS2; do
 		j=$(shop_run "$v" "$n") && [ -s "$K/shop-$v-$n.out" ] ||
 			{ echo "callgrind.sh: the shop ($v, $n rounds) gave no figure:" >&2; tail -5 "$W/$v-$n.log" >&2; exit 1; }

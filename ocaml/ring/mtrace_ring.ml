@@ -1,12 +1,13 @@
-(* The ring writer: guest/ring.c and the inline half of guest/mtrace-guest.h, in OCaml.
-   What a record's bytes are, where they go, what is dropped to make room and when the
-   reader is notified is decided here; the stores themselves are bigstring primitives
-   (unboxed, no allocation) or, on the path of every record, noalloc C calls
-   (mtrace_ring_stubs.c): the fixed part's four words, and head's release store with
-   the look at req_event after it.  A record's stores made one by one from OCaml each
-   reload the bigarray's data pointer and untag the index and the value (ocamlopt
-   keeps no untagged int across a store): most of the writer's instructions.  The
-   clocks, the fence after a tail move and a string's length and copy are C too. *)
+(* The ring writer: guest/ring.c and the inline half of guest/mtrace-guest.h, in OCaml
+   and C.  What a record's bytes are, what is dropped to make room, when head is
+   published and when the reader is notified is decided here; the path every record
+   takes when it fits (mtrace-guest.h's inline fast path: write it, account its length,
+   move head, publish, look at req_event) is one noalloc C call (mtrace_ring_stubs.c)
+   over the state both halves share ([st]).  Made of OCaml stores, each reloaded the
+   bigarray's data pointer and untagged its index and value, and head, the sequence
+   number and the length queue lived in an OCaml record: about 100 instructions a
+   record against the C call's 40.  The overwrite, the PAD, attaching and everything
+   else stay OCaml. *)
 
 type buffer = (char, Bigarray.int8_unsigned_elt, Bigarray.c_layout) Bigarray.Array1.t
 
@@ -16,8 +17,6 @@ external get32 : buffer -> int -> int32 = "%caml_bigstring_get32u"
 external set32 : buffer -> int -> int32 -> unit = "%caml_bigstring_set32u"
 external get64 : buffer -> int -> int64 = "%caml_bigstring_get64u"
 external set64 : buffer -> int -> int64 -> unit = "%caml_bigstring_set64u"
-external bget16 : Bytes.t -> int -> int = "%caml_bytes_get16u"
-external bset16 : Bytes.t -> int -> int -> unit = "%caml_bytes_set16u"
 external swap16 : int -> int = "%bswap16"
 external swap32 : int32 -> int32 = "%bswap_int32"
 external swap64 : int64 -> int64 = "%bswap_int64"
@@ -27,22 +26,64 @@ let[@inline] le16 v = if Sys.big_endian then swap16 v else v
 let[@inline] le32 v = if Sys.big_endian then swap32 v else v
 let[@inline] le64 v = if Sys.big_endian then swap64 v else v
 
-(* head's release store, then whether req_event lies in (head - added, head] *)
-external publish_head :
-  buffer -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
-  = "mtrace_ocaml_publish_byte" "mtrace_ocaml_publish"
+(* The state the C half reads and writes, native ints: slots s_head .. s_held are
+   shared (OCaml reads them, and writes them on its slow paths); the rest are the C
+   half's own (the addresses of the data area, header page and length queue, and the
+   masks), set by [c_bind].  The same numbers as S_* in mtrace_ring_stubs.c. *)
+type st = (int, Bigarray.int_elt, Bigarray.c_layout) Bigarray.Array1.t
+
+let s_head = 0 (* end of the last record written *)
+and s_pub = 1 (* head as last published: < head while held *)
+and s_lim = 2 (* see [set_lim] *)
+and s_seq = 3 (* the next record's sequence number *)
+and s_qh = 4 (* the length queue's head *)
+and s_held = 5 (* 1: records are not published until [release] *)
+and s_mask = 9
+and s_qmask = 10
+and st_slots = 11
+
+(* the length of every record from tail to head, as written (see [t]) *)
+type lens = (int, Bigarray.int16_unsigned_elt, Bigarray.c_layout) Bigarray.Array1.t
+
+external c_bind : st -> buffer -> (int[@untagged]) -> buffer -> (int[@untagged]) -> lens -> unit
+  = "mtrace_ocaml_ring_bind_byte" "mtrace_ocaml_ring_bind"
   [@@noalloc]
 
-(* a record's first 32 bytes: len | op | type, seq (low 32 bits), ts, thread, arg *)
-external put_fixed :
-  buffer ->
+(* Write a record of w land 0xffff bytes (w: len | op lsl 16 | type lsl 24) at head if
+   it fits (head + len <= lim), account it, move head and, unless held, publish it:
+   0, or 1 if the reader asked to be notified (req_event in the published range);
+   -1 if it does not fit (nothing written).  [c_emit_ext] writes two words more (the
+   creation site's extension); [c_emit_str] a string, up to its first NUL and at most
+   [cap] bytes, its NUL and zero padding (its len is the C half's to compute). *)
+external c_emit :
+  st -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) ->
+  (int[@untagged]) = "mtrace_ocaml_emit_byte" "mtrace_ocaml_emit"
+  [@@noalloc]
+
+external c_emit_ext :
+  st ->
   (int[@untagged]) ->
   (int[@untagged]) ->
   (int[@untagged]) ->
   (int[@untagged]) ->
   (int[@untagged]) ->
   (int[@untagged]) ->
-  unit = "mtrace_ocaml_put_fixed_byte" "mtrace_ocaml_put_fixed"
+  (int[@untagged]) = "mtrace_ocaml_emit_ext_byte" "mtrace_ocaml_emit_ext"
+  [@@noalloc]
+
+external c_emit_str :
+  st ->
+  (int[@untagged]) ->
+  (int[@untagged]) ->
+  (int[@untagged]) ->
+  (int[@untagged]) ->
+  string ->
+  (int[@untagged]) ->
+  (int[@untagged]) = "mtrace_ocaml_emit_str_byte" "mtrace_ocaml_emit_str"
+  [@@noalloc]
+
+(* Publish head if it moved since last published: 1 if the reader asked to be notified *)
+external c_publish : st -> (int[@untagged]) = "mtrace_ocaml_publish_byte" "mtrace_ocaml_publish"
   [@@noalloc]
 
 external fence_release : unit -> unit = "mtrace_ocaml_fence_release" [@@noalloc]
@@ -54,13 +95,9 @@ external monotonic_ns : unit -> (int[@untagged])
 external rdtsc : unit -> (int[@untagged]) = "mtrace_ocaml_rdtsc_byte" "mtrace_ocaml_rdtsc"
   [@@noalloc]
 
-(* memchr and memcpy: a string's bytes up to its first NUL, and their copy *)
+(* memchr: a string's bytes up to its first NUL, at most cap *)
 external c_str_len : string -> (int[@untagged]) -> (int[@untagged])
   = "mtrace_ocaml_str_len_byte" "mtrace_ocaml_str_len"
-  [@@noalloc]
-
-external blit_string : string -> buffer -> (int[@untagged]) -> (int[@untagged]) -> unit
-  = "mtrace_ocaml_blit_string_byte" "mtrace_ocaml_blit_string"
   [@@noalloc]
 
 type thread_type =
@@ -143,15 +180,8 @@ type t = {
   dbuf : buffer;
   doff : int;
   mask : int;
-  mutable head : int;
-  mutable pub : int; (* head as last published: < head while [held] *)
-  mutable held : bool;
-  (* a record of len bytes fits at head, without overwriting or straddling the end,
-     iff head + len <= lim: lim = min (tail + size, the end of head's lap of the data
-     area); set where tail moves or head crosses a lap's end (make_room, [room]) *)
-  mutable lim : int;
+  st : st;
   mutable tail : int;
-  mutable seq : int;
   mutable clk : int; (* 0: monotonic_ns, 1: rdtsc, called directly; 2: [now] *)
   mutable now : unit -> int;
   mutable notify : unit -> unit;
@@ -164,17 +194,20 @@ type t = {
      back from the data pages, a chain of loads from lines long out of the cache.  Both
      give the same tail: the records there are the ones written here (or, attached,
      read once by [sync]).  At most size/32 + 2 records (none is under 32 bytes but a
-     PAD, one a wrap) fit in the ring: [lens] holds size/16. *)
+     PAD, one a wrap) fit in the ring: [lens] holds size/16.  Its head is [st]'s s_qh. *)
   mutable synced : bool;
-  lens : Bytes.t;
+  lens : lens;
   qmask : int;
-  mutable qh : int;
   mutable qt : int;
 }
 
-let[@inline] push_len t len =
-  bset16 t.lens (2 * (t.qh land t.qmask)) len;
-  t.qh <- t.qh + 1
+let[@inline] sget t i = Bigarray.Array1.unsafe_get t.st i
+let[@inline] sset t i v = Bigarray.Array1.unsafe_set t.st i v
+
+let push_len t len =
+  let qh = sget t s_qh in
+  Bigarray.Array1.unsafe_set t.lens (qh land t.qmask) len;
+  sset t s_qh (qh + 1)
 
 let set_clock t f =
   t.now <- f;
@@ -186,12 +219,12 @@ let[@inline] now t =
   if t.clk = 0 then monotonic_ns () else if t.clk = 1 then rdtsc () else t.now ()
 let set_notify t f = t.notify <- f
 let clock_id t = Int32.to_int (le32 (get32 t.hbuf (t.hoff + h_clock)))
-let events t = t.seq - t.seq0
+let events t = sget t s_seq - t.seq0
 let overwritten t = t.overwritten
 let notifies t = t.kicks
-let head t = t.head
+let head t = sget t s_head
 let tail t = t.tail
-let seq t = t.seq land 0xffff_ffff
+let seq t = sget t s_seq land 0xffff_ffff
 let data_size t = t.mask + 1
 let nop () = ()
 
@@ -202,39 +235,35 @@ let kick t =
   t.kicks <- t.kicks + 1;
   t.notify ()
 
-(* Publish head (release) and notify iff req_event lies in (published head, head]:
-   the C test is unsigned u64 (head - req < added), done here in int64.  Several
-   records published at once ([hold]) notify as one each would have: the ranges of
-   theirs are disjoint, so at most one of them holds req_event, and their union is
-   this range. *)
-let[@inline] publish t =
-  let added = t.head - t.pub in
-  t.pub <- t.head;
-  if publish_head t.hbuf t.hoff t.head added <> 0 then kick t
+(* Publish head (release) and notify iff req_event lies in (published head, head], as
+   the C producer's unsigned u64 test (head - req < added).  Several records published
+   at once ([hold]) notify as one each would have: the ranges of theirs are disjoint,
+   so at most one of them holds req_event, and their union is this range. *)
+let publish t = if c_publish t.st <> 0 then kick t
 
-let hold t = t.held <- true
+let hold t = sset t s_held 1
 
 let release t =
-  t.held <- false;
-  if t.pub <> t.head then publish t
+  sset t s_held 0;
+  publish t
 
 let overwrite_slack size =
   let s = size / 32 in
   if s > rec_max then rec_max else s
 
 (* free_space in ring.c: drop whole records from the tail until need bytes fit. *)
-let[@inline never] free_space t need =
-  let size = t.mask + 1 in
-  if t.head + need - t.tail > size then begin
+let free_space t need =
+  let size = t.mask + 1 and head = sget t s_head in
+  if head + need - t.tail > size then begin
     let need = if need > size then size else need in
-    let head = t.head and mask = t.mask and buf = t.dbuf and doff = t.doff in
+    let mask = t.mask and buf = t.dbuf and doff = t.doff in
     (* head + need - tail > size, as a bound on tail (need <= size: limit <= head) *)
     let limit = head + need - size in
     let tail = ref t.tail and dropped = ref 0 in
     if t.synced then begin
       let lens = t.lens and qmask = t.qmask and q = ref t.qt in
       while !tail < limit do
-        tail := !tail + bget16 lens (2 * (!q land qmask));
+        tail := !tail + Bigarray.Array1.unsafe_get lens (!q land qmask);
         incr q
       done;
       dropped := !q - t.qt;
@@ -258,10 +287,10 @@ let[@inline never] free_space t need =
 
 (* mtrace_ring_make_room.  Records held back are published first: the tail it moves
    must never pass the published head. *)
-let[@inline never] make_room t len =
-  if t.pub <> t.head then publish t;
-  let size = t.mask + 1 in
-  let off = t.head land t.mask in
+let make_room t len =
+  publish t;
+  let size = t.mask + 1 and head = sget t s_head in
+  let off = head land t.mask in
   if off + len > size then begin
     let pad = size - off in
     free_space t pad;
@@ -270,96 +299,99 @@ let[@inline never] make_room t len =
     set16 t.dbuf (o + 2) (le16 op_pad);
     set32 t.dbuf (o + 4) 0l;
     push_len t pad;
-    t.head <- t.head + pad;
+    sset t s_head (head + pad);
     publish t
   end;
   free_space t (len + overwrite_slack size)
 
+(* A record of len bytes fits at head, without overwriting or straddling the end, iff
+   head + len <= lim: lim = min (tail + size, the end of head's lap of the data area).
+   Set where tail moves or head has crossed a lap's end: here. *)
 let set_lim t =
-  let size = t.mask + 1 in
-  let lap_end = (t.head land lnot t.mask) + size in
+  let size = t.mask + 1 and head = sget t s_head in
+  let lap_end = (head land lnot t.mask) + size in
   let full = t.tail + size in
-  t.lim <- (if full < lap_end then full else lap_end)
+  sset t s_lim (if full < lap_end then full else lap_end)
 
 (* Room for len bytes at head, as the C producer makes it: make_room iff the record
    would overwrite or straddle the end (head + len > lim can also mean only that head
    has reached the end of its lap since lim was set: then nothing is dropped). *)
-let[@inline never] room t len =
-  let size = t.mask + 1 in
-  if t.head + len - t.tail > size || (t.head land t.mask) + len > size then make_room t len;
+let room t len =
+  let size = t.mask + 1 and head = sget t s_head in
+  if head + len - t.tail > size || (head land t.mask) + len > size then make_room t len;
   set_lim t
 
-(* Reserve len bytes at head and write the fixed part; returns the data offset. *)
-let[@inline] begin_rec t len op ty ts thread arg =
-  if t.head + len > t.lim then room t len;
-  let o = t.doff + (t.head land t.mask) in
-  put_fixed t.dbuf o (len lor (op lsl 16) lor (ty lsl 24)) t.seq ts thread arg;
-  t.seq <- t.seq + 1;
-  push_len t len;
-  o
+(* After a C write that returned r <> 0: notify (1), or make room and write it (-1). *)
+let[@inline never] emit_slow t r w ts thread arg =
+  if r > 0 then kick t
+  else begin
+    room t (w land 0xffff);
+    if c_emit t.st w ts thread arg > 0 then kick t
+  end
 
-let[@inline] finish t len =
-  t.head <- t.head + len;
-  if not t.held then publish t
+let[@inline never] emit_ext_slow t r w ts thread arg x0 x1 =
+  if r > 0 then kick t
+  else begin
+    room t (w land 0xffff);
+    if c_emit_ext t.st w ts thread arg x0 x1 > 0 then kick t
+  end
 
-let[@inline] emit_ty t op ty thread arg =
-  let ts = now t in
-  let _ = begin_rec t rec_fixed op ty ts thread arg in
-  finish t rec_fixed
+let[@inline] emit_ts_ty t op ty ts thread arg =
+  let w = rec_fixed lor (op lsl 16) lor (ty lsl 24) in
+  let r = c_emit t.st w ts thread arg in
+  if r <> 0 then emit_slow t r w ts thread arg
 
-let[@inline] emit t op thread arg = emit_ty t op 0 thread arg
-
-let[@inline] emit_ts t op ts thread arg =
-  let _ = begin_rec t rec_fixed op 0 ts thread arg in
-  finish t rec_fixed
+let[@inline] emit_ty t op ty thread arg = emit_ts_ty t op ty (now t) thread arg
+let[@inline] emit t op thread arg = emit_ts_ty t op 0 (now t) thread arg
+let[@inline] emit_ts t op ts thread arg = emit_ts_ty t op 0 ts thread arg
 
 (* Length of a C string held in s: up to its first NUL, at most cap. *)
 let[@inline] str_len s cap = c_str_len s cap
 
-(* mtrace_emit_slow.  The record's last 8 bytes are zeroed before the string is copied
-   over its start: the NUL and the padding after it (1..8 bytes, all in those 8) are
-   zero, as ring.c writes them. *)
-let emit_str t op ts thread arg s slen =
-  let len = (rec_fixed + slen + 1 + 7) land lnot 7 in
-  let o = begin_rec t len op 0 ts thread arg in
-  set64 t.dbuf (o + len - 8) 0L;
-  blit_string s t.dbuf (o + rec_fixed) slen;
-  finish t len
+(* mtrace_emit_slow: the string's bytes up to its first NUL (at most cap), a NUL and
+   zero padding to 8 bytes *)
+let emit_str t op ts thread arg s cap =
+  let w = op lsl 16 in
+  let r = c_emit_str t.st w ts thread arg s cap in
+  if r > 0 then kick t
+  else if r < 0 then begin
+    room t ((rec_fixed + str_len s cap + 1 + 7) land lnot 7);
+    if c_emit_str t.st w ts thread arg s cap > 0 then kick t
+  end
 
 let creates t ~thread ~child ~ty = emit_ty t op_creates (thread_type_code ty) thread child
 
 let creates_site t thread child ty kind site =
+  let w = rec_creates_site lor (op_creates lsl 16) lor (thread_type_code ty lsl 24) in
   let ts = now t in
-  let o = begin_rec t rec_creates_site op_creates (thread_type_code ty) ts thread child in
-  set64 t.dbuf (o + 32) (le64 (Int64.of_int site));
-  set64 t.dbuf (o + 40) (le64 (Int64.of_int kind));
-  finish t rec_creates_site
+  let r = c_emit_ext t.st w ts thread child site kind in
+  if r <> 0 then emit_ext_slow t r w ts thread child site kind
 
 let creates_named t ~thread ~child ~ty ~site = creates_site t thread child ty 1 site
 let creates_pc t ~thread ~child ~ty ~pc = creates_site t thread child ty 0 pc
 
 let site_name t ~site name =
-  emit_str t op_site_name (now t) thread_none site name (str_len name site_name_max)
+  emit_str t op_site_name (now t) thread_none site name site_name_max
 
 let read t ~thread ~source = emit t op_read thread source
 let fulfills t ~thread ~resolvee = emit t op_fulfills thread resolvee
 
 let fails t ~thread ~resolvee exn =
-  emit_str t op_fails (now t) thread resolvee exn (str_len exn str_max)
+  emit_str t op_fails (now t) thread resolvee exn str_max
 
 let fulfills_ts t ~ts ~thread ~resolvee = emit_ts t op_fulfills ts thread resolvee
 
 let fails_ts t ~ts ~thread ~resolvee exn =
-  emit_str t op_fails ts thread resolvee exn (str_len exn str_max)
+  emit_str t op_fails ts thread resolvee exn str_max
 
 let becomes t ~thread ~other = emit t op_becomes thread other
-let label t ~thread s = emit_str t op_label (now t) thread 0 s (str_len s str_max)
+let label t ~thread s = emit_str t op_label (now t) thread 0 s str_max
 
 let increase t ~thread name amount =
-  emit_str t op_increase (now t) thread amount name (str_len name str_max)
+  emit_str t op_increase (now t) thread amount name str_max
 
 let counter t ~thread name value =
-  emit_str t op_counter (now t) thread value name (str_len name str_max)
+  emit_str t op_counter (now t) thread value name str_max
 
 let switch t ~thread = emit t op_switch thread 0
 let gc t ~duration_ns = emit t op_gc thread_none duration_ns
@@ -371,7 +403,7 @@ let evtchn_recv t ~thread ~port = emit t op_evtchn_recv thread (port land 0xffff
 let ring_start t =
   let name = Cstruct.to_string (Cstruct.of_bigarray ~off:(t.hoff + h_name) ~len:name_len t.hbuf) in
   let index = Int32.to_int (le32 (get32 t.hbuf (t.hoff + h_ring_index))) land 0xffff_ffff in
-  emit_str t op_ring_start (now t) thread_none index name (str_len name (name_len - 1))
+  emit_str t op_ring_start (now t) thread_none index name (name_len - 1)
 
 let check_pages data =
   let len = Cstruct.length data in
@@ -383,30 +415,39 @@ let check_pages data =
 let make ~synced ~hdr ~data ~head ~tail ~seq =
   if Cstruct.length hdr < page_size then invalid_arg "Mtrace_ring: hdr must be one page";
   let pages = check_pages data in
-  {
-    hbuf = hdr.Cstruct.buffer;
-    hoff = hdr.Cstruct.off;
-    dbuf = data.Cstruct.buffer;
-    doff = data.Cstruct.off;
-    mask = (pages * page_size) - 1;
-    head;
-    pub = head;
-    held = false;
-    lim = 0;
-    tail;
-    seq;
-    clk = 0;
-    now = monotonic_ns;
-    notify = nop;
-    seq0 = seq;
-    overwritten = 0;
-    kicks = 0;
-    synced;
-    lens = Bytes.create (pages * page_size / 16 * 2);
-    qmask = (pages * page_size / 16) - 1;
-    qh = 0;
-    qt = 0;
-  }
+  let size = pages * page_size in
+  let st = Bigarray.Array1.create Bigarray.int Bigarray.c_layout st_slots in
+  Bigarray.Array1.fill st 0;
+  let lens = Bigarray.Array1.create Bigarray.int16_unsigned Bigarray.c_layout (size / 16) in
+  let t =
+    {
+      hbuf = hdr.Cstruct.buffer;
+      hoff = hdr.Cstruct.off;
+      dbuf = data.Cstruct.buffer;
+      doff = data.Cstruct.off;
+      mask = size - 1;
+      st;
+      tail;
+      clk = 0;
+      now = monotonic_ns;
+      notify = nop;
+      seq0 = seq;
+      overwritten = 0;
+      kicks = 0;
+      synced;
+      lens;
+      qmask = (size / 16) - 1;
+      qt = 0;
+    }
+  in
+  (* lim 0: the first record finds no room and sets it ([room]) *)
+  sset t s_head head;
+  sset t s_pub head;
+  sset t s_seq seq;
+  sset t s_mask t.mask;
+  sset t s_qmask t.qmask;
+  c_bind st t.hbuf t.hoff t.dbuf t.doff lens;
+  t
 
 let init ?(clock_id = clock_monotonic) ?(index = 0) ?(name = "") ~hdr ~data () =
   let pages = check_pages data in
@@ -434,12 +475,13 @@ let init ?(clock_id = clock_monotonic) ?(index = 0) ?(name = "") ~hdr ~data () =
    wrote, or a previous writer's), validated as free_space validates them; if any is not
    a whole record, or more than [lens] holds, the overwrite reads the pages instead. *)
 let sync t =
-  let size = t.mask + 1 in
-  let pos = ref t.tail and ok = ref (t.head - t.tail <= size && t.tail <= t.head) in
-  while !ok && !pos < t.head do
+  let size = t.mask + 1 and head = sget t s_head in
+  let pos = ref t.tail and ok = ref (head - t.tail <= size && t.tail <= head) in
+  while !ok && !pos < head do
     let off = !pos land t.mask in
     let len = le16 (get16 t.dbuf (t.doff + off)) in
-    if len < 8 || len land 7 <> 0 || len > t.head - !pos || off + len > size || t.qh - t.qt > t.qmask
+    if len < 8 || len land 7 <> 0 || len > head - !pos || off + len > size
+       || sget t s_qh - t.qt > t.qmask
     then ok := false
     else begin
       push_len t len;
