@@ -40,7 +40,9 @@ and s_qh = 4 (* the length queue's head *)
 and s_held = 5 (* 1: records are not published until [release] *)
 and s_mask = 9
 and s_qmask = 10
-and st_slots = 11
+and s_clk = 11 (* the clock the C half reads: 0 CLOCK_MONOTONIC, 1 the TSC, 2 none *)
+and s_ts = 12 (* the timestamp of a [c_emit*_now] that found no room *)
+and st_slots = 13
 
 (* the length of every record from tail to head, as written (see [t]) *)
 type lens = (int, Bigarray.int16_unsigned_elt, Bigarray.c_layout) Bigarray.Array1.t
@@ -80,6 +82,23 @@ external c_emit_str :
   string ->
   (int[@untagged]) ->
   (int[@untagged]) = "mtrace_ocaml_emit_str_byte" "mtrace_ocaml_emit_str"
+  [@@noalloc]
+
+(* The same, timestamped with the C half's clock (s_clk 0 or 1; read once, left in s_ts
+   if the record did not fit) *)
+external c_emit_now :
+  st -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "mtrace_ocaml_emit_now_byte" "mtrace_ocaml_emit_now"
+  [@@noalloc]
+
+external c_emit_ext_now :
+  st ->
+  (int[@untagged]) ->
+  (int[@untagged]) ->
+  (int[@untagged]) ->
+  (int[@untagged]) ->
+  (int[@untagged]) ->
+  (int[@untagged]) = "mtrace_ocaml_emit_ext_now_byte" "mtrace_ocaml_emit_ext_now"
   [@@noalloc]
 
 (* Publish head if it moved since last published: 1 if the reader asked to be notified *)
@@ -182,7 +201,7 @@ type t = {
   mask : int;
   st : st;
   mutable tail : int;
-  mutable clk : int; (* 0: monotonic_ns, 1: rdtsc, called directly; 2: [now] *)
+  mutable clk : int; (* 0: monotonic_ns, 1: rdtsc, in C; 2: [now] (also in [st]) *)
   mutable now : unit -> int;
   mutable notify : unit -> unit;
   seq0 : int; (* records written: seq - seq0 (one counter less a record) *)
@@ -209,9 +228,13 @@ let push_len t len =
   Bigarray.Array1.unsafe_set t.lens (qh land t.qmask) len;
   sset t s_qh (qh + 1)
 
+let set_clk t c =
+  t.clk <- c;
+  sset t s_clk c
+
 let set_clock t f =
   t.now <- f;
-  t.clk <- 2
+  set_clk t 2
 
 (* the clocks of the C producer as direct noalloc calls (an indirect call through a
    closure otherwise) *)
@@ -341,8 +364,16 @@ let[@inline] emit_ts_ty t op ty ts thread arg =
   let r = c_emit t.st w ts thread arg in
   if r <> 0 then emit_slow t r w ts thread arg
 
-let[@inline] emit_ty t op ty thread arg = emit_ts_ty t op ty (now t) thread arg
-let[@inline] emit t op thread arg = emit_ts_ty t op 0 (now t) thread arg
+(* now, on the C half's clock if it is one of its own *)
+let[@inline] emit_ty t op ty thread arg =
+  if t.clk = 2 then emit_ts_ty t op ty (t.now ()) thread arg
+  else begin
+    let w = rec_fixed lor (op lsl 16) lor (ty lsl 24) in
+    let r = c_emit_now t.st w thread arg in
+    if r <> 0 then emit_slow t r w (sget t s_ts) thread arg
+  end
+
+let[@inline] emit t op thread arg = emit_ty t op 0 thread arg
 let[@inline] emit_ts t op ts thread arg = emit_ts_ty t op 0 ts thread arg
 
 (* Length of a C string held in s: up to its first NUL, at most cap. *)
@@ -363,9 +394,15 @@ let creates t ~thread ~child ~ty = emit_ty t op_creates (thread_type_code ty) th
 
 let creates_site t thread child ty kind site =
   let w = rec_creates_site lor (op_creates lsl 16) lor (thread_type_code ty lsl 24) in
-  let ts = now t in
-  let r = c_emit_ext t.st w ts thread child site kind in
-  if r <> 0 then emit_ext_slow t r w ts thread child site kind
+  if t.clk = 2 then begin
+    let ts = t.now () in
+    let r = c_emit_ext t.st w ts thread child site kind in
+    if r <> 0 then emit_ext_slow t r w ts thread child site kind
+  end
+  else begin
+    let r = c_emit_ext_now t.st w thread child site kind in
+    if r <> 0 then emit_ext_slow t r w (sget t s_ts) thread child site kind
+  end
 
 let creates_named t ~thread ~child ~ty ~site = creates_site t thread child ty 1 site
 let creates_pc t ~thread ~child ~ty ~pc = creates_site t thread child ty 0 pc
@@ -467,7 +504,7 @@ let init ?(clock_id = clock_monotonic) ?(index = 0) ?(name = "") ~hdr ~data () =
   let t = make ~synced:true ~hdr ~data ~head:0 ~tail:0 ~seq:0 in
   if clock_id = clock_tsc then begin
     t.now <- rdtsc;
-    t.clk <- 1
+    set_clk t 1
   end;
   t
 
@@ -502,7 +539,7 @@ let attach ?(seq = 0) ~hdr ~data () =
   sync t;
   if clock_id t = clock_tsc then begin
     t.now <- rdtsc;
-    t.clk <- 1
+    set_clk t 1
   end;
   t
 

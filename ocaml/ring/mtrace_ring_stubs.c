@@ -28,6 +28,8 @@ enum {
 	S_LENS,	 /* the address of the length queue (u16) */
 	S_MASK,	 /* data size - 1 */
 	S_QMASK, /* length queue entries - 1 */
+	S_CLK,	 /* 0: CLOCK_MONOTONIC, 1: the TSC, 2: the OCaml half's */
+	S_TS,	 /* the timestamp of an _now call that found no room */
 };
 
 #define HDR_HEAD      128
@@ -55,6 +57,25 @@ static inline intnat *state(value st)
 {
 	return (intnat *)Caml_ba_data_val(st);
 }
+
+static inline intnat monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (intnat)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static inline intnat rdtsc63(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	/* 63 bits of ticks: centuries at any real rate */
+	return (intnat)(__builtin_ia32_rdtsc() & INT64_MAX);
+#else
+	return 0;
+#endif
+}
+
 
 /* The addresses the fast path writes to: the bigarrays do not move (Cstruct buffers
  * and the queue are outside the OCaml heap), and the OCaml half's ring keeps them. */
@@ -151,6 +172,41 @@ value mtrace_ocaml_emit_byte(value *argv, int argn)
 					  Long_val(argv[3]), Long_val(argv[4])));
 }
 
+/*
+ * The _now calls: timestamped with S_CLK's clock, the timestamp kept in S_TS if the
+ * record does not fit (the OCaml half makes room and writes it with that one).  The
+ * CLOCK_MONOTONIC read is out of line: its timespec gives the TSC path a stack frame
+ * (and a stack protector) otherwise.
+ */
+static inline intnat emit_at(intnat *s, intnat w, intnat ts, intnat thread, intnat arg)
+{
+	if (reserve(s, w, ts, thread, arg) == NULL) {
+		s[S_TS] = ts;
+		return -1;
+	}
+	return finish(s, w & 0xffff);
+}
+
+static __attribute__((noinline)) intnat emit_monotonic(intnat *s, intnat w, intnat thread,
+						       intnat arg)
+{
+	return emit_at(s, w, monotonic_ns(), thread, arg);
+}
+
+intnat mtrace_ocaml_emit_now(value st, intnat w, intnat thread, intnat arg)
+{
+	intnat *s = state(st);
+
+	if (s[S_CLK] == 1)
+		return emit_at(s, w, rdtsc63(), thread, arg);
+	return emit_monotonic(s, w, thread, arg);
+}
+
+value mtrace_ocaml_emit_now_byte(value st, value w, value thread, value arg)
+{
+	return Val_long(mtrace_ocaml_emit_now(st, Long_val(w), Long_val(thread), Long_val(arg)));
+}
+
 /* ... with two words more after the fixed part (a creates record's site extension) */
 intnat mtrace_ocaml_emit_ext(value st, intnat w, intnat ts, intnat thread, intnat arg, intnat x0,
 			     intnat x1)
@@ -171,6 +227,44 @@ value mtrace_ocaml_emit_ext_byte(value *argv, int argn)
 	return Val_long(mtrace_ocaml_emit_ext(argv[0], Long_val(argv[1]), Long_val(argv[2]),
 					      Long_val(argv[3]), Long_val(argv[4]),
 					      Long_val(argv[5]), Long_val(argv[6])));
+}
+
+static inline intnat emit_ext_at(intnat *s, intnat w, intnat ts, intnat thread, intnat arg,
+				 intnat x0, intnat x1)
+{
+	uint8_t *p = reserve(s, w, ts, thread, arg);
+
+	if (p == NULL) {
+		s[S_TS] = ts;
+		return -1;
+	}
+	put64(p + REC_FIXED, (uint64_t)x0);
+	put64(p + REC_FIXED + 8, (uint64_t)x1);
+	return finish(s, w & 0xffff);
+}
+
+static __attribute__((noinline)) intnat emit_ext_monotonic(intnat *s, intnat w, intnat thread,
+							   intnat arg, intnat x0, intnat x1)
+{
+	return emit_ext_at(s, w, monotonic_ns(), thread, arg, x0, x1);
+}
+
+intnat mtrace_ocaml_emit_ext_now(value st, intnat w, intnat thread, intnat arg, intnat x0,
+				 intnat x1)
+{
+	intnat *s = state(st);
+
+	if (s[S_CLK] == 1)
+		return emit_ext_at(s, w, rdtsc63(), thread, arg, x0, x1);
+	return emit_ext_monotonic(s, w, thread, arg, x0, x1);
+}
+
+value mtrace_ocaml_emit_ext_now_byte(value *argv, int argn)
+{
+	(void)argn;
+	return Val_long(mtrace_ocaml_emit_ext_now(argv[0], Long_val(argv[1]), Long_val(argv[2]),
+						  Long_val(argv[3]), Long_val(argv[4]),
+						  Long_val(argv[5])));
 }
 
 /* The bytes of s before its first NUL, at most cap (a C string's length, truncated). */
@@ -232,11 +326,8 @@ value mtrace_ocaml_fence_release(value unit)
 
 intnat mtrace_ocaml_monotonic_ns(value unit)
 {
-	struct timespec ts;
-
 	(void)unit;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (intnat)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	return monotonic_ns();
 }
 
 value mtrace_ocaml_monotonic_ns_byte(value unit)
@@ -247,12 +338,7 @@ value mtrace_ocaml_monotonic_ns_byte(value unit)
 intnat mtrace_ocaml_rdtsc(value unit)
 {
 	(void)unit;
-#if defined(__x86_64__) || defined(__i386__)
-	/* 63 bits of ticks: centuries at any real rate */
-	return (intnat)(__builtin_ia32_rdtsc() & INT64_MAX);
-#else
-	return 0;
-#endif
+	return rdtsc63();
 }
 
 value mtrace_ocaml_rdtsc_byte(value unit)
