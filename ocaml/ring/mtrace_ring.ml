@@ -42,7 +42,8 @@ and s_mask = 9
 and s_qmask = 10
 and s_clk = 11 (* the clock the C half reads: 0 CLOCK_MONOTONIC, 1 the TSC, 2 none *)
 and s_ts = 12 (* the timestamp of a [c_emit*_now] that found no room *)
-and st_slots = 13
+and s_qt = 13 (* the length queue's tail (the record at the ring's tail) *)
+and st_slots = 14
 
 (* the length of every record from tail to head, as written (see [t]) *)
 type lens = (int, Bigarray.int16_unsigned_elt, Bigarray.c_layout) Bigarray.Array1.t
@@ -99,6 +100,12 @@ external c_emit_ext_now :
   (int[@untagged]) ->
   (int[@untagged]) ->
   (int[@untagged]) = "mtrace_ocaml_emit_ext_now_byte" "mtrace_ocaml_emit_ext_now"
+  [@@noalloc]
+
+(* Drop the records at the tail by the lengths queued from s_qt until tail >= limit:
+   the new tail (s_qt moved past them) *)
+external c_drop : st -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
+  = "mtrace_ocaml_drop_byte" "mtrace_ocaml_drop"
   [@@noalloc]
 
 (* Publish head if it moved since last published: 1 if the reader asked to be notified *)
@@ -213,11 +220,11 @@ type t = {
      back from the data pages, a chain of loads from lines long out of the cache.  Both
      give the same tail: the records there are the ones written here (or, attached,
      read once by [sync]).  At most size/32 + 2 records (none is under 32 bytes but a
-     PAD, one a wrap) fit in the ring: [lens] holds size/16.  Its head is [st]'s s_qh. *)
+     PAD, one a wrap) fit in the ring: [lens] holds size/16.  Its head and tail are
+     [st]'s s_qh and s_qt. *)
   mutable synced : bool;
   lens : lens;
   qmask : int;
-  mutable qt : int;
 }
 
 let[@inline] sget t i = Bigarray.Array1.unsafe_get t.st i
@@ -284,13 +291,9 @@ let free_space t need =
     let limit = head + need - size in
     let tail = ref t.tail and dropped = ref 0 in
     if t.synced then begin
-      let lens = t.lens and qmask = t.qmask and q = ref t.qt in
-      while !tail < limit do
-        tail := !tail + Bigarray.Array1.unsafe_get lens (!q land qmask);
-        incr q
-      done;
-      dropped := !q - t.qt;
-      t.qt <- !q
+      let q = sget t s_qt in
+      tail := c_drop t.st !tail limit;
+      dropped := sget t s_qt - q
     end
     else
       while !tail < limit do
@@ -474,7 +477,6 @@ let make ~synced ~hdr ~data ~head ~tail ~seq =
       synced;
       lens;
       qmask = (size / 16) - 1;
-      qt = 0;
     }
   in
   (* lim 0: the first record finds no room and sets it ([room]) *)
@@ -518,7 +520,7 @@ let sync t =
     let off = !pos land t.mask in
     let len = le16 (get16 t.dbuf (t.doff + off)) in
     if len < 8 || len land 7 <> 0 || len > head - !pos || off + len > size
-       || sget t s_qh - t.qt > t.qmask
+       || sget t s_qh - sget t s_qt > t.qmask
     then ok := false
     else begin
       push_len t len;

@@ -30,6 +30,7 @@ enum {
 	S_QMASK, /* length queue entries - 1 */
 	S_CLK,	 /* 0: CLOCK_MONOTONIC, 1: the TSC, 2: the OCaml half's */
 	S_TS,	 /* the timestamp of an _now call that found no room */
+	S_QT,	 /* the length queue's tail */
 };
 
 #define HDR_HEAD      128
@@ -114,6 +115,24 @@ static inline intnat publish(intnat *s)
 	__atomic_store_n((uint64_t *)(h + HDR_HEAD), le64(head), __ATOMIC_RELEASE);
 	req = le64(__atomic_load_n((uint64_t *)(h + HDR_REQ_EVENT), __ATOMIC_RELAXED));
 	return head - req < added;
+}
+
+/* free_space's walk over the queued lengths (the OCaml half decides how far) */
+intnat mtrace_ocaml_drop(value st, intnat tail, intnat limit)
+{
+	intnat *s = state(st);
+	const uint16_t *lens = (const uint16_t *)s[S_LENS];
+	intnat q = s[S_QT], qmask = s[S_QMASK];
+
+	while (tail < limit)
+		tail += lens[q++ & qmask];
+	s[S_QT] = q;
+	return tail;
+}
+
+value mtrace_ocaml_drop_byte(value st, value tail, value limit)
+{
+	return Val_long(mtrace_ocaml_drop(st, Long_val(tail), Long_val(limit)));
 }
 
 intnat mtrace_ocaml_publish(value st)
