@@ -19,8 +19,10 @@
 #        its waits: at 1 the timeouts the program races (50 ms) stay far above what
 #        valgrind slows a round to, so every run takes the same paths ("timeouts" in each
 #        row is the program's own count: it must not differ between variants)
-# Each variant's clock reads are its `mtrace_ocaml_monotonic_ns` / `mtrace_ocaml_rdtsc`
-# calls (callgrind's call counts), a round's or a bind's as the instructions are.  The
+# Each variant's clock reads are its calls (callgrind's call counts) of the clock stubs
+# (`mtrace_ocaml_monotonic_ns`, `mtrace_ocaml_rdtsc`) and of the ring's C calls that read
+# the clock themselves (`mtrace_ocaml_emit_now`, `mtrace_ocaml_emit_ext_now`), a round's
+# or a bind's as the instructions are.  The
 # shop's notifications of mtraced (`mtrace_ocaml_guest_kick`: on the simulated Xen an
 # RPC to its broker, ~2,000 instructions and two system calls; a hypercall on Xen) are
 # counted apart and their instructions (inclusive) left out: how many there are
@@ -60,7 +62,7 @@ incl() {
 	callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
 		awk -v f=":$2 " '{ l = $0 " " } index(l, f) { gsub(/,/, "", $1); n += $1 } END { print n + 0 }'
 }
-CLOCKS='^mtrace_ocaml_(monotonic_ns|rdtsc)$'
+CLOCKS='^mtrace_ocaml_(monotonic_ns|rdtsc|emit_now|emit_ext_now)$'
 KICK=mtrace_ocaml_guest_kick
 
 row() {	# what variant n1 n2 file1 file2 unit
