@@ -1,5 +1,7 @@
-(** The mtrace ring writer in pure OCaml: proto/mtrace-ring.h, byte for byte as
-    guest/ring.c writes it.
+(** The mtrace ring writer for OCaml: proto/mtrace-ring.h, byte for byte as guest/ring.c
+    writes it.  OCaml, with the path of a record that fits (mtrace-guest.h's inline fast
+    path) one noalloc C call (mtrace_ring_stubs.c, which needs no more of libc than
+    memcpy, memchr and clock_gettime).
 
     One ring is a header page and [2^k] data pages (a [Cstruct.t] each, so a unikernel
     can pass its granted pages and a Linux guest the pages the C guest library maps).

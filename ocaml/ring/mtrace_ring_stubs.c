@@ -17,20 +17,20 @@
 
 /* The slots of the shared state: the same numbers as s_* in mtrace_ring.ml. */
 enum {
-	S_HEAD,	 /* end of the last record written */
-	S_PUB,	 /* head as last published */
-	S_LIM,	 /* a record of len bytes fits at head iff head + len <= lim */
-	S_SEQ,	 /* the next record's sequence number */
-	S_QH,	 /* the length queue's head */
-	S_HELD,	 /* 1: written records are not published until the OCaml half says */
-	S_DATA,	 /* the address of the data area */
-	S_HDR,	 /* the address of the header page */
-	S_LENS,	 /* the address of the length queue (u16) */
-	S_MASK,	 /* data size - 1 */
+	S_HEAD,  /* end of the last record written */
+	S_PUB,   /* head as last published */
+	S_LIM,   /* a record of len bytes fits at head iff head + len <= lim */
+	S_SEQ,   /* the next record's sequence number */
+	S_QH,    /* the length queue's head */
+	S_HELD,  /* 1: written records are not published until the OCaml half says */
+	S_DATA,  /* the address of the data area */
+	S_HDR,   /* the address of the header page */
+	S_LENS,  /* the address of the length queue (u16) */
+	S_MASK,  /* data size - 1 */
 	S_QMASK, /* length queue entries - 1 */
-	S_CLK,	 /* 0: CLOCK_MONOTONIC, 1: the TSC, 2: the OCaml half's */
-	S_TS,	 /* the timestamp of an _now call that found no room */
-	S_QT,	 /* the length queue's tail */
+	S_CLK,   /* 0: CLOCK_MONOTONIC, 1: the TSC, 2: the OCaml half's */
+	S_TS,    /* the timestamp of an _now call that found no room */
+	S_QT,    /* the length queue's tail */
 };
 
 #define HDR_HEAD      128
@@ -77,7 +77,6 @@ static inline intnat rdtsc63(void)
 #endif
 }
 
-
 /* The addresses the fast path writes to: the bigarrays do not move (Cstruct buffers
  * and the queue are outside the OCaml heap), and the OCaml half's ring keeps them. */
 value mtrace_ocaml_ring_bind(value st, value hbuf, intnat hoff, value dbuf, intnat doff, value lens)
@@ -93,8 +92,8 @@ value mtrace_ocaml_ring_bind(value st, value hbuf, intnat hoff, value dbuf, intn
 value mtrace_ocaml_ring_bind_byte(value *argv, int argn)
 {
 	(void)argn;
-	return mtrace_ocaml_ring_bind(argv[0], argv[1], Long_val(argv[2]), argv[3], Long_val(argv[4]),
-				      argv[5]);
+	return mtrace_ocaml_ring_bind(
+	    argv[0], argv[1], Long_val(argv[2]), argv[3], Long_val(argv[4]), argv[5]);
 }
 
 /*
@@ -184,11 +183,10 @@ intnat mtrace_ocaml_emit(value st, intnat w, intnat ts, intnat thread, intnat ar
 	return finish(s, w & 0xffff);
 }
 
-value mtrace_ocaml_emit_byte(value *argv, int argn)
+value mtrace_ocaml_emit_byte(value st, value w, value ts, value thread, value arg)
 {
-	(void)argn;
-	return Val_long(mtrace_ocaml_emit(argv[0], Long_val(argv[1]), Long_val(argv[2]),
-					  Long_val(argv[3]), Long_val(argv[4])));
+	return Val_long(
+	    mtrace_ocaml_emit(st, Long_val(w), Long_val(ts), Long_val(thread), Long_val(arg)));
 }
 
 /*
@@ -206,8 +204,8 @@ static inline intnat emit_at(intnat *s, intnat w, intnat ts, intnat thread, intn
 	return finish(s, w & 0xffff);
 }
 
-static __attribute__((noinline)) intnat emit_monotonic(intnat *s, intnat w, intnat thread,
-						       intnat arg)
+static __attribute__((noinline)) intnat emit_monotonic(
+    intnat *s, intnat w, intnat thread, intnat arg)
 {
 	return emit_at(s, w, monotonic_ns(), thread, arg);
 }
@@ -227,8 +225,8 @@ value mtrace_ocaml_emit_now_byte(value st, value w, value thread, value arg)
 }
 
 /* ... with two words more after the fixed part (a creates record's site extension) */
-intnat mtrace_ocaml_emit_ext(value st, intnat w, intnat ts, intnat thread, intnat arg, intnat x0,
-			     intnat x1)
+intnat mtrace_ocaml_emit_ext(
+    value st, intnat w, intnat ts, intnat thread, intnat arg, intnat x0, intnat x1)
 {
 	intnat *s = state(st);
 	uint8_t *p = reserve(s, w, ts, thread, arg);
@@ -244,12 +242,11 @@ value mtrace_ocaml_emit_ext_byte(value *argv, int argn)
 {
 	(void)argn;
 	return Val_long(mtrace_ocaml_emit_ext(argv[0], Long_val(argv[1]), Long_val(argv[2]),
-					      Long_val(argv[3]), Long_val(argv[4]),
-					      Long_val(argv[5]), Long_val(argv[6])));
+	    Long_val(argv[3]), Long_val(argv[4]), Long_val(argv[5]), Long_val(argv[6])));
 }
 
-static inline intnat emit_ext_at(intnat *s, intnat w, intnat ts, intnat thread, intnat arg,
-				 intnat x0, intnat x1)
+static inline intnat emit_ext_at(
+    intnat *s, intnat w, intnat ts, intnat thread, intnat arg, intnat x0, intnat x1)
 {
 	uint8_t *p = reserve(s, w, ts, thread, arg);
 
@@ -262,14 +259,14 @@ static inline intnat emit_ext_at(intnat *s, intnat w, intnat ts, intnat thread, 
 	return finish(s, w & 0xffff);
 }
 
-static __attribute__((noinline)) intnat emit_ext_monotonic(intnat *s, intnat w, intnat thread,
-							   intnat arg, intnat x0, intnat x1)
+static __attribute__((noinline)) intnat emit_ext_monotonic(
+    intnat *s, intnat w, intnat thread, intnat arg, intnat x0, intnat x1)
 {
 	return emit_ext_at(s, w, monotonic_ns(), thread, arg, x0, x1);
 }
 
-intnat mtrace_ocaml_emit_ext_now(value st, intnat w, intnat thread, intnat arg, intnat x0,
-				 intnat x1)
+intnat mtrace_ocaml_emit_ext_now(
+    value st, intnat w, intnat thread, intnat arg, intnat x0, intnat x1)
 {
 	intnat *s = state(st);
 
@@ -282,8 +279,7 @@ value mtrace_ocaml_emit_ext_now_byte(value *argv, int argn)
 {
 	(void)argn;
 	return Val_long(mtrace_ocaml_emit_ext_now(argv[0], Long_val(argv[1]), Long_val(argv[2]),
-						  Long_val(argv[3]), Long_val(argv[4]),
-						  Long_val(argv[5])));
+	    Long_val(argv[3]), Long_val(argv[4]), Long_val(argv[5])));
 }
 
 /* The bytes of s before its first NUL, at most cap (a C string's length, truncated). */
@@ -312,8 +308,8 @@ value mtrace_ocaml_str_len_byte(value s, value cap)
  * the record's length is the string's.  The last 8 bytes are zeroed before the string
  * is copied over the start of them: its NUL and padding (1..8 bytes) lie in them.
  */
-intnat mtrace_ocaml_emit_str(value st, intnat w, intnat ts, intnat thread, intnat arg, value str,
-			     intnat cap)
+intnat mtrace_ocaml_emit_str(
+    value st, intnat w, intnat ts, intnat thread, intnat arg, value str, intnat cap)
 {
 	intnat *s = state(st);
 	intnat n = mtrace_ocaml_str_len(str, cap);
@@ -331,8 +327,7 @@ value mtrace_ocaml_emit_str_byte(value *argv, int argn)
 {
 	(void)argn;
 	return Val_long(mtrace_ocaml_emit_str(argv[0], Long_val(argv[1]), Long_val(argv[2]),
-					      Long_val(argv[3]), Long_val(argv[4]), argv[5],
-					      Long_val(argv[6])));
+	    Long_val(argv[3]), Long_val(argv[4]), argv[5], Long_val(argv[6])));
 }
 
 /* free_space: the tail store is ordered before the overwriting bytes. */
@@ -364,4 +359,3 @@ value mtrace_ocaml_rdtsc_byte(value unit)
 {
 	return Val_long(mtrace_ocaml_rdtsc(unit));
 }
-
