@@ -25,47 +25,17 @@ trap 'rig_stop >/dev/null 2>&1; rm -rf "$RIG_DIR"' EXIT
 . "$SRC/scripts/rig.sh"
 W=$RIG_DIR
 
-# the installed tree, and the two builds of the same sources
-meson install -C "$BUILD" --no-rebuild --quiet --destdir "$W/root" >"$W/install.log" || { cat "$W/install.log"; exit 1; }
-prefix=$(meson introspect "$BUILD" --buildoptions | python3 -c '
-import json, sys
-o = {x["name"]: x["value"] for x in json.load(sys.stdin)}
-print(o["prefix"]); print(o["prefix"] + "/" + o["libdir"]); print(o.get("ocaml_libdir", ""))')
-LIBDIR=$W/root$(echo "$prefix" | sed -n 2p)
-OL=$(echo "$prefix" | sed -n 3p)
-[ -n "$OL" ] || OL=$(ocamlfind printconf destdir)
-case $OL in /*) ;; *) OL=$(echo "$prefix" | sed -n 1p)/$OL ;; esac
-export OCAMLPATH=$W/root$OL
-for v in traced plain; do
-	mkdir -p "$W/$v/lib" "$W/$v/bin"
-	cp "$SRC/tests/ocaml/outside/lib/shop.ml" "$W/$v/lib/"
-	cp "$SRC/tests/ocaml/outside/bin/main.ml" "$W/$v/bin/"
-done
-python3 "$SRC/tests/ocaml/outside_check.py" stanzas "$SRC/docs/ocaml.md" "$W/traced" || exit 1
-# plain Lwt: the same sources under lwt_ppx, and the three names main.ml takes from mtrace
-echo '(lang dune 2.9)' >"$W/plain/dune-project"
-echo '(library (name shop) (libraries lwt lwt.unix) (preprocess (pps lwt_ppx)))' >"$W/plain/lib/dune"
-echo '(executable (name main) (libraries shop lwt lwt.unix) (preprocess (pps lwt_ppx)))' >"$W/plain/bin/dune"
-echo 'let run ?pages:_ ?clock:_ ?wait_reader:_ main = Lwt_main.run (main ())' >"$W/plain/bin/mtrace_lwt_guest.ml"
-echo 'let stats () : (string * int) list = []' >"$W/plain/bin/mtrace_lwt.ml"
-echo 'let clock_tsc = 4' >"$W/plain/bin/mtrace_ring.ml"
-for v in traced plain; do
-	(cd "$W/$v" && LIBRARY_PATH=$LIBDIR dune build --profile release ./bin/main.exe) ||
-		{ echo "shop.sh: the $v build failed" >&2; exit 1; }
-done
+. "$SRC/bench/ocaml/shop-build.sh"
+shop_build || exit 1
 
 rig_start >/dev/null || exit 1
 echo "# bench/ocaml/shop.sh $BUILD $RUNS $ROUNDS  (SHOP_TIME_SCALE=$SHOP_TIME_SCALE, $(nproc) CPUs)"
 echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 run() {	# variant: the program's CPU seconds
-	local v=$1 exe=$W/traced/_build/default/bin/main.exe env=()
-	case $v in
-	untraced) exe=$W/plain/_build/default/bin/main.exe ;;
-	off) env=(MTRACE=off) ;;
-	tsc) env=(SHOP_CLOCK=tsc) ;;
-	esac
+	local v=$1
+	shop_variant "$v"
 	rm -f "$W/$v.log"
-	rig_guest "$v" -- env LD_LIBRARY_PATH="$LIBDIR" "${env[@]}" "$exe" "$ROUNDS" >/dev/null
+	rig_guest "$v" -- env LD_LIBRARY_PATH="$LIBDIR" "${SHOP_ENV[@]}" "$SHOP_EXE" "$ROUNDS" >/dev/null
 	for _ in $(seq 1200); do
 		grep -q '^{"rounds"' "$W/$v.log" 2>/dev/null && break
 		sleep 0.1

@@ -5,7 +5,8 @@
    and the same into a ring whose clock is the TSC (on-tsc).  The variants alternate
    run by run, so a noisy machine weighs on all alike.  Prints the on/untraced ratio (goal <= 1.5) and
    the events written per traced bind.  Times are process CPU time.
-   BENCH_LWT_ONLY=untraced|on runs one variant once (for callgrind or perf record);
+   BENCH_LWT_ONLY=untraced|off|on|on-tsc runs one variant once (for callgrind or perf
+   record: bench/README.md, "ocaml", has the instruction counts);
    BENCH_LWT_NO_CLOCK=1 gives the ring a constant clock (what the clock costs). *)
 let binds = try int_of_string Sys.argv.(1) with _ -> 1_000_000
 let runs = try int_of_string Sys.argv.(2) with _ -> 7
@@ -35,6 +36,11 @@ let data = Cstruct.create (Mtrace_ring.page_size * 64)
 let ring = Mtrace_ring.init ~hdr ~data ()
 let () = if Sys.getenv_opt "BENCH_LWT_NO_CLOCK" <> None then Mtrace_ring.set_clock ring (fun () -> 0)
 
+(* the same, the header's clock the TSC (clock_tsc: Mtrace_ring.rdtsc per event) *)
+let tsc_hdr = Cstruct.create Mtrace_ring.page_size
+let tsc_data = Cstruct.create (Mtrace_ring.page_size * 64)
+let tsc_ring = Mtrace_ring.init ~clock_id:Mtrace_ring.clock_tsc ~hdr:tsc_hdr ~data:tsc_data ()
+
 let median a =
   let a = Array.copy a in
   Array.sort compare a;
@@ -45,16 +51,19 @@ let () =
   | Some "untraced" ->
     ignore (time plain);
     exit 0
+  | Some "off" ->
+    ignore (time traced);
+    exit 0
   | Some "on" ->
     Mtrace_lwt.set_ring (Some ring);
     ignore (time traced);
     exit 0
-  | _ -> ()
-
-(* the same, the header's clock the TSC (clock_tsc: Mtrace_ring.rdtsc per event) *)
-let tsc_hdr = Cstruct.create Mtrace_ring.page_size
-let tsc_data = Cstruct.create (Mtrace_ring.page_size * 64)
-let tsc_ring = Mtrace_ring.init ~clock_id:Mtrace_ring.clock_tsc ~hdr:tsc_hdr ~data:tsc_data ()
+  | Some "on-tsc" ->
+    Mtrace_lwt.set_ring (Some tsc_ring);
+    ignore (time traced);
+    exit 0
+  | Some v -> failwith ("BENCH_LWT_ONLY: untraced, off, on or on-tsc, not " ^ v)
+  | None -> ()
 
 let () =
   let untraced = Array.make runs 0. and off = Array.make runs 0. and on = Array.make runs 0. in

@@ -28,24 +28,29 @@ module Deps = struct
   let free = ref (-1)
   let used = ref 0
 
-  (* one node more on the free list, from the unused end (grown by doubling) *)
+  (* the arena twice as large (its nodes where they were) *)
   let grow () =
     let a = !arena in
-    if (2 * !used) + 2 > Bigarray.Array1.dim a then begin
-      let b = Bigarray.Array1.create Bigarray.int Bigarray.c_layout (2 * Bigarray.Array1.dim a) in
-      Bigarray.Array1.blit a (Bigarray.Array1.sub b 0 (Bigarray.Array1.dim a));
-      arena := b
-    end;
-    let n = !used in
-    incr used;
-    Bigarray.Array1.unsafe_set !arena ((2 * n) + 1) (-1);
-    free := n
+    let b = Bigarray.Array1.create Bigarray.int Bigarray.c_layout (2 * Bigarray.Array1.dim a) in
+    Bigarray.Array1.blit a (Bigarray.Array1.sub b 0 (Bigarray.Array1.dim a));
+    arena := b
 
-  (* a node holding [id], followed by node [next] *)
+  (* a node holding [id], followed by node [next]: a freed one, else the next never used *)
   let[@inline] alloc id next =
-    if !free < 0 then grow ();
-    let a = !arena and n = !free in
-    free := Bigarray.Array1.unsafe_get a ((2 * n) + 1);
+    let n = !free in
+    let n =
+      if n >= 0 then begin
+        free := Bigarray.Array1.unsafe_get !arena ((2 * n) + 1);
+        n
+      end
+      else begin
+        let n = !used in
+        if (2 * n) + 2 > Bigarray.Array1.dim !arena then grow ();
+        used := n + 1;
+        n
+      end
+    in
+    let a = !arena in
     Bigarray.Array1.unsafe_set a (2 * n) id;
     Bigarray.Array1.unsafe_set a ((2 * n) + 1) next;
     n
@@ -190,6 +195,9 @@ let resolved th res =
     | Some r -> (
       let ts = R.now r and thread = !cur in
       let n = ref th.dh in
+      (* with the threads that became it: published together *)
+      let many = !n >= 0 in
+      if many then R.hold r;
       match res with
       | Ok () ->
         R.fulfills_ts r ~ts ~thread ~resolvee:th.id;
@@ -202,7 +210,8 @@ let resolved th res =
           last_resolved := id;
           n := Deps.next m;
           Deps.release m
-        done
+        done;
+        if many then R.release r
       | Error e ->
         let s = exn_text e in
         R.fails_ts r ~ts ~thread ~resolvee:th.id s;
@@ -215,7 +224,8 @@ let resolved th res =
           last_resolved := id;
           n := Deps.next m;
           Deps.release m
-        done)
+        done;
+        if many then R.release r)
   end
 
 let ok = Ok ()

@@ -1,5 +1,7 @@
-(** The mtrace ring writer in pure OCaml: proto/mtrace-ring.h, byte for byte as
-    guest/ring.c writes it.
+(** The mtrace ring writer for OCaml: proto/mtrace-ring.h, byte for byte as guest/ring.c
+    writes it.  OCaml, with the path of a record that fits (mtrace-guest.h's inline fast
+    path) one noalloc C call (mtrace_ring_stubs.c, which needs no more of libc than
+    memcpy, memchr and clock_gettime).
 
     One ring is a header page and [2^k] data pages (a [Cstruct.t] each, so a unikernel
     can pass its granted pages and a Linux guest the pages the C guest library maps).
@@ -136,6 +138,21 @@ val evtchn_recv : t -> thread:int -> port:int -> unit
 
 val ring_start : t -> unit
 (** RING_START: arg = the header's ring index, string = its name. *)
+
+(** {2 Publishing several records at once} *)
+
+val hold : t -> unit
+(** Write the next records without publishing them, until {!release}: records written
+    back to back (a resolution and the threads that became it) then cost one release
+    store of head and one look at req_event between them, not one each, and the reader
+    sees all of them at once, never part of one.  The bytes written are those of the
+    records written one by one: only the moments dom0 can see them differ.  Hold only
+    across writes, never across code that may wait or run long: a held record is not
+    visible until {!release}.  Making room for a record publishes those held first (the
+    tail never passes the published head). *)
+
+val release : t -> unit
+(** Publish what was written since {!hold} (and notify as each record would have). *)
 
 (** Strings: as in C, a string ends at its first NUL byte and is truncated to
     {!str_max} bytes; the record carries it, a NUL and zero padding to 8 bytes. *)

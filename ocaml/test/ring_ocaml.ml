@@ -1,7 +1,13 @@
 (* Replay a tests/ocaml/gen-script.py script through Mtrace_ring over local pages and
    dump the header page and data pages; tests/ocaml/test-bytes.sh compares the dump
    with ring-c's (guest/ring.c) byte for byte.  The script's timestamps come in through
-   set_clock, as a unikernel's clock would. *)
+   set_clock, as a unikernel's clock would.
+
+   ring_ocaml.exe DUMP [HOLD]: with HOLD, the records are written in groups of 1, 2, ...
+   HOLD records between R.hold and R.release (released before a reqrel, whose req_event
+   is relative to the published head): the same bytes, head, tail and notifies as
+   published one by one.  Fails if no held record was ever unpublished (the hold did
+   nothing). *)
 
 module R = Mtrace_ring
 
@@ -19,6 +25,24 @@ let () =
   let dump = Sys.argv.(1) in
   let ring = ref None and hdr = ref Cstruct.empty and data = ref Cstruct.empty in
   let ts = ref 0 in
+  let hold = if Array.length Sys.argv > 2 then int_of_string Sys.argv.(2) else 0 in
+  let group = ref 0 and in_group = ref 0 and unpublished = ref 0 in
+  let published () = Int64.to_int (Cstruct.LE.get_uint64 !hdr 128) in
+  let before t =
+    if hold > 0 && !in_group = 0 then begin
+      R.hold t;
+      group := (!group mod hold) + 1
+    end
+  and after t =
+    if hold > 0 then begin
+      if published () <> R.head t then incr unpublished;
+      incr in_group;
+      if !in_group >= !group then begin
+        R.release t;
+        in_group := 0
+      end
+    end
+  in
   (try
      while true do
        let line = input_line stdin in
@@ -33,6 +57,8 @@ let () =
            R.set_clock t (fun () -> !ts);
            ring := Some t
        | [ "reqrel"; d ] ->
+           Option.iter R.release !ring;
+           in_group := 0;
            let head = Cstruct.LE.get_uint64 !hdr 128 in
            Cstruct.LE.set_uint64 !hdr 192 (Int64.add head (Int64.of_string d))
        | [ op; t_s; thread; arg; ty; site; hex ] -> (
@@ -41,7 +67,8 @@ let () =
            let thread = int_of_string thread and arg = int_of_string arg in
            let ty = ty_of_code (int_of_string ty) and site = int_of_string site in
            let s = unhex hex in
-           match op with
+           before t;
+           (match op with
            | "ring_start" -> R.ring_start t
            | "creates" -> R.creates t ~thread ~child:arg ~ty
            | "creates_named" -> R.creates_named t ~thread ~child:arg ~ty ~site
@@ -60,14 +87,18 @@ let () =
            | "fails" -> R.fails t ~thread ~resolvee:arg s
            | "increase" -> R.increase t ~thread s arg
            | "counter" -> R.counter t ~thread s arg
-           | _ -> failwith ("unknown op " ^ op))
+           | _ -> failwith ("unknown op " ^ op));
+           after t)
        | _ -> failwith ("bad script line: " ^ line)
      done
    with End_of_file -> ());
   let t = Option.get !ring in
+  R.release t;
+  if hold > 0 && !unpublished = 0 then failwith "ring_ocaml: no held record was ever unpublished";
   let oc = open_out_bin dump in
   output_string oc (Cstruct.to_string !hdr);
   output_string oc (Cstruct.to_string !data);
   close_out oc;
-  Printf.eprintf "ring-ocaml: %d events, %d overwritten, %d notifies, head %d tail %d\n" (R.events t)
-    (R.overwritten t) (R.notifies t) (R.head t) (R.tail t)
+  Printf.eprintf "ring-ocaml: %d events, %d overwritten, %d notifies, head %d tail %d%s\n"
+    (R.events t) (R.overwritten t) (R.notifies t) (R.head t) (R.tail t)
+    (if hold > 0 then Printf.sprintf ", %d held records seen unpublished" !unpublished else "")
