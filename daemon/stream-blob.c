@@ -131,7 +131,7 @@ static uint8_t *put_batch(
 		p = put_bytes_varints(p, c->type, n, type_len);
 	}
 	for (size_t i = 0; i < c->nstr; i++) {
-		size_t l = strlen(c->str[i]);
+		size_t l = c->str_len ? c->str_len[i] : strlen(c->str[i]);
 
 		p = put_len_hdr(p, 9, l);
 		memcpy(p, c->str[i], l);
@@ -231,7 +231,7 @@ ssize_t stream_blob_pack_cols_to(const struct stream_batch_cols *c,
 		    2 * len_field(n * sizeof(int64_t)) + len_field(type_len);
 	}
 	for (size_t i = 0; i < c->nstr; i++)
-		eblen += len_field(strlen(c->str[i]));
+		eblen += len_field(c->str_len ? c->str_len[i] : strlen(c->str[i]));
 	if (c->nref) {
 		ref_len = u32_varint_len(c->str_ref, c->nref);
 		eblen += len_field(ref_len);

@@ -26,7 +26,8 @@ struct stream_blob {
 struct stream_blob *stream_blob_pack(const Mtrace__ServerMsg *msg);
 /*
  * One batch's columns as stream-columns.c holds them: op and type a byte an event.
- * str[i] is NUL-terminated; every str_ref < nstr.
+ * str[i] is NUL-terminated, str_len[i] its length (str_len NULL: strlen); every
+ * str_ref < nstr.
  */
 struct stream_batch_cols {
 	uint32_t domid, ring, clock;
@@ -37,6 +38,7 @@ struct stream_batch_cols {
 	const int64_t *thread, *arg;
 	size_t nstr;
 	char *const *str;
+	const uint32_t *str_len;
 	size_t nref;
 	const uint32_t *str_ref;
 };

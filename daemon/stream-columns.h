@@ -15,6 +15,7 @@
 
 #include "stream-dict.h"
 
+struct colsink;
 struct mtrace_event;
 struct stream_blob;
 
@@ -77,8 +78,19 @@ bool stream_columns_full_for(const struct stream_columns *a, const struct mtrace
 int stream_columns_add_str(struct stream_columns *a, const char *s, size_t len);
 /* Append e's columns (there is room; its string, if any, was added first). */
 void stream_columns_put(struct stream_columns *a, const struct mtrace_event *e);
-/* Append the leading run of ev that needs no checks; returns how many that was. */
-size_t stream_columns_copy_run(struct stream_columns *a, const struct mtrace_event *ev, size_t n);
+/*
+ * Most events land in a batch already begun with room for them, follow the one before
+ * within a 32-bit delta and have no string, or one the batch has or can take: those
+ * take no checks one by one.  A pass over ev writes their columns straight into a's
+ * (colsink.h): stream_columns_sink says where and how many of ev[0, n) (k->m, 0: none,
+ * the checked path first); after the pass, stream_columns_commit adds their strings
+ * and returns how many events a took, stopping where a check would have sent the
+ * batch first: the rest take the checked path (stream_columns_full_for and on).
+ */
+void stream_columns_sink(
+    struct stream_columns *a, const struct mtrace_event *ev, size_t n, struct colsink *k);
+size_t stream_columns_commit(
+    struct stream_columns *a, const struct mtrace_event *ev, struct colsink *k);
 /* Encode a's events (a->n > 0) into one framed ServerMsg and empty a; NULL when out
  * of memory (the events are lost: the caller reports a drop). */
 struct stream_blob *stream_columns_encode(struct stream_columns *a);
