@@ -1,14 +1,11 @@
 /*
  * deliver.c - state, then stream.  The state sees every event as it is decoded (its
  * label table is what the stream's label filters read); the stream gets them in runs
- * of up to DELIVER_BATCH_MAX, which it encodes once per group of clients.  A ring's
- * decoded array is read once: the state's pass writes the columns of the groups that
- * take every event as it goes (colsink.h), the stream checks and takes them after.
+ * of up to DELIVER_BATCH_MAX, which it encodes once per group of clients.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "colsink.h"
 #include "deliver.h"
 #include "mtrace-ring.h"
 #include "ring-reader.h"
@@ -97,17 +94,10 @@ static void deliver_array(const struct mtrace_event *ev, size_t n, void *arg)
 {
 	struct deliver *dl = arg;
 
-	struct colsink k;
-
 	/* what a batch already holds came first */
 	batch_flush(dl);
-	/* One pass: the state reads each event and writes the stream's columns of it. */
-	stream_run_begin(dl->stream, dl->batch.domid, dl->batch.ring, dl->batch.clock, ev, n, &k);
-	if (k.m)
-		state_apply_cols(dl->batch.sd, ev, n, &k);
-	else
-		state_apply_batch(dl->batch.sd, ev, n);
-	stream_run_end(dl->stream, ev, n, &k);
+	state_apply_batch(dl->batch.sd, ev, n);
+	stream_events(dl->stream, dl->batch.domid, dl->batch.ring, dl->batch.clock, ev, n);
 }
 
 size_t deliver_ring(struct deliver *dl, struct ring_reader *rr, size_t budget, bool *more)

@@ -10,7 +10,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "colsink.h"
 #include "ring-reader.h"
 #include "state-int.h"
 #include "state.h"
@@ -192,9 +191,8 @@ static void apply_other(struct state_domain *d, const struct mtrace_event *ev)
 enum {
 	OP_OTHER = 1,
 	OP_ARG_THREAD = 2,
-	OP_STR = 4, /* MTRACE_OPF_STR, for the stream's columns (colsink_put) */
 };
-static uint8_t op_kind[256] = {
+static const uint8_t op_kind[256] = {
 	[MTRACE_OP_GC] = OP_OTHER,
 	[MTRACE_OP_RING_START] = OP_OTHER,
 	[MTRACE_OP_SITE] = OP_OTHER,
@@ -206,15 +204,6 @@ static uint8_t op_kind[256] = {
 	[MTRACE_OP_SIGNAL] = OP_ARG_THREAD,
 	[MTRACE_OP_SIGNAL_NEW] = OP_ARG_THREAD,
 };
-
-/* OP_STR from the vocabulary (mtrace_ops[] is static data: no order among
- * constructors to mind). */
-__attribute__((constructor)) static void op_kind_init(void)
-{
-	for (unsigned op = 0; op < 256; op++)
-		if (mtrace_op_has_string(op))
-			op_kind[op] |= OP_STR;
-}
 
 /* One event, the domain's event count, window and last_ts aside (the callers keep
  * them).  sec: state_ctx.cur_sec, read once per batch (through the global, the
@@ -371,19 +360,13 @@ static inline __attribute__((always_inline)) void entry_prefetch(
 }
 
 /* The latest timestamp is kept in a local and stored once a batch: nothing that
- * apply_one runs reads d->last_ts (only the read-outs, state-stats.c, do).  With k,
- * the stream's columns of ev[0, k->m) are written in the same pass (colsink.h): the
- * event is read once, and its columns cost their stores. */
-static inline __attribute__((always_inline)) void apply_batch(
-    struct state_domain *d, const struct mtrace_event *restrict ev, size_t n, struct colsink *k)
+ * apply_one runs reads d->last_ts (only the read-outs, state-stats.c, do). */
+void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, size_t n)
 {
 	uint32_t sec = (uint32_t)state_ctx.cur_sec;
 	uint64_t last_ts = d->last_ts;
 	bool entries = d->live >= ENTRY_PREFETCH_LIVE;
-	struct colsink_run r = { 0 };
 
-	if (k)
-		r = colsink_start(k);
 	d->events += n;
 	d->win.cur += n;
 	for (size_t i = 0; i < n; i++) {
@@ -401,27 +384,9 @@ static inline __attribute__((always_inline)) void apply_batch(
 		}
 		if (ev[i].ts > last_ts)
 			last_ts = ev[i].ts;
-		if (k && i < r.m)
-			colsink_put(&r, i, &ev[i], (op_kind[ev[i].op] & OP_STR) / OP_STR);
 		apply_one(d, &ev[i], sec);
 	}
 	d->last_ts = last_ts;
-	if (k)
-		colsink_finish(k, &r);
 	if (__builtin_expect(d->tab_long, 0))
 		state_tab_rekey(d);
-}
-
-void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, size_t n)
-{
-	apply_batch(d, ev, n, NULL);
-}
-
-void state_apply_cols(
-    struct state_domain *d, const struct mtrace_event *ev, size_t n, struct colsink *k)
-{
-	/* k is never NULL here: the compiler need not test it per event */
-	if (!k)
-		__builtin_unreachable();
-	apply_batch(d, ev, n, k);
 }

@@ -67,10 +67,6 @@ void state_domain_forget(uint32_t domid);
 void state_apply(struct state_domain *d, const struct mtrace_event *ev);
 /* The same for n events in ring order. */
 void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, size_t n);
-/* And in the same pass the stream's columns of ev[0, k->m) (colsink.h, stream_run_begin). */
-struct colsink;
-void state_apply_cols(
-    struct state_domain *d, const struct mtrace_event *ev, size_t n, struct colsink *k);
 /* Decoder deltas since the last call. */
 void state_domain_add_counts(
     struct state_domain *d, uint64_t lost, uint64_t corrupt, uint64_t unknown);

@@ -24,7 +24,6 @@
 #include <event2/event.h>
 
 #include "clock.h"
-#include "colsink.h"
 #include "label-prefix.h"
 #include "log.h"
 #include "ring-reader.h"
@@ -67,13 +66,6 @@ struct stream_batch {
 	struct stream_group shared;
 	unsigned neverything; /* groups in groups with everything set */
 	struct stream_col_account ac;
-	/* the run between stream_batch_run_begin and _end: whether the shared group takes
-	 * it, and its columns there */
-	struct {
-		uint32_t domid, ring, clock;
-		bool all;
-		struct stream_columns *a;
-	} run;
 };
 
 /* Every group, then the shared one. */
@@ -325,104 +317,51 @@ static void acc_append(
 	stream_columns_put(a, e);
 }
 
-/* A filtered group's events: each it selects, with every check. */
 static void group_events(struct stream_group *g, uint32_t domid, uint32_t ring, uint32_t clock,
     const struct mtrace_event *ev, size_t n)
 {
 	struct stream_columns *a;
 
-	if (!state_domain_matches(domid, g->sub))
+	if (g != &g->sb->shared && !state_domain_matches(domid, g->sub))
 		return;
 	a = group_acc(g, domid, ring, clock);
 	if (!a) {
 		group_drop(g, domid, n);
 		return;
 	}
-	for (size_t i = 0; i < n; i++)
-		if (selects(g, domid, &ev[i]))
-			acc_append(g, a, domid, &ev[i]);
+	if (g == &g->sb->shared) {
+		/* every event: runs without checks, the others one by one */
+		for (size_t i = 0; i < n; i++) {
+			i += stream_columns_take(a, ev + i, n - i);
+			if (i < n)
+				acc_append(g, a, domid, &ev[i]);
+		}
+	} else {
+		for (size_t i = 0; i < n; i++)
+			if (selects(g, domid, &ev[i]))
+				acc_append(g, a, domid, &ev[i]);
+	}
 	if (a->n)
 		schedule_flush(g->sb);
-}
-
-/* The shared group's events from ev on: passes without checks (colsink.h), each up to
- * the event that needs them. */
-static void shared_events(struct stream_group *g, struct stream_columns *a, uint32_t domid,
-    const struct mtrace_event *ev, size_t n)
-{
-	struct colsink k;
-
-	for (size_t i = 0; i < n;) {
-		stream_columns_sink(a, ev + i, n - i, &k);
-		if (k.m) {
-			colsink_fill(&k, ev + i);
-			i += stream_columns_commit(a, ev + i, &k);
-		}
-		if (i < n)
-			acc_append(g, a, domid, &ev[i++]);
-	}
-}
-
-void stream_batch_run_begin(struct stream_batch *sb, uint32_t domid, uint32_t ring, uint32_t clock,
-    const struct mtrace_event *ev, size_t n, struct colsink *k)
-{
-	struct stream_group *g;
-
-	k->m = 0;
-	sb->run.all = false;
-	sb->run.a = NULL;
-	if (n == 0)
-		return;
-	sb->run.domid = domid;
-	sb->run.ring = ring;
-	sb->run.clock = clock;
-	LIST_FOREACH(g, &sb->groups, entry)
-	{
-		if (g->everything && state_domain_matches(domid, g->sub)) {
-			sb->run.all = true;
-			break;
-		}
-	}
-	if (sb->run.all && (sb->run.a = group_acc(&sb->shared, domid, ring, clock)))
-		stream_columns_sink(sb->run.a, ev, n, k);
-}
-
-void stream_batch_run_end(
-    struct stream_batch *sb, const struct mtrace_event *ev, size_t n, struct colsink *k)
-{
-	struct stream_group *g;
-	struct stream_columns *a = sb->run.a;
-	uint32_t domid = sb->run.domid;
-	size_t i = 0;
-
-	if (n == 0)
-		return;
-	/* The shared group first: nothing may send or free its columns before the pass's
-	 * events in them are committed. */
-	if (sb->run.all && !a) {
-		group_drop(&sb->shared, domid, n);
-	} else if (a) {
-		if (k->m)
-			i = stream_columns_commit(a, ev, k);
-		shared_events(&sb->shared, a, domid, ev + i, n - i);
-		if (a->n)
-			schedule_flush(sb);
-	}
-	sb->run.a = NULL;
-	LIST_FOREACH(g, &sb->groups, entry)
-	if (!g->everything)
-		group_events(g, domid, sb->run.ring, sb->run.clock, ev, n);
 }
 
 void stream_batch_events(struct stream_batch *sb, uint32_t domid, uint32_t ring, uint32_t clock,
     const struct mtrace_event *ev, size_t n)
 {
-	struct colsink k;
+	struct stream_group *g;
+	bool all = false;
 
-	stream_batch_run_begin(sb, domid, ring, clock, ev, n, &k);
-	if (k.m)
-		colsink_fill(&k, ev);
-	stream_batch_run_end(sb, ev, n, &k);
+	if (n == 0)
+		return;
+	LIST_FOREACH(g, &sb->groups, entry)
+	{
+		if (g->everything)
+			all = all || state_domain_matches(domid, g->sub);
+		else
+			group_events(g, domid, ring, clock, ev, n);
+	}
+	if (all)
+		group_events(&sb->shared, domid, ring, clock, ev, n);
 }
 
 /* A canonical text of the event filter: equal filters give equal keys whatever the

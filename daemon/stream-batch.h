@@ -13,7 +13,6 @@
 #include "mtrace.pb-c.h"
 #include "stream-columns.h"
 
-struct colsink;
 struct event_base;
 struct mtrace_event;
 struct stream_batch;
@@ -58,13 +57,6 @@ void stream_batch_flush(struct stream_batch *sb);
  * stream_events). */
 void stream_batch_events(struct stream_batch *sb, uint32_t domid, uint32_t ring, uint32_t clock,
     const struct mtrace_event *ev, size_t n);
-/* The same around the caller's pass over ev (stream.h's stream_run_begin/_end): begin
- * says in k where the pass writes the columns of the groups that take every event
- * (k->m 0: nowhere), end takes the rest. */
-void stream_batch_run_begin(struct stream_batch *sb, uint32_t domid, uint32_t ring, uint32_t clock,
-    const struct mtrace_event *ev, size_t n, struct colsink *k);
-void stream_batch_run_end(
-    struct stream_batch *sb, const struct mtrace_event *ev, size_t n, struct colsink *k);
 /* Send and free a gone domain's columns. */
 void stream_batch_domain_gone(struct stream_batch *sb, uint32_t domid);
 

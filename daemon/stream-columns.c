@@ -12,7 +12,6 @@
 
 #include "mtrace.pb-c.h"
 #include "ring-reader.h"
-#include "colsink.h"
 #include "stream-blob.h"
 #include "stream-columns.h"
 #include "xalloc.h"
@@ -173,52 +172,55 @@ void stream_columns_put(struct stream_columns *a, const struct mtrace_event *e)
 	a->n = k + 1;
 }
 
-void stream_columns_sink(
-    struct stream_columns *a, const struct mtrace_event *ev, size_t n, struct colsink *k)
-{
-	size_t k0 = a->n, m = a->cap - k0;
-
-	if (m > n)
-		m = n;
-	if (m > COLSINK_MAX)
-		m = COLSINK_MAX;
-	k->m = m;
-	k->ns = 0;
-	if (!m) /* no room, or no columns yet: the checked path grows them */
-		return;
-	/* a batch's first event has delta 0 and sets its base (stream_columns_commit) */
-	k->last_ts = k0 ? a->last_ts : ev[0].ts;
-	k->dts = a->dts + k0;
-	k->op = a->op + k0;
-	k->type = a->type + k0;
-	k->thread = a->thread + k0;
-	k->arg = a->arg + k0;
-}
+/* Events stream_columns_take copies before it looks at their strings. */
+#define TAKE_CHUNK 256u
 
 /*
- * The strings of the events a pass put in the columns, each added as acc_append
- * (stream-batch.c) would, with its checks: the events taken end at the first that
- * would have sent the batch first (its strings past COL_MAX_STR, the columns past
- * client_batch_total) or that has no string.  The checked path takes it from there.
+ * One chunk of stream_columns_take: the columns of up to m events, then their
+ * strings.  The columns are copied first, with no look at which events have a string
+ * but a note of where they are (a branch on it is mispredicted every few events of a
+ * trace); the strings then are added as acc_append (stream-batch.c) would, with its
+ * checks, and the events taken end at the first that would have sent the batch first
+ * (its strings past COL_MAX_STR, the columns past client_batch_total) or has no
+ * string: its columns, copied, are simply not counted.  The columns and counts stay in
+ * locals: a store to a column may alias a's own fields (the build has
+ * -fno-strict-aliasing), so going through a would reload them for every event.
  */
-size_t stream_columns_commit(
-    struct stream_columns *a, const struct mtrace_event *ev, struct colsink *k)
+static size_t take_chunk(struct stream_columns *a, const struct mtrace_event *restrict ev, size_t m)
 {
-	size_t j = k->m, s, k0 = a->n;
+	size_t k0 = a->n, j, s, ns = 0;
+	uint64_t last = k0 ? a->last_ts : ev[0].ts; /* a batch's first event: delta 0 */
+	int32_t *dts = a->dts + k0;
+	uint8_t *op = a->op + k0, *type = a->type + k0;
+	int64_t *thread = a->thread + k0, *arg = a->arg + k0;
 	uint32_t *ref = a->str_ref + a->nref;
+	uint16_t at[TAKE_CHUNK];
 
-	for (s = 0; s < k->ns; s++) {
-		size_t i = k->at[s];
-		const struct mtrace_event *e = &ev[i];
+	for (j = 0; j < m; j++) {
+		const struct mtrace_event *e = &ev[j];
+		uint64_t d = e->ts - last;
+
+		/* a guest clock may step back, or jump by more than the 2 s a delta holds */
+		if (__builtin_expect((int64_t)(int32_t)d != (int64_t)d, 0))
+			break;
+		dts[j] = (int32_t)d;
+		op[j] = e->op;
+		thread[j] = (int64_t)e->thread;
+		arg[j] = (int64_t)e->arg;
+		type[j] = e->type;
+		last = e->ts;
+		at[ns] = (uint16_t)j;
+		ns += mtrace_op_flags[e->op] & MTRACE_OPF_STR;
+	}
+	for (s = 0; s < ns && at[s] < j; s++) {
+		const struct mtrace_event *e = &ev[at[s]];
 		uint32_t idx;
 		int r;
 
-		if (i >= j)
-			break;
 		if (!e->str || a->ac->mem.bytes > a->ac->cap ||
 		    stream_dict_bytes_with(&a->dict, e->str_len) > COL_MAX_STR ||
 		    (r = stream_dict_add(&a->dict, e->str, e->str_len, &idx)) < 0) {
-			j = i;
+			j = at[s];
 			break;
 		}
 		if (r > 0) /* the table may have grown */
@@ -237,6 +239,27 @@ size_t stream_columns_commit(
 	a->nref += s;
 	a->last_ts = ev[j - 1].ts;
 	return j;
+}
+
+size_t stream_columns_take(struct stream_columns *a, const struct mtrace_event *ev, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		size_t m = a->cap - a->n, t;
+
+		if (m > n - got)
+			m = n - got;
+		if (m > TAKE_CHUNK)
+			m = TAKE_CHUNK;
+		if (!m) /* no room, or no columns yet: the checked path grows them */
+			break;
+		t = take_chunk(a, ev + got, m);
+		got += t;
+		if (t < m)
+			break;
+	}
+	return got;
 }
 
 void stream_columns_reset(struct stream_columns *a)

@@ -15,7 +15,6 @@
 
 #include "stream-dict.h"
 
-struct colsink;
 struct mtrace_event;
 struct stream_blob;
 
@@ -80,17 +79,12 @@ int stream_columns_add_str(struct stream_columns *a, const char *s, size_t len);
 void stream_columns_put(struct stream_columns *a, const struct mtrace_event *e);
 /*
  * Most events land in a batch already begun with room for them, follow the one before
- * within a 32-bit delta and have no string, or one the batch has or can take: those
- * take no checks one by one.  A pass over ev writes their columns straight into a's
- * (colsink.h): stream_columns_sink says where and how many of ev[0, n) (k->m, 0: none,
- * the checked path first); after the pass, stream_columns_commit adds their strings
- * and returns how many events a took, stopping where a check would have sent the
- * batch first: the rest take the checked path (stream_columns_full_for and on).
+ * within a 32-bit delta and have no string, or one the batch has or can take: append
+ * the leading run of ev that needs no check one by one, and return how many that was.
+ * The run ends where acc_append (stream-batch.c) would send the batch first or grow
+ * the columns: the next event takes that checked path.
  */
-void stream_columns_sink(
-    struct stream_columns *a, const struct mtrace_event *ev, size_t n, struct colsink *k);
-size_t stream_columns_commit(
-    struct stream_columns *a, const struct mtrace_event *ev, struct colsink *k);
+size_t stream_columns_take(struct stream_columns *a, const struct mtrace_event *ev, size_t n);
 /* Encode a's events (a->n > 0) into one framed ServerMsg and empty a; NULL when out
  * of memory (the events are lost: the caller reports a drop). */
 struct stream_blob *stream_columns_encode(struct stream_columns *a);

@@ -243,17 +243,6 @@ void stream_events(struct stream *s, uint32_t domid, uint32_t ring, uint32_t clo
 	stream_batch_events(s->batch, domid, ring, clock, ev, n);
 }
 
-void stream_run_begin(struct stream *s, uint32_t domid, uint32_t ring, uint32_t clock,
-    const struct mtrace_event *ev, size_t n, struct colsink *k)
-{
-	stream_batch_run_begin(s->batch, domid, ring, clock, ev, n, k);
-}
-
-void stream_run_end(struct stream *s, const struct mtrace_event *ev, size_t n, struct colsink *k)
-{
-	stream_batch_run_end(s->batch, ev, n, k);
-}
-
 void stream_domain_up(
     struct stream *s, uint32_t domid, const char *name, uint32_t rings, uint32_t clock, bool legacy)
 {

@@ -31,16 +31,6 @@ void stream_domain_down(struct stream *s, uint32_t domid, const char *reason);
  * during the call. */
 void stream_events(struct stream *s, uint32_t domid, uint32_t ring, uint32_t clock,
     const struct mtrace_event *ev, size_t n);
-/*
- * The same in one pass with the caller's (deliver.c: the state's): stream_run_begin
- * says in k where the pass writes each event's columns (colsink.h; k->m events, 0:
- * none), and stream_run_end, after the pass, checks and takes them and does the rest.
- * Nothing else of s may be called between the two.
- */
-struct colsink;
-void stream_run_begin(struct stream *s, uint32_t domid, uint32_t ring, uint32_t clock,
-    const struct mtrace_event *ev, size_t n, struct colsink *k);
-void stream_run_end(struct stream *s, const struct mtrace_event *ev, size_t n, struct colsink *k);
 void stream_ring_loss(struct stream *s, uint32_t domid, uint32_t ring, uint64_t lost);
 
 unsigned stream_client_count(const struct stream *s);

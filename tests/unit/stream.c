@@ -14,7 +14,6 @@
 
 #include <event2/event.h>
 
-#include "colsink.h"
 #include "frame.h"
 #include "mtrace-ring.h"
 #include "ops.h"
@@ -462,21 +461,9 @@ static void batch_events(void)
 	event_base_free(base);
 }
 
-/* A pass without checks (colsink.h) over ev, as stream-batch.c makes one. */
-static size_t run(struct stream_columns *a, const struct mtrace_event *ev, size_t n)
-{
-	struct colsink k;
-
-	stream_columns_sink(a, ev, n, &k);
-	if (!k.m)
-		return 0;
-	colsink_fill(&k, ev);
-	return stream_columns_commit(a, ev, &k);
-}
-
 /*
- * A pass (stream_columns_sink, _commit) takes the strings new to its batch itself, and
- * ends where acc_append would send the batch first: before its strings pass 512 KiB
+ * A run (stream_columns_take) takes the strings new to its batch itself, and ends
+ * where acc_append would send the batch first: before its strings pass 512 KiB
  * (COL_MAX_STR), and at the first string once the columns are past
  * client_batch_total.  Distinct 4000-byte labels: 131 fit in 512 KiB.
  */
@@ -504,7 +491,7 @@ static void run_new_strings(void)
 		/* pass 1: room for a few strings more than the columns hold now */
 		cap_at = ac.mem.bytes + 40000;
 		stream_columns_set_cap(&ac, pass ? cap_at : 0);
-		n = run(a, ev, 255);
+		n = stream_columns_take(a, ev, 255);
 		if (pass == 0)
 			CHECK(n == 131 && a->nref == 131 && a->dict.bytes <= 512 * 1024,
 			    "run of %zu events, %zu strings, %zu bytes of them", n, a->nref,
@@ -524,7 +511,7 @@ static void run_new_strings(void)
 			a = stream_columns_new(&ac, 1, 0, MTRACE_CLOCK_MONOTONIC);
 			REQUIRE(a && stream_columns_grow(a) == 0, "columns");
 			stream_columns_put(a, &first);
-			CHECK(run(a, ev, n - 1) == n - 1 && ac.mem.bytes <= cap_at,
+			CHECK(stream_columns_take(a, ev, n - 1) == n - 1 && ac.mem.bytes <= cap_at,
 			    "%zu strings: %zu bytes held of %zu", n - 1, ac.mem.bytes, cap_at);
 			stream_columns_free(a);
 		}
