@@ -172,6 +172,14 @@ void stream_columns_put(struct stream_columns *a, const struct mtrace_event *e)
 	a->n = k + 1;
 }
 
+/* A string of len bytes fits the batch (stream_columns_full_for) while len < this. */
+static size_t str_room(const struct stream_columns *a)
+{
+	size_t used = stream_dict_bytes_with(&a->dict, 0);
+
+	return used < COL_MAX_STR ? COL_MAX_STR - used + 1 : 0;
+}
+
 /* Events stream_columns_take copies before it looks at their strings. */
 #define TAKE_CHUNK 256u
 
@@ -188,7 +196,8 @@ void stream_columns_put(struct stream_columns *a, const struct mtrace_event *e)
  */
 static size_t take_chunk(struct stream_columns *a, const struct mtrace_event *restrict ev, size_t m)
 {
-	size_t k0 = a->n, j, s, ns = 0;
+	size_t k0 = a->n, j, s, ns = 0, room;
+	bool over;
 	uint64_t last = k0 ? a->last_ts : ev[0].ts; /* a batch's first event: delta 0 */
 	int32_t *dts = a->dts + k0;
 	uint8_t *op = a->op + k0, *type = a->type + k0;
@@ -212,19 +221,24 @@ static size_t take_chunk(struct stream_columns *a, const struct mtrace_event *re
 		at[ns] = (uint16_t)j;
 		ns += mtrace_op_flags[e->op] & MTRACE_OPF_STR;
 	}
+	/* what the checks read changes only with a string new to the batch */
+	over = a->ac->mem.bytes > a->ac->cap;
+	room = str_room(a);
 	for (s = 0; s < ns && at[s] < j; s++) {
 		const struct mtrace_event *e = &ev[at[s]];
 		uint32_t idx;
 		int r;
 
-		if (!e->str || a->ac->mem.bytes > a->ac->cap ||
-		    stream_dict_bytes_with(&a->dict, e->str_len) > COL_MAX_STR ||
+		if (!e->str || over || e->str_len >= room ||
 		    (r = stream_dict_add(&a->dict, e->str, e->str_len, &idx)) < 0) {
 			j = at[s];
 			break;
 		}
-		if (r > 0) /* the table may have grown */
+		if (r > 0) { /* the table may have grown */
 			account(a);
+			over = a->ac->mem.bytes > a->ac->cap;
+			room = str_room(a);
+		}
 		ref[s] = idx;
 	}
 	if (!j)
