@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy.h"
 #include "ring-reader.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -479,9 +480,9 @@ static void copy_window(struct ring_reader *r, uint64_t from, uint64_t to)
 	uint64_t off = from & r->mask, n = to - from;
 	uint64_t first = r->size - off < n ? r->size - off : n;
 
-	memcpy(r->buf, r->data + off, first);
+	copy_bytes(r->buf, r->data + off, first);
 	if (first < n)
-		memcpy(r->buf + first, r->data, n - first);
+		copy_bytes(r->buf + first, r->data, n - first);
 }
 
 size_t ring_reader_drain_batch(struct ring_reader *r, size_t budget, struct mtrace_event *ev,

@@ -4,6 +4,7 @@
 
 #include <event2/buffer.h>
 
+#include "copy.h"
 #include "frame.h"
 #include "stream-blob.h"
 
@@ -98,7 +99,7 @@ static uint8_t *put_len_hdr(uint8_t *p, unsigned field, size_t len)
 static uint8_t *put_bytes_varints(uint8_t *p, const uint8_t *v, size_t n, size_t len)
 {
 	if (len == n) { /* every value below 128: its varint is the byte */
-		memcpy(p, v, n);
+		copy_bytes(p, v, n);
 		return p + n;
 	}
 	for (size_t i = 0; i < n; i++)
@@ -117,15 +118,15 @@ static uint8_t *put_batch(
 	p = put_varint_field(p, 3u << 3, c->base_ts);
 	if (n) {
 		p = put_len_hdr(p, 4, n * sizeof(int32_t));
-		memcpy(p, c->dts, n * sizeof(int32_t));
+		copy_bytes(p, c->dts, n * sizeof(int32_t));
 		p += n * sizeof(int32_t);
 		p = put_len_hdr(p, 5, op_len);
 		p = put_bytes_varints(p, c->op, n, op_len);
 		p = put_len_hdr(p, 6, n * sizeof(int64_t));
-		memcpy(p, c->thread, n * sizeof(int64_t));
+		copy_bytes(p, c->thread, n * sizeof(int64_t));
 		p += n * sizeof(int64_t);
 		p = put_len_hdr(p, 7, n * sizeof(int64_t));
-		memcpy(p, c->arg, n * sizeof(int64_t));
+		copy_bytes(p, c->arg, n * sizeof(int64_t));
 		p += n * sizeof(int64_t);
 		p = put_len_hdr(p, 8, type_len);
 		p = put_bytes_varints(p, c->type, n, type_len);
