@@ -371,7 +371,7 @@ static inline __attribute__((always_inline)) void entry_prefetch(
  * constants where it is inlined), so that a loop without prefetches tests nothing for
  * them per event.  Returns the latest timestamp. */
 static inline __attribute__((always_inline)) uint64_t apply_loop(struct state_domain *d,
-    const struct mtrace_event *ev, size_t n, uint32_t sec, uint64_t last_ts, bool slots,
+    const struct mtrace_event *restrict ev, size_t n, uint32_t sec, uint64_t last_ts, bool slots,
     bool entries)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -395,8 +395,10 @@ static inline __attribute__((always_inline)) uint64_t apply_loop(struct state_do
 }
 
 /* The latest timestamp is kept in a local and stored once a batch: nothing that
- * apply_one runs reads d->last_ts (only the read-outs, state-stats.c, do). */
-void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, size_t n)
+ * apply_one runs reads d->last_ts (only the read-outs, state-stats.c, do).  ev is
+ * restrict: nothing the state writes is an event, so a field read once stays read (the
+ * op was loaded four times an event). */
+void state_apply_batch(struct state_domain *d, const struct mtrace_event *restrict ev, size_t n)
 {
 	uint32_t sec = (uint32_t)state_ctx.cur_sec;
 	uint64_t last_ts = d->last_ts;

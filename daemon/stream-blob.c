@@ -71,9 +71,13 @@ static size_t bytes_varint_len(const uint8_t *v, size_t n)
 	return n + hi;
 }
 
-static size_t u32_varint_len(const uint32_t *v, size_t n)
+/* Bytes of the packed varints of the refs of a batch of nstr strings. */
+static size_t ref_varint_len(const uint32_t *v, size_t n, size_t nstr)
 {
 	size_t len = 0;
+
+	if (nstr <= 0x80) /* every ref below 128 */
+		return n;
 
 	for (size_t i = 0; i < n; i++)
 		len += varint_size(v[i]);
@@ -81,19 +85,30 @@ static size_t u32_varint_len(const uint32_t *v, size_t n)
 }
 
 /* A varint field (proto3: left out when 0, as protobuf-c does). */
+/* v as a varint (frame_put_len's bytes), in line: a batch writes a dozen of them. */
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
 static uint8_t *put_varint_field(uint8_t *p, uint8_t tag, uint64_t v)
 {
 	if (!v)
 		return p;
 	*p++ = tag;
-	return p + frame_put_len(p, v);
+	return put_varint(p, v);
 }
 
 /* A packed repeated field's tag and length (left out when empty, by the caller). */
 static uint8_t *put_len_hdr(uint8_t *p, unsigned field, size_t len)
 {
 	*p++ = (uint8_t)(field << 3 | 2u);
-	return p + frame_put_len(p, len);
+	return put_varint(p, len);
 }
 
 static uint8_t *put_bytes_varints(uint8_t *p, const uint8_t *v, size_t n, size_t len)
@@ -103,7 +118,7 @@ static uint8_t *put_bytes_varints(uint8_t *p, const uint8_t *v, size_t n, size_t
 		return p + n;
 	}
 	for (size_t i = 0; i < n; i++)
-		p += frame_put_len(p, v[i]);
+		p = put_varint(p, v[i]);
 	return p;
 }
 
@@ -142,11 +157,13 @@ static uint8_t *put_batch(
 	p = put_varint_field(p, 11u << 3, c->first_seq);
 	if (c->nref) {
 		p = put_len_hdr(p, 12, ref_len);
-		for (size_t i = 0; i < c->nref; i++) {
-			if (c->str_ref[i] < 0x80) /* most batches have fewer strings */
-				*p++ = (uint8_t)c->str_ref[i];
-			else
-				p += frame_put_len(p, c->str_ref[i]);
+		if (ref_len == c->nref) { /* every ref below 128: its varint is the byte */
+			for (size_t i = 0; i < c->nref; i++)
+				p[i] = (uint8_t)c->str_ref[i];
+			p += c->nref;
+		} else {
+			for (size_t i = 0; i < c->nref; i++)
+				p = put_varint(p, c->str_ref[i]);
 		}
 	}
 	return p;
@@ -234,7 +251,7 @@ ssize_t stream_blob_pack_cols_to(const struct stream_batch_cols *c,
 	for (size_t i = 0; i < c->nstr; i++)
 		eblen += len_field(c->str_len ? c->str_len[i] : strlen(c->str[i]));
 	if (c->nref) {
-		ref_len = u32_varint_len(c->str_ref, c->nref);
+		ref_len = ref_varint_len(c->str_ref, c->nref, c->nstr);
 		eblen += len_field(ref_len);
 	}
 	len = len_field(eblen); /* ServerMsg.events */
