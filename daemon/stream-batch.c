@@ -635,4 +635,5 @@ void stream_batch_free(struct stream_batch *sb)
 	    (unsigned long long)mem->encoded, mem->peak, (unsigned long long)mem->pressure);
 	event_free(sb->flush_ev);
 	free(sb);
+	stream_blob_kept_free();
 }
