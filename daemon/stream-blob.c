@@ -1,4 +1,5 @@
 /* stream-blob.c - encoded messages shared by the clients that get them (stream-blob.h). */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -106,6 +107,25 @@ static size_t bytes_varint_len(const uint8_t *v, size_t n)
 	for (; i < n; i++)
 		hi += v[i] >> 7;
 	return n + hi;
+}
+
+/* Whether any op or type is 128 or more (their varints two bytes), 16 at a time: most
+ * batches have none, and both columns' lengths are then n without a count. */
+static bool bytes_any_high(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	uint64_t any = 0;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, y;
+
+		memcpy(&x, a + i, sizeof(x));
+		memcpy(&y, b + i, sizeof(y));
+		any |= x | y;
+	}
+	for (; i < n; i++)
+		any |= (uint64_t)(a[i] | b[i]);
+	return any & 0x8080808080808080u;
 }
 
 /* Bytes of the packed varints of the refs of a batch of nstr strings. */
@@ -280,8 +300,11 @@ ssize_t stream_blob_pack_cols_to(const struct stream_batch_cols *c,
 	eblen = varint_field(c->domid) + varint_field(c->ring) + varint_field(c->base_ts) +
 	    varint_field(c->clock) + varint_field(c->first_seq);
 	if (n) {
-		op_len = bytes_varint_len(c->op, n);
-		type_len = bytes_varint_len(c->type, n);
+		op_len = type_len = n;
+		if (bytes_any_high(c->op, c->type, n)) {
+			op_len = bytes_varint_len(c->op, n);
+			type_len = bytes_varint_len(c->type, n);
+		}
 		eblen += len_field(n * sizeof(int32_t)) + len_field(op_len) +
 		    2 * len_field(n * sizeof(int64_t)) + len_field(type_len);
 	}

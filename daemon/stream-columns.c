@@ -145,8 +145,10 @@ int stream_columns_add_str(struct stream_columns *a, const char *s, size_t len)
 
 	int r = stream_dict_add(&a->dict, s ? s : "", s ? len : 0, &idx);
 
-	if (r > 0) /* a new string: the table may have grown */
+	if (a->dict.grew) {
+		a->dict.grew = false;
 		account(a);
+	}
 	if (r < 0)
 		return -1;
 	a->str_ref[a->nref++] = idx;
@@ -234,10 +236,12 @@ static size_t take_chunk(struct stream_columns *a, const struct mtrace_event *re
 			j = at[s];
 			break;
 		}
-		if (r > 0) { /* the table may have grown */
+		if (r > 0) /* new to the batch: its strings' bytes grew */
+			room = str_room(a);
+		if (a->dict.grew) { /* new to the table: its heap may have */
+			a->dict.grew = false;
 			account(a);
 			over = a->ac->mem.bytes > a->ac->cap;
-			room = str_room(a);
 		}
 		ref[s] = idx;
 	}

@@ -61,6 +61,7 @@ int stream_dict_find_slow(struct stream_dict *d, struct stream_dict_hit *hit,
 	}
 	/* Fixed before it is added: the batch holds what clients will see, and
 	 * proto3 strings must be UTF-8 or Google's parsers reject the whole message. */
+	d->grew = true;
 	copy = strtab_reserve(&d->t, len);
 	memcpy(copy, s, len);
 	copy[len] = '\0';

@@ -37,6 +37,7 @@ struct stream_dict {
 	uint32_t *order;    /* the batch's strings: indexes in t, in order of first use */
 	uint32_t n, cap;    /* strings in the batch; entries of batch_of and order */
 	size_t bytes;       /* the batch's strings' bytes, their NULs included */
+	bool grew;          /* the heap it holds may have grown (the caller clears it) */
 };
 
 /* A string the cache does not have (stream-dict.c): its index in the table. */
@@ -75,8 +76,9 @@ static inline __attribute__((always_inline)) bool stream_dict_cached(const struc
 	return true;
 }
 
-/* s (UTF-8 fixed) in the batch: *idx its index there.  1: new to the batch (the
- * memory held may have grown), 0: the batch had it, -1: the table is full. */
+/* s (UTF-8 fixed) in the batch: *idx its index there.  1: new to the batch, 0: the
+ * batch had it, -1: the table is full.  Only a string new to the table may grow the
+ * heap held (d->grew). */
 static inline __attribute__((always_inline)) int stream_dict_add(
     struct stream_dict *d, const char *s, size_t len, uint32_t *idx)
 {
