@@ -22,6 +22,7 @@ static const struct unit_test *const modules[] = {
 	unit_sitetree,
 	unit_shmring,
 	unit_subject,
+	unit_copy,
 };
 
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))

@@ -1,7 +1,7 @@
 /*
  * stream.c - unit tests of the stream's pure parts: an event batch packed by
  * stream_blob_pack_cols is byte for byte what protobuf-c packs for the whole
- * ServerMsg and unpacks to the same columns, the batch dictionary's cache never takes one string for another, and
+ * ServerMsg and unpacks to the same columns, the batch dictionary's cache never takes one string for another, its table outlives a batch, and
  * every event handed to the batches (every path: runs, strings the cache lacks, deltas
  * past 32 bits, filters) comes out of the frames as it went in.
  */
@@ -223,6 +223,39 @@ static void dict_cache(void)
 	CHECK(stream_dict_bytes(&d) > 0);
 	stream_dict_free(&d);
 	CHECK(stream_dict_bytes(&d) == 0);
+}
+
+/* The table keeps its strings from batch to batch (a string new to a batch is not
+ * interned again), and is emptied with a batch once it holds more than 1024. */
+static void dict_keeps(void)
+{
+	struct stream_dict d;
+	char buf[32];
+
+	memset(&d, 0, sizeof(d));
+	CHECK(add(&d, "label-1", 1) == 0 && add(&d, "label-2", 1) == 1);
+	stream_dict_reset(&d);
+	d.grew = false;
+	/* new to this batch, in its own order, but found in the table */
+	CHECK(add(&d, "label-2", 1) == 0 && add(&d, "label-1", 1) == 1);
+	CHECK(!d.grew && strtab_count(&d.t) == 2, "table of %u strings, grew %d",
+	    strtab_count(&d.t), d.grew);
+	CHECK(stream_dict_count(&d) == 2 && d.bytes == 16 &&
+	        strcmp(stream_dict_str(&d, 0), "label-2") == 0 && stream_dict_len(&d, 1) == 7,
+	    "%zu bytes", d.bytes);
+	stream_dict_reset(&d);
+	for (unsigned i = 0; i < 1100; i++) {
+		snprintf(buf, sizeof(buf), "s%u", i);
+		add(&d, buf, 1);
+	}
+	CHECK(strtab_count(&d.t) == 1102, "%u strings",
+	    strtab_count(&d.t)); /* and label-1, label-2 */
+	stream_dict_reset(&d);
+	CHECK(strtab_count(&d.t) == 0 && stream_dict_count(&d) == 0 && d.bytes == 0,
+	    "a table of 1100 strings kept %u", strtab_count(&d.t));
+	d.grew = false;
+	CHECK(add(&d, "s5", 1) == 0 && d.grew);
+	stream_dict_free(&d);
 }
 
 /* ---- batch_events: what goes into the batches comes out of the frames ---- */
@@ -522,6 +555,7 @@ static void run_new_strings(void)
 const struct unit_test unit_stream[] = {
 	{ "stream", "blob_events", blob_events },
 	{ "stream", "dict_cache", dict_cache },
+	{ "stream", "dict_keeps", dict_keeps },
 	{ "stream", "batch_events", batch_events },
 	{ "stream", "run_new_strings", run_new_strings },
 	{ "stream", NULL, NULL },

@@ -24,5 +24,6 @@ extern const struct unit_test unit_stream[];
 extern const struct unit_test unit_sitetree[];
 extern const struct unit_test unit_shmring[];
 extern const struct unit_test unit_subject[];
+extern const struct unit_test unit_copy[];
 
 #endif
