@@ -2,7 +2,7 @@
  * state.c - the hot path: state_apply, one decoded event at a time.
  *
  * A domain pointer is handed in (no domain lookup), the thread table is open
- * addressing with a two-entry cache, and memory is only taken when a table grows, so
+ * addressing with a 16-entry cache, and memory is only taken when a table grows, so
  * the steady state allocates nothing.  What runs per event is here or static inline
  * in state-int.h, so that it inlines without LTO; what runs when a thread is created,
  * removed or labelled lives with its table (state-threads.c, state-labels.c).
