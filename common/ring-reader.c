@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "copy.h"
 #include "ring-reader.h"
 
 #if __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -49,7 +50,9 @@ struct ring_reader {
 	struct mtrace_time_info time; /* private copy of the header's time block */
 	struct ring_reader_info info;
 	struct ring_reader_stats st;
-	uint8_t buf[RING_CHUNK]; /* the private copy */
+	/* the private copy, and a record header's worth past its end that parse may read
+	 * (never use) after a window's last record */
+	uint8_t buf[RING_CHUNK + MTRACE_REC_ALIGN];
 };
 
 static void __attribute__((format(printf, 3, 4)))
@@ -327,12 +330,15 @@ _Static_assert(offsetof(struct mtrace_event, str_len) == offsetof(struct mtrace_
  * rather than "continued in the next chunk".  A record is checked once, in the order
  * below; an event record of a sound length passes it with one compare for its length,
  * one against what is left and one for its op, and is copied into out[] as it is.
- * The sequence expectation is kept in a local: this loop runs per record.
+ * The sequence expectation is kept in a local: this loop runs per record.  slack: the
+ * buffer has MTRACE_REC_ALIGN readable bytes past its end (the reader's copy), so a
+ * record's first word is read before what is left is looked at: less than a word left
+ * fails the length compare, and the rare path sorts it out.
  */
 static inline __attribute__((always_inline)) size_t parse_body(const uint8_t *buf, size_t len,
     bool complete, size_t budget, struct mtrace_event *out, struct ring_reader_stats *st,
     uint32_t *next_seq, bool *seq_known, const struct mtrace_time_info *time, size_t *consumed,
-    enum parse_end *end)
+    enum parse_end *end, bool slack)
 {
 	const uint8_t *p = buf, *stop = buf + len;
 	struct mtrace_event *ev = out, *ev_end = out + budget;
@@ -347,7 +353,7 @@ static inline __attribute__((always_inline)) size_t parse_body(const uint8_t *bu
 		uint16_t rlen;
 		uint8_t op, fl;
 
-		if (rem < MTRACE_REC_ALIGN) {
+		if (!slack && rem < MTRACE_REC_ALIGN) {
 			if (rem != 0)
 				*end = complete ? PARSE_CORRUPT : PARSE_PARTIAL;
 			break;
@@ -359,6 +365,13 @@ static inline __attribute__((always_inline)) size_t parse_body(const uint8_t *bu
 		fl = mtrace_op_flags[op];
 		if (__builtin_expect(
 		        !rec_len_fixed_ok(rlen) || rlen > rem || !(fl & MTRACE_OPF_EVENT), 0)) {
+			/* with slack, w may be past the end: a length of at least
+			 * MTRACE_REC_FIXED failed the compare with rem */
+			if (slack && rem < MTRACE_REC_ALIGN) {
+				if (rem != 0)
+					*end = complete ? PARSE_CORRUPT : PARSE_PARTIAL;
+				break;
+			}
 			/* one compare for MTRACE_REC_ALIGN <= rlen <= MTRACE_REC_MAX */
 			if ((uint16_t)(rlen - MTRACE_REC_ALIGN) >
 			        MTRACE_REC_MAX - MTRACE_REC_ALIGN ||
@@ -433,17 +446,17 @@ static inline __attribute__((always_inline)) size_t parse_body(const uint8_t *bu
 	return n;
 }
 
-/* parse_body for a ring of ns timestamps and for a TSC ring: the first without the
- * conversion's test per event. */
+/* parse_body for a ring of ns timestamps and for a TSC ring, in the reader's copy
+ * (slack): the first without the conversion's test per event. */
 static size_t parse(const uint8_t *buf, size_t len, bool complete, size_t budget,
     struct mtrace_event *out, struct ring_reader_stats *st, uint32_t *next_seq, bool *seq_known,
     const struct mtrace_time_info *time, size_t *consumed, enum parse_end *end)
 {
 	if (time == NULL)
-		return parse_body(
-		    buf, len, complete, budget, out, st, next_seq, seq_known, NULL, consumed, end);
+		return parse_body(buf, len, complete, budget, out, st, next_seq, seq_known, NULL,
+		    consumed, end, true);
 	return parse_body(
-	    buf, len, complete, budget, out, st, next_seq, seq_known, time, consumed, end);
+	    buf, len, complete, budget, out, st, next_seq, seq_known, time, consumed, end, true);
 }
 
 size_t ring_decode_buffer(const uint8_t *buf, size_t len, ring_event_cb cb, void *arg,
@@ -457,8 +470,9 @@ size_t ring_decode_buffer(const uint8_t *buf, size_t len, ring_event_cb cb, void
 	/* Standalone buffers have no producer to resync with: skip a corrupt record's
 	 * 8-byte slot and look for the next plausible boundary, so every byte is tried. */
 	while (off < len) {
-		size_t n = parse(buf + off, len - off, true, 64, ev, st, next_seq, seq_known, NULL,
-		    &consumed, &end);
+		/* the caller's buffer: nothing readable past its end */
+		size_t n = parse_body(buf + off, len - off, true, 64, ev, st, next_seq, seq_known,
+		    NULL, &consumed, &end, false);
 		for (size_t i = 0; i < n; i++)
 			cb(&ev[i], arg);
 		total += n;
@@ -479,9 +493,9 @@ static void copy_window(struct ring_reader *r, uint64_t from, uint64_t to)
 	uint64_t off = from & r->mask, n = to - from;
 	uint64_t first = r->size - off < n ? r->size - off : n;
 
-	memcpy(r->buf, r->data + off, first);
+	copy_bytes(r->buf, r->data + off, first);
 	if (first < n)
-		memcpy(r->buf + first, r->data, n - first);
+		copy_bytes(r->buf + first, r->data, n - first);
 }
 
 size_t ring_reader_drain_batch(struct ring_reader *r, size_t budget, struct mtrace_event *ev,

@@ -4,6 +4,8 @@
  * their rules are clockmap.c's, the stream's messages ClockMap and EvtchnLink).
  *
  * A map comes from what can be measured here or what the guest announces:
+ *  - on the simulated Xen, a realtime ring: dom0's CLOCK_REALTIME itself (offset 0,
+ *    exact, source same-kernel), whatever the guest announces;
  *  - the guest's clock-sync (data/mtrace/clock-sync: its ring clock and Xen system time
  *    read together), with Xen system time against dom0's wall clock from xenif's
  *    clock_sample: source xen-system-time, the two uncertainties added;
@@ -136,12 +138,14 @@ static void measure(struct guest *g)
 
 		if (!has[c])
 			continue;
-		if (announced(g, &off, &unc)) {
-			src = CLOCKMAP_XEN_SYSTEM_TIME;
-		} else if (sim && c == MTRACE_CLOCK_REALTIME) {
+		if (sim && c == MTRACE_CLOCK_REALTIME) {
+			/* a process on dom0's kernel: its realtime IS the host timeline, exactly
+			 * (an announcement through Xen time could only add uncertainty) */
 			src = CLOCKMAP_SAME_KERNEL;
 			off = 0;
 			unc = 0;
+		} else if (announced(g, &off, &unc)) {
+			src = CLOCKMAP_XEN_SYSTEM_TIME;
 		} else if (mono_ok) {
 			src = CLOCKMAP_SAME_KERNEL;
 			off = mono_off;

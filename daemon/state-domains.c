@@ -92,7 +92,8 @@ static void domain_reset(struct state_domain *d)
 	d->free_head = NO_IDX;
 	d->pending.head = d->pending.tail = NO_IDX;
 	d->finished.head = d->finished.tail = NO_IDX;
-	d->cache_idx[0] = d->cache_idx[1] = NO_IDX;
+	for (unsigned k = 0; k < TCACHE; k++)
+		d->cache_idx[k] = NO_IDX;
 	d->win.sec = state_ctx.cur_sec;
 	state_tab_resize(d, 16);
 	strtab_init(&d->labels, state_ctx.cfg->max_labels_per_guest);

@@ -26,6 +26,8 @@ struct mtraced_config;
 #define NO_IDX        UINT32_MAX
 #define MAX_FAILURES  256 /* distinct failure strings per guest (mtraced(8)) */
 #define MAX_COUNTERS  256 /* distinct counter names per guest (mtraced(8)) */
+#define TCACHE_BITS   4   /* the thread lookup cache: 16 entries (cache_find) */
+#define TCACHE        (1u << TCACHE_BITS)
 
 enum {
 	TS_PENDING = 0,
@@ -186,10 +188,9 @@ struct state_domain {
 	uint64_t live, threads_total, threads_evicted;
 	uint64_t threads_ended;    /* left pending other than by eviction (docs/figures.md) */
 	uint64_t threads_labelled; /* given a label at least once, kept or dropped */
-	/* the two threads looked up last (an event's thread and its arg, a parent and
-	 * its child, two threads handing over), most recent first; idx NO_IDX: empty */
-	uint64_t cache_id[2];
-	uint32_t cache_idx[2];
+	/* threads looked up lately, by their id's hash (cache_find); idx NO_IDX: empty */
+	uint64_t cache_id[TCACHE];
+	uint32_t cache_idx[TCACHE];
 
 	struct strtab labels;
 	struct str_cache label_cache;
@@ -351,41 +352,38 @@ static inline uint32_t tab_find(struct state_domain *d, uint64_t id)
 	}
 }
 
-/* The slot of id if it is one of the two cached, else NO_IDX; a hit on the older
- * entry makes it the newer.  The newer entry's id is compared alone: when it was
- * forgotten (idx NO_IDX) the older cannot hold the same id, as only a put or a hit
- * makes an entry the newer, and both hold a slot. */
-static inline uint32_t cache_find(struct state_domain *d, uint64_t id)
+/* The slot of id if the cache has it, else NO_IDX.  Direct-mapped: a lookup is one
+ * compare whichever thread it is, and the threads an event names (its own, the one it
+ * creates, resolves or signals, the next one to run) mostly keep their entries; two
+ * most recent entries, as before, missed every third event of mtrace-load's mix (8
+ * threads a ring), a hash probe and a shuffle each. */
+static inline uint32_t tcache_slot(uint64_t id)
 {
-	if (d->cache_id[0] == id)
-		return d->cache_idx[0];
-	if (d->cache_id[1] == id && d->cache_idx[1] != NO_IDX) {
-		uint32_t i = d->cache_idx[1];
+	return (uint32_t)((id * 0x9E3779B97F4A7C15ull) >> (64 - TCACHE_BITS));
+}
 
-		d->cache_id[1] = d->cache_id[0];
-		d->cache_idx[1] = d->cache_idx[0];
-		d->cache_id[0] = id;
-		d->cache_idx[0] = i;
-		return i;
-	}
-	return NO_IDX;
+static inline uint32_t cache_find(const struct state_domain *d, uint64_t id)
+{
+	uint32_t k = tcache_slot(id);
+
+	return d->cache_id[k] == id ? d->cache_idx[k] : NO_IDX;
 }
 
 static inline void cache_put(struct state_domain *d, uint64_t id, uint32_t i)
 {
-	d->cache_id[1] = d->cache_id[0];
-	d->cache_idx[1] = d->cache_idx[0];
-	d->cache_id[0] = id;
-	d->cache_idx[0] = i;
+	uint32_t k = tcache_slot(id);
+
+	d->cache_id[k] = id;
+	d->cache_idx[k] = i;
 }
 
-/* A slot that no longer holds its thread leaves the cache. */
-static inline void cache_forget(struct state_domain *d, uint32_t i)
+/* A slot that no longer holds its thread (id) leaves the cache. */
+static inline void cache_forget(struct state_domain *d, uint64_t id, uint32_t i)
 {
-	if (d->cache_idx[0] == i)
-		d->cache_idx[0] = NO_IDX;
-	if (d->cache_idx[1] == i)
-		d->cache_idx[1] = NO_IDX;
+	uint32_t k = tcache_slot(id);
+
+	if (d->cache_idx[k] == i)
+		d->cache_idx[k] = NO_IDX;
 }
 
 static inline void list_push(struct state_domain *d, struct list *l, uint32_t i)

@@ -141,7 +141,7 @@ static inline __attribute__((always_inline)) void thr_remove(struct state_domain
 		list_del(d, &d->finished, i);
 	}
 	tab_delete(d, t->id);
-	cache_forget(d, i);
+	cache_forget(d, t->id, i);
 	if (d->running_idx == i)
 		d->running_idx = NO_IDX;
 	t->next = d->free_head;

@@ -2,7 +2,7 @@
  * state.c - the hot path: state_apply, one decoded event at a time.
  *
  * A domain pointer is handed in (no domain lookup), the thread table is open
- * addressing with a two-entry cache, and memory is only taken when a table grows, so
+ * addressing with a 16-entry cache, and memory is only taken when a table grows, so
  * the steady state allocates nothing.  What runs per event is here or static inline
  * in state-int.h, so that it inlines without LTO; what runs when a thread is created,
  * removed or labelled lives with its table (state-threads.c, state-labels.c).
@@ -344,6 +344,14 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev)
  * when it is not inlined.
  */
 #define SLOT_AHEAD 12
+/*
+ * Only with this many live threads or more: the slots an event looks up are those of
+ * the threads it names, mostly live ones, one cache line each; a few hundred lines stay
+ * in L1 and their prefetch is only its cost, the hash computed twice per thread and
+ * arg (19 instructions an event of mtrace-load's mix, a tenth of mtraced's own,
+ * bench/daemon/callgrind.sh).
+ */
+#define SLOT_PREFETCH_LIVE 256
 
 static inline __attribute__((always_inline)) void slot_prefetch(
     const struct state_domain *d, uint64_t id)
@@ -370,18 +378,15 @@ static inline __attribute__((always_inline)) void entry_prefetch(
 		__builtin_prefetch(&d->thr[s->idx], 1);
 }
 
-/* The latest timestamp is kept in a local and stored once a batch: nothing that
- * apply_one runs reads d->last_ts (only the read-outs, state-stats.c, do). */
-void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, size_t n)
+/* The loop of state_apply_batch, one copy for each kind of prefetch (slots, entries:
+ * constants where it is inlined), so that a loop without prefetches tests nothing for
+ * them per event.  Returns the latest timestamp. */
+static inline __attribute__((always_inline)) uint64_t apply_loop(struct state_domain *d,
+    const struct mtrace_event *restrict ev, size_t n, uint32_t sec, uint64_t last_ts, bool slots,
+    bool entries)
 {
-	uint32_t sec = (uint32_t)state_ctx.cur_sec;
-	uint64_t last_ts = d->last_ts;
-	bool entries = d->live >= ENTRY_PREFETCH_LIVE;
-
-	d->events += n;
-	d->win.cur += n;
 	for (size_t i = 0; i < n; i++) {
-		if (i + SLOT_AHEAD < n) {
+		if (slots && i + SLOT_AHEAD < n) {
 			const struct mtrace_event *p = &ev[i + SLOT_AHEAD];
 			slot_prefetch(d, p->thread);
 			if (op_kind[p->op] & OP_ARG_THREAD)
@@ -397,6 +402,26 @@ void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, si
 			last_ts = ev[i].ts;
 		apply_one(d, &ev[i], sec);
 	}
+	return last_ts;
+}
+
+/* The latest timestamp is kept in a local and stored once a batch: nothing that
+ * apply_one runs reads d->last_ts (only the read-outs, state-stats.c, do).  ev is
+ * restrict: nothing the state writes is an event, so a field read once stays read (the
+ * op was loaded four times an event). */
+void state_apply_batch(struct state_domain *d, const struct mtrace_event *restrict ev, size_t n)
+{
+	uint32_t sec = (uint32_t)state_ctx.cur_sec;
+	uint64_t last_ts = d->last_ts;
+
+	d->events += n;
+	d->win.cur += n;
+	if (d->live >= ENTRY_PREFETCH_LIVE)
+		last_ts = apply_loop(d, ev, n, sec, last_ts, true, true);
+	else if (d->live >= SLOT_PREFETCH_LIVE)
+		last_ts = apply_loop(d, ev, n, sec, last_ts, true, false);
+	else
+		last_ts = apply_loop(d, ev, n, sec, last_ts, false, false);
 	d->last_ts = last_ts;
 	if (__builtin_expect(d->tab_long, 0))
 		state_tab_rekey(d);

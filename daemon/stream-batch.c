@@ -332,7 +332,7 @@ static void group_events(struct stream_group *g, uint32_t domid, uint32_t ring, 
 	if (g == &g->sb->shared) {
 		/* every event: runs without checks, the others one by one */
 		for (size_t i = 0; i < n; i++) {
-			i += stream_columns_copy_run(a, ev + i, n - i);
+			i += stream_columns_take(a, ev + i, n - i);
 			if (i < n)
 				acc_append(g, a, domid, &ev[i]);
 		}
@@ -635,4 +635,5 @@ void stream_batch_free(struct stream_batch *sb)
 	    (unsigned long long)mem->encoded, mem->peak, (unsigned long long)mem->pressure);
 	event_free(sb->flush_ev);
 	free(sb);
+	stream_blob_kept_free();
 }

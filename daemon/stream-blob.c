@@ -1,31 +1,70 @@
 /* stream-blob.c - encoded messages shared by the clients that get them (stream-blob.h). */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <event2/buffer.h>
 
+#include "copy.h"
 #include "frame.h"
 #include "stream-blob.h"
+
+/*
+ * Blobs given back, kept for the next ones: an event batch is a blob of a few KiB
+ * every loop turn, and malloc found each one anew (about 250 instructions a batch of
+ * ~100 events, bench/daemon/callgrind.sh e2e).  Only blobs of at most BLOB_KEEP_MAX
+ * bytes, at most BLOB_KEEP of them: what the daemon holds unseen stays below
+ * 256 KiB.  The daemon is one thread; its stream servers share the blobs kept.
+ */
+#define BLOB_KEEP     4
+#define BLOB_KEEP_MAX (64u * 1024)
+#define BLOB_ROUND    4096u
+
+static struct {
+	struct stream_blob *b[BLOB_KEEP];
+	unsigned n;
+} kept;
 
 /* A framed blob of a len-byte message; *payload is where the message goes. */
 static struct stream_blob *blob_new(size_t len, uint8_t **payload)
 {
 	uint8_t pfx[FRAME_VARINT_MAX];
-	struct stream_blob *b;
-	size_t hl;
+	struct stream_blob *b = NULL;
+	size_t hl, size;
 
 	if (len > FRAME_MAX_TO_CLIENT)
 		return NULL;
 	hl = frame_put_len(pfx, len);
-	b = malloc(sizeof(*b) + hl + len);
-	if (!b)
-		return NULL;
+	size = hl + len;
+	for (unsigned i = 0; i < kept.n; i++) {
+		if (kept.b[i]->cap >= size) {
+			b = kept.b[i];
+			kept.b[i] = kept.b[--kept.n];
+			break;
+		}
+	}
+	if (!b) {
+		/* rounded up, so that the next batch of about the same size fits it */
+		size_t cap = size <= BLOB_KEEP_MAX
+		    ? (size + BLOB_ROUND - 1) / BLOB_ROUND * BLOB_ROUND
+		    : size;
+
+		if (!(b = malloc(sizeof(*b) + cap)))
+			return NULL;
+		b->cap = cap;
+	}
 	b->refs = 1;
-	b->len = hl + len;
+	b->len = size;
 	b->data = b->buf;
 	memcpy(b->data, pfx, hl);
 	*payload = b->data + hl;
 	return b;
+}
+
+void stream_blob_kept_free(void)
+{
+	while (kept.n)
+		free(kept.b[--kept.n]);
 }
 
 struct stream_blob *stream_blob_pack(const Mtrace__ServerMsg *msg)
@@ -70,9 +109,32 @@ static size_t bytes_varint_len(const uint8_t *v, size_t n)
 	return n + hi;
 }
 
-static size_t u32_varint_len(const uint32_t *v, size_t n)
+/* Whether any op or type is 128 or more (their varints two bytes), 16 at a time: most
+ * batches have none, and both columns' lengths are then n without a count. */
+static bool bytes_any_high(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	uint64_t any = 0;
+	size_t i = 0;
+
+	for (; i + 8 <= n; i += 8) {
+		uint64_t x, y;
+
+		memcpy(&x, a + i, sizeof(x));
+		memcpy(&y, b + i, sizeof(y));
+		any |= x | y;
+	}
+	for (; i < n; i++)
+		any |= (uint64_t)(a[i] | b[i]);
+	return any & 0x8080808080808080u;
+}
+
+/* Bytes of the packed varints of the refs of a batch of nstr strings. */
+static size_t ref_varint_len(const uint32_t *v, size_t n, size_t nstr)
 {
 	size_t len = 0;
+
+	if (nstr <= 0x80) /* every ref below 128 */
+		return n;
 
 	for (size_t i = 0; i < n; i++)
 		len += varint_size(v[i]);
@@ -80,29 +142,40 @@ static size_t u32_varint_len(const uint32_t *v, size_t n)
 }
 
 /* A varint field (proto3: left out when 0, as protobuf-c does). */
+/* v as a varint (frame_put_len's bytes), in line: a batch writes a dozen of them. */
+static inline uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t)v;
+	return p;
+}
+
 static uint8_t *put_varint_field(uint8_t *p, uint8_t tag, uint64_t v)
 {
 	if (!v)
 		return p;
 	*p++ = tag;
-	return p + frame_put_len(p, v);
+	return put_varint(p, v);
 }
 
 /* A packed repeated field's tag and length (left out when empty, by the caller). */
 static uint8_t *put_len_hdr(uint8_t *p, unsigned field, size_t len)
 {
 	*p++ = (uint8_t)(field << 3 | 2u);
-	return p + frame_put_len(p, len);
+	return put_varint(p, len);
 }
 
 static uint8_t *put_bytes_varints(uint8_t *p, const uint8_t *v, size_t n, size_t len)
 {
 	if (len == n) { /* every value below 128: its varint is the byte */
-		memcpy(p, v, n);
+		copy_bytes(p, v, n);
 		return p + n;
 	}
 	for (size_t i = 0; i < n; i++)
-		p += frame_put_len(p, v[i]);
+		p = put_varint(p, v[i]);
 	return p;
 }
 
@@ -117,21 +190,21 @@ static uint8_t *put_batch(
 	p = put_varint_field(p, 3u << 3, c->base_ts);
 	if (n) {
 		p = put_len_hdr(p, 4, n * sizeof(int32_t));
-		memcpy(p, c->dts, n * sizeof(int32_t));
+		copy_bytes(p, c->dts, n * sizeof(int32_t));
 		p += n * sizeof(int32_t);
 		p = put_len_hdr(p, 5, op_len);
 		p = put_bytes_varints(p, c->op, n, op_len);
 		p = put_len_hdr(p, 6, n * sizeof(int64_t));
-		memcpy(p, c->thread, n * sizeof(int64_t));
+		copy_bytes(p, c->thread, n * sizeof(int64_t));
 		p += n * sizeof(int64_t);
 		p = put_len_hdr(p, 7, n * sizeof(int64_t));
-		memcpy(p, c->arg, n * sizeof(int64_t));
+		copy_bytes(p, c->arg, n * sizeof(int64_t));
 		p += n * sizeof(int64_t);
 		p = put_len_hdr(p, 8, type_len);
 		p = put_bytes_varints(p, c->type, n, type_len);
 	}
 	for (size_t i = 0; i < c->nstr; i++) {
-		size_t l = strlen(c->str[i]);
+		size_t l = c->str_len ? c->str_len[i] : strlen(c->str[i]);
 
 		p = put_len_hdr(p, 9, l);
 		memcpy(p, c->str[i], l);
@@ -141,11 +214,13 @@ static uint8_t *put_batch(
 	p = put_varint_field(p, 11u << 3, c->first_seq);
 	if (c->nref) {
 		p = put_len_hdr(p, 12, ref_len);
-		for (size_t i = 0; i < c->nref; i++) {
-			if (c->str_ref[i] < 0x80) /* most batches have fewer strings */
-				*p++ = (uint8_t)c->str_ref[i];
-			else
-				p += frame_put_len(p, c->str_ref[i]);
+		if (ref_len == c->nref) { /* every ref below 128: its varint is the byte */
+			for (size_t i = 0; i < c->nref; i++)
+				p[i] = (uint8_t)c->str_ref[i];
+			p += c->nref;
+		} else {
+			for (size_t i = 0; i < c->nref; i++)
+				p = put_varint(p, c->str_ref[i]);
 		}
 	}
 	return p;
@@ -225,15 +300,18 @@ ssize_t stream_blob_pack_cols_to(const struct stream_batch_cols *c,
 	eblen = varint_field(c->domid) + varint_field(c->ring) + varint_field(c->base_ts) +
 	    varint_field(c->clock) + varint_field(c->first_seq);
 	if (n) {
-		op_len = bytes_varint_len(c->op, n);
-		type_len = bytes_varint_len(c->type, n);
+		op_len = type_len = n;
+		if (bytes_any_high(c->op, c->type, n)) {
+			op_len = bytes_varint_len(c->op, n);
+			type_len = bytes_varint_len(c->type, n);
+		}
 		eblen += len_field(n * sizeof(int32_t)) + len_field(op_len) +
 		    2 * len_field(n * sizeof(int64_t)) + len_field(type_len);
 	}
 	for (size_t i = 0; i < c->nstr; i++)
-		eblen += len_field(strlen(c->str[i]));
+		eblen += len_field(c->str_len ? c->str_len[i] : strlen(c->str[i]));
 	if (c->nref) {
-		ref_len = u32_varint_len(c->str_ref, c->nref);
+		ref_len = ref_varint_len(c->str_ref, c->nref, c->nstr);
 		eblen += len_field(ref_len);
 	}
 	len = len_field(eblen); /* ServerMsg.events */
@@ -249,7 +327,11 @@ ssize_t stream_blob_pack_cols_to(const struct stream_batch_cols *c,
 
 void stream_blob_unref(struct stream_blob *b)
 {
-	if (b && --b->refs == 0)
+	if (!b || --b->refs != 0)
+		return;
+	if (b->cap <= BLOB_KEEP_MAX && kept.n < BLOB_KEEP)
+		kept.b[kept.n++] = b;
+	else
 		free(b);
 }
 

@@ -17,8 +17,8 @@ struct evbuffer;
 
 struct stream_blob {
 	unsigned refs;
-	size_t len;
-	uint8_t *data; /* the framed message: len bytes within buf */
+	size_t len, cap; /* cap: the bytes buf has room for */
+	uint8_t *data;   /* the framed message: len bytes within buf */
 	uint8_t buf[];
 };
 
@@ -26,7 +26,8 @@ struct stream_blob {
 struct stream_blob *stream_blob_pack(const Mtrace__ServerMsg *msg);
 /*
  * One batch's columns as stream-columns.c holds them: op and type a byte an event.
- * str[i] is NUL-terminated; every str_ref < nstr.
+ * str[i] is NUL-terminated, str_len[i] its length (str_len NULL: strlen); every
+ * str_ref < nstr.
  */
 struct stream_batch_cols {
 	uint32_t domid, ring, clock;
@@ -37,6 +38,7 @@ struct stream_batch_cols {
 	const int64_t *thread, *arg;
 	size_t nstr;
 	char *const *str;
+	const uint32_t *str_len;
 	size_t nref;
 	const uint32_t *str_ref;
 };
@@ -56,6 +58,8 @@ ssize_t stream_blob_pack_cols_into(
 ssize_t stream_blob_pack_cols_to(const struct stream_batch_cols *c,
     uint8_t *(*get)(void *arg, size_t len, size_t *hl), void *arg);
 void stream_blob_unref(struct stream_blob *b);
+/* Free the blobs kept for reuse (stream-blob.c; at a stream server's end). */
+void stream_blob_kept_free(void);
 /* Queue a reference to b at the end of out (takes its own reference). */
 int stream_blob_queue(struct evbuffer *out, struct stream_blob *b);
 

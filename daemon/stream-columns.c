@@ -136,7 +136,7 @@ bool stream_columns_full_for(const struct stream_columns *a, const struct mtrace
 
 	return a->n &&
 	    (a->n >= COL_MAX_EVENTS || !delta_fits(e->ts - a->last_ts) ||
-	        (str && strtab_bytes(&a->dict.t) + e->str_len + 1 > COL_MAX_STR));
+	        (str && stream_dict_bytes_with(&a->dict, e->str_len) > COL_MAX_STR));
 }
 
 int stream_columns_add_str(struct stream_columns *a, const char *s, size_t len)
@@ -145,8 +145,10 @@ int stream_columns_add_str(struct stream_columns *a, const char *s, size_t len)
 
 	int r = stream_dict_add(&a->dict, s ? s : "", s ? len : 0, &idx);
 
-	if (r > 0) /* a new string: the table may have grown */
+	if (a->dict.grew) {
+		a->dict.grew = false;
 		account(a);
+	}
 	if (r < 0)
 		return -1;
 	a->str_ref[a->nref++] = idx;
@@ -172,125 +174,110 @@ void stream_columns_put(struct stream_columns *a, const struct mtrace_event *e)
 	a->n = k + 1;
 }
 
-/* Events stream_columns_copy_run looks at a call. */
-#define RUN_MAX 256u
-/* Events whose strings are looked at before the next ones' (copy_run). */
-#define RUN_CHUNK 32u
-
-/*
- * A string new to the batch, for copy_run: added as acc_append (stream-batch.c)
- * would, with its checks; false where that would send the batch first.  Out of line
- * and looked up again: in the loop, keeping the key for stream_dict_add_slow cost
- * every lookup its stores.
- */
-static __attribute__((noinline)) bool run_add_str(
-    struct stream_columns *a, const struct mtrace_event *e, uint32_t *idx)
+/* A string of len bytes fits the batch (stream_columns_full_for) while len < this. */
+static size_t str_room(const struct stream_columns *a)
 {
-	int r;
+	size_t used = stream_dict_bytes_with(&a->dict, 0);
 
-	if (a->ac->mem.bytes > a->ac->cap ||
-	    strtab_bytes(&a->dict.t) + e->str_len + 1 > COL_MAX_STR ||
-	    (r = stream_dict_add(&a->dict, e->str, e->str_len, idx)) < 0)
-		return false;
-	if (r > 0) /* the table may have grown */
-		account(a);
-	return true;
+	return used < COL_MAX_STR ? COL_MAX_STR - used + 1 : 0;
 }
 
+/* Events stream_columns_take copies before it looks at their strings. */
+#define TAKE_CHUNK 256u
+
 /*
- * Most events land in a batch already begun with room for them, follow the previous
- * one within a 32-bit delta and have no string, or one the batch's dictionary has
- * or can take: copy the leading run of those in ev into a's columns and return how
- * many that was.  Where the strings are is found first (no branch on which events
- * have one: random in a trace, a mispredicted branch per few events), then the
- * strings alone, and only then are the columns copied, up to where the run ends:
- * copying first and cutting the run at the string after copied the rest again at
- * the next call (4.4 copies an event in mtrace-load's mix).  A string new to the
- * batch is added on the way, with acc_append's checks (stream-batch.c): the run ends
- * only where that would send the batch first (its strings past COL_MAX_STR, the
- * columns past client_batch_total) or at an event without its string.  Ending it at
- * every new string made runs of 16 events in mtrace-load's mix at 100 k events/s
- * (each batch meets its handful of strings anew), each scanned a chunk ahead.  The
- * columns and counts stay in locals: a store to a column may alias a's own fields
- * (the build has -fno-strict-aliasing), so going through a would reload them for
- * every event.
+ * One chunk of stream_columns_take: the columns of up to m events, then their
+ * strings.  The columns are copied first, with no look at which events have a string
+ * but a note of where they are (a branch on it is mispredicted every few events of a
+ * trace); the strings then are added as acc_append (stream-batch.c) would, with its
+ * checks, and the events taken end at the first that would have sent the batch first
+ * (its strings past COL_MAX_STR, the columns past client_batch_total) or has no
+ * string: its columns, copied, are simply not counted.  The columns and counts stay in
+ * locals: a store to a column may alias a's own fields (the build has
+ * -fno-strict-aliasing), so going through a would reload them for every event.
  */
-size_t stream_columns_copy_run(struct stream_columns *a, const struct mtrace_event *ev, size_t n)
+static size_t take_chunk(struct stream_columns *a, const struct mtrace_event *restrict ev, size_t m)
 {
-	size_t k = a->n, m = a->cap - k, nref = a->nref, j, ns = 0, s, stop;
-	uint64_t last = a->last_ts;
-	int32_t *dts;
-	uint8_t *op, *type;
-	int64_t *thread, *arg;
-	uint32_t *ref;
-	uint16_t at[RUN_MAX];
+	size_t k0 = a->n, j, s, ns = 0, room;
+	bool over;
+	uint64_t last = k0 ? a->last_ts : ev[0].ts; /* a batch's first event: delta 0 */
+	int32_t *dts = a->dts + k0;
+	uint8_t *op = a->op + k0, *type = a->type + k0;
+	int64_t *thread = a->thread + k0, *arg = a->arg + k0;
+	uint32_t *ref = a->str_ref + a->nref;
+	uint16_t at[TAKE_CHUNK];
 
-	if (k == 0)
-		return 0; /* a batch's first event sets its base (and its columns may be NULL) */
-	if (m > n)
-		m = n;
-	if (m > RUN_MAX)
-		m = RUN_MAX;
-	/* a chunk at a time: most runs end at a string within a few dozen events */
-	ref = a->str_ref + nref;
-	stop = m;
-	s = 0;
-	for (size_t c0 = 0; c0 < m; c0 += RUN_CHUNK) {
-		size_t c1 = c0 + RUN_CHUNK < m ? c0 + RUN_CHUNK : m;
-
-		for (j = c0; j < c1; j++) {
-			at[ns] = (uint16_t)j;
-			ns += mtrace_op_flags[ev[j].op] & MTRACE_OPF_STR;
-		}
-		/* past client_batch_total a string event takes the checked path (which
-		 * sends early) */
-		if (ns > s && a->ac->mem.bytes > a->ac->cap) {
-			stop = at[s];
-			break;
-		}
-		/* refs in place; nref counts those the run keeps */
-		for (; s < ns; s++) {
-			const struct mtrace_event *e = &ev[at[s]];
-			struct stream_dict_hit key, *slot;
-			uint32_t idx;
-
-			if (!e->str ||
-			    (!stream_dict_cached(&a->dict, e->str, e->str_len, &key, &slot, &idx) &&
-			        !run_add_str(a, e, &idx))) {
-				stop = at[s];
-				break;
-			}
-			ref[s] = idx;
-		}
-		if (stop < m)
-			break;
-	}
-	dts = a->dts + k;
-	op = a->op + k;
-	type = a->type + k;
-	thread = a->thread + k;
-	arg = a->arg + k;
-	for (j = 0; j < stop; j++) {
+	for (j = 0; j < m; j++) {
 		const struct mtrace_event *e = &ev[j];
 		uint64_t d = e->ts - last;
 
-		/* delta_fits in one compare */
-		if (d + 0x80000000u > UINT32_MAX)
+		/* a guest clock may step back, or jump by more than the 2 s a delta holds */
+		if (__builtin_expect((int64_t)(int32_t)d != (int64_t)d, 0))
 			break;
-		dts[j] = (int32_t)(int64_t)d;
+		dts[j] = (int32_t)d;
 		op[j] = e->op;
 		thread[j] = (int64_t)e->thread;
 		arg[j] = (int64_t)e->arg;
 		type[j] = e->type;
 		last = e->ts;
+		at[ns] = (uint16_t)j;
+		ns += mtrace_op_flags[e->op] & MTRACE_OPF_STR;
 	}
-	while (s > 0 && at[s - 1] >= j) /* a delta ended the run before some strings */
-		s--;
-	a->n = k + j;
-	a->nref = nref + s;
-	if (j)
-		a->last_ts = last;
+	/* what the checks read changes only with a string new to the batch */
+	over = a->ac->mem.bytes > a->ac->cap;
+	room = str_room(a);
+	for (s = 0; s < ns && at[s] < j; s++) {
+		const struct mtrace_event *e = &ev[at[s]];
+		uint32_t idx;
+		int r;
+
+		if (!e->str || over || e->str_len >= room ||
+		    (r = stream_dict_add(&a->dict, e->str, e->str_len, &idx)) < 0) {
+			j = at[s];
+			break;
+		}
+		if (r > 0) /* new to the batch: its strings' bytes grew */
+			room = str_room(a);
+		if (a->dict.grew) { /* new to the table: its heap may have */
+			a->dict.grew = false;
+			account(a);
+			over = a->ac->mem.bytes > a->ac->cap;
+		}
+		ref[s] = idx;
+	}
+	if (!j)
+		return 0;
+	if (k0 == 0) {
+		/* a batch's first event: busy again */
+		a->idle_since = 0;
+		a->first_seq = ev[0].seq;
+		a->base_ts = ev[0].ts;
+	}
+	a->n = k0 + j;
+	a->nref += s;
+	a->last_ts = ev[j - 1].ts;
 	return j;
+}
+
+size_t stream_columns_take(struct stream_columns *a, const struct mtrace_event *ev, size_t n)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		size_t m = a->cap - a->n, t;
+
+		if (m > n - got)
+			m = n - got;
+		if (m > TAKE_CHUNK)
+			m = TAKE_CHUNK;
+		if (!m) /* no room, or no columns yet: the checked path grows them */
+			break;
+		t = take_chunk(a, ev + got, m);
+		got += t;
+		if (t < m)
+			break;
+	}
+	return got;
 }
 
 void stream_columns_reset(struct stream_columns *a)
@@ -306,14 +293,17 @@ static ssize_t encode(struct stream_columns *a, struct stream_blob **blob,
     uint8_t *(*get)(void *arg, size_t framed), void *arg)
 {
 	char *strs_stack[64], **strs = strs_stack;
+	uint32_t lens_stack[64], *lens = lens_stack;
+	size_t i, ns = stream_dict_count(&a->dict);
 	ssize_t len = -1;
-	size_t i;
 
-	if (stream_dict_count(&a->dict) > 64 &&
-	    !(strs = malloc(stream_dict_count(&a->dict) * sizeof(*strs))))
+	if (ns > 64 &&
+	    (!(strs = malloc(ns * sizeof(*strs))) || !(lens = malloc(ns * sizeof(*lens)))))
 		goto out;
-	for (i = 0; i < stream_dict_count(&a->dict); i++)
-		strs[i] = stream_dict_str(&a->dict, i);
+	for (i = 0; i < ns; i++) {
+		strs[i] = (char *)stream_dict_str(&a->dict, i);
+		lens[i] = stream_dict_len(&a->dict, i);
+	}
 	const struct stream_batch_cols c = {
 		.domid = a->domid,
 		.ring = a->ring,
@@ -326,8 +316,9 @@ static ssize_t encode(struct stream_columns *a, struct stream_blob **blob,
 		.type = a->type,
 		.thread = a->thread,
 		.arg = a->arg,
-		.nstr = stream_dict_count(&a->dict),
+		.nstr = ns,
 		.str = strs,
+		.str_len = lens,
 		.nref = a->nref,
 		.str_ref = a->str_ref,
 	};
@@ -339,9 +330,11 @@ static ssize_t encode(struct stream_columns *a, struct stream_blob **blob,
 		len = stream_blob_pack_cols_into(&c, get, arg);
 	}
 	a->ac->mem.encoded++;
+out:
 	if (strs != strs_stack)
 		free(strs);
-out:
+	if (lens != lens_stack)
+		free(lens);
 	stream_columns_reset(a);
 	return len;
 }

@@ -77,8 +77,14 @@ bool stream_columns_full_for(const struct stream_columns *a, const struct mtrace
 int stream_columns_add_str(struct stream_columns *a, const char *s, size_t len);
 /* Append e's columns (there is room; its string, if any, was added first). */
 void stream_columns_put(struct stream_columns *a, const struct mtrace_event *e);
-/* Append the leading run of ev that needs no checks; returns how many that was. */
-size_t stream_columns_copy_run(struct stream_columns *a, const struct mtrace_event *ev, size_t n);
+/*
+ * Most events land in a batch already begun with room for them, follow the one before
+ * within a 32-bit delta and have no string, or one the batch has or can take: append
+ * the leading run of ev that needs no check one by one, and return how many that was.
+ * The run ends where acc_append (stream-batch.c) would send the batch first or grow
+ * the columns: the next event takes that checked path.
+ */
+size_t stream_columns_take(struct stream_columns *a, const struct mtrace_event *ev, size_t n);
 /* Encode a's events (a->n > 0) into one framed ServerMsg and empty a; NULL when out
  * of memory (the events are lost: the caller reports a drop). */
 struct stream_blob *stream_columns_encode(struct stream_columns *a);

@@ -4,6 +4,8 @@
 # machine where wall-clock and CPU-time figures are not repeatable.
 #
 #   bench/daemon/callgrind.sh BUILD [BASE_BUILD]    (KEEP=DIR keeps the callgrind files)
+#   PARTS="drain stream e2e" (the default) picks workloads; E2E_RUNS=N (default 1) runs
+#   e2e N times a build, alternating, and prints each build's median
 #
 # drain   bench-drain 1 2: 2,040,065 events of the Lwt-like mix decoded and applied,
 #         counting only inside ring_reader_drain_batch (decode + state, not the fill)
@@ -89,7 +91,22 @@ e2e() { # build tag
 			"-p 512 -n %d --rate %d; stream-bench-client -q\n", t, i / n, i, n, w, b, w, r }'
 }
 
-for what in drain stream e2e; do
+# e2e varies with how many events each wake-up finds: E2E_RUNS rounds, alternating
+# the builds, give a median each.
+for what in ${PARTS:-drain stream e2e}; do
+	if [ "$what" = e2e ]; then
+		rm -f "$K/e2e-this.runs" "$K/e2e-base.runs"
+		for r in $(seq "${E2E_RUNS:-1}"); do
+			e2e "$B" "this$r" | tee -a "$K/e2e-this.runs"
+			[ -n "$BASE" ] && e2e "$BASE" "base$r" | tee -a "$K/e2e-base.runs"
+		done
+		for t in this base; do
+			[ -s "$K/e2e-$t.runs" ] || continue
+			awk '{ print $3 }' "$K/e2e-$t.runs" | sort -n | awk -v t="$t" \
+			    '{ v[NR] = $1 } END { printf "e2e    %-5s median %.1f of %d runs\n", t, v[int((NR + 1) / 2)], NR }'
+		done
+		continue
+	fi
 	"$what" "$B" this
 	[ -n "$BASE" ] && "$what" "$BASE" base
 done

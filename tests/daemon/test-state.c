@@ -297,7 +297,7 @@ static void test_all_pending(unsigned cap)
  * A thread that takes the slot of an evicted one starts with nothing of it: no label
  * history (kept beside the slab since the entry became two cache lines; a stale one
  * made a relabelled thread's successor "already counted" for its old labels) and no
- * place in the two-entry lookup cache (which must not answer the old id with the new
+ * place in the lookup cache (which must not answer the old id with the new
  * thread's slot).  cap must be the configured max_threads_per_guest.
  */
 static void test_slot_reuse(unsigned cap)

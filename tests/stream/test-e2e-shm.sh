@@ -108,7 +108,7 @@ DPID=
 
 grep -q '^shared 1' "$T/h1.out" || fail "hostile positions: not on shared memory"
 grep -q "^summary events=$total dropped=0" "$T/h1.out" ||
-	fail "hostile positions: $(tail -1 "$T/h1.out"), the guest wrote $total ($(ring_lost "$T/h1.out") lost in rings)"
+	fail "hostile positions: $(tail -4 "$T/h1.out" | tr "\n" " "), the guest wrote $total ($(ring_lost "$T/h1.out") lost in rings)"
 grep -q '^shared 1' "$T/h2.out" || fail "asked twice: not on shared memory after the second"
 grep -q "^summary events=$total dropped=0" "$T/h2.out" ||
 	fail "asked twice: $(tail -1 "$T/h2.out"), the guest wrote $total ($(ring_lost "$T/h2.out") lost in rings)"

@@ -1,7 +1,7 @@
 /*
  * stream.c - unit tests of the stream's pure parts: an event batch packed by
  * stream_blob_pack_cols is byte for byte what protobuf-c packs for the whole
- * ServerMsg and unpacks to the same columns, the batch dictionary's cache never takes one string for another, and
+ * ServerMsg and unpacks to the same columns, the batch dictionary's cache never takes one string for another, its table outlives a batch, and
  * every event handed to the batches (every path: runs, strings the cache lacks, deltas
  * past 32 bits, filters) comes out of the frames as it went in.
  */
@@ -223,6 +223,39 @@ static void dict_cache(void)
 	CHECK(stream_dict_bytes(&d) > 0);
 	stream_dict_free(&d);
 	CHECK(stream_dict_bytes(&d) == 0);
+}
+
+/* The table keeps its strings from batch to batch (a string new to a batch is not
+ * interned again), and is emptied with a batch once it holds more than 1024. */
+static void dict_keeps(void)
+{
+	struct stream_dict d;
+	char buf[32];
+
+	memset(&d, 0, sizeof(d));
+	CHECK(add(&d, "label-1", 1) == 0 && add(&d, "label-2", 1) == 1);
+	stream_dict_reset(&d);
+	d.grew = false;
+	/* new to this batch, in its own order, but found in the table */
+	CHECK(add(&d, "label-2", 1) == 0 && add(&d, "label-1", 1) == 1);
+	CHECK(!d.grew && strtab_count(&d.t) == 2, "table of %u strings, grew %d",
+	    strtab_count(&d.t), d.grew);
+	CHECK(stream_dict_count(&d) == 2 && d.bytes == 16 &&
+	        strcmp(stream_dict_str(&d, 0), "label-2") == 0 && stream_dict_len(&d, 1) == 7,
+	    "%zu bytes", d.bytes);
+	stream_dict_reset(&d);
+	for (unsigned i = 0; i < 1100; i++) {
+		snprintf(buf, sizeof(buf), "s%u", i);
+		add(&d, buf, 1);
+	}
+	CHECK(strtab_count(&d.t) == 1102, "%u strings",
+	    strtab_count(&d.t)); /* and label-1, label-2 */
+	stream_dict_reset(&d);
+	CHECK(strtab_count(&d.t) == 0 && stream_dict_count(&d) == 0 && d.bytes == 0,
+	    "a table of 1100 strings kept %u", strtab_count(&d.t));
+	d.grew = false;
+	CHECK(add(&d, "s5", 1) == 0 && d.grew);
+	stream_dict_free(&d);
 }
 
 /* ---- batch_events: what goes into the batches comes out of the frames ---- */
@@ -462,7 +495,7 @@ static void batch_events(void)
 }
 
 /*
- * A run (stream_columns_copy_run) takes the strings new to its batch itself, and ends
+ * A run (stream_columns_take) takes the strings new to its batch itself, and ends
  * where acc_append would send the batch first: before its strings pass 512 KiB
  * (COL_MAX_STR), and at the first string once the columns are past
  * client_batch_total.  Distinct 4000-byte labels: 131 fit in 512 KiB.
@@ -491,11 +524,11 @@ static void run_new_strings(void)
 		/* pass 1: room for a few strings more than the columns hold now */
 		cap_at = ac.mem.bytes + 40000;
 		stream_columns_set_cap(&ac, pass ? cap_at : 0);
-		n = stream_columns_copy_run(a, ev, 255);
+		n = stream_columns_take(a, ev, 255);
 		if (pass == 0)
-			CHECK(n == 131 && a->nref == 131 && strtab_bytes(&a->dict.t) <= 512 * 1024,
+			CHECK(n == 131 && a->nref == 131 && a->dict.bytes <= 512 * 1024,
 			    "run of %zu events, %zu strings, %zu bytes of them", n, a->nref,
-			    strtab_bytes(&a->dict.t));
+			    a->dict.bytes);
 		else
 			CHECK(n > 0 && n < 131 && a->nref == n && ac.mem.bytes > cap_at,
 			    "capped: run of %zu events, %zu bytes held of %zu", n, ac.mem.bytes,
@@ -511,8 +544,7 @@ static void run_new_strings(void)
 			a = stream_columns_new(&ac, 1, 0, MTRACE_CLOCK_MONOTONIC);
 			REQUIRE(a && stream_columns_grow(a) == 0, "columns");
 			stream_columns_put(a, &first);
-			CHECK(stream_columns_copy_run(a, ev, n - 1) == n - 1 &&
-			        ac.mem.bytes <= cap_at,
+			CHECK(stream_columns_take(a, ev, n - 1) == n - 1 && ac.mem.bytes <= cap_at,
 			    "%zu strings: %zu bytes held of %zu", n - 1, ac.mem.bytes, cap_at);
 			stream_columns_free(a);
 		}
@@ -523,6 +555,7 @@ static void run_new_strings(void)
 const struct unit_test unit_stream[] = {
 	{ "stream", "blob_events", blob_events },
 	{ "stream", "dict_cache", dict_cache },
+	{ "stream", "dict_keeps", dict_keeps },
 	{ "stream", "batch_events", batch_events },
 	{ "stream", "run_new_strings", run_new_strings },
 	{ "stream", NULL, NULL },
