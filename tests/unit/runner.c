@@ -27,6 +27,7 @@ static const struct unit_test *const modules[] = {
 	unit_xentime,
 	unit_clocksync,
 	unit_vcpu,
+	unit_fleetskew,
 };
 
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))

@@ -29,5 +29,6 @@ extern const struct unit_test unit_timeline[];
 extern const struct unit_test unit_xentime[];
 extern const struct unit_test unit_clocksync[];
 extern const struct unit_test unit_vcpu[];
+extern const struct unit_test unit_fleetskew[];
 
 #endif
