@@ -49,6 +49,8 @@ async function main() {
     return Object.keys(h).length === hosts.length && Object.values(h).every(s => said(s) !== null);
   }, 30000).catch(e => note(String(e)));
   const h = await heads();
+  const status = await page.evaluate(() => document.getElementById('status').textContent);
+  check(new RegExp(`: ${hosts.length} hosts$`).test(status), `the page opened after the fact counts the hosts: "${status}"`);
   const state = await page.evaluate(() => fetch('api/state').then(r => r.json()));
   const measured = Object.fromEntries(state.hosts.map(x => [x.host, x.skew]));
   for (const name of hosts) {

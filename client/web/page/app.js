@@ -167,6 +167,7 @@
       }
       state.domKey = '';
       model.version++;
+      status();	// the hosts it counts
     }).catch(() => {});
   }
 
