@@ -435,7 +435,7 @@ static int end(struct cat *c)
 
 /* One line of JSON on stderr; the sums of what was read saturate, and those that did
  * are named in "saturated" (at least that much); with --nats, the messages skipped as
- * not ours per host (fleet-hosts.h). */
+ * not ours per host (fleet-hosts.h) and each host's clock against NATS (fleet-skew.h). */
 static void print_summary(
     const struct cat_sum *sum, const struct mtc_source *src, const struct tl *tl)
 {
@@ -474,6 +474,9 @@ static void print_summary(
 		evbuffer_add(b, "]", 1);
 	evbuffer_add(b, ",\"bad_messages\":", 16);
 	if (mtc_source_bad_json(src, b) < 0)
+		evbuffer_add(b, "null", 4);
+	evbuffer_add(b, ",\"host_skew\":", 13);
+	if (mtc_source_skew_json(src, b) < 0)
 		evbuffer_add(b, "null", 4);
 	evbuffer_add(b, "}\n", 2);
 	json_write(stderr, b);

@@ -30,6 +30,7 @@
 
 #include "clock.h"
 #include "fleet-hosts.h"
+#include "fleet-skew.h"
 #include "nats-servers.h"
 #include "source.h"
 #include "subject.h"
@@ -56,7 +57,7 @@ struct item {
 	natsMsg *msg;
 	enum item_kind kind;
 	size_t len;
-	uint64_t stored_ms;
+	int64_t stored_ns; /* the server's clock */
 };
 
 struct fleet;
@@ -96,6 +97,7 @@ struct fleet {
 	natsMsg *held; /* the message whose bytes the reader holds */
 	bool ended;
 	struct fleet_hosts hosts; /* each message decoded, the bad ones counted per host */
+	struct fleet_skews skews; /* each host's clock against the server's */
 };
 
 static int64_t mono_ms(void)
@@ -157,7 +159,8 @@ static void on_nats_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
 	struct fleet *f = sl->f;
 	size_t len = (size_t)natsMsg_GetDataLength(msg);
 	jsMsgMetaData *meta = NULL;
-	uint64_t seq = 0, cseq = 0, pending = 1, at = 0;
+	uint64_t seq = 0, cseq = 0, pending = 1;
+	int64_t at = 0;
 	struct item *it = calloc(1, sizeof(*it));
 
 	(void)nc;
@@ -166,7 +169,7 @@ static void on_nats_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
 		seq = meta->Sequence.Stream;
 		cseq = meta->Sequence.Consumer;
 		pending = meta->NumPending;
-		at = meta->Timestamp > 0 ? (uint64_t)meta->Timestamp / 1000000u : 0;
+		at = meta->Timestamp > 0 ? meta->Timestamp : 0;
 		jsMsgMetaData_Destroy(meta);
 	}
 	pthread_mutex_lock(&f->mu);
@@ -192,7 +195,7 @@ static void on_nats_msg(natsConnection *nc, natsSubscription *sub, natsMsg *msg,
 			sl->last_seq = seq;
 		it->msg = msg;
 		it->len = len;
-		it->stored_ms = at;
+		it->stored_ns = at;
 		push(f, it);
 	}
 	sl->at_end = pending == 0; /* not yet the end for all that: see_end */
@@ -454,7 +457,7 @@ static struct item *dequeue(struct fleet *f)
 }
 
 /* A message of the stream into r (fleet-hosts.h): -1, counted, when it is not ours. */
-static int take(struct fleet *f, natsMsg *msg, uint64_t stored_ms, struct mtc_rec *r)
+static int take(struct fleet *f, natsMsg *msg, int64_t stored_ns, struct mtc_rec *r)
 {
 	const uint8_t *d = (const uint8_t *)natsMsg_GetData(msg);
 	size_t len = (size_t)natsMsg_GetDataLength(msg);
@@ -464,7 +467,8 @@ static int take(struct fleet *f, natsMsg *msg, uint64_t stored_ms, struct mtc_re
 	r->raw = d;
 	r->raw_len = len;
 	r->host = f->hosts.host;
-	r->stored_ms = stored_ms;
+	r->stored_ms = (uint64_t)stored_ns / 1000000u;
+	r->skew = fleet_skew_msg(&f->skews, r->host, r->msg, stored_ns);
 	return 0;
 }
 
@@ -497,7 +501,7 @@ static int fleet_next(
 			continue;
 		}
 		kind = it->kind;
-		if (kind == IT_MSG && take(f, it->msg, it->stored_ms, r) < 0) {
+		if (kind == IT_MSG && take(f, it->msg, it->stored_ns, r) < 0) {
 			natsMsg_Destroy(it->msg);
 			free(it);
 			continue;
@@ -555,6 +559,11 @@ static void fleet_bad_json(const struct mtc_source *s, struct evbuffer *b)
 	fleet_hosts_json(&((const struct fleet *)s)->hosts, b);
 }
 
+static void fleet_skew_json(const struct mtc_source *s, struct evbuffer *b)
+{
+	fleet_skews_json(&((const struct fleet *)s)->skews, b);
+}
+
 static void fleet_free(struct mtc_source *s)
 {
 	struct fleet *f = (struct fleet *)s;
@@ -582,6 +591,7 @@ static const struct mtc_source_ops fleet_ops = {
 	.close = fleet_close,
 	.free = fleet_free,
 	.bad_json = fleet_bad_json,
+	.skew_json = fleet_skew_json,
 };
 
 struct mtc_source *mtc_source_fleet(const struct mtc_source_spec *spec, char *err, size_t errlen)

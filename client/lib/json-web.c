@@ -129,7 +129,21 @@ void json_web_host(struct evbuffer *b, size_t i, const struct json_web_host *h)
 		cut |= json_stats_within(b, h->stats, true, h->stats_max) != 0;
 	else
 		ADD(b, "null");
-	evbuffer_add_printf(b, ",\"stats_cut\":%s}", tf(cut));
+	evbuffer_add_printf(b, ",\"stats_cut\":%s,\"skew\":", tf(cut));
+	if (h->skew_samples)
+		json_host_skew(b, h->host, h->skew_ns, h->skew_spread_ns, h->skew_samples);
+	else
+		ADD(b, "null");
+	ADD(b, "}");
+}
+
+void json_host_skew(
+    struct evbuffer *b, const char *host, int64_t skew_ns, uint64_t spread_ns, uint32_t samples)
+{
+	head(b, host, "host_skew");
+	evbuffer_add_printf(b,
+	    ",\"skew_ns\":%" PRId64 ",\"spread_ns\":%" PRIu64 ",\"samples\":%" PRIu32 "}", skew_ns,
+	    spread_ns, samples);
 }
 
 void json_browsers_begin(struct evbuffer *b, unsigned count, uint64_t dropped_total)

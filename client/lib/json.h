@@ -92,8 +92,16 @@ struct json_web_host {
 	const Mtrace__Stats *stats; /* NULL: none (yet) */
 	size_t stats_max;           /* its JSON in about this many bytes (json_stats_within) */
 	bool stats_cut;             /* entries or parts were left out before */
+	/* its clock against the NATS server's (fleet-skew.h): none measured yet when
+	 * skew_samples is 0 */
+	int64_t skew_ns;
+	uint64_t skew_spread_ns;
+	uint32_t skew_samples;
 };
 void json_web_host(struct evbuffer *b, size_t i, const struct json_web_host *h);
+/* host_skew: a fleet host's clock against the NATS server's (fleet-skew.h) */
+void json_host_skew(
+    struct evbuffer *b, const char *host, int64_t skew_ns, uint64_t spread_ns, uint32_t samples);
 /* {"count":..,"dropped_total":..,"list":[ ... json_browser each ... ]} */
 void json_browsers_begin(struct evbuffer *b, unsigned count, uint64_t dropped_total);
 void json_browser(struct evbuffer *b, size_t i, unsigned browser, const char *peer,

@@ -53,6 +53,7 @@ static int mtraced_next(
 	rc = mtc_next(m->c, timeout_ms, &r->msg, &r->raw, &r->raw_len, err, errlen);
 	r->host = "";
 	r->stored_ms = 0;
+	r->skew = NULL;
 	return rc > 0 ? MTC_NEXT_REC : rc == 0 ? MTC_NEXT_NONE : MTC_NEXT_FAIL;
 }
 
@@ -140,6 +141,14 @@ int mtc_source_bad_json(const struct mtc_source *s, struct evbuffer *b)
 	return 0;
 }
 
+int mtc_source_skew_json(const struct mtc_source *s, struct evbuffer *b)
+{
+	if (!s || !s->ops->skew_json)
+		return -1;
+	s->ops->skew_json(s, b);
+	return 0;
+}
+
 /* ---- a recording ---- */
 
 struct src_recording {
@@ -181,6 +190,7 @@ static int recording_src_next(
 	(void)timeout_ms; /* a file never waits */
 	r->host = "";
 	r->stored_ms = 0;
+	r->skew = NULL;
 	if (rs->ended || !rs->r) {
 		snprintf(err, errlen, "the end of the recording");
 		return MTC_NEXT_END;

@@ -27,6 +27,9 @@ struct mtc_rec {
 	size_t raw_len;
 	const char *host;   /* the fleet: the host its subject names; else "" */
 	uint64_t stored_ms; /* the fleet: when JetStream stored it (Unix ms); else 0 */
+	/* the fleet: a Stats measures its host's clock against the NATS server's
+	 * (fleet-skew.h): the host's estimate after it; else NULL */
+	const struct fleet_skew_est *skew;
 };
 
 /* What next says. */
@@ -43,6 +46,7 @@ enum mtc_next {
 };
 
 struct mtc_source;
+struct fleet_skew_est;
 
 struct mtc_source_ops {
 	const char *kind; /* "mtraced", "recording", "fleet" */
@@ -69,6 +73,9 @@ struct mtc_source_ops {
 	/* The messages skipped as not ours, per host, as JSON (fleet-hosts.h; NULL: a
 	 * source that skips none: mtraced's and a recording's end the read instead). */
 	void (*bad_json)(const struct mtc_source *s, struct evbuffer *b);
+	/* Each host's clock against the NATS server's, as JSON (fleet-skew.h; NULL: a
+	 * source of one host, on its own clock). */
+	void (*skew_json)(const struct mtc_source *s, struct evbuffer *b);
 };
 
 /* Every backend's state begins with this. */
@@ -109,6 +116,8 @@ struct mtc_source *mtc_source_recording(const char *path);
 struct mtc_source *mtc_source_fleet(const struct mtc_source_spec *spec, char *err, size_t errlen);
 /* The bad_json of s into b: 0, or -1 (nothing written) for a source without it. */
 int mtc_source_bad_json(const struct mtc_source *s, struct evbuffer *b);
+/* The same with skew_json. */
+int mtc_source_skew_json(const struct mtc_source *s, struct evbuffer *b);
 /* mtraced's connection while open (others: NULL), for what only it has. */
 struct mtc *mtc_source_conn(const struct mtc_source *s);
 

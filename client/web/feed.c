@@ -177,6 +177,21 @@ static unsigned handle(unsigned host, Mtrace__ServerMsg *m, struct evbuffer *b, 
 	return 0;
 }
 
+/* A host's clock against the NATS server's, measured anew (its Stats): the page is told
+ * when the estimate moved, and shifts the host's events by it onto the fleet's axis. */
+static void host_skew(unsigned host, const struct fleet_skew_est *e)
+{
+	struct tab_host *h = tab_host_at(host);
+	bool moved =
+	    e->skew_ns != h->skew.skew_ns || e->spread_ns != h->skew.spread_ns || !h->skew.samples;
+
+	h->skew = *e;
+	if (!moved)
+		return;
+	json_host_skew(f.b, h->name, e->skew_ns, e->spread_ns, e->samples);
+	push("skew", f.b, 0);
+}
+
 static void subscription(Mtrace__Subscribe *sub, void *arg)
 {
 	(void)arg;
@@ -195,6 +210,8 @@ static unsigned on_msg(struct mtc_session *s, Mtrace__ServerMsg *m, void *arg)
 	(void)arg;
 	if (rec->stored_ms)
 		tab_host_at((unsigned)k)->last_ms = rec->stored_ms;
+	if (rec->skew)
+		host_skew((unsigned)k, rec->skew);
 	if (f.turn_msgs++ == 0)
 		f.turn_bytes0 = hist_bytes_total();
 	/* In the fleet, when the stream stored it, about when mtraced sent it: a history

@@ -259,6 +259,9 @@ void tab_hosts_json(struct evbuffer *b)
 			.stats = tab_stats_of(i),
 			.stats_max = max,
 			.stats_cut = h->stats_cut,
+			.skew_ns = h->skew.skew_ns,
+			.skew_spread_ns = h->skew.spread_ns,
+			.skew_samples = h->skew.samples,
 		};
 
 		if (!h->used)

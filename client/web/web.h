@@ -21,6 +21,7 @@
 #include <event2/event.h>
 #include <event2/http.h>
 
+#include "fleet-skew.h"
 #include "http-front.h"
 #include "json.h"
 #include "mtrace-client.h"
@@ -111,9 +112,10 @@ struct tab_host {
 	bool used, up;
 	char name[WEB_HOST_MAX];
 	char daemon[256];
-	uint64_t events;  /* saturating */
-	uint64_t seen;    /* the tick of its last message */
-	uint64_t last_ms; /* when the stream stored its last message */
+	uint64_t events;            /* saturating */
+	uint64_t seen;              /* the tick of its last message */
+	uint64_t last_ms;           /* when the stream stored its last message */
+	struct fleet_skew_est skew; /* its clock against NATS's (fleet-skew.h; 0 samples: none) */
 	Mtrace__ServerMsg *parts[TAB_PARTS];
 	unsigned nparts;
 	size_t stats_bytes;

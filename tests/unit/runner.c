@@ -28,6 +28,7 @@ static const struct unit_test *const modules[] = {
 	unit_clocksync,
 	unit_vcpu,
 	unit_copy,
+	unit_fleetskew,
 };
 
 #define NMODULES (sizeof(modules) / sizeof(modules[0]))

@@ -30,5 +30,6 @@ extern const struct unit_test unit_xentime[];
 extern const struct unit_test unit_clocksync[];
 extern const struct unit_test unit_vcpu[];
 extern const struct unit_test unit_copy[];
+extern const struct unit_test unit_fleetskew[];
 
 #endif

@@ -5,7 +5,7 @@
 
 (function () {
   const { Model, printable } = window.MtraceModel;
-  const { View, draw, hitTest, fmtDur, fmtTime } = window.MtraceRender;
+  const { View, draw, hitTest, fmtDur, fmtTime, skewText } = window.MtraceRender;
   const $ = id => document.getElementById(id);
 
   const model = new Model();
@@ -15,7 +15,7 @@
   const state = {
     es: null, instance: null, connected: false, daemon: '', daemonUp: false,
     paused: false, pauseQueue: [], pauseDropped: 0, skewMs: null, lastDrawn: -1,
-    dirty: true, domKey: '', hellos: 0, errors: 0, arrival: {}, counts: new Map(),
+    dirty: true, domKey: '', hellos: 0, errors: 0, arrival: {}, counts: new Map(), skews: new Map(),
   };
   const PAUSE_QUEUE_MAX = 200000;	// events held while paused
 
@@ -64,8 +64,9 @@
     // Now is where the data is: the latest host time drawn (a recording, or the fleet
     // stream read from its start, lies in the past), else when mtrace-web received it
     // -- never later than that (a guest's clock ahead, or hostile, cannot move now).
+    // A fleet's axis is NATS's clock: a host's times moved by its skew (model.fleetT).
     const d = model.domain(b.host || '', b.d);
-    const ref = b.ho !== undefined && d ? Math.min(d.lastT, b.w) : b.w;
+    const ref = b.ho !== undefined && d ? Math.min(model.fleetT(d, d.lastT), b.w) : b.w;
     const skew = ref - Date.now();
     if (state.skewMs === null || skew > state.skewMs) state.skewMs = skew;
   }
@@ -103,6 +104,7 @@
     es.addEventListener('vcpu', e => model.vcpu(JSON.parse(e.data)));
     es.addEventListener('up', e => { model.domainUp(JSON.parse(e.data)); domainList(); });
     es.addEventListener('clock', e => model.clockMap(JSON.parse(e.data)));
+    es.addEventListener('skew', e => { model.hostSkew(JSON.parse(e.data)); counts(model.sortedDomains()); });
     es.addEventListener('down', e => { model.domainDown(JSON.parse(e.data)); domainList(); });
     es.addEventListener('daemon', e => {
       const d = JSON.parse(e.data);
@@ -161,9 +163,11 @@
         const h = model.host(x.host);
         h.up = x.connected;
         if (x.daemon) h.daemon = x.daemon;
+        if (x.skew) model.hostSkew(x.skew);
       }
       state.domKey = '';
       model.version++;
+      status();	// the hosts it counts
     }).catch(() => {});
   }
 
@@ -177,6 +181,7 @@
     if (key === state.domKey) { counts(doms); return; }
     state.domKey = key;
     state.counts = new Map();
+    state.skews = new Map();
     const ul = $('domains');
     ul.replaceChildren();
     let lastHost = null;
@@ -206,7 +211,10 @@
         const count = document.createElement('span');
         count.className = 'count';
         state.counts.set(h, count);
-        li.append(label, st, count);
+        const sk = document.createElement('span');	// its clock against NATS
+        sk.className = 'skew';
+        state.skews.set(h, sk);
+        li.append(label, st, count, sk);
         ul.append(li);
       }
       const li = document.createElement('li');
@@ -246,6 +254,8 @@
     for (const h of model.hosts.values()) {
       const el = state.counts.get(h);
       if (el) el.textContent = `${doms.filter(d => d.host === h.host).length} domains, ${model.hostEvents(h.host)} ev`;
+      const sk = state.skews.get(h);
+      if (sk) sk.textContent = skewText(h);
     }
   }
 
@@ -467,11 +477,11 @@
       const L = view.layout.find(l => l.d.domid === domid && l.d.host === host);
       const th = L && L.d.threads.get(id);
       if (!th) return null;
-      const end = th.end === null ? now() : th.end;
-      const t = Math.max(th.created, view.t0) / 2 + Math.min(end, view.t1) / 2;
+      const sh = model.shiftMs(L.d), end = th.end === null ? now() + sh : th.end;
+      const t = Math.max(th.created, view.t0 + sh) / 2 + Math.min(end, view.t1 + sh) / 2;
       const W = canvas.clientWidth;
       const seg = th.segs.filter(s => s.t0 <= t).pop() || th.segs[0];
-      return { x: (t - view.t0) / view.spanMs * W, y: L.rowsTop + seg.row * view.rowH + view.rowH / 2 };
+      return { x: (t - sh - view.t0) / view.spanMs * W, y: L.rowsTop + seg.row * view.rowH + view.rowH / 2 };
     },
     // A renderer that stops reading: its main thread busy for ms (tests).
     stall: ms => setTimeout(() => { const end = Date.now() + ms; while (Date.now() < end); }, 0),

@@ -10,7 +10,9 @@
 // it (ho, from mtraced's ClockMap through mtrace-web) is drawn at guest + ho, exactly,
 // whatever the guest's clock.  A domain whose clock is not on it (no ho: an unknown
 // map, an older mtraced) is anchored instead to the time mtrace-web received its first
-// batch (re-anchored if they drift far apart) and marked not aligned.
+// batch (re-anchored if they drift far apart) and marked not aligned.  A fleet's hosts
+// each have their own timeline: the model keeps it, and the page draws a host's events
+// shifted by its clock's measured skew against NATS (fleetT) onto one fleet axis.
 'use strict';
 
 const OP = {
@@ -120,7 +122,7 @@ class Model {
   host(host) {
     let h = this.hosts.get(host);
     if (!h) {
-      h = { host, daemon: '', up: null };
+      h = { host, daemon: '', up: null, skew: null };	// skew: its last host_skew
       this.hosts.set(host, h);
     }
     return h;
@@ -313,6 +315,21 @@ class Model {
     th.end = t;
     this.freeRow(d, th.segs[th.segs.length - 1].row, t);
   }
+
+  // A fleet host's clock against the NATS server's (SSE event skew, docs/fleet.md).
+  hostSkew(m) {
+    this.host(m.host).skew = { skew_ns: m.skew_ns, spread_ns: m.spread_ns, samples: m.samples };
+    this.version++;
+  }
+
+  // How far a domain's times are moved onto the fleet axis (ms): its host's skew, for
+  // a domain on its host's timeline (one placed by arrival is on NATS's time already).
+  shiftMs(d) {
+    const h = d.aligned === false ? null : this.hosts.get(d.host);
+    return h && h.skew ? h.skew.skew_ns / 1e6 : 0;
+  }
+
+  fleetT(d, t) { return t - this.shiftMs(d); }
 
   // A domain's clock map, as mtraced sent it (SSE event clock).
   clockMap(m) {
@@ -522,7 +539,8 @@ class Model {
     let n = count();
     for (let guard = 0; guard < 20 && (n > this.maxEvents || guard === 0); guard++) {
       if (guard > 0) cutoff += (now - cutoff) * 0.2;	// over the cap: keep less
-      for (const d of this.domains.values()) this.pruneDomain(d, cutoff, lists);
+      // now is on the fleet axis, a domain's times on its host's timeline
+      for (const d of this.domains.values()) this.pruneDomain(d, cutoff + this.shiftMs(d), lists);
       n = count();
     }
     this.stored = n;

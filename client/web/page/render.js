@@ -143,14 +143,15 @@ function threadVisible(view, th) {
   return !view.labelPrefix || th.label.startsWith(view.labelPrefix);
 }
 
-function draw(ctx, model, view, now, W, H) {
+function draw(ctx, model, view, nowAxis, W, H) {
   const start = performance.now();
   // What this frame drew and left out (the page says so; the tests read it).
   const stats = view.stats;
   stats.arrows = 0; stats.spans = 0; stats.arrowsLeftOut = 0; stats.long = 0;
   stats.labelBoxes = [];
-  const t0 = view.t0, t1 = view.t1, span = t1 - t0;
-  const xOf = t => (t - t0) / span * W;
+  // The axis: the host timeline; a fleet's, NATS's clock (each host shifted onto it).
+  const T0 = view.t0, T1 = view.t1, span = T1 - T0;
+  const xAxis = t => (t - T0) / span * W;
   ctx.fillStyle = COLORS.bg;
   ctx.fillRect(0, 0, W, H);
 
@@ -161,8 +162,8 @@ function draw(ctx, model, view, now, W, H) {
   ctx.strokeStyle = COLORS.grid;
   ctx.lineWidth = 1;
   ctx.beginPath();
-  for (let t = Math.ceil(t0 / step) * step; t <= t1; t += step) {
-    const x = Math.round(xOf(t)) + 0.5;
+  for (let t = Math.ceil(T0 / step) * step; t <= T1; t += step) {
+    const x = Math.round(xAxis(t)) + 0.5;
     ctx.moveTo(x, AXIS_H - 4); ctx.lineTo(x, H);
     ctx.fillText(fmtTime(t, step), x + 3, 12);
   }
@@ -188,7 +189,7 @@ function draw(ctx, model, view, now, W, H) {
         ctx.font = 'bold 13px sans-serif';
         const st = h && h.up === false ? '  [mtraced gone]' : '';
         ctx.fillText(`host ${MtraceModel.printable(d.host, 80)}${st}  ` +
-          `${model.hostEvents(d.host)} events`, 6, y + 15);
+          `${model.hostEvents(d.host)} events  ${skewText(h)}`, 6, y + 15);
       }
       y += HOST_H;
     }
@@ -202,6 +203,9 @@ function draw(ctx, model, view, now, W, H) {
     view.layout.push(L);
     y = L.bottom;
     if (L.bottom < 0 || L.top > H) continue;
+    // The domain's times are on its host's timeline: drawn moved by the host's skew.
+    const sh = model.shiftMs(d), t0 = T0 + sh, t1 = T1 + sh, now = nowAxis + sh;
+    const xOf = t => (t - t0) / span * W;
 
     // Band and header.
     ctx.fillStyle = COLORS.band;
@@ -560,11 +564,11 @@ function draw(ctx, model, view, now, W, H) {
   }
   view.contentH = y + view.scrollY;
 
-  if (now >= t0 && now <= t1) {
+  if (nowAxis >= T0 && nowAxis <= T1) {
     ctx.strokeStyle = COLORS.now;
     ctx.lineWidth = 1;
     ctx.beginPath();
-    ctx.moveTo(xOf(now), AXIS_H - 6); ctx.lineTo(xOf(now), H);
+    ctx.moveTo(xAxis(nowAxis), AXIS_H - 6); ctx.lineTo(xAxis(nowAxis), H);
     ctx.stroke();
   }
   if (stats.arrowsLeftOut) {
@@ -611,12 +615,19 @@ function drawVcpus(ctx, d, vcpus, top, xOf, t0, t1, W) {
   });
 }
 
+// A fleet host's clock against NATS, as the page says it: "clock +5.002 s vs NATS".
+function skewText(h) {
+  if (!h || !h.skew) return h && h.host !== '' ? 'clock vs NATS: not measured yet' : '';
+  const ms = Math.round(h.skew.skew_ns / 1e6);	// -0.4 ms is "+0.000"
+  return `clock ${ms < 0 ? '\u2212' : '+'}${(Math.abs(ms) / 1e3).toFixed(3)} s vs NATS (at least; drawn shifted by it)`;
+}
+
 // The thread under a point, or null.
-function hitTest(model, view, x, y, now, W) {
-  const t = view.t0 + x / W * view.spanMs;
+function hitTest(model, view, x, y, nowAxis, W) {
   const slack = view.spanMs * 4 / W;
   for (const L of view.layout) {
     if (y < L.rowsTop || y >= L.rowsTop + L.rows * view.rowH) continue;
+    const sh = model.shiftMs(L.d), t = view.t0 + x / W * view.spanMs + sh, now = nowAxis + sh;
     const row = Math.floor((y - L.rowsTop) / view.rowH);
     for (const th of L.d.order) {
       if (!threadVisible(view, th)) continue;
@@ -628,4 +639,4 @@ function hitTest(model, view, x, y, now, W) {
   return null;
 }
 
-window.MtraceRender = { View, draw, hitTest, fmtDur, fmtTime, COLORS, VCPU_COLORS, VCPU_H };
+window.MtraceRender = { View, draw, hitTest, fmtDur, fmtTime, skewText, COLORS, VCPU_COLORS, VCPU_H };
