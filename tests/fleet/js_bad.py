@@ -13,28 +13,15 @@ sequence) is awaited, so that the message is in the stream when this returns.
 """
 import json, random, sys
 
-sys.path.insert(0, __import__("os").path.dirname(__file__))
+HERE = __import__("os").path.dirname(__import__("os").path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, __import__("os").path.join(HERE, "..", "lib"))
 from js_forge import Nats, LOSS0  # noqa: E402
-
-
-def varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def frame(msg):
-    return varint(len(msg)) + msg
+from protowire import field as wire_field, frame, varint  # noqa: E402
 
 
 def field(num, body):  # a length-delimited field
-    return varint(num << 3 | 2) + varint(len(body)) + body
+    return wire_field(num, 2, body)
 
 
 def loss(dropped):  # ServerMsg{loss{dropped_for_client}}

@@ -11,8 +11,8 @@
 //     time, from at most 1 ms before (the skew is a lower bound) to TOL_NS after;
 // and the page's words for each host's clock (render.js's skewText) name its skew.
 'use strict';
-const fs = require('fs');
-const vm = require('vm');
+const path = require('path');
+const { loadPage, sseMessages } = require(path.join(__dirname, '..', 'lib', 'page-model.js'));
 
 const [sse, modelJs, renderJs, offJson, r0, r1, tolArg] = process.argv.slice(2);
 const offs = JSON.parse(offJson), tolMs = Number(tolArg) / 1e6;
@@ -21,13 +21,9 @@ if (Math.abs(Number(BigInt(r1) - BigInt(r0))) > 1e6) {
   process.exit(1);
 }
 const R = BigInt(r0);
-const ctx = { window: {}, BigInt, Math, Map, Set, Number, String, JSON, Infinity };
-vm.createContext(ctx);
-vm.runInContext(fs.readFileSync(modelJs, 'utf8'), ctx, { filename: modelJs });
-ctx.MtraceModel = ctx.window.MtraceModel;
-vm.runInContext(fs.readFileSync(renderJs, 'utf8'), ctx, { filename: renderJs });
-const model = new ctx.window.MtraceModel.Model();
-const { skewText } = ctx.window.MtraceRender;
+const page = loadPage(modelJs, renderJs);
+const model = new page.MtraceModel.Model();
+const { skewText } = page.MtraceRender;
 
 // Every event as the model places it (its time t, ms), beside its true time.
 const placed = [];
@@ -41,15 +37,7 @@ model.event = function (d, ring, t, ...rest) {
 let failed = false;
 const check = (ok, what) => { if (!ok) { failed = true; console.log(`FAIL: ${what}`); } return ok; };
 let skews = 0;
-for (const msg of fs.readFileSync(sse, 'utf8').split('\n\n')) {
-  let ev = 'message';
-  const data = [];
-  for (const line of msg.split('\n')) {
-    if (line.startsWith('event:')) ev = line.slice(6).trim();
-    else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-  }
-  if (!data.length) continue;
-  const m = JSON.parse(data.join('\n'));
+for (const { ev, m } of sseMessages(sse)) {
   if (ev === 'hello') { model.typeNames = m.types || []; model.fleetFeed = !!m.fleet; }
   else if (ev === 'up') model.domainUp(m);
   else if (ev === 'down') model.domainDown(m);

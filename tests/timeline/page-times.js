@@ -4,25 +4,15 @@
 // types, up, down, clock, b); prints per domain whether it is on the host timeline and
 // the times (ms on the page's axis) and ports of its event-channel sends and receives.
 'use strict';
-const fs = require('fs');
-const vm = require('vm');
+const path = require('path');
+const { loadPage, sseMessages } = require(path.join(__dirname, '..', 'lib', 'page-model.js'));
 
 const [sse, modelJs] = process.argv.slice(2);
-const ctx = { window: {}, BigInt, Math, Map, Set, Number, String, JSON, Infinity };
-vm.createContext(ctx);
-vm.runInContext(fs.readFileSync(modelJs, 'utf8'), ctx, { filename: modelJs });
-const model = new ctx.window.MtraceModel.Model();
+const { MtraceModel } = loadPage(modelJs);
+const model = new MtraceModel.Model();
 
 let n = 0;
-for (const msg of fs.readFileSync(sse, 'utf8').split('\n\n')) {
-  let ev = 'message';
-  const data = [];
-  for (const line of msg.split('\n')) {
-    if (line.startsWith('event:')) ev = line.slice(6).trim();
-    else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-  }
-  if (!data.length) continue;
-  const m = JSON.parse(data.join('\n'));
+for (const { ev, m } of sseMessages(sse)) {
   if (ev === 'hello' && m.types) model.typeNames = m.types;
   else if (ev === 'up') model.domainUp(m);
   else if (ev === 'down') model.domainDown(m);
