@@ -26,26 +26,6 @@ void fleet_hosts_init(struct fleet_hosts *h, const char *prog, FILE *log)
 	h->log = log;
 }
 
-/* "_" or "_<domid>" as mtrace-ship writes them (decimal, no leading zero, 32 bits). */
-static bool host_or_domid(const char *tok)
-{
-	uint64_t v = 0;
-	size_t n = strlen(tok);
-
-	if (tok[0] != '_')
-		return false;
-	if (n == 1)
-		return true;
-	if (n > 11 || (tok[1] == '0' && n > 2))
-		return false;
-	for (size_t i = 1; i < n; i++) {
-		if (tok[i] < '0' || tok[i] > '9')
-			return false;
-		v = v * 10 + (unsigned)(tok[i] - '0');
-	}
-	return v <= UINT32_MAX;
-}
-
 /* The token at *p, up to the next dot, into tok; *p past the dot. */
 static bool token(const char **p, char *tok, size_t toklen)
 {
@@ -78,7 +58,8 @@ static const char *subject_check(const char *subject, char *name, bool *stats)
 	*stats = strcmp(p, "stats") == 0;
 	if (!*stats && strcmp(p, "events") != 0)
 		return "neither events nor stats";
-	if (!host_or_domid(tok) && (*stats || subject_token_unescape(tok, dom, sizeof(dom)) < 0))
+	if (!subject_token_is_numbered(tok, strlen(tok)) &&
+	    (*stats || subject_token_unescape(tok, dom, sizeof(dom)) < 0))
 		return "its domain token is not one mtrace-ship makes";
 	return NULL;
 }

@@ -1,6 +1,7 @@
 /*
  * subject.c - escaping host and domain names into NATS subject tokens.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -81,4 +82,22 @@ int subject_token_unescape(const char *tok, char *out, size_t outlen)
 	}
 	out[o] = 0;
 	return 0;
+}
+
+bool subject_token_is_numbered(const char *tok, size_t n)
+{
+	unsigned long long v = 0;
+
+	if (n == 0 || tok[0] != '_')
+		return false;
+	if (n == 1)
+		return true;
+	if (n > 11 || (tok[1] == '0' && n > 2))
+		return false;
+	for (size_t i = 1; i < n; i++) {
+		if (tok[i] < '0' || tok[i] > '9')
+			return false;
+		v = v * 10 + (unsigned)(tok[i] - '0');
+	}
+	return v <= UINT32_MAX;
 }

@@ -6,6 +6,7 @@
 #ifndef MTRACE_SUBJECT_H
 #define MTRACE_SUBJECT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Longest token: a name of 255 bytes, each escaped to 3. */
@@ -23,5 +24,8 @@ void subject_token_escape(const char *name, char *out, size_t outlen);
  * two tokens name one host): the empty token, an escape of NUL or of a byte escape keeps
  * (%31), lower-case hex, a lone or short %, a byte escape never keeps, over 255 bytes. */
 int subject_token_unescape(const char *tok, char *out, size_t outlen);
+/* Whether the n bytes at tok are "_" (the host itself) or "_<domid>" (a domain without a
+ * name) as mtrace-ship writes them: decimal, no leading zero, 32 bits. */
+bool subject_token_is_numbered(const char *tok, size_t n);
 
 #endif

@@ -54,25 +54,6 @@ static bool escaped_token(const char *tok, size_t n)
 	return bytes <= 255;
 }
 
-/* "_" or "_<domid>" as frames.c writes them (decimal, no leading zero, 32 bits). */
-static bool host_or_domid(const char *tok, size_t n)
-{
-	unsigned long long v = 0;
-
-	if (n == 0 || tok[0] != '_')
-		return false;
-	if (n == 1)
-		return true;
-	if (n > 11 || (tok[1] == '0' && n > 2))
-		return false;
-	for (size_t i = 1; i < n; i++) {
-		if (tok[i] < '0' || tok[i] > '9')
-			return false;
-		v = v * 10 + (unsigned)(tok[i] - '0');
-	}
-	return v <= UINT32_MAX;
-}
-
 static const char *subject_invalid(const char *host_tok, const char *subject, bool *stats)
 {
 	size_t hl = strlen(host_tok);
@@ -88,7 +69,7 @@ static const char *subject_invalid(const char *host_tok, const char *subject, bo
 	*stats = !strcmp(kind, "stats");
 	if (!*stats && strcmp(kind, "events"))
 		return "neither events nor stats";
-	if (!host_or_domid(dom, (size_t)(kind - 1 - dom)) &&
+	if (!subject_token_is_numbered(dom, (size_t)(kind - 1 - dom)) &&
 	    (*stats || !escaped_token(dom, (size_t)(kind - 1 - dom))))
 		return "not a domain token of this shipper's";
 	return NULL;
