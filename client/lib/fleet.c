@@ -250,16 +250,20 @@ static natsStatus subscribe(
 /* Not --follow: sl is read to its end once nothing is pending for it and the server
  * delivered nothing we have not queued (NumPending leaves out what is sent but not
  * yet read: the last message but one can say 0).  Asked when subscribed (a consumer
- * with nothing at all is done at once), then by the watcher after a message said 0. */
+ * with nothing at all is done at once), then by the watcher after a message said 0 --
+ * or after STALL_MS of silence with our queue empty: a message libnats dropped (a slow
+ * consumer, on a loaded machine) leaves the last one saying more is pending and the
+ * server's count past ours, and no message will ever say otherwise. */
 static void see_end(struct fleet *f, struct slot *sl)
 {
 	jsConsumerInfo *ci = NULL;
 	jsErrCode jerr = 0;
 	uint64_t delivered;
-	bool pending;
+	bool pending, silent;
 
 	pthread_mutex_lock(&f->mu);
-	pending = !f->spec.follow && sl->at_end && !sl->done;
+	silent = !f->head && mono_ms() - sl->heard_ms >= STALL_MS;
+	pending = !f->spec.follow && (sl->at_end || silent) && !sl->done;
 	pthread_mutex_unlock(&f->mu);
 	if (!pending)
 		return;
@@ -273,7 +277,12 @@ static void see_end(struct fleet *f, struct slot *sl)
 	delivered = ci->Delivered.Consumer;
 	jsConsumerInfo_Destroy(ci);
 	pthread_mutex_lock(&f->mu);
-	if (!pending && delivered <= sl->last_cseq)
+	if (!pending && delivered > sl->last_cseq && silent && !sl->done)
+		fprintf(stderr,
+		    "%s: %s: the server delivered %" PRIu64 " messages this reader never got "
+		    "(dropped by the NATS client); the end of what it did get\n",
+		    f->spec.prog, sl->subject, delivered - sl->last_cseq);
+	if (!pending && (delivered <= sl->last_cseq || silent))
 		mark_done(f, sl);
 	pthread_mutex_unlock(&f->mu);
 }
