@@ -74,15 +74,31 @@ static bool same_kernel(int64_t *offset, uint64_t *unc)
 	return best != UINT64_MAX;
 }
 
-/* The guest's announcement and dom0's Xen time: guest clock -> host timeline. */
-static bool announced(struct guest *g, int64_t *offset, uint64_t *unc)
-{
-	struct xenif *x = g->ctx->x;
+/* dom0's Xen time against its wall clock, read once for all the guests measured
+ * together (a tick): on real Xen a read is a dozen system calls and may sleep. */
+struct dom0_time {
+	bool tried, ok;
 	struct xenif_clock_sample s;
-	const struct clock_sync *cs = &g->time.sync;
+};
 
-	if (!g->time.have_sync || !x->ops->clock_sample || x->ops->clock_sample(x, &s) < 0)
+static const struct xenif_clock_sample *dom0_time(struct xenif *x, struct dom0_time *d)
+{
+	if (!d->tried) {
+		d->tried = true;
+		d->ok = x->ops->clock_sample && x->ops->clock_sample(x, &d->s) == 0;
+	}
+	return d->ok ? &d->s : NULL;
+}
+
+/* The guest's announcement and dom0's Xen time: guest clock -> host timeline. */
+static bool announced(struct guest *g, struct dom0_time *d0, int64_t *offset, uint64_t *unc)
+{
+	const struct clock_sync *cs = &g->time.sync;
+	const struct xenif_clock_sample *sp;
+
+	if (!g->time.have_sync || !(sp = dom0_time(g->ctx->x, d0)))
 		return false;
+	const struct xenif_clock_sample s = *sp;
 	/* ring -> Xen system time, then Xen system time -> dom0's wall clock; every
 	 * value is below 2^63, so the differences fit */
 	*offset =
@@ -121,7 +137,7 @@ static const char *source_name(enum clockmap_source s)
 }
 
 /* Measure every clock of g; what clockmap_offer takes as new goes to clients. */
-static void measure(struct guest *g)
+static void measure(struct guest *g, struct dom0_time *d0)
 {
 	bool has[CLOCK_KINDS], sim = !strcmp(g->ctx->x->ops->name, "sim");
 	int64_t mono_off = 0, now = realtime_ns();
@@ -144,7 +160,7 @@ static void measure(struct guest *g)
 			src = CLOCKMAP_SAME_KERNEL;
 			off = 0;
 			unc = 0;
-		} else if (announced(g, &off, &unc)) {
+		} else if (announced(g, d0, &off, &unc)) {
 			src = CLOCKMAP_XEN_SYSTEM_TIME;
 		} else if (mono_ok) {
 			src = CLOCKMAP_SAME_KERNEL;
@@ -218,7 +234,7 @@ void guest_time_up(struct guest *g)
 {
 	memset(&g->time, 0, sizeof(g->time));
 	read_sync(g);
-	measure(g);
+	measure(g, &(struct dom0_time){ 0 });
 }
 
 void guest_time_announced(struct guest *g)
@@ -226,7 +242,7 @@ void guest_time_announced(struct guest *g)
 	if (!g->up)
 		return;
 	read_sync(g);
-	measure(g);
+	measure(g, &(struct dom0_time){ 0 });
 }
 
 void guest_time_down(struct guest *g)
@@ -237,8 +253,7 @@ void guest_time_down(struct guest *g)
 
 static void tick_one(struct guest *g, void *arg)
 {
-	(void)arg;
-	measure(g);
+	measure(g, arg);
 }
 
 void guest_time_tick(struct guests_ctx *ctx)
@@ -248,7 +263,7 @@ void guest_time_tick(struct guests_ctx *ctx)
 	if (ctx->time_tick_ns && now - ctx->time_tick_ns < TICK_NS)
 		return;
 	ctx->time_tick_ns = now;
-	guest_foreach(ctx, tick_one, NULL);
+	guest_foreach(ctx, tick_one, &(struct dom0_time){ 0 });
 }
 
 /* deliver.c's port hook: owner is the guest whose events these are. */

@@ -64,43 +64,10 @@ static int sim_ctrl_domain_list(
 }
 
 /*
- * The simulated Xen's system time is dom0's CLOCK_MONOTONIC (the guests read it as
- * their "xen" clock): read between two CLOCK_REALTIME reads, the narrowest bracket of a
- * few tries, so that a preemption in one try costs nothing.
- */
-static int sim_clock_sample(struct xenif *x, struct xenif_clock_sample *s)
-{
-	struct timespec a, m, b;
-	uint64_t best = UINT64_MAX;
-
-	if (!(xenif_sim(x)->parts & XENIF_CLOCK)) {
-		errno = EBADF;
-		return -1;
-	}
-	for (int i = 0; i < 5; i++) {
-		clock_gettime(CLOCK_REALTIME, &a);
-		clock_gettime(CLOCK_MONOTONIC, &m);
-		clock_gettime(CLOCK_REALTIME, &b);
-		int64_t ra = (int64_t)a.tv_sec * 1000000000 + a.tv_nsec;
-		int64_t rb = (int64_t)b.tv_sec * 1000000000 + b.tv_nsec;
-		if (rb < ra || (uint64_t)(rb - ra) >= best)
-			continue; /* a step between the reads: not a bracket */
-		best = (uint64_t)(rb - ra);
-		s->xen_ns = (uint64_t)m.tv_sec * 1000000000u + (uint64_t)m.tv_nsec;
-		s->realtime_ns = ra + (rb - ra) / 2;
-		s->width_ns = best;
-	}
-	if (best == UINT64_MAX) {
-		errno = EAGAIN;
-		return -1;
-	}
-	return 0;
-}
-
-/*
- * The same against another clock: the simulated Xen's system time IS CLOCK_MONOTONIC,
- * so a monotonic clock pairs with it exactly (the same read, width 0); any other is
- * read around it.
+ * Xen system time against clk.  The simulated Xen's system time IS dom0's
+ * CLOCK_MONOTONIC (the guests read it as their "xen" clock), so a monotonic clock pairs
+ * with it exactly (the same read, width 0); any other is read around it, the narrowest
+ * bracket of a few tries, so that a preemption in one try costs nothing.
  */
 static int sim_clock_pair(struct xenif *x, clockid_t clk, struct xenif_clock_pair *p)
 {
@@ -136,6 +103,19 @@ static int sim_clock_pair(struct xenif *x, clockid_t clk, struct xenif_clock_pai
 		errno = EAGAIN;
 		return -1;
 	}
+	return 0;
+}
+
+/* Xen system time against CLOCK_REALTIME: the pair above for that clock. */
+static int sim_clock_sample(struct xenif *x, struct xenif_clock_sample *s)
+{
+	struct xenif_clock_pair p;
+
+	if (sim_clock_pair(x, CLOCK_REALTIME, &p) < 0)
+		return -1;
+	s->xen_ns = p.xen_ns;
+	s->realtime_ns = p.clk_ns;
+	s->width_ns = p.width_ns;
 	return 0;
 }
 
