@@ -69,7 +69,14 @@ static void pair_end(struct cat *c, const Mtrace__EventBatch *b, size_t i, uint6
     const struct tl_time *at, uint32_t track, uint64_t written)
 {
 	const struct mtc_rec *rec = mtc_session_rec(c->s);
-	struct tl_end e = { b->domid, (uint32_t)b->arg[i], b->ring, ts, *at, track, written };
+	struct tl_end e = { .domid = b->domid,
+		.port = (uint32_t)b->arg[i],
+		.ring = b->ring,
+		.guest_ns = ts,
+		.at = *at,
+		.user = track,
+		.user2 = written,
+		.thread = b->thread[i] };
 	struct tl_pair p;
 
 	if (!tl_evtchn(c->tl, rec->host, b->op[i] == MTRACE_OP_EVTCHN_SEND, &e, &p))

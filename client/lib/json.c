@@ -438,8 +438,8 @@ static void pair_end(struct evbuffer *b, const char *name, const struct tl_end *
 {
 	evbuffer_add_printf(b,
 	    "\"%s\":{\"domid\":%" PRIu32 ",\"port\":%" PRIu32 ",\"ring\":%" PRIu32
-	    ",\"ts\":%" PRIu64,
-	    name, e->domid, e->port, e->ring, e->guest_ns);
+	    ",\"ts\":%" PRIu64 ",\"thread\":%" PRId64,
+	    name, e->domid, e->port, e->ring, e->guest_ns, e->thread);
 	if (e->at.known)
 		evbuffer_add_printf(b, ",\"host_ns\":%" PRId64, e->at.host_ns);
 	ADD(b, "}");

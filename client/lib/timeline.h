@@ -66,6 +66,7 @@ struct tl_end {
 	uint64_t guest_ns;
 	struct tl_time at;
 	uint64_t user, user2; /* the output's own (Chrome: its instant's track and time) */
+	int64_t thread;       /* the event's thread (-1: none), where outputs draw the end */
 };
 
 enum tl_order {

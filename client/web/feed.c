@@ -15,6 +15,7 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include "mtrace-ring.h"
 #include "sat.h"
 #include "session.h"
 #include "timeline.h"
@@ -72,6 +73,36 @@ static void push_daemon_state(struct evbuffer *b, bool up, const struct tab_host
 	push("daemon", b, 0);
 }
 
+/* A batch's event-channel sends and receives, paired across domains on the host
+ * timeline by the one pairing every reader uses (timeline.h), so the page draws the
+ * pairs mtrace-cat prints: each pair, once its later end comes, an SSE pair after the
+ * batch that holds that end (the page has both ends' threads by then). */
+static void pairs(unsigned host, const Mtrace__EventBatch *eb, struct evbuffer *b)
+{
+	const char *hn = tab_host_at(host)->name;
+	const struct tl_clock *tc = tl_clock(f.tl, hn, eb->domid, eb->clock);
+	uint64_t ts = eb->base_ts;
+	struct tl_pair p;
+
+	/* json_batch took it: its columns are n_op long */
+	for (size_t i = 0; i < eb->n_op; i++) {
+		ts += (uint64_t)eb->ts_delta[i];
+		if (eb->op[i] != MTRACE_OP_EVTCHN_SEND && eb->op[i] != MTRACE_OP_EVTCHN_RECV)
+			continue;
+		struct tl_end e = { .domid = eb->domid,
+			.port = (uint32_t)eb->arg[i],
+			.ring = eb->ring,
+			.guest_ns = ts,
+			.thread = eb->thread[i] };
+		tl_map(tc, ts, &e.at);
+		if (!tl_evtchn(f.tl, hn, eb->op[i] == MTRACE_OP_EVTCHN_SEND, &e, &p))
+			continue;
+		json_evtchn_pair(b, &p);
+		add_host(b, host);
+		push("pair", b, 0);
+	}
+}
+
 /* MTC_MSG_KEPT when m is kept (never one the session made: a Stats is its own). */
 static unsigned handle(unsigned host, Mtrace__ServerMsg *m, struct evbuffer *b, uint64_t recv_ms)
 {
@@ -102,6 +133,7 @@ static unsigned handle(unsigned host, Mtrace__ServerMsg *m, struct evbuffer *b, 
 		if ((d = tab_dom(host, m->events->domid, false)))
 			d->alive = true;
 		push("b", b, (uint32_t)m->events->n_op);
+		pairs(host, m->events, b);
 		break;
 	}
 	case MTRACE__SERVER_MSG__MSG_CLOCK_MAP:

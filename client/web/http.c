@@ -39,6 +39,7 @@ static const struct asset_def {
 	{ "/app.js", "app.js", "text/javascript; charset=utf-8" },
 	{ "/model.js", "model.js", "text/javascript; charset=utf-8" },
 	{ "/render.js", "render.js", "text/javascript; charset=utf-8" },
+	{ "/pairs.js", "pairs.js", "text/javascript; charset=utf-8" },
 	{ "/style.css", "style.css", "text/css; charset=utf-8" },
 	{ "/favicon.svg", "favicon.svg", "image/svg+xml" },
 };

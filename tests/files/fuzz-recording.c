@@ -47,7 +47,7 @@ static void print_part(const Mtrace__EventBatch *b, void *arg)
 		track = cat_chrome_event(null_out, b, i, &at, str, &written);
 		if (b->op[i] == MTRACE_OP_EVTCHN_SEND || b->op[i] == MTRACE_OP_EVTCHN_RECV) {
 			struct tl_end e = { b->domid, (uint32_t)b->arg[i], b->ring, ts, at, track,
-				written };
+				written, b->thread[i] };
 			struct tl_pair p;
 			if (tl_evtchn(tl, "", b->op[i] == MTRACE_OP_EVTCHN_SEND, &e, &p)) {
 				cat_pair(null_out, CAT_JSON, &p);

@@ -15,6 +15,7 @@ import re
 import sys
 
 SSE_TYPES = {"b": "batch", "up": "domain_up", "down": "domain_down", "clock": "clock_map",
+             "pair": "evtchn_pair",
              "loss": "loss", "vcpu": "vcpu", "skew": "host_skew",
              "stats": "stats", "hello": "hello", "daemon": "daemon", "dropped": "dropped"}
 

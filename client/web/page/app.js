@@ -104,6 +104,12 @@
     es.addEventListener('vcpu', e => model.vcpu(JSON.parse(e.data)));
     es.addEventListener('up', e => { model.domainUp(JSON.parse(e.data)); domainList(); });
     es.addEventListener('clock', e => model.clockMap(JSON.parse(e.data)));
+    // A pair comes after the batch of its later end: held with the batches when paused.
+    es.addEventListener('pair', e => {
+      const p = JSON.parse(e.data);
+      if (state.paused) { if (state.pauseQueue.length < PAUSE_QUEUE_MAX) state.pauseQueue.push({ pair: p }); return; }
+      MtracePairs.addPair(model, p);
+    });
     es.addEventListener('skew', e => { model.hostSkew(JSON.parse(e.data)); counts(model.sortedDomains()); });
     es.addEventListener('down', e => { model.domainDown(JSON.parse(e.data)); domainList(); });
     es.addEventListener('daemon', e => {
@@ -330,7 +336,7 @@
     if (!on) {
       const q = state.pauseQueue;
       state.pauseQueue = [];
-      for (const b of q) apply(b);
+      for (const b of q) if (b.pair) MtracePairs.addPair(model, b.pair); else apply(b);
     } else {
       setFollow(false);
     }
@@ -441,7 +447,7 @@
   }
 
   setInterval(() => {
-    if (model.latest > -Infinity) model.prune(now());
+    if (model.latest > -Infinity) { model.prune(now()); MtracePairs.prunePairs(model, now() - model.spanMs); }
     domainList();
     setText('counts', `${model.received} events, ${model.stored} kept`);
     if (view.selected) {

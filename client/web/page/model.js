@@ -110,6 +110,7 @@ class Model {
     this.fleetFeed = false;	// mtrace-web --nats: its hello says
     this.hostOrigin = null;	// BigInt ns on the host timeline: the first batch placed on it
     this.hostOriginMs = 0;	// the same, ms
+    this.pairs = [];	// event-channel pairs across domains (pairs.js)
   }
 
   reset() {

@@ -563,6 +563,8 @@ function draw(ctx, model, view, nowAxis, W, H) {
     });
   }
   view.contentH = y + view.scrollY;
+  // Event-channel pairs across the domains' bands (pairs.js), over every band.
+  if (window.MtracePairs) MtracePairs.drawPairs(ctx, model, view, W, H, T0, T1);
 
   if (nowAxis >= T0 && nowAxis <= T1) {
     ctx.strokeStyle = COLORS.now;
