@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "mtrace-client.h"
+#include "mtrace-ring.h"
+#include "timeline.h"
 #include "top.h"
 
 void session_subscription(Mtrace__Subscribe *sub, struct top_opts *o)
@@ -74,6 +76,13 @@ int session_apply(struct top_model *m, Mtrace__ServerMsg *msg)
 		    msg->domain_down->domid,
 		    msg->domain_down->reason ? msg->domain_down->reason : "?");
 		break;
+	case MTRACE__SERVER_MSG__MSG_CLOCK_MAP:
+		/* how the domain's clock lies on the host timeline: the domain table says */
+		if (!m->tl)
+			m->tl = tl_new();
+		if (m->tl)
+			tl_msg(m->tl, NULL, msg);
+		break;
 	case MTRACE__SERVER_MSG__MSG_GOODBYE:
 		/* stored records: that daemon stopped then (live, the session ends the link) */
 		snprintf(m->note, sizeof(m->note), "mtraced said goodbye: %s",
@@ -96,6 +105,22 @@ void session_model_free(struct top_model *m)
 	free(m->vcpu);
 	m->vcpu = NULL;
 	m->nvcpu = 0;
+	tl_free(m->tl);
+	m->tl = NULL;
+}
+
+const Mtrace__ClockMap *session_clock_map(const struct top_model *m, const Mtrace__DomainStats *d)
+{
+	const Mtrace__ClockMap *c = NULL;
+
+	if (!m->tl)
+		return NULL;
+	/* the ring's clock (1..3); a TSC ring's batches carry its timeline's, 1 or 2 */
+	if (d->clock >= MTRACE_CLOCK_MONOTONIC && d->clock <= MTRACE_CLOCK_REALTIME)
+		c = tl_clock_last(tl_clock(m->tl, NULL, d->domid, d->clock));
+	for (uint32_t k = MTRACE_CLOCK_MONOTONIC; !c && k <= MTRACE_CLOCK_REALTIME; k++)
+		c = tl_clock_last(tl_clock(m->tl, NULL, d->domid, k));
+	return c;
 }
 
 const char *session_peer(const struct top_opts *o)

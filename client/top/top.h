@@ -17,6 +17,8 @@
 #include "mtrace.pb-c.h"
 #include "source.h"
 
+struct tl;
+
 enum top_view {
 	VIEW_THREADS,
 	VIEW_TREE,
@@ -73,6 +75,7 @@ struct top_model {
 	uint64_t updates;
 	struct top_vcpu_rate *vcpu; /* the domains with vCPU figures, from the last Stats */
 	size_t nvcpu;
+	struct tl *tl; /* the clock maps told (timeline.h), NULL before the first */
 };
 
 /* ---- fields.c: the field tables ---- */
@@ -188,6 +191,9 @@ int session_apply(struct top_model *m, Mtrace__ServerMsg *msg);
 void session_model_free(struct top_model *m);
 /* What the user waits for when the link is down ("mtraced", "NATS"). */
 const char *session_peer(const struct top_opts *o);
+/* The map in force of the domain's clock onto the host timeline (its ring clock's; a
+ * TSC ring's timeline's), NULL when none was told. */
+const Mtrace__ClockMap *session_clock_map(const struct top_model *m, const Mtrace__DomainStats *d);
 
 /* ---- vcpu.c: %RUN and %STEAL per domain ---- */
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "json.h"
 #include "top.h"
 
 #define LINE_MAX_TOP    1024
@@ -417,18 +418,24 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 		if (l > nw && l < 128)
 			nw = l;
 	}
-	snprintf(line, sizeof(line), "%-*s %5s %-8s %6s %9s %12s %8s %8s %6s %8s %8s %6s %6s %s",
-	    nw, "DOMAIN", "ID", "STATE", "KIND", "EV/S", "EVENTS", "LOST", "CORRUPT", "LIVE",
-	    "THREADS", "ENDED", "%RUN", "%STEAL", "COUNTERS");
+	snprintf(line, sizeof(line),
+	    "%-*s %5s %-8s %6s %9s %12s %8s %8s %6s %8s %8s %6s %6s %-15s %8s %s", nw, "DOMAIN",
+	    "ID", "STATE", "KIND", "EV/S", "EVENTS", "LOST", "CORRUPT", "LIVE", "THREADS", "ENDED",
+	    "%RUN", "%STEAL", "CLOCK", "CLK-UNC", "COUNTERS");
 	if (!out(s, ATTR_TITLE, line))
 		return false;
 	if (!st->n_domains && !out(s, ATTR_NORMAL, "(no traced domains)"))
 		return false;
 	for (size_t i = 0; i < st->n_domains; i++) {
 		const Mtrace__DomainStats *d = st->domains[i];
-		char counters[512], state[16], run[16] = "-", steal[16] = "-";
+		char counters[512], state[16], run[16] = "-", steal[16] = "-", unc[16] = "-";
 		double vr, vs;
+		const Mtrace__ClockMap *cm = session_clock_map(m, d);
 		counters_text(d, counters, sizeof(counters));
+		/* how its clock lies on the host timeline: the source and the half-width of
+		 * the interval its offset is known to (unknown: none) */
+		if (cm && cm->source != MTRACE__CLOCK_MAP__SOURCE__UNKNOWN)
+			fmt_duration(unc, sizeof(unc), cm->uncertainty_ns);
 		if (vcpu_rate(m, d->domid, &vr, &vs)) { /* the hypervisor source's (vcpu.c) */
 			snprintf(run, sizeof(run), "%.1f", vr);
 			snprintf(steal, sizeof(steal), "%.1f", vs);
@@ -441,10 +448,11 @@ static bool emit_header(const struct top_opts *o, const struct top_model *m, str
 		state[strcspn(state, " :")] = '\0';
 		snprintf(line, sizeof(line),
 		    "%-*s %5u %-8s %6s %9.0f %12" PRIu64 " %8" PRIu64 " %8" PRIu64 " %6" PRIu64
-		    " %8" PRIu64 " %8" PRIu64 " %6s %6s %s",
+		    " %8" PRIu64 " %8" PRIu64 " %6s %6s %-15s %8s %s",
 		    nw, d->name && d->name[0] ? d->name : "?", d->domid, state,
 		    d->legacy ? "legacy" : "ring", d->rate_1s, d->events, d->lost, d->corrupt,
-		    d->live_threads, d->threads_total, d->threads_ended, run, steal, counters);
+		    d->live_threads, d->threads_total, d->threads_ended, run, steal,
+		    cm ? json_clock_source(cm->source) : "-", unc, counters);
 		if (!out(s, ATTR_NORMAL, line))
 			return false;
 	}

@@ -40,3 +40,13 @@ python3 "$HERE/aligncheck.py" <"$T/big.out" || fail "columns misaligned: $(cat "
 
 python3 "$HERE/topcheck.py" fixture "$RIG_TOP" "$RIG_SOCK" "$FIXTURE" mirage-once:1 mirage-x3:3 ||
 	fail "batch output differs from the fixture"
+
+# Each domain's clock on the host timeline (issue 37): CLOCK and CLK-UNC are the map in
+# force, as mtraced tells mtrace-cat at subscribe -- the replays' realtime clock is
+# dom0's own (same-kernel, 0ns); a load guest's monotonic clock comes by its clock-sync
+# announcement and dom0's Xen time (xen-system-time, the two uncertainties added).
+rig_guest clocked "$RIG_LOAD" --rate 200 --duration 60 >/dev/null || fail "guest 5"
+python3 "$HERE/topcheck.py" clock "$RIG_TOP" "$RIG_SOCK" "$CAT" mirage-once=same-kernel \
+	clocked=xen-system-time || fail "the domains' clock maps"
+"$RIG_TOP" -b -n 1 -d 0.2 -s "$RIG_SOCK" >"$T/clock.out" || fail "top with the clocks"
+python3 "$HERE/aligncheck.py" <"$T/clock.out" || fail "columns misaligned: $(cat "$T/clock.out")"

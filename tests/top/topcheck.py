@@ -6,7 +6,12 @@
                                                 the label groups, thread counts, event
                                                 counts, rows, sort order and tree of each
                                                 domain against fixture_model.py
+  topcheck.py clock TOP SOCK CAT DOMAIN=SOURCE...  each domain's CLOCK and CLK-UNC are
+                                                the clock map in force (what mtrace-cat
+                                                -f json is told at subscribe), its
+                                                source the one given
 """
+import json
 import os
 import subprocess
 import sys
@@ -154,8 +159,79 @@ def check_once(top, sock, name, exp):
     check(any('(was ' in r[-1] for r in tr['rows']), '%s: no becomes chain folded' % name)
 
 
+def fmt_duration(ns):
+    """fields.c's fmt_duration, for the uncertainties shown."""
+    if ns < 1000:
+        return '%dns' % ns
+    if ns < 1000000:
+        return '%.1fus' % (ns / 1e3)
+    if ns < 1000000000:
+        return '%.1fms' % (ns / 1e6)
+    if ns < 100000000000:
+        return '%.2fs' % (ns / 1e9)
+    if ns < 3600000000000:
+        return '%dm%02ds' % (ns // 60000000000, ns // 1000000000 % 60)
+    return '%dh%02dm' % (ns // 3600000000000, ns // 60000000000 % 60)
+
+
+def cat_maps(cat, sock, domids, limit=20):
+    """The clock maps mtraced tells a new subscriber (after its domain_ups): per domid,
+    per clock, the last one; read until every domain in domids has one."""
+    p = subprocess.Popen([cat, '-s', sock, '-f', 'json'], stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, text=True)
+    maps, deadline = {}, time.time() + limit
+    try:
+        for line in p.stdout:
+            m = json.loads(line)
+            if m.get('type') == 'clock_map':
+                maps.setdefault(m['domid'], {})[m['clock']] = m
+            if set(domids) <= set(maps) or time.time() > deadline:
+                break
+    finally:
+        p.kill()
+        p.wait()
+    return maps
+
+
+def clock(top, sock, cat, want):
+    """Each domain's CLOCK and CLK-UNC against the map in force; a map that changed
+    between the two reads is read again (a few times)."""
+    for attempt in range(5):
+        f = run_top(top, sock, '-N', '0')
+        doms = {n: int(f['domains'][n]['ID']) for n in want if n in f['domains']}
+        maps = cat_maps(cat, sock, doms.values())
+        bad = []
+        for name, source in want.items():
+            d = f['domains'].get(name)
+            if d is None:
+                bad.append('%s: not in the domain table' % name)
+                continue
+            ms = list(maps.get(doms[name], {}).values())
+            if not ms:
+                bad.append('%s: mtraced told no clock map' % name)
+                continue
+            # the map of the domain's ring clock (a domain has one per clock its
+            # batches carry; these guests one)
+            shown = lambda m: (m['source'], fmt_duration(m['uncertainty_ns'])
+                               if m['source'] != 'unknown' else '-')
+            m = next((m for m in ms if shown(m) == (d['CLOCK'], d['CLK-UNC'])), ms[-1])
+            unc = shown(m)[1]
+            if (d['CLOCK'], d['CLK-UNC']) != shown(m) or m['source'] != source:
+                bad.append('%s: CLOCK %s CLK-UNC %s; the map in force: %s %s (want %s)' %
+                           (name, d['CLOCK'], d['CLK-UNC'], m['source'], unc, source))
+        if not bad:
+            for name in want:
+                d = f['domains'][name]
+                print('ok: %s: CLOCK %s CLK-UNC %s, the map in force' % (name, d['CLOCK'], d['CLK-UNC']))
+            return 0
+        print('attempt %d: %s' % (attempt + 1, '; '.join(bad)), file=sys.stderr)
+    return 1
+
+
 def main():
     mode, top, sock = sys.argv[1:4]
+    if mode == 'clock':
+        return clock(top, sock, sys.argv[4], dict(a.split('=', 1) for a in sys.argv[5:]))
     if mode == 'wait':
         want = dict((a.split('=')[0], int(a.split('=')[1])) for a in sys.argv[4:])
         return 0 if wait(top, sock, want) else 1
