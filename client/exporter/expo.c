@@ -24,109 +24,15 @@
 
 #include <event2/buffer.h>
 
+#include "expo-sb.h"
 #include "exporter.h"
+#include "json.h"
+#include "mtrace-ring.h"
 #include "ring-reader.h"
 #include "strtab.h"
-#include "utf8.h"
+#include "timeline.h"
 
 #define FOLD_NAME "other"
-
-/* A growing byte buffer: the whole exposition is built here and handed over once. */
-struct sb {
-	char *p;
-	size_t n, cap;
-};
-
-static void sb_need(struct sb *b, size_t more)
-{
-	size_t cap = b->cap ? b->cap : 65536;
-
-	if (b->n + more <= b->cap)
-		return;
-	while (cap < b->n + more)
-		cap *= 2;
-	b->p = realloc(b->p, cap);
-	if (!b->p)
-		abort();
-	b->cap = cap;
-}
-
-static void sb_add(struct sb *b, const char *s, size_t n)
-{
-	sb_need(b, n);
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-}
-
-static void sb_str(struct sb *b, const char *s)
-{
-	sb_add(b, s, strlen(s));
-}
-
-static void sb_u64(struct sb *b, uint64_t v)
-{
-	char tmp[24];
-	size_t i = sizeof(tmp);
-
-	do
-		tmp[--i] = (char)('0' + v % 10);
-	while ((v /= 10));
-	sb_add(b, tmp + i, sizeof(tmp) - i);
-}
-
-static void sb_i64(struct sb *b, int64_t v)
-{
-	if (v < 0) {
-		sb_add(b, "-", 1);
-		sb_u64(b, (uint64_t)0 - (uint64_t)v);
-	} else {
-		sb_u64(b, (uint64_t)v);
-	}
-}
-
-/* Nanoseconds as exact decimal seconds. */
-static void sb_ns_as_s(struct sb *b, uint64_t ns)
-{
-	char tmp[16];
-
-	sb_u64(b, ns / 1000000000u);
-	snprintf(tmp, sizeof(tmp), ".%09u", (unsigned)(ns % 1000000000u));
-	sb_str(b, tmp);
-}
-
-static void sb_double(struct sb *b, double v)
-{
-	char tmp[40];
-
-	snprintf(tmp, sizeof(tmp), "%.3f", v);
-	sb_str(b, tmp);
-}
-
-/* A label value's body (without quotes), as the exposition formats require. */
-static void label_value(struct sb *b, const char *str)
-{
-	const unsigned char *s = (const unsigned char *)(str ? str : "");
-
-	while (*s) {
-		const unsigned char *run = s;
-		size_t n;
-
-		while (*s && *s != '\\' && *s != '"' && *s != '\n' && (n = utf8_len(s)) > 0)
-			s += n;
-		sb_add(b, (const char *)run, (size_t)(s - run));
-		if (!*s)
-			break;
-		if (*s == '\\')
-			sb_add(b, "\\\\", 2);
-		else if (*s == '"')
-			sb_add(b, "\\\"", 2);
-		else if (*s == '\n')
-			sb_add(b, "\\n", 2);
-		else
-			sb_add(b, "?", 1);
-		s++;
-	}
-}
 
 /* ---- the per-domain view: what is shown by name, what is folded ---- */
 
@@ -583,6 +489,62 @@ static void write_vcpus(struct render *r)
 		}
 }
 
+/*
+ * How each domain's clock lies on the host timeline (dom0's CLOCK_REALTIME; issue 37):
+ * the clock map in force for each clock its batches carry, labelled with that clock and
+ * the map's source.  A clock not on the timeline (source unknown) has no offset and an
+ * uncertainty of +Inf.
+ */
+static void write_clocks(struct render *r, struct tl *tl)
+{
+	static const char *const clocks[] = { [MTRACE_CLOCK_MONOTONIC] = "monotonic",
+		[MTRACE_CLOCK_XEN] = "xen",
+		[MTRACE_CLOCK_REALTIME] = "realtime" };
+	static const struct {
+		const char *name, *sample, *unit, *help;
+		enum kind kind;
+	} fam[] = {
+		{ "mtrace_clock_offset_seconds", "mtrace_clock_offset_seconds", "seconds",
+		    "Added to the guest clock's time to put its events on the host timeline "
+		    "(dom0's CLOCK_REALTIME), by the clock map in force.",
+		    GAUGE },
+		{ "mtrace_clock_uncertainty_seconds", "mtrace_clock_uncertainty_seconds", "seconds",
+		    "Half-width of the interval the clock's offset is known to; +Inf when the "
+		    "clock is not on the host timeline.",
+		    GAUGE },
+		{ "mtrace_clock_maps", "mtrace_clock_maps_total", NULL,
+		    "Clock maps mtraced told for the clock since the domain was attached; each "
+		    "after the first is a change (an NTP step, a migration, a new announcement).",
+		    COUNTER },
+	};
+
+	for (size_t f = 0; f < sizeof(fam) / sizeof(fam[0]); f++) {
+		family(r, fam[f].name, fam[f].kind, fam[f].unit, fam[f].help);
+		for (size_t i = 0; i < r->nv; i++)
+			for (uint32_t k = MTRACE_CLOCK_MONOTONIC; k <= MTRACE_CLOCK_REALTIME; k++) {
+				const Mtrace__ClockMap *m =
+				    tl_clock_last(tl_clock(tl, NULL, r->v[i].d->domid, k));
+				const char *src = m ? json_clock_source(m->source) : NULL;
+				bool known = m && m->source != MTRACE__CLOCK_MAP__SOURCE__UNKNOWN;
+				if (!m || (f == 0 && !known))
+					continue;
+				sample_start(r, fam[f].sample, &r->v[i]);
+				sample_label(r, "clock", clocks[k], strlen(clocks[k]));
+				sample_label(r, "source", src, strlen(src));
+				sb_add(&r->out, "} ", 2);
+				if (f == 0)
+					sb_sns_as_s(&r->out, m->offset_ns);
+				else if (f == 2)
+					sb_u64(&r->out, m->seq);
+				else if (known)
+					sb_ns_as_s(&r->out, m->uncertainty_ns);
+				else
+					sb_str(&r->out, "+Inf");
+				sb_add(&r->out, "\n", 1);
+			}
+	}
+}
+
 static void plain(struct render *r, const char *name, uint64_t v)
 {
 	sb_str(&r->out, name);
@@ -636,6 +598,8 @@ int expo_render(struct evbuffer *out, enum expo_format fmt, const Mtrace__Stats 
 		write_labels(&r);
 		write_counters(&r);
 		write_vcpus(&r);
+		if (self->clocks)
+			write_clocks(&r, self->clocks);
 	}
 	if (fmt == EXPO_OPENMETRICS)
 		sb_str(&r.out, "# EOF\n");

@@ -14,6 +14,7 @@
 
 struct event_base;
 struct evbuffer;
+struct tl;
 
 /* ---- expo.c ---- */
 
@@ -36,6 +37,7 @@ struct expo_self {
 	double stats_age_s; /* since the last Stats (negative: none yet) */
 	uint64_t connects;  /* sessions opened with mtraced */
 	uint64_t stats_received;
+	struct tl *clocks; /* the clock maps mtraced told (timeline.h); NULL: none */
 };
 
 /* The format an HTTP Accept header asks for (NULL or unparsable: text). */

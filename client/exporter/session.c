@@ -11,11 +11,13 @@
 
 #include "exporter.h"
 #include "session.h"
+#include "timeline.h"
 
 struct session {
 	struct mtc_session *s;
 	unsigned interval_ms;
 	Mtrace__ServerMsg *last; /* the latest Stats */
+	struct tl *clocks;       /* the clock maps told (timeline.h) */
 	struct timespec last_at;
 	uint64_t stats_received;
 	char last_err[256]; /* said once until it changes */
@@ -49,6 +51,9 @@ static unsigned on_msg(struct mtc_session *s, Mtrace__ServerMsg *m, void *arg)
 	struct session *e = arg;
 
 	(void)s;
+	/* how the domains' clocks lie on the host timeline: mtrace_clock_* */
+	if (m->msg_case == MTRACE__SERVER_MSG__MSG_CLOCK_MAP)
+		tl_msg(e->clocks, NULL, m);
 	if (m->msg_case != MTRACE__SERVER_MSG__MSG_STATS)
 		return 0;
 	mtc_msg_free(e->last);
@@ -97,13 +102,16 @@ struct session *session_new(struct event_base *base, const char *socket_path, un
 	};
 	struct session *e = calloc(1, sizeof(*e));
 
-	if (!e)
+	if (!e || !(e->clocks = tl_new())) {
+		free(e);
 		return NULL;
+	}
 	e->interval_ms = interval_ms;
 	e->on_stats = on_stats;
 	e->arg = arg;
 	e->path = socket_path;
 	if (!(e->s = mtc_session_new(base, socket_path, &ops, e))) {
+		tl_free(e->clocks);
 		free(e);
 		return NULL;
 	}
@@ -118,6 +126,7 @@ void session_free(struct session *e)
 		return;
 	mtc_session_free(e->s);
 	mtc_msg_free(e->last);
+	tl_free(e->clocks);
 	free(e);
 }
 
@@ -135,6 +144,7 @@ void session_self(const struct session *e, struct expo_self *out)
 	out->connects = mtc_session_counts(e->s)->connects;
 	out->stats_received = e->stats_received;
 	out->stats_age_s = -1;
+	out->clocks = e->clocks;
 	if (e->last) {
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		out->stats_age_s = (double)(now.tv_sec - e->last_at.tv_sec) +

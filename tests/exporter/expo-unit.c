@@ -12,13 +12,18 @@
 
 #include "check.h"
 #include "exporter.h"
+#include "timeline.h"
 #include "utf8.h"
+
+static struct tl *clocks; /* the clock maps "told" (render's) */
 
 static char *render(
     const Mtrace__Stats *s, enum expo_format fmt, unsigned labels, unsigned counters)
 {
 	struct expo_caps caps = { labels, counters };
-	struct expo_self self = { .up = true, .stats_age_s = 0.25, .connects = 2 };
+	struct expo_self self = {
+		.up = true, .stats_age_s = 0.25, .connects = 2, .clocks = clocks
+	};
 	struct evbuffer *b = evbuffer_new();
 	size_t n;
 	char *out;
@@ -30,6 +35,24 @@ static char *render(
 	out[n] = '\0';
 	evbuffer_free(b);
 	return out;
+}
+
+/* A ClockMap as mtraced sends it, into the maps. */
+static void tell_map(uint32_t domid, uint32_t clock, int64_t offset, uint64_t unc,
+    Mtrace__ClockMap__Source src, uint64_t seq)
+{
+	Mtrace__ClockMap cm = MTRACE__CLOCK_MAP__INIT;
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+
+	cm.domid = domid;
+	cm.clock = clock;
+	cm.offset_ns = offset;
+	cm.uncertainty_ns = unc;
+	cm.source = src;
+	cm.seq = seq;
+	m.msg_case = MTRACE__SERVER_MSG__MSG_CLOCK_MAP;
+	m.clock_map = &cm;
+	tl_msg(clocks, NULL, &m);
 }
 
 static bool has_line(const char *text, const char *line)
@@ -110,8 +133,42 @@ int main(void)
 	s.labels = lp;
 	s.clients = 3;
 
+	/* domain 1's monotonic clock told twice (a step), its xen clock behind the host
+	 * timeline, its realtime clock not on it; the dead domain 2's not shown */
+	clocks = tl_new();
+	tell_map(1, 1, 1765000000000000000, 900, MTRACE__CLOCK_MAP__SOURCE__SAME_KERNEL, 1);
+	tell_map(1, 1, 1765000000123456789, 1500, MTRACE__CLOCK_MAP__SOURCE__SAME_KERNEL, 2);
+	tell_map(1, 2, -2500000000, 2000000, MTRACE__CLOCK_MAP__SOURCE__XEN_SYSTEM_TIME, 1);
+	tell_map(1, 3, 0, UINT64_MAX, MTRACE__CLOCK_MAP__SOURCE__UNKNOWN, 1);
+	tell_map(2, 1, 5, 5, MTRACE__CLOCK_MAP__SOURCE__SAME_KERNEL, 1);
+
 	t = render(&s, EXPO_TEXT, 3, 2);
 	CHECK(valid_utf8(t), "output is not UTF-8");
+	CHECK(has_line(t,
+	          "mtrace_clock_offset_seconds{domain=\"web\\\"x\",domid=\"1\",clock=\"monotonic\","
+	          "source=\"same-kernel\"} 1765000000.123456789"),
+	    "the map in force's offset, exact seconds");
+	CHECK(has_line(t,
+	          "mtrace_clock_uncertainty_seconds{domain=\"web\\\"x\",domid=\"1\","
+	          "clock=\"monotonic\",source=\"same-kernel\"} 0.000001500"),
+	    "its uncertainty");
+	CHECK(has_line(t,
+	          "mtrace_clock_maps_total{domain=\"web\\\"x\",domid=\"1\",clock=\"monotonic\","
+	          "source=\"same-kernel\"} 2"),
+	    "maps told: one change");
+	CHECK(has_line(t,
+	          "mtrace_clock_offset_seconds{domain=\"web\\\"x\",domid=\"1\",clock=\"xen\","
+	          "source=\"xen-system-time\"} -2.500000000"),
+	    "a negative offset");
+	CHECK(has_line(t,
+	          "mtrace_clock_uncertainty_seconds{domain=\"web\\\"x\",domid=\"1\","
+	          "clock=\"realtime\",source=\"unknown\"} +Inf"),
+	    "a clock off the host timeline: +Inf");
+	CHECK(!strstr(t,
+	          "mtrace_clock_offset_seconds{domain=\"web\\\"x\",domid=\"1\","
+	          "clock=\"realtime\""),
+	    "an offset for a clock off the host timeline");
+	CHECK(has_line(t, "# TYPE mtrace_clock_uncertainty_seconds gauge"), "gauge TYPE");
 	CHECK(!strstr(t, "domid=\"2\""), "a dead domain is shown");
 	CHECK(has_line(t, "mtrace_up 1"), "mtrace_up");
 	CHECK(has_line(t, "# TYPE mtrace_domain_events_total counter"), "counter TYPE");
@@ -180,6 +237,9 @@ int main(void)
 	CHECK(has_line(om, "# UNIT mtrace_label_thread_lifetime_seconds seconds"),
 	    "OpenMetrics unit");
 	CHECK(strlen(om) > 6 && !strcmp(om + strlen(om) - 6, "# EOF\n"), "OpenMetrics EOF");
+	CHECK(has_line(om, "# UNIT mtrace_clock_offset_seconds seconds") &&
+	        has_line(om, "# TYPE mtrace_clock_maps counter"),
+	    "OpenMetrics clock families");
 	free(om);
 	free(t);
 
@@ -201,5 +261,6 @@ int main(void)
 	CHECK(expo_negotiate("application/openmetrics-text;q=0") == EXPO_TEXT, "q=0");
 	CHECK(expo_negotiate(" Application/OpenMetrics-Text ; version=1.0.0") == EXPO_OPENMETRICS,
 	    "case and spaces");
+	tl_free(clocks);
 	return check_status("expo-unit");
 }

@@ -12,6 +12,10 @@
   wait-alert PROM NAME STATE SECS [label=value...]
   wait-gone PROM DOMAIN SECS      until no series of domain DOMAIN is left
   scrape-health PROM              Prometheus took every sample of every scrape
+  clocks PROM CAT SOCK SECS       every live domain's clock maps in force, as mtraced tells
+                                  mtrace-cat at subscribe, are Prometheus's
+                                  mtrace_clock_offset_seconds, _uncertainty_seconds and
+                                  _maps_total series (clock and source labels), no more
 """
 import json
 import subprocess
@@ -201,6 +205,65 @@ def compare(prom, cat_json, cap_labels, cap_counters):
           (len(doms), nlabels, sum(d["events"] for d in doms.values())))
 
 
+CLOCKS = {1: "monotonic", 2: "xen", 3: "realtime"}
+
+
+def clocks(prom, cat, sock, secs):
+    """The clock maps mtraced tells a new subscriber (before its first statistics),
+    held to what Prometheus scraped from the exporter."""
+    out = subprocess.run([cat, "-s", sock, "-f", "json", "--no-events", "--stats", "100",
+                          "-n", "1"], capture_output=True, check=True).stdout.decode()
+    maps, names = {}, {}
+    for line in out.splitlines():
+        m = json.loads(line)
+        if m["type"] == "clock_map":
+            maps[(m["domid"], m["clock"])] = m
+        elif m["type"] == "stats":
+            names = {d["domid"]: d["name"] for d in m["domains"] if d["alive"]}
+    want = {"offset": {}, "uncertainty": {}, "maps": {}}
+    for (domid, clock), m in maps.items():
+        if domid not in names:
+            continue
+        key = frozenset({"domain": names[domid], "domid": str(domid), "clock": CLOCKS[clock],
+                         "source": m["source"], "job": "mtrace",
+                         "instance": None}.items())
+        known = m["source"] != "unknown"
+        if known:
+            want["offset"][key] = m["offset_ns"] / 1e9
+        want["uncertainty"][key] = m["uncertainty_ns"] / 1e9 if known else float("inf")
+        want["maps"][key] = float(m["seq"])
+    if not want["maps"] or set(d for d, _ in maps) < set(names):
+        die("mtraced told clock maps of %s, the live domains are %s" % (sorted(maps), names))
+    last = [None]
+
+    def same():
+        got = {}
+        for k, metric in (("offset", "mtrace_clock_offset_seconds"),
+                          ("uncertainty", "mtrace_clock_uncertainty_seconds"),
+                          ("maps", "mtrace_clock_maps_total")):
+            got[k] = {frozenset((a, None if a == "instance" else b) for a, b in s): v
+                      for s, v in series(prom, metric + '{job="mtrace"}').items()}
+        last[0] = got
+        for k in want:
+            if set(got[k]) != set(want[k]):
+                return False
+            for s, v in want[k].items():
+                g = got[k][s]
+                # Prometheus keeps a float64: 1.7e9 s to about 0.2 us
+                if not (g == v or abs(g - v) <= 1e-6 + abs(v) * 1e-15):
+                    return False
+        return True
+    try:
+        poll(secs, same, "Prometheus to hold mtraced's clock maps")
+    except SystemExit:
+        print("want %s\ngot  %s" % (want, last[0]), file=sys.stderr)
+        raise
+    for s, v in sorted(want["uncertainty"].items(), key=str):
+        d = dict(s)
+        print("clock: %s %s %s: offset %s s, uncertainty %s s" % (
+            d["domain"], d["clock"], d["source"], want["offset"].get(s, "-"), v))
+
+
 def main(argv):
     cmd = argv[1]
     if cmd == "fetch":
@@ -259,6 +322,8 @@ def main(argv):
         # what was scraped (recorded rules keep a rate over the last minute)
         expr = '{__name__=~"mtrace_.*",job="mtrace",domain=%s}' % json.dumps(dom)
         poll(float(argv[4]), lambda: not query(prom, expr), "domain %s to disappear" % dom)
+    elif cmd == "clocks":
+        clocks(argv[2], argv[3], argv[4], float(argv[5]))
     elif cmd == "scrape-health":
         prom = argv[2]
         checks = ["prometheus_target_scrapes_sample_duplicate_timestamp_total",

@@ -8,6 +8,7 @@
 #  - at a quiescent moment the values queried back through Prometheus's API equal
 #    mtrace-cat's statistics: events, lost, corrupt, threads, per-label counts, counters,
 #    with the caps' label="other" series and folded counts right;
+#  - every guest's clock map in force (mtrace_clock_*) is mtraced's, as mtrace-cat is told;
 #  - a destroyed guest's series disappear;
 #  - docs/fleet.md's rules pass promtool (check + its unit test), load into Prometheus,
 #    and MtraceGuestLosingEvents fires when a guest overruns its ring (mtraced stopped
@@ -90,6 +91,10 @@ cmp -s <("$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); [x.pop(k
 	<("$PYTHON" -c 'import json,sys; d=json.load(open(sys.argv[1])); [x.pop(k) for k in ("time_ns","clients") for x in [d]]; [x.pop(k) for x in d["domains"] for k in ("rate_1s","rate_10s","rate_60s","wakeups","state")]; [x.pop("creation_rate") for x in d["labels"]]; print(json.dumps(d))' "$T/cat2.json") ||
 	fail "statistics moved during the comparison"
 "$PYTHON" "$TESTS/promcheck.py" scrape-health "$PROM_URL" || fail "Prometheus refused samples"
+# each guest's clock on the host timeline (issue 37): the maps mtraced tells its clients
+"$PYTHON" "$TESTS/promcheck.py" clocks "$PROM_URL" "$CAT" "$SOCK" 20 || fail "clock maps"
+grep -q '^mtrace_clock_uncertainty_seconds{domain="load-a",domid="[0-9]*",clock="monotonic",source="xen-system-time"} [0-9]*\.[0-9]\{9\}$' "$T/scrape-3.txt" ||
+	fail "no exact uncertainty of load-a's clock: $(grep '^mtrace_clock' "$T/scrape-3.txt")"
 
 # what the hostile guest wrote comes back from Prometheus exactly (escaped on the way)
 "$PYTHON" - "$PROM_URL" <<'PY' || fail "hostile strings"
