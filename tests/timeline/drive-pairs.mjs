@@ -93,6 +93,16 @@ try {
   });
   check(!bad, bad || `every arrow forward in time, from the sender's band to the receiver's`);
   check(drawn.colour > ordered, `the arrows are on the canvas (${drawn.colour} pixels)`);
+  if (env.SCREENSHOT) {	// to look at (debugging): a few pairs across the width
+    await page.evaluate((a, b) => {
+      const v = mtrace.view;
+      v.lod = true;
+      v.spanMs = (b - a) * 1.5;
+      v.t1 = b + (b - a) * 0.25;
+      mtrace.drawOnce();
+    }, want[0].send.host_ns / 1e6, want[Math.min(5, want.length - 1)].recv.host_ns / 1e6);
+    await page.screenshot({ path: env.SCREENSHOT });
+  }
   check(errors.length === 0, `no page errors${errors.length ? ': ' + errors.join('; ') : ''}`);
 } catch (e) {
   check(false, String(e.stack || e));

@@ -15,7 +15,7 @@
 // it left out), or all with view.lod === false (tests).
 'use strict';
 
-const PAIR_COLORS = { ordered: '#16a085', uncertain: '#9a9a9a' };
+const PAIR_COLORS = { ordered: '#0b5394', uncertain: '#9a9a9a' };
 const PAIRS_MAX = 2000;
 
 // The row a thread was on at t (its segments in time order); 0 for no thread known.
@@ -34,7 +34,7 @@ function addPair(model, m) {
   const mapped = m.send.host_ns !== undefined && m.recv.host_ns !== undefined;
   // ms on the host timeline; an end off it has no place there (never drawn)
   const ts = mapped ? m.send.host_ns / 1e6 : null;
-  const t = mapped ? m.recv.host_ns / 1e6 : Math.max(sd.lastT, rd.lastT);
+  const t = mapped ? m.recv.host_ns / 1e6 : Math.max(sd.lastT, rd.lastT);	// as placed by arrival
   model.pairs.push({
     sd, rd, ts, t, order: m.order, gap_ns: m.gap_ns, unc_ns: m.uncertainty_ns,
     sth: m.send.thread, rth: m.recv.thread,
@@ -66,13 +66,13 @@ function drawPairs(ctx, model, view, W, H, T0, T1) {
   const solid = new Path2D(), dashed = new Path2D(), heads = new Path2D();
   const lod = view.lod !== false;
   let drawn = 0;
-  // Pairs arrive in the order of their later end: the window's are at the end.
-  let i = list.length;
-  while (i > 0 && list[i - 1].t >= T0 - span) i--;
-  for (; i < list.length; i++) {
+  // Every pair held is looked at (a few comparisons each): they come in the order of
+  // their later end, domain after domain, which is not quite time order.
+  for (let i = 0; i < list.length; i++) {
     const p = list[i];
+    if (p.t < T0 - span || p.t > T1 + span) continue;
     if (p.order === 'violated' || p.order === 'unmapped') {
-      if (p.t >= T0 && p.t <= T1 + span) st[p.order]++;
+      st[p.order]++;
       continue;
     }
     const A = bands.get(p.sd.key), B = bands.get(p.rd.key);
