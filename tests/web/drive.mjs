@@ -435,7 +435,7 @@ async function modeHostile() {
   }));
   check(dom2.pwned === undefined, 'no guest script ran (window.__pwned unset)');
   check(dom2.markup === 0, `no guest markup became elements (${dom2.markup})`);
-  check(JSON.stringify(dom2.scripts) === '["model.js","render.js","app.js"]', `only our scripts: ${dom2.scripts}`);
+  check(JSON.stringify(dom2.scripts) === '["model.js","pairs.js","render.js","app.js"]', `only our scripts: ${dom2.scripts}`);
   const dname = await page.evaluate(id => document.querySelector(`#domains li[data-domid="${id}"] .name`)?.textContent, dom);
   check(dname === `${dom} ${DNAME}`, `the domain name shown as text: ${dname}`);
   const state = await page.evaluate(() => fetch('api/state').then(r => r.json()).then(s => s.stats !== undefined));

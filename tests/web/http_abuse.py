@@ -99,7 +99,7 @@ def abuse(host, port):
     check(st == 200 and h.get("content-type", "").startswith("text/html"), "GET / is the page")
     check("script-src 'self'" in h.get("content-security-policy", ""), "with a Content-Security-Policy")
     check(h.get("x-content-type-options") == "nosniff", "and nosniff")
-    for p in [b"/app.js", b"/model.js", b"/render.js", b"/style.css", b"/favicon.svg"]:
+    for p in [b"/app.js", b"/model.js", b"/render.js", b"/pairs.js", b"/style.css", b"/favicon.svg"]:
         st, _, _ = get(host, port, p)
         check(st == 200, f"GET {p.decode()} {st}")
     st, h, body = get(host, port, b"/api/state")
