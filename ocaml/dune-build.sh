@@ -35,6 +35,22 @@ MTRACE_SRC=$(cd "$src/.." && pwd)
 MTRACE_HEADERS_DIGEST=$(cat "$MTRACE_SRC"/guest/*.h "$MTRACE_SRC"/proto/*.h \
 	"$MTRACE_SRC"/xenif/*.h | cksum | cut -d' ' -f1)
 export MTRACE_SRC MTRACE_HEADERS_DIGEST
+# The in-tree build links the static libmtrace-guest.a and libxenif.a, which dune does
+# not watch either (they are -cclib flags): their digest goes into the link flags
+# (ocaml/guest/dune), so that a changed library relinks every program rather than
+# leaving one that speaks an older protocol to the simulated Xen's broker.
+static_libs_digest() {	# LINK-FLAGS...: the digest of the -L dirs' -l:lib*.a files
+	dirs= libs=
+	for f in "$@"; do
+		case $f in
+		-L*) dirs="$dirs ${f#-L}" ;;
+		-l:*.a) libs="$libs ${f#-l:}" ;;
+		esac
+	done
+	for l in $libs; do for d in $dirs; do [ -f "$d/$l" ] && cat "$d/$l" && break; done; done |
+		cksum | cut -d' ' -f1
+}
+
 # The installed flavour's environment (install-build and install: the same, or dune
 # would rebuild): -lmtrace-guest, found now in GUEST_LIBDIR ($1) for the plugins; the
 # build and source paths mapped out of the objects' debug information (OCaml's by
@@ -69,7 +85,8 @@ build)
 	stamp=$1
 	shift
 	MTRACE_GUEST_LIBS="$*"
-	export MTRACE_GUEST_LIBS
+	MTRACE_GUEST_LIBS_DIGEST=$(static_libs_digest "$@")
+	export MTRACE_GUEST_LIBS MTRACE_GUEST_LIBS_DIGEST
 	dune build --root "$src" --build-dir "$bdir" --display quiet --profile release 2>&1
 	touch "$stamp"
 	;;
@@ -83,7 +100,8 @@ test)
 	alias=$1
 	shift
 	MTRACE_GUEST_LIBS="$*"
-	export MTRACE_GUEST_LIBS
+	MTRACE_GUEST_LIBS_DIGEST=$(static_libs_digest "$@")
+	export MTRACE_GUEST_LIBS MTRACE_GUEST_LIBS_DIGEST
 	locked dune build --root "$src" --build-dir "$bdir" --display quiet --profile release \
 		--force "@$alias" 2>&1
 	;;

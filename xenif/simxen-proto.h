@@ -9,7 +9,10 @@
  * inherits one at exec, fd $MTRACE_SIM_FD, and asks it for more), so a domid can
  * never be claimed, only be given.
  *
- * Control connection: strictly request -> reply, one at a time.
+ * Control connection: strictly request -> reply, one at a time, but for SIMXEN_EVT_NOTIFY,
+ * which has no reply: Linux's evtchn driver checks that the port is bound on its handle
+ * (ENOTCONN) and then makes a hypercall that returns without waiting for the receiving
+ * domain, so the client checks its own ports and does not wait for the broker either.
  * Event-channel connection (SIMXEN_EVT_OPEN): broker -> client only, one uint32_t port
  * per datagram.  Watch connection (SIMXEN_XS_OPEN): broker -> client only,
  * "path\0token\0" per datagram.
@@ -32,6 +35,7 @@
 #define SIMXEN_MAP_CHUNK 64    /* refs per SIMXEN_GNT_MAP request */
 #define SIMXEN_PAGE      4096u
 #define SIMXEN_MAX_DOMID 0x7FEF /* DOMID_FIRST_RESERVED - 1 */
+#define SIMXEN_EVT_PORTS 1024   /* ports per domain; port 0 is never valid */
 
 /* A domain's name, as the broker accepts it (xenstore paths and `list` lines carry it);
  * the CLI checks it first so that it can say the rule instead of EINVAL. */
@@ -61,7 +65,7 @@ enum simxen_op {
 	SIMXEN_EVT_OPEN,             /* -> fd of the delivery socket */
 	SIMXEN_EVT_BIND_UNBOUND,     /* a0 remote -> a0 port */
 	SIMXEN_EVT_BIND_INTERDOMAIN, /* a0 remote, a1 remote port -> a0 port */
-	SIMXEN_EVT_NOTIFY,           /* a0 port */
+	SIMXEN_EVT_NOTIFY,           /* a0 port; no reply (the client's own ports only) */
 	SIMXEN_EVT_UNMASK,           /* a0 port */
 	SIMXEN_EVT_UNBIND,           /* a0 port */
 

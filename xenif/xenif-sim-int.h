@@ -30,6 +30,9 @@ struct sim {
 	xenif_domid_t domid;
 	unsigned parts; /* XENIF_* asked for at open */
 	struct region *shares, *maps;
+	/* the ports bound on this handle, as the evtchn driver keeps them: a notify of any
+	 * other is refused here (ENOTCONN) and the rest go one way (SIMXEN_EVT_NOTIFY) */
+	uint64_t bound[SIMXEN_EVT_PORTS / 64];
 };
 
 static inline struct sim *xenif_sim(struct xenif *x)

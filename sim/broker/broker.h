@@ -26,7 +26,7 @@
 #define MAX_CONNS        4096  /* all connections, dom0's included */
 #define GNT_FIRST_REF    8     /* Xen reserves the first grant entries */
 #define GNT_MAX_REFS     16384 /* v1 table of 32 frames */
-#define EVT_MAX_PORTS    1024  /* per domain; port 0 is never valid */
+#define EVT_MAX_PORTS    SIMXEN_EVT_PORTS
 #define EVT_QUEUE_CAP    (2 * EVT_MAX_PORTS)
 #define XS_VALUE_MAX     4096 /* XENSTORE_PAYLOAD_MAX */
 #define XS_ABS_PATH_MAX  3072
@@ -67,7 +67,9 @@ struct domain {
 	bool released;              /* dying; goes when foreign_maps drops to 0 */
 	unsigned xs_nodes;          /* quota accounting */
 	unsigned nconns;
-	unsigned long nreq, nnotify; /* requests served, for the release log line */
+	/* requests served, notifications among them and those refused (no reply says so):
+	 * for the release log line */
+	unsigned long nreq, nnotify, nnotify_refused;
 };
 
 struct broker {

@@ -104,8 +104,9 @@ static void release(struct broker *b, struct domain *d)
 	char path[64];
 	snprintf(path, sizeof(path), "/local/domain/%u", d->domid);
 	xs_ts_rm(b, path);
-	blog("domain %u (%s) released after %lu requests (%lu notifications)%s", d->domid, d->name,
-	    d->nreq, d->nnotify, d->foreign_maps ? ", dying until its pages are unmapped" : "");
+	blog("domain %u (%s) released after %lu requests (%lu notifications, %lu refused)%s",
+	    d->domid, d->name, d->nreq, d->nnotify, d->nnotify_refused,
+	    d->foreign_maps ? ", dying until its pages are unmapped" : "");
 	/* Like Xen, a domain whose pages another domain still maps stays dying (listed,
 	 * nothing new can be mapped or bound) until the last of them is unmapped. */
 	d->released = true;
