@@ -23,8 +23,8 @@
 # (`mtrace_ocaml_monotonic_ns`, `mtrace_ocaml_rdtsc`) and of the ring's C calls that read
 # the clock themselves (`mtrace_ocaml_emit_now`, `mtrace_ocaml_emit_ext_now`), a round's
 # or a bind's as the instructions are.  The
-# shop's notifications of mtraced (`mtrace_ocaml_guest_kick`: on the simulated Xen an
-# RPC to its broker, ~2,000 instructions and two system calls; a hypercall on Xen) are
+# shop's notifications of mtraced (`mtrace_ocaml_guest_kick`: on the simulated Xen one
+# datagram to its broker, no reply awaited; a hypercall on Xen) are
 # counted apart and their instructions (inclusive) left out: how many there are
 # depends on when mtraced, running beside it, asks for one, not on the program.
 set -u
