@@ -52,7 +52,8 @@ static unsigned on_msg(struct mtc_session *s, Mtrace__ServerMsg *m, void *arg)
 
 	(void)s;
 	/* how the domains' clocks lie on the host timeline: mtrace_clock_* */
-	if (m->msg_case == MTRACE__SERVER_MSG__MSG_CLOCK_MAP)
+	if (m->msg_case == MTRACE__SERVER_MSG__MSG_CLOCK_MAP ||
+	    m->msg_case == MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN)
 		tl_msg(e->clocks, NULL, m);
 	if (m->msg_case != MTRACE__SERVER_MSG__MSG_STATS)
 		return 0;
@@ -106,6 +107,7 @@ struct session *session_new(struct event_base *base, const char *socket_path, un
 		free(e);
 		return NULL;
 	}
+	tl_forget_gone(e->clocks); /* it runs as long as the host: domains come and go */
 	e->interval_ms = interval_ms;
 	e->on_stats = on_stats;
 	e->arg = arg;

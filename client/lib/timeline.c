@@ -12,6 +12,10 @@
 
 #define HOSTS_MAX 1024
 #define QUEUE_MAX 16384 /* ends waiting on one channel; past it the oldest go */
+/* Maps kept per clock: past it the older half go, and a guest time before the oldest
+ * kept is mapped by it (a live reader's events are recent; a recording's domain would
+ * have to change its map 4,096 times for a converter to notice). */
+#define MAPS_MAX 4096
 
 struct map {
 	Mtrace__ClockMap m;
@@ -43,6 +47,7 @@ struct tl {
 	unsigned nhosts;
 	struct ttab clocks, links, chans;
 	struct tl_counts counts;
+	bool forget_gone; /* tl_forget_gone */
 };
 
 static int64_t sat_sub(int64_t a, int64_t b)
@@ -125,6 +130,10 @@ static void learn_map(struct tl *t, int64_t hid, const Mtrace__ClockMap *m)
 	/* a seq not above the last: the domain was attached again, its maps start anew */
 	if (c->n && m->seq <= c->maps[c->n - 1].m.seq)
 		c->n = 0;
+	if (c->n == MAPS_MAX) {
+		memmove(c->maps, c->maps + MAPS_MAX / 2, MAPS_MAX / 2 * sizeof(*c->maps));
+		c->n = MAPS_MAX / 2;
+	}
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? c->cap * 2 : 4;
 		struct map *p = realloc(c->maps, cap * sizeof(*p));
@@ -174,17 +183,81 @@ static void realign_one(void *payload, void *arg)
 	c->aligned = false;
 }
 
+void tl_forget_gone(struct tl *t)
+{
+	t->forget_gone = true;
+}
+
+/* The keys of a gone domain's entries, collected first: a table may not change under
+ * ttab_each. */
+struct gone {
+	uint64_t hk;
+	uint32_t domid;
+	bool by_remote; /* chans: the receiving domain counts too */
+	uint64_t (*k)[2];
+	size_t n, cap;
+	struct tl *t;
+};
+
+static void gone_one(void *payload, void *arg)
+{
+	struct gone *g = arg;
+	const struct ttab_entry *e = ttab_entry_of(payload);
+	bool mine = e->k1 == (g->hk | g->domid);
+
+	if ((e->k1 >> 32) != (g->hk >> 32))
+		return;
+	if (!mine && !(g->by_remote && ((struct chan *)payload)->rdom == g->domid))
+		return;
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 8;
+		uint64_t(*k)[2] = realloc(g->k, cap * sizeof(*k));
+		if (!k)
+			return; /* kept: found again at the next DomainDown */
+		g->k = k;
+		g->cap = cap;
+	}
+	if (g->by_remote) {
+		struct chan *c = payload;
+		g->t->counts.unpaired += c->sends.n + c->recvs.n;
+	}
+	g->k[g->n][0] = e->k1;
+	g->k[g->n++][1] = e->k2;
+}
+
+static void forget_in(struct ttab *tab, struct gone *g, void (*fn)(void *))
+{
+	g->n = 0;
+	ttab_each(tab, gone_one, g);
+	for (size_t i = 0; i < g->n; i++)
+		ttab_del(tab, g->k[i][0], g->k[i][1], fn);
+}
+
+static void forget_domain(struct tl *t, int64_t hid, uint32_t domid)
+{
+	struct gone g = { .hk = key(hid, 0), .domid = domid, .t = t };
+
+	forget_in(&t->clocks, &g, clock_free);
+	forget_in(&t->links, &g, NULL);
+	g.by_remote = true;
+	forget_in(&t->chans, &g, chan_free);
+	free(g.k);
+}
+
 void tl_msg(struct tl *t, const char *host, const Mtrace__ServerMsg *m)
 {
 	int64_t hid;
 
 	if (m->msg_case != MTRACE__SERVER_MSG__MSG_CLOCK_MAP &&
 	    m->msg_case != MTRACE__SERVER_MSG__MSG_EVTCHN_LINK &&
-	    m->msg_case != MTRACE__SERVER_MSG__MSG_LOSS)
+	    m->msg_case != MTRACE__SERVER_MSG__MSG_LOSS &&
+	    !(t->forget_gone && m->msg_case == MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN))
 		return;
 	if ((hid = host_id(t, host, true)) < 0)
 		return;
-	if (m->msg_case == MTRACE__SERVER_MSG__MSG_CLOCK_MAP)
+	if (m->msg_case == MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN)
+		forget_domain(t, hid, m->domain_down->domid);
+	else if (m->msg_case == MTRACE__SERVER_MSG__MSG_CLOCK_MAP)
 		learn_map(t, hid, m->clock_map);
 	else if (m->msg_case == MTRACE__SERVER_MSG__MSG_EVTCHN_LINK)
 		learn_link(t, hid, m->evtchn_link);

@@ -45,9 +45,15 @@ struct tl_clock;
 
 struct tl *tl_new(void); /* NULL when out of memory */
 void tl_free(struct tl *t);
-/* Learn from a record: ClockMap, EvtchnLink, Loss (realigns channels); host is the
- * fleet's host of the record, NULL or "" for mtraced's and a recording's. */
+/* Learn from a record: ClockMap, EvtchnLink, Loss (realigns channels), and with
+ * tl_forget_gone DomainDown; host is the fleet's host of the record, NULL or "" for
+ * mtraced's and a recording's. */
 void tl_msg(struct tl *t, const char *host, const Mtrace__ServerMsg *m);
+/* A live reader's (mtrace-top, the exporter, mtrace-web, which run for as long as the
+ * host does): a domain's DomainDown forgets its maps, links and channels (their waiting
+ * ends counted unpaired), so that domains coming and going cost nothing lasting.  A
+ * converter, which lists every map told at its end, keeps them. */
+void tl_forget_gone(struct tl *t);
 
 /* The maps of one clock of a domain (a batch's clock), NULL when none was told. */
 const struct tl_clock *tl_clock(struct tl *t, const char *host, uint32_t domid, uint32_t clock);

@@ -75,11 +75,13 @@ int session_apply(struct top_model *m, Mtrace__ServerMsg *msg)
 		snprintf(m->note, sizeof(m->note), "domain %" PRIu32 " down: %s",
 		    msg->domain_down->domid,
 		    msg->domain_down->reason ? msg->domain_down->reason : "?");
+		if (m->tl)
+			tl_msg(m->tl, NULL, msg); /* its clock maps are forgotten */
 		break;
 	case MTRACE__SERVER_MSG__MSG_CLOCK_MAP:
 		/* how the domain's clock lies on the host timeline: the domain table says */
-		if (!m->tl)
-			m->tl = tl_new();
+		if (!m->tl && (m->tl = tl_new()))
+			tl_forget_gone(m->tl);
 		if (m->tl)
 			tl_msg(m->tl, NULL, msg);
 		break;

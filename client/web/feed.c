@@ -357,6 +357,7 @@ int feed_start(struct event_base *base, const struct web_opts *o, void (*on_hist
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
+	tl_forget_gone(f.tl); /* it runs as long as the host: domains come and go */
 	if (!(src = mtc_source_new(&o->src, err, errlen)))
 		return -1;
 	if (!(f.s = mtc_session_new_source(base, src, &ops, NULL))) {

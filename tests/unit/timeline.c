@@ -162,7 +162,81 @@ static void loss_and_unmapped(void)
 	tl_free(t);
 }
 
+static void tell_down(struct tl *t, uint32_t domid)
+{
+	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
+	Mtrace__DomainDown d = MTRACE__DOMAIN_DOWN__INIT;
+
+	d.domid = domid;
+	m.msg_case = MTRACE__SERVER_MSG__MSG_DOMAIN_DOWN;
+	m.domain_down = &d;
+	tl_msg(t, "", &m);
+}
+
+/* A live reader forgets a gone domain (its maps, links, channels and what waited on
+ * them); a converter keeps its maps for the end of its output. */
+static void gone(void)
+{
+	struct tl *live = tl_new(), *conv = tl_new();
+	struct tl_pair p;
+	struct tl_counts c;
+	struct tl_end e;
+
+	tl_forget_gone(live);
+	for (int i = 0; i < 2; i++) {
+		struct tl *t = i ? conv : live;
+		tell_map(t, 5, 1, 0, 10, MTRACE__CLOCK_MAP__SOURCE__SAME_KERNEL, 0, 1);
+		tell_map(t, 6, 1, 0, 10, MTRACE__CLOCK_MAP__SOURCE__SAME_KERNEL, 0, 1);
+		tell_link(t, 5, 3, 6, 2);
+		tell_link(t, 6, 2, 5, 3);
+		e = end(5, 3, t, 100);
+		CHECK(!tl_evtchn(t, "", true, &e, &p), "the send waits");
+		tell_down(t, 5);
+	}
+	CHECK(!tl_clock(live, "", 5, 1) && tl_clock(live, "", 6, 1), "live: dom5's map forgotten");
+	e = end(6, 2, live, 200);
+	CHECK(!tl_evtchn(live, "", false, &e, &p), "live: the channel went with dom5");
+	tl_counts(live, &c);
+	CHECK(c.pairs == 0 && c.unpaired == 1, "live: the waiting send counted (%llu)",
+	    (unsigned long long)c.unpaired);
+	CHECK(tl_clock(conv, "", 5, 1) != NULL, "converter: dom5's map kept");
+	e = end(6, 2, conv, 200);
+	CHECK(tl_evtchn(conv, "", false, &e, &p) && p.order == TL_ORDERED, "converter: paired");
+	tl_free(live);
+	tl_free(conv);
+}
+
+static void count_map(const char *host, const Mtrace__ClockMap *m, size_t nth, void *arg)
+{
+	uint64_t *first_seq_and_n = arg;
+
+	(void)host;
+	if (nth == 0)
+		first_seq_and_n[0] = m->seq;
+	first_seq_and_n[1]++;
+}
+
+/* A domain whose map changes without end costs a bounded table: the latest maps map. */
+static void many_maps(void)
+{
+	struct tl *t = tl_new();
+	uint64_t seen[2] = { 0, 0 };
+
+	for (uint64_t i = 1; i <= 10000; i++)
+		tell_map(t, 5, 1, (int64_t)i, 10, MTRACE__CLOCK_MAP__SOURCE__SAME_KERNEL,
+		    (int64_t)(i * 1000 + i), i);
+	tl_each_map(t, count_map, seen);
+	CHECK(seen[1] <= 4096 && seen[1] >= 2048, "%llu maps kept", (unsigned long long)seen[1]);
+	CHECK(seen[0] == 10001 - seen[1], "the newest kept (first %llu)",
+	    (unsigned long long)seen[0]);
+	CHECK(at(t, 5, 9999000).host_ns == 9999000 + 9999, "in force at its time");
+	CHECK(at(t, 5, 10000000).host_ns == 10000000 + 10000, "the last");
+	tl_free(t);
+}
+
 const struct unit_test unit_timeline[] = {
+	{ "timeline", "gone", gone },
+	{ "timeline", "many-maps", many_maps },
 	{ "timeline", "maps", maps },
 	{ "timeline", "pairs", pairs },
 	{ "timeline", "loss-and-unmapped", loss_and_unmapped },
