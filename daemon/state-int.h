@@ -219,8 +219,13 @@ struct state_domain {
 	uint64_t sites_dropped, sites_bad, edges_dropped, modules_dropped;
 	uint64_t clock_sync_bad; /* refused clock-sync announcements (guest-time.c) */
 
-	/* the hypervisor's scheduling of its vCPUs (state-vcpu.c); NULL: none known */
+	/* the hypervisor's scheduling of its vCPUs (state-vcpu.c); NULL: none known, and
+	 * then the hot path measures no waits */
 	struct vcpu_dom *vc;
+	/* issue 37's map of the domain's clock to the host timeline (guest-time.c), kept
+	 * here rather than in vc: a map alone is no reason to measure waits */
+	int64_t host_offset_ns;
+	bool host_mapped;
 };
 
 /* ---- state-domains.c: the domain table, the configuration, memory ---- */

@@ -61,8 +61,6 @@ struct vcpu_dom {
 	uint32_t pcap, phead, pn;
 	struct vc_wait *w; /* ring FIFO */
 	uint32_t wcap, whead, wn;
-	int64_t map_offset;
-	bool mapped; /* map_offset is issue 37's mapping of this domain */
 };
 
 static struct {
@@ -99,10 +97,8 @@ static struct vcpu_dom *vc_of(struct state_domain *d)
 
 void state_vcpu_clock_map(struct state_domain *d, int64_t offset_ns, bool known)
 {
-	struct vcpu_dom *vc = vc_of(d);
-
-	vc->map_offset = offset_ns;
-	vc->mapped = known;
+	d->host_offset_ns = offset_ns;
+	d->host_mapped = known;
 }
 
 void state_vcpu_free(struct state_domain *d)
@@ -268,8 +264,8 @@ static void settle(struct state_domain *d)
 
 bool state_vcpu_offset(const struct state_domain *d, int64_t *offset_ns)
 {
-	if (d->vc && d->vc->mapped)
-		*offset_ns = d->vc->map_offset;
+	if (d->host_mapped)
+		*offset_ns = d->host_offset_ns;
 	else if (vg.source == VCPU_SOURCE_SIM && vg.same_kernel_known)
 		*offset_ns = d->clock == MTRACE_CLOCK_REALTIME ? 0 : vg.same_kernel;
 	else

@@ -3,7 +3,8 @@
  * and its vCPUs' figures from the source's batches, and thread waits measured against
  * them once a batch covers them: exact intervals and sampled ones (their parts spread
  * evenly), several vCPUs taken together, a thread that never runs, a wait older than the
- * history, and a domain whose clock has no mapping to the host's.
+ * history, a domain whose clock has no mapping to the host's, and one with a mapping
+ * but no source (nothing measured: the hot path stays a test of a pointer).
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -213,6 +214,31 @@ static void test_two_vcpus_and_unmapped(void)
 	state_stats_free(s);
 }
 
+/* The source off: a domain's clock map is kept, and no wait is queued for figures that
+ * will never come. */
+static void test_map_without_source(void)
+{
+	struct state_domain *d = state_domain_get(7);
+	Mtrace__Stats *s = stats();
+	uint64_t unattributed = s->waits_unattributed;
+	const Mtrace__LabelStats *l;
+
+	state_stats_free(s);
+	state_vcpu_source(VCPU_SOURCE_NONE);
+	state_domain_attached(d, 1, MTRACE_CLOCK_MONOTONIC, false);
+	state_vcpu_clock_map(d, OFF, true);
+	for (uint64_t i = 0; i < 100; i++)
+		thread_wait(d, 40 + i, "nosource", BASE + i * MS, BASE + (i + 1) * MS, i % 2);
+	CHECK(d->vc == NULL, "a map alone made no vCPU account");
+	s = stats();
+	l = label(s, 7, "nosource");
+	CHECK(l && l->waits == 0 && s->waits_unattributed == unattributed,
+	    "no source: nothing measured, nothing unattributed (%" PRIu64 ")",
+	    s->waits_unattributed - unattributed);
+	state_stats_free(s);
+	state_domain_detached(d, "test", true);
+}
+
 int main(void)
 {
 	struct mtraced_config cfg;
@@ -224,6 +250,7 @@ int main(void)
 	state_vcpu_same_kernel(OFF, true);
 	test_one_vcpu();
 	test_two_vcpus_and_unmapped();
+	test_map_without_source();
 	state_fini();
 	return check_status("state-vcpu");
 }
