@@ -37,9 +37,13 @@ try {
   await page.setViewport({ width: 1200, height: 700 });
   await page.goto(env.WEB_URL, { waitUntil: 'load' });
   await until('the page to connect', () => page.evaluate(() => window.mtrace && mtrace.state.connected));
+  // --spin: its ring's task always runnable (running, or waiting for a core) beside tasks
+  // that sleep.  Without it, writing 20 events a millisecond and sleeping between, the
+  // task ran so little of each 100 ms sample that no pixel of the band was in the
+  // running colour on a fast machine, and the band check below failed there every time.
   const dom = Number(execFileSync(env.SIMXEN, ['--dir', env.RIG_SIM, 'create', '--name', 'busy',
     '--log', path.join(env.RIG_DIR, 'guest-busy.log'), '--', env.LOAD, '--rate', '20000',
-    '--duration', '60', '--threads', '16'], { encoding: 'utf8' }).trim());
+    '--duration', '60', '--threads', '16', '--spin'], { encoding: 'utf8' }).trim());
   note(`guest busy is domain ${dom}`);
   await until('vCPU intervals in the page', () => page.evaluate(d => {
     const x = mtrace.model.domain('', d);
