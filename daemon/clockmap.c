@@ -46,8 +46,14 @@ bool clockmap_offer(uint32_t domid, uint32_t clock, int64_t offset_ns, uint64_t 
 		    cur->uncertainty_ns > uncertainty_ns ? cur->uncertainty_ns : uncertainty_ns;
 		if (limit < CLOCKMAP_MOVE_NS)
 			limit = CLOCKMAP_MOVE_NS;
+		/* a measure at least twice as narrow (by CLOCKMAP_MOVE_NS or more) is a record
+		 * too: a first measure taken while dom0 was busy (a wide bracket of its Xen
+		 * time) is refined, not kept for good; log2 of the widths bounds how often */
+		bool narrower = uncertainty_ns <= cur->uncertainty_ns / 2 &&
+		    cur->uncertainty_ns - uncertainty_ns >= CLOCKMAP_MOVE_NS;
 		/* unknown maps never move: their uncertainty is everything */
-		if (source == CLOCKMAP_UNKNOWN || absdiff(offset_ns, cur->offset_ns) <= limit)
+		if (source == CLOCKMAP_UNKNOWN ||
+		    (absdiff(offset_ns, cur->offset_ns) <= limit && !narrower))
 			return false;
 	}
 	if (!cur) {

@@ -9,8 +9,9 @@
  * A map is affine with rate 1: host_ns = guest_ns + offset_ns, for the domain's events
  * whose EventBatch clock is `clock` (a TSC ring's timeline), with the half-width of the
  * interval the true offset lies in.  A new record is made only when the offset moved by
- * more than max(uncertainty, CLOCKMAP_MOVE_NS) or the source changed: a change is
- * always a record (ClockMap in proto/mtrace.proto), never a silent jump.
+ * more than max(uncertainty, CLOCKMAP_MOVE_NS), the source changed, or the measure is at
+ * least twice as narrow (by CLOCKMAP_MOVE_NS or more: a refinement): a change is always
+ * a record (ClockMap in proto/mtrace.proto), never a silent jump.
  */
 #ifndef MTRACED_CLOCKMAP_H
 #define MTRACED_CLOCKMAP_H

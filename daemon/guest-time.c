@@ -24,9 +24,12 @@
  *
  * Links: the first time a guest's event-channel send or receive names a port, Xen is
  * asked what is at its other end (evtchn_status): an interdomain channel becomes an
- * EvtchnLink, sent before the event.  A port not (yet) bound to a domain is asked
- * again at most once a second; at most GUEST_PORTS_MAX ports a guest, so a guest that
- * writes random ports costs a bounded number of questions.
+ * EvtchnLink, sent before the event.  A port is asked again at most once a second
+ * while its events come: one not (yet) bound to a domain, and one linked, since a
+ * port closed and bound again to another domain is another channel (a new EvtchnLink;
+ * the events read before the question are the old link's).  At most GUEST_PORTS_MAX
+ * ports a guest, so a guest that writes random ports costs a bounded number of
+ * questions.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -281,8 +284,6 @@ static void port_seen(void *owner, uint32_t port)
 			p = &t->ports[i];
 			break;
 		}
-	if (p && p->linked)
-		return;
 	if (!p) {
 		if (t->nports == GUEST_PORTS_MAX)
 			return;
@@ -295,10 +296,9 @@ static void port_seen(void *owner, uint32_t port)
 	p->tried_ns = now;
 	if (!x->ops->evtchn_status || x->ops->evtchn_status(x, g->domid, port, &st) < 0 ||
 	    !st.interdomain)
-		return;
-	p->linked = true;
+		return; /* not bound (yet, or any more): a link told stays */
 	struct evlink l = { g->domid, port, st.remote_domid, st.remote_port };
-	if (evlink_note(&l))
+	if (evlink_note(&l)) /* new, or the port bound again elsewhere */
 		deliver_evtchn_link(g->ctx->deliver, &l);
 }
 

@@ -64,7 +64,6 @@ struct gring {
 #define GUEST_PORTS_MAX 64
 struct guest_port {
 	uint32_t port;
-	bool linked;       /* an interdomain channel, told */
 	uint64_t tried_ns; /* when Xen was last asked (CLOCK_MONOTONIC) */
 };
 struct guest_time {

@@ -147,20 +147,32 @@ static void learn_map(struct tl *t, int64_t hid, const Mtrace__ClockMap *m)
 	x->since_guest = sat_sub(m->since_host_ns, m->offset_ns);
 }
 
+static void queue_clear(struct queue *q)
+{
+	q->head = q->n = 0;
+}
+
 static void learn_link(struct tl *t, int64_t hid, const Mtrace__EvtchnLink *l)
 {
 	int fresh;
 	struct link *k = ttab_put(&t->links, key(hid, l->domid), l->port, &fresh);
+	struct chan *c;
 
-	if (k) {
-		k->rdom = l->remote_domid;
-		k->rport = l->remote_port;
+	if (!k)
+		return;
+	/* the port bound again, to another end (mtraced asks again once a second): what
+	 * its channel as a sending end still holds was the old channel's, and has no pair
+	 * to come */
+	if (!fresh && (k->rdom != l->remote_domid || k->rport != l->remote_port) &&
+	    (c = ttab_get(&t->chans, key(hid, l->domid), l->port))) {
+		t->counts.unpaired += c->sends.n + c->recvs.n;
+		queue_clear(&c->sends);
+		queue_clear(&c->recvs);
+		c->aligned = false;
+		c->rdom = l->remote_domid;
 	}
-}
-
-static void queue_clear(struct queue *q)
-{
-	q->head = q->n = 0;
+	k->rdom = l->remote_domid;
+	k->rport = l->remote_port;
 }
 
 struct realign {

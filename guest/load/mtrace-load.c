@@ -323,8 +323,12 @@ static void pp_received(void *arg, uint32_t port)
 }
 
 /* One exchange: its role from data/mtrace-pingpong/NAME/role, then the round trips. */
-static int pingpong_one(
-    struct xenif *x, const struct opts *o, const struct pingpong_spec *sp, struct ring_job *j)
+/* One exchange; its port is left bound in *bound (pingpong_all unbinds them all at the
+ * end): a port closed here would be the next exchange's, and mtraced, which asks Xen
+ * about a port when it reads the first event naming it (EvtchnLink), would find it
+ * closed, or bound to the next exchange's peer. */
+static int pingpong_one(struct xenif *x, const struct opts *o, const struct pingpong_spec *sp,
+    struct ring_job *j, int *bound)
 {
 	struct pingpong_hooks h = { pp_sent, pp_received, j };
 	char base[128], path[160], err[160] = "";
@@ -363,8 +367,7 @@ static int pingpong_one(
 	if (port >= 0 && !err[0])
 		n = pingpong_run(
 		    x, (uint32_t)port, starts, sp->n, o->pingpong_timeout, &h, err, sizeof(err));
-	if (port >= 0)
-		x->ops->evtchn_unbind(x, (xenif_port_t)port);
+	*bound = port;
 	if (n < sp->n) {
 		fprintf(stderr, "mtrace-load: pingpong %s: %u of %u round trips: %s\n", sp->name, n,
 		    sp->n, err);
@@ -373,19 +376,34 @@ static int pingpong_one(
 	return 0;
 }
 
+static bool wait_rings(
+    struct ring_job *jobs, unsigned n, double timeout, bool (*pred)(struct mtrace_ring *));
+static bool reader_done(struct mtrace_ring *r);
+
 static int pingpong_all(const struct opts *o, struct ring_job *j)
 {
 	char err[256];
 	struct xenif *x =
 	    xenif_open(o->backend, o->sim_dir, XENIF_EVTCHN | XENIF_XS, err, sizeof(err));
-	int rc = 0;
+	int rc = 0, bound[PINGPONG_MAX];
 
 	if (!x) {
 		fprintf(stderr, "mtrace-load: pingpong: %s\n", err);
 		return -1;
 	}
+	for (unsigned i = 0; i < PINGPONG_MAX; i++)
+		bound[i] = -1;
 	for (unsigned i = 0; i < o->npingpong && rc == 0 && !stop; i++)
-		rc = pingpong_one(x, o, &o->pingpong[i], j);
+		rc = pingpong_one(x, o, &o->pingpong[i], j, &bound[i]);
+	/* and bound until dom0's reader has read every event naming them (mtraced delivers
+	 * an event before it moves reader_pos past it), up to --linger */
+	if (o->linger > 0) {
+		mtrace_ring_kick(j->r);
+		wait_rings(j, 1, o->linger, reader_done);
+	}
+	for (unsigned i = 0; i < o->npingpong; i++)
+		if (bound[i] >= 0)
+			x->ops->evtchn_unbind(x, (xenif_port_t)bound[i]);
 	xenif_close(x);
 	return rc;
 }

@@ -29,7 +29,8 @@ sample seen
 echo "domains $CA $CB" >> "$A"
 echo "counts $N_AB $N_W" >> "$A"
 # every event from here on; the rings' RING_START went before this client came
-"$CAT" -s "$SOCK" -f json -D $CA -D $CB > "$T/clock.json" 2> "$T/cat.err" &
+want=$((2 * (2 * N_AB + 2 * N_W)))
+"$CAT" -s "$SOCK" -f json --summary -D $CA -D $CB -n $want --time 60 > "$T/clock.json" 2> "$T/cat.err" &
 CATP=$!
 PIDS+=($CATP)
 # subscribed once mtraced's log names the client
@@ -46,7 +47,6 @@ for d in $CA $CB; do
 	wait_until 20 grep -q '^port ' "$T/w.$d" || fail "witness for dom$d: $(cat "$T/w.$d")"
 	xs xs-write /local/domain/$d/data/mtrace-pingpong/w/role "connect 0 $(sed -n 's/^port //p' "$T/w.$d")"
 done
-want=$((2 * (2 * N_AB + 2 * N_W)))
 arrived() { [ "$(grep -c '"op":"evtchn_' "$T/clock.json")" -ge $want ]; }
 wait_until 60 arrived ||
 	fail "$(grep -c '"op":"evtchn_' "$T/clock.json") evtchn events of $want arrived"
@@ -58,17 +58,18 @@ for d in $CA $CB; do
 	grep -o '"per_op": {[^}]*}' "$log" | head -1 | sed "s/^/summary $d /" >> "$A"
 done
 sample after
-awk -F'[:,]' '/"type":"event"/ {
-	for (i = 1; i < NF; i++) {
-		if ($i == "\"domid\"") d = $(i + 1)
-		if ($i == "\"ts\"") ts = $(i + 1)
-		if ($i == "\"op\"") op = $(i + 1)
-	}
-	gsub(/"/, "", op); print "ev", d, ts, op }' "$T/clock.json" >> "$A"
+# mtrace-cat ends after the last of them (-n), its summary written
+wait $CATP || fail "mtrace-cat: $(cat "$T/cat.err")"
+awk -f "$MTRACE_SRC/tests/xen/clock-reduce.awk" "$T/clock.json" >> "$A"
+grep -o '"evtchn_pairs":{[^}]*}' "$T/cat.err" | sed 's/^/catsum /' >> "$A"
 
 out=$($PYTHON -B "$MTRACE_SRC/tests/xen/check_clock.py" "$A") ||
 	fail "the checker refused the simulated run: $out"
-echo "$out" | grep -q 'PASS timeline_within_1ms_of_dom0_dom'"$CA" || fail "no timeline check: $out"
+for c in timeline_within_1ms_of_dom0_dom$CA mtraced_maps_dom$CB mtraced_send_before_receive \
+	mtraced_pairs_are_the_exchange mtraced_timeline_within_1ms_of_dom0_dom$CB \
+	mtraced_map_agrees_with_dom0_sample_dom$CA; do
+	echo "$out" | grep -q "^PASS $c " || fail "no check $c: $out"
+done
 # exact identities on the simulated Xen
 for d in $CA $CB; do
 	read -r seq ring xen width < <(xs xs-read /local/domain/$d/data/mtrace/clock-sync)
@@ -76,7 +77,23 @@ for d in $CA $CB; do
 		fail "dom$d clock-sync '$seq $ring $xen $width': not the sim's exact identity"
 done
 note "$(echo "$out" | grep -E 'send_before|timeline' | tr '\n' ' ')"
-
+# mtraced's maps of CA moved (every host time of CA, the pairs judged again as mtrace-cat
+# would): 2 ms later, its witness and the cross-check refuse it; 1 us past the pairs'
+# margin, a pair is violated
+mtraced_moved() { # ns check...
+	local by=$1 c
+	shift
+	$PYTHON -B "$MTRACE_SRC/tests/xen/check_clock.py" --shift-mtraced $CA $by "$A" > "$A.shifted"
+	out=$($PYTHON -B "$MTRACE_SRC/tests/xen/check_clock.py" "$A.shifted") &&
+		fail "mtraced's maps moved $by ns passed"
+	for c; do
+		echo "$out" | grep -q "^FAIL $c" || fail "mtraced's maps moved $by ns: $c not refused: $out"
+	done
+}
+mtraced_moved 2000000 mtraced_timeline_within_1ms_of_dom0_dom$CA mtraced_map_agrees_with_dom0_sample_dom$CA
+late=$($PYTHON -B "$MTRACE_SRC/tests/xen/check_clock.py" --margin $CA "$A" | cut -d' ' -f2)
+[ -n "$late" ] || fail "no margin for dom$CA's pairs"
+mtraced_moved $((late + 1000)) mtraced_send_before_receive
 # the checker can fail: CA's announcement 2 ms off puts its timeline 2 ms off dom0's
 shift_sync() { # domid ns: the account with that guest's announced Xen time moved
 	$PYTHON -c 'import sys

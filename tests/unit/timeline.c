@@ -3,7 +3,8 @@
  * force at it (the first for what came before), a domain attached anew starting its
  * maps again, unknown maps kept off the timeline, and event-channel pairs: the k-th
  * send with the k-th receive whatever order they arrive in, judged ordered, uncertain,
- * violated or unmapped, orphans at a channel's start dropped, a loss realigning.
+ * violated or unmapped, orphans at a channel's start dropped, a loss realigning, a
+ * port bound again elsewhere starting its channel again.
  */
 #include <stdint.h>
 #include <string.h>
@@ -234,11 +235,42 @@ static void many_maps(void)
 	tl_free(t);
 }
 
+/* A port closed and bound again to another domain: mtraced tells the new link, and
+ * the old channel's unanswered sends are not paired with the new end's receives. */
+static void relink(void)
+{
+	struct tl *t = tl_new();
+	struct tl_pair p;
+	struct tl_counts c;
+	struct tl_end e;
+
+	for (uint32_t d = 5; d <= 7; d++)
+		tell_map(t, d, 1, 0, 0, MTRACE__CLOCK_MAP__SOURCE__SAME_KERNEL, 0, 1);
+	tell_link(t, 5, 3, 6, 2);
+	e = end(5, 3, t, 100);
+	CHECK(!tl_evtchn(t, "", true, &e, &p), "sent to dom6, never received");
+	tell_link(t, 5, 3, 6, 2); /* told again, the same: nothing changes */
+	tell_link(t, 5, 3, 7, 4);
+	tell_link(t, 7, 4, 5, 3);
+	e = end(7, 4, t, 150);
+	CHECK(!tl_evtchn(t, "", false, &e, &p), "dom7's receive: before any send to it");
+	e = end(5, 3, t, 200);
+	CHECK(!tl_evtchn(t, "", true, &e, &p), "the orphan dropped, this send waits");
+	e = end(7, 4, t, 300);
+	CHECK(tl_evtchn(t, "", false, &e, &p) && p.send.guest_ns == 200 && p.recv.domid == 7 &&
+	    p.order == TL_ORDERED);
+	tl_counts(t, &c);
+	CHECK(c.pairs == 1 && c.unpaired == 2, "pairs %llu unpaired %llu",
+	    (unsigned long long)c.pairs, (unsigned long long)c.unpaired);
+	tl_free(t);
+}
+
 const struct unit_test unit_timeline[] = {
 	{ "timeline", "gone", gone },
 	{ "timeline", "many-maps", many_maps },
 	{ "timeline", "maps", maps },
 	{ "timeline", "pairs", pairs },
 	{ "timeline", "loss-and-unmapped", loss_and_unmapped },
+	{ "timeline", "relink", relink },
 	{ "timeline", NULL, NULL },
 };

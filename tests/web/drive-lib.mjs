@@ -1,5 +1,8 @@
 // drive-lib.mjs - what the browser drivers share (tests/web/drive.mjs,
-// tests/fleet/drive-web.mjs): timed notes, checks that remember a failure, a bounded wait.
+// tests/fleet/drive-web.mjs, drive-vcpu.mjs): timed notes, checks that remember a failure,
+// a bounded wait, a JSON Lines file read while it is written.
+import fs from 'node:fs';
+
 const t0 = Date.now();
 export const note = s => console.log(`# [${((Date.now() - t0) / 1000).toFixed(1)}s] ${s}`);
 export const result = { failed: false };
@@ -17,4 +20,15 @@ export async function until(what, fn, ms = 20000) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await sleep(100);
   }
+}
+
+// The complete lines of a JSON Lines file another process is still writing, parsed.
+// mtrace-cat writes its output through stdio (flushed when its source runs dry), so
+// while a guest is busy the file may end inside a line: that piece is not a line yet,
+// and is left for the next read rather than parsed (a parse error would end the wait
+// that reads it).
+export function jsonLines(file) {
+  const pieces = fs.readFileSync(file, 'utf8').split('\n');
+  pieces.pop(); // after the last '\n': empty, or a line still being written
+  return pieces.filter(Boolean).map(l => JSON.parse(l));
 }

@@ -12,16 +12,34 @@ ACCOUNT is what dom0 saw, one fact a line (clock-tests.sh writes it):
   clock D NAME                       its data/mtrace/clock
   w D rt K RECV SEND                 the dom0 witness's CLOCK_REALTIME per round trip
   summary D "per_op": {...}          what mtrace-load says it wrote
-  ev D NS OP                         an event as mtrace-cat got it (guest ns)
+  ev D NS OP HOST PORT               an event as mtrace-cat got it: guest ns, mtraced's host
+                                     ns ("-": none), port (older accounts: the first three)
+  map D CLOCK OFFSET UNC SOURCE SINCE SEQ      mtraced's clock_map lines
+  link D PORT RD RPORT                         mtraced's evtchn_link lines
+  pair SD SP STS SH RD RP RTS RH GAP UNC ORDER mtrace-cat's evtchn_pair lines
+  catsum {...}                       mtrace-cat's own count of the pairs (--summary)
 
-Until mtraced maps clocks itself, the host timeline is computed here the way issue 37
-defines it: guest ns + (XEN - RING) of the guest's announcement + (RT - XEN) of dom0's
-sample; its uncertainty is the two widths' halves.  Prints one "PASS name (detail)" or
-"FAIL name: why" a check; exit 1 if any failed.
+Two judgements of the same run.  mtraced's own (check_clock_mtraced.py): its maps, the
+host_ns it puts on every event, the pairs mtrace-cat judges with them, the witness held to
+those host times.  And, as a cross-check, the host timeline computed here from the raw
+announcements the way issue 37 defines it: guest ns + (XEN - RING) of the guest's
+announcement + (RT - XEN) of dom0's sample, its uncertainty the two widths' halves.
+Prints one "PASS name (detail)" or "FAIL name: why" a check; exit 1 if any failed.
+
+  check_clock.py --shift-mtraced D NS ACCOUNT   the account as mtraced would have given
+        it with domain D's clock maps NS further (every host time of D moved, the pairs
+        judged again by mtrace-cat's rule), on stdout: what the checks must refuse
+  check_clock.py --margin D ACCOUNT   "E L": D's maps moved earlier by more than E ns, or
+        later by more than L, would make one of its pairs violated
 """
 import json
+import os
 import re
 import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_clock_mtraced  # noqa: E402
 
 SYNC_RE = re.compile(r"^([0-9]{1,20}) ([0-9]{1,20}) ([0-9]{1,20}) ([0-9]{1,20})$")
 WIDTH_MAX = 5_000_000  # ns: a guest's pair (under TCG a runstate bound is ~0.3 ms wide)
@@ -47,6 +65,7 @@ def parse_sync(v):
 def main():
     path, n_ab, n_w = sys.argv[1], 0, 0
     doms, d0, sync, clock, wit, summ, ev = [], {}, {}, {}, {}, {}, {}
+    mt = check_clock_mtraced.Account()
     for line in open(path, encoding="utf-8", errors="replace"):
         f = line.split()
         if not f:
@@ -69,13 +88,25 @@ def main():
         elif f[0] == "summary":
             m = re.search(r"\{.*\}", line)
             summ[int(f[1])] = json.loads(m.group(0)) if m else {}
-        elif f[0] == "ev" and len(f) == 4 and f[3] in ("evtchn_send", "evtchn_recv"):
+        elif f[0] == "ev" and len(f) in (4, 6) and f[3] in ("evtchn_send", "evtchn_recv"):
             ev.setdefault(int(f[1]), []).append((int(f[2]), f[3]))
+            if len(f) == 6:
+                mt.event(f)
+        elif f[0] in check_clock_mtraced.KINDS:
+            mt.line(f, line)
     if len(doms) != 2 or not n_ab or not n_w or not {"before", "seen", "after"} <= d0.keys():
         check(False, "clock_account_complete", "domains %s, counts %d/%d, dom0 samples %s"
               % (doms, n_ab, n_w, sorted(d0)))
         return
     ca, cb = doms
+    indep = {}
+    independent(ca, cb, n_ab, n_w, d0, sync, clock, wit, summ, ev, indep)
+    mt.judge(check, ca, cb, n_ab, n_w, wit, indep)
+
+
+def independent(ca, cb, n_ab, n_w, d0, sync, clock, wit, summ, ev, indep):
+    """The host timeline computed here from the announcements (the cross-check); indep
+    gets each domain's offsets by it, [(offset, uncertainty)] an announcement."""
     # (i) the announcements: strict, narrow, and consistent with dom0's Xen time
     maps = {}
     for d, want in ((ca, "monotonic"), (cb, "tsc")):
@@ -96,9 +127,12 @@ def main():
               "guest's Xen time %d in dom0's [%d, %d] (dom0 before go .. after the key)"
               % (first["xen"], lo, hi))
         maps[d] = anns
+    s0 = d0["seen"]
+    for d, anns in maps.items():
+        indep[d] = [(a["xen"] - a["ring"] + s0["rt"] - s0["xen"], (a["width"] + s0["width"]) // 2)
+                    for a in anns]
     if len(maps) < 2:
         return
-    s0 = d0["seen"]
 
     def host(d, t):
         """Guest ns to dom0 CLOCK_REALTIME: the announcement in force, then dom0's sample."""
@@ -168,6 +202,15 @@ def main():
 
 
 if __name__ == "__main__":
+    if len(sys.argv) == 5 and sys.argv[1] == "--shift-mtraced":
+        check_clock_mtraced.shift(sys.argv[4], int(sys.argv[2]), int(sys.argv[3]))
+        sys.exit(0)
+    if len(sys.argv) == 4 and sys.argv[1] == "--margin":
+        m = check_clock_mtraced.margin(sys.argv[3], int(sys.argv[2]))
+        if None in m:
+            sys.exit(1)
+        print(m[0], m[1])
+        sys.exit(0)
     main()
     for r in results:
         print(r)

@@ -5,13 +5,14 @@
 # CLOCK_REALTIME.  dom0 sends the host what it saw, and tests/xen/check_clock.py judges:
 #   (i)   each guest's clock-sync parses, and its Xen time lies between dom0's own
 #         readings of Xen time before the guest started and after the key appeared
-#   (ii)  every send before its receive on the host timeline (guest time, through the
-#         guest's announcement and dom0's clock_sample, onto dom0's CLOCK_REALTIME)
-#   (iii) the timeline within 1 ms of dom0's wall clock: the guest's send to the witness
-#         before the witness got it, its receive after the witness answered
-# Until mtraced maps clocks itself (issue 37's daemon half), the mapping is computed on
-# the host from the raw events (mtrace-cat -f json: guest ns, a TSC ring's on its
-# timeline) and the announcements.
+#   (ii)  mtraced's own mapping (check_clock_mtraced.py), from what mtraced.service in
+#         dom0 sent a client (mtrace-cat -f json: host_ns on every event, clock_map,
+#         evtchn_link and mtrace-cat's evtchn_pair lines, reduced by clock-reduce.awk):
+#         every map from Xen system time with its uncertainty, every send before its
+#         receive as mtrace-cat judged the pairs, the witness round trips within 1 ms of
+#         dom0's wall clock on mtraced's host times
+#   (iii) the same two on a timeline computed on the host from the raw announcements and
+#         dom0's clock_sample (the cross-check; mtraced's maps must agree with it)
 NCLK_AB=${NCLK_AB:-1000} NCLK_W=${NCLK_W:-200}
 CLOCK_LOAD="mtrace-load --rings 1 --pages 64 --backend xen --pingpong-timeout 600 --pingpong ab,$NCLK_AB --pingpong w,$NCLK_W --linger 60"
 DOMU_mtCA="go $CLOCK_LOAD --clock monotonic"
@@ -68,7 +69,7 @@ nrc=$?
 # every event of both, from before they start; as many as they will write
 nev=$(( 2 * (2 * NCLK_AB + 2 * NCLK_W + 1) ))
 c0=$(clock_clients)
-mtrace-cat -f json -D $CA -D $CB -n $nev --time 900 > /run/clock.json 2> /run/clock.cat.err &
+mtrace-cat -f json --summary -D $CA -D $CB -n $nev --time 900 > /run/clock.json 2> /run/clock.cat.err &
 CCAT=$!
 # subscribed once mtraced's journal names the client (its events from the first on)
 i=0; while [ "$(clock_clients)" = "$c0" ] && [ $i -lt 100 ]; do sleep 0.2; i=$((i+1)); done
@@ -127,16 +128,12 @@ for d in $CA $CB; do
 	uniq /run/clock.sync.$d >> /run/clock.account 2>/dev/null
 done
 d0_sample after
-# the events, reduced (dom0 has no python): domain, ring, ns, op, in arrival order
-awk -F'[:,]' '/"type":"event"/ {
-	d = ""; ts = ""; op = ""
-	for (i = 1; i < NF; i++) {
-		if ($i == "\"domid\"") d = $(i + 1)
-		if ($i == "\"ts\"") ts = $(i + 1)
-		if ($i == "\"op\"") op = $(i + 1)
-	}
-	gsub(/"/, "", op); print "ev", d, ts, op }' /run/clock.json >> /run/clock.account
-info "clock account: $(grep -c '^ev ' /run/clock.account) events of $nev, $(wc -c < /run/clock.account) bytes"
+# mtraced's account, reduced (dom0 has no python; clock-reduce.awk): the events with
+# their guest and host times, the clock maps, the links Xen told, the pairs mtrace-cat made
+awk -f /root/clock-reduce.awk /run/clock.json >> /run/clock.account
+# and mtrace-cat's own count of them
+grep -o '"evtchn_pairs":{[^}]*}' /run/clock.cat.err | sed 's/^/catsum /' >> /run/clock.account
+info "clock account: $(grep -c '^ev ' /run/clock.account) events of $nev, $(grep -c '^pair ' /run/clock.account) pairs, $(grep -c '^map ' /run/clock.account) maps, $(wc -c < /run/clock.account) bytes"
 gzip -c /run/clock.account > /run/clock.account.gz
 blob clock.account.gz /run/clock.account.gz
 }

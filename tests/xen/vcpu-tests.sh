@@ -16,10 +16,25 @@
 # takes meanwhile: under QEMU TCG that was about half a CPU (dom0's share by xl is
 # reported), so "near 0" is not held to.  mtraced's CPU and the hypervisor records over
 # each window are reported (figures for bench/README.md, not checks).
+#
+# And the load guest's thread waits (creation to first run, or to resolution), as
+# mtraced attributes them against the vCPU (its labels' and sites' waits, wait_ns,
+# wait_steal_ns, wait_blocked_ns): vL runs 64 threads, so a thread waits for its turn
+# ~0.2 s on average (a switch picks one of 64 slots, 5 events in 16 are switches, 200
+# events/s), long beside the scheduler's slices: a wait spans many of the hog's turns.
+# vL never blocks (it spins), so what of a wait it did not run is steal.  A wait placed
+# at random would see the vCPU's own steal share s (its runnable time over the window,
+# which vcpu_*_matches_xl holds to xl); a thread's wait begins and ends with events the
+# guest wrote, so while it ran, and its steal share is below s by what those ends take:
+# a few of Xen's ~10 ms slices against ~1 s waits.  Hence, over the window, at least 20
+# waits, their steal share in [0.75 s - 0.02, s + 0.05] (a quarter of s for the ends
+# and for a window of ~200 waits, 2 points for an s near 0 when free; above s only by
+# noise) and at most 5 % blocked; free, a smaller steal share than pinned.  Measured:
+# pinned 242 waits of 0.95 s mean, 49.4 % steal (s 49.6 %); free 228, 30.0 % (s 29.6 %).
 VCPU_WIN=${VCPU_WIN:-20}
 
-vcpu_stats() { # file: mtraced's statistics now
-	timeout 30 mtrace-cat -f json --no-events --stats 200 -n 1 > "$1" 2>&1
+vcpu_stats() { # file: mtraced's statistics now, with the labels' and sites' waits
+	timeout 30 mtrace-cat -f json --no-events --stats 200 --label-stats --site-stats -n 1 > "$1" 2>&1
 }
 # name field file: a domain's vCPU figure (domain_vcpu of docs/json.md) in the stats line
 # (mtrace-cat writes domain_up lines first): within that domain's object (up to the next
@@ -31,6 +46,28 @@ vfig() {
 		j = index(s, "\"vcpu\":{"); if (!j) next
 		s = substr(s, j); m = index(s, k); if (!m) next
 		s = substr(s, m + length(k)); sub(/[,}].*/, "", s); print s }' "$3"
+}
+# file domid key: "waits wait_ns wait_steal_ns wait_blocked_ns" summed over the domain's
+# labels (key label) or sites (key index) in the stats line: each such object starts
+# {"domid":D,"label": or {"domid":D,"index": and carries "waits" (threads' objects have
+# no "waits"; a site's frames stay inside its piece)
+wfig() {
+	awk -v d="$2" -v k="\"$3\":" 'function num(s, key,   i, r) {
+		i = index(s, "\"" key "\":"); if (!i) return 0
+		r = substr(s, i + length(key) + 3); sub(/[,}].*/, "", r); return r + 0 }
+	/"type":"stats"/ {
+		n = split($0, f, "[{]\"domid\":")	# (busybox: a leading { is no regex)
+		for (i = 2; i <= n; i++) {
+			s = f[i]
+			if (substr(s, 1, length(d) + 1) != d "," || index(s, k) != length(d) + 2 ||
+				!index(s, "\"waits\":"))
+				continue
+			W += num(s, "waits"); N += num(s, "wait_ns")
+			S += num(s, "wait_steal_ns"); B += num(s, "wait_blocked_ns")
+		}
+		found = 1
+	}
+	END { if (found) printf "%d %.0f %.0f %.0f\n", W, N, S, B }' "$1"
 }
 xl_time() { xl vcpu-list "$1" | awk 'NR > 1 { t += $6 } END { print t }'; }	# its vCPUs' CPU time, s
 real_s() { date +%s.%N; }
@@ -46,7 +83,7 @@ journalctl -u mtraced --no-pager -o cat | grep 'vcpu source' | sed 's/^/XENTEST 
 xl vcpu-pin 0 all 0 || fail xl_vcpu_pin_dom0
 H=$(domu vH mtrace-load --spin --rate 50 --duration 3000 --backend xen) || fail xl_create_vH
 xl vcpu-pin vH 0 1 || fail xl_vcpu_pin_vH
-L=$(domu vL mtrace-load --spin --rate 200 --duration 3000 --backend xen) || fail xl_create_vL
+L=$(domu vL mtrace-load --spin --rate 200 --threads 64 --duration 3000 --backend xen) || fail xl_create_vL
 xl vcpu-pin vL 0 1 || fail xl_vcpu_pin_vL
 [ -n "$H" ] && [ -n "$L" ] || return
 wait_key $H state 3000 && wait_key $L state 3000 || fail vcpu_domUs_boot
@@ -70,6 +107,13 @@ if within "$1" "$2" && within "$3" "$4" && within "$5" "$4" &&
 else
 	fail "vcpu_pinned_matches_xl: $(cat /run/vcpu.pinned.txt)"
 fi
+# vL's thread waits, attributed (bounds above)
+set -- $(cat /run/vcpu.pinned.waits) $(cut -d' ' -f3 /run/vcpu.pinned)	# n steal blocked mean_ms s
+if awk -v n="$1" -v w="$2" -v b="$3" -v s="$5" 'BEGIN { exit !(n >= 20 && w >= 0.75 * s - 0.02 && w <= s + 0.05 && b <= 0.05) }'; then
+	pass "vcpu_pinned_waits_mostly_steal ($(cat /run/vcpu.pinned.waits.txt))"
+else
+	fail "vcpu_pinned_waits_mostly_steal: $(cat /run/vcpu.pinned.waits.txt)"
+fi
 # unpinned: two physical CPUs for two spinning vCPUs and a mostly idle dom0
 xl vcpu-pin vH 0 all && xl vcpu-pin vL 0 all && xl vcpu-pin 0 all all || fail xl_vcpu_unpin
 sleep 3
@@ -82,6 +126,12 @@ if within "$1" "$2" && within "$3" "$(awk -v r="$2" 'BEGIN { print 1 - r }')" &&
 	pass "vcpu_unpinned_matches_xl ($(cat /run/vcpu.free.txt))"
 else
 	fail "vcpu_unpinned_matches_xl: $(cat /run/vcpu.free.txt), pinned $(cat /run/vcpu.pinned.txt)"
+fi
+set -- $(cat /run/vcpu.free.waits) $(cut -d' ' -f3 /run/vcpu.free) $(cut -d' ' -f2 /run/vcpu.pinned.waits)
+if awk -v n="$1" -v w="$2" -v b="$3" -v s="$5" -v p="$6" 'BEGIN { exit !(n >= 20 && w < p && w >= 0.75 * s - 0.02 && w <= s + 0.05 && b <= 0.05) }'; then
+	pass "vcpu_unpinned_waits_less_steal ($(cat /run/vcpu.free.waits.txt); pinned $(cat /run/vcpu.pinned.waits.txt))"
+else
+	fail "vcpu_unpinned_waits_less_steal: $(cat /run/vcpu.free.waits.txt); pinned $(cat /run/vcpu.pinned.waits.txt)"
 fi
 grep -o '"hypervisor_[a-z]*":[0-9]*' /run/v1.json | tr '\n' ' ' | sed 's/^/XENTEST INFO /'; echo
 xl destroy vH; xl destroy vL
@@ -115,7 +165,21 @@ vcpu_window() {
 			100 * runL, 100 * (r1 - r0) / wall, 100 * stealL, 100 * (h1 - h0) / wall, 100 * runH,
 			100 * (d1 - d0) / wall, span > out ".txt"
 	}'
+	# vL's thread waits over the window, by its labels (and by its sites, reported): the
+	# count, their steal and blocked shares, their mean length; /run/vcpu.NAME.waits
+	awk -v a="$(wfig /run/v0.json "$L" label)" -v b="$(wfig /run/v1.json "$L" label)" \
+		-v sa="$(wfig /run/v0.json "$L" index)" -v sb="$(wfig /run/v1.json "$L" index)" \
+		-v s="$(cut -d' ' -f3 /run/vcpu.$1)" -v out=/run/vcpu.$1.waits 'BEGIN {
+		split(a, x, " "); split(b, y, " "); split(sa, p, " "); split(sb, q, " ")
+		n = y[1] - x[1]; w = y[2] - x[2]; st = y[3] - x[3]; bl = y[4] - x[4]
+		if (w <= 0) { print n, 0, 1, 0 > out; w = 1 } else
+			printf "%d %.4f %.4f %.1f\n", n, st / w, bl / w, (n ? w / n / 1e6 : 0) > out
+		sw = q[2] - p[2]
+		printf "vL thread waits by label: %d, mean %.1f ms, %.1f%% steal, %.1f%% blocked (vL steal %.1f%%); by site: %d waits, %.1f%% steal\n",
+			n, (n ? w / n / 1e6 : 0), 100 * st / w, 100 * bl / w, 100 * s, q[1] - p[1],
+			(sw > 0 ? 100 * (q[3] - p[3]) / sw : 0) > (out ".txt")
+	}'
 	local rec0 rec1
 	rec0=$(json hypervisor_records < /run/v0.json) rec1=$(json hypervisor_records < /run/v1.json)
-	info "vcpu $1: $(cat /run/vcpu.$1.txt); mtraced $((c1 - c0)) ticks of CPU for $((rec1 - rec0)) hypervisor records"
+	info "vcpu $1: $(cat /run/vcpu.$1.txt); $(cat /run/vcpu.$1.waits.txt) ($(json waits_unattributed < /run/v1.json) unattributed in all); mtraced $((c1 - c0)) ticks of CPU for $((rec1 - rec0)) hypervisor records"
 }
