@@ -373,6 +373,19 @@ unsigned stream_client_count(const struct stream *s)
 	return s->cs.nclients;
 }
 
+unsigned stream_subscribed_count(const struct stream *s)
+{
+	const struct stream_client *c;
+	unsigned n = 0;
+
+	TAILQ_FOREACH(c, &s->cs.clients, entry)
+	{
+		if (c->sub)
+			n++;
+	}
+	return n;
+}
+
 size_t stream_pending_bytes(const struct stream *s)
 {
 	return stream_clients_pending_bytes(&s->cs);

@@ -44,6 +44,9 @@ struct vcpu_batch;
 void stream_vcpu(struct stream *s, const struct vcpu_batch *b);
 
 unsigned stream_client_count(const struct stream *s);
+/* Of those, the ones whose Subscribe was taken: a harness that starts its events once
+ * its clients are in waits for these, not for connections. */
+unsigned stream_subscribed_count(const struct stream *s);
 /* Bytes queued in the daemon for all clients (not yet taken by their sockets): lets a
  * caller that can afford to wait give clients time to drain before stream_shutdown. */
 size_t stream_pending_bytes(const struct stream *s);

@@ -191,10 +191,9 @@ static void start(void)
 
 static void wait_cb(evutil_socket_t fd, short what, void *arg)
 {
-	static int settled;
-
-	/* Clients subscribe right after connecting: give them a moment once all are in. */
-	if (stream_client_count(h.s) >= h.wait_clients && ++settled >= 5) {
+	/* Every client's Subscribe taken (a count of connections was not enough: on a loaded
+	 * machine a client subscribed after the events had begun and missed them). */
+	if (stream_subscribed_count(h.s) >= h.wait_clients) {
 		event_del(h.wait_ev);
 		start();
 	}

@@ -47,10 +47,12 @@ pass "$n regions alive for $rounds taken: $size bytes ($bytes in pages), within 
 # and takes it again, the same memfd, for the new filter's group
 "$SIMXEN" --dir "$SIM" destroy 5 >/dev/null
 SUB6=09120708062801800501	# a Subscribe to domain 6's events with shared_memory
-"$PROBE" -s "$SOCK" -S -M -a 1000 -x "$SUB6" -T 60 -d 6 >"$T/after.out" 2>&1 &
+"$PROBE" -s "$SOCK" -S -M -P 6 -a 1000 -x "$SUB6" -T 60 -d 6 >"$T/after.out" 2>&1 &
 AP=$!
 PIDS+=("$AP")
-sleep 0.5
+# subscribed before the guest exists: mtraced answers the Ping after the Subscribe before
+# it (half a second of sleep was not enough on a loaded machine: 98325 of 100000 read)
+wait_until 30 grep -q '^pong 6' "$T/after.out" || fail "the client after them: no Pong ($(head -3 "$T/after.out"))"
 load_guest g2 6 "$T/g2.json" --rings 2 -p 64 --rate 50000 -n 50000 --seed 2 >/dev/null
 wait_guests "$T/g2.json"
 total=$("$PYTHON" -c 'import json,sys; print(json.load(open(sys.argv[1]))["events"])' "$T/g2.json")
