@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { check, note, result, until } from '../web/drive-lib.mjs';
+import { check, note, openPage, result, until } from '../web/drive-lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const puppeteer = (await import(path.join(process.env.NODE_MODULES || path.join(here, '..', 'web', 'node_modules'),
@@ -24,18 +24,9 @@ const ordered = Number(env.ORDERED);
 check(ordered > 0 && want.filter(p => p.order === 'ordered').length === ordered,
   `mtrace-cat's ${want.length} pairs, ${ordered} ordered`);
 
-const browser = await puppeteer.launch({
-  executablePath: env.CHROMIUM || '/usr/bin/chromium-headless-shell',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
-    '--disable-background-timer-throttling', '--disable-renderer-backgrounding'],
-});
 const errors = [];
+const { browser, page } = await openPage(puppeteer, env.WEB_URL, errors);
 try {
-  const page = await browser.newPage();
-  page.on('pageerror', e => errors.push(String(e.message)));
-  page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
-  await page.setViewport({ width: 1200, height: 700 });
-  await page.goto(env.WEB_URL, { waitUntil: 'load' });
   await until('the page to hold every pair', () => page.evaluate(n => window.mtrace &&
     mtrace.model.pairs.length >= n, want.length), 60000).catch(() => {});
   // The same pairs, in the same order, with the same ends and verdicts.

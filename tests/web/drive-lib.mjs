@@ -1,6 +1,7 @@
 // drive-lib.mjs - what the browser drivers share (tests/web/drive.mjs,
-// tests/fleet/drive-web.mjs, drive-vcpu.mjs): timed notes, checks that remember a failure,
-// a bounded wait, a JSON Lines file read while it is written.
+// tests/fleet/drive-web.mjs, drive-vcpu.mjs, tests/timeline/drive-pairs.mjs): timed notes,
+// checks that remember a failure, a bounded wait, a JSON Lines file read while it is
+// written, the browser and its page.
 import fs from 'node:fs';
 
 const t0 = Date.now();
@@ -19,6 +20,28 @@ export async function until(what, fn, ms = 20000) {
     if (v) return v;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await sleep(100);
+  }
+}
+
+// chromium-headless-shell as every driver starts it, and one page of it at url: its
+// errors (thrown, or logged as errors) collected in errors, the viewport the drivers
+// measure against.  puppeteer is the caller's (each finds node_modules its own way).
+export async function openPage(puppeteer, url, errors, viewport = { width: 1200, height: 700 }) {
+  const browser = await puppeteer.launch({
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium-headless-shell',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
+      '--disable-background-timer-throttling', '--disable-renderer-backgrounding'],
+  });
+  try {
+    const page = await browser.newPage();
+    page.on('pageerror', e => errors.push(String(e.message)));
+    page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
+    await page.setViewport(viewport);
+    await page.goto(url, { waitUntil: 'load' });
+    return { browser, page };
+  } catch (e) {
+    await browser.close();
+    throw e;
   }
 }
 

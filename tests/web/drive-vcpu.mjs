@@ -7,7 +7,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { check, jsonLines, note, result, until } from './drive-lib.mjs';
+import { check, jsonLines, note, openPage, result, until } from './drive-lib.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const puppeteer = (await import(path.join(process.env.NODE_MODULES || path.join(here, 'node_modules'),
@@ -24,18 +24,9 @@ function catIntervals(d) {
   return n;
 }
 
-const browser = await puppeteer.launch({
-  executablePath: env.CHROMIUM || '/usr/bin/chromium-headless-shell',
-  args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage',
-    '--disable-background-timer-throttling', '--disable-renderer-backgrounding'],
-});
 const errors = [];
+const { browser, page } = await openPage(puppeteer, env.WEB_URL, errors);
 try {
-  const page = await browser.newPage();
-  page.on('pageerror', e => errors.push(String(e.message)));
-  page.on('console', m => { if (m.type() === 'error') errors.push(m.text()); });
-  await page.setViewport({ width: 1200, height: 700 });
-  await page.goto(env.WEB_URL, { waitUntil: 'load' });
   await until('the page to connect', () => page.evaluate(() => window.mtrace && mtrace.state.connected));
   // --spin: its ring's task always runnable (running, or waiting for a core) beside tasks
   // that sleep.  Without it, writing 20 events a millisecond and sleeping between, the
