@@ -4,19 +4,14 @@
 // it (hello's thread types, up, down, b); prints model.figures() as JSON.
 'use strict';
 const path = require('path');
-const { loadPage, sseMessages } = require(path.join(__dirname, '..', 'lib', 'page-model.js'));
+const { applyMessage, loadPage, sseMessages } = require(path.join(__dirname, '..', 'lib', 'page-model.js'));
 
 const [sse, modelJs] = process.argv.slice(2);
 const { MtraceModel } = loadPage(modelJs);
 const model = new MtraceModel.Model();
 
 let n = 0;
-for (const { ev, m } of sseMessages(sse)) {
-  if (ev === 'hello' && m.types) model.typeNames = m.types;
-  else if (ev === 'up') model.domainUp(m);
-  else if (ev === 'down') model.domainDown(m);
-  else if (ev === 'b') { model.batch(m); n += m.op.length; }
-}
+for (const { ev, m } of sseMessages(sse)) n += applyMessage(model, ev, m);
 // A model without figures() (main before docs/figures.md): what its threads say.
 function held() {
   const out = {};

@@ -12,7 +12,7 @@
 // and the page's words for each host's clock (render.js's skewText) name its skew.
 'use strict';
 const path = require('path');
-const { loadPage, sseMessages } = require(path.join(__dirname, '..', 'lib', 'page-model.js'));
+const { applyMessage, loadPage, sseMessages } = require(path.join(__dirname, '..', 'lib', 'page-model.js'));
 
 const [sse, modelJs, renderJs, offJson, r0, r1, tolArg] = process.argv.slice(2);
 const offs = JSON.parse(offJson), tolMs = Number(tolArg) / 1e6;
@@ -38,12 +38,10 @@ let failed = false;
 const check = (ok, what) => { if (!ok) { failed = true; console.log(`FAIL: ${what}`); } return ok; };
 let skews = 0;
 for (const { ev, m } of sseMessages(sse)) {
-  if (ev === 'hello') { model.typeNames = m.types || []; model.fleetFeed = !!m.fleet; }
-  else if (ev === 'up') model.domainUp(m);
-  else if (ev === 'down') model.domainDown(m);
-  else if (ev === 'clock') model.clockMap(m);
-  else if (ev === 'skew') { model.hostSkew(m); skews++; }
-  else if (ev === 'b') {
+  if (ev !== 'b') {
+    applyMessage(model, ev, m);
+    skews += ev === 'skew';
+  } else {
     if (!check(m.ho !== undefined, `host ${m.host} dom ${m.d}: a batch not on the host timeline`)) continue;
     trueNs = [];
     let g = BigInt(m.t);

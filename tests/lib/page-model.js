@@ -32,4 +32,20 @@ function* sseMessages(path) {
   }
 }
 
-module.exports = { loadPage, sseMessages };
+// One message of the capture into the model as app.js hands it over (client/web/page):
+// the events of a batch ('b'), 0 for the rest.  A message the model does not know yet
+// (an older model.js, measured beside this one) is left out.
+function applyMessage(model, ev, m) {
+  if (ev === 'hello') {
+    if (m.types) model.typeNames = m.types;
+    model.fleetFeed = !!m.fleet;
+  } else if (ev === 'up') model.domainUp(m);
+  else if (ev === 'down') model.domainDown(m);
+  else if (ev === 'clock' && model.clockMap) model.clockMap(m);
+  else if (ev === 'skew' && model.hostSkew) model.hostSkew(m);
+  else if (ev === 'vcpu' && model.vcpu) model.vcpu(m);
+  else if (ev === 'b') { model.batch(m); return m.op.length; }
+  return 0;
+}
+
+module.exports = { applyMessage, loadPage, sseMessages };

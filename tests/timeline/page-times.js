@@ -5,20 +5,14 @@
 // the times (ms on the page's axis) and ports of its event-channel sends and receives.
 'use strict';
 const path = require('path');
-const { loadPage, sseMessages } = require(path.join(__dirname, '..', 'lib', 'page-model.js'));
+const { applyMessage, loadPage, sseMessages } = require(path.join(__dirname, '..', 'lib', 'page-model.js'));
 
 const [sse, modelJs] = process.argv.slice(2);
 const { MtraceModel } = loadPage(modelJs);
 const model = new MtraceModel.Model();
 
 let n = 0;
-for (const { ev, m } of sseMessages(sse)) {
-  if (ev === 'hello' && m.types) model.typeNames = m.types;
-  else if (ev === 'up') model.domainUp(m);
-  else if (ev === 'down') model.domainDown(m);
-  else if (ev === 'clock') model.clockMap(m);
-  else if (ev === 'b') { model.batch(m); n += m.op.length; }
-}
+for (const { ev, m } of sseMessages(sse)) n += applyMessage(model, ev, m);
 const out = { events: n, domains: {} };
 for (const d of model.domains.values()) {
   out.domains[d.domid] = {
