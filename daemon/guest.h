@@ -64,7 +64,7 @@ struct gring {
 #define GUEST_PORTS_MAX 64
 struct guest_port {
 	uint32_t port;
-	uint64_t tried_ns; /* when Xen was last asked (CLOCK_MONOTONIC) */
+	uint64_t tried_ns; /* when Xen was last asked (CLOCK_MONOTONIC_COARSE) */
 };
 struct guest_time {
 	struct clock_sync sync; /* the last good one */
