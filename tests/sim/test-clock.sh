@@ -39,8 +39,10 @@ xs xs-write /local/domain/$CA/data/mtrace-pingpong/ab/role "offer $CB"
 wait_until 20 xs xs-read /local/domain/$CA/data/mtrace-pingpong/ab/port >/dev/null || fail "no port"
 xs xs-write /local/domain/$CB/data/mtrace-pingpong/ab/role \
 	"connect $CA $(xs xs-read /local/domain/$CA/data/mtrace-pingpong/ab/port)"
+# each witness keeps its port bound (60 s, or until the test ends) so that mtraced, however
+# slow (the sanitizer build), still finds both ends when it asks Xen about the guest's port
 for d in $CA $CB; do
-	"$XEN_CLOCK" witness $d $N_W 30 > "$T/w.$d" 2>&1 &
+	"$XEN_CLOCK" witness $d $N_W 30 60 > "$T/w.$d" 2>&1 &
 	PIDS+=($!)
 done
 for d in $CA $CB; do
@@ -53,6 +55,7 @@ wait_until 60 arrived ||
 for d in $CA $CB; do
 	log=$T/C$([ $d = $CA ] && echo A || echo B).log
 	wait_until 20 grep -q '"per_op"' "$log" || fail "dom$d printed no summary: $(tail -3 "$log")"
+	wait_until 20 grep -q '^done' "$T/w.$d" || fail "witness for dom$d: $(tail -3 "$T/w.$d")"
 	sed "s/^/w $d /" "$T/w.$d" >> "$A"
 	echo "sync $d $(xs xs-read /local/domain/$d/data/mtrace/clock-sync)" >> "$A"
 	grep -o '"per_op": {[^}]*}' "$log" | head -1 | sed "s/^/summary $d /" >> "$A"

@@ -6,13 +6,15 @@
  *       N pairs of Xen system time and the clock (default realtime: clock_sample's),
  *       one a line: "sample XEN_NS CLOCK_NS WIDTH_NS HOW".  Exit 3 (and "unsupported:
  *       ...") where no source of Xen time is open to this process.
- *   xen-clock witness DOMID N [TIMEOUT_S]
+ *   xen-clock witness DOMID N [TIMEOUT_S [HOLD_S]]
  *       dom0's end of a domain's --pingpong (mtrace-load): offer a port to DOMID,
  *       print "port P", answer N round trips, and print for each "rt K RECV_NS SEND_NS":
  *       CLOCK_REALTIME just after the guest's notification arrived and just before the
  *       answer went.  The guest's send must lie before RECV_NS on the host timeline and
  *       its receive after SEND_NS: an independent bound on how far the timeline is from
- *       dom0's wall clock.  A sample line before and after.
+ *       dom0's wall clock.  A sample line before and after, then "done".  The port stays
+ *       bound HOLD_S seconds more (default 0): mtraced learns a channel's other end by
+ *       asking Xen when it reads the guest's events, and a closed end has none to tell.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -76,7 +78,15 @@ static void w_sent(void *arg, uint32_t port)
 	w->k++;
 }
 
-static int witness(struct xenif *x, unsigned domid, unsigned n, double timeout)
+static void hold_for(double seconds)
+{
+	struct timespec left = { (time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9) };
+
+	while (nanosleep(&left, &left) != 0 && errno == EINTR)
+		;
+}
+
+static int witness(struct xenif *x, unsigned domid, unsigned n, double timeout, double hold)
 {
 	static struct witness w;
 	struct pingpong_hooks h = { w_sent, w_received, &w };
@@ -96,9 +106,13 @@ static int witness(struct xenif *x, unsigned domid, unsigned n, double timeout)
 	unsigned done = pingpong_run(x, (uint32_t)port, 0, n, timeout, &h, err, sizeof(err));
 	for (unsigned k = 0; k < done && k < MAX_RT; k++)
 		printf("rt %u %" PRId64 " %" PRId64 "\n", k, w.recv[k], w.send[k]);
-	x->ops->evtchn_unbind(x, (xenif_port_t)port);
 	if (rc == 0)
 		rc = sample(x, CLOCK_REALTIME);
+	printf("done\n");
+	fflush(stdout);
+	if (hold > 0)
+		hold_for(hold);
+	x->ops->evtchn_unbind(x, (xenif_port_t)port);
 	if (done < n) {
 		fprintf(stderr, "xen-clock: witness: %u of %u round trips: %s\n", done, n, err);
 		return 1;
@@ -116,7 +130,7 @@ int main(int argc, char **argv)
 	    (!strcmp(argv[1], "witness") && argc < 4)) {
 		fprintf(stderr,
 		    "usage: xen-clock sample N [realtime|monotonic]\n"
-		    "       xen-clock witness DOMID N [TIMEOUT_S]\n");
+		    "       xen-clock witness DOMID N [TIMEOUT_S [HOLD_S]]\n");
 		return 2;
 	}
 	/* sample needs nothing but the clock: an unprivileged process gets that far */
@@ -137,7 +151,8 @@ int main(int argc, char **argv)
 	} else {
 		unsigned n = (unsigned)strtoul(argv[3], NULL, 10);
 		double timeout = argc > 4 ? strtod(argv[4], NULL) : 60;
-		rc = witness(x, (unsigned)strtoul(argv[2], NULL, 10), n ? n : 1, timeout);
+		double hold = argc > 5 ? strtod(argv[5], NULL) : 0;
+		rc = witness(x, (unsigned)strtoul(argv[2], NULL, 10), n ? n : 1, timeout, hold);
 	}
 	xenif_close(x);
 	return rc;
