@@ -101,11 +101,20 @@ static void deliver_array(const struct mtrace_event *ev, size_t n, void *arg)
 
 	/* what a batch already holds came first */
 	batch_flush(dl);
-	if (dl->port_hook)
-		for (size_t i = 0; i < n; i++)
+	state_apply_batch(dl->batch.sd, ev, n);
+	/* the ports the state saw, each asked about before the events go out (a link
+	 * precedes its channel's events in the stream) */
+	if (dl->port_hook) {
+		const uint32_t *ports;
+		bool more;
+		size_t np = state_batch_ports(dl->batch.sd, &ports, &more);
+
+		for (size_t i = 0; i < np; i++)
+			dl->port_hook(dl->batch.owner, ports[i]);
+		for (size_t i = 0; more && i < n; i++)
 			if (ev[i].op == MTRACE_OP_EVTCHN_SEND || ev[i].op == MTRACE_OP_EVTCHN_RECV)
 				dl->port_hook(dl->batch.owner, (uint32_t)ev[i].arg);
-	state_apply_batch(dl->batch.sd, ev, n);
+	}
 	stream_events(dl->stream, dl->batch.domid, dl->batch.ring, dl->batch.clock, ev, n);
 }
 

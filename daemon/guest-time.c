@@ -269,7 +269,8 @@ void guest_time_tick(struct guests_ctx *ctx)
 	guest_foreach(ctx, tick_one, &(struct dom0_time){ 0 });
 }
 
-/* deliver.c's port hook: owner is the guest whose events these are. */
+/* deliver.c's port hook, once a batch for each port its sends and receives name
+ * (state_batch_ports): owner is the guest whose events these are. */
 static void port_seen(void *owner, uint32_t port)
 {
 	struct guest *g = owner;
@@ -290,8 +291,8 @@ static void port_seen(void *owner, uint32_t port)
 		p = &t->ports[t->nports++];
 		*p = (struct guest_port){ .port = port };
 	}
-	/* called for every send and receive read: the coarse clock (the vDSO's last tick,
-	 * no counter read) is all a once-a-second question needs */
+	/* the coarse clock (the vDSO's last tick, no counter read) is all a
+	 * once-a-second question needs */
 	now = clock_ns(CLOCK_MONOTONIC_COARSE);
 	if (p->tried_ns && now - p->tried_ns < RETRY_NS)
 		return;

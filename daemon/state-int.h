@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "state.h"
 #include "strtab.h"
 #include "xalloc.h"
 
@@ -169,6 +170,10 @@ struct state_domain {
 	uint64_t gc_ns, gcs;
 	struct win win;
 	uint64_t last_ts;
+	/* the distinct ports the last batch's event-channel events named (state_batch_ports) */
+	uint32_t bports[STATE_BATCH_PORTS];
+	uint32_t nbports;
+	bool bports_more; /* more than that: the batch itself must be read */
 
 	/* running thread, for time running */
 	uint64_t running;

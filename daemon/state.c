@@ -219,6 +219,23 @@ static const uint8_t op_kind[256] = {
 /* One event, the domain's event count, window and last_ts aside (the callers keep
  * them).  sec: state_ctx.cur_sec, read once per batch (through the global, the
  * compiler reloads it after every store to a thread). */
+/* An event-channel event's port, once a batch (state_batch_ports): a channel's events
+ * come in runs, so the last port is the one to compare first. */
+static inline void port_note(struct state_domain *d, uint32_t port)
+{
+	uint32_t n = d->nbports;
+
+	if (n && d->bports[n - 1] == port)
+		return;
+	for (uint32_t i = 0; i + 1 < n; i++)
+		if (d->bports[i] == port)
+			return;
+	if (n < STATE_BATCH_PORTS)
+		d->bports[d->nbports++] = port;
+	else
+		d->bports_more = true;
+}
+
 static inline __attribute__((always_inline)) void apply_one(
     struct state_domain *d, const struct mtrace_event *ev, uint32_t sec)
 {
@@ -307,6 +324,10 @@ static inline __attribute__((always_inline)) void apply_one(
 		break;
 	case MTRACE_OP_SWITCH:
 		run_switch(d, ev->thread, ti, ts);
+		break;
+	case MTRACE_OP_EVTCHN_SEND:
+	case MTRACE_OP_EVTCHN_RECV:
+		port_note(d, (uint32_t)ev->arg);
 		break;
 	case MTRACE_OP_SIGNAL:
 	case MTRACE_OP_SIGNAL_NEW:
@@ -416,6 +437,8 @@ void state_apply_batch(struct state_domain *d, const struct mtrace_event *restri
 
 	d->events += n;
 	d->win.cur += n;
+	d->nbports = 0;
+	d->bports_more = false;
 	if (d->live >= ENTRY_PREFETCH_LIVE)
 		last_ts = apply_loop(d, ev, n, sec, last_ts, true, true);
 	else if (d->live >= SLOT_PREFETCH_LIVE)
@@ -425,4 +448,11 @@ void state_apply_batch(struct state_domain *d, const struct mtrace_event *restri
 	d->last_ts = last_ts;
 	if (__builtin_expect(d->tab_long, 0))
 		state_tab_rekey(d);
+}
+
+size_t state_batch_ports(const struct state_domain *d, const uint32_t **ports, bool *more)
+{
+	*ports = d->bports;
+	*more = d->bports_more;
+	return d->nbports;
 }

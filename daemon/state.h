@@ -67,6 +67,12 @@ void state_domain_forget(uint32_t domid);
 void state_apply(struct state_domain *d, const struct mtrace_event *ev);
 /* The same for n events in ring order. */
 void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, size_t n);
+/* The distinct ports the event-channel sends and receives of the last
+ * state_apply_batch named, in the order first seen: the guest-time module asks Xen about
+ * each once a batch rather than once an event.  *more: the batch named more than
+ * STATE_BATCH_PORTS ports, and only those are here (the caller reads the batch). */
+#define STATE_BATCH_PORTS 8
+size_t state_batch_ports(const struct state_domain *d, const uint32_t **ports, bool *more);
 /* Decoder deltas since the last call. */
 void state_domain_add_counts(
     struct state_domain *d, uint64_t lost, uint64_t corrupt, uint64_t unknown);

@@ -524,6 +524,51 @@ static void test_thread_rate(void)
 	CHECK(rate_of(1) == 0);
 }
 
+/*
+ * The ports a batch's event-channel events name (state_batch_ports), which guest-time.c
+ * asks Xen about once a batch: distinct, in the order first seen, only this batch's;
+ * past STATE_BATCH_PORTS distinct ones, "more" (the caller reads the batch then).
+ */
+static void test_batch_ports(void)
+{
+	struct state_domain *d = state_domain_get(12);
+	struct mtrace_event b[2 * STATE_BATCH_PORTS + 4];
+	static const uint32_t runs[] = { 5, 5, 3, 5, 9, 3, 3 };
+	const uint32_t *ports;
+	size_t n = 0, np;
+	bool more;
+
+	state_domain_attached(d, 1, MTRACE_CLOCK_MONOTONIC, false);
+	for (size_t i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		b[n++] = (struct mtrace_event){ .ts = i + 1,
+			.thread = 1,
+			.arg = runs[i],
+			.op = i % 2 ? MTRACE_OP_EVTCHN_RECV : MTRACE_OP_EVTCHN_SEND };
+		/* other ops naming a number are no ports */
+		b[n++] = (struct mtrace_event){
+			.ts = i + 1, .thread = 1, .arg = 77, .op = MTRACE_OP_READ
+		};
+	}
+	state_apply_batch(d, b, n);
+	np = state_batch_ports(d, &ports, &more);
+	CHECK(np == 3 && !more && ports[0] == 5 && ports[1] == 3 && ports[2] == 9);
+	/* a batch without any: none (the last batch's are forgotten) */
+	state_apply_batch(d, b + 1, 1);
+	np = state_batch_ports(d, &ports, &more);
+	CHECK(np == 0 && !more);
+	/* more distinct ports than kept */
+	n = 0;
+	for (uint32_t k = 0; k < STATE_BATCH_PORTS + 2; k++)
+		b[n++] = (struct mtrace_event){
+			.ts = 100 + k, .thread = 2, .arg = 1000 + k, .op = MTRACE_OP_EVTCHN_SEND
+		};
+	state_apply_batch(d, b, n);
+	np = state_batch_ports(d, &ports, &more);
+	CHECK(np == STATE_BATCH_PORTS && more && ports[0] == 1000 &&
+	    ports[STATE_BATCH_PORTS - 1] == 1000 + STATE_BATCH_PORTS - 1);
+	state_domain_forget(12);
+}
+
 int main(void)
 {
 	struct mtraced_config cfg;
@@ -540,6 +585,7 @@ int main(void)
 	test_all_pending(64);
 	test_slot_reuse(64);
 	test_hash_spread();
+	test_batch_ports();
 	state_fini();
 	/* a cap that is not a power of two (the hash table must still be one) */
 	cfg.max_threads_per_guest = 100;
