@@ -12,7 +12,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "state.h"
 #include "strtab.h"
 #include "xalloc.h"
 
@@ -171,6 +170,7 @@ struct state_domain {
 	struct win win;
 	uint64_t last_ts;
 	/* the distinct ports the last batch's event-channel events named (state_batch_ports) */
+#define STATE_BATCH_PORTS 8
 	uint32_t bports[STATE_BATCH_PORTS];
 	uint32_t nbports;
 	bool bports_more; /* more than that: the batch itself must be read */

@@ -69,9 +69,8 @@ void state_apply(struct state_domain *d, const struct mtrace_event *ev);
 void state_apply_batch(struct state_domain *d, const struct mtrace_event *ev, size_t n);
 /* The distinct ports the event-channel sends and receives of the last
  * state_apply_batch named, in the order first seen: the guest-time module asks Xen about
- * each once a batch rather than once an event.  *more: the batch named more than
- * STATE_BATCH_PORTS ports, and only those are here (the caller reads the batch). */
-#define STATE_BATCH_PORTS 8
+ * each once a batch rather than once an event.  *more: the batch named more ports than
+ * the state keeps (8), and only those are here (the caller reads the batch). */
 size_t state_batch_ports(const struct state_domain *d, const uint32_t **ports, bool *more);
 /* Decoder deltas since the last call. */
 void state_domain_add_counts(
