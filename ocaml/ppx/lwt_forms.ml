@@ -51,16 +51,27 @@ let expand ops ctx (inner : expression) =
   | Pexp_let (Nonrecursive, vbs, body) ->
     let mapped = List.map (ops.binding ctx) vbs in
     let vbs = List.map fst mapped in
-    let rec combine = function
-      | [] -> assert false
-      | [ vb ] -> (vb.pvb_pat, vb.pvb_expr)
-      | vb :: rest ->
-        let p, x = combine rest in
-        (B.ppat_tuple ~loc [ vb.pvb_pat; p ], [%expr Lwt.both [%e vb.pvb_expr] [%e x]])
-    in
-    let pat, value = combine vbs in
     let body = ops.expr (ops.bind_names ctx (List.map (fun vb -> vb.pvb_pat) vbs)) body in
-    let r = call ~traced:(traced && not (List.exists snd mapped)) keyword "bind" [ value; [%expr fun [%p pat] -> [%e body]] ] in
+    let traced = traced && not (List.exists snd mapped) in
+    (* as lwt_ppx: every promise made first, in order (let ... and ...), then bound one
+       after the other, so a rejection ends it as soon as the promises before it are
+       fulfilled *)
+    let var i = "__mtrace_lwt_" ^ string_of_int i in
+    let binds =
+      List.fold_right
+        (fun (i, vb) rest ->
+          call ~traced keyword "bind" [ B.evar ~loc (var i); [%expr fun [%p vb.pvb_pat] -> [%e rest]] ])
+        (List.mapi (fun i vb -> (i, vb)) vbs)
+        body
+    in
+    let r =
+      match vbs with
+      | [ vb ] -> call ~traced keyword "bind" [ vb.pvb_expr; [%expr fun [%p vb.pvb_pat] -> [%e body]] ]
+      | _ ->
+        B.pexp_let ~loc Nonrecursive
+          (List.mapi (fun i vb -> B.value_binding ~loc:vb.pvb_loc ~pat:(B.pvar ~loc (var i)) ~expr:vb.pvb_expr) vbs)
+          binds
+    in
     let attrs = List.concat_map (fun vb -> List.filter not_ours vb.pvb_attributes) vbs in
     Some { r with pexp_attributes = inner.pexp_attributes @ attrs }
   | Pexp_match (scrut, cases) ->

@@ -313,8 +313,11 @@ class rewriter ~lwtish =
         | None -> a)
       | _ -> self#expression ctx a
 
-    (* let* p = e and* q = f in body, as the compiler reads it: ( let* ) (( and* ) e f)
-       (fun (p, q) -> body), each operator rewritten if it is traced *)
+    (* let* p = e and* q = f and* r = g in body, as the compiler reads it, in its order:
+       e, f, ( and* ) of the two, g, ( and* ) of that and g, then ( let* ) of the last with
+       (fun ((p, q), r) -> body) (OCaml applies right to left, so the nested application
+       ( and* ) (( and* ) e f) g would start g first); each operator rewritten if it is
+       traced *)
     method rewrite_letop ctx e lo =
       let ops = lo.let_ :: lo.ands in
       let meanings = List.map (fun op -> if ctx.traced then Scope.lookup ctx.env op.pbop_op.txt else Scope.Plain) ops in
@@ -340,17 +343,35 @@ class rewriter ~lwtish =
         let rebuild op x = { op with pbop_exp = x } in
         { e with pexp_desc = Pexp_letop { let_ = rebuild lo.let_ (List.hd exps); ands = List.map2 rebuild lo.ands (List.tl exps); body } })
       else
-        let acc =
-          List.fold_left2
-            (fun (ex, pat) op (m, x) ->
-              let loc = op.pbop_loc in
-              (apply op m [ (Nolabel, ex); (Nolabel, x) ], B.ppat_tuple ~loc [ pat; op.pbop_pat ]))
-            (List.hd exps, lo.let_.pbop_pat) lo.ands
+        let loc = e.pexp_loc in
+        let l = B.evar ~loc "__mtrace_l" and r = B.evar ~loc "__mtrace_r" in
+        (* the and*s first, in order, as their sites are numbered *)
+        let ands =
+          List.map2 (fun op (m, x) -> (op, x, apply op m [ (Nolabel, l); (Nolabel, r) ])) lo.ands
             (List.combine (List.tl meanings) (List.tl exps))
         in
-        let ex, pat = acc in
-        let loc = e.pexp_loc in
-        let r = apply lo.let_ (List.hd meanings) [ (Nolabel, ex); (Nolabel, B.pexp_fun ~loc Nolabel None pat body) ] in
+        let pat =
+          List.fold_left (fun pat op -> B.ppat_tuple ~loc:op.pbop_loc [ pat; op.pbop_pat ]) lo.let_.pbop_pat lo.ands
+        in
+        let body = B.pexp_fun ~loc Nolabel None pat body in
+        let r =
+          if ands = [] then apply lo.let_ (List.hd meanings) [ (Nolabel, List.hd exps); (Nolabel, body) ]
+          else
+            let last = apply lo.let_ (List.hd meanings) [ (Nolabel, l); (Nolabel, body) ] in
+            let inner =
+              List.fold_right
+                (fun (op, x, app) rest ->
+                  let loc = op.pbop_loc in
+                  [%expr
+                    let __mtrace_r = [%e x] in
+                    let __mtrace_l = [%e app] in
+                    [%e rest]])
+                ands last
+            in
+            [%expr
+              let __mtrace_l = [%e List.hd exps] in
+              [%e inner]]
+        in
         { r with pexp_loc = e.pexp_loc; pexp_attributes = e.pexp_attributes }
 
     method! value_binding ctx vb =

@@ -97,8 +97,12 @@ let __mtrace_site_95 = Mtrace_lwt.site "input.ml:129:55"
 let f x =
   Mtrace_lwt.bind ~site:__mtrace_site_1 x
     (fun a ->
-       Mtrace_lwt.bind ~site:__mtrace_site_0 (Lwt.both (Lwt.return a) x)
-         (fun (b, c) -> Lwt.return ((a + b) + c)))
+       let __mtrace_lwt_0 = Lwt.return a
+       and __mtrace_lwt_1 = x in
+       Mtrace_lwt.bind ~site:__mtrace_site_0 __mtrace_lwt_0
+         (fun b ->
+            Mtrace_lwt.bind ~site:__mtrace_site_0 __mtrace_lwt_1
+              (fun c -> Lwt.return ((a + b) + c))))
 let g x =
   Mtrace_lwt.bind ~site:__mtrace_site_2 x (fun v -> Lwt.return (v + 1))
 let h x = Mtrace_lwt.map ~site:__mtrace_site_3 succ x
@@ -184,9 +188,14 @@ let o3 a =
       (fun x -> Mtrace_lwt.map ~site:__mtrace_site_49 (fun y -> x + y) a)
 let o4 a b =
   let open Lwt.Syntax in
-    Mtrace_lwt.bind ~site:__mtrace_site_53
-      (Mtrace_lwt.both ~site:__mtrace_site_52
-         (Mtrace_lwt.both ~site:__mtrace_site_51 a b) a)
+    let __mtrace_l = a in
+    let __mtrace_r = b in
+    let __mtrace_l =
+      Mtrace_lwt.both ~site:__mtrace_site_51 __mtrace_l __mtrace_r in
+    let __mtrace_r = a in
+    let __mtrace_l =
+      Mtrace_lwt.both ~site:__mtrace_site_52 __mtrace_l __mtrace_r in
+    Mtrace_lwt.bind ~site:__mtrace_site_53 __mtrace_l
       (fun ((x, y), z) -> Lwt.return ((x + y) + z))
 let o5 a =
   let open Lwt in
@@ -228,8 +237,11 @@ module M2 =
   struct
     open Lwt.Syntax[@@ocaml.warning "-33"]
     let f a =
-      Mtrace_lwt.map ~site:__mtrace_site_66 (fun (x, y) -> x + y)
-        (Mtrace_lwt.both ~site:__mtrace_site_65 a a)
+      let __mtrace_l = a in
+      let __mtrace_r = a in
+      let __mtrace_l =
+        Mtrace_lwt.both ~site:__mtrace_site_65 __mtrace_l __mtrace_r in
+      Mtrace_lwt.map ~site:__mtrace_site_66 (fun (x, y) -> x + y) __mtrace_l
   end
 module M3 =
   struct

@@ -169,9 +169,35 @@ let unix_forms () =
   run (Lwt.join (List.map Lwt_unix.sleep [ 0.001; 0.002 ]));
   check "Lwt_result.map_err [@warning]" (match run ((Lwt_result.map_err [@warning "-3"]) succ (Lwt_result.fail 1)) with Error e -> string_of_int e | Ok () -> "ok") "2"
 
+(* The order a program's promises start in is its behaviour (which request takes a lock
+   first, which worker a stream hands an item to): the rewritten forms start them as
+   the compiler reads the source (the bindings of let* ... and* ..., and of let%lwt ...
+   and ..., left to right, as lwt_ppx does) *)
+let order () =
+  let said = Buffer.create 16 in
+  let say s = Buffer.add_string said s; Lwt.return s in
+  let seen f = Buffer.clear said; ignore (run (f ())); Buffer.contents said in
+  check "let* and* and* order" (seen (fun () -> let* a = say "1" and* b = say "2" and* c = say "3" in Lwt.return (a ^ b ^ c))) "123";
+  check "let+ and+ order" (seen (fun () -> let+ a = say "1" and+ b = say "2" in a ^ b)) "12";
+  check "Lwt_result.Syntax order"
+    (seen (fun () ->
+         let open Lwt_result.Syntax in
+         let* a = Lwt_result.ok (say "1") and* b = Lwt_result.ok (say "2") in
+         Lwt_result.return (a ^ b)))
+    "12";
+  check "let%lwt and order" (seen (fun () -> let%lwt a = say "1" and b = say "2" and c = say "3" in Lwt.return (a ^ b ^ c))) "123";
+  (* as lwt_ppx: bound one after the other, so a rejection ends it once what comes before
+     it is fulfilled, whatever comes after it *)
+  let never, _ = Lwt.wait () in
+  let p = let%lwt a = Lwt.fail Exit and b = never in Lwt.return (a + b) in
+  check "let%lwt and, first rejected" (match Lwt.state p with Lwt.Fail e -> Printexc.to_string e | _ -> "pending") "Stdlib.Exit";
+  let p = let%lwt a = never and b = Lwt.fail Exit in Lwt.return (a + b) in
+  check "let%lwt and, an earlier one pending" (match Lwt.state p with Lwt.Sleep -> "pending" | _ -> "resolved") "pending"
+
 let () =
   operators ();
   letops ();
+  order ();
   lwt_forms ();
   functions ();
   unix_forms ();
