@@ -106,7 +106,15 @@ class rewriter ~lwtish =
        program's identifier of the function (for Through, which passes it on); [attrs]:
        the attributes it had ([@warning "-3"] on a deprecated one), kept on what
        replaces it *)
+    (* an expression whose evaluation does nothing a neighbour could see or be seen by *)
+    method private pure e =
+      match e.pexp_desc with
+      | Pexp_ident _ | Pexp_constant _ | Pexp_fun _ | Pexp_function _ | Pexp_construct (_, None) -> true
+      | Pexp_constraint (e, _) | Pexp_coerce (e, _, _) -> self#pure e
+      | _ -> false
+
     method apply_action ~loc ?fn ?(attrs = []) pos (a : Vocab.action) args =
+      let pure = self#pure in
       let target = path_ident ~loc a.target in
       let target = match a.shape with Through _ -> target | _ -> { target with pexp_attributes = attrs } in
       (* the site is registered only once the form is rewritten *)
@@ -130,6 +138,13 @@ class rewriter ~lwtish =
           Some (app ((Nolabel, ty) :: (Nolabel, { f with pexp_attributes = f.pexp_attributes @ attrs }) :: args))
         | None -> None)
       | Through _, _ -> None
+      | Flip, [ (Nolabel, l); (Nolabel, r) ] when not (pure l || pure r) ->
+        (* p >|= f evaluates f, then p (OCaml applies right to left); map f p would
+           evaluate p first: both are named first, in the source's order *)
+        Some
+          (B.pexp_let ~loc Nonrecursive [ B.value_binding ~loc ~pat:(B.pvar ~loc y) ~expr:r ]
+             (B.pexp_let ~loc Nonrecursive [ B.value_binding ~loc ~pat:(B.pvar ~loc x) ~expr:l ]
+                (app [ (Nolabel, ey); (Nolabel, ex) ])))
       | Flip, (Nolabel, l) :: (Nolabel, r) :: rest -> Some (app ((Nolabel, r) :: (Nolabel, l) :: rest))
       | Flip, [ (Nolabel, l) ] -> Some (bind1 l (app [ (Nolabel, ey); (Nolabel, ex) ]))
       | Flip, [] -> Some (lam2 (app [ (Nolabel, ey); (Nolabel, ex) ]))

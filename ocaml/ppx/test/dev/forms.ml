@@ -185,6 +185,12 @@ let order () =
          let* a = Lwt_result.ok (say "1") and* b = Lwt_result.ok (say "2") in
          Lwt_result.return (a ^ b)))
     "12";
+  let k s = Buffer.add_string said s; fun x -> Lwt.return (x ^ s) in
+  let m s = Buffer.add_string said s; fun x -> x ^ s in
+  check "=<< order" (seen (fun () -> k "f" =<< say "x")) "xf";
+  check ">|= order" (seen (fun () -> say "x" >|= m "f")) "fx";
+  check ">>= order" (seen (fun () -> say "x" >>= k "f")) "fx";
+  check "=|< order" (seen (fun () -> m "f" =|< say "x")) "xf";
   check "let%lwt and order" (seen (fun () -> let%lwt a = say "1" and b = say "2" and c = say "3" in Lwt.return (a ^ b ^ c))) "123";
   (* as lwt_ppx: bound one after the other, so a rejection ends it once what comes before
      it is fulfilled, whatever comes after it *)
