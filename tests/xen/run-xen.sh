@@ -12,6 +12,8 @@
 #                           (default /var/cache/mtrace-xen, else ~/.cache/mtrace-xen)
 #        MTRACE_XEN_REQUIRE=1  a missing package is a failure, not a skip
 #        MTRACE_XEN_KEEP=1  keep the temporary work directory
+#        MTRACE_XEN_QUIET_MARK=FILE  created once dom0 says the phases that must not
+#                           have company on the host (through the vcpu checks) are done
 #        STALL_S, BOOT_TIMEOUT, SMP, MEM, TCG_THREAD, SHOP_ROUNDS   see below
 # exit:  0 pass, 1 fail, 77 skipped (the Debian packages or QEMU cannot be had)
 set -uo pipefail
@@ -453,6 +455,11 @@ boot() { # log -> sets STALLED, RC
 			printf '\001\001\001' >&3; sleep 1; printf '0' >&3; sleep 2; printf 'q' >&3
 			sleep 2; printf 'r' >&3; sleep 1; printf 'e' >&3; sleep 3
 			kill -TERM "$QPID" 2>/dev/null; break
+		fi
+		if [ -n "${MTRACE_XEN_QUIET_MARK:-}" ] && [ ! -e "$MTRACE_XEN_QUIET_MARK" ] &&
+			grep -q 'XENTEST INFO quiet phases done' "$log"; then
+			say "the load-sensitive phases are done: $MTRACE_XEN_QUIET_MARK"
+			touch "$MTRACE_XEN_QUIET_MARK"
 		fi
 		if grep -qE 'XENTEST ALL DONE|Hardware Dom0 crashed|Panic on CPU|Kernel panic' "$log"; then
 			sleep 0.5; kill -TERM "$QPID" 2>/dev/null; break
