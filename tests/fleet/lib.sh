@@ -95,13 +95,18 @@ ship() {
 }
 
 # ship_settled HOST: until the figures mtrace-ship logs every second have not moved for 2 s
+# (looked at every 0.5 s: the 2 s count from their last move, not from a look)
 ship_settled() {
-	local prev=x cur
-	for _ in $(seq 90); do
+	local prev=x cur same=0
+	for _ in $(seq 360); do
 		cur=$(grep 'mtrace-ship: figures:' "$T/$1.ship.log" | tail -1 | cut -d: -f3-)
-		[ "$cur" = "$prev" ] && return 0
-		prev=$cur
-		sleep 2
+		if [ "$cur" = "$prev" ]; then
+			same=$((same + 1))
+			[ $same -ge 4 ] && return 0
+		else
+			prev=$cur same=0
+		fi
+		sleep 0.5
 	done
 	fail "$1: mtrace-ship's figures still move after 180 s"
 }
