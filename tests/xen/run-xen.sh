@@ -13,7 +13,8 @@
 #        MTRACE_XEN_REQUIRE=1  a missing package is a failure, not a skip
 #        MTRACE_XEN_KEEP=1  keep the temporary work directory
 #        MTRACE_XEN_QUIET_MARK=FILE  created once dom0 says the phases that must not
-#                           have company on the host (through the vcpu checks) are done
+#                           have company on the host (through the vcpu checks) are done;
+#                           it holds QEMU's pid
 #        STALL_S, BOOT_TIMEOUT, SMP, MEM, TCG_THREAD, SHOP_ROUNDS   see below
 # exit:  0 pass, 1 fail, 77 skipped (the Debian packages or QEMU cannot be had)
 set -uo pipefail
@@ -458,7 +459,9 @@ boot() { # log -> sets STALLED, RC
 		fi
 		if [ -n "${MTRACE_XEN_QUIET_MARK:-}" ] && [ ! -e "$MTRACE_XEN_QUIET_MARK" ] &&
 			grep -q 'XENTEST INFO quiet phases done' "$log"; then
+			# (QEMU's pid in it: timeout's child, for ./check to lower its priority)
 			say "the load-sensitive phases are done: $MTRACE_XEN_QUIET_MARK"
+			ps -o pid= --ppid "$QPID" > "$MTRACE_XEN_QUIET_MARK" 2>/dev/null
 			touch "$MTRACE_XEN_QUIET_MARK"
 		fi
 		if grep -qE 'XENTEST ALL DONE|Hardware Dom0 crashed|Panic on CPU|Kernel panic' "$log"; then
