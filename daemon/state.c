@@ -216,9 +216,6 @@ static const uint8_t op_kind[256] = {
 	[MTRACE_OP_SIGNAL_NEW] = OP_ARG_THREAD,
 };
 
-/* One event, the domain's event count, window and last_ts aside (the callers keep
- * them).  sec: state_ctx.cur_sec, read once per batch (through the global, the
- * compiler reloads it after every store to a thread). */
 /* An event-channel event's port, once a batch (state_batch_ports): a channel's events
  * come in runs, so the last port is the one to compare first. */
 static inline void port_note(struct state_domain *d, uint32_t port)
@@ -236,6 +233,9 @@ static inline void port_note(struct state_domain *d, uint32_t port)
 		d->bports_more = true;
 }
 
+/* One event, the domain's event count, window and last_ts aside (the callers keep
+ * them).  sec: state_ctx.cur_sec, read once per batch (through the global, the
+ * compiler reloads it after every store to a thread). */
 static inline __attribute__((always_inline)) void apply_one(
     struct state_domain *d, const struct mtrace_event *ev, uint32_t sec)
 {

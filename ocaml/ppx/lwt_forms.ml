@@ -56,21 +56,16 @@ let expand ops ctx (inner : expression) =
     (* as lwt_ppx: every promise made first, in order (let ... and ...), then bound one
        after the other, so a rejection ends it as soon as the promises before it are
        fulfilled *)
-    let var i = "__mtrace_lwt_" ^ string_of_int i in
-    let binds =
-      List.fold_right
-        (fun (i, vb) rest ->
-          call ~traced keyword "bind" [ B.evar ~loc (var i); [%expr fun [%p vb.pvb_pat] -> [%e rest]] ])
-        (List.mapi (fun i vb -> (i, vb)) vbs)
-        body
-    in
+    let bind p vb rest = call ~traced keyword "bind" [ p; [%expr fun [%p vb.pvb_pat] -> [%e rest]] ] in
     let r =
       match vbs with
-      | [ vb ] -> call ~traced keyword "bind" [ vb.pvb_expr; [%expr fun [%p vb.pvb_pat] -> [%e body]] ]
+      | [ vb ] -> bind vb.pvb_expr vb body
       | _ ->
+        let var i = "__mtrace_lwt_" ^ string_of_int i in
+        let vbs = List.mapi (fun i vb -> (var i, vb)) vbs in
         B.pexp_let ~loc Nonrecursive
-          (List.mapi (fun i vb -> B.value_binding ~loc:vb.pvb_loc ~pat:(B.pvar ~loc (var i)) ~expr:vb.pvb_expr) vbs)
-          binds
+          (List.map (fun (v, vb) -> B.value_binding ~loc:vb.pvb_loc ~pat:(B.pvar ~loc v) ~expr:vb.pvb_expr) vbs)
+          (List.fold_right (fun (v, vb) rest -> bind (B.evar ~loc v) vb rest) vbs body)
     in
     let attrs = List.concat_map (fun vb -> List.filter not_ours vb.pvb_attributes) vbs in
     Some { r with pexp_attributes = inner.pexp_attributes @ attrs }

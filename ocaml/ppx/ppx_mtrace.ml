@@ -101,11 +101,6 @@ class rewriter ~lwtish =
       let loc = { loc_start = p; loc_end = p; loc_ghost = true } in
       B.evar ~loc var
 
-    (* [action] applied to [args] at site [pos]: None if the arguments do not fit its
-       shape (an operator with labels: not Lwt's operator after all).  [fn]: the
-       program's identifier of the function (for Through, which passes it on); [attrs]:
-       the attributes it had ([@warning "-3"] on a deprecated one), kept on what
-       replaces it *)
     (* an expression whose evaluation does nothing a neighbour could see or be seen by *)
     method private pure e =
       match e.pexp_desc with
@@ -113,8 +108,12 @@ class rewriter ~lwtish =
       | Pexp_constraint (e, _) | Pexp_coerce (e, _, _) -> self#pure e
       | _ -> false
 
+    (* [action] applied to [args] at site [pos]: None if the arguments do not fit its
+       shape (an operator with labels: not Lwt's operator after all).  [fn]: the
+       program's identifier of the function (for Through, which passes it on); [attrs]:
+       the attributes it had ([@warning "-3"] on a deprecated one), kept on what
+       replaces it *)
     method apply_action ~loc ?fn ?(attrs = []) pos (a : Vocab.action) args =
-      let pure = self#pure in
       let target = path_ident ~loc a.target in
       let target = match a.shape with Through _ -> target | _ -> { target with pexp_attributes = attrs } in
       (* the site is registered only once the form is rewritten *)
@@ -138,7 +137,7 @@ class rewriter ~lwtish =
           Some (app ((Nolabel, ty) :: (Nolabel, { f with pexp_attributes = f.pexp_attributes @ attrs }) :: args))
         | None -> None)
       | Through _, _ -> None
-      | Flip, [ (Nolabel, l); (Nolabel, r) ] when not (pure l || pure r) ->
+      | Flip, [ (Nolabel, l); (Nolabel, r) ] when not (self#pure l || self#pure r) ->
         (* p >|= f evaluates f, then p (OCaml applies right to left); map f p would
            evaluate p first: both are named first, in the source's order *)
         Some
@@ -370,8 +369,9 @@ class rewriter ~lwtish =
         in
         let body = B.pexp_fun ~loc Nolabel None pat body in
         let r =
-          if ands = [] then apply lo.let_ (List.hd meanings) [ (Nolabel, List.hd exps); (Nolabel, body) ]
-          else
+          match ands with
+          | [] -> apply lo.let_ (List.hd meanings) [ (Nolabel, List.hd exps); (Nolabel, body) ]
+          | _ ->
             let last = apply lo.let_ (List.hd meanings) [ (Nolabel, l); (Nolabel, body) ] in
             let inner =
               List.fold_right
