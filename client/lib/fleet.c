@@ -40,10 +40,10 @@
 #define CONNECT_TIMEOUT 2000        /* ms */
 #define WATCH_MS        250         /* the watcher's period */
 #define STALL_MS        5000        /* silent this long: is the consumer still there? */
-#define FIRST_WAIT_MS \
-	2000            /* no consumer info: a consumer silent from the start
-                                     * this long has nothing (not --follow) */
-#define BAD_WARNINGS 10 /* messages not ours said on stderr, at most */
+#define FIRST_WAIT_MS   2000 /* no consumer info, silent from the start: nothing (not --follow) */
+#define SUBSCRIBE_TRIES 6    /* see subscribe */
+#define mono_ms()       ((int64_t)(clock_mono_ns() / 1000000u))
+#define BAD_WARNINGS    10 /* messages not ours said on stderr, at most */
 
 enum item_kind {
 	IT_MSG,
@@ -99,11 +99,6 @@ struct fleet {
 	struct fleet_hosts hosts; /* each message decoded, the bad ones counted per host */
 	struct fleet_skews skews; /* each host's clock against the server's */
 };
-
-static int64_t mono_ms(void)
-{
-	return (int64_t)(clock_mono_ns() / 1000000u);
-}
 
 /* Under mu: onto the queue; the reader is woken when it was empty. */
 static void push(struct fleet *f, struct item *it)
@@ -215,12 +210,16 @@ static void on_reconnected(natsConnection *nc, void *arg)
 	push_kind(arg, IT_UP);
 }
 
-/* Make sl's consumer, from after its last message when it had one. */
+/* Make sl's consumer, from after its last message when it had one.  An ordered consumer has
+ * one replica, on a peer of the stream picked at random (nats-server 2.9), a dead one too:
+ * it never answers.  Made again, it lands elsewhere; each try waits longer (a slow server). */
 static natsStatus subscribe(
     struct fleet *f, struct slot *sl, natsSubscription **out, jsErrCode *jerr)
 {
 	jsSubOptions so;
+	jsOptions jo;
 	uint64_t after;
+	natsStatus st = NATS_TIMEOUT;
 
 	jsSubOptions_Init(&so);
 	so.Stream = "MTRACE";
@@ -244,7 +243,12 @@ static natsStatus subscribe(
 		so.Config.OptStartSeq = after + 1;
 		so.Config.OptStartTime = 0;
 	}
-	return js_Subscribe(out, f->js, sl->subject, on_nats_msg, sl, NULL, &so, jerr);
+	jsOptions_Init(&jo);
+	for (int i = 0; i < SUBSCRIBE_TRIES && st == NATS_TIMEOUT; i++) {
+		jo.Wait = i < 3 ? 2000 + 1000 * i : 5000; /* ms */
+		st = js_Subscribe(out, f->js, sl->subject, on_nats_msg, sl, &jo, &so, jerr);
+	}
+	return st;
 }
 
 /* Not --follow: sl is read to its end once nothing is pending for it and the server
@@ -527,9 +531,8 @@ static int fleet_next(
 			snprintf(err, errlen, "lost NATS; the client library reconnects");
 			return MTC_NEXT_AWAY;
 		case IT_END:
-			f->ended = true;
-			snprintf(err, errlen, "the stream read to its end");
-			return MTC_NEXT_END;
+			f->ended = true; /* said at the loop's top */
+			continue;
 		}
 	}
 }
@@ -618,7 +621,6 @@ struct mtc_source *mtc_source_fleet(const struct mtc_source_spec *spec, char *er
 	f->spec.creds = spec->creds ? strdup(spec->creds) : NULL;
 	f->spec.prog = strdup(spec->prog ? spec->prog : "mtrace");
 	f->tail = &f->head;
-	f->efd = -1;
 	fleet_hosts_init(&f->hosts, f->spec.prog ? f->spec.prog : "mtrace", stderr);
 	pthread_mutex_init(&f->mu, NULL);
 	pthread_cond_init(&f->room, NULL);

@@ -74,6 +74,15 @@ note "killed $leader, the stream leader (shipped so far: ${AT_KILL[*]})"
 wait_until 30 eval 'read -r l _ <<<"$(stream_leader)"; [ -n "$l" ] && [ "$l" != "$leader" ]' ||
 	fail "no new stream leader 30 s after killing $leader: $(stream_leader)"
 note "new stream leader: $(stream_leader)"
+# Readers that start now: each makes an ordered consumer, which nats-server 2.9 puts on
+# one peer of the stream picked at random, the dead one too (where it never answers).
+# A host with nothing in the stream: each read is at its end at once.
+for i in 1 2 3 4 5 6 7 8; do
+	"$CAT" --nats "$NATS_URL" --host nosuch -f json >"$T/nosuch.json" 2>"$T/nosuch.err" ||
+		fail "a reader started after the kill (read $i): $(cat "$T/nosuch.err")"
+	[ -s "$T/nosuch.json" ] && fail "a host with nothing in the stream read: $(head -3 "$T/nosuch.json")"
+done
+note "8 readers started after the kill read the stream: $(grep -c . "$T/nosuch.err") lines said"
 for h in $HOSTS; do
 	WANT=$((AT_KILL[$h] + 100)) wait_progress "$h: shipping after the kill" 20 120 \
 		figure "$h" shipped
