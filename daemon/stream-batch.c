@@ -492,13 +492,13 @@ struct stream_group *stream_group_join(
 }
 
 struct stream_shm *stream_group_shm_attach(
-    struct stream_group *g, struct stream_client *c, uid_t uid, const char **why)
+    struct stream_group *g, struct stream_client *c, uid_t uid, bool efd, const char **why)
 {
 	size_t i;
 
 	if (!g->shm && !(g->shm = stream_shm_new(g->sb->shms, uid, why)))
 		return NULL;
-	if (stream_shm_add(g->shm, c, uid, why) < 0) {
+	if (stream_shm_add(g->shm, c, uid, efd, why) < 0) {
 		bool found;
 
 		/* a region nobody reads would keep the group alive */

@@ -42,9 +42,10 @@ struct stream_group *stream_group_join(
 void stream_group_leave(struct stream_group *g, struct stream_client *c);
 /* c's events through the group's shared-memory region from now on (taken for the first
  * such member): the region, or NULL with why (c stays on the socket); uid: c's, whose
- * share of the regions it counts against (client_shm_per_uid). */
+ * share of the regions it counts against (client_shm_per_uid); efd: c is woken through
+ * the region's eventfd, not by SharedWake messages. */
 struct stream_shm *stream_group_shm_attach(
-    struct stream_group *g, struct stream_client *c, uid_t uid, const char **why);
+    struct stream_group *g, struct stream_client *c, uid_t uid, bool efd, const char **why);
 /* Back on the socket (the region could not be handed over). */
 void stream_group_shm_detach(struct stream_group *g, struct stream_client *c);
 /* A notice (DomainUp, DomainDown, Loss) into the region of every group that selects

@@ -478,21 +478,22 @@ void stream_clients_broadcast(
 }
 
 /*
- * m with fd attached (SCM_RIGHTS), behind everything queued before it: what is queued
+ * m with fds attached (SCM_RIGHTS), behind everything queued before it: what is queued
  * is written first, and m is sent only once the buffer is empty.  -1 when the socket
  * cannot take it now (nothing sent; the caller decides).
  */
-int stream_client_send_fd(struct stream_client *c, const Mtrace__ServerMsg *m, int fd)
+int stream_client_send_fds(
+    struct stream_client *c, const Mtrace__ServerMsg *m, const int *fds, size_t nfd)
 {
 	struct evbuffer *out = bufferevent_get_output(c->bev);
-	char ctl[CMSG_SPACE(sizeof(int))] = { 0 };
+	char ctl[CMSG_SPACE(2 * sizeof(int))] = { 0 };
 	struct msghdr mh = { 0 };
 	struct iovec iov;
 	struct cmsghdr *cm;
 	struct stream_blob *b;
 	ssize_t n;
 
-	if (c->closing || (bufferevent_get_enabled(c->bev) & EV_WRITE))
+	if (c->closing || (bufferevent_get_enabled(c->bev) & EV_WRITE) || nfd < 1 || nfd > 2)
 		return -1;
 	evbuffer_unfreeze(out, 1);
 	while (stream_client_queued(c) > 0 && evbuffer_write(out, bufferevent_getfd(c->bev)) > 0)
@@ -504,12 +505,12 @@ int stream_client_send_fd(struct stream_client *c, const Mtrace__ServerMsg *m, i
 	mh.msg_iov = &iov;
 	mh.msg_iovlen = 1;
 	mh.msg_control = ctl;
-	mh.msg_controllen = sizeof(ctl);
+	mh.msg_controllen = CMSG_SPACE(nfd * sizeof(int));
 	cm = CMSG_FIRSTHDR(&mh);
 	cm->cmsg_level = SOL_SOCKET;
 	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	cm->cmsg_len = CMSG_LEN(nfd * sizeof(int));
+	memcpy(CMSG_DATA(cm), fds, nfd * sizeof(int));
 	do
 		n = sendmsg(bufferevent_getfd(c->bev), &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);

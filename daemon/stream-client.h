@@ -106,9 +106,10 @@ void stream_client_send_msg(struct stream_client *c, const Mtrace__ServerMsg *m)
 /* Tell the client why, flush what can be flushed, then close. */
 void stream_client_error(struct stream_client *c, Mtrace__Error__Code code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* m with fd attached (SCM_RIGHTS), once everything queued before it is written: 0, or
- * -1 when the socket cannot take it now (nothing sent). */
-int stream_client_send_fd(struct stream_client *c, const Mtrace__ServerMsg *m, int fd);
+/* m with fds[0..nfd) attached (SCM_RIGHTS, nfd 1 or 2), once everything queued before
+ * it is written: 0, or -1 when the socket cannot take it now (nothing sent). */
+int stream_client_send_fds(
+    struct stream_client *c, const Mtrace__ServerMsg *m, const int *fds, size_t nfd);
 /* The SharedWake of a waiting shared-memory reader (stream-shm.c's wake). */
 void stream_client_shm_wake(struct stream_client *c, uint64_t write);
 /* stream-request.c: the bufferevent read callback of every client. */

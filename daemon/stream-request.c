@@ -65,16 +65,17 @@ static void evlink_one(const struct evlink *l, void *arg)
 }
 
 /*
- * The answer to shared_memory: the group's region with its memfd, behind what the
- * socket holds (the DomainUps just queued), or why not; then the events stay on the
- * socket as without shared_memory.
+ * The answer to shared_memory: the group's region with its memfd (and its eventfd,
+ * when the client watches one), behind what the socket holds (the DomainUps just
+ * queued), or why not; then the events stay on the socket as without shared_memory.
  */
-static void shm_offer(struct stream_client *c, bool asked, uint64_t previous_end)
+static void shm_offer(struct stream_client *c, bool asked, bool efd, uint64_t previous_end)
 {
 	Mtrace__ServerMsg m = MTRACE__SERVER_MSG__INIT;
 	Mtrace__SharedRing r = MTRACE__SHARED_RING__INIT;
 	const char *why = "no events subscribed";
 	struct stream_shm *shm;
+	int fds[2];
 
 	m.msg_case = MTRACE__SERVER_MSG__MSG_SHARED_RING;
 	m.shared_ring = &r;
@@ -83,12 +84,15 @@ static void shm_offer(struct stream_client *c, bool asked, uint64_t previous_end
 	r.previous_end = previous_end;
 	if (!asked)
 		why = "not asked";
-	else if (c->group && (shm = stream_group_shm_attach(c->group, c, c->uid, &why))) {
+	else if (c->group && (shm = stream_group_shm_attach(c->group, c, c->uid, efd, &why))) {
 		r.size = stream_shm_map_size(shm);
 		r.start = stream_shm_write_pos(shm);
 		r.events_before = stream_shm_events(shm);
+		r.wake_fd = efd;
+		fds[0] = stream_shm_fd(shm);
+		fds[1] = stream_shm_wake_fd(shm);
 		c->shm = shm;
-		if (stream_client_send_fd(c, &m, stream_shm_fd(shm)) == 0) {
+		if (stream_client_send_fds(c, &m, fds, efd ? 2 : 1) == 0) {
 			log_debug("client %u: events through shared memory", c->id);
 			return;
 		}
@@ -96,6 +100,7 @@ static void shm_offer(struct stream_client *c, bool asked, uint64_t previous_end
 		stream_group_shm_detach(c->group, c);
 		why = "the socket is full";
 		r.size = r.start = r.events_before = 0;
+		r.wake_fd = false;
 	}
 	r.refused = (char *)why;
 	log_debug("client %u: no shared memory: %s", c->id, why);
@@ -149,7 +154,7 @@ static void handle_subscribe(struct stream_client *c, Mtrace__ClientMsg *msg)
 	evlink_foreach(evlink_one, c);
 	/* and one that read a region learns where its old subscription ends there */
 	if (s->shared_memory || had_shm)
-		shm_offer(c, s->shared_memory, previous_end);
+		shm_offer(c, s->shared_memory, s->shared_wake_fd, previous_end);
 	return;
 drop:
 	mtrace__client_msg__free_unpacked(msg, NULL);

@@ -17,14 +17,21 @@
  * of regions at once (every region one of its clients reads, whoever else reads it),
  * so that one user's clients cannot take every region.
  *
- * Readers tell us their position (SharedRead): with wait, they want one wake-up when
- * there is more.  Wake-ups are held to one per client_coalesce_us a region: at
- * millions of events a second each one costs both sides a system call and a context
- * switch, and the region holds far more than that long's events.
+ * Wake-ups: a region has one eventfd, passed with its memfd to the readers that ask
+ * for it (Subscribe.shared_wake_fd), which watch it edge-triggered: each write wakes
+ * every watcher, so one write wakes all of them, however many, and nobody reads the
+ * counter.  While such a reader is on the region, every write to it is followed by a
+ * write of the eventfd; a reader that is behind reads on and needs no word from us.
+ * The other readers (clients from before the eventfd) tell us their position
+ * (SharedRead): with wait, they want one wake-up when there is more, a SharedWake on
+ * their socket each.  Wake-ups of both kinds are held to one per client_coalesce_us a
+ * region: at millions of events a second each one costs a system call and its readers
+ * a context switch, and the region holds far more than that long's events.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/queue.h>
 #include <unistd.h>
@@ -47,18 +54,21 @@ struct shm_member {
 	uint64_t pos;      /* the last position it reported */
 	uint64_t overruns; /* reports of a position already overwritten */
 	bool wait;
+	bool efd; /* watches the region's eventfd */
 };
 
 struct stream_shm {
 	struct stream_shms *set;
 	TAILQ_ENTRY(stream_shm) entry; /* in set->busy, or set->idle once its readers left */
 	int fd;
+	int efd; /* the wake-up of every member that took it */
 	void *map;
 	size_t map_len;
 	struct shm_writer w;
 	struct shm_member *m;
 	size_t n, cap;
-	unsigned waiting;
+	unsigned waiting; /* members waiting for a SharedWake */
+	unsigned nefd;    /* members watching efd */
 	uint64_t last_wake_ns;
 	struct event *wake_ev;
 };
@@ -70,7 +80,8 @@ struct stream_shms {
 	size_t bytes, total, per_uid, used;
 	uint64_t wake_ns;
 	TAILQ_HEAD(, stream_shm) busy, idle;
-	uint64_t reused, refused_uid; /* for the log at exit */
+	uint64_t reused, refused_uid;   /* for the log at exit */
+	uint64_t efd_writes, wake_msgs; /* wake-ups: eventfd writes, SharedWake messages */
 };
 
 static void region_destroy(struct stream_shm *r);
@@ -100,9 +111,11 @@ void stream_shms_free(struct stream_shms *set)
 		return;
 	if (set->used)
 		log_info("shared memory: %zu bytes of regions, reused %llu times; %llu refused "
-		         "for client_shm_per_uid",
+		         "for client_shm_per_uid; wake-ups: %llu eventfd writes, %llu SharedWake "
+		         "messages",
 		    set->used, (unsigned long long)set->reused,
-		    (unsigned long long)set->refused_uid);
+		    (unsigned long long)set->refused_uid, (unsigned long long)set->efd_writes,
+		    (unsigned long long)set->wake_msgs);
 	while ((r = TAILQ_FIRST(&set->idle))) {
 		TAILQ_REMOVE(&set->idle, r, entry);
 		region_destroy(r);
@@ -125,11 +138,30 @@ void stream_shm_configure(
 	set->wake_ns = wake_ns;
 }
 
+/* One write for every watcher.  A reader may write the counter too (the eventfd is
+ * its as much as ours): one that filled it to the top would have our writes fail, so
+ * then it is read back to 0 first. */
+static void wake_efd(struct stream_shm *r)
+{
+	uint64_t one = 1, v;
+	ssize_t n;
+
+	r->set->efd_writes++;
+	while ((n = write(r->efd, &one, sizeof(one))) < 0 && errno == EINTR)
+		;
+	if (n < 0 && errno == EAGAIN && read(r->efd, &v, sizeof(v)) >= 0)
+		n = write(r->efd, &one, sizeof(one));
+	if (n < 0)
+		log_debug("shared-memory wake-up: eventfd write failed (errno %d)", errno);
+}
+
 static void wake_all(struct stream_shm *r)
 {
 	uint64_t write = r->w.write;
 
 	r->last_wake_ns = clock_mono_ns();
+	if (r->nefd)
+		wake_efd(r);
 	for (size_t i = 0; i < r->n && r->waiting; i++) {
 		struct shm_member *m = &r->m[i];
 
@@ -137,6 +169,7 @@ static void wake_all(struct stream_shm *r)
 			continue;
 		m->wait = false;
 		r->waiting--;
+		r->set->wake_msgs++;
 		r->set->wake(m->c, write);
 	}
 }
@@ -146,12 +179,13 @@ static void wake_cb(evutil_socket_t fd, short what, void *arg)
 	wake_all(arg);
 }
 
-/* Wake the waiting readers now, or when the last wake-up is wake_ns old. */
+/* Wake the readers now, or when the last wake-up is wake_ns old: those waiting for a
+ * SharedWake, and every watcher of the eventfd (asleep or not: we cannot tell). */
 static void wake_soon(struct stream_shm *r)
 {
 	uint64_t now, since;
 
-	if (!r->waiting || evtimer_pending(r->wake_ev, NULL))
+	if ((!r->waiting && !r->nefd) || evtimer_pending(r->wake_ev, NULL))
 		return;
 	now = clock_mono_ns();
 	since = now - r->last_wake_ns;
@@ -202,7 +236,8 @@ static struct stream_shm *region_create(struct stream_shms *set, size_t len, con
 	r->map = MAP_FAILED;
 	r->map_len = len;
 	r->fd = memfd_create("mtraced-stream", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (r->fd < 0 || ftruncate(r->fd, (off_t)len) < 0 ||
+	r->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (r->fd < 0 || r->efd < 0 || ftruncate(r->fd, (off_t)len) < 0 ||
 	    (r->map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0)) ==
 	        MAP_FAILED ||
 	    fcntl(r->fd, F_ADD_SEALS, seals) < 0) {
@@ -224,6 +259,8 @@ static void region_destroy(struct stream_shm *r)
 		munmap(r->map, r->map_len);
 	if (r->fd >= 0)
 		close(r->fd);
+	if (r->efd >= 0)
+		close(r->efd);
 	event_free(r->wake_ev);
 	free(r->m);
 	free(r);
@@ -264,13 +301,14 @@ void stream_shm_free(struct stream_shm *r)
 			log_debug("shared-memory reader overran %llu times",
 			    (unsigned long long)r->m[i].overruns);
 	r->n = 0;
-	r->waiting = 0;
+	r->waiting = r->nefd = 0;
 	evtimer_del(r->wake_ev);
 	TAILQ_REMOVE(&r->set->busy, r, entry);
 	TAILQ_INSERT_TAIL(&r->set->idle, r, entry);
 }
 
-int stream_shm_add(struct stream_shm *r, struct stream_client *c, uid_t uid, const char **why)
+int stream_shm_add(
+    struct stream_shm *r, struct stream_client *c, uid_t uid, bool efd, const char **why)
 {
 	/* the first member's uid was let in by stream_shm_new */
 	if (r->n && !has_uid(r, uid) && !uid_room(r->set, uid, r->map_len)) {
@@ -288,7 +326,8 @@ int stream_shm_add(struct stream_shm *r, struct stream_client *c, uid_t uid, con
 		r->m = m;
 		r->cap = cap;
 	}
-	r->m[r->n++] = (struct shm_member){ .c = c, .uid = uid, .pos = r->w.write };
+	r->m[r->n++] = (struct shm_member){ .c = c, .uid = uid, .pos = r->w.write, .efd = efd };
+	r->nefd += efd;
 	return 0;
 }
 
@@ -310,6 +349,7 @@ size_t stream_shm_remove(struct stream_shm *r, struct stream_client *c, bool *fo
 			log_debug("shared-memory reader overran %llu times",
 			    (unsigned long long)m->overruns);
 		r->waiting -= m->wait;
+		r->nefd -= m->efd;
 		*m = r->m[--r->n];
 	}
 	return r->n;
@@ -318,6 +358,11 @@ size_t stream_shm_remove(struct stream_shm *r, struct stream_client *c, bool *fo
 int stream_shm_fd(const struct stream_shm *r)
 {
 	return r->fd;
+}
+
+int stream_shm_wake_fd(const struct stream_shm *r)
+{
+	return r->efd;
 }
 
 uint64_t stream_shm_map_size(const struct stream_shm *r)
@@ -376,6 +421,7 @@ void stream_shm_read(struct stream_shm *r, struct stream_client *c, uint64_t pos
 		return;
 	if (pos < r->w.write) {
 		/* it asked while we wrote: at once, or it would sleep on what is there */
+		r->set->wake_msgs++;
 		r->set->wake(c, r->w.write);
 		return;
 	}

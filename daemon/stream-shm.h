@@ -2,9 +2,11 @@
  * stream-shm.h - the shared-memory regions of the stream server (stream-shm.c): one
  * memfd per stream group with a member that asked for shared memory, into which the
  * group's messages are written once (common/shm-ring.h) instead of being queued to
- * each member's socket; its members' read positions and wake-ups.  A region is kept
- * for the next group once its readers left (clients may still map it) and counted
- * against client_shm_total until exit; a uid reads at most client_shm_per_uid.
+ * each member's socket; its members' read positions and wake-ups (one eventfd write
+ * per wake-up for all members that watch it, a SharedWake for each of the others).  A
+ * region is kept for the next group once its readers left (clients may still map it)
+ * and counted against client_shm_total until exit; a uid reads at most
+ * client_shm_per_uid.
  */
 #ifndef MTRACED_STREAM_SHM_H
 #define MTRACED_STREAM_SHM_H
@@ -37,12 +39,15 @@ void stream_shm_configure(
 struct stream_shm *stream_shm_new(struct stream_shms *set, uid_t uid, const char **why);
 /* Its last reader left: kept (not closed) for the next stream_shm_new. */
 void stream_shm_free(struct stream_shm *r);
-/* c (of uid) reads r from now on: 0, or -1 with why (uid's share reached, out of
- * memory). */
-int stream_shm_add(struct stream_shm *r, struct stream_client *c, uid_t uid, const char **why);
+/* c (of uid) reads r from now on, woken through the region's eventfd (efd: it took it)
+ * or by SharedWake messages: 0, or -1 with why (uid's share reached, out of memory). */
+int stream_shm_add(
+    struct stream_shm *r, struct stream_client *c, uid_t uid, bool efd, const char **why);
 /* Members left after c (not one: true when c was not a member). */
 size_t stream_shm_remove(struct stream_shm *r, struct stream_client *c, bool *found);
 int stream_shm_fd(const struct stream_shm *r);
+/* The region's eventfd, written once per wake-up for all its members that took it. */
+int stream_shm_wake_fd(const struct stream_shm *r);
 uint64_t stream_shm_map_size(const struct stream_shm *r);
 uint64_t stream_shm_write_pos(const struct stream_shm *r);
 uint64_t stream_shm_events(const struct stream_shm *r);

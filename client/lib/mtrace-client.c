@@ -1,15 +1,17 @@
 /*
  * mtrace-client.c - connect to mtraced, delimited framing, Hello, Subscribe, receive.
- * A blocking socket with poll() for timeouts (0: a poll, as session.c reads it from
- * the loop), and a large read buffer keeps the per-frame cost low at millions of
- * events a second.
+ * A blocking socket waited on through an epoll set for timeouts (0: a poll, as
+ * session.c reads it from the loop), and a large read buffer keeps the per-frame cost
+ * low at millions of events a second.  The epoll set holds the socket and, while the
+ * events come through shared memory, the region's eventfd, edge-triggered: its fd is
+ * what callers wait on, so a wake-up of the region wakes them as the socket does.
  */
 #include <errno.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -24,20 +26,26 @@
 #define BUF_INITIAL      (256u * 1024)
 #define BUF_MAX          (FRAME_MAX_TO_CLIENT + FRAME_VARINT_MAX)
 #define HELLO_TIMEOUT_MS 5000
+#define EP_SOCKET        0u /* epoll data: the socket */
+#define EP_WAKE          1u /* the region's eventfd */
 
 struct mtc {
 	int fd;
+	int ep;         /* the socket and the region's eventfd: mtc_fd */
+	unsigned flags; /* MTC_* */
 	uint8_t *buf;
 	size_t cap, start, end;
 	Mtrace__ServerMsg *hello;
 	/* shared memory (docs/stream-protocol.md): the fd that came with the socket's bytes,
-	 * for the SharedRing that follows; the region; a SharedRead with wait sent and no
-	 * SharedWake yet; a record held behind the Loss that tells its gap */
-	int pending_fd;
+	 * and the region's eventfd after it, for the SharedRing that follows; the region; its
+	 * eventfd in the epoll set; a SharedRead with wait sent and no SharedWake yet (a
+	 * region without a watched eventfd); a record held behind the Loss that tells its
+	 * gap */
+	int pending_fd, pending_wake_fd;
 	struct mtc_shm *shm;
 	struct mtc_shm *shm_old; /* the last Subscribe's, read up to old_end first */
 	uint64_t old_end;
-	bool shm_waiting, shm_held;
+	bool shm_watched, shm_waiting, shm_held;
 	const uint8_t *held;
 	size_t held_len;
 	uint8_t loss[64];
@@ -68,7 +76,7 @@ const char *mtc_default_socket(void)
 
 int mtc_fd(const struct mtc *c)
 {
-	return c->fd;
+	return c->ep;
 }
 
 const Mtrace__Hello *mtc_server_hello(const struct mtc *c)
@@ -87,8 +95,12 @@ void mtc_close(struct mtc *c)
 		return;
 	if (c->fd >= 0)
 		close(c->fd);
+	if (c->ep >= 0)
+		close(c->ep);
 	if (c->pending_fd >= 0)
 		close(c->pending_fd);
+	if (c->pending_wake_fd >= 0)
+		close(c->pending_wake_fd);
 	mtc_shm_close(c->shm);
 	mtc_shm_close(c->shm_old);
 	mtc_msg_free(c->hello);
@@ -136,9 +148,13 @@ int mtc_send(struct mtc *c, const Mtrace__ClientMsg *msg)
 int mtc_subscribe(struct mtc *c, const Mtrace__Subscribe *sub)
 {
 	Mtrace__ClientMsg m = MTRACE__CLIENT_MSG__INIT;
+	Mtrace__Subscribe s = *sub;
 
+	/* the region's eventfd wakes every reader with one write (mtraced ignores the
+	 * field if it is older than it) */
+	s.shared_wake_fd = sub->shared_memory && !(c->flags & MTC_NO_WAKE_FD);
 	m.msg_case = MTRACE__CLIENT_MSG__MSG_SUBSCRIBE;
-	m.subscribe = (Mtrace__Subscribe *)sub;
+	m.subscribe = &s;
 	return mtc_send(c, &m);
 }
 
@@ -179,7 +195,8 @@ static int make_room(struct mtc *c, size_t need)
 }
 
 /* A read of the socket that keeps the descriptors mtraced attaches (SCM_RIGHTS): the
- * first is kept for the SharedRing it comes with, any other closed. */
+ * first two are kept for the SharedRing they come with (memfd, eventfd), any other
+ * closed. */
 static ssize_t read_fds(struct mtc *c, void *buf, size_t len)
 {
 	char ctl[CMSG_SPACE(4 * sizeof(int))];
@@ -203,6 +220,8 @@ static ssize_t read_fds(struct mtc *c, void *buf, size_t len)
 			memcpy(&fd, CMSG_DATA(cm) + i * sizeof(int), sizeof(int));
 			if (c->pending_fd < 0)
 				c->pending_fd = fd;
+			else if (c->pending_wake_fd < 0)
+				c->pending_wake_fd = fd;
 			else
 				close(fd);
 		}
@@ -228,10 +247,23 @@ static bool own_msg(const uint8_t *msg, size_t len)
 	return len > 0 && (msg[0] == (10u << 3 | 2u) || msg[0] == (11u << 3 | 2u));
 }
 
+/* c->shm's eventfd into the epoll set (out: taken out).  Not watched (no eventfd, or
+ * epoll refused it): mtc_next asks for SharedWake messages, which mtraced sends any
+ * reader that asks. */
+static void watch_shm(struct mtc *c, bool in)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.u32 = EP_WAKE };
+
+	if (!in && c->shm_watched)
+		epoll_ctl(c->ep, EPOLL_CTL_DEL, mtc_shm_wake_fd(c->shm), NULL);
+	c->shm_watched = in && c->shm && mtc_shm_wake_fd(c->shm) >= 0 &&
+	    epoll_ctl(c->ep, EPOLL_CTL_ADD, mtc_shm_wake_fd(c->shm), &ev) == 0;
+}
+
 static int take_own(struct mtc *c, const uint8_t *msg, size_t len, char *err, size_t errlen)
 {
 	Mtrace__ServerMsg *m = arena_msg_unpack(msg, len);
-	int fd = c->pending_fd;
+	int fd = c->pending_fd, wfd = c->pending_wake_fd;
 
 	if (!m) {
 		snprintf(err, errlen, "a %zu-byte message from mtraced does not decode", len);
@@ -246,9 +278,14 @@ static int take_own(struct mtc *c, const uint8_t *msg, size_t len, char *err, si
 		struct mtc_shm *old = c->shm, *nw = NULL;
 		uint64_t end;
 
+		watch_shm(c, false);
 		c->shm = NULL;
 		c->shm_waiting = false;
-		c->pending_fd = -1;
+		c->pending_fd = c->pending_wake_fd = -1;
+		if (wfd >= 0 && (refused || !r->wake_fd)) {
+			close(wfd);
+			wfd = -1;
+		}
 		if (c->shm_old) {
 			/* a third before the second was read up to: the held record may be
 			 * the oldest region's */
@@ -259,10 +296,12 @@ static int take_own(struct mtc *c, const uint8_t *msg, size_t len, char *err, si
 		if (refused) {
 			if (fd >= 0)
 				close(fd);
-		} else if (fd < 0) {
+		} else if (fd < 0 || (r->wake_fd && wfd < 0)) {
 			snprintf(err, errlen, "mtraced sent a shared-memory region without its fd");
+			if (fd >= 0)
+				close(fd);
 		} else {
-			nw = mtc_shm_open(fd, r, err, errlen);
+			nw = mtc_shm_open(fd, wfd, r, err, errlen);
 		}
 		if (!refused && !nw) {
 			mtc_shm_close(old);
@@ -287,6 +326,7 @@ static int take_own(struct mtc *c, const uint8_t *msg, size_t len, char *err, si
 			mtc_shm_close(old);
 		}
 		c->shm = nw;
+		watch_shm(c, true);
 	}
 	mtc_msg_free(m);
 	return 0;
@@ -379,7 +419,7 @@ int mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8
 		size_t hdr = 0, len = 0, avail = c->end - c->start;
 		enum frame_status st =
 		    frame_parse(c->buf + c->start, avail, FRAME_MAX_TO_CLIENT, &hdr, &len);
-		struct pollfd pfd = { .fd = c->fd, .events = POLLIN };
+		struct epoll_event ev[2];
 		ssize_t n;
 		int wait, r;
 
@@ -403,9 +443,10 @@ int mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8
 		if ((c->shm || c->shm_old) &&
 		    (r = shm_next(c, out, raw, raw_len, err, errlen)) != 0)
 			return r;
-		if (c->shm && !c->shm_waiting) {
+		if (c->shm && !c->shm_watched && !c->shm_waiting) {
 			/* all read: one wake-up, please; mtraced wakes us at once if it wrote
-			 * meanwhile */
+			 * meanwhile (a watched eventfd needs no word: it is written whenever
+			 * the region is) */
 			send_shared_read(c, true); /* a failure: as above */
 			c->shm_waiting = true;
 			continue;
@@ -421,13 +462,17 @@ int mtc_next(struct mtc *c, int timeout_ms, Mtrace__ServerMsg **out, const uint8
 			wait = 0;
 		else if ((wait = (int)(deadline - now_ms())) < 0)
 			wait = 0;
-		n = poll(&pfd, 1, wait);
+		n = epoll_wait(c->ep, ev, 2, wait);
 		if (n < 0) {
-			snprintf(err, errlen, "poll: %s", strerror(errno));
+			snprintf(err, errlen, "epoll_wait: %s", strerror(errno));
 			return -1; /* EINTR included: the caller decides (a signal) */
 		}
 		if (n == 0)
 			return 0;
+		/* the region's wake-up alone: read it (the edge is taken, the next write
+		 * makes another) */
+		if (ev[0].data.u32 != EP_SOCKET && (n == 1 || ev[1].data.u32 != EP_SOCKET))
+			continue;
 		n = read_fds(c, c->buf + c->end, c->cap - c->end);
 		if (n < 0) {
 			snprintf(err, errlen, "read: %s", strerror(errno));
@@ -481,6 +526,7 @@ struct mtc *mtc_connect_flags(
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	Mtrace__ClientMsg m = MTRACE__CLIENT_MSG__INIT;
 	Mtrace__Hello h = MTRACE__HELLO__INIT;
+	struct epoll_event sev = { .events = EPOLLIN, .data.u32 = EP_SOCKET };
 	struct mtc *c;
 	int r, e;
 
@@ -499,13 +545,20 @@ struct mtc *mtc_connect_flags(
 		return NULL;
 	}
 	c->cap = BUF_INITIAL;
-	c->pending_fd = -1;
+	c->flags = flags;
+	c->ep = c->pending_fd = c->pending_wake_fd = -1;
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (c->fd < 0) {
 		e = errno;
 		snprintf(err, errlen, "socket: %s", strerror(e));
+		goto fail;
+	}
+	c->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (c->ep < 0 || epoll_ctl(c->ep, EPOLL_CTL_ADD, c->fd, &sev) < 0) {
+		e = errno;
+		snprintf(err, errlen, "epoll: %s", strerror(e));
 		goto fail;
 	}
 	do

@@ -35,9 +35,14 @@ const char *mtc_default_socket(void);
 struct mtc *mtc_connect(const char *path, const char *software, char *err, size_t errlen);
 /* Flags for mtc_connect_flags. */
 #define MTC_NO_HELLO 0x1 /* read the daemon's Hello but do not answer (protocol tests) */
+/* Shared memory woken by SharedWake messages, not the region's eventfd, as clients
+ * before it were (protocol tests). */
+#define MTC_NO_WAKE_FD 0x2
 struct mtc *mtc_connect_flags(
     const char *path, const char *software, unsigned flags, char *err, size_t errlen);
 void mtc_close(struct mtc *c);
+/* The descriptor to wait on for reading, then call mtc_next: an epoll set of the socket
+ * and, with shared memory, the region's eventfd (readable when either has news). */
 int mtc_fd(const struct mtc *c);
 const Mtrace__Hello *mtc_server_hello(const struct mtc *c);
 

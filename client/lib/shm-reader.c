@@ -19,6 +19,7 @@ struct mtc_shm {
 	size_t cap;
 	dev_t dev; /* the memfd: another fd of the same region reads the same records */
 	ino_t ino;
+	int wake_fd; /* the region's eventfd (-1: none, SharedWake messages instead) */
 };
 
 void mtc_shm_close(struct mtc_shm *s)
@@ -27,11 +28,14 @@ void mtc_shm_close(struct mtc_shm *s)
 		return;
 	if (s->map)
 		munmap(s->map, s->map_len);
+	if (s->wake_fd >= 0)
+		close(s->wake_fd);
 	free(s->buf);
 	free(s);
 }
 
-struct mtc_shm *mtc_shm_open(int fd, const Mtrace__SharedRing *r, char *err, size_t errlen)
+struct mtc_shm *mtc_shm_open(
+    int fd, int wake_fd, const Mtrace__SharedRing *r, char *err, size_t errlen)
 {
 	struct mtc_shm *s = calloc(1, sizeof(*s));
 	struct stat st;
@@ -40,8 +44,11 @@ struct mtc_shm *mtc_shm_open(int fd, const Mtrace__SharedRing *r, char *err, siz
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
 		close(fd);
+		if (wake_fd >= 0)
+			close(wake_fd);
 		return NULL;
 	}
+	s->wake_fd = wake_fd;
 	if (r->version != SHM_RING_VERSION) {
 		snprintf(err, errlen, "shared-memory region of version %u (this client: %u)",
 		    r->version, SHM_RING_VERSION);
@@ -104,6 +111,11 @@ int mtc_shm_next(
 	}
 	*frame = s->buf;
 	return 1;
+}
+
+int mtc_shm_wake_fd(const struct mtc_shm *s)
+{
+	return s->wake_fd;
 }
 
 int mtc_shm_same(const struct mtc_shm *a, const struct mtc_shm *b)

@@ -1,7 +1,8 @@
 /*
  * shm-reader.h - the client's side of a shared-memory region from mtraced
  * (shm-reader.c, docs/stream-protocol.md "Shared memory"): the memfd mapped read-only,
- * its header checked, records copied out and checked one by one.
+ * its header checked, records copied out and checked one by one; the region's eventfd
+ * kept with it.
  */
 #ifndef MTRACE_SHM_READER_H
 #define MTRACE_SHM_READER_H
@@ -13,9 +14,13 @@
 
 struct mtc_shm;
 
-/* Map fd (taken over: closed in any case) as r describes it; NULL with a sentence in
+/* Map fd (taken over: closed in any case) as r describes it, with wake_fd the region's
+ * eventfd (-1: none; taken over too, closed with the region); NULL with a sentence in
  * err. */
-struct mtc_shm *mtc_shm_open(int fd, const Mtrace__SharedRing *r, char *err, size_t errlen);
+struct mtc_shm *mtc_shm_open(
+    int fd, int wake_fd, const Mtrace__SharedRing *r, char *err, size_t errlen);
+/* The region's eventfd, or -1. */
+int mtc_shm_wake_fd(const struct mtc_shm *s);
 void mtc_shm_close(struct mtc_shm *s);
 /*
  * The next record: 1 with *frame and *len the framed ServerMsg (valid until the next call)

@@ -1,12 +1,13 @@
 /*
  * stream-probe - a scriptable misbehaving (or slow) client for the stream tests.
  *
- *   stream-probe -s|--socket SOCK [-H] [-S] [-M] [-I STATS_MS] [-x HEX]... [-a EVENTS]
+ *   stream-probe -s|--socket SOCK [-H] [-S] [-M] [-W] [-I STATS_MS] [-x HEX]... [-a EVENTS]
  *                [-P COOKIE] [-c] [-p SECONDS] [-z MS] [-T|--time SECONDS] [-d DOMID]
  *
  * -H: do not answer the daemon's Hello; -S: subscribe to all events (-I: and to
  * statistics every STATS_MS, printed as "stats DROPPED_FOR_CLIENT"; -M: through shared
- * memory, printed as "shared 1" (or 0) at the end); -x: send these
+ * memory, printed as "shared 1" (or 0) at the end; -W: woken by SharedWake messages, not
+ * the region's eventfd, as clients before it were); -x: send these
  * bytes as they are (-a: only once this many events came); -P: send a Ping; -c: close right after sending (a client gone
  * mid-frame); -p: sleep before reading (a stalled client); -z: sleep MS after each message
  * (a slow but steady reader); -T: give up reading after
@@ -61,7 +62,7 @@ int main(int argc, char **argv)
 		{ "time", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
-	while ((ch = getopt_long(argc, argv, "s:HSMI:x:a:P:cp:z:T:d:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:HSMWI:x:a:P:cp:z:T:d:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'I':
 			stats_ms = (unsigned)atoi(optarg);
@@ -77,6 +78,9 @@ int main(int argc, char **argv)
 			break;
 		case 'M':
 			shm = true;
+			break;
+		case 'W':
+			flags |= MTC_NO_WAKE_FD;
 			break;
 		case 'x':
 			sendlen += unhex(optarg, sendbuf + sendlen, sizeof(sendbuf) - sendlen);
