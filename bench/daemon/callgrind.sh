@@ -18,6 +18,12 @@
 #         slow enough for mtraced under valgrind to read them all), one
 #         stream-bench-client; counting inside drain_guest (decode, state, the stream's
 #         columns) and stream_batch_flush (packing, queueing), per event the client got
+# shm16   (not in the default PARTS) mtraced on the simulated Xen with 16 shared-memory
+#         readers of one filter (stream-probe -S -M, ending at the guest's DomainDown)
+#         and a guest writing 20 events a millisecond (SHM_EVENTS, default 100000, at
+#         20000/s in 1 ms batches), so that the readers sleep and are woken again and
+#         again: everything inside mtraced's event_base_loop per event, and wake_all (the
+#         wake-ups of the region's readers) per call
 # Each line prints the command that reproduces it; callgrind_annotate on the kept
 # files shows where the instructions go.
 set -u
@@ -89,6 +95,41 @@ e2e() { # build tag
 			"written)  valgrind --tool=callgrind --toggle-collect=drain_guest " \
 			"--toggle-collect=stream_batch_flush %s/daemon/mtraced ...; mtrace-load --rings 1 " \
 			"-p 512 -n %d --rate %d; stream-bench-client -q\n", t, i / n, i, n, w, b, w, r }'
+}
+
+shm16() { # build tag
+	local t=$K/shm16-$2 out=$K/shm16-$2.out n=${SHM_EVENTS:-100000} p ps=()
+	rm -rf "$t"
+	mkdir -p "$t"
+	export MTRACE_SIM_DIR=$t/sim
+	"$1/sim/mtrace-simxen" --dir "$t/sim" start >/dev/null || return 1
+	valgrind --tool=callgrind --callgrind-out-file="$out" --toggle-collect=event_base_loop \
+		"$1/daemon/mtraced" -f -c /dev/null --sim-dir "$t/sim" -s "$t/sock" \
+		-o drop_privileges=false 2>"$t/mtraced.err" &
+	local dp=$!
+	for _ in $(seq 600); do [ -S "$t/sock" ] && break; sleep 0.1; done
+	for p in $(seq 16); do
+		"$1/tests/stream/stream-probe" -s "$t/sock" -S -M -d 5 -T 120 >"$t/p$p.out" &
+		ps+=($!)
+	done
+	sleep 3
+	"$1/sim/mtrace-simxen" --dir "$t/sim" create --name bench --domid 5 -- \
+		"$1/guest/mtrace-load" --wait-reader 60 --linger 60 --summary "$t/load.json" \
+		--rings 1 -p 512 -n "$n" --rate 20000 --batch-us 1000 >/dev/null
+	wait "${ps[@]}"
+	kill -TERM "$dp"
+	wait "$dp"
+	"$1/sim/mtrace-simxen" --dir "$t/sim" stop >/dev/null 2>&1
+	local w
+	w=$(callgrind_annotate --inclusive=yes --threshold=100 "$out" 2>/dev/null |
+		sed -n 's/^ *\([0-9,]*\) .*:wake_all \[.*/\1/p' | head -n 1 | tr -d ,)
+	awk -v i="$(ir "$out")" -v n="$n" -v w="${w:-0}" -v t="$2" -v b="$1" 'BEGIN {
+		printf "shm16  %-5s %.1f instructions/event (%d over %d events), wake_all %d  " \
+			"valgrind --tool=callgrind --toggle-collect=event_base_loop %s/daemon/mtraced ...; " \
+			"16 x stream-probe -S -M; mtrace-load --rings 1 -p 512 -n %d --rate 20000 " \
+			"--batch-us 1000\n", t, i / n, i, n, w, b, n }'
+	grep -o 'wake-ups: .*' "$t/mtraced.err" | sed 's/^/       /'
+	tail -n 1 "$t/p1.out" | sed 's/^/       a reader: /'
 }
 
 # e2e varies with how many events each wake-up finds: E2E_RUNS rounds, alternating
