@@ -18,7 +18,12 @@
 #        round as the difference over the rounds.  SHOP_TIME_SCALE (default 1) scales
 #        its waits: at 1 the timeouts the program races (50 ms) stay far above what
 #        valgrind slows a round to, so every run takes the same paths ("timeouts" in each
-#        row is the program's own count: it must not differ between variants)
+#        row is the program's own count: it must not differ between variants).  The
+#        program runs with OCAMLRUNPARAM=$SHOP_GC (default O=1000000: no heap
+#        compaction): a compaction is a one-off of a few million instructions that
+#        falls in the longer run or not as the heap happens to stand (in 40 rounds
+#        and not 10 after 245f750, in 100 and not 40 before), adding 60,000-90,000 to
+#        a round that the code did not cost
 # Each variant's clock reads are its calls (callgrind's call counts) of the clock stubs
 # (`mtrace_ocaml_monotonic_ns`, `mtrace_ocaml_rdtsc`) and of the ring's C calls that read
 # the clock themselves (`mtrace_ocaml_emit_now`, `mtrace_ocaml_emit_ext_now`), a round's
@@ -35,6 +40,7 @@ BINDS2=${BINDS2:-150000}
 ROUNDS1=${ROUNDS1:-10}
 ROUNDS2=${ROUNDS2:-40}
 export SHOP_TIME_SCALE=${SHOP_TIME_SCALE:-1}
+SHOP_GC=${SHOP_GC-O=1000000}
 PARTS=${PARTS:-bind shop}
 VARIANTS=${VARIANTS:-untraced off on tsc}
 RIG_DIR=$(mktemp -d /tmp/mtrace-cg.XXXXXX)
@@ -95,11 +101,12 @@ done
 case " $PARTS " in *" shop "*) ;; *) exit 0 ;; esac
 shop_build || exit 1
 rig_start >/dev/null || exit 1
-echo "# shop: tests/ocaml/outside at $ROUNDS1 and $ROUNDS2 rounds (SHOP_TIME_SCALE=$SHOP_TIME_SCALE)"
+echo "# shop: tests/ocaml/outside at $ROUNDS1 and $ROUNDS2 rounds (SHOP_TIME_SCALE=$SHOP_TIME_SCALE, OCAMLRUNPARAM=$SHOP_GC)"
 shop_run() {	# variant rounds: runs it under callgrind, prints its JSON line
 	local v=$1 n=$2 name=$1-$2
 	shop_variant "$v"
-	rig_guest "$name" -- env LD_LIBRARY_PATH="$LIBDIR" "${SHOP_ENV[@]}" valgrind --tool=callgrind \
+	rig_guest "$name" -- env LD_LIBRARY_PATH="$LIBDIR" OCAMLRUNPARAM="$SHOP_GC" "${SHOP_ENV[@]}" \
+		valgrind --tool=callgrind \
 		--callgrind-out-file="$K/shop-$name.out" "$SHOP_EXE" "$n" \
 		>/dev/null || return 1
 	for _ in $(seq 6000); do

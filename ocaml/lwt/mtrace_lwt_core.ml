@@ -103,8 +103,11 @@ let ops =
 let counts = Array.make (Array.length ops) 0
 let[@inline] count i = Array.unsafe_set counts i (Array.unsafe_get counts i + 1)
 
+(* a CREATES with a site counts as "site" only: "creates" is both kinds (one
+   increment a thread rather than two) *)
 let stats () =
-  Array.to_list (Array.mapi (fun i op -> (op, counts.(i))) ops)
+  Array.to_list
+    (Array.mapi (fun i op -> (op, if i = 0 then counts.(0) + counts.(1) else counts.(i))) ops)
   |> List.filter (fun (_, n) -> n > 0)
   |> List.sort compare
 
@@ -143,13 +146,15 @@ let name_site r site =
 let creates r th ty site =
   last_created := th;
   let thread = !cur and child = th.id in
-  if site <= 0 || site >= !n_sites then R.creates r ~thread ~child ~ty
+  if site <= 0 || site >= !n_sites then begin
+    R.creates r ~thread ~child ~ty;
+    count 0
+  end
   else begin
     if Bytes.unsafe_get !site_written site = '\000' then name_site r site;
     R.creates_named r ~thread ~child ~ty ~site;
     count 1
-  end;
-  count 0
+  end
 
 (* a new thread of type [ty], created here by the current thread *)
 let[@inline] start r ty site =
@@ -192,12 +197,23 @@ let resolved th res =
         n := Deps.next m;
         Deps.release m
       done
+    | Some r when th.dh < 0 -> (
+      (* one record: timestamped in the ring's C call (no clock call of its own) *)
+      let thread = !cur in
+      match res with
+      | Ok () ->
+        R.fulfills r ~thread ~resolvee:th.id;
+        count 4;
+        last_resolved := th.id
+      | Error e ->
+        R.fails r ~thread ~resolvee:th.id (exn_text e);
+        count 5;
+        last_resolved := th.id)
     | Some r -> (
       let ts = R.now r and thread = !cur in
       let n = ref th.dh in
       (* with the threads that became it: published together *)
-      let many = !n >= 0 in
-      if many then R.hold r;
+      R.hold r;
       match res with
       | Ok () ->
         R.fulfills_ts r ~ts ~thread ~resolvee:th.id;
@@ -211,7 +227,7 @@ let resolved th res =
           n := Deps.next m;
           Deps.release m
         done;
-        if many then R.release r
+        R.release r
       | Error e ->
         let s = exn_text e in
         R.fails_ts r ~ts ~thread ~resolvee:th.id s;
@@ -225,7 +241,7 @@ let resolved th res =
           n := Deps.next m;
           Deps.release m
         done;
-        if many then R.release r)
+        R.release r)
   end
 
 let ok = Ok ()

@@ -5,7 +5,7 @@
    move head, publish, look at req_event) is one noalloc C call (mtrace_ring_stubs.c)
    over the state both halves share ([st]).  Made of OCaml stores, each reloaded the
    bigarray's data pointer and untagged its index and value, and head, the sequence
-   number and the length queue lived in an OCaml record: about 100 instructions a
+   number and the end queue lived in an OCaml record: about 100 instructions a
    record against the C call's 40.  The overwrite, the PAD, attaching and everything
    else stay OCaml. *)
 
@@ -28,7 +28,7 @@ let[@inline] le64 v = if Sys.big_endian then swap64 v else v
 
 (* The state the C half reads and writes, native ints: slots s_head .. s_held are
    shared (OCaml reads them, and writes them on its slow paths); the rest are the C
-   half's own (the addresses of the data area, header page and length queue, and the
+   half's own (the addresses of the data area, header page and end queue, and the
    masks), set by [c_bind].  The same numbers as S_* in mtrace_ring_stubs.c. *)
 type st = (int, Bigarray.int_elt, Bigarray.c_layout) Bigarray.Array1.t
 
@@ -36,19 +36,19 @@ let s_head = 0 (* end of the last record written *)
 and s_pub = 1 (* head as last published: < head while held *)
 and s_lim = 2 (* see [set_lim] *)
 and s_seq = 3 (* the next record's sequence number *)
-and s_qh = 4 (* the length queue's head *)
+and s_qh = 4 (* the end queue's head *)
 and s_held = 5 (* 1: records are not published until [release] *)
 and s_mask = 9
 and s_qmask = 10
 and s_clk = 11 (* the clock the C half reads: 0 CLOCK_MONOTONIC, 1 the TSC, 2 none *)
 and s_ts = 12 (* the timestamp of a [c_emit*_now] that found no room *)
-and s_qt = 13 (* the length queue's tail (the record at the ring's tail) *)
+and s_qt = 13 (* the end queue's tail (the record at the ring's tail) *)
 and st_slots = 14
 
-(* the length of every record from tail to head, as written (see [t]) *)
-type lens = (int, Bigarray.int16_unsigned_elt, Bigarray.c_layout) Bigarray.Array1.t
+(* the end of every record from tail to head, as written (see [t]) *)
+type ends = (int32, Bigarray.int32_elt, Bigarray.c_layout) Bigarray.Array1.t
 
-external c_bind : st -> buffer -> (int[@untagged]) -> buffer -> (int[@untagged]) -> lens -> unit
+external c_bind : st -> buffer -> (int[@untagged]) -> buffer -> (int[@untagged]) -> ends -> unit
   = "mtrace_ocaml_ring_bind_byte" "mtrace_ocaml_ring_bind"
   [@@noalloc]
 
@@ -102,7 +102,7 @@ external c_emit_ext_now :
   (int[@untagged]) = "mtrace_ocaml_emit_ext_now_byte" "mtrace_ocaml_emit_ext_now"
   [@@noalloc]
 
-(* Drop the records at the tail by the lengths queued from s_qt until tail >= limit:
+(* Drop the records at the tail, by the ends queued from s_qt, until tail >= limit:
    the new tail (s_qt moved past them) *)
 external c_drop : st -> (int[@untagged]) -> (int[@untagged]) -> (int[@untagged])
   = "mtrace_ocaml_drop_byte" "mtrace_ocaml_drop"
@@ -214,25 +214,27 @@ type t = {
   seq0 : int; (* records written: seq - seq0 (one counter less a record) *)
   mutable overwritten : int;
   mutable kicks : int;
-  (* The length of every record from tail to head, in the order written, while [synced]
-     (always, but for an attached ring whose records did not read back whole): the
-     overwrite drops records by these instead of reading each oldest record's length
-     back from the data pages, a chain of loads from lines long out of the cache.  Both
-     give the same tail: the records there are the ones written here (or, attached,
-     read once by [sync]).  At most size/32 + 2 records (none is under 32 bytes but a
-     PAD, one a wrap) fit in the ring: [lens] holds size/16.  Its head and tail are
-     [st]'s s_qh and s_qt. *)
+  (* The end of every record from tail to head (the low 32 bits of head after it), in
+     the order written, while [synced] (always, but for an attached ring whose records
+     did not read back whole): the overwrite finds the new tail among these by
+     bisection instead of reading each oldest record's length back from the data
+     pages, a chain of loads from lines long out of the cache, or adding up lengths
+     one record at a time.  Both give the same tail: the records there are the ones
+     written here (or, attached, read once by [sync]).  At most size/32 + 2 records
+     (none is under 32 bytes but a PAD, one a wrap) fit in the ring: [ends] holds
+     size/16.  Its head and tail are [st]'s s_qh and s_qt. *)
   mutable synced : bool;
-  lens : lens;
+  ends : ends;
   qmask : int;
 }
 
 let[@inline] sget t i = Bigarray.Array1.unsafe_get t.st i
 let[@inline] sset t i v = Bigarray.Array1.unsafe_set t.st i v
 
-let push_len t len =
+(* queue a record that ends at [e] *)
+let push_end t e =
   let qh = sget t s_qh in
-  Bigarray.Array1.unsafe_set t.lens (qh land t.qmask) len;
+  Bigarray.Array1.unsafe_set t.ends (qh land t.qmask) (Int32.of_int e);
   sset t s_qh (qh + 1)
 
 let set_clk t c =
@@ -324,7 +326,7 @@ let make_room t len =
     set16 t.dbuf o (le16 pad);
     set16 t.dbuf (o + 2) (le16 op_pad);
     set32 t.dbuf (o + 4) 0l;
-    push_len t pad;
+    push_end t (head + pad);
     sset t s_head (head + pad);
     publish t
   end;
@@ -458,7 +460,7 @@ let make ~synced ~hdr ~data ~head ~tail ~seq =
   let size = pages * page_size in
   let st = Bigarray.Array1.create Bigarray.int Bigarray.c_layout st_slots in
   Bigarray.Array1.fill st 0;
-  let lens = Bigarray.Array1.create Bigarray.int16_unsigned Bigarray.c_layout (size / 16) in
+  let ends = Bigarray.Array1.create Bigarray.int32 Bigarray.c_layout (size / 16) in
   let t =
     {
       hbuf = hdr.Cstruct.buffer;
@@ -475,7 +477,7 @@ let make ~synced ~hdr ~data ~head ~tail ~seq =
       overwritten = 0;
       kicks = 0;
       synced;
-      lens;
+      ends;
       qmask = (size / 16) - 1;
     }
   in
@@ -485,7 +487,7 @@ let make ~synced ~hdr ~data ~head ~tail ~seq =
   sset t s_seq seq;
   sset t s_mask t.mask;
   sset t s_qmask t.qmask;
-  c_bind st t.hbuf t.hoff t.dbuf t.doff lens;
+  c_bind st t.hbuf t.hoff t.dbuf t.doff ends;
   t
 
 let init ?(clock_id = clock_monotonic) ?(index = 0) ?(name = "") ~hdr ~data () =
@@ -512,7 +514,7 @@ let init ?(clock_id = clock_monotonic) ?(index = 0) ?(name = "") ~hdr ~data () =
 
 (* The lengths of the records already between tail and head (those mtrace_guest_open's C
    wrote, or a previous writer's), validated as free_space validates them; if any is not
-   a whole record, or more than [lens] holds, the overwrite reads the pages instead. *)
+   a whole record, or more than [ends] holds, the overwrite reads the pages instead. *)
 let sync t =
   let size = t.mask + 1 and head = sget t s_head in
   let pos = ref t.tail and ok = ref (head - t.tail <= size && t.tail <= head) in
@@ -523,7 +525,7 @@ let sync t =
        || sget t s_qh - sget t s_qt > t.qmask
     then ok := false
     else begin
-      push_len t len;
+      push_end t (!pos + len);
       pos := !pos + len
     end
   done;

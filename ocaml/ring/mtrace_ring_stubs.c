@@ -21,16 +21,16 @@ enum {
 	S_PUB,   /* head as last published */
 	S_LIM,   /* a record of len bytes fits at head iff head + len <= lim */
 	S_SEQ,   /* the next record's sequence number */
-	S_QH,    /* the length queue's head */
+	S_QH,    /* the end queue's head */
 	S_HELD,  /* 1: written records are not published until the OCaml half says */
 	S_DATA,  /* the address of the data area */
 	S_HDR,   /* the address of the header page */
-	S_LENS,  /* the address of the length queue (u16) */
+	S_ENDS,  /* the address of the end queue (u32) */
 	S_MASK,  /* data size - 1 */
-	S_QMASK, /* length queue entries - 1 */
+	S_QMASK, /* end queue entries - 1 */
 	S_CLK,   /* 0: CLOCK_MONOTONIC, 1: the TSC, 2: the OCaml half's */
 	S_TS,    /* the timestamp of an _now call that found no room */
-	S_QT,    /* the length queue's tail */
+	S_QT,    /* the end queue's tail */
 };
 
 #define HDR_HEAD      128
@@ -79,13 +79,13 @@ static inline intnat rdtsc63(void)
 
 /* The addresses the fast path writes to: the bigarrays do not move (Cstruct buffers
  * and the queue are outside the OCaml heap), and the OCaml half's ring keeps them. */
-value mtrace_ocaml_ring_bind(value st, value hbuf, intnat hoff, value dbuf, intnat doff, value lens)
+value mtrace_ocaml_ring_bind(value st, value hbuf, intnat hoff, value dbuf, intnat doff, value ends)
 {
 	intnat *s = state(st);
 
 	s[S_HDR] = (intnat)((uint8_t *)Caml_ba_data_val(hbuf) + hoff);
 	s[S_DATA] = (intnat)((uint8_t *)Caml_ba_data_val(dbuf) + doff);
-	s[S_LENS] = (intnat)Caml_ba_data_val(lens);
+	s[S_ENDS] = (intnat)Caml_ba_data_val(ends);
 	return Val_unit;
 }
 
@@ -116,17 +116,33 @@ static inline intnat publish(intnat *s)
 	return head - req < added;
 }
 
-/* free_space's walk over the queued lengths (the OCaml half decides how far) */
+/*
+ * free_space's drop (the OCaml half decides how far): the end of the first queued
+ * record that ends at or past limit is the new tail, found by bisection rather than
+ * record by record.  The queue holds each record's end, the low 32 bits of the head
+ * after it, increasing; the records queued span at most the ring (2 MiB), so a
+ * difference of two of them, or of one and limit (limit <= head, > tail), as int32
+ * is their true difference.  S_QT moves past the records dropped.
+ */
 intnat mtrace_ocaml_drop(value st, intnat tail, intnat limit)
 {
 	intnat *s = state(st);
-	const uint16_t *lens = (const uint16_t *)s[S_LENS];
-	intnat q = s[S_QT], qmask = s[S_QMASK];
+	const uint32_t *ends = (const uint32_t *)s[S_ENDS];
+	intnat lo = s[S_QT], hi = s[S_QH] - 1, qmask = s[S_QMASK];
 
-	while (tail < limit)
-		tail += lens[q++ & qmask];
-	s[S_QT] = q;
-	return tail;
+	if (tail >= limit || lo > hi)
+		return tail;
+	/* the first q in [lo, hi] whose end is >= limit (hi's is: it ends at head) */
+	while (lo < hi) {
+		intnat mid = lo + (hi - lo) / 2;
+
+		if ((int32_t)(ends[mid & qmask] - (uint32_t)limit) >= 0)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	s[S_QT] = lo + 1;
+	return tail + (intnat)(uint32_t)(ends[lo & qmask] - (uint32_t)tail);
 }
 
 value mtrace_ocaml_drop_byte(value st, value tail, value limit)
@@ -147,7 +163,7 @@ value mtrace_ocaml_publish_byte(value st)
 /*
  * The start of a record of len = w & 0xffff bytes at head, its fixed part written (len,
  * op and type from w, the sequence number, ts, thread, arg as u64: -1 is
- * MTRACE_THREAD_NONE) and its length queued; NULL if it does not fit.
+ * MTRACE_THREAD_NONE) and its end queued; NULL if it does not fit.
  */
 static inline uint8_t *reserve(intnat *s, intnat w, intnat ts, intnat thread, intnat arg)
 {
@@ -162,7 +178,7 @@ static inline uint8_t *reserve(intnat *s, intnat w, intnat ts, intnat thread, in
 	put64(p + 16, (uint64_t)thread);
 	put64(p + 24, (uint64_t)arg);
 	s[S_SEQ]++;
-	((uint16_t *)s[S_LENS])[s[S_QH] & s[S_QMASK]] = (uint16_t)len;
+	((uint32_t *)s[S_ENDS])[s[S_QH] & s[S_QMASK]] = (uint32_t)(head + len);
 	s[S_QH]++;
 	return p;
 }

@@ -38,4 +38,6 @@ let () =
   Printf.printf "made: head %d tail %d overwritten %d; attached: head %d tail %d overwritten %d; pages %s\n"
     (R.head ra) (R.tail ra) (R.overwritten ra) (R.head rb') (R.tail rb') (R.overwritten rb')
     (if same then "identical" else "DIFFER");
-  if (not same) || R.head ra <> R.head rb' || R.tail ra <> R.tail rb' || R.overwritten ra < 1000 then exit 1
+  if (not same) || R.head ra <> R.head rb' || R.tail ra <> R.tail rb'
+     || R.overwritten ra <> R.overwritten rb' || R.overwritten ra < 1000
+  then exit 1
