@@ -348,7 +348,6 @@ static inline __attribute__((always_inline)) size_t parse_body(const uint8_t *bu
 	*end = PARSE_DONE;
 	while (ev < ev_end) {
 		size_t rem = (size_t)(stop - p);
-		uint64_t w;
 		uint32_t seq;
 		uint16_t rlen;
 		uint8_t op, fl;
@@ -358,14 +357,15 @@ static inline __attribute__((always_inline)) size_t parse_body(const uint8_t *bu
 				*end = complete ? PARSE_CORRUPT : PARSE_PARTIAL;
 			break;
 		}
-		memcpy(&w, p, sizeof(w));
-		rlen = (uint16_t)w;
-		op = (uint8_t)(w >> 16);
-		seq = (uint32_t)(w >> 32);
+		/* the record's first word, a field at a time: loads, where one load of the
+		 * word took shifts and moves to split */
+		memcpy(&rlen, p, sizeof(rlen));
+		op = p[2];
+		memcpy(&seq, p + 4, sizeof(seq));
 		fl = mtrace_op_flags[op];
 		if (__builtin_expect(
 		        !rec_len_fixed_ok(rlen) || rlen > rem || !(fl & MTRACE_OPF_EVENT), 0)) {
-			/* with slack, w may be past the end: a length of at least
+			/* with slack, the word may be past the end: a length of at least
 			 * MTRACE_REC_FIXED failed the compare with rem */
 			if (slack && rem < MTRACE_REC_ALIGN) {
 				if (rem != 0)
