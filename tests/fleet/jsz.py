@@ -2,6 +2,7 @@
 """jsz.py WHAT MONPORT...: a three-node cluster as its nodes' HTTP monitors (/jsz) see it.
 
   meta     the JetStream metadata leader, once every node that answers names the same
+  meta-all the same, once every node given answers (a cluster just started)
   leader   the leader of the stream MTRACE, with its replicas: "LEADER N_REPLICAS CURRENT"
            (CURRENT: how many of the followers are current), once a node knows it
 Exits 1 (nothing printed) while the nodes disagree or do not know yet."""
@@ -18,13 +19,14 @@ def jsz(port, query):
 
 
 what, ports = sys.argv[1], sys.argv[2:]
-if what == "meta":
-    seen = set()
+if what in ("meta", "meta-all"):
+    seen, answered = set(), 0
     for p in ports:
         d = jsz(p, "")
         if d is not None:
+            answered += 1
             seen.add((d.get("meta_cluster") or {}).get("leader") or "")
-    if len(seen) != 1 or "" in seen:
+    if len(seen) != 1 or "" in seen or (what == "meta-all" and answered != len(ports)):
         sys.exit(1)
     print(seen.pop())
 elif what == "leader":
@@ -39,4 +41,4 @@ elif what == "leader":
                     sys.exit(0)
     sys.exit(1)
 else:
-    sys.exit("jsz.py: meta or leader")
+    sys.exit("jsz.py: meta, meta-all or leader")

@@ -159,15 +159,38 @@ cluster_mons() {	# the monitor ports of the nodes running
 	for n in $CL_NODES; do [ -n "${CL_PID[$n]}" ] && echo "${CL_MON[$n]}"; done
 }
 
-cluster_start() {	# returns once the nodes agree on a metadata leader
+cluster_up() {	# all three answering with one metadata leader; 2: a node exited
 	local n
-	for n in $CL_NODES; do
-		CL_PORT[$n]=$(free_port) CL_ROUTE[$n]=$(free_port) CL_MON[$n]=$(free_port)
-		CLUSTER_URLS=$CLUSTER_URLS${CLUSTER_URLS:+,}nats://127.0.0.1:${CL_PORT[$n]}
+	for n in $CL_NODES; do kill -0 "${CL_PID[$n]}" 2>/dev/null || return 2; done
+	"$PYTHON" "$HERE/jsz.py" meta-all $(cluster_mons) >/dev/null
+}
+
+# Returns once the three nodes run and agree on a metadata leader.  A port free_port
+# found free can be taken by another test before a node binds it: the node exits
+# ("address already in use", once in a ./check) and the cluster is made again on other
+# ports, its logs and stores of that try set aside (nN.try1.log).
+cluster_start() {
+	local n try
+	for try in 1 2 3; do
+		CLUSTER_URLS=
+		for n in $CL_NODES; do
+			CL_PORT[$n]=$(free_port) CL_ROUTE[$n]=$(free_port) CL_MON[$n]=$(free_port)
+			CLUSTER_URLS=$CLUSTER_URLS${CLUSTER_URLS:+,}nats://127.0.0.1:${CL_PORT[$n]}
+		done
+		for n in $CL_NODES; do cluster_node_start "$n"; done
+		for _ in $(seq 300); do
+			cluster_up && return 0
+			[ $? = 2 ] && break # a node exited: no use waiting
+			sleep 0.1
+		done
+		for n in $CL_NODES; do
+			cluster_kill "$n"
+			mv "$T/$n.log" "$T/$n.try$try.log"
+			rm -rf "${T:?}/$n"
+		done
+		note "try $try: the three nodes did not all come up ($(grep -h FTL "$T"/n*.try"$try".log | head -1)); again on other ports"
 	done
-	for n in $CL_NODES; do cluster_node_start "$n"; done
-	wait_until 30 "$PYTHON" "$HERE/jsz.py" meta $(cluster_mons) >/dev/null ||
-		fail "the three nodes have no common JetStream metadata leader after 30 s"
+	fail "the three nodes have no common JetStream metadata leader after 3 tries"
 }
 
 cluster_kill() {	# NODE: SIGKILL, no goodbye to its peers
