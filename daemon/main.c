@@ -288,7 +288,7 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	x = xenif_open(cfg.backend, cfg.sim_dir[0] ? cfg.sim_dir : NULL,
-	    XENIF_GNTTAB | XENIF_EVTCHN | XENIF_XS | XENIF_CTRL | XENIF_CLOCK |
+	    XENIF_GNTTAB | XENIF_EVTCHN | XENIF_XS | XENIF_CTRL | XENIF_CLOCK | XENIF_CLOCK_KEEP |
 	        (cfg.vcpu_source ? XENIF_TBUF : 0),
 	    err, sizeof(err));
 	if (!x) {

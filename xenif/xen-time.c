@@ -86,6 +86,28 @@ int xentime_runstate_bound(const struct xentime_runstate *a, const struct xentim
 	return 0;
 }
 
+static bool meets(const struct xentime_interval *iv, int64_t lo, int64_t hi)
+{
+	return iv->n > 0 && lo <= iv->hi && hi >= iv->lo;
+}
+
+enum xentime_kept_step xentime_kept_add(struct xentime_kept *k, int64_t lo, int64_t hi)
+{
+	if (k->iv.n == 0 || meets(&k->iv, lo, hi)) {
+		xentime_interval_add(&k->iv, lo, hi);
+		k->missed.n = 0;
+		return XENTIME_NARROWED;
+	}
+	if (meets(&k->missed, lo, hi)) {
+		xentime_interval_add(&k->missed, lo, hi);
+		k->iv = k->missed;
+		k->missed.n = 0;
+		return XENTIME_MOVED;
+	}
+	k->missed = (struct xentime_interval){ lo, hi, 1 };
+	return XENTIME_SET_ASIDE;
+}
+
 bool xentime_interval_add(struct xentime_interval *iv, int64_t lo, int64_t hi)
 {
 	if (iv->n > 0 && lo <= iv->hi && hi >= iv->lo) {

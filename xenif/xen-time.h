@@ -80,4 +80,21 @@ struct xentime_interval {
  */
 bool xentime_interval_add(struct xentime_interval *iv, int64_t lo, int64_t hi);
 
+/*
+ * An interval narrowed for minutes by a bound a second (a long-lived reader's C): a
+ * bound that does not meet it is one bad bound (skewed by Xen's pCPUs) or a moved C (a
+ * resume), so it is set aside, and only a second bound that meets the one set aside and
+ * not iv starts iv again from the two; a bound that meets iv drops what was set aside.
+ */
+struct xentime_kept {
+	struct xentime_interval iv;     /* what C is known to lie in */
+	struct xentime_interval missed; /* bounds set aside (n = 0: none) */
+};
+enum xentime_kept_step {
+	XENTIME_NARROWED,
+	XENTIME_SET_ASIDE,
+	XENTIME_MOVED
+};
+enum xentime_kept_step xentime_kept_add(struct xentime_kept *k, int64_t lo, int64_t hi);
+
 #endif

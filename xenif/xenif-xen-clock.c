@@ -14,6 +14,11 @@
  *     "xen" -- its counter IS Xen system time, and CLOCK_MONOTONIC_RAW runs 1 ns per ns
  *     of it -- C = Xen - CLOCK_MONOTONIC_RAW is measured once (narrowed by every new
  *     bound) and a sample is then three clock reads; elsewhere every pair is measured.
+ *     A long-lived reader (mtraced: xenif_xen_clock_open(true)) keeps narrowing C in a
+ *     thread of its own, from its start and once a second, off its event loop: one
+ *     bound is as wide as the vCPU's running time between two clock reads (a
+ *     millisecond and more on a busy dom0), and the narrowest moments of minutes are
+ *     what makes the interval narrow.
  *  3. else -1/ENOTSUP: no figure is made up.
  */
 #include <errno.h>
@@ -41,6 +46,8 @@
 #define BOUND_SLEEP   300000        /* ns slept between the two runstate calls */
 #define CAL_MIN       6             /* bounds on C before the first raw sample */
 #define CAL_EVERY_NS  10000000000LL /* then one more bound this often: a moved C shows */
+#define KEEP_EVERY_NS 1000000000LL  /* a kept clock: one more bound this often */
+#define KEEP_WAIT_S   10            /* a pair waits this long for the first CAL_MIN bounds */
 #define PV_CHECK_NS   2000000       /* pvclock against CLOCK_MONOTONIC_RAW over this */
 #define CS_PATH       "/sys/devices/system/clocksource/clocksource0/current_clocksource"
 
@@ -52,8 +59,15 @@ struct xen_clock {
 	bool runstate_ok;                          /* a hypercall went through */
 	int cs_fd;                                 /* the kernel's clocksource, or -1 */
 	char cs_name[32];                          /* at the last look */
-	struct xentime_interval raw;               /* C = Xen - CLOCK_MONOTONIC_RAW */
+	unsigned cs_gen;                           /* clocksource changes seen */
+	struct xentime_kept raw;                   /* C = Xen - CLOCK_MONOTONIC_RAW */
 	int64_t raw_checked;                       /* CLOCK_MONOTONIC of its last bound */
+
+	/* the narrowing thread of a kept clock (keep): it alone bounds C_raw then */
+	bool keep, keep_stop, keep_done; /* started, told to stop, gave up */
+	pthread_t keep_thread;
+	pthread_cond_t keep_cond;           /* raw.n grew, keep_done, or keep_stop */
+	struct vcpu_runstate_info *keep_rs; /* the thread's own hypercall buffer */
 };
 
 static int64_t now(clockid_t clk)
@@ -171,34 +185,6 @@ static void open_runstate(struct xen_clock *c)
 	c->cs_fd = open(CS_PATH, O_RDONLY | O_CLOEXEC);
 }
 
-struct xen_clock *xenif_xen_clock_open(void)
-{
-	struct xen_clock *c = calloc(1, sizeof(*c));
-
-	if (!c)
-		return NULL;
-	pthread_mutex_init(&c->lock, NULL);
-	c->cs_fd = -1;
-	find_pvclock(c);
-	if (!c->pv)
-		open_runstate(c);
-	return c;
-}
-
-void xenif_xen_clock_close(struct xen_clock *c)
-{
-	if (!c)
-		return;
-	if (c->xcall) {
-		xencall_free_buffer(c->xcall, c->rs);
-		xencall_close(c->xcall);
-	}
-	if (c->cs_fd >= 0)
-		close(c->cs_fd);
-	pthread_mutex_destroy(&c->lock);
-	free(c);
-}
-
 /* The pvclock between two reads of clk, the narrowest of a few. */
 static int pv_pair(struct xen_clock *c, clockid_t clk, struct xenif_clock_pair *p)
 {
@@ -225,24 +211,28 @@ static int pv_pair(struct xen_clock *c, clockid_t clk, struct xenif_clock_pair *
 	return 0;
 }
 
-static int runstate(struct xen_clock *c, int vcpu, struct xentime_runstate *r)
+/* -1 with *refused set when privcmd lets no hypercall through (EPERM in a domU without
+ * xen_privcmd.unrestricted). */
+static int runstate(struct xen_clock *c, struct vcpu_runstate_info *rs, int vcpu,
+    struct xentime_runstate *r, bool *refused)
 {
 	if (xencall3(c->xcall, __HYPERVISOR_vcpu_op, VCPUOP_get_runstate_info, (uint64_t)vcpu,
-	        (uint64_t)(uintptr_t)c->rs) < 0) {
-		/* EPERM: a domU's privcmd lets nothing through (xen_privcmd.unrestricted) */
+	        (uint64_t)(uintptr_t)rs) < 0) {
 		if (errno == EPERM || errno == ENOSYS || errno == EACCES)
-			c->runstate_ok = false;
+			*refused = true;
 		return -1;
 	}
-	r->state = c->rs->state;
-	r->entry = c->rs->state_entry_time & ~XEN_RUNSTATE_UPDATE;
+	r->state = rs->state;
+	r->entry = rs->state_entry_time & ~XEN_RUNSTATE_UPDATE;
 	for (int s = 0; s < 4; s++)
-		r->time[s] = c->rs->time[s];
+		r->time[s] = rs->time[s];
 	return 0;
 }
 
-/* One bound on Xen - clk around a short sleep (the vCPU then blocks and wakes). */
-static int bound(struct xen_clock *c, clockid_t clk, int64_t *lo, int64_t *hi)
+/* One bound on Xen - clk around a short sleep (the vCPU then blocks and wakes), with
+ * hypercall buffer rs (the caller's under the lock, or the narrowing thread's own). */
+static int bound_with(struct xen_clock *c, struct vcpu_runstate_info *rs, clockid_t clk,
+    int64_t *lo, int64_t *hi, bool *refused)
 {
 	for (int i = 0; i < BOUND_TRIES; i++) {
 		struct xentime_runstate a, b;
@@ -251,16 +241,26 @@ static int bound(struct xen_clock *c, clockid_t clk, int64_t *lo, int64_t *hi)
 
 		/* the vCPU is a hint: xentime_runstate_bound refuses what is not one vCPU's */
 		int64_t before = now(clk);
-		if (cpu < 0 || runstate(c, cpu, &a) < 0)
+		if (cpu < 0 || runstate(c, rs, cpu, &a, refused) < 0)
 			return -1;
 		nanosleep(&d, NULL);
-		if (runstate(c, cpu, &b) < 0)
+		if (runstate(c, rs, cpu, &b, refused) < 0)
 			return -1;
 		int64_t after = now(clk);
 		if (xentime_runstate_bound(&a, &b, before, after, lo, hi) == 0)
 			return 0;
 	}
 	return -1;
+}
+
+static int bound(struct xen_clock *c, clockid_t clk, int64_t *lo, int64_t *hi)
+{
+	bool refused = false;
+	int rc = bound_with(c, c->rs, clk, lo, hi, &refused);
+
+	if (refused)
+		c->runstate_ok = false;
+	return rc;
 }
 
 /* The kernel's clocksource is Xen's own ("xen"): then CLOCK_MONOTONIC_RAW keeps a
@@ -276,7 +276,8 @@ static bool raw_is_xen(struct xen_clock *c)
 	name[strcspn(name, "\n")] = '\0';
 	if (strcmp(name, c->cs_name) != 0) {
 		memcpy(c->cs_name, name, sizeof(name));
-		c->raw.n = 0;
+		c->raw = (struct xentime_kept){ 0 };
+		c->cs_gen++;
 	}
 	return strcmp(name, "xen") == 0;
 }
@@ -287,7 +288,20 @@ static int raw_calibrate(struct xen_clock *c)
 {
 	int64_t mono = now(CLOCK_MONOTONIC), lo, hi;
 
-	if (c->raw.n >= CAL_MIN && mono - c->raw_checked < CAL_EVERY_NS)
+	if (c->keep) { /* the thread bounds C_raw: wait for its first CAL_MIN, no longer */
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += KEEP_WAIT_S;
+		while (c->raw.iv.n < CAL_MIN && !c->keep_done &&
+		    pthread_cond_timedwait(&c->keep_cond, &c->lock, &until) == 0)
+			;
+		if (c->raw.iv.n > 0)
+			return 0;
+		errno = EAGAIN;
+		return -1;
+	}
+
+	if (c->raw.iv.n >= CAL_MIN && mono - c->raw_checked < CAL_EVERY_NS)
 		return 0;
 	for (int tries = 0; tries < 3 * CAL_MIN; tries++) {
 		if (bound(c, CLOCK_MONOTONIC_RAW, &lo, &hi) < 0) {
@@ -295,13 +309,13 @@ static int raw_calibrate(struct xen_clock *c)
 				return -1;
 			continue;
 		}
-		xentime_interval_add(&c->raw, lo, hi);
+		xentime_kept_add(&c->raw, lo, hi);
 		c->raw_checked = now(CLOCK_MONOTONIC);
 		/* a check that met the interval is enough; one that did not starts it again */
-		if (c->raw.n >= CAL_MIN)
+		if (c->raw.iv.n >= CAL_MIN)
 			return 0;
 	}
-	if (c->raw.n == 0) {
+	if (c->raw.iv.n == 0) {
 		errno = EAGAIN;
 		return -1;
 	}
@@ -322,14 +336,14 @@ static int raw_pair(struct xen_clock *c, clockid_t clk, struct xenif_clock_pair 
 		if (b < a || (uint64_t)(b - a) >= best)
 			continue;
 		best = (uint64_t)(b - a);
-		p->xen_ns = (uint64_t)(r + c->raw.lo + (c->raw.hi - c->raw.lo) / 2);
+		p->xen_ns = (uint64_t)(r + c->raw.iv.lo + (c->raw.iv.hi - c->raw.iv.lo) / 2);
 		p->clk_ns = a + (b - a) / 2;
 	}
 	if (best == UINT64_MAX) {
 		errno = EAGAIN;
 		return -1;
 	}
-	p->width_ns = best + (uint64_t)(c->raw.hi - c->raw.lo);
+	p->width_ns = best + (uint64_t)(c->raw.iv.hi - c->raw.iv.lo);
 	p->how = "runstate+raw";
 	return 0;
 }
@@ -353,6 +367,108 @@ static int direct_pair(struct xen_clock *c, clockid_t clk, struct xenif_clock_pa
 	p->width_ns = (uint64_t)(iv.hi - iv.lo);
 	p->how = "runstate";
 	return 0;
+}
+
+/* A kept clock's thread: C_raw bounded CAL_MIN times at once, then once a second, while
+ * the clocksource is Xen's; it ends when privcmd refuses the hypercall or at close. */
+static void *keep_main(void *arg)
+{
+	struct xen_clock *c = arg;
+	bool refused = false;
+	unsigned quick = 0; /* bounds tried back to back towards the first CAL_MIN */
+
+	pthread_mutex_lock(&c->lock);
+	while (!c->keep_stop && !refused) {
+		bool xen = raw_is_xen(c);
+		unsigned gen = c->cs_gen;
+		int64_t lo, hi;
+		int rc = -1;
+
+		if (xen) {
+			pthread_mutex_unlock(&c->lock);
+			rc = bound_with(c, c->keep_rs, CLOCK_MONOTONIC_RAW, &lo, &hi, &refused);
+			pthread_mutex_lock(&c->lock);
+		}
+		if (rc == 0 && gen == c->cs_gen) { /* not across a change of clocksource */
+			xentime_kept_add(&c->raw, lo, hi);
+			c->raw_checked = now(CLOCK_MONOTONIC);
+			pthread_cond_broadcast(&c->keep_cond);
+		}
+		if (xen && c->raw.iv.n < CAL_MIN && quick++ < 3 * CAL_MIN)
+			continue;
+		if (c->raw.iv.n >= CAL_MIN)
+			quick = 0;
+		struct timespec until;
+		clock_gettime(CLOCK_MONOTONIC, &until);
+		until.tv_sec += KEEP_EVERY_NS / 1000000000;
+		while (
+		    !c->keep_stop && pthread_cond_timedwait(&c->keep_cond, &c->lock, &until) == 0)
+			;
+	}
+	if (refused)
+		c->runstate_ok = false;
+	c->keep_done = true;
+	pthread_cond_broadcast(&c->keep_cond);
+	pthread_mutex_unlock(&c->lock);
+	return NULL;
+}
+
+static void keep_start(struct xen_clock *c)
+{
+	pthread_condattr_t ca;
+
+	c->keep_rs = xencall_alloc_buffer(c->xcall, sizeof(*c->keep_rs));
+	if (!c->keep_rs)
+		return; /* no thread: pairs calibrate as a short-lived reader's do */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->keep_cond, &ca);
+	pthread_condattr_destroy(&ca);
+	c->keep = pthread_create(&c->keep_thread, NULL, keep_main, c) == 0;
+	if (!c->keep) {
+		pthread_cond_destroy(&c->keep_cond);
+		xencall_free_buffer(c->xcall, c->keep_rs);
+		c->keep_rs = NULL;
+	}
+}
+
+struct xen_clock *xenif_xen_clock_open(bool keep)
+{
+	struct xen_clock *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	pthread_mutex_init(&c->lock, NULL);
+	c->cs_fd = -1;
+	find_pvclock(c);
+	if (!c->pv)
+		open_runstate(c);
+	if (keep && c->xcall)
+		keep_start(c);
+	return c;
+}
+
+void xenif_xen_clock_close(struct xen_clock *c)
+{
+	if (!c)
+		return;
+	if (c->keep) {
+		pthread_mutex_lock(&c->lock);
+		c->keep_stop = true;
+		pthread_cond_broadcast(&c->keep_cond);
+		pthread_mutex_unlock(&c->lock);
+		pthread_join(c->keep_thread, NULL);
+		pthread_cond_destroy(&c->keep_cond);
+		xencall_free_buffer(c->xcall, c->keep_rs);
+	}
+	if (c->xcall) {
+		xencall_free_buffer(c->xcall, c->rs);
+		xencall_close(c->xcall);
+	}
+	if (c->cs_fd >= 0)
+		close(c->cs_fd);
+	pthread_mutex_destroy(&c->lock);
+	free(c);
 }
 
 int xenif_xen_clock_pair(struct xen_clock *c, clockid_t clk, struct xenif_clock_pair *p)

@@ -384,7 +384,8 @@ struct xenif *xenif_xen_open(unsigned parts, char *err, size_t errlen)
 	if ((parts & (XENIF_CTRL | XENIF_TBUF)) && !(p->xc = xc_interface_open(NULL, NULL, 0)))
 		return fail(p, "xc_interface_open (/dev/xen/privcmd)", err, errlen);
 	/* never fails for want of a source (clock_sample says ENOTSUP then) */
-	if ((parts & XENIF_CLOCK) && !(p->clock = xenif_xen_clock_open()))
+	if ((parts & XENIF_CLOCK) &&
+	    !(p->clock = xenif_xen_clock_open((parts & XENIF_CLOCK_KEEP) != 0)))
 		return fail(p, "out of memory", err, errlen);
 	if ((parts & XENIF_TBUF) && !(p->fm = xenforeignmemory_open(NULL, 0)))
 		return fail(p, "xenforeignmemory_open (/dev/xen/privcmd)", err, errlen);

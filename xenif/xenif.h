@@ -22,13 +22,14 @@ typedef uint32_t xenif_gref_t;
 typedef uint32_t xenif_domid_t;
 
 /* Which parts a process needs; unused libraries are not opened (a domU has no xenctrl). */
-#define XENIF_GNTTAB 0x01 /* map grants of other domains (dom0) */
-#define XENIF_GNTSHR 0x02 /* grant own pages to other domains (guest) */
-#define XENIF_EVTCHN 0x04
-#define XENIF_XS     0x08
-#define XENIF_CTRL   0x10 /* domain list (dom0) */
-#define XENIF_CLOCK  0x20 /* Xen system time against dom0's CLOCK_REALTIME */
-#define XENIF_TBUF   0x40 /* the hypervisor's scheduling: trace buffers or their simulation */
+#define XENIF_GNTTAB     0x01 /* map grants of other domains (dom0) */
+#define XENIF_GNTSHR     0x02 /* grant own pages to other domains (guest) */
+#define XENIF_EVTCHN     0x04
+#define XENIF_XS         0x08
+#define XENIF_CTRL       0x10 /* domain list (dom0) */
+#define XENIF_CLOCK      0x20 /* Xen system time against dom0's CLOCK_REALTIME */
+#define XENIF_TBUF       0x40 /* the hypervisor's scheduling: trace buffers or their simulation */
+#define XENIF_CLOCK_KEEP 0x80 /* with XENIF_CLOCK: a long-lived reader's, kept narrow */
 
 #define XENIF_XS_PERM_READ  1
 #define XENIF_XS_PERM_WRITE 2

@@ -196,11 +196,36 @@ static void interval(void)
 	CHECK(!xentime_interval_add(&iv, 100, 120) && iv.lo == 100 && iv.hi == 120 && iv.n == 1);
 }
 
+/* A kept interval: one bound that misses it is set aside, two that agree move it. */
+static void kept(void)
+{
+	struct xentime_kept k = { 0 };
+
+	CHECK(xentime_kept_add(&k, 10, 50) == XENTIME_NARROWED && k.iv.n == 1);
+	CHECK(xentime_kept_add(&k, 20, 60) == XENTIME_NARROWED && k.iv.lo == 20 && k.iv.hi == 50);
+	/* one bad bound: the narrowing stays */
+	CHECK(xentime_kept_add(&k, 100, 120) == XENTIME_SET_ASIDE && k.iv.lo == 20 &&
+	    k.iv.hi == 50 && k.iv.n == 2 && k.missed.n == 1);
+	/* the next meets the interval again: what was set aside is dropped */
+	CHECK(xentime_kept_add(&k, 30, 70) == XENTIME_NARROWED && k.iv.lo == 30 && k.iv.hi == 50 &&
+	    k.iv.n == 3 && k.missed.n == 0);
+	/* C moved: two bounds that agree with each other and not with the interval */
+	CHECK(xentime_kept_add(&k, 200, 260) == XENTIME_SET_ASIDE && k.iv.lo == 30);
+	CHECK(xentime_kept_add(&k, 90, 110) == XENTIME_SET_ASIDE && k.missed.lo == 90 &&
+	        k.missed.n == 1,
+	    "a miss that misses the one set aside replaces it");
+	CHECK(xentime_kept_add(&k, 100, 140) == XENTIME_MOVED && k.iv.lo == 100 && k.iv.hi == 110 &&
+	    k.iv.n == 2 && k.missed.n == 0);
+	CHECK(xentime_kept_add(&k, 105, 130) == XENTIME_NARROWED && k.iv.lo == 105 &&
+	    k.iv.hi == 110 && k.iv.n == 3);
+}
+
 const struct unit_test unit_xentime[] = {
 	{ "xentime", "pvclock_convert", pvclock_convert },
 	{ "xentime", "pvclock_seqlock", pvclock_seqlock },
 	{ "xentime", "runstate_sleep", runstate_sleep },
 	{ "xentime", "runstate_random", runstate_random },
 	{ "xentime", "interval", interval },
+	{ "xentime", "kept", kept },
 	{ NULL, NULL, NULL },
 };
