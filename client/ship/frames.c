@@ -64,12 +64,14 @@ static void ship_msg(struct ship *s, const Mtrace__ServerMsg *m)
 	char subject[SUBJECT_MAX], id[MSGID_MAX], tmp[24];
 	const char *dom = "_", *kind = "events";
 	uint32_t events = 0;
+	bool spare = false; /* queue.h: what may be dropped when the queue is full */
 	size_t len;
 
 	switch (m->msg_case) {
 	case MTRACE__SERVER_MSG__MSG_EVENTS:
 		dom = domain_token(s, m->events->domid, tmp, sizeof(tmp));
 		events = (uint32_t)m->events->n_op;
+		spare = true;
 		break;
 	case MTRACE__SERVER_MSG__MSG_DOMAIN_UP:
 		note_domain(s, m->domain_up->domid, m->domain_up->name);
@@ -90,6 +92,7 @@ static void ship_msg(struct ship *s, const Mtrace__ServerMsg *m)
 		break;
 	case MTRACE__SERVER_MSG__MSG_STATS:
 		kind = "stats";
+		spare = true;
 		break;
 	default:
 		break;
@@ -97,7 +100,7 @@ static void ship_msg(struct ship *s, const Mtrace__ServerMsg *m)
 	snprintf(subject, sizeof(subject), "mtrace.%s.%s.%s", s->host_tok, dom, kind);
 	msgid_make(id, sizeof(id), s->id_base, "", ++s->seq);
 	len = pack(s, m);
-	queue_put(s->q, subject, id, s->frame, len, events);
+	queue_put(s->q, subject, id, s->frame, len, events, spare);
 }
 
 /* SIGTERM came: what mtraced sends until it is quiet for 50 ms (3 s at most) is still

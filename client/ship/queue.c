@@ -403,16 +403,17 @@ static void on_wake(evutil_socket_t fd, short what, void *arg)
 }
 
 void queue_put(struct ship_queue *q, const char *subject, const char *id, const uint8_t *data,
-    size_t len, uint32_t events)
+    size_t len, uint32_t events, bool spare)
 {
 	natsMsg *m;
+	uint64_t room = spare ? q->c.queue_max : 2 * q->c.queue_max;
 
 	if (q->away || (q->spool && spool_records(q->spool))) {
 		/* behind what is spooled, in order */
 		put_aside(q, subject, id, data, len, events);
 	} else {
 		q_put_loss(q, q_mono());
-		if (q->n && q->bytes + len > q->c.queue_max) {
+		if (q->n && q->bytes + len > room) {
 			if (!q->queue_full_said)
 				fprintf(stderr,
 				    "mtrace-ship: publish queue full (%" PRIu64
@@ -423,7 +424,8 @@ void queue_put(struct ship_queue *q, const char *subject, const char *id, const 
 		} else if (!(m = q_message(subject, id, data, len))) {
 			q_lose(q, events);
 		} else {
-			q->queue_full_said = false;
+			if (q->bytes + len <= q->c.queue_max)
+				q->queue_full_said = false;
 			q_push(q, m, events, 0, false);
 		}
 	}

@@ -26,6 +26,7 @@
 #ifndef MTRACE_SHIP_QUEUE_H
 #define MTRACE_SHIP_QUEUE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -53,9 +54,16 @@ void queue_free(struct ship_queue *q);
  * sent only once this is known. */
 void queue_set_host(struct ship_queue *q, const char *host_tok, const char *id_base);
 
-/* One message (a frame of the recording format) to publish, copied. */
+/*
+ * One message (a frame of the recording format) to publish, copied.  spare: one that may
+ * be dropped when queue_max bytes wait (an Events batch, counted and told downstream as a
+ * loss; a Stats, which the next supersedes).  The others (Hello, DomainUp and Down,
+ * ClockMap, EvtchnLink, Loss, Error, Goodbye: what a reader needs to read the events
+ * that did arrive) may use a second queue_max beyond the first, and only past that are
+ * dropped (counted).
+ */
 void queue_put(struct ship_queue *q, const char *subject, const char *id, const uint8_t *data,
-    size_t len, uint32_t events);
+    size_t len, uint32_t events, bool spare);
 
 /*
  * The end: what waits is published (or spooled when NATS is away, or dropped without a
