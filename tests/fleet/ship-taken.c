@@ -123,6 +123,7 @@ int main(int argc, char **argv)
 	m.msg_case = MTRACE__SERVER_MSG__MSG_EVENTS;
 	m.events = &b;
 	if (strcmp(argv[2], "--full") == 0) {
+		queue_free(q); /* full() makes the queue it needs */
 		full(base, l, &m);
 		jsl_close(l);
 		event_base_free(base);
