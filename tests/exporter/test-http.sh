@@ -12,8 +12,9 @@ RSS_MAX_KB=$((96 * 1024))	# mtrace-exporter(1), LIMITS
 WEBT=$MTRACE_SRC/tests/web
 # Under the sanitizers (redzones, shadow, quarantine) the figure is not the program's:
 # the same attack runs, for what the sanitizers find, with the bound only printed and
-# 3 s for the legitimate client (their slowdown is not the program's either).
-grep -q __asan_init "$EXPORTER" 2>/dev/null && RSS_MAX_KB=$((64 << 20)) && export FLOOD_LEGIT_S=3
+# 3 s for the legitimate client (their slowdown is not the program's either), 5 s a flood.
+grep -q __asan_init "$EXPORTER" 2>/dev/null && RSS_MAX_KB=$((64 << 20)) &&
+	export FLOOD_LEGIT_S=3 FLOOD_SECONDS_MAX=5
 
 "$PYTHON" "$TESTS/hostile.py" "$T/labels.sexp" 5000 || fail "labels trace"
 sim_start

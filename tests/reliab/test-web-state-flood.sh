@@ -16,7 +16,7 @@ RSS_MAX_KB=$(((32 + 64 + 32) * 1024))
 # Under the sanitizers (redzones, shadow, quarantine) the figure is not the program's:
 # the same attack runs, for what the sanitizers find, with the bound only printed.
 SAN=
-grep -q __asan_init "$WEB" 2>/dev/null && SAN=1 && export FLOOD_LEGIT_S=5
+grep -q __asan_init "$WEB" 2>/dev/null && SAN=1 && export FLOOD_LEGIT_S=5 FLOOD_SECONDS_MAX=5
 
 sim_start
 daemon_start

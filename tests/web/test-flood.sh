@@ -12,8 +12,9 @@
 RSS_MAX_KB=$((128 * 1024))	# mtrace-web(1), LIMITS
 # Under the sanitizers (redzones, shadow, quarantine) the figure is not the program's:
 # the same attack runs, for what the sanitizers find, with the bound only printed and
-# 3 s for the legitimate client (their slowdown is not the program's either).
-grep -q __asan_init "$WEB" 2>/dev/null && RSS_MAX_KB=$((64 << 20)) && export FLOOD_LEGIT_S=3
+# 3 s for the legitimate client (their slowdown is not the program's either), 5 s a flood.
+grep -q __asan_init "$WEB" 2>/dev/null && RSS_MAX_KB=$((64 << 20)) &&
+	export FLOOD_LEGIT_S=3 FLOOD_SECONDS_MAX=5
 rig_start || fail "the rig did not start"
 load=$(rig_guest busy -- "$RIG_LOAD" --rings 4 --threads 50 --labels 16 --counters 8 \
 	--rate 50000 --duration 120) || fail "create the busy guest"
