@@ -278,6 +278,11 @@ static void hello_cb(evutil_socket_t fd, short what, void *arg)
 
 	unsigned ms = c->cs->set.hello_ms;
 
+	/* a request half-sent when the handshake ran out: its own deadline (at most
+	 * PARTIAL_TIMEOUT_S on) ends the connection with the truer error, not whichever of
+	 * two equal timers libevent pops first */
+	if (evtimer_pending(c->partial_ev, NULL))
+		return;
 	if (c->hello)
 		stream_client_error(
 		    c, MTRACE__ERROR__CODE__TIMEOUT, "no Subscribe within %u ms of the Hello", ms);

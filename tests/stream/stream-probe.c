@@ -2,13 +2,14 @@
  * stream-probe - a scriptable misbehaving (or slow) client for the stream tests.
  *
  *   stream-probe -s|--socket SOCK [-H] [-S] [-M] [-W] [-I STATS_MS] [-x HEX]... [-a EVENTS]
- *                [-P COOKIE] [-c] [-p SECONDS] [-z MS] [-T|--time SECONDS] [-d DOMID]
+ *                [-P COOKIE] [-w MS] [-c] [-p SECONDS] [-z MS] [-T|--time SECONDS] [-d DOMID]
  *
  * -H: do not answer the daemon's Hello; -S: subscribe to all events (-I: and to
  * statistics every STATS_MS, printed as "stats DROPPED_FOR_CLIENT"; -M: through shared
  * memory, printed as "shared 1" (or 0) at the end; -W: woken by SharedWake messages, not
  * the region's eventfd, as clients before it were); -x: send these
- * bytes as they are (-a: only once this many events came); -P: send a Ping; -c: close right after sending (a client gone
+ * bytes as they are (-a: only once this many events came; -w: MS after the Hello, a request
+ * begun late in the handshake); -P: send a Ping; -c: close right after sending (a client gone
  * mid-frame); -p: sleep before reading (a stalled client); -z: sleep MS after each message
  * (a slow but steady reader); -T: give up reading after
  * this long without a message; -d: stop after DOMID's DomainDown, which follows the
@@ -47,7 +48,7 @@ int main(int argc, char **argv)
 	bool subscribe = false, close_now = false, shm = false;
 	double pause = 0, limit = 10;
 	uint64_t events = 0, dropped = 0, ping = 0, send_after = 0;
-	unsigned stats_ms = 0, nap_ms = 0;
+	unsigned stats_ms = 0, nap_ms = 0, late_ms = 0;
 	long until_down = -1;
 	static uint8_t sendbuf[1 << 20];
 	size_t sendlen = 0;
@@ -62,7 +63,7 @@ int main(int argc, char **argv)
 		{ "time", required_argument, NULL, 'T' },
 		{ NULL, 0, NULL, 0 },
 	};
-	while ((ch = getopt_long(argc, argv, "s:HSMWI:x:a:P:cp:z:T:d:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "s:HSMWI:x:a:P:w:cp:z:T:d:", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'I':
 			stats_ms = (unsigned)atoi(optarg);
@@ -100,6 +101,9 @@ int main(int argc, char **argv)
 		case 'z':
 			nap_ms = (unsigned)atoi(optarg);
 			break;
+		case 'w':
+			late_ms = (unsigned)atoi(optarg);
+			break;
 		case 'T':
 			limit = atof(optarg);
 			break;
@@ -132,6 +136,8 @@ int main(int argc, char **argv)
 		m.ping = &p;
 		mtc_send(c, &m);
 	}
+	if (sendlen && late_ms)
+		usleep(late_ms * 1000u);
 	if (sendlen && !send_after && mtc_send_raw(c, sendbuf, sendlen) < 0)
 		printf("send-failed %s\n", strerror(errno));
 	if (close_now) {

@@ -31,6 +31,10 @@ pass "truncated message"
 # A frame announced as 10 bytes of which 3 ever come.
 probe '^error 1 truncated frame' '^eof' -x 0a0a0108
 pass "frame never completed"
+# The same frame begun a second after the Hello: the handshake's deadline (5 s) runs out
+# first, and the truer error is still the frame's (1 s later), never a race of the two.
+probe '^error 1 truncated frame' '^eof' -w 1000 -x 0a0a0108
+pass "frame never completed, begun late in the handshake"
 probe '^error 4 protocol version 2' '^eof' -H -x 040a020802
 pass "wrong protocol version"
 probe '^error 3 Subscribe before Hello' '^eof' -H -S
