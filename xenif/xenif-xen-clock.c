@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -424,7 +425,13 @@ static void keep_start(struct xen_clock *c)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->keep_cond, &ca);
 	pthread_condattr_destroy(&ca);
+	/* every signal blocked in the thread: they are the program's main thread's (mtraced
+	 * takes SIGTERM and SIGHUP through libevent), and a bound's sleep is not cut short */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	c->keep = pthread_create(&c->keep_thread, NULL, keep_main, c) == 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!c->keep) {
 		pthread_cond_destroy(&c->keep_cond);
 		xencall_free_buffer(c->xcall, c->keep_rs);
