@@ -73,7 +73,7 @@ run() {
 		"; mtraced --set max_threads_per_guest=$maxthr ${MTRACED_OPTS:-}"
 	for ((i = 0; i < ng; i++)); do
 		"$SIMXEN" --dir "$T/sim" create --name "g$i" -- "$LOAD" --wait-reader 20 --linger 20 \
-			--summary "$T/load$i.json" -r "$rings" -p "$PAGES" -t "$nthr" -R "$per" \
+			--summary "$T/load$i.json" --rings "$rings" -p "$PAGES" -N "$nthr" --rate "$per" \
 			-n "$n" --batch-us "$bus" --clock "$GUEST_CLOCK" >/dev/null || exit 1
 	done
 	local ppid=
