@@ -280,9 +280,15 @@ static void hello_cb(evutil_socket_t fd, short what, void *arg)
 
 	/* a request half-sent when the handshake ran out: its own deadline (at most
 	 * PARTIAL_TIMEOUT_S on) ends the connection with the truer error, not whichever of
-	 * two equal timers libevent pops first */
-	if (evtimer_pending(c->partial_ev, NULL))
+	 * two equal timers libevent pops first; the handshake's comes again as late, once
+	 * (a frame finished in time that is no Subscribe, or a client that keeps one
+	 * half-sent at every deadline, still goes) */
+	if (!c->hello_deferred && evtimer_pending(c->partial_ev, NULL)) {
+		struct timeval tv = { PARTIAL_TIMEOUT_S, 0 };
+		c->hello_deferred = true;
+		evtimer_add(c->hello_ev, &tv);
 		return;
+	}
 	if (c->hello)
 		stream_client_error(
 		    c, MTRACE__ERROR__CODE__TIMEOUT, "no Subscribe within %u ms of the Hello", ms);
@@ -295,6 +301,7 @@ void stream_client_hello_rearm(struct stream_client *c)
 	unsigned ms = c->cs->set.hello_ms;
 	struct timeval tv = { ms / 1000, (ms % 1000) * 1000 };
 
+	c->hello_deferred = false;
 	evtimer_del(c->hello_ev);
 	evtimer_add(c->hello_ev, &tv);
 }

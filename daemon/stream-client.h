@@ -48,6 +48,7 @@ struct stream_client {
 	struct event *partial_ev;
 	struct event *close_ev;
 	struct event *hello_ev;           /* handshake deadline */
+	bool hello_deferred;              /* once, for a request half-sent at it */
 	struct evbuffer_cb_entry *out_cb; /* keeps the total of queued bytes */
 	uint64_t dropped_total;
 	uint64_t dropped_unreported;

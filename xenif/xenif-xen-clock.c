@@ -62,7 +62,7 @@ struct xen_clock {
 	char cs_name[32];                          /* at the last look */
 	unsigned cs_gen;                           /* clocksource changes seen */
 	struct xentime_kept raw;                   /* C = Xen - CLOCK_MONOTONIC_RAW */
-	int64_t raw_checked;                       /* CLOCK_MONOTONIC of its last bound */
+	int64_t raw_checked;                       /* its last bound (not kept: no thread) */
 
 	/* the narrowing thread of a kept clock (keep): it alone bounds C_raw then */
 	bool keep, keep_stop, keep_done; /* started, told to stop, gave up */
@@ -284,10 +284,11 @@ static bool raw_is_xen(struct xen_clock *c)
 }
 
 /* C = Xen - CLOCK_MONOTONIC_RAW, measured to CAL_MIN bounds, one more every
- * CAL_EVERY_NS; bounds that do not meet the interval (a resume) start it again. */
+ * CAL_EVERY_NS, each through xentime_kept_add (a moved C shows in two bounds); a kept
+ * clock's thread does the bounding itself. */
 static int raw_calibrate(struct xen_clock *c)
 {
-	int64_t mono = now(CLOCK_MONOTONIC), lo, hi;
+	int64_t mono, lo, hi;
 
 	if (c->keep) { /* the thread bounds C_raw: wait for its first CAL_MIN, no longer */
 		struct timespec until;
@@ -301,7 +302,7 @@ static int raw_calibrate(struct xen_clock *c)
 		errno = EAGAIN;
 		return -1;
 	}
-
+	mono = now(CLOCK_MONOTONIC);
 	if (c->raw.iv.n >= CAL_MIN && mono - c->raw_checked < CAL_EVERY_NS)
 		return 0;
 	for (int tries = 0; tries < 3 * CAL_MIN; tries++) {
@@ -392,7 +393,6 @@ static void *keep_main(void *arg)
 		}
 		if (rc == 0 && gen == c->cs_gen) { /* not across a change of clocksource */
 			xentime_kept_add(&c->raw, lo, hi);
-			c->raw_checked = now(CLOCK_MONOTONIC);
 			pthread_cond_broadcast(&c->keep_cond);
 		}
 		if (xen && c->raw.iv.n < CAL_MIN && quick++ < 3 * CAL_MIN)

@@ -15,8 +15,10 @@
  *     drained again (pipelined too, records leaving the file as they are acknowledged).
  *     Without a spool they are dropped, counted, and told downstream as a Loss notice.
  *   - Bounded: at most queue_max bytes wait in memory (while a failure is resolved, or
- *     when NATS takes less than mtraced sends); beyond that messages are dropped and
- *     counted, as mtraced itself drops for a client that reads too slowly.
+ *     when NATS takes less than mtraced sends); beyond that event batches and Stats are
+ *     dropped and counted, as mtraced itself drops for a client that reads too slowly,
+ *     and the messages readers need to read what arrived at most as much again
+ *     (queue_put).
  *   - Never stuck on one message: one over the server's max_payload is cut into parts
  *     that fit (split.h); one no retry would get into the stream (too big still, a
  *     subject the server refuses, an id the stream already had) is set aside, counted

@@ -37,7 +37,7 @@ static size_t framed(const Mtrace__ServerMsg *m, uint8_t *frame)
 	return hl + mtrace__server_msg__pack(m, frame + hl);
 }
 
-static int full(struct event_base *base, struct jsl *l, const Mtrace__ServerMsg *events)
+static void full(struct event_base *base, struct jsl *l, const Mtrace__ServerMsg *events)
 {
 	const char *subject = "mtrace.hk._11.events";
 	Mtrace__ServerMsg down = MTRACE__SERVER_MSG__INIT, stats = MTRACE__SERVER_MSG__INIT;
@@ -80,7 +80,6 @@ static int full(struct event_base *base, struct jsl *l, const Mtrace__ServerMsg 
 	CHECK(f.dropped_msgs == 2 && f.dropped_events == 5);
 	CHECK(f.loss_published == 5, "loss_published=%" PRIu64, f.loss_published);
 	queue_free(q);
-	return 0;
 }
 
 int main(int argc, char **argv)

@@ -10,6 +10,11 @@
                                 send Hello, then nothing, never a Subscribe); prints how
                                 many were refused at once, closed by the daemon later,
                                 still open
+  drip SOCK HELLO_MS SECONDS    Hello, then never a Subscribe but a Ping half-sent across
+                                each handshake deadline (HELLO_MS after the Hello, then
+                                every 5 s: mtraced defers it once for a half-sent frame),
+                                finished 0.5 s after it; prints "closed after S s errors
+                                CODE:N" or "open after S s"
   badsub SOCK                   a Subscribe with an unknown field under a non-minimal tag
                                 (protobuf-c accepts it); prints "error CODE MSG",
                                 "events N" or "nothing"
@@ -171,6 +176,35 @@ def cmd_silent(path, n, secs, hello=None):
                                           ",".join("%d:%d" % kv for kv in sorted(codes.items()))))
 
 
+def cmd_drip(path, hello_ms, secs):
+    s = connect(path)
+    r = Reader(s)
+    t0 = time.time()
+    s.sendall(HELLO)
+    codes, p = {}, ping(7)
+    deadline = t0 + float(hello_ms) / 1000
+    while time.time() - t0 < float(secs):
+        for when, part in ((deadline - 0.5, p[:2]), (deadline + 0.5, p[2:])):
+            while time.time() < when and not r.eof:
+                m = r.msg(max(0, when - time.time()))
+                if m and 7 in m:
+                    code = fields(m[7][0]).get(1, [0])[0]
+                    codes[code] = codes.get(code, 0) + 1
+            if r.eof:
+                break
+            try:
+                s.sendall(part)
+            except (BrokenPipeError, ConnectionResetError):
+                r.eof = True
+                break
+        if r.eof:
+            print("closed after %.1f s errors %s" % (time.time() - t0, ",".join(
+                "%d:%d" % kv for kv in sorted(codes.items()))))
+            return
+        deadline += 5
+    print("open after %.1f s" % (time.time() - t0))
+
+
 def cmd_badsub(path):
     s = connect(path)
     r = Reader(s)
@@ -248,7 +282,7 @@ def cmd_filters(path, n, k, secs):
 def main():
     cmd, args = sys.argv[1], sys.argv[2:]
     {"pings": cmd_pings, "noread": cmd_noread, "silent": cmd_silent,
-     "badsub": cmd_badsub, "stats": cmd_stats,
+     "badsub": cmd_badsub, "stats": cmd_stats, "drip": cmd_drip,
      "filters": cmd_filters}[cmd](*args)
 
 

@@ -50,5 +50,11 @@ done
 setpriv --reuid=65534 --regid=65534 --clear-groups timeout 5 "$T/mtraced-probe" -s "$SOCK" stats \
 	>/dev/null 2>"$T/probe.err" || fail "uid 65534 not admitted again: $(cat "$T/probe.err")"
 note "64 Hello-only connections closed with TIMEOUT; their uid admitted again"
+# A frame half-sent at the deadline defers it once (the frame's own error is truer): a
+# client that keeps one half-sent across every deadline still goes, hello_ms + 5 s on.
+"$PYTHON" "$HC" drip "$SOCK" 1500 14 >"$T/drip.out" 2>&1
+cat "$T/drip.out"
+grep -qE "^closed after [0-7]\.[0-9] s errors 30:1$" "$T/drip.out" ||
+	fail "a client half-sending a Ping at every deadline was not closed with TIMEOUT by 8 s: $(cat "$T/drip.out")"
 alive
 daemon_stop
